@@ -1,0 +1,23 @@
+"""opsnn: CANN ops-nn activation operators on a host-emulated Ascend runtime.
+
+Three ways in:
+
+* ``opsnn.leaky_relu_backward`` / ``opsnn.hardtanh_backward``: NumPy arrays in and out, raising
+  ``AclnnError`` (with ``.status``) on bad input;
+* ``opsnn.aclnn``: the C-shaped two-phase API (``aclnnLeakyReluBackwardGetWorkspaceSize`` ...)
+  returning CANN status codes;
+* ``opsnn.acl``: the pyACL-shaped runtime the aclnn API runs on (device memory, streams,
+  tensors, scalars).
+
+The emulated SoC (default Ascend910B) is chosen with ``set_soc`` / ``use_soc`` or ``OPSNN_SOC``.
+"""
+
+from ._core.platform import current as current_soc
+from ._core.platform import set_soc, use_soc
+from ._core.status import AclnnError, Status
+from .functional import hardtanh_backward, leaky_relu_backward
+
+__version__ = "0.1.0"
+
+__all__ = ["AclnnError", "Status", "current_soc", "hardtanh_backward", "leaky_relu_backward",
+           "set_soc", "use_soc"]

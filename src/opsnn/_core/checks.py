@@ -1,0 +1,45 @@
+"""Check primitives. Each raises ``AclnnError`` with CANN's status and a message that names the
+operator and argument, the expected and the actual value (spec §10 paraphrased)."""
+
+from __future__ import annotations
+
+from . import dtypes
+from .dtypes import DataType
+from .shape import MAX_DIM, fmt
+from .status import AclnnError, Status
+
+
+def fail(op: str, message: str, status: int = Status.ERR_PARAM_INVALID) -> AclnnError:
+    return AclnnError(status, f"{op}: {message}")
+
+
+def not_null(op: str, value, api_name: str, type_name: str) -> None:
+    if value is None:
+        raise fail(op, f"{api_name} must be an {type_name}, got a null pointer (None)",
+                   Status.ERR_PARAM_NULLPTR)
+
+
+def dtype_in(op: str, dtype: DataType, allowed: tuple[DataType, ...], api_name: str, soc: str,
+             what: str = "tensor") -> None:
+    if dtype not in allowed:
+        names = ", ".join(dtypes.name(d) for d in allowed)
+        raise fail(op, f"{what} {api_name} has dtype {dtypes.name(dtype)}, which {soc} does not "
+                       f"support; it must be one of [{names}]")
+
+
+def same_dtype(op: str, dtype: DataType, expected: DataType, api_name: str, ref_name: str) -> None:
+    if dtype != expected:
+        raise fail(op, f"{api_name} must have the dtype of {ref_name} ({dtypes.name(expected)}), "
+                       f"got {dtypes.name(dtype)}")
+
+
+def max_rank(op: str, shape: tuple[int, ...], api_name: str) -> None:
+    if len(shape) > MAX_DIM:
+        raise fail(op, f"{api_name} has {len(shape)} dimensions {fmt(shape)}; at most {MAX_DIM} "
+                       "are supported")
+
+
+def same_shape(op: str, shape: tuple[int, ...], expected: tuple[int, ...], api_name: str,
+               ref_name: str) -> None:
+    if tuple(shape) != tuple(expected):
+        raise fail(op, f"{api_name} shape must equal {ref_name} shape {fmt(expected)}, got {fmt(shape)}")

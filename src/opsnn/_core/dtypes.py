@@ -1,0 +1,188 @@
+"""aclDataType / aclFormat values, the NumPy mapping, PromoteType and CanCast, as data.
+
+Transcribed once from the public ACL headers and opbase ``data_type_utils.h`` (spec §2.2, §2.4,
+§2.5). Operators name these policies; they never compute their own.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import ml_dtypes
+import numpy as np
+
+
+class DataType(enum.IntEnum):
+    """aclDataType (``ACL_`` + name is the CANN constant, e.g. ``ACL_FLOAT16``)."""
+
+    DT_UNDEFINED = -1
+    FLOAT = 0
+    FLOAT16 = 1
+    INT8 = 2
+    INT32 = 3
+    UINT8 = 4
+    INT16 = 6
+    UINT16 = 7
+    UINT32 = 8
+    INT64 = 9
+    UINT64 = 10
+    DOUBLE = 11
+    BOOL = 12
+    STRING = 13
+    COMPLEX64 = 16
+    COMPLEX128 = 17
+    BF16 = 27
+    INT4 = 29
+    UINT1 = 30
+    COMPLEX32 = 33
+    HIFLOAT8 = 34
+    FLOAT8_E5M2 = 35
+    FLOAT8_E4M3FN = 36
+    FLOAT8_E8M0 = 37
+    FLOAT6_E3M2 = 38
+    FLOAT6_E2M3 = 39
+    FLOAT4_E2M1 = 40
+    FLOAT4_E1M2 = 41
+
+    @property
+    def acl_name(self) -> str:
+        return "ACL_" + self.name
+
+
+class Format(enum.IntEnum):
+    """aclFormat (``ACL_FORMAT_`` + name; FRACTAL_Z_3D is ``ACL_FRACTAL_Z_3D`` in CANN)."""
+
+    UNDEFINED = -1
+    NCHW = 0
+    NHWC = 1
+    ND = 2
+    NC1HWC0 = 3
+    FRACTAL_Z = 4
+    NC1HWC0_C04 = 12
+    HWCN = 16
+    NDHWC = 27
+    FRACTAL_NZ = 29
+    NCDHW = 30
+    NDC1HWC0 = 32
+    FRACTAL_Z_3D = 33
+    NC = 35
+    NCL = 47
+    FRACTAL_NZ_C0_16 = 50
+    FRACTAL_NZ_C0_32 = 51
+    FRACTAL_NZ_C0_2 = 52
+    FRACTAL_NZ_C0_4 = 53
+    FRACTAL_NZ_C0_8 = 54
+
+    @property
+    def acl_name(self) -> str:
+        return "ACL_FORMAT_" + self.name
+
+
+D = DataType
+
+# Storage width in bits of every aclDataType (sub-byte types pack).
+BITS: dict[DataType, int] = {
+    D.FLOAT: 32, D.FLOAT16: 16, D.INT8: 8, D.INT32: 32, D.UINT8: 8, D.INT16: 16, D.UINT16: 16,
+    D.UINT32: 32, D.INT64: 64, D.UINT64: 64, D.DOUBLE: 64, D.BOOL: 8, D.STRING: 8,
+    D.COMPLEX64: 64, D.COMPLEX128: 128, D.BF16: 16, D.INT4: 4, D.UINT1: 1, D.COMPLEX32: 32,
+    D.HIFLOAT8: 8, D.FLOAT8_E5M2: 8, D.FLOAT8_E4M3FN: 8, D.FLOAT8_E8M0: 8, D.FLOAT6_E3M2: 8,
+    D.FLOAT6_E2M3: 8, D.FLOAT4_E2M1: 4, D.FLOAT4_E1M2: 4,
+}
+
+# NumPy representation; bf16 and the fp8 family are ml_dtypes types. Types without an entry
+# (STRING, INT4, UINT1, COMPLEX32, HIFLOAT8, fp6/fp4) can describe tensors but hold no data here.
+NUMPY: dict[DataType, np.dtype] = {
+    D.FLOAT: np.dtype(np.float32), D.FLOAT16: np.dtype(np.float16), D.DOUBLE: np.dtype(np.float64),
+    D.BF16: np.dtype(ml_dtypes.bfloat16),
+    D.INT8: np.dtype(np.int8), D.INT16: np.dtype(np.int16), D.INT32: np.dtype(np.int32),
+    D.INT64: np.dtype(np.int64), D.UINT8: np.dtype(np.uint8), D.UINT16: np.dtype(np.uint16),
+    D.UINT32: np.dtype(np.uint32), D.UINT64: np.dtype(np.uint64), D.BOOL: np.dtype(np.bool_),
+    D.COMPLEX64: np.dtype(np.complex64), D.COMPLEX128: np.dtype(np.complex128),
+    D.FLOAT8_E5M2: np.dtype(ml_dtypes.float8_e5m2), D.FLOAT8_E4M3FN: np.dtype(ml_dtypes.float8_e4m3fn),
+    D.FLOAT8_E8M0: np.dtype(ml_dtypes.float8_e8m0fnu),
+}
+_FROM_NUMPY = {v: k for k, v in NUMPY.items()}
+
+FLOATING = frozenset({D.FLOAT, D.FLOAT16, D.DOUBLE, D.BF16, D.HIFLOAT8, D.FLOAT8_E5M2,
+                      D.FLOAT8_E4M3FN, D.FLOAT8_E8M0, D.FLOAT6_E3M2, D.FLOAT6_E2M3,
+                      D.FLOAT4_E2M1, D.FLOAT4_E1M2})
+COMPLEX = frozenset({D.COMPLEX32, D.COMPLEX64, D.COMPLEX128})
+INTEGRAL = frozenset({D.INT8, D.INT16, D.INT32, D.INT64, D.UINT8, D.UINT16, D.UINT32, D.UINT64})
+
+
+def from_numpy(dtype) -> DataType:
+    """aclDataType of a NumPy dtype (bf16 = ``ml_dtypes.bfloat16``); DT_UNDEFINED if none."""
+    return _FROM_NUMPY.get(np.dtype(dtype), D.DT_UNDEFINED)
+
+
+def to_numpy(dtype: DataType) -> np.dtype:
+    """NumPy dtype of an aclDataType; raises KeyError for types that hold no data here."""
+    return NUMPY[DataType(dtype)]
+
+
+def nbytes(dtype: DataType, numel: int) -> int:
+    """Bytes needed for ``numel`` elements of ``dtype`` (sub-byte types round up)."""
+    return (numel * BITS[DataType(dtype)] + 7) // 8
+
+
+def name(dtype: int) -> str:
+    """CANN-style name for messages (``DT_FLOAT16``), tolerant of unknown values."""
+    try:
+        return "DT_" + DataType(dtype).name.removeprefix("DT_")
+    except ValueError:
+        return f"<unknown aclDataType {dtype}>"
+
+
+# ---- PromoteType: opbase kPromoteTypesLookup (spec §2.4; code, not the doc table) -------------
+_ORDER = [D.FLOAT, D.FLOAT16, D.DOUBLE, D.BF16, D.INT8, D.UINT8, D.INT16, D.UINT16, D.INT32,
+          D.UINT32, D.INT64, D.UINT64, D.BOOL, D.COMPLEX32, D.COMPLEX64, D.COMPLEX128]
+_ABBR = {"f32": D.FLOAT, "f16": D.FLOAT16, "f64": D.DOUBLE, "bf16": D.BF16, "s8": D.INT8,
+         "u8": D.UINT8, "s16": D.INT16, "u16": D.UINT16, "s32": D.INT32, "u32": D.UINT32,
+         "s64": D.INT64, "u64": D.UINT64, "bool": D.BOOL, "c32": D.COMPLEX32, "c64": D.COMPLEX64,
+         "c128": D.COMPLEX128, "x": D.DT_UNDEFINED}
+_PROMOTE_ROWS = """
+f32  f32 f32 f64 f32 f32 f32 f32 x f32 x f32 x f32 c64 c64 c128
+f16  f32 f16 f64 f32 f16 f16 f16 x f16 x f16 x f16 c32 c64 c128
+f64  f64 f64 f64 f64 f64 f64 f64 x f64 x f64 x f64 c128 c128 c128
+bf16 f32 f32 f64 bf16 bf16 bf16 bf16 x bf16 x bf16 x bf16 c64 c64 c128
+s8   f32 f16 f64 bf16 s8 s16 s16 x s32 x s64 x s8 c32 c64 c128
+u8   f32 f16 f64 bf16 s16 u8 s16 x s32 x s64 x u8 c32 c64 c128
+s16  f32 f16 f64 bf16 s16 s16 s16 x s32 x s64 x s16 c32 c64 c128
+u16  x x x x x x x u16 x x x x x x c64 c128
+s32  f32 f16 f64 bf16 s32 s32 s32 x s32 x s64 x s32 c32 c64 c128
+u32  x x x x x x x x x u32 x x x x c64 c128
+s64  f32 f16 f64 bf16 s64 s64 s64 x s64 x s64 x s64 c32 c64 c128
+u64  x x x x x x x x x x x u64 x x c128 c128
+bool f32 f16 f64 bf16 s8 u8 s16 x s32 x s64 x bool c32 c64 c128
+c32  c64 c32 c128 c64 c32 c32 c32 x c32 x c32 x c32 c32 c64 c128
+c64  c64 c64 c128 c64 c64 c64 c64 x c64 x c64 x c64 c64 c64 c128
+c128 c128 c128 c128 c128 c128 c128 c128 x c128 x c128 x c128 c128 c128 c128
+"""
+PROMOTE: dict[tuple[DataType, DataType], DataType] = {}
+for _line in _PROMOTE_ROWS.strip().splitlines():
+    _row, *_cells = _line.split()
+    for _col, _cell in zip(_ORDER, _cells, strict=True):
+        PROMOTE[(_ABBR[_row], _col)] = _ABBR[_cell]
+
+
+def promote_type(a: DataType, b: DataType) -> DataType:
+    """opbase PromoteType: equal types return themselves, else the (row a, column b) cell.
+
+    DT_UNDEFINED means the pair cannot promote. The table is not symmetric for unsigned x complex.
+    """
+    a, b = DataType(a), DataType(b)
+    if a == b:
+        return a
+    return PROMOTE.get((a, b), D.DT_UNDEFINED)
+
+
+def can_cast(src: DataType, dst: DataType) -> bool:
+    """opbase CanCast: false only for complex->real, floating->integral, and non-bool->bool."""
+    src, dst = DataType(src), DataType(dst)
+    if src in COMPLEX and dst not in COMPLEX:
+        return False
+    if src in FLOATING and dst in INTEGRAL:
+        return False
+    if dst == D.BOOL and src != D.BOOL:
+        return False
+    return True

@@ -1,0 +1,129 @@
+"""Executor steps, the plan phase 1 builds, and the aclOpExecutor handle.
+
+A plan is metadata only: the ordered steps (Contiguous -> Cast -> Kernel -> Cast -> ViewCopy, the
+ops-nn l2 chain) with operands named symbolically, and the workspace slots the temporaries live
+in. Binding the plan to the caller's tensors gives an ``aclOpExecutor``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from . import dtypes
+from .dtypes import DataType
+
+WORKSPACE_ALIGN = 512  # bytes; every temporary starts on a 512-byte boundary (GM alignment)
+
+
+@dataclasses.dataclass(frozen=True)
+class Slot:
+    """A temporary in the workspace: ``nbytes`` at byte ``offset``, dense row-major."""
+
+    index: int
+    shape: tuple[int, ...]
+    dtype: DataType
+    offset: int
+    nbytes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Ref:
+    """An operand: a bound tensor by name (``grad_output``, ``out``) or a workspace slot."""
+
+    tensor: str | None = None
+    slot: int | None = None
+
+    def __str__(self) -> str:
+        return self.tensor if self.tensor is not None else f"ws[{self.slot}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One recorded l0 step.
+
+    kind: ``Contiguous``, ``Cast``, ``Kernel`` or ``ViewCopy``.
+    srcs/dst: operands. dtype: the target dtype (Cast) or the kernel's result dtype.
+    kernel/native/scalars/compute: for Kernel steps only.
+    """
+
+    kind: str
+    srcs: tuple[Ref, ...]
+    dst: Ref
+    dtype: DataType
+    name: str = ""
+    kernel: Callable | None = None
+    native: tuple[bool, ...] = ()
+    scalars: tuple[tuple[str, float], ...] = ()
+    compute: DataType | None = None
+
+    def describe(self) -> str:
+        srcs = ", ".join(str(s) for s in self.srcs)
+        if self.kind == "Kernel":
+            attrs = ", ".join(f"{k}={v!r}" for k, v in self.scalars)
+            return (f"{self.name}({srcs}; {attrs}) -> {self.dst} "
+                    f"[{dtypes.name(self.dtype)}, computed in {dtypes.name(self.compute)}]")
+        if self.kind == "Cast":
+            return f"Cast({srcs} -> {dtypes.name(self.dtype)}) -> {self.dst}"
+        return f"{self.kind}({srcs}) -> {self.dst}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """Everything phase 1 decided; phase 2 only walks ``steps``."""
+
+    op: str
+    steps: tuple[Step, ...]
+    slots: tuple[Slot, ...]
+    out_shape: tuple[int, ...]
+    promoted: DataType | None
+
+    @property
+    def workspace_size(self) -> int:
+        """Bytes: the sum of the temporaries, each 512-byte aligned (0 when nothing is copied)."""
+        return sum(s.nbytes for s in self.slots)
+
+    def describe(self) -> list[str]:
+        lines = [step.describe() for step in self.steps] or ["(no steps: empty tensor fast path)"]
+        for slot in self.slots:
+            lines.append(f"ws[{slot.index}]: {dtypes.name(slot.dtype)} {list(slot.shape)} "
+                         f"at byte {slot.offset}, {slot.nbytes} bytes")
+        return lines
+
+
+class SlotAllocator:
+    """Lays temporaries out back to back in the workspace."""
+
+    def __init__(self) -> None:
+        self.slots: list[Slot] = []
+        self._end = 0
+
+    def new(self, shape: tuple[int, ...], dtype: DataType) -> Ref:
+        from .shape import numel
+
+        size = dtypes.nbytes(dtype, numel(shape))
+        aligned = -(-size // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
+        slot = Slot(len(self.slots), tuple(shape), dtype, self._end, aligned)
+        self.slots.append(slot)
+        self._end += aligned
+        return Ref(slot=slot.index)
+
+
+class aclOpExecutor:  # noqa: N801 - the CANN type name
+    """A plan bound to the caller's tensors. Single use unless made repeatable."""
+
+    def __init__(self, plan: Plan, tensors: dict):
+        self.plan = plan
+        self.tensors = tensors
+        self.repeatable = False
+        self.consumed = False
+        self.destroyed = False
+
+    @property
+    def workspace_size(self) -> int:
+        return self.plan.workspace_size
+
+    def __repr__(self) -> str:
+        state = "destroyed" if self.destroyed else "consumed" if self.consumed else "ready"
+        return (f"<aclOpExecutor {self.plan.op} {state} workspace {self.workspace_size} B, "
+                f"{len(self.plan.steps)} steps>")

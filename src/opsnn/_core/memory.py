@@ -1,0 +1,104 @@
+"""Emulated device and host memory with integer addresses, bounds checks and accounting.
+
+``acl.rt.malloc`` hands out 64-byte aligned integer addresses (pyACL returns the C pointer as an
+int). Every access resolves an address range to the allocation holding it; a range that leaves
+the allocation, or an address that was freed or never allocated, raises ``AclnnError``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import threading
+
+import numpy as np
+
+from .status import AclError, AclnnError
+
+ALIGN = 64
+
+
+@dataclasses.dataclass
+class Allocation:
+    addr: int
+    size: int  # bytes the caller asked for
+    buffer: np.ndarray  # uint8, size rounded up like aclrtMalloc (+32 B, 32 B multiple)
+    kind: str  # "device" or "host"
+
+
+class AddressSpace:
+    """One address range (device or pinned host) with a bump allocator that never reuses."""
+
+    def __init__(self, base: int, kind: str):
+        self._next = base
+        self._kind = kind
+        self._starts: list[int] = []
+        self._allocs: dict[int, Allocation] = {}
+        self._lock = threading.Lock()
+
+    def malloc(self, size: int) -> int:
+        padded = ((size + 31) // 32) * 32 + 32  # aclrtMalloc rounds up to 32 B and adds 32 B
+        try:
+            buffer = np.zeros(padded, dtype=np.uint8)
+        except MemoryError:
+            raise AclnnError(AclError.BAD_ALLOC, f"malloc: cannot allocate {size} bytes") from None
+        with self._lock:
+            addr = self._next
+            self._next += ((padded + ALIGN - 1) // ALIGN) * ALIGN + ALIGN  # a guard gap
+            self._allocs[addr] = Allocation(addr, size, buffer, self._kind)
+            bisect.insort(self._starts, addr)
+        return addr
+
+    def free(self, addr: int) -> None:
+        with self._lock:
+            if addr not in self._allocs:
+                raise AclnnError(AclError.INVALID_PARAM,
+                                 f"free: {_hex(addr)} is not the start of a live {self._kind} allocation "
+                                 "(never allocated, already freed, or an interior address)")
+            del self._allocs[addr]
+            self._starts.remove(addr)
+
+    def find(self, addr: int) -> Allocation | None:
+        with self._lock:
+            i = bisect.bisect_right(self._starts, addr) - 1
+            if i < 0:
+                return None
+            alloc = self._allocs[self._starts[i]]
+        return alloc if addr < alloc.addr + max(alloc.size, 1) else None
+
+    def region(self, addr: int, nbytes: int, what: str) -> np.ndarray:
+        """uint8 view of ``[addr, addr + nbytes)``; raises if it is not inside one allocation."""
+        alloc = self.find(addr)
+        if alloc is None:
+            raise AclnnError(AclError.INVALID_PARAM,
+                             f"{what}: address {_hex(addr)} is not inside a live {self._kind} allocation "
+                             "(never allocated or already freed)")
+        start = addr - alloc.addr
+        if start + nbytes > alloc.size:
+            raise AclnnError(AclError.INVALID_PARAM,
+                             f"{what}: {nbytes} bytes at {_hex(addr)} reach {start + nbytes - alloc.size} bytes "
+                             f"past the end of the {alloc.size}-byte allocation at {_hex(alloc.addr)}")
+        return alloc.buffer[start:start + nbytes]
+
+    @property
+    def allocated_bytes(self) -> int:
+        with self._lock:
+            return sum(a.size for a in self._allocs.values())
+
+    @property
+    def allocation_count(self) -> int:
+        with self._lock:
+            return len(self._allocs)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._allocs.clear()
+            self._starts.clear()
+
+
+def _hex(addr: object) -> str:
+    return hex(addr) if isinstance(addr, int) else repr(addr)
+
+
+DEVICE = AddressSpace(0x1_0000_0000, "device")
+HOST = AddressSpace(0x7E00_0000_0000, "host")

@@ -1,0 +1,106 @@
+"""SoC platform profiles: which Ascend part opsnn emulates.
+
+A profile fixes the NpuArch (which selects the dtype lists, spec §2.3), the AI Vector core count
+and Unified Buffer size (which drive the NPU tilings, spec §7) and the SocVersion order (which the
+experimental HardtanhBackward uses). Core counts and UB sizes are the public ``platform_config``
+values of a representative part of each line; they are inputs to tiling, not measurements.
+
+Selection, strongest first: ``use_soc(...)`` (a with-block, per thread), ``set_soc(...)``
+(process-wide), the ``OPSNN_SOC`` environment variable, then the default ``Ascend910B``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import threading
+from collections.abc import Iterator
+
+DEFAULT_SOC = "Ascend910B"
+ENV_VAR = "OPSNN_SOC"
+
+
+@dataclasses.dataclass(frozen=True)
+class SocProfile:
+    """One emulated SoC.
+
+    Attributes:
+        name: SoC name as CANN spells it (``Ascend910B``).
+        npu_arch: NpuArch number (1001, 2002, 2201, 3002, 3510).
+        soc_order: position in opbase's SocVersion enum (910=0, 910B=1, 910_93=2, 950=3, ...).
+        vector_core_num: AI Vector cores a kernel may use (``GetCoreNumAiv``).
+        ub_size: Unified Buffer bytes per vector core.
+        product_line: the product line as the ops-nn docs name it.
+    """
+
+    name: str
+    npu_arch: int
+    soc_order: int
+    vector_core_num: int
+    ub_size: int
+    product_line: str
+
+    @property
+    def arch_name(self) -> str:
+        return f"DAV_{self.npu_arch}"
+
+    @property
+    def is_regbase(self) -> bool:
+        """The arch35 'regbase' family ({DAV_3510}; ops-nn ``IsRegbase``)."""
+        return self.npu_arch == 3510
+
+    @property
+    def uses_910b_dtype_list(self) -> bool:
+        """Main ops pick their BF16-capable list on DAV_2201 or regbase (spec §2.3)."""
+        return self.npu_arch == 2201 or self.is_regbase
+
+
+PROFILES: dict[str, SocProfile] = {
+    p.name: p
+    for p in (
+        SocProfile("Ascend910", 1001, 0, 32, 262144, "Atlas training series"),
+        SocProfile("Ascend910B", 2201, 1, 48, 196608, "Atlas A2 training series / Atlas 800I A2 inference"),
+        SocProfile("Ascend910_93", 2201, 2, 48, 196608, "Atlas A3 training series / Atlas A3 inference series"),
+        SocProfile("Ascend950", 3510, 3, 64, 245760, "Ascend 950PR / Ascend 950DT"),
+        SocProfile("Ascend310P", 2002, 6, 8, 262144, "Atlas inference series"),
+        SocProfile("Ascend310B", 3002, 7, 1, 262144, "Atlas 200I/500 A2 inference products"),
+    )
+}
+
+_process_soc: str | None = None
+_thread = threading.local()
+
+
+def get_profile(name: str) -> SocProfile:
+    """Profile by name (case-insensitive); raises ValueError listing the known names."""
+    for key, profile in PROFILES.items():
+        if key.lower() == str(name).lower():
+            return profile
+    raise ValueError(f"unknown SoC {name!r}; known: {', '.join(PROFILES)}")
+
+
+def current() -> SocProfile:
+    """The profile in force for the calling thread."""
+    name = getattr(_thread, "soc", None) or _process_soc or os.environ.get(ENV_VAR) or DEFAULT_SOC
+    return get_profile(name)
+
+
+def set_soc(name: str) -> SocProfile:
+    """Select the emulated SoC for the whole process; returns its profile."""
+    global _process_soc
+    profile = get_profile(name)
+    _process_soc = profile.name
+    return profile
+
+
+@contextlib.contextmanager
+def use_soc(name: str) -> Iterator[SocProfile]:
+    """Select the emulated SoC for the calling thread inside a with-block."""
+    profile = get_profile(name)
+    previous = getattr(_thread, "soc", None)
+    _thread.soc = profile.name
+    try:
+        yield profile
+    finally:
+        _thread.soc = previous

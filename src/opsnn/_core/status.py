@@ -1,0 +1,121 @@
+"""aclnnStatus codes, the AclnnError exception and the per-thread recent-error message.
+
+Values are CANN's (opbase ``op_errno.h``; ops-nn ``docs/*/context/aclnn_return_code*.md``).
+Inside opsnn every failure is an ``AclnnError``; only the aclnn/acl boundary turns it into a
+status code and stores its text for ``acl.get_recent_err_msg()``.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+
+
+class Status(enum.IntEnum):
+    """aclnnStatus values (CANN ``ACLNN_*`` names without the prefix)."""
+
+    SUCCESS = 0
+    ERR_PARAM_NULLPTR = 161001
+    ERR_PARAM_INVALID = 161002
+    ERR_RUNTIME_ERROR = 361001
+    ERR_INNER = 561000
+    ERR_INNER_INFERSHAPE_ERROR = 561001
+    ERR_INNER_TILING_ERROR = 561002
+    ERR_INNER_FIND_KERNEL_ERROR = 561003
+    ERR_INNER_CREATE_EXECUTOR = 561101
+    ERR_INNER_NOT_TRANS_EXECUTOR = 561102
+    ERR_INNER_NULLPTR = 561103
+    ERR_INNER_STATIC_WORKSPACE_INVALID = 561118
+
+    @property
+    def acl_name(self) -> str:
+        """The CANN constant name, e.g. ``ACLNN_ERR_PARAM_INVALID``."""
+        return "ACLNN_" + self.name
+
+
+class AclError(enum.IntEnum):
+    """AscendCL runtime ``aclError`` values used by the emulated runtime (``acl_base.h``)."""
+
+    SUCCESS = 0
+    INVALID_PARAM = 100000
+    UNINITIALIZE = 100001
+    REPEAT_INITIALIZE = 100002
+    REPEAT_FINALIZE = 100037
+    BAD_ALLOC = 200000
+    INVALID_DEVICE = 200002
+    INVALID_RESOURCE_HANDLE = 200005
+    RT_CONTEXT_NULL = 107002
+    INTERNAL_ERROR = 500000
+    RT_FAILURE = 500003
+
+    @property
+    def acl_name(self) -> str:
+        if self.value == 0:
+            return "ACL_SUCCESS"
+        return "ACL_ERROR_" + self.name
+
+
+def status_name(code: int) -> str:
+    """Name of an aclnnStatus or aclError value, or ``'UNKNOWN'``."""
+    for enum_type in (Status, AclError):
+        try:
+            return enum_type(code).acl_name
+        except ValueError:
+            continue
+    return "UNKNOWN"
+
+
+class AclnnError(Exception):
+    """An operator or runtime call failed with a CANN status code.
+
+    Attributes:
+        status: the aclnnStatus (or aclError) value, e.g. 161002.
+        message: the text ``acl.get_recent_err_msg()`` returns for the same failure.
+    """
+
+    def __init__(self, status: int, message: str):
+        super().__init__(f"[{int(status)} {status_name(int(status))}] {message}")
+        self.status = int(status)
+        self.message = message
+
+
+_recent = threading.local()
+
+
+def set_recent_error(message: str) -> None:
+    """Record the last failure's text for the calling thread (aclGetRecentErrMsg)."""
+    _recent.message = message
+
+
+def pop_recent_error() -> str | None:
+    """Fetch and clear the calling thread's last failure text (None if there is none)."""
+    message = getattr(_recent, "message", None)
+    _recent.message = None
+    return message
+
+
+def boundary(failure, *, fallback: int = Status.ERR_INNER):
+    """Decorator for the C-shaped boundary: turn any exception into a status return.
+
+    ``failure(code)`` builds the function's failure return value (e.g. ``(0, None, code)``).
+    An ``AclnnError`` keeps its status; any other exception is an opsnn bug and is reported as
+    ``fallback`` (ACLNN_ERR_INNER) with the exception text, so nothing escapes to the caller.
+    """
+
+    def wrap(fn):
+        import functools
+
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except AclnnError as exc:
+                set_recent_error(exc.message)
+                return failure(exc.status)
+            except Exception as exc:  # noqa: BLE001 - the boundary must never raise
+                set_recent_error(f"{fn.__name__}: internal error: {type(exc).__name__}: {exc}")
+                return failure(int(fallback))
+
+        return inner
+
+    return wrap

@@ -1,0 +1,199 @@
+"""Tensor and scalar handles as the engine sees them.
+
+``aclTensor`` describes a view of device memory exactly like ``aclCreateTensor``: view shape,
+dtype, strides and offset in *elements*, format, storage shape and the device address of the
+storage start. ``ArrayTensor`` wraps a NumPy array for the Pythonic API. Both give the engine the
+same metadata and an ``array()`` that returns the live strided NumPy view of the data.
+``aclScalar`` stores a value in its aclDataType, like ``aclCreateScalar``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+
+from . import dtypes, memory
+from .dtypes import DataType, Format
+from .shape import contiguous_strides, is_contiguous, numel
+from .status import AclError, AclnnError, Status
+
+log = logging.getLogger("opsnn")
+
+
+class TensorBase:
+    """What every tensor handle offers: metadata plus the live data view."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: DataType
+    format: Format
+
+    @property
+    def numel(self) -> int:
+        return numel(self.shape)
+
+    @property
+    def is_empty(self) -> bool:
+        """aclTensor::IsEmpty: some view dim is 0 (a 0-d tensor is not empty)."""
+        return 0 in self.shape
+
+    @property
+    def is_contiguous(self) -> bool:
+        return is_contiguous(self.shape, self.strides)
+
+    def array(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return (f"{dtypes.name(self.dtype)} {list(self.shape)} strides {list(self.strides)} "
+                f"{Format(self.format).name}")
+
+
+class aclTensor(TensorBase):  # noqa: N801 - the CANN type name
+    """A view of emulated device memory (``aclCreateTensor``'s arguments, validated)."""
+
+    def __init__(self, view_shape, dtype, strides, offset, fmt, storage_shape, addr):
+        self.shape = _dims(view_shape, "viewDims")
+        self.dtype = _enum(DataType, dtype, "dataType")
+        self.strides = _dims(strides, "stride")
+        if len(self.strides) != len(self.shape):
+            raise _bad(f"stride has {len(self.strides)} entries but viewDims has {len(self.shape)}")
+        if not isinstance(offset, (int, np.integer)) or isinstance(offset, bool) or offset < 0:
+            raise _bad(f"offset must be a non-negative integer (elements), got {offset!r}")
+        self.offset = int(offset)
+        self.format = _enum(Format, fmt, "format")
+        if self.format == Format.UNDEFINED:
+            raise _bad("format ACL_FORMAT_UNDEFINED cannot describe a tensor")
+        self.storage_shape = _dims(storage_shape, "storageDims")
+        if not isinstance(addr, (int, np.integer)) or isinstance(addr, bool):
+            raise _bad(f"tensorData must be a device address (int from acl.rt.malloc), got {type(addr).__name__}")
+        self.addr = int(addr)
+        self.destroyed = False
+        storage_numel = numel(self.storage_shape)
+        if not self.is_empty:
+            reach = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides)) + 1
+            if reach > storage_numel:
+                raise _bad(f"the view (offset {self.offset}, shape {list(self.shape)}, strides "
+                           f"{list(self.strides)}) reaches element {reach - 1}, outside storage "
+                           f"{list(self.storage_shape)} of {storage_numel} elements")
+        self.storage_nbytes = dtypes.nbytes(self.dtype, storage_numel)
+        if self.storage_nbytes:
+            memory.DEVICE.region(self.addr, self.storage_nbytes, "aclCreateTensor")  # bounds check now
+
+    def array(self) -> np.ndarray:
+        """The live strided view; raises if the tensor or its memory is gone."""
+        if self.destroyed:
+            raise AclnnError(Status.ERR_PARAM_INVALID, "tensor was destroyed (aclDestroyTensor) before use")
+        np_dtype = dtypes.to_numpy(self.dtype)
+        if self.storage_nbytes == 0 or self.is_empty:
+            return np.empty(self.shape, dtype=np_dtype)
+        raw = memory.DEVICE.region(self.addr, self.storage_nbytes, "tensor data")
+        flat = raw.view(np_dtype)
+        size = np_dtype.itemsize
+        return np.lib.stride_tricks.as_strided(
+            flat[self.offset:], shape=self.shape, strides=tuple(s * size for s in self.strides))
+
+    def __repr__(self) -> str:
+        return f"<aclTensor {self.describe()} offset {self.offset} at {hex(self.addr)}>"
+
+
+class ArrayTensor(TensorBase):
+    """A NumPy array seen as a tensor (Pythonic API); any strides, ND format."""
+
+    def __init__(self, arr: np.ndarray):
+        self._arr = arr
+        self.shape = tuple(arr.shape)
+        self.dtype = dtypes.from_numpy(arr.dtype)
+        self.format = Format.ND
+        item = arr.dtype.itemsize
+        if all(s % item == 0 for s in arr.strides):
+            self.strides = tuple(s // item for s in arr.strides)
+        else:  # byte strides that are no element multiple: never contiguous
+            self.strides = tuple(-1 for _ in arr.strides)
+        if arr.flags.c_contiguous:
+            self.strides = contiguous_strides(self.shape)
+
+    @property
+    def is_contiguous(self) -> bool:
+        return self._arr.flags.c_contiguous
+
+    def array(self) -> np.ndarray:
+        return self._arr
+
+
+class aclScalar:  # noqa: N801 - the CANN type name
+    """A host scalar stored in its aclDataType (``aclCreateScalar``)."""
+
+    def __init__(self, value, dtype):
+        self.dtype = _enum(DataType, dtype, "dataType")
+        self.destroyed = False
+        if self.dtype in dtypes.COMPLEX:
+            if not isinstance(value, (int, float, complex, np.number)) or isinstance(value, np.bool_):
+                raise _bad(f"value {value!r} is not a number")
+            self.value = complex(value)
+        elif self.dtype in dtypes.NUMPY:
+            np_dtype = dtypes.to_numpy(self.dtype)
+            if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+                raise _bad(f"value {value!r} cannot be stored as {self.dtype.acl_name}")
+            if np_dtype.kind in "iu":
+                if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+                    raise _bad(f"value {value!r} has no {self.dtype.acl_name} representation")
+                info = np.iinfo(np_dtype)
+                if not info.min <= int(value) <= info.max:  # int() truncates toward zero, like C
+                    raise _bad(f"value {value!r} is out of range for {self.dtype.acl_name} "
+                               f"[{info.min}, {info.max}]")
+                self.value = np_dtype.type(int(value))
+            else:
+                try:
+                    with np.errstate(all="ignore"):  # C float conversion: overflow gives +-inf
+                        self.value = np_dtype.type(float(value) if np_dtype.kind != "b" else bool(value))
+                except OverflowError:
+                    raise _bad(f"value {value!r} does not fit a C double") from None
+        else:
+            raise _bad(f"dataType {self.dtype.acl_name} cannot hold a scalar value here")
+
+    def to_double(self) -> float:
+        """aclScalar::ToDouble: a plain C cast (complex -> 0 with a warning)."""
+        if self.dtype in dtypes.COMPLEX:
+            log.warning("aclScalar of %s cannot be converted to a real type; using 0",
+                        self.dtype.acl_name)
+            return 0.0
+        return float(self.value)
+
+    def to_float(self) -> np.float32:
+        """aclScalar::ToFloat: C cast to float (round to nearest, overflow to +-inf)."""
+        if self.dtype in dtypes.COMPLEX:
+            log.warning("aclScalar of %s cannot be converted to a real type; using 0",
+                        self.dtype.acl_name)
+            return np.float32(0.0)
+        with np.errstate(all="ignore"):
+            return np.float32(self.value)
+
+    def __repr__(self) -> str:
+        return f"<aclScalar {self.dtype.acl_name} {self.value!r}>"
+
+
+def _bad(message: str) -> AclnnError:
+    return AclnnError(AclError.INVALID_PARAM, message)
+
+
+def _dims(values, what: str) -> tuple[int, ...]:
+    try:
+        dims = tuple(values)
+    except TypeError:
+        raise _bad(f"{what} must be a sequence of integers, got {type(values).__name__}") from None
+    for d in dims:
+        if not isinstance(d, (int, np.integer)) or isinstance(d, (bool, np.bool_)) or d < 0:
+            raise _bad(f"{what} must hold non-negative integers, got {list(dims)!r}")
+    return tuple(int(d) for d in dims)
+
+
+def _enum(enum_type, value, what: str):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise _bad(f"{what} must be an {enum_type.__name__} value (int), got {value!r}")
+    try:
+        return enum_type(int(value))
+    except ValueError:
+        raise _bad(f"{what} {value} is not an {enum_type.__name__} value") from None

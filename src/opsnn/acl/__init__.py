@@ -1,0 +1,106 @@
+"""``opsnn.acl``: a pyACL-shaped, host-emulated Ascend runtime.
+
+Conventions (spec/pyacl_conventions.md): calls return ``(value, ret)`` with the status last, or
+``ret`` alone; constructors return the object or None (a C NULL). Nothing raises: a failure's
+text is fetched (and cleared) per thread with ``get_recent_err_msg()``.
+
+    import opsnn.acl as acl
+    ret = acl.init(); ret = acl.rt.set_device(0); stream, ret = acl.rt.create_stream()
+    dev, ret = acl.rt.malloc(nbytes, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    t = acl.create_tensor(shape, acl.ACL_FLOAT, strides, 0, acl.ACL_FORMAT_ND, shape, dev)
+"""
+
+from __future__ import annotations
+
+from .._core import platform
+from .._core.status import AclError, AclnnError, boundary, pop_recent_error
+from .._core.tensor import aclScalar, aclTensor
+from . import rt, util
+from .constants import *  # noqa: F403 - the CANN constant names are this module's API
+
+_ret = boundary(lambda code: code)
+_null = boundary(lambda code: None)
+
+
+@_ret
+def init(config_path: str | None = None) -> int:
+    """aclInit. ``config_path`` (a JSON file in CANN) is accepted and ignored. Returns ret
+    (ACL_ERROR_REPEAT_INITIALIZE 100002 when already initialised)."""
+    with rt.STATE.lock:
+        if rt.STATE.initialized:
+            raise AclnnError(AclError.REPEAT_INITIALIZE, "init: acl.init() was already called")
+        rt.STATE.initialized = True
+    return 0
+
+
+@_ret
+def finalize() -> int:
+    """aclFinalize: streams are dropped and devices reset; device memory stays allocated until
+    freed (so leaks stay visible). Returns ret (100037 when not initialised)."""
+    with rt.STATE.lock:
+        if not rt.STATE.initialized:
+            raise AclnnError(AclError.REPEAT_FINALIZE, "finalize: acl is not initialised")
+        rt.STATE.initialized = False
+        rt.STATE.device_refs.clear()
+        rt.STATE.streams.reset()
+    return 0
+
+
+def get_recent_err_msg() -> str | None:
+    """aclGetRecentErrMsg: the calling thread's last failure text, then cleared (None if none)."""
+    return pop_recent_error()
+
+
+def get_soc_name() -> str:
+    """aclrtGetSocName: the emulated SoC (see ``opsnn.set_soc`` / ``OPSNN_SOC``)."""
+    return platform.current().name
+
+
+@_null
+def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tensor_data) -> aclTensor:
+    """aclCreateTensor: a view of device memory.
+
+    Args:
+        view_dims: view shape (0-8 dims are usable by the operators; more are refused there).
+        data_type: aclDataType (``ACL_FLOAT``...).
+        stride: strides of the view, in elements (non-negative).
+        offset: element offset of the view's first element in the storage.
+        fmt: aclFormat; carried, not checked against the rank (DECISION 13).
+        storage_dims: shape of the storage the address points to.
+        tensor_data: device address from ``acl.rt.malloc`` (or inside such an allocation).
+
+    Returns:
+        The aclTensor, or None when an argument is invalid or the view reaches outside the
+        storage or the storage outside its allocation (message in ``get_recent_err_msg()``).
+    """
+    return aclTensor(view_dims, data_type, stride, offset, fmt, storage_dims, tensor_data)
+
+
+@_ret
+def destroy_tensor(tensor) -> int:
+    """aclDestroyTensor. Returns ret (100000 for a non-tensor or a second destroy)."""
+    _destroy(tensor, aclTensor, "destroy_tensor")
+    return 0
+
+
+@_null
+def create_scalar(value, data_type) -> aclScalar:
+    """aclCreateScalar: ``value`` stored as ``data_type`` (C conversion: float->int truncates,
+    float overflow -> inf). Returns the aclScalar, or None when the value cannot be stored."""
+    return aclScalar(value, data_type)
+
+
+@_ret
+def destroy_scalar(scalar) -> int:
+    """aclDestroyScalar. Returns ret."""
+    _destroy(scalar, aclScalar, "destroy_scalar")
+    return 0
+
+
+def _destroy(obj, kind, call: str) -> None:
+    if not isinstance(obj, kind):
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: expected an {kind.__name__}, got "
+                                                 f"{type(obj).__name__}")
+    if obj.destroyed:
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: the {kind.__name__} was already destroyed")
+    obj.destroyed = True

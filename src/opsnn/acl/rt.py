@@ -1,0 +1,191 @@
+"""``acl.rt``: the runtime calls (aclrt*), pyACL-shaped: ``(value, ret)`` or ``ret``; never raises.
+
+Device memory is emulated (``opsnn._core.memory``); addresses are ints, every access is
+bounds-checked. Host memory is either ``malloc_host`` memory, a pointer from ``acl.util``
+(``numpy_to_ptr`` / ``bytes_to_ptr``), or, as a convenience, a NumPy array / bytes object passed
+directly to ``memcpy``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .._core import memory
+from .._core.status import AclError, AclnnError, boundary
+from .._core.stream import StreamTable
+from . import _host
+from .constants import (ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
+                        ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST)
+
+DEVICE_COUNT = 1
+
+
+class _Runtime:
+    """Process-wide runtime state: initialised?, which devices are set, the streams."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.initialized = False
+        self.device_refs: dict[int, int] = {}
+        self.streams = StreamTable()
+
+    def require_init(self, call: str) -> None:
+        if not self.initialized:
+            raise AclnnError(AclError.UNINITIALIZE, f"{call}: acl.init() has not been called (or "
+                                                    "acl.finalize() already ran)")
+
+    def require_device(self, call: str) -> None:
+        self.require_init(call)
+        if not self.device_refs:
+            raise AclnnError(AclError.RT_CONTEXT_NULL, f"{call}: no device is set; call "
+                                                       "acl.rt.set_device(0) first")
+
+
+STATE = _Runtime()
+
+_ret = boundary(lambda code: code)
+_pair = boundary(lambda code: (0, code))
+
+
+def _int(value, what: str, call: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: {what} must be an integer >= {minimum}, "
+                                                 f"got {value!r}")
+    return int(value)
+
+
+@_ret
+def set_device(device_id) -> int:
+    """aclrtSetDevice: make ``device_id`` current (reference counted). Returns ret."""
+    STATE.require_init("set_device")
+    device = _int(device_id, "deviceId", "set_device")
+    if device >= DEVICE_COUNT:
+        raise AclnnError(AclError.INVALID_DEVICE, f"set_device: device {device} does not exist "
+                                                  f"(device count {DEVICE_COUNT})")
+    with STATE.lock:
+        STATE.device_refs[device] = STATE.device_refs.get(device, 0) + 1
+    return 0
+
+
+@_ret
+def reset_device(device_id) -> int:
+    """aclrtResetDevice: drop one reference to ``device_id``. Returns ret."""
+    STATE.require_init("reset_device")
+    device = _int(device_id, "deviceId", "reset_device")
+    with STATE.lock:
+        if device not in STATE.device_refs:
+            raise AclnnError(AclError.INVALID_DEVICE, f"reset_device: device {device} is not set")
+        STATE.device_refs[device] -= 1
+        if STATE.device_refs[device] == 0:
+            del STATE.device_refs[device]
+    return 0
+
+
+@_pair
+def get_device_count():
+    """aclrtGetDeviceCount: ``(count, ret)``; opsnn emulates one device."""
+    STATE.require_init("get_device_count")
+    return DEVICE_COUNT, 0
+
+
+@_pair
+def create_stream():
+    """aclrtCreateStream: ``(stream, ret)``; the stream is an int handle."""
+    STATE.require_device("create_stream")
+    return STATE.streams.create(), 0
+
+
+@_ret
+def destroy_stream(stream) -> int:
+    """aclrtDestroyStream: waits for the queued tasks, then destroys. Returns ret."""
+    STATE.require_init("destroy_stream")
+    STATE.streams.destroy(stream)
+    return 0
+
+
+@_ret
+def synchronize_stream(stream) -> int:
+    """aclrtSynchronizeStream: run the queued tasks in order; ret is the first failure's code."""
+    STATE.require_init("synchronize_stream")
+    STATE.streams.get(stream).synchronize()
+    return 0
+
+
+@_pair
+def malloc(size, policy):
+    """aclrtMalloc: ``(device_address, ret)``. ``size`` in bytes, > 0."""
+    STATE.require_device("malloc")
+    nbytes = _int(size, "size", "malloc", minimum=1)
+    _int(policy, "policy", "malloc")
+    return memory.DEVICE.malloc(nbytes), 0
+
+
+@_ret
+def free(dev_ptr) -> int:
+    """aclrtFree: release device memory allocated by ``malloc``. Returns ret."""
+    STATE.require_init("free")
+    memory.DEVICE.free(_int(dev_ptr, "devPtr", "free"))
+    return 0
+
+
+@_pair
+def malloc_host(size):
+    """aclrtMallocHost: ``(host_address, ret)`` of page-locked (here: registered) host memory."""
+    STATE.require_init("malloc_host")
+    return memory.HOST.malloc(_int(size, "size", "malloc_host", minimum=1)), 0
+
+
+@_ret
+def free_host(host_ptr) -> int:
+    """aclrtFreeHost. Returns ret."""
+    STATE.require_init("free_host")
+    memory.HOST.free(_int(host_ptr, "hostPtr", "free_host"))
+    return 0
+
+
+@_ret
+def memcpy(dst, dest_max, src, count, kind) -> int:
+    """aclrtMemcpy (synchronous): copy ``count`` bytes; ``dest_max`` bounds the destination.
+
+    ``kind``: ACL_MEMCPY_HOST_TO_HOST/HOST_TO_DEVICE/DEVICE_TO_HOST/DEVICE_TO_DEVICE or
+    ACL_MEMCPY_DEFAULT (direction inferred from the addresses). Returns ret (100000 for a range
+    outside an allocation, a wrong direction or count > dest_max).
+    """
+    STATE.require_init("memcpy")
+    count = _int(count, "count", "memcpy")
+    dest_max = _int(dest_max, "destMax", "memcpy")
+    kind = _int(kind, "kind", "memcpy")
+    if count > dest_max:
+        raise AclnnError(AclError.INVALID_PARAM, f"memcpy: count {count} exceeds destMax {dest_max}")
+    sides = {ACL_MEMCPY_HOST_TO_HOST: ("host", "host"), ACL_MEMCPY_HOST_TO_DEVICE: ("host", "device"),
+             ACL_MEMCPY_DEVICE_TO_HOST: ("device", "host"),
+             ACL_MEMCPY_DEVICE_TO_DEVICE: ("device", "device")}
+    if kind == ACL_MEMCPY_DEFAULT:
+        sides[kind] = (_side_of(src), _side_of(dst))
+    if kind not in sides:
+        raise AclnnError(AclError.INVALID_PARAM, f"memcpy: kind {kind} is not an aclrtMemcpyKind")
+    src_side, dst_side = sides[kind]
+    if count == 0:
+        return 0
+    source = _region(src, count, src_side, "memcpy source", writable=False)
+    target = _region(dst, count, dst_side, "memcpy destination", writable=True)
+    target[:] = source
+    return 0
+
+
+def _side_of(ptr) -> str:
+    if isinstance(ptr, (int, np.integer)) and not isinstance(ptr, bool) \
+            and memory.DEVICE.find(int(ptr)) is not None:
+        return "device"
+    return "host"
+
+
+def _region(ptr, nbytes: int, side: str, what: str, writable: bool) -> np.ndarray:
+    if side == "device":
+        if isinstance(ptr, bool) or not isinstance(ptr, (int, np.integer)):
+            raise AclnnError(AclError.INVALID_PARAM, f"{what}: a device address (int) was expected "
+                                                     f"for this memcpy kind, got {type(ptr).__name__}")
+        return memory.DEVICE.region(int(ptr), nbytes, what)
+    return _host.region(ptr, nbytes, what, writable)

@@ -1,0 +1,257 @@
+"""The two-phase engine: ``plan`` (phase 1: every check, promotion, geometry, steps, workspace)
+and ``run`` (phase 2: walk the steps). One pipeline for every OpSpec, in CANN's check order:
+
+    null -> dtype lists -> dtype equalities -> rank / shape / broadcast / out shape ->
+    op-specific checks -> PromoteType / CanCast -> empty fast path -> kernel lookup -> steps
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernels
+from ._core import checks, dtypes, platform
+from ._core.dtypes import DataType
+from ._core.executor import Plan, Ref, SlotAllocator, Step, aclOpExecutor
+from ._core.shape import broadcast_shape, fmt
+from ._core.status import AclnnError, Status
+from ._core.tensor import TensorBase, aclScalar
+from .registry import OpSpec, Promotion
+
+# ``out`` value meaning "allocate the result" (Pythonic calls without out=): out checks are
+# satisfied by construction and the engine calls ``allocate(shape, dtype)`` once it knows both.
+ALLOCATE = object()
+
+# Cast has kernels to these out dtypes only; CanCast may allow others (fp8, complex32), which then
+# fail where CANN's l0 Cast returns null: 561103 (spec §2.5, §2.9).
+_CAST_TARGETS = frozenset({DataType.FLOAT16, DataType.FLOAT, DataType.DOUBLE, DataType.BF16,
+                           DataType.COMPLEX64, DataType.COMPLEX128})
+
+
+def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
+         allocate=None) -> aclOpExecutor:
+    """Phase 1. ``args`` maps every param name to a tensor handle, aclScalar, bool or None.
+
+    Returns a bound executor; raises AclnnError (161001, 161002, 561003, 561103).
+    """
+    profile = profile or platform.current()
+    op = spec.name
+    _check_presence(spec, args)
+    out = args["out"]
+    inputs = {p.name: args[p.name] for p in spec.inputs}
+    self_t = inputs["self"]
+
+    # dtype lists, then equalities
+    for p in spec.inputs:
+        checks.dtype_in(op, inputs[p.name].dtype, p.dtypes.for_profile(profile), p.api_name, profile.name)
+    if spec.output.dtypes is not None and out is not ALLOCATE:
+        checks.dtype_in(op, out.dtype, spec.output.dtypes.for_profile(profile), "out", profile.name)
+    for p in spec.scalars:
+        if p.dtypes is not None:
+            checks.dtype_in(op, args[p.name].dtype, p.dtypes.for_profile(profile), p.api_name,
+                            profile.name, what="scalar")
+    if spec.promotion is Promotion.SAME:
+        for p in spec.inputs:
+            checks.same_dtype(op, inputs[p.name].dtype, self_t.dtype, p.api_name, "self")
+    if spec.out_equals_self and out is not ALLOCATE:
+        checks.same_dtype(op, out.dtype, self_t.dtype, "out", "self")
+
+    # ranks and shapes
+    for p in spec.inputs:
+        checks.max_rank(op, inputs[p.name].shape, p.api_name)
+    out_shape = _out_shape(spec, inputs)
+    if out is not ALLOCATE:
+        ref = "self" if spec.out_equals_self else "the broadcast result"
+        checks.same_shape(op, out.shape, out_shape, "out", ref)
+
+    for check in spec.extra_checks:
+        check(op, args)
+
+    promoted = _promote(spec, inputs)
+    if out is ALLOCATE:
+        out = args["out"] = _wrap_allocated(allocate(out_shape, promoted))
+    elif not dtypes.can_cast(promoted, out.dtype):
+        raise checks.fail(op, f"the result dtype {dtypes.name(promoted)} cannot be cast to the out "
+                              f"dtype {dtypes.name(out.dtype)} (integer and bool outputs are not "
+                              "supported; use a floating or complex out)")
+
+    tensors = {p.name: args[p.name] for p in spec.params if p.kind == "tensor"}
+    if 0 in out_shape:  # empty fast path: success, workspace 0, nothing launched
+        return aclOpExecutor(Plan(op, (), (), out_shape, promoted), tensors)
+    if profile.name in spec.unsupported_socs:
+        raise checks.fail(op, f"no {spec.kernel_name} kernel for {profile.name} "
+                              f"({profile.product_line}); the operator is not supported on this "
+                              "product line", Status.ERR_INNER_FIND_KERNEL_ERROR)
+    if out.dtype != promoted and out.dtype not in _CAST_TARGETS:
+        raise checks.fail(op, f"no Cast kernel from {dtypes.name(promoted)} to "
+                              f"{dtypes.name(out.dtype)}", Status.ERR_INNER_NULLPTR)
+    return aclOpExecutor(_build_steps(spec, args, tensors, out_shape, promoted), tensors)
+
+
+def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | None = None) -> None:
+    """Phase 2: execute the recorded steps; ``workspace`` is a uint8 buffer of at least
+    ``executor.workspace_size`` bytes (or None when that is 0)."""
+    steps = executor.plan.steps
+    if not steps:
+        return
+    slots = executor.plan.slots
+    tensors = executor.tensors
+    launch = kernels.get(backend).launch
+
+    def resolve(ref: Ref) -> np.ndarray:
+        if ref.tensor is not None:
+            return tensors[ref.tensor].array()
+        slot = slots[ref.slot]
+        np_dtype = dtypes.to_numpy(slot.dtype)
+        count = int(np.prod(slot.shape, dtype=np.int64))
+        return workspace[slot.offset:slot.offset + count * np_dtype.itemsize].view(np_dtype).reshape(slot.shape)
+
+    with np.errstate(all="ignore"):
+        for step in steps:
+            dst = resolve(step.dst)
+            srcs = [resolve(s) for s in step.srcs]
+            if step.kind == "Kernel":
+                launch(step, srcs, dst)
+            else:  # Contiguous / Cast / ViewCopy: a (casting) copy; float casts round to nearest even
+                np.copyto(dst, srcs[0], casting="unsafe")
+
+
+# ---- helpers -----------------------------------------------------------------------------
+
+def _check_presence(spec: OpSpec, args: dict) -> None:
+    """Null checks in CANN's order (161001); a wrong handle type is 161002 at the same point."""
+    for name in spec.null_order:
+        param = spec.param(name)
+        value = args[name]
+        expected = {"tensor": "aclTensor", "scalar": "aclScalar"}[param.kind]
+        checks.not_null(spec.name, value, param.api_name, expected)
+        if value is ALLOCATE:
+            continue
+        wanted = TensorBase if param.kind == "tensor" else aclScalar
+        if not isinstance(value, wanted):
+            raise checks.fail(spec.name, f"{param.api_name} must be an {expected} "
+                                         f"(from acl.create_{param.kind}), got {type(value).__name__}")
+        if getattr(value, "destroyed", False):
+            raise checks.fail(spec.name, f"{param.api_name} was already destroyed")
+    for param in spec.params:
+        if param.kind == "flag" and not isinstance(args[param.name], (bool, np.bool_)):
+            raise checks.fail(spec.name, f"{param.api_name} must be a bool, got "
+                                         f"{type(args[param.name]).__name__}")
+
+
+def _out_shape(spec: OpSpec, inputs: dict) -> tuple[int, ...]:
+    op = spec.name
+    if spec.broadcast:
+        shape: tuple[int, ...] = ()
+        for p in spec.inputs:
+            t = inputs[p.name]
+            result = broadcast_shape(shape, t.shape)
+            if result is None:
+                first = spec.inputs[0]
+                raise checks.fail(op, f"the shape of {first.api_name} {fmt(inputs[first.name].shape)} "
+                                      f"and the shape of {p.api_name} {fmt(t.shape)} cannot broadcast "
+                                      "(each aligned dim must be equal or 1)")
+            shape = result
+        return shape
+    self_shape = inputs["self"].shape
+    for p in spec.inputs:
+        checks.same_shape(op, inputs[p.name].shape, self_shape, p.api_name, "self")
+    return self_shape
+
+
+def _promote(spec: OpSpec, inputs: dict) -> DataType:
+    if spec.promotion is Promotion.SAME:
+        return inputs["self"].dtype
+    first, *rest = spec.inputs
+    promoted = inputs[first.name].dtype
+    for p in rest:
+        result = dtypes.promote_type(promoted, inputs[p.name].dtype)
+        if result == DataType.DT_UNDEFINED:
+            raise checks.fail(spec.name, f"{first.api_name} dtype {dtypes.name(promoted)} and "
+                                         f"{p.api_name} dtype {dtypes.name(inputs[p.name].dtype)} "
+                                         "cannot be promoted to a common dtype")
+        promoted = result
+    return promoted
+
+
+def _wrap_allocated(arr: np.ndarray) -> TensorBase:
+    from ._core.tensor import ArrayTensor
+
+    return ArrayTensor(arr)
+
+
+def _build_steps(spec: OpSpec, args: dict, tensors: dict, out_shape, promoted: DataType) -> Plan:
+    """The l2 chain: Contiguous/Cast per input, the kernel, Cast to out, ViewCopy into out."""
+    alloc = SlotAllocator()
+    steps: list[Step] = []
+    kernel_src: dict[str, Ref] = {}
+    for p in spec.inputs:
+        t = args[p.name]
+        ref = Ref(tensor=p.name)
+        if not t.is_contiguous:
+            dst = alloc.new(t.shape, t.dtype)
+            steps.append(Step("Contiguous", (ref,), dst, t.dtype))
+            ref = dst
+        if t.dtype != promoted:
+            dst = alloc.new(t.shape, promoted)
+            steps.append(Step("Cast", (ref,), dst, promoted))
+            ref = dst
+        kernel_src[p.name] = ref
+
+    out = args["out"]
+    out_ref = Ref(tensor="out")
+    if spec.contiguous_out:  # ops-nn makes out contiguous first; a strided out is copied in
+        kernel_dst = out_ref
+        if not out.is_contiguous:
+            kernel_dst = alloc.new(out_shape, out.dtype)
+            steps.append(Step("Contiguous", (out_ref,), kernel_dst, out.dtype))
+    elif out.dtype == promoted and out.is_contiguous:
+        kernel_dst = out_ref  # ViewCopy redirect: the kernel writes straight into out
+    else:
+        kernel_dst = alloc.new(out_shape, promoted)
+
+    compute = DataType.DOUBLE if promoted == DataType.DOUBLE else DataType.FLOAT
+    scalars = tuple((p.name, float(args[p.name].to_float())) for p in spec.scalars)
+    steps.append(Step(
+        "Kernel", tuple(kernel_src[name] for name in spec.kernel_inputs), kernel_dst, promoted,
+        name=spec.kernel_name, kernel=spec.kernel,
+        native=tuple(name in spec.native_inputs for name in spec.kernel_inputs),
+        scalars=scalars, compute=compute))
+
+    result = kernel_dst
+    if out.dtype != promoted:
+        cast_dst = out_ref if out.is_contiguous else alloc.new(out_shape, out.dtype)
+        steps.append(Step("Cast", (result,), cast_dst, out.dtype))
+        result = cast_dst
+    if result != out_ref:
+        steps.append(Step("ViewCopy", (result,), out_ref, out.dtype))
+    return Plan(spec.name, tuple(steps), tuple(alloc.slots), out_shape, promoted)
+
+
+def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec) -> None:
+    """Phase-2 preconditions (DECISIONS 16, 17): a live executor of this op, enough workspace."""
+    op = spec.name
+    if executor is None:
+        raise checks.fail(op, "executor must be an aclOpExecutor, got a null pointer (None)",
+                          Status.ERR_PARAM_NULLPTR)
+    if not isinstance(executor, aclOpExecutor):
+        raise checks.fail(op, f"executor must be an aclOpExecutor, got {type(executor).__name__}")
+    if executor.destroyed:
+        raise checks.fail(op, "the executor was destroyed (aclDestroyAclOpExecutor)")
+    if executor.consumed and not executor.repeatable:
+        raise checks.fail(op, "the executor was already run; executors are single use unless "
+                              "aclSetAclOpExecutorRepeatable was called")
+    if executor.plan.op != op:
+        raise checks.fail(op, f"the executor belongs to aclnn{executor.plan.op}, not {spec.api_name}")
+    if isinstance(workspace_size, bool) or not isinstance(workspace_size, (int, np.integer)) \
+            or workspace_size < 0:
+        raise checks.fail(op, f"workspaceSize must be a non-negative integer (bytes), got {workspace_size!r}")
+    if workspace_size < executor.workspace_size:
+        raise checks.fail(op, f"workspaceSize {workspace_size} is smaller than the "
+                              f"{executor.workspace_size} bytes GetWorkspaceSize asked for")
+    if executor.workspace_size > 0 and not workspace_present:
+        raise checks.fail(op, f"workspace is null but {executor.workspace_size} bytes are required",
+                          Status.ERR_PARAM_NULLPTR)
+
+
+__all__ = ["ALLOCATE", "plan", "run", "check_launch", "AclnnError"]

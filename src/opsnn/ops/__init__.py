@@ -1,0 +1,3 @@
+"""Operator specs. Importing this package registers every operator."""
+
+from . import activation  # noqa: F401

@@ -1,0 +1,223 @@
+"""Independent float64 golden formulas for the activation operators (NumPy in, NumPy out).
+
+These are the goldens ``opsnn verify`` and the tests compare the kernels against. They share no
+code with ``opsnn.ops`` or ``opsnn.kernels``: every value is modelled in float64, and each
+rounding the contract names (``spec/DECISIONS.md``, spec §3.3, §4.3, §5.2, §6.2) is one explicit
+step here. Only the dtype tables (``PromoteType``, the NumPy mapping) are shared, because they are
+data transcribed once from opbase.
+
+Arrays may have any shape and strides; bf16 is ``ml_dtypes.bfloat16``. Scalars may be Python
+numbers or NumPy scalars (bf16 included); they are converted like CANN's ``aclScalar::ToFloat`` /
+``ToDouble`` (spec §2.8): bool -> 0/1, complex -> 0, overflow of the float32 conversion -> +-inf.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
+
+__all__ = [
+    "hardtanh",
+    "hardtanh_backward",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "to_double",
+    "to_float32",
+]
+
+_FLOAT32 = np.dtype(np.float32)
+_FLOAT64 = np.dtype(np.float64)
+
+
+# ---- scalar conversion (opbase aclScalar::ToDouble / ToFloat, spec §2.8) ----------------------
+
+def to_double(value) -> float:
+    """``aclScalar::ToDouble``: a plain C cast to double; bool -> 0/1, complex -> 0.0.
+
+    Source: spec §2.8 (a complex scalar converts to 0 with a warning; DECISIONS 9).
+    """
+    if isinstance(value, (complex, np.complexfloating)):
+        return 0.0
+    return float(value)
+
+
+def to_float32(value) -> np.float32:
+    """``aclScalar::ToFloat``: round to the nearest float32; a finite overflow gives +-inf.
+
+    Source: spec §2.8, DECISIONS 2 (``s = float32(negativeSlope)`` for every tensor dtype).
+    """
+    with np.errstate(over="ignore"):
+        return np.float32(to_double(value))
+
+
+# ---- rounding helpers ---------------------------------------------------------------------------
+
+def _round_from_f64(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Round float64 values once to ``dtype`` (round to nearest even); other sources cast as-is.
+
+    ml_dtypes converts float64 through float32, which rounds twice (1 + 2^-8 + 2^-40 becomes bf16
+    1.0 instead of 1.0078125). Rounding to float32 *to odd* first keeps the sticky bit, so the
+    second, nearest-even rounding to a type of at most 22 fraction bits is the correct single
+    rounding. NumPy's own float64 -> float16/float32 casts are already single roundings.
+    """
+    dtype = np.dtype(dtype)
+    if values.dtype != _FLOAT64 or not _is_ml_float(dtype):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return values.astype(dtype)
+    return _f32_round_to_odd(values).astype(dtype)
+
+
+def _is_ml_float(dtype: np.dtype) -> bool:
+    """True for the ml_dtypes floating types (bf16, the fp8 family); their NumPy kind varies."""
+    return dtype.kind not in "biuc" and dtype.itemsize <= 2 and dtype != np.float16
+
+
+def _f32_round_to_odd(values: np.ndarray) -> np.ndarray:
+    """float64 -> float32 rounding toward zero, with the last bit set when the result is inexact."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        nearest = values.astype(_FLOAT32)
+    toward_zero = np.where(np.abs(nearest.astype(_FLOAT64)) > np.abs(values),
+                           np.nextafter(nearest, np.float32(0)), nearest)
+    bits = toward_zero.view(np.uint32)
+    inexact = (toward_zero.astype(_FLOAT64) != values) & ~np.isnan(values)
+    return np.where(inexact, bits | np.uint32(1), bits).view(_FLOAT32)
+
+
+def _check_floating(dtype: np.dtype, what: str) -> None:
+    if from_numpy(dtype) not in (DataType.FLOAT, DataType.FLOAT16, DataType.DOUBLE, DataType.BF16):
+        raise TypeError(f"{what}: compute dtype must be float16, bfloat16, float32 or float64, got {dtype}")
+
+
+def _scaled(values: np.ndarray, slope: np.float32, dtype: np.dtype) -> np.ndarray:
+    """``values * slope`` rounded as the kernels round it, returned in ``dtype``.
+
+    f16/bf16/f32: the operands are at most 24-bit significands, so the float64 product is exact;
+    rounding it to float32 is the float32 multiply, and f16/bf16 then round once more to their
+    dtype (spec §3.3, §5.2: compute in float32, CAST_RINT back). f64: a float64 multiply by the
+    float32-rounded slope (DECISIONS 2).
+    """
+    product = values.astype(_FLOAT64) * np.float64(slope)
+    if dtype == _FLOAT64:
+        return product
+    with np.errstate(over="ignore"):
+        return product.astype(_FLOAT32).astype(dtype)
+
+
+# ---- LeakyReluBackward / LeakyRelu --------------------------------------------------------------
+
+def leaky_relu_backward(grad_output: np.ndarray, self: np.ndarray, negative_slope,
+                        out_dtype=None) -> np.ndarray:
+    """Golden of ``aclnnLeakyReluBackward``: ``grad if self > 0 else grad * float32(slope)``.
+
+    Args:
+        grad_output: gradient, any float dtype, broadcastable with ``self``.
+        self: forward input (or result; ``self_is_result`` never changes the arithmetic, DECISIONS 4).
+        negative_slope: number or NumPy scalar; converted with ToFloat (DECISIONS 2).
+        out_dtype: result dtype; default PromoteType(grad_output, self). Cast with round to nearest
+            even (DECISIONS 3).
+
+    Returns:
+        Array of the broadcast shape in ``out_dtype``.
+
+    Rules (DECISIONS 1-3, spec §3.3): compute dtype P = PromoteType(grad, self); both are cast to
+    P. The compare is the strict ``self > 0``, so +0.0, -0.0 and NaN take the slope branch. The
+    pass branch copies grad's bits (in P); the slope branch is a real IEEE multiplication, rounded
+    by ``_scaled`` (inf * 0 = NaN, -0.0 * -0.5 = +0.0).
+    """
+    grad_output, self = np.asarray(grad_output), np.asarray(self)
+    compute = to_numpy(promote_type(from_numpy(grad_output.dtype), from_numpy(self.dtype)))
+    _check_floating(compute, "leaky_relu_backward")
+    grad_p = grad_output.astype(compute)
+    passes = self.astype(compute).astype(_FLOAT64) > 0
+    result = np.where(passes, grad_p, _scaled(grad_p, to_float32(negative_slope), compute))
+    return _round_from_f64(result, np.dtype(out_dtype or compute))
+
+
+def leaky_relu(self: np.ndarray, negative_slope=0.01, out_dtype=None) -> np.ndarray:
+    """Golden of ``aclnnLeakyRelu``: ``x if x > 0 else x * float32(slope)``, shape of ``self``.
+
+    Args:
+        self: input, float16/bfloat16/float32/float64.
+        negative_slope: number or NumPy scalar; ToFloat (spec §5.2: the kernel takes a float attr,
+            also for DOUBLE, which runs in double with the float32-rounded slope).
+        out_dtype: result dtype (CanCast(self, out)); default ``self.dtype``.
+
+    f16/bf16 multiply in float32 and round once to their dtype; NaN stays NaN, -inf * 0 = NaN,
+    +0.0 * negative slope = -0.0 (spec §5.2, torch_semantics §3).
+    """
+    self = np.asarray(self)
+    _check_floating(self.dtype, "leaky_relu")
+    result = np.where(self.astype(_FLOAT64) > 0, self, _scaled(self, to_float32(negative_slope), self.dtype))
+    return _round_from_f64(result, np.dtype(out_dtype or self.dtype))
+
+
+# ---- HardtanhBackward / Hardtanh ----------------------------------------------------------------
+
+def hardtanh_backward(grad_output: np.ndarray, self: np.ndarray, min_val, max_val,
+                      out_dtype=None) -> np.ndarray:
+    """Golden of ``aclnnHardtanhBackward``: grad passes iff ``min < self < max`` or self is NaN.
+
+    Args:
+        grad_output: gradient; the API requires the dtype and shape of ``self`` (DECISIONS 10).
+        self: forward input (kernel input ``result``), float16/bfloat16/float32.
+        min_val, max_val: numbers or NumPy scalars, converted with ToFloat (DECISIONS 9); any order
+            (min > max gives zeros except at NaN positions).
+        out_dtype: result dtype; default ``grad_output.dtype``.
+
+    Rules (DECISIONS 8, spec §4.3 arch35 kernel): self is widened exactly and compared strictly
+    against float32(min) and float32(max); NaN self passes. Where the gradient passes its bits are
+    copied; elsewhere the result is +0.0 whatever grad holds.
+    """
+    grad_output, self = np.asarray(grad_output), np.asarray(self)
+    x = self.astype(_FLOAT64)
+    lo, hi = np.float64(to_float32(min_val)), np.float64(to_float32(max_val))
+    passes = ((x > lo) & (x < hi)) | np.isnan(x)
+    result = np.where(passes, grad_output, np.zeros((), grad_output.dtype))
+    return _round_from_f64(result, np.dtype(out_dtype or grad_output.dtype))
+
+
+def hardtanh(self: np.ndarray, min_val=-1.0, max_val=1.0) -> np.ndarray:
+    """Golden of ``aclnnHardtanh`` (ClipByValueV2): ``min(max(x, lo), hi)`` in ``self``'s dtype.
+
+    Args:
+        self: input, floating or integer dtype (spec §6.1 list).
+        min_val, max_val: numbers or NumPy scalars, converted to self's dtype first (spec §2.8
+            ``ConvertToTensor``): floats round to nearest (bf16 through float32, like a C++
+            ``bfloat16(float(x))``), integers truncate toward zero and wrap like a C conversion.
+
+    Returns:
+        Array of self's shape and dtype. NaN in x or in a bound propagates (spec §6.2 AICPU
+        kernel and torch_semantics §4). The clamp is C++ ``min(max(x, lo), hi)``, which returns x
+        when it equals a bound, so the sign of zero follows x there (relu6(-0.0) = -0.0); with
+        lo > hi every element equals hi (max is applied first).
+    """
+    self = np.asarray(self)
+    lo, hi = _bound(min_val, self.dtype), _bound(max_val, self.dtype)
+    if self.dtype.kind in "iu":
+        return _clamp(self, lo, hi)
+    lo64, hi64 = np.float64(lo), np.float64(hi)
+    if np.isnan(lo64) or np.isnan(hi64):
+        return np.full(self.shape, np.nan).astype(self.dtype)
+    return _clamp(self.astype(_FLOAT64), lo64, hi64).astype(self.dtype)  # exact: values are x, lo or hi
+
+
+def _clamp(x: np.ndarray, lo, hi) -> np.ndarray:
+    """``std::min(std::max(x, lo), hi)``: a bound replaces x only when strictly beyond it."""
+    raised = np.where(x < lo, lo, x)
+    return np.where(hi < raised, hi, raised)
+
+
+def _bound(value, dtype: np.dtype):
+    """A clamp bound converted to the tensor dtype (aclScalar -> tensor of self's dtype)."""
+    if dtype.kind in "iu":
+        number = value if isinstance(value, (numbers.Integral, np.integer)) else math.trunc(to_double(value))
+        return np.array(int(number), dtype=np.int64).astype(dtype)
+    if dtype.kind == "b" or dtype.kind == "c":
+        raise TypeError(f"hardtanh: dtype {dtype} is not supported")
+    with np.errstate(over="ignore"):
+        double = np.float64(to_double(value))
+        return (double.astype(_FLOAT32) if _is_ml_float(dtype) else double).astype(dtype)

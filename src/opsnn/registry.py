@@ -1,0 +1,144 @@
+"""OpSpec: one declarative record per aclnn operator; everything else is derived from it.
+
+Validation order, promotion, broadcast, output geometry, executor steps, docs (``opsnn describe``)
+and the registry-driven tests all read these records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable
+
+from ._core.dtypes import DataType
+from ._core.platform import SocProfile
+
+
+class Promotion(enum.Enum):
+    PROMOTE = "promote"  # compute dtype = PromoteType(inputs); out needs CanCast(promoted, out)
+    SAME = "same"        # inputs must share one dtype; no promotion
+
+
+@dataclasses.dataclass(frozen=True)
+class DtypeTable:
+    """A per-SoC dtype list: ``base`` everywhere, plus ``on_910b_list`` where the op's
+    "910B list" applies (NpuArch DAV_2201 or regbase; spec §2.3)."""
+
+    base: tuple[DataType, ...]
+    on_910b_list: tuple[DataType, ...] = ()
+
+    def for_profile(self, profile: SocProfile) -> tuple[DataType, ...]:
+        return self.base + self.on_910b_list if profile.uses_910b_dtype_list else self.base
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One aclnn argument: snake_case ``name`` inside, CANN ``api_name`` in messages."""
+
+    name: str
+    api_name: str
+    kind: str  # "tensor", "scalar" or "flag"
+    dtypes: DtypeTable | None = None  # None: the dtype is not checked
+
+
+def tensor(name: str, api_name: str | None = None, dtypes: DtypeTable | None = None) -> Param:
+    return Param(name, api_name or name, "tensor", dtypes)
+
+
+def scalar(name: str, api_name: str | None = None, dtypes: DtypeTable | None = None) -> Param:
+    return Param(name, api_name or name, "scalar", dtypes)
+
+
+def flag(name: str, api_name: str | None = None) -> Param:
+    return Param(name, api_name or name, "flag")
+
+
+@dataclasses.dataclass(frozen=True)
+class OpSpec:
+    """An aclnn operator.
+
+    Attributes:
+        name: aclnn name without prefix (``LeakyReluBackward`` -> ``aclnnLeakyReluBackward``).
+        kernel_name: the l0/kernel op ops-nn launches (``LeakyReluGrad``).
+        params: aclnn arguments in C order, output last (``out``).
+        null_order: argument names in the order CANN's null checks visit them.
+        promotion: PROMOTE or SAME (see Promotion).
+        broadcast: inputs broadcast to the output shape (else shapes must be equal).
+        out_equals_self: out dtype and shape must equal self's (opsnn DECISION 10).
+        extra_checks: op-specific checks ``check(args, profile)``, run after the shape checks.
+        empty_inputs: inputs whose emptiness takes the empty fast path (success, workspace 0).
+        unsupported_socs: SoCs whose product line has no kernel for the op (561003).
+        kernel: the elementwise expression ``kernel(ops, *kernel_inputs, **scalars)``.
+        kernel_inputs: tensor names in the kernel's input order.
+        native_inputs: kernel inputs passed in their own dtype (bits copied), not widened.
+        contiguous_out: the l2 chain makes ``out`` contiguous before the kernel (HardtanhBackward).
+        formula: one-line statement of the maths, for docs.
+        source: where the behaviour comes from (ops-nn file / torch op).
+    """
+
+    name: str
+    kernel_name: str
+    params: tuple[Param, ...]
+    null_order: tuple[str, ...]
+    promotion: Promotion
+    broadcast: bool
+    kernel: Callable
+    kernel_inputs: tuple[str, ...]
+    formula: str
+    source: str
+    out_equals_self: bool = False
+    extra_checks: tuple[Callable, ...] = ()
+    empty_inputs: tuple[str, ...] = ("self",)
+    unsupported_socs: frozenset[str] = frozenset()
+    native_inputs: tuple[str, ...] = ()
+    contiguous_out: bool = False
+
+    @property
+    def api_name(self) -> str:
+        return "aclnn" + self.name
+
+    @property
+    def inputs(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.kind == "tensor" and p.name != "out")
+
+    @property
+    def scalars(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.kind == "scalar")
+
+    @property
+    def output(self) -> Param:
+        return next(p for p in self.params if p.name == "out")
+
+    def param(self, name: str) -> Param:
+        return next(p for p in self.params if p.name == name)
+
+
+_REGISTRY: dict[str, OpSpec] = {}
+
+
+def register(spec: OpSpec) -> OpSpec:
+    if spec.name in _REGISTRY:
+        raise ValueError(f"operator {spec.name} registered twice")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def _load() -> None:
+    from . import ops  # noqa: F401 - importing ops registers the specs
+
+
+def get(name: str) -> OpSpec:
+    """Spec by aclnn name, with or without the ``aclnn`` prefix, or by kernel name."""
+    _load()
+    key = name.removeprefix("aclnn")
+    if key in _REGISTRY:
+        return _REGISTRY[key]
+    for spec in _REGISTRY.values():
+        if spec.kernel_name == name:
+            return spec
+    raise KeyError(f"unknown operator {name!r}; known: {', '.join(_REGISTRY)}")
+
+
+def all_specs() -> tuple[OpSpec, ...]:
+    _load()
+    return tuple(_REGISTRY.values())

@@ -1,0 +1,838 @@
+"""``opsnn verify FILE...``: run CANN's own system-test case files against opsnn.
+
+Two formats are read (spec §9.3, ``../shared/cases/README.md``):
+
+* **kernel ST csv** (``ttk_kernel_*_st.csv``): one row per case naming a kernel op
+  (``leaky_relu_grad``, ``hardtanh_grad``, ``leaky_relu``, ``clip_by_value_v2``), its input dtypes,
+  shapes, formats, attrs and data ranges such as ``(-1, 1, nan, -0.0, inf)`` (uniform in [-1, 1]
+  with nan, -0.0 and inf injected), plus a tolerance.
+* **aclnn ST json** (``atk_aclnn*.json``): a list of cases whose inputs carry a dtype, a shape and
+  ``range_values``: ``[low, high]``, one fill value (a number or ``"inf"``/``"-inf"``/``"nan"``)
+  or a one-element list holding one.
+
+Each case runs exactly like a CANN user runs it: ``acl.rt.malloc`` + ``memcpy`` for every input,
+``acl.create_tensor`` / ``create_scalar``, ``aclnnXxxGetWorkspaceSize``, a workspace
+``malloc``, phase 2, ``synchronize_stream``, ``memcpy`` back, then destroy and free. The result
+is compared with ``opsnn.reference`` (default) or with ``torch.ops.aten`` (``--golden torch``,
+as CANN's own harness does), at the case's tolerance. opsnn's kernels are meant to be bit-exact,
+so every row also says whether it is (NaN counts equal to NaN).
+
+Kernel cases are mapped onto the aclnn API: ``LeakyReluGrad(gradients, features)`` ->
+``aclnnLeakyReluBackward(gradOutput=gradients, self=features, selfIsResult=False)``;
+``HardtanhGrad(result, grad)`` -> ``aclnnHardtanhBackward(gradOutput=grad, self=result)`` (the
+kernel takes the forward input first, spec §7.1); ``LeakyRelu(x)`` -> ``aclnnLeakyRelu``;
+``ClipByValueV2(x, min, max)`` -> ``aclnnHardtanh`` when min and max hold one element each. Float
+kernel attrs become ``ACL_FLOAT`` scalars; absent attrs take the kernel defaults (slope 0.0,
+min -1.0, max 1.0). Operators that ``opsnn.aclnn`` does not provide yet are reported as SKIP.
+
+Results: PASS (within tolerance), FAIL, SKIP (with the reason; never silently dropped) and DOC (a
+``--golden torch`` difference that a documented decision explains element by element:
+DECISIONS 2, the float32 slope for DOUBLE tensors; DECISIONS 8, NaN in self for HardtanhBackward).
+The exit status is 1 if any case fails, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import csv
+import dataclasses
+import json
+import math
+import re
+import time
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from opsnn import reference
+from opsnn._core import platform
+from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
+
+# A case with more elements than this (its largest tensor) is skipped. 2e7 elements keep the
+# peak of one case near 2 GB (fp64: two inputs and the output on host and "device" plus the
+# float64 golden and comparison temporaries, ~100 B/element), well inside a 24 GiB machine, and
+# keep the three ops-nn files (216 + 10 + 5 runnable cases, ~0.5e9 elements) near a minute on 2 cores.
+DEFAULT_MAX_ELEMENTS = 20_000_000
+# Fraction of a tensor's elements replaced by the special values of a range spec (at least one
+# of each when the tensor is large enough), assigned round-robin to the specials.
+SPECIAL_FRACTION = 0.05
+# ClipByValueV2 rows give no range; x uses this one, min its lower half and max its upper half,
+# so that aclnnHardtanh (which rejects min > max, spec §6.1) can run them.
+DEFAULT_RANGE = (-10.0, 10.0)
+# Threshold standard of the aclnn ST json ("single_bm" / "default"), per output dtype, applied
+# element-wise as rtol = atol; "md5" is bit-exact. float64 reuses the float32 value.
+_ATK_THRESHOLDS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-13, "float64": 2.0**-13}
+
+# Kernel attrs are C floats, so they reach aclnn as ACL_FLOAT scalars.
+_ATTR_DTYPE = np.dtype(np.float32)
+
+_DTYPE_NAMES = {
+    "float32": np.float32, "fp32": np.float32, "float": np.float32,
+    "float16": np.float16, "fp16": np.float16, "half": np.float16,
+    "bfloat16": ml_dtypes.bfloat16, "bf16": ml_dtypes.bfloat16,
+    "float64": np.float64, "fp64": np.float64, "double": np.float64,
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "bool": np.bool_,
+}
+
+PASS, FAIL, SKIP, DOC = "PASS", "FAIL", "SKIP", "DOC"
+
+
+# ---- case model ---------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Values:
+    """How a tensor is filled or a scalar picked: one value, or uniform in [low, high] + specials."""
+
+    low: float
+    high: float
+    specials: tuple[float, ...] = ()
+    fill: bool = False
+
+    @classmethod
+    def constant(cls, value: float) -> Values:
+        return cls(value, value, (), True)
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorSpec:
+    """One tensor input: its aclnn argument role, dtype, shape, values and format name."""
+
+    role: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    values: Values
+    format: str = "ND"
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalarSpec:
+    """One aclScalar input: its aclnn argument role, dtype and value spec."""
+
+    role: str
+    dtype: np.dtype
+    values: Values
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    """Element-wise criterion ``|actual - golden| <= atol + rtol * |golden|``; specials must match."""
+
+    rtol: float
+    atol: float
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One case, already mapped onto an opsnn aclnn operator (``op`` is a key of ``OPS``)."""
+
+    file: str
+    index: int
+    name: str
+    op: str
+    tensors: tuple[TensorSpec, ...]
+    scalars: tuple[ScalarSpec, ...]
+    flags: tuple[tuple[str, bool], ...]
+    out_dtype: np.dtype
+    out_shape: tuple[int, ...]
+    out_format: str
+    tolerance: Tolerance
+    unsupported: str | None = None  # why the case cannot map onto the aclnn API
+
+    @property
+    def numel(self) -> int:
+        """Elements of the largest tensor (inputs and output)."""
+        return max(math.prod(s) for s in [t.shape for t in self.tensors] + [self.out_shape])
+
+    @property
+    def needs_bf16(self) -> bool:
+        """BF16 data or an ``ascend910B2`` name prefix: needs a SoC with the BF16 dtype list."""
+        dtypes = [t.dtype for t in self.tensors] + [self.out_dtype]
+        return np.dtype(ml_dtypes.bfloat16) in dtypes or self.name.lower().startswith("ascend910b2")
+
+    @property
+    def label(self) -> str:
+        shapes = " ".join(str(list(t.shape)) for t in self.tensors)
+        return f"{self.tensors[0].dtype.name} {shapes}"
+
+
+@dataclasses.dataclass
+class Result:
+    """The outcome of one case (the rows of the table and of ``--json``)."""
+
+    file: str
+    index: int
+    name: str
+    op: str
+    label: str
+    numel: int
+    status: str
+    reason: str = ""
+    max_abs: float | None = None
+    max_rel: float | None = None
+    bit_exact: bool | None = None
+    mismatches: int | None = None
+    seconds: float = 0.0
+
+
+# ---- parsing: shared helpers --------------------------------------------------------------------
+
+def _dtype(name: str) -> np.dtype:
+    try:
+        return np.dtype(_DTYPE_NAMES[str(name).strip().lower()])
+    except KeyError:
+        raise ValueError(f"unknown dtype name {name!r}") from None
+
+
+def _literal(text: str):
+    """A Python literal from a case file; bare ``nan``/``inf``/``-inf`` are read as floats."""
+    quoted = re.sub(r"(-?)\b(nan|inf)\b", r'"\1\2"', text.strip())
+    return _floats_in(ast.literal_eval(quoted)) if quoted else None
+
+
+def _floats_in(value):
+    if isinstance(value, str) and value.lstrip("-") in ("nan", "inf"):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_floats_in(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _floats_in(v) for k, v in value.items()}
+    return value
+
+
+def _broadcast(shapes: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*shapes))
+
+
+# ---- parsing: kernel ST csv ---------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class _Kernel:
+    """How a kernel op's row maps onto an aclnn operator."""
+
+    op: str
+    inputs: tuple[str, ...]  # aclnn role of each kernel input, in kernel order
+    attrs: dict[str, tuple[str, float]]  # kernel attr -> (aclnn scalar role, kernel default)
+    flags: tuple[tuple[str, bool], ...] = ()
+    bound_inputs: tuple[str, ...] = ()  # kernel inputs that become aclnn scalars (one element each)
+
+
+_KERNELS = {
+    "leaky_relu_grad": _Kernel("LeakyReluBackward", ("gradOutput", "self"),
+                               {"negative_slope": ("negativeSlope", 0.0)}, (("selfIsResult", False),)),
+    "hardtanh_grad": _Kernel("HardtanhBackward", ("self", "gradOutput"),
+                             {"min_val": ("min", -1.0), "max_val": ("max", 1.0)}),
+    "leaky_relu": _Kernel("LeakyRelu", ("self",), {"negative_slope": ("negativeSlope", 0.0)}),
+    "clip_by_value_v2": _Kernel("Hardtanh", ("self", "min", "max"), {}, (), ("min", "max")),
+}
+
+
+def parse_csv(path: str | Path) -> list[Case]:
+    """All rows of a kernel ST csv as cases (an unknown op_name raises ValueError)."""
+    with open(path, newline="") as f:
+        return [_csv_case(str(path), i, row) for i, row in enumerate(csv.DictReader(f))]
+
+
+def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
+    kernel = _KERNELS.get(row["op_name"].strip())
+    if kernel is None:
+        raise ValueError(f"{file} row {index}: unknown kernel op {row['op_name']!r}")
+    dtypes = [_dtype(d) for d in _literal(row["input_dtypes"])]
+    shapes = [tuple(s) for s in _literal(row.get("input_shapes") or row["input_ori_shapes"])]
+    formats = list(_literal(row.get("input_formats") or row.get("input_ori_formats") or "") or [])
+    values = _csv_values(row.get("input_data_ranges", ""), len(dtypes), kernel)
+    specs = [TensorSpec(role, dt, shape, val, formats[i] if i < len(formats) else "ND")
+             for i, (role, dt, shape, val) in enumerate(zip(kernel.inputs, dtypes, shapes, values))]
+    tensors = tuple(s for s in specs if s.role not in kernel.bound_inputs)
+    scalars = tuple(_csv_attr_scalars(kernel, _literal(row.get("attributes") or "{}") or {}))
+    scalars += tuple(ScalarSpec(s.role, s.dtype, s.values) for s in specs if s.role in kernel.bound_inputs)
+    unsupported = _per_element_bounds(specs, kernel)
+    out_shapes = row.get("output_shapes", "")
+    out_shape = (tuple(_literal(out_shapes)[0]) if out_shapes.startswith("(") or out_shapes.startswith("[")
+                 else _broadcast(s.shape for s in tensors))
+    out_formats = list(_literal(row.get("output_formats") or "") or ["ND"])
+    return Case(file, index, row["testcase_name"], kernel.op, tensors, scalars, kernel.flags,
+                _dtype(_literal(row["output_dtypes"])[0]), out_shape, out_formats[0],
+                _csv_tolerance(row), unsupported)
+
+
+def _csv_values(text: str, count: int, kernel: _Kernel) -> list[Values]:
+    """Per-input value specs: one range per input, one range for all, or the default range."""
+    ranges = _literal(text) if text and text.strip() else None
+    if not ranges:
+        low, high = DEFAULT_RANGE
+        middle = (low + high) / 2
+        split = {"min": Values(low, middle), "max": Values(middle, high)}
+        return [split.get(role, Values(low, high)) for role in kernel.inputs[:count]]
+    ranges = list(ranges) if len(ranges) == count else [ranges[0]] * count
+    return [Values(float(r[0]), float(r[1]), tuple(float(v) for v in r[2:])) for r in ranges]
+
+
+def _csv_attr_scalars(kernel: _Kernel, attrs: dict) -> Iterator[ScalarSpec]:
+    for attr, (role, default) in kernel.attrs.items():
+        value = float(attrs.get(attr, default))
+        yield ScalarSpec(role, _ATTR_DTYPE, Values.constant(value))
+
+
+def _per_element_bounds(specs: list[TensorSpec], kernel: _Kernel) -> str | None:
+    wide = [s for s in specs if s.role in kernel.bound_inputs and math.prod(s.shape) != 1]
+    if not wide:
+        return None
+    shapes = ", ".join(f"{s.role} {list(s.shape)}" for s in wide)
+    return f"per-element bounds ({shapes}); aclnnHardtanh takes scalar min/max"
+
+
+def _csv_tolerance(row: dict[str, str]) -> Tolerance:
+    """``precision_tolerances`` holds (relative, absolute) per output; else ``absolute_precision``
+    serves as both; with neither the case must be bit-exact (opsnn's reading of the format)."""
+    pairs = _literal(row.get("precision_tolerances") or "")
+    if pairs:
+        rtol, atol = (float(v) for v in pairs[0])
+        return Tolerance(rtol, atol, "precision_tolerances")
+    absolute = (row.get("absolute_precision") or "").strip()
+    if absolute:
+        return Tolerance(float(absolute), float(absolute), "absolute_precision")
+    return Tolerance(0.0, 0.0, "exact")
+
+
+# ---- parsing: aclnn ST json ---------------------------------------------------------------------
+
+_ATK_OPS = {"LeakyReluBackward": "LeakyReluBackward", "HardtanhBackward": "HardtanhBackward",
+            "LeakyRelu": "LeakyRelu", "Hardtanh": "Hardtanh"}
+_ATK_ROLES = {"x": "self", "a": "negativeSlope", "clipValueMin": "min", "clipValueMax": "max",
+              "minVal": "min", "maxVal": "max"}
+
+
+def parse_json(path: str | Path) -> list[Case]:
+    """All cases of an aclnn ST json (an unknown ``aclnn_name`` raises ValueError)."""
+    with open(path) as f:
+        return [_json_case(str(path), i, case) for i, case in enumerate(json.load(f))]
+
+
+def _json_case(file: str, index: int, case: dict) -> Case:
+    op = _ATK_OPS.get(case["aclnn_name"].removeprefix("aclnn"))
+    if op is None:
+        raise ValueError(f"{file} case {index}: unknown operator {case['aclnn_name']!r}")
+    tensors, scalars, flags = [], [], []
+    for item in case["inputs"]:
+        role = _ATK_ROLES.get(item["name"], item["name"])
+        if item["type"] == "tensor":
+            tensors.append(TensorSpec(role, _dtype(item["dtype"]), tuple(item["shape"]),
+                                      _json_values(item["range_values"])))
+        elif item["type"] == "scalar":
+            scalars.append(ScalarSpec(role, _dtype(item["dtype"]), _json_values(item["range_values"])))
+        else:
+            flags.append((role, _json_flag(item["range_values"])))
+    out_dtype = _json_out_dtype(op, tensors)
+    name = f"{case['aclnn_name']}_{case.get('id', index)}"
+    return Case(file, index, name, op, tuple(tensors), tuple(scalars), tuple(flags), out_dtype,
+                _broadcast(t.shape for t in tensors), "ND", _json_tolerance(case, out_dtype))
+
+
+def _json_values(spec) -> Values:
+    """``[low, high]`` range, one fill value, or a one-element list holding one."""
+    if isinstance(spec, list) and len(spec) == 2:
+        return Values(float(spec[0]), float(spec[1]))
+    if isinstance(spec, list) and len(spec) == 1:
+        spec = spec[0]
+    return Values.constant(float(spec))
+
+
+def _json_flag(spec) -> bool:
+    """A bool attr; odd generated values (``["inf"]``, ``["-inf"]``) count by truthiness -> True."""
+    if isinstance(spec, list) and len(spec) == 1:
+        spec = spec[0]
+    return bool(float(spec)) if isinstance(spec, str) else bool(spec)
+
+
+def _json_out_dtype(op: str, tensors: list[TensorSpec]) -> np.dtype:
+    """LeakyReluBackward's out is PromoteType(gradOutput, self); the others keep self's dtype."""
+    if op == "LeakyReluBackward":
+        return to_numpy(promote_type(from_numpy(tensors[0].dtype), from_numpy(tensors[1].dtype)))
+    return next(t.dtype for t in tensors if t.role == "self")
+
+
+def _json_tolerance(case: dict, out_dtype: np.dtype) -> Tolerance:
+    standard = str(case.get("standard", {}).get("acc", "md5"))
+    threshold = _ATK_THRESHOLDS.get(out_dtype.name)
+    if standard == "md5" or threshold is None:
+        return Tolerance(0.0, 0.0, standard)
+    return Tolerance(threshold, threshold, standard)
+
+
+def load_cases(path: str | Path) -> list[Case]:
+    """Cases of one file, by extension (``.csv`` kernel ST, ``.json`` aclnn ST)."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".csv":
+        return parse_csv(path)
+    if suffix == ".json":
+        return parse_json(path)
+    raise ValueError(f"{path}: expected a .csv (kernel ST) or .json (aclnn ST) case file")
+
+
+# ---- case selection -----------------------------------------------------------------------------
+
+def case_filter(spec: str | None) -> Callable[[Case], bool]:
+    """``--cases``: comma-separated indexes (``7``), inclusive ranges (``0-9``) or name substrings."""
+    if not spec:
+        return lambda case: True
+    ranges, words = [], []
+    for item in (part.strip() for part in spec.split(",") if part.strip()):
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+        if match:
+            ranges.append((int(match[1]), int(match[2] or match[1])))
+        else:
+            words.append(item.lower())
+    return lambda case: (any(lo <= case.index <= hi for lo, hi in ranges)
+                         or any(w in case.name.lower() for w in words))
+
+
+# ---- input generation ---------------------------------------------------------------------------
+
+def case_rng(seed: int, case: Case) -> np.random.Generator:
+    """A generator per case: the data of a case do not depend on which other cases run."""
+    return np.random.default_rng([seed, zlib.crc32(Path(case.file).name.encode()), case.index])
+
+
+def generate(values: Values, dtype: np.dtype, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """A C-contiguous array: uniform in the range (integers inclusive) with the specials injected."""
+    n = math.prod(shape)
+    dtype = np.dtype(dtype)
+    if values.fill:
+        data = np.full(n, values.low)
+    elif dtype.kind in "iu":
+        data = rng.integers(math.ceil(values.low), math.floor(values.high), size=n, endpoint=True)
+    elif dtype.kind == "b":
+        data = rng.integers(0, 2, size=n)
+    else:
+        data = rng.uniform(values.low, values.high, size=n)
+    _inject(data, values.specials if dtype.kind not in "biu" else (), rng)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return data.astype(dtype).reshape(shape)
+
+
+def _inject(data: np.ndarray, specials: tuple[float, ...], rng: np.random.Generator) -> None:
+    if not specials or data.size == 0:
+        return
+    count = min(data.size, max(len(specials), round(data.size * SPECIAL_FRACTION)))
+    positions = rng.choice(data.size, size=count, replace=False)
+    data[positions] = np.resize(np.array(specials, dtype=np.float64), count)
+
+
+def pick_scalar(spec: ScalarSpec, rng: np.random.Generator) -> np.generic:
+    """The scalar value, already rounded to its dtype (so every consumer sees the same value)."""
+    return generate(spec.values, spec.dtype, (), rng)[()]
+
+
+# ---- comparison ---------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+    """Element-wise comparison of a result with its golden."""
+
+    max_abs: float
+    max_rel: float
+    bit_exact: bool
+    mismatches: int  # elements outside the tolerance
+    differs: np.ndarray  # bool mask: bits differ (NaN equals NaN)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
+
+
+def compare(actual: np.ndarray, golden: np.ndarray, tolerance: Tolerance) -> Comparison:
+    """Compare two arrays of the same shape and dtype; NaN matches NaN, infinities must match."""
+    a = actual.astype(np.float64)
+    g = golden.astype(np.float64)
+    differs = (_bits(actual) != _bits(golden)) & ~(np.isnan(a) & np.isnan(g))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        error = np.where(differs, np.abs(a - g), 0.0)
+        error = np.where(np.isnan(error), np.inf, error)
+        relative = np.where(differs, error / np.abs(g), 0.0)
+    finite = np.isfinite(a) & np.isfinite(g)
+    within = ~differs | (finite & (error <= tolerance.atol + tolerance.rtol * np.abs(g)))
+    return Comparison(float(error.max(initial=0.0)), float(np.nan_to_num(relative, nan=np.inf).max(initial=0.0)),
+                      not differs.any(), int((~within).sum()), differs)
+
+
+# ---- operator bindings --------------------------------------------------------------------------
+
+Arrays = dict[str, np.ndarray]
+Scalars = dict[str, np.generic]
+
+
+@dataclasses.dataclass(frozen=True)
+class OpBinding:
+    """One aclnn operator as verify drives it.
+
+    ``tensors``, ``scalars`` and ``flags`` name the aclnn arguments in GetWorkspaceSize order
+    (then ``out``). ``golden`` is the opsnn.reference formula; ``torch`` the torch.ops.aten call;
+    ``explain`` names the documented decision that explains a torch difference, or None.
+    """
+
+    aclnn: str
+    tensors: tuple[str, ...]
+    scalars: tuple[str, ...]
+    flags: tuple[str, ...]
+    golden: Callable[[Arrays, Scalars, np.dtype], np.ndarray]
+    torch: Callable[[Arrays, Scalars, dict[str, bool]], object]
+    explain: Callable[[Arrays, Scalars, np.ndarray, np.ndarray, np.ndarray], str | None]
+
+
+def _no_explanation(*_args) -> None:
+    return None
+
+
+def _explain_double_slope(inputs: Arrays, scalars: Scalars, ours: np.ndarray, torch_out: np.ndarray,
+                          differs: np.ndarray) -> str | None:
+    """DECISIONS 2: opsnn multiplies by float32(slope) where torch uses the double slope (f64).
+
+    Explained iff every differing element is in the slope branch, torch's value there is
+    ``grad * double(slope)`` and opsnn's is the reference value.
+    """
+    grad = inputs.get("gradOutput", inputs["self"])
+    if ours.dtype != np.float64 or grad.dtype != np.float64 or inputs["self"].dtype != np.float64:
+        return None
+    slope = reference.to_double(scalars["negativeSlope"])
+    grad_b, self_b = np.broadcast_arrays(grad, inputs["self"])
+    torch_rule = grad_b * slope
+    golden = _leaky_golden(inputs, scalars, ours.dtype)
+    slope_branch = ~(self_b > 0)
+    agrees = lambda x, y: (x == y) | (np.isnan(x) & np.isnan(y))  # noqa: E731
+    explained = slope_branch & agrees(torch_out, torch_rule) & agrees(ours, golden)
+    return "DECISIONS 2: float32 slope for DOUBLE (torch: double)" if explained[differs].all() else None
+
+
+def _explain_nan_self(inputs: Arrays, scalars: Scalars, ours: np.ndarray, torch_out: np.ndarray,
+                      differs: np.ndarray) -> str | None:
+    """DECISIONS 8: NaN in self passes the gradient; torch CPU's SIMD path gives 0 there."""
+    self_, grad = inputs["self"].astype(np.float64), inputs["gradOutput"]
+    explained = np.isnan(self_) & (torch_out.astype(np.float64) == 0) & (_bits(ours) == _bits(grad))
+    return "DECISIONS 8: NaN self passes grad (torch CPU SIMD: 0)" if explained[differs].all() else None
+
+
+def _leaky_golden(t: Arrays, s: Scalars, out: np.dtype) -> np.ndarray:
+    if "gradOutput" in t:
+        return reference.leaky_relu_backward(t["gradOutput"], t["self"], s["negativeSlope"], out)
+    return reference.leaky_relu(t["self"], s["negativeSlope"], out)
+
+
+OPS: dict[str, OpBinding] = {
+    "LeakyReluBackward": OpBinding(
+        "aclnnLeakyReluBackward", ("gradOutput", "self"), ("negativeSlope",), ("selfIsResult",),
+        _leaky_golden,
+        lambda t, s, f: _aten("leaky_relu_backward", t["gradOutput"], t["self"],
+                              s["negativeSlope"], f["selfIsResult"]),
+        _explain_double_slope),
+    "HardtanhBackward": OpBinding(
+        "aclnnHardtanhBackward", ("gradOutput", "self"), ("min", "max"), (),
+        lambda t, s, out: reference.hardtanh_backward(t["gradOutput"], t["self"], s["min"], s["max"], out),
+        lambda t, s, f: _aten("hardtanh_backward", t["gradOutput"], t["self"], s["min"], s["max"]),
+        _explain_nan_self),
+    "LeakyRelu": OpBinding(
+        "aclnnLeakyRelu", ("self",), ("negativeSlope",), (),
+        _leaky_golden,
+        lambda t, s, f: _aten("leaky_relu", t["self"], s["negativeSlope"]),
+        _explain_double_slope),
+    "Hardtanh": OpBinding(
+        "aclnnHardtanh", ("self",), ("min", "max"), (),
+        lambda t, s, out: reference.hardtanh(t["self"], s["min"], s["max"]),
+        lambda t, s, f: _aten("hardtanh", t["self"], s["min"], s["max"]),
+        _no_explanation),
+}
+
+
+# ---- torch golden (lazy: torch is an optional extra) --------------------------------------------
+
+def _aten(name: str, *args):
+    """Call ``torch.ops.aten.<name>`` with NumPy arrays (bf16 through int16 views) and scalars."""
+    import torch
+
+    def to_torch(value):
+        if isinstance(value, np.ndarray):
+            if value.dtype == ml_dtypes.bfloat16:
+                return torch.from_numpy(np.ascontiguousarray(value).view(np.int16)).view(torch.bfloat16)
+            return torch.from_numpy(np.ascontiguousarray(value))
+        if isinstance(value, np.generic):
+            return value.item() if value.dtype.kind in "biuf" else float(value)
+        return value
+
+    result = getattr(torch.ops.aten, name)(*(to_torch(a) for a in args))
+    if result.dtype == torch.bfloat16:
+        return result.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return result.numpy()
+
+
+# ---- running one case through the acl runtime ---------------------------------------------------
+
+class CaseError(Exception):
+    """A runtime or operator call of a case returned a failure status."""
+
+
+class _Session:
+    """One acl session for a verify run: init, device 0, one stream; torn down in reverse."""
+
+    def __init__(self):
+        from opsnn import acl, aclnn
+
+        self.acl, self.aclnn = acl, aclnn
+        self.stream = None
+        self._owns_init = False
+
+    def __enter__(self) -> _Session:
+        ret = self.acl.init()
+        self._owns_init = ret == self.acl.ACL_SUCCESS
+        _check(self.acl.rt.set_device(0), "acl.rt.set_device")
+        self.stream, ret = self.acl.rt.create_stream()
+        _check(ret, "acl.rt.create_stream")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.acl.rt.destroy_stream(self.stream)
+        self.acl.rt.reset_device(0)
+        if self._owns_init:
+            self.acl.finalize()
+
+    def missing(self, binding: OpBinding) -> bool:
+        return not all(hasattr(self.aclnn, n) for n in (binding.aclnn, binding.aclnn + "GetWorkspaceSize"))
+
+
+def _check(ret: int, call: str, acl=None) -> None:
+    if ret != 0:
+        message = acl.get_recent_err_msg() if acl is not None else None
+        raise CaseError(f"{call} returned {ret}" + (f": {message}" if message else ""))
+
+
+def run_aclnn(session: _Session, binding: OpBinding, case: Case, inputs: Arrays, scalars: Scalars) -> np.ndarray:
+    """Run one case the way a CANN user does; returns the output copied back to the host."""
+    acl = session.acl
+    with contextlib.ExitStack() as stack:
+        tensors = [_device_tensor(stack, acl, inputs[role], _spec(case, role).format)[0]
+                   for role in binding.tensors]
+        out = np.empty(case.out_shape, case.out_dtype)
+        out_tensor, out_addr = _device_tensor(stack, acl, out, case.out_format, upload=False)
+        handles = [_scalar(stack, acl, scalars[role]) for role in binding.scalars]
+        flags = [dict(case.flags)[name] for name in binding.flags]
+        size, executor, ret = getattr(session.aclnn, binding.aclnn + "GetWorkspaceSize")(
+            *tensors, *handles, *flags, out_tensor)
+        _check(ret, binding.aclnn + "GetWorkspaceSize", acl)
+        workspace = _malloc(stack, acl, size) if size > 0 else None
+        _check(getattr(session.aclnn, binding.aclnn)(workspace, size, executor, session.stream), binding.aclnn, acl)
+        _check(acl.rt.synchronize_stream(session.stream), "acl.rt.synchronize_stream", acl)
+        _check(acl.rt.memcpy(out, out.nbytes, out_addr, out.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST),
+               "acl.rt.memcpy (device to host)", acl)
+    return out
+
+
+def _spec(case: Case, role: str) -> TensorSpec:
+    return next(t for t in case.tensors if t.role == role)
+
+
+def _malloc(stack: contextlib.ExitStack, acl, nbytes: int) -> int:
+    # aclrtMalloc refuses 0 bytes; an empty tensor still needs an address to describe.
+    addr, ret = acl.rt.malloc(max(nbytes, 1), acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    _check(ret, f"acl.rt.malloc({nbytes})", acl)
+    stack.callback(acl.rt.free, addr)
+    return addr
+
+
+def _device_tensor(stack: contextlib.ExitStack, acl, host: np.ndarray, fmt: str, upload: bool = True):
+    """Device copy of a host array and its contiguous aclTensor; returns (tensor, address)."""
+    addr = _malloc(stack, acl, host.nbytes)
+    if upload and host.nbytes:
+        _check(acl.rt.memcpy(addr, host.nbytes, np.ascontiguousarray(host), host.nbytes,
+                             acl.ACL_MEMCPY_HOST_TO_DEVICE), "acl.rt.memcpy (host to device)", acl)
+    strides = [math.prod(host.shape[i + 1:]) for i in range(host.ndim)]
+    acl_format = getattr(acl, f"ACL_FORMAT_{fmt.upper()}", acl.ACL_FORMAT_ND)
+    tensor = acl.create_tensor(list(host.shape), int(from_numpy(host.dtype)), strides, 0, acl_format,
+                               list(host.shape), addr)
+    if tensor is None:
+        raise CaseError(f"acl.create_tensor failed: {acl.get_recent_err_msg()}")
+    stack.callback(acl.destroy_tensor, tensor)
+    return tensor, addr
+
+
+def _scalar(stack: contextlib.ExitStack, acl, value: np.generic):
+    dtype = from_numpy(value.dtype)
+    python_value = value.item() if value.dtype.kind in "biuf" else float(value)
+    handle = acl.create_scalar(python_value, int(dtype))
+    if handle is None:
+        raise CaseError(f"acl.create_scalar({python_value!r}, {DataType(dtype).acl_name}) failed: "
+                        f"{acl.get_recent_err_msg()}")
+    stack.callback(acl.destroy_scalar, handle)
+    return handle
+
+
+# ---- one case, end to end -----------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """What a verify run was asked to do (also written to ``--json``)."""
+
+    golden: str = "reference"
+    seed: int = 0
+    max_elements: int = DEFAULT_MAX_ELEMENTS
+    soc: str = platform.DEFAULT_SOC
+
+
+def skip_reason(case: Case, settings: Settings, session: _Session) -> str | None:
+    """Why a case is not run, or None."""
+    if case.unsupported:
+        return case.unsupported
+    binding = OPS[case.op]
+    if session.missing(binding):
+        return f"operator not implemented ({binding.aclnn} is not in opsnn.aclnn yet)"
+    if case.numel > settings.max_elements:
+        return f"{case.numel:,} elements > --max-elements {settings.max_elements:,}"
+    if case.needs_bf16 and not platform.get_profile(settings.soc).uses_910b_dtype_list:
+        return f"needs a BF16-capable SoC; {settings.soc} uses the dtype list without BF16"
+    return None
+
+
+def verify_case(case: Case, settings: Settings, session: _Session) -> Result:
+    """Generate, run, compare one case; never raises for a case-level problem."""
+    result = Result(case.file, case.index, case.name, case.op, case.label, case.numel, SKIP)
+    reason = skip_reason(case, settings, session)
+    if reason:
+        result.reason = reason
+        return result
+    start = time.perf_counter()
+    try:
+        _run_and_compare(case, settings, session, result)
+    except CaseError as exc:
+        result.status, result.reason = FAIL, str(exc)
+    except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
+        result.status, result.reason = FAIL, f"internal error: {type(exc).__name__}: {exc}"
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _run_and_compare(case: Case, settings: Settings, session: _Session, result: Result) -> None:
+    binding = OPS[case.op]
+    rng = case_rng(settings.seed, case)
+    inputs = {t.role: generate(t.values, t.dtype, t.shape, rng) for t in case.tensors}
+    scalars = {s.role: pick_scalar(s, rng) for s in case.scalars}
+    ours = run_aclnn(session, binding, case, inputs, scalars)
+    if settings.golden == "torch":
+        golden = np.asarray(binding.torch(inputs, scalars, dict(case.flags))).astype(case.out_dtype)
+    else:
+        golden = binding.golden(inputs, scalars, case.out_dtype)
+    comparison = compare(ours, golden, case.tolerance)
+    result.max_abs, result.max_rel = comparison.max_abs, comparison.max_rel
+    result.bit_exact, result.mismatches = comparison.bit_exact, comparison.mismatches
+    result.status = PASS if comparison.mismatches == 0 else FAIL
+    if result.status == FAIL and settings.golden == "torch":
+        explanation = binding.explain(inputs, scalars, ours, golden, comparison.differs)
+        if explanation:
+            result.status, result.reason = DOC, explanation
+    if result.status == FAIL:
+        result.reason = (f"{comparison.mismatches:,} of {ours.size:,} elements outside "
+                         f"rtol {case.tolerance.rtol:g} / atol {case.tolerance.atol:g}")
+
+
+# ---- CLI ----------------------------------------------------------------------------------------
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``opsnn verify``."""
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="case files: kernel ST .csv (ttk_kernel_*) or aclnn ST .json (atk_aclnn*)")
+    parser.add_argument("--golden", choices=("reference", "torch"), default="reference",
+                        help="compare with opsnn.reference (default) or torch.ops.aten like CANN's harness")
+    parser.add_argument("--max-elements", type=lambda s: int(float(s)), default=DEFAULT_MAX_ELEMENTS,
+                        help=f"skip cases whose largest tensor has more elements (default {DEFAULT_MAX_ELEMENTS:.0e}, "
+                             "sized for a 24 GiB / 2-core machine)")
+    parser.add_argument("--soc", default=None,
+                        help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the input data (default 0)")
+    parser.add_argument("--cases", default=None,
+                        help="select cases: indexes '7', ranges '0-9', name substrings 'fuzz_4', comma-separated")
+    parser.add_argument("--json", dest="json_path", default=None, metavar="PATH",
+                        help="also write machine-readable results to PATH")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``opsnn verify``; returns the exit status (1 if any case failed, else 0)."""
+    console = Console()
+    soc = args.soc or platform.current().name
+    settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name)
+    selected = case_filter(args.cases)
+    files = [(path, [c for c in load_cases(path) if selected(c)]) for path in args.files]
+    start = time.perf_counter()
+    with platform.use_soc(settings.soc), _Session() as session:
+        results = _run_all(files, settings, session, console)
+    elapsed = time.perf_counter() - start
+    for path, _ in files:
+        console.print(_table(path, [r for r in results if r.file == str(path)]))
+    summary = _summary(results, elapsed)
+    console.print(_summary_line(summary, settings))
+    if args.json_path:
+        _write_json(args.json_path, settings, summary, results)
+    return 1 if summary[FAIL] else 0
+
+
+def _run_all(files, settings: Settings, session: _Session, console: Console) -> list[Result]:
+    results = []
+    total = sum(len(cases) for _, cases in files)
+    columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("verify", total=total)
+        for _, cases in files:
+            for case in cases:
+                progress.update(task, description=f"{Path(case.file).name} #{case.index} {case.name}")
+                results.append(verify_case(case, settings, session))
+                progress.advance(task)
+    return results
+
+
+_STYLE = {PASS: "green", FAIL: "bold red", SKIP: "yellow", DOC: "cyan"}
+
+
+def _table(path, results: list[Result]) -> Table:
+    table = Table(title=f"{path} ({len(results)} cases)", show_lines=False)
+    for column in ("#", "case", "op", "inputs", "elements", "result", "max abs", "max rel", "exact", "note"):
+        table.add_column(column, justify="right" if column in ("#", "elements") else "left",
+                         overflow="fold")
+    for r in results:
+        table.add_row(str(r.index), r.name, r.op, r.label, f"{r.numel:,}", f"[{_STYLE[r.status]}]{r.status}",
+                      _num(r.max_abs), _num(r.max_rel), "" if r.bit_exact is None else ("yes" if r.bit_exact else "no"),
+                      r.reason)
+    return table
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.3g}"
+
+
+def _summary(results: list[Result], elapsed: float) -> dict:
+    counts = {status: sum(r.status == status for r in results) for status in (PASS, FAIL, SKIP, DOC)}
+    return {**counts, "total": len(results), "bit_exact": sum(bool(r.bit_exact) for r in results),
+            "seconds": round(elapsed, 3)}
+
+
+def _summary_line(summary: dict, settings: Settings) -> str:
+    return (f"[bold]{summary['total']} cases[/]: [green]{summary[PASS]} passed[/] "
+            f"({summary['bit_exact']} bit-exact), [cyan]{summary[DOC]} documented differences[/], "
+            f"[yellow]{summary[SKIP]} skipped[/], [bold red]{summary[FAIL]} failed[/] "
+            f"in {summary['seconds']:.1f} s (golden {settings.golden}, SoC {settings.soc}, seed {settings.seed})")
+
+
+def _write_json(path: str, settings: Settings, summary: dict, results: list[Result]) -> None:
+    document = {"settings": dataclasses.asdict(settings), "summary": summary,
+                "cases": [{k: _json_safe(v) for k, v in dataclasses.asdict(r).items()} for r in results]}
+    Path(path).write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
+
+
+def _json_safe(value):
+    """Strict JSON has no inf/nan: write them as the strings "inf", "-inf", "nan"."""
+    return str(value) if isinstance(value, float) and not math.isfinite(value) else value

@@ -1,0 +1,290 @@
+"""Shared fixtures and helpers: the emulated ACL runtime, device tensors from NumPy views,
+read-back, the two-phase launch, SoC selection and the failure checks used by every test file."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import cases
+import opsnn
+import opsnn.acl as acl
+from opsnn import aclnn
+
+
+# ---- operator registry (what the shared tests iterate over) ------------------------------------
+@dataclasses.dataclass(frozen=True)
+class OpInfo:
+    """How to call one operator through both public layers."""
+
+    key: str
+    api: str                 # aclnn name without the GetWorkspaceSize suffix
+    null_order: tuple        # CANN argument names in the documented null-check order (DECISION 15)
+    pythonic: str            # opsnn function name
+
+    @property
+    def phase1(self):
+        return getattr(aclnn, self.api + "GetWorkspaceSize")
+
+    @property
+    def phase2(self):
+        return getattr(aclnn, self.api)
+
+    @property
+    def py(self):
+        return getattr(opsnn, self.pythonic)
+
+
+LEAKY = OpInfo("leaky", "aclnnLeakyReluBackward", ("gradOutput", "self", "negativeSlope", "out"),
+               "leaky_relu_backward")
+HARDTANH = OpInfo("hardtanh", "aclnnHardtanhBackward", ("self", "gradOutput", "out", "min", "max"),
+                  "hardtanh_backward")
+OPS = {"leaky": LEAKY, "hardtanh": HARDTANH}
+
+
+def acl_dtype(dtype) -> int:
+    """The acl.ACL_* constant of a NumPy dtype (or of an aclDataType name such as 'UINT32')."""
+    name = dtype if isinstance(dtype, str) else cases.ACL_NAME[np.dtype(dtype)]
+    return getattr(acl, "ACL_" + name)
+
+
+def acl_format(name: str) -> int:
+    return getattr(acl, "ACL_FORMAT_" + name)
+
+
+# ---- device tensors -----------------------------------------------------------------------------
+@dataclasses.dataclass
+class DevTensor:
+    """A device tensor made from a NumPy view of a C-contiguous base array."""
+
+    env: "AclEnv"
+    tensor: object
+    addr: int
+    base_shape: tuple
+    dtype: np.dtype
+    view_shape: tuple
+    strides: list
+    offset: int
+
+    def storage(self) -> np.ndarray:
+        """The whole storage (base), read back from the device."""
+        return self.env.read(self.addr, self.base_shape, self.dtype)
+
+    def storage_bytes(self) -> bytes:
+        return self.storage().tobytes()
+
+    def view(self) -> np.ndarray:
+        """The view, read back from the device (a contiguous copy)."""
+        base = self.storage()
+        if int(np.prod(self.view_shape, dtype=np.int64)) == 0:
+            return np.zeros(self.view_shape, self.dtype)
+        flat = base.reshape(-1)
+        return np.lib.stride_tricks.as_strided(
+            flat[self.offset:], shape=self.view_shape,
+            strides=tuple(s * self.dtype.itemsize for s in self.strides)).copy()
+
+
+class AclEnv:
+    """One stream plus everything a test allocated on it; released at teardown."""
+
+    def __init__(self):
+        self.stream, ret = acl.rt.create_stream()
+        assert ret == 0, f"create_stream -> {ret}"
+        self._addrs, self._tensors, self._scalars = [], [], []
+
+    # memory
+    def malloc(self, nbytes: int) -> int:
+        addr, ret = acl.rt.malloc(max(int(nbytes), 32), acl.ACL_MEM_MALLOC_HUGE_FIRST)
+        assert ret == 0, f"malloc({nbytes}) -> {ret}"
+        self._addrs.append(addr)
+        return addr
+
+    def write(self, addr: int, base: np.ndarray) -> None:
+        raw = np.ascontiguousarray(base).reshape(-1).view(np.uint8)
+        if raw.size:
+            ret = acl.rt.memcpy(addr, raw.size, raw, raw.size, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+            assert ret == 0, f"memcpy H2D -> {ret}"
+
+    def read(self, addr: int, shape, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        raw = np.zeros(n, np.uint8)
+        if n:
+            ret = acl.rt.memcpy(raw, n, addr, n, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+            assert ret == 0, f"memcpy D2H -> {ret}"
+        return raw.view(dtype).reshape(shape)
+
+    # tensors and scalars
+    def put(self, view, base=None, *, fmt: str = "ND", dtype_name: str | None = None) -> DevTensor:
+        """Upload `base` (default: `view` made contiguous) and describe `view` inside it with
+        explicit strides / offset / storage shape."""
+        view = np.asarray(view)
+        if base is None:
+            base = np.ascontiguousarray(view)
+            view = base
+        strides, offset = cases.layout_of(view, base)
+        addr = self.malloc(base.nbytes)
+        self.write(addr, base)
+        t = acl.create_tensor(list(view.shape), acl_dtype(dtype_name or base.dtype), strides, offset,
+                              acl_format(fmt), list(base.shape), addr)
+        assert t is not None, f"create_tensor failed: {acl.get_recent_err_msg()}"
+        self._tensors.append(t)
+        return DevTensor(self, t, addr, tuple(base.shape), base.dtype, tuple(view.shape), strides, offset)
+
+    def put_layout(self, a, layout: str, **kw) -> DevTensor:
+        view, base = cases.make_layout(np.asarray(a), layout)
+        return self.put(view, base, **kw)
+
+    def out(self, shape, dtype, layout: str = "contig", sentinel=777.0, **kw) -> DevTensor:
+        view, base = cases.out_layout(shape, dtype, layout, sentinel)
+        return self.put(view, base, **kw)
+
+    def scalar(self, value, dtype) -> object:
+        """acl.create_scalar(value, ACL_<dtype>); dtype is an aclDataType name or NumPy dtype."""
+        s = acl.create_scalar(value, acl_dtype(dtype))
+        assert s is not None, f"create_scalar({value!r}, {dtype}) failed: {acl.get_recent_err_msg()}"
+        self._scalars.append(s)
+        return s
+
+    # two-phase launch
+    def launch(self, op: OpInfo, *args) -> "Launch":
+        """Phase 1, workspace malloc when > 0, phase 2, synchronize. Stops at the first failure."""
+        ws, executor, ret = op.phase1(*args)
+        result = Launch(ret, ws, executor)
+        if ret != 0:
+            return result
+        workspace = self.malloc(ws) if ws > 0 else None
+        result.phase2 = op.phase2(workspace, ws, executor, self.stream)
+        if result.phase2 == 0:
+            result.sync = acl.rt.synchronize_stream(self.stream)
+        return result
+
+    def close(self) -> None:
+        for t in self._tensors:
+            acl.destroy_tensor(t)
+        for s in self._scalars:
+            acl.destroy_scalar(s)
+        for a in self._addrs:
+            acl.rt.free(a)
+        acl.rt.destroy_stream(self.stream)
+        acl.get_recent_err_msg()
+
+
+@dataclasses.dataclass
+class Launch:
+    phase1: int
+    workspace_size: int
+    executor: object
+    phase2: int | None = None
+    sync: int | None = None
+
+    def ok(self) -> bool:
+        return self.phase1 == 0 and self.phase2 == 0 and self.sync == 0
+
+    def __str__(self):
+        return f"phase1={self.phase1} ws={self.workspace_size} phase2={self.phase2} sync={self.sync}"
+
+
+# ---- fixtures -----------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def acl_runtime():
+    """acl.init + set_device(0) once per session; reset_device + finalize at the end."""
+    ret = acl.init()
+    assert ret in (0, 100002), f"acl.init -> {ret}"  # 100002: already initialised by the process
+    assert acl.rt.set_device(0) == 0
+    yield acl
+    acl.rt.reset_device(0)
+    if ret == 0:
+        acl.finalize()
+
+
+@pytest.fixture
+def acl_env(acl_runtime):
+    """A stream on device 0, with every tensor/scalar/buffer made through it freed at teardown."""
+    acl.get_recent_err_msg()
+    env = AclEnv()
+    yield env
+    env.close()
+
+
+@pytest.fixture(autouse=True)
+def default_soc(monkeypatch):
+    """Every test starts on the default profile (Ascend910B) unless it selects another."""
+    monkeypatch.delenv("OPSNN_SOC", raising=False)
+    yield
+
+
+@pytest.fixture(params=["Ascend910", "Ascend310P"])
+def soc_without_bf16(request):
+    with opsnn.use_soc(request.param) as profile:
+        yield profile
+
+
+@pytest.fixture(params=["Ascend910B", "Ascend910_93", "Ascend950"])
+def soc_with_bf16(request):
+    with opsnn.use_soc(request.param) as profile:
+        yield profile
+
+
+# ---- failure checks -----------------------------------------------------------------------------
+def expect_acl_failure(ret: int, status: int, *, names=(), dtypes=(), shapes=(), words=()) -> str:
+    """aclnn layer: `ret` is `status`; get_recent_err_msg() returns a non-empty message that names
+    each argument / dtype / shape / word given, then None on the next call. Returns the message."""
+    assert ret == status, f"status {ret}, expected {status}; message: {acl.get_recent_err_msg()!r}"
+    msg = acl.get_recent_err_msg()
+    assert isinstance(msg, str) and msg.strip(), f"no recent error message after status {ret}"
+    check_message(msg, names=names, dtypes=dtypes, shapes=shapes, words=words)
+    assert acl.get_recent_err_msg() is None, "get_recent_err_msg() must fetch-and-clear"
+    return msg
+
+
+def check_message(msg: str, *, names=(), dtypes=(), shapes=(), words=()) -> None:
+    for n in names:
+        assert cases.names_arg(msg, n), f"message does not name {n!r}: {msg!r}"
+    for d in dtypes:
+        assert cases.names_dtype(msg, d), f"message does not name dtype {d!r}: {msg!r}"
+    for s in shapes:
+        assert cases.names_shape(msg, s), f"message does not show shape {s}: {msg!r}"
+    for w in words:
+        assert w.lower() in msg.lower(), f"message does not contain {w!r}: {msg!r}"
+
+
+def expect_py_failure(fn, *args, status: int, names=(), dtypes=(), shapes=(), words=(),
+                      untouched=(), **kwargs) -> opsnn.AclnnError:
+    """Pythonic layer: raises opsnn.AclnnError with .status == status and a message that names
+    what is given; the arrays in `untouched` keep their bytes."""
+    before = [np.ascontiguousarray(a).tobytes() for a in untouched]
+    with pytest.raises(opsnn.AclnnError) as info:
+        fn(*args, **kwargs)
+    exc = info.value
+    assert exc.status == status, f"AclnnError.status {exc.status}, expected {status}: {exc.message!r}"
+    assert isinstance(exc.message, str) and exc.message.strip()
+    check_message(exc.message, names=names, dtypes=dtypes, shapes=shapes, words=words)
+    after = [np.ascontiguousarray(a).tobytes() for a in untouched]
+    for i, (b, a) in enumerate(zip(before, after)):
+        assert b == a, f"argument {i} was modified by a failing call"
+    return exc
+
+
+def snapshot(*tensors: DevTensor) -> list:
+    return [t.storage_bytes() for t in tensors]
+
+
+def assert_untouched(before: list, *tensors: DevTensor) -> None:
+    for i, (b, t) in enumerate(zip(before, tensors)):
+        assert t.storage_bytes() == b, f"device tensor {i} was modified"
+
+
+def assert_out_written(out: DevTensor, expected: np.ndarray, base_before: np.ndarray, what: str = ""):
+    """out's view equals `expected` bit-exactly and every storage element outside the view kept
+    its bytes."""
+    cases.assert_bits_equal(out.view(), expected, what=what)
+    storage = out.storage()
+    view = np.lib.stride_tricks.as_strided(
+        storage.reshape(-1)[out.offset:] if storage.size else storage.reshape(-1),
+        shape=out.view_shape, strides=tuple(s * out.dtype.itemsize for s in out.strides))
+    mask = cases.outside_mask(view, storage)
+    assert cases.bits(storage[mask]).tobytes() == cases.bits(base_before[mask]).tobytes(), \
+        f"{what}: out storage outside the view was modified"

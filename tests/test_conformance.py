@@ -1,0 +1,349 @@
+"""Registry-style conformance: every operator x dtype x shape group x layout x special values,
+through both public layers (Pythonic on NumPy arrays, aclnn through the acl runtime), against the
+golden formulas of DECISIONS 1-3 and 8 (tests/cases.py), compared bit for bit."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import cases
+import opsnn
+import opsnn.acl as acl
+from cases import BF16, F16, F32, F64, C64, C128
+from conftest import HARDTANH, LEAKY, assert_out_written
+
+LAYERS = ("py", "acl")
+
+
+# ---- runners ------------------------------------------------------------------------------------
+def run_leaky(layer, env, g, x, slope, *, sir=False, out_dtype=None, layouts=("contig", "contig"),
+              out_layout="contig", slope_dtype="DOUBLE", fmt="ND"):
+    """Run LeakyReluBackward on (g, x) laid out as asked; check it succeeded, that the result is
+    written into out's view only, and return the result values (contiguous)."""
+    g, x = np.asarray(g), np.asarray(x)
+    shape = np.broadcast_shapes(g.shape, x.shape)
+    odt = np.dtype(out_dtype or cases.promote(g.dtype, x.dtype))
+    if layer == "py":
+        gv, _ = cases.make_layout(g, layouts[0])
+        xv, _ = cases.make_layout(x, layouts[1])
+        ov, ob = cases.out_layout(shape, odt, out_layout)
+        before = ob.copy()
+        res = opsnn.leaky_relu_backward(gv, xv, negative_slope=slope, self_is_result=sir, out=ov)
+        assert res is ov, "out= must be written in place and returned"
+        mask = cases.outside_mask(ov, ob)
+        assert cases.bits(ob[mask]).tobytes() == cases.bits(before[mask]).tobytes(), \
+            "out storage outside the view was modified"
+        assert cases.bits(gv).tobytes() == cases.bits(g).tobytes()
+        assert cases.bits(xv).tobytes() == cases.bits(x).tobytes()
+        return np.ascontiguousarray(res)
+    gt = env.put_layout(g, layouts[0], fmt=fmt)
+    xt = env.put_layout(x, layouts[1], fmt=fmt)
+    ot = env.out(shape, odt, out_layout, fmt=fmt)
+    base_before = ot.storage()
+    in_before = (gt.storage_bytes(), xt.storage_bytes())
+    s = env.scalar(slope, slope_dtype)
+    r = env.launch(LEAKY, gt.tensor, xt.tensor, s, sir, ot.tensor)
+    assert r.ok(), f"{r}: {acl.get_recent_err_msg()!r}"
+    assert (gt.storage_bytes(), xt.storage_bytes()) == in_before, "inputs were modified"
+    res = ot.view()
+    assert_out_written(ot, res, base_before, "out")
+    return res
+
+
+def run_hardtanh(layer, env, g, x, lo, hi, *, layouts=("contig", "contig"), out_layout="contig",
+                 bound_dtype="DOUBLE", fmt="ND"):
+    g, x = np.asarray(g), np.asarray(x)
+    if layer == "py":
+        gv, _ = cases.make_layout(g, layouts[0])
+        xv, _ = cases.make_layout(x, layouts[1])
+        ov, ob = cases.out_layout(x.shape, x.dtype, out_layout)
+        before = ob.copy()
+        res = opsnn.hardtanh_backward(gv, xv, min_val=lo, max_val=hi, out=ov)
+        assert res is ov, "out= must be written in place and returned"
+        mask = cases.outside_mask(ov, ob)
+        assert cases.bits(ob[mask]).tobytes() == cases.bits(before[mask]).tobytes(), \
+            "out storage outside the view was modified"
+        return np.ascontiguousarray(res)
+    gt = env.put_layout(g, layouts[0], fmt=fmt)
+    xt = env.put_layout(x, layouts[1], fmt=fmt)
+    ot = env.out(x.shape, x.dtype, out_layout, fmt=fmt)
+    base_before = ot.storage()
+    in_before = (gt.storage_bytes(), xt.storage_bytes())
+    r = env.launch(HARDTANH, gt.tensor, xt.tensor, env.scalar(lo, bound_dtype), env.scalar(hi, bound_dtype),
+                   ot.tensor)
+    assert r.ok(), f"{r}: {acl.get_recent_err_msg()!r}"
+    assert (gt.storage_bytes(), xt.storage_bytes()) == in_before, "inputs were modified"
+    res = ot.view()
+    assert_out_written(ot, res, base_before, "out")
+    return res
+
+
+@pytest.fixture
+def env(request):
+    """acl_env for the aclnn layer, nothing for the Pythonic one."""
+    if request.node.callspec.params.get("layer") == "acl":
+        return request.getfixturevalue("acl_env")
+    return None
+
+
+# ---- constants ----------------------------------------------------------------------------------
+def test_acl_constants_have_cann_values():
+    for name, value in cases.ACL_DTYPE_VALUES.items():
+        assert getattr(acl, "ACL_" + name) == value, name
+    for name, value in cases.ACL_FORMAT_VALUES.items():
+        assert getattr(acl, "ACL_FORMAT_" + name) == value, name
+    assert acl.ACL_SUCCESS == 0 and acl.ACLNN_SUCCESS == 0
+    assert acl.ACLNN_ERR_PARAM_NULLPTR == 161001
+    assert acl.ACLNN_ERR_PARAM_INVALID == 161002
+    assert acl.ACLNN_ERR_INNER_NULLPTR == 561103
+    assert acl.ACL_MEM_MALLOC_HUGE_FIRST == 0
+    assert (acl.ACL_MEMCPY_HOST_TO_HOST, acl.ACL_MEMCPY_HOST_TO_DEVICE, acl.ACL_MEMCPY_DEVICE_TO_HOST,
+            acl.ACL_MEMCPY_DEVICE_TO_DEVICE) == (0, 1, 2, 3)
+    assert int(opsnn.Status.ERR_PARAM_INVALID) == 161002
+    assert issubclass(opsnn.AclnnError, Exception)
+
+
+# ---- LeakyReluBackward: dtypes x special values -------------------------------------------------
+LEAKY_DTYPE_CASES = [
+    # (grad, self, out or None = promoted)
+    (F32, F32, None), (F16, F16, None), (BF16, BF16, None), (F64, F64, None),
+    (F16, F32, None), (F32, F16, None), (F16, BF16, None), (BF16, F16, None), (BF16, F32, None),
+    (F32, F64, None), (F64, F16, None),
+    (F32, F32, F16), (F32, F32, F64), (F16, F16, F32), (BF16, BF16, F32), (F16, BF16, F16),
+    (F64, F64, F32), (F16, F32, BF16), (F32, F32, BF16), (F32, F32, C64), (F64, F64, C128),
+]
+SLOPES = (0.0, 0.2, -0.5, 2.0, 0.01)
+
+
+def _dt_id(c):
+    return "-".join(np.dtype(d).name if d is not None else "promoted" for d in c)
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("dts", LEAKY_DTYPE_CASES, ids=_dt_id)
+def test_leaky_dtypes_special_values(layer, env, dts):
+    gdt, xdt, odt = dts
+    g, x = cases.grid(gdt, xdt)
+    for slope in SLOPES:
+        res = run_leaky(layer, env, g, x, slope, out_dtype=odt)
+        exp = cases.ref_leaky(g, x, cases.to_float32(slope), odt)
+        cases.assert_bits_equal(res, exp, what=f"{layer} {_dt_id(dts)} slope={slope}")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("dts", [(F32, F32), (BF16, BF16), (F16, F32)], ids=_dt_id)
+@pytest.mark.parametrize("shape", cases.LEAKY_SHAPES, ids=lambda s: s.name)
+def test_leaky_shape_groups(layer, env, dts, shape):
+    g = cases.filled(shape.grad, dts[0], 1, cases.grad_specials(dts[0]))
+    x = cases.filled(shape.self, dts[1], 2, cases.self_specials(dts[1]))
+    res = run_leaky(layer, env, g, x, -0.5)
+    exp = cases.ref_leaky(g, x, np.float32(-0.5))
+    assert res.shape == shape.out
+    cases.assert_bits_equal(res, exp, what=f"{layer} {shape.name}")
+
+
+IN_LAYOUTS = [("contig", "contig"), ("transposed", "transposed"), ("sliced", "sliced"),
+              ("offset", "offset"), ("transposed", "sliced"), ("contig", "offset"), ("sliced", "contig")]
+OUT_LAYOUTS = ("contig", "sliced", "transposed", "offset")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("out_layout", OUT_LAYOUTS)
+@pytest.mark.parametrize("layouts", IN_LAYOUTS, ids="/".join)
+def test_leaky_strided(layer, env, layouts, out_layout):
+    g, x = cases.grid(F32, F32)
+    res = run_leaky(layer, env, g, x, 0.2, layouts=layouts, out_layout=out_layout)
+    cases.assert_bits_equal(res, cases.ref_leaky(g, x, np.float32(0.2)), what="f32")
+    g, x = cases.grid(F16, BF16)
+    res = run_leaky(layer, env, g, x, -0.5, layouts=layouts, out_layout=out_layout, out_dtype=F16)
+    cases.assert_bits_equal(res, cases.ref_leaky(g, x, np.float32(-0.5), F16), what="f16+bf16->f16")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("out_layout", ("contig", "sliced", "transposed"))
+def test_leaky_strided_broadcast(layer, env, out_layout):
+    """Broadcast (3,1) x (1,4) and (2,3) x (3,) with strided operands and out."""
+    g = cases.filled((4, 1), F32, 3, cases.grad_specials(F32))
+    x = cases.filled((1, 5), F32, 4, cases.self_specials(F32))
+    res = run_leaky(layer, env, g, x, 0.2, layouts=("offset", "sliced"), out_layout=out_layout)
+    cases.assert_bits_equal(res, cases.ref_leaky(g, x, np.float32(0.2)))
+    g = cases.filled((2, 3), F16, 5, cases.grad_specials(F16))
+    x = cases.filled((3,), F32, 6, cases.self_specials(F32))
+    res = run_leaky(layer, env, g, x, 0.2, layouts=("transposed", "sliced"), out_layout=out_layout)
+    cases.assert_bits_equal(res, cases.ref_leaky(g, x, np.float32(0.2)))
+
+
+@pytest.mark.parametrize("layout", ["reversed", "stride0"])
+def test_leaky_py_any_strides(layout):
+    """The Pythonic layer takes NumPy views of any strides (negative, zero)."""
+    g, x = cases.grid(F32, F32)
+    if layout == "reversed":
+        gv, xv = g[::-1, ::-1], x[:, ::-1]
+    else:
+        gv = np.broadcast_to(g[:1], g.shape)
+        xv = np.broadcast_to(x[:, :1], x.shape)
+    res = opsnn.leaky_relu_backward(gv, xv, negative_slope=0.2)
+    cases.assert_bits_equal(res, cases.ref_leaky(np.array(gv), np.array(xv), np.float32(0.2)))
+
+
+# scalar dtypes accepted for negativeSlope (spec §3.2): value as created -> ToFloat
+SLOPE_SCALARS = [
+    ("FLOAT", 0.1, np.float32(0.1)), ("FLOAT16", 0.1, np.float32(np.float16(0.1))),
+    ("DOUBLE", 0.1, np.float32(0.1)), ("INT32", -2, np.float32(-2)), ("INT64", 16777217, np.float32(16777216)),
+    ("INT8", -1, np.float32(-1)), ("UINT8", 2, np.float32(2)), ("BOOL", True, np.float32(1)),
+    ("INT16", -3, np.float32(-3)), ("BF16", 0.1, np.float32(ml_dtypes.bfloat16(0.1))),
+]
+
+
+@pytest.mark.parametrize("sdt,value,s32", SLOPE_SCALARS, ids=[c[0] for c in SLOPE_SCALARS])
+def test_leaky_slope_scalar_dtypes_acl(acl_env, sdt, value, s32):
+    for dt in (F32, F64, F16):
+        g, x = cases.grid(dt, dt)
+        res = run_leaky("acl", acl_env, g, x, value, slope_dtype=sdt)
+        cases.assert_bits_equal(res, cases.ref_leaky(g, x, s32), what=f"{sdt} slope, {dt}")
+
+
+PY_SLOPES = [
+    (np.float32(0.1), np.float32(0.1)), (np.float16(0.1), np.float32(np.float16(0.1))),
+    (np.float64(0.1), np.float32(0.1)), (np.int32(-2), np.float32(-2)),
+    (np.int64(16777217), np.float32(16777216)), (np.int8(-1), np.float32(-1)), (np.uint8(2), np.float32(2)),
+    (np.bool_(True), np.float32(1)), (np.int16(-3), np.float32(-3)),
+    (ml_dtypes.bfloat16(0.1), np.float32(ml_dtypes.bfloat16(0.1))),
+    (0.1, np.float32(0.1)), (3, np.float32(3)), (True, np.float32(1)), (16777217, np.float32(16777216)),
+]
+
+
+@pytest.mark.parametrize("value,s32", PY_SLOPES, ids=[f"{type(v).__name__}({v})" for v, _ in PY_SLOPES])
+def test_leaky_slope_scalar_types_py(value, s32):
+    for dt in (F32, F64, BF16):
+        g, x = cases.grid(dt, dt)
+        res = opsnn.leaky_relu_backward(g, x, negative_slope=value)
+        cases.assert_bits_equal(res, cases.ref_leaky(g, x, s32), what=f"{value!r} slope, {dt}")
+
+
+@pytest.mark.parametrize("fmt", cases.CARRIED_FORMATS)
+def test_leaky_formats_any_rank(acl_env, fmt):
+    """DECISION 13: formats are carried, never checked against rank."""
+    g, x = cases.grid(F32, F32)
+    res = run_leaky("acl", acl_env, g, x, 0.2, fmt=fmt)
+    cases.assert_bits_equal(res, cases.ref_leaky(g, x, np.float32(0.2)))
+
+
+# ---- Pythonic conveniences ----------------------------------------------------------------------
+def test_leaky_py_default_out_dtype_and_shape():
+    for gdt, xdt in [(F16, F32), (F16, BF16), (F32, F64), (BF16, BF16), (F16, F16)]:
+        g = cases.filled((3, 1), gdt, 7)
+        x = cases.filled((1, 4), xdt, 8)
+        res = opsnn.leaky_relu_backward(g, x, 0.5)
+        assert isinstance(res, np.ndarray)
+        assert res.dtype == cases.promote(gdt, xdt) and res.shape == (3, 4)
+        cases.assert_bits_equal(res, cases.ref_leaky(g, x, np.float32(0.5)))
+
+
+def test_leaky_py_default_slope_is_zero():
+    g = np.array([1.0, -2.0, np.inf, 3.0], F32)
+    x = np.array([1.0, -1.0, -1.0, 0.0], F32)
+    res = opsnn.leaky_relu_backward(g, x)
+    cases.assert_bits_equal(res, np.array([1.0, -0.0, np.nan, 0.0], F32))
+
+
+def test_py_python_scalar_input_takes_other_dtype():
+    """A Python scalar input takes the other tensor input's dtype (CONTRACT)."""
+    x = np.array([1.0, -1.0], F16)
+    res = opsnn.leaky_relu_backward(3.0, x, 0.1)
+    assert res.dtype == F16 and res.shape == (2,)
+    cases.assert_bits_equal(res, np.array([3.0, 0.300048828125], F16))
+    g = np.array([2.0, 3.0], F32)
+    res = opsnn.leaky_relu_backward(g, -1.0, 0.5)
+    assert res.dtype == F32 and res.shape == (2,)
+    cases.assert_bits_equal(res, np.array([1.0, 1.5], F32))
+
+
+def test_hardtanh_py_default_bounds_and_out():
+    g = np.full(7, 5.0, F32)
+    x = np.array([-2, -1, -0.999999, -0.0, 0.5, 1.0, 2], F32)
+    res = opsnn.hardtanh_backward(g, x)
+    assert res.dtype == F32 and res.shape == (7,)
+    cases.assert_bits_equal(res, np.array([0, 0, 5, 5, 5, 0, 0], F32))
+
+
+# ---- HardtanhBackward ---------------------------------------------------------------------------
+BOUNDS = [(-1.0, 1.0), (0.0, 6.0), (-0.5, 0.8), (0.1, 0.7), (1.0, -1.0), (-2.0, -2.0),
+          (-np.inf, np.inf), (np.nan, 1.0), (-1.0, np.nan), (-1e39, 1e39)]
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("dt", cases.HARDTANH_DTYPES, ids=str)
+def test_hardtanh_dtypes_special_values(layer, env, dt):
+    for lo, hi in BOUNDS:
+        g, x = cases.grid(dt, dt, bounds=(lo, hi))
+        res = run_hardtanh(layer, env, g, x, lo, hi)
+        exp = cases.ref_hardtanh(g, x, cases.to_float32(lo), cases.to_float32(hi))
+        cases.assert_bits_equal(res, exp, nan_payload=True, what=f"{layer} {dt} [{lo}, {hi}]")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("dt", (F32, BF16), ids=str)
+@pytest.mark.parametrize("shape", cases.HARDTANH_SHAPES, ids=lambda s: s.name)
+def test_hardtanh_shape_groups(layer, env, dt, shape):
+    g = cases.filled(shape.grad, dt, 11, cases.grad_specials(dt))
+    x = cases.filled(shape.self, dt, 12, cases.self_specials(dt, (-1.0, 1.0)))
+    res = run_hardtanh(layer, env, g, x, -1.0, 1.0)
+    assert res.shape == shape.out
+    cases.assert_bits_equal(res, cases.ref_hardtanh(g, x, -1.0, 1.0), nan_payload=True)
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("out_layout", OUT_LAYOUTS)
+@pytest.mark.parametrize("layouts", IN_LAYOUTS, ids="/".join)
+def test_hardtanh_strided(layer, env, layouts, out_layout):
+    for dt in (F32, F16):
+        g, x = cases.grid(dt, dt, bounds=(-1.0, 1.0))
+        res = run_hardtanh(layer, env, g, x, -1.0, 1.0, layouts=layouts, out_layout=out_layout)
+        cases.assert_bits_equal(res, cases.ref_hardtanh(g, x, -1.0, 1.0), nan_payload=True, what=str(dt))
+
+
+@pytest.mark.parametrize("layout", ["reversed", "stride0"])
+def test_hardtanh_py_any_strides(layout):
+    g, x = cases.grid(BF16, BF16, bounds=(-1.0, 1.0))
+    if layout == "reversed":
+        gv, xv = g[::-1, ::-1], x[::-1, :]
+    else:
+        gv = np.broadcast_to(g[:1], g.shape)
+        xv = np.broadcast_to(x[:, :1], x.shape)
+    res = opsnn.hardtanh_backward(gv, xv, min_val=-1.0, max_val=1.0)
+    cases.assert_bits_equal(res, cases.ref_hardtanh(np.array(gv), np.array(xv), -1.0, 1.0), nan_payload=True)
+
+
+# bound scalar dtypes are never checked (DECISION 9): value as created -> ToFloat
+BOUND_SCALARS = [
+    ("FLOAT", -0.5, 0.8), ("FLOAT16", -0.1, 0.1), ("DOUBLE", 0.1, 0.7), ("INT32", -1, 2),
+    ("INT64", -3, 16777217), ("INT8", -2, 1), ("UINT8", 0, 3), ("BOOL", False, True), ("INT16", -1, 1),
+    ("BF16", -0.7, 0.7), ("UINT32", 0, 2), ("UINT64", 1, 5), ("UINT16", 0, 1),
+]
+
+
+def _stored(value, sdt):
+    """The scalar as aclCreateScalar stores it, then ToFloat."""
+    np_dt = {"FLOAT": F32, "FLOAT16": F16, "DOUBLE": F64, "BF16": BF16}.get(sdt)
+    if np_dt is not None:
+        return np.float32(np.array(value).astype(np_dt))
+    return cases.to_float32(value)
+
+
+@pytest.mark.parametrize("sdt,lo,hi", BOUND_SCALARS, ids=[c[0] for c in BOUND_SCALARS])
+def test_hardtanh_bound_scalar_dtypes_acl(acl_env, sdt, lo, hi):
+    for dt in cases.HARDTANH_DTYPES:
+        g, x = cases.grid(dt, dt, bounds=(lo, hi))
+        res = run_hardtanh("acl", acl_env, g, x, lo, hi, bound_dtype=sdt)
+        exp = cases.ref_hardtanh(g, x, _stored(lo, sdt), _stored(hi, sdt))
+        cases.assert_bits_equal(res, exp, nan_payload=True, what=f"{sdt} bounds, {dt}")
+
+
+@pytest.mark.parametrize("fmt", cases.CARRIED_FORMATS)
+def test_hardtanh_formats_any_rank(acl_env, fmt):
+    g, x = cases.grid(F16, F16, bounds=(-1.0, 1.0))
+    res = run_hardtanh("acl", acl_env, g, x, -1.0, 1.0, fmt=fmt)
+    cases.assert_bits_equal(res, cases.ref_hardtanh(g, x, -1.0, 1.0), nan_payload=True)

@@ -1,0 +1,237 @@
+"""opsnn.reference against torch.ops.aten (bit-exact where DECISIONS.md says they agree) and against
+the observed boundary tables of spec/torch_semantics.md §1.2, §2.1, §2.3, §3 and §4."""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from opsnn import reference as R
+
+torch = pytest.importorskip("torch")
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
+NAN, INF = math.nan, math.inf
+
+
+def to_torch(a: np.ndarray):
+    a = np.ascontiguousarray(a)
+    if a.dtype == BF16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def to_numpy(t) -> np.ndarray:
+    return t.view(torch.int16).numpy().view(BF16) if t.dtype == torch.bfloat16 else t.numpy()
+
+
+def assert_same_bits(actual: np.ndarray, expected: np.ndarray) -> None:
+    """Equal dtype, shape and bits; any NaN equals any NaN (payloads are not part of the contract)."""
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    a64, e64 = actual.astype(F64), expected.astype(F64)
+    unsigned = f"u{actual.dtype.itemsize}"
+    same = (actual.view(unsigned) == expected.view(unsigned)) | (np.isnan(a64) & np.isnan(e64))
+    bad = np.flatnonzero(~same)
+    assert bad.size == 0, f"{bad.size} elements differ, first at {bad[0]}: {actual.flat[bad[0]]!r} vs {expected.flat[bad[0]]!r}"
+
+
+def random_pair(dtype, n=4096, seed=0, specials=True):
+    rng = np.random.default_rng(seed)
+    grad = rng.uniform(-100, 100, n)
+    self_ = rng.uniform(-2, 2, n)
+    if specials:
+        grad[:6] = [NAN, INF, -INF, -0.0, 0.0, 6e4]
+        self_[6:12] = [0.0, -0.0, INF, -INF, 1e-40, -1e-40]
+    with np.errstate(over="ignore"):
+        return grad.astype(dtype), self_.astype(dtype)
+
+
+# ---- LeakyReluBackward --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16], ids=str)
+@pytest.mark.parametrize("slope", [0.0, 0.01, 0.1, 0.2, 1 / 3, 5.5, -0.5, -752.277139130999, 458.92])
+def test_leaky_backward_matches_torch(dtype, slope):
+    """f32 and f16/bf16 (float32 compute, one rounding): torch agrees bit for bit (DECISIONS 1-3)."""
+    grad, self_ = random_pair(dtype)
+    expected = to_numpy(torch.ops.aten.leaky_relu_backward(to_torch(grad), to_torch(self_), slope, False))
+    assert_same_bits(R.leaky_relu_backward(grad, self_, slope), expected)
+
+
+@pytest.mark.parametrize("slope", [0.0, 0.5, -0.25, 2.0, 1e-3 * 2**-10 * 1024])
+def test_leaky_backward_double_matches_torch_for_float32_exact_slopes(slope):
+    slope = float(np.float32(slope))  # DECISIONS 2 and torch agree exactly when float32(s) == s
+    grad, self_ = random_pair(F64)
+    expected = torch.ops.aten.leaky_relu_backward(to_torch(grad), to_torch(self_), slope, False).numpy()
+    assert_same_bits(R.leaky_relu_backward(grad, self_, slope), expected)
+
+
+def test_leaky_backward_double_uses_float32_slope():
+    """DECISIONS 2: DOUBLE tensors still multiply by float32(slope) (0.1 -> 0.100000001490116...)."""
+    out = R.leaky_relu_backward(np.array([1.0, 3.0]), np.array([-1.0, -1.0]), 0.1)
+    assert out.tolist() == [float(np.float32(0.1)), 3.0 * float(np.float32(0.1))]
+    assert out[0] != 0.1  # torch would give the double slope
+
+
+def test_leaky_backward_self_table():
+    """torch_semantics §1.2, grad 1, slope 0.2, float32: strict > 0, NaN takes the slope branch."""
+    self_ = np.array([-2, -0.0, 0.0, 1.4e-45, -1.4e-45, 3, NAN, INF, -INF], F32)
+    s = np.float32(0.2)
+    expected = np.array([s, s, s, 1, s, 1, s, 1, s], F32)
+    assert_same_bits(R.leaky_relu_backward(np.ones(9, F32), self_, 0.2), expected)
+
+
+@pytest.mark.parametrize("slope, slope_row", [
+    (0.2, [INF, -INF, -0.0]),
+    (0.0, [NAN, NAN, -0.0]),
+    (-0.5, [-INF, INF, 0.0]),
+])
+def test_leaky_backward_grad_table(slope, slope_row):
+    """torch_semantics §1.2: pass branch copies grad; slope branch is an IEEE multiply."""
+    grad = np.array([NAN, INF, -INF, -0.0], F32)
+    passed = R.leaky_relu_backward(grad, np.ones(4, F32), slope)
+    assert_same_bits(passed, grad)
+    scaled = R.leaky_relu_backward(grad, -np.ones(4, F32), slope)
+    assert_same_bits(scaled, np.array([NAN] + slope_row, F32))
+
+
+def test_leaky_backward_half_rounds_once_from_float32():
+    """torch_semantics §1.4: f16, slope 0.1 -> product in float32, one rounding to half."""
+    grad = np.array([3.0, 0.333251953125, 1000, -7.5], F16)
+    out = R.leaky_relu_backward(grad, -np.ones(4, F16), 0.1)
+    assert out.dtype == F16
+    assert out.tolist() == [0.300048828125, 0.0333251953125, 100.0, -0.75]
+
+
+def test_leaky_backward_promotion_broadcast_and_out_dtype():
+    grad, self_ = np.ones((3, 1), F16), np.array([[-1.0, 0.0, 1.0, 2.0]], BF16)
+    out = R.leaky_relu_backward(grad, self_, 0.5)
+    assert out.dtype == F32 and out.shape == (3, 4)  # PromoteType(f16, bf16) = f32
+    # spec §3.3: f16 inputs with an f32 out give f16-rounded values, widened
+    widened = R.leaky_relu_backward(np.array([3.0], F16), np.array([-1.0], F16), 0.1, out_dtype=F32)
+    assert widened.dtype == F32 and widened.tolist() == [0.300048828125]
+
+
+def test_leaky_backward_double_to_bf16_out_rounds_once():
+    """DECISIONS 3: the final cast is one round-to-nearest-even (not float64 -> float32 -> bf16)."""
+    value = 1 + 2**-8 + 2**-40  # just above the bf16 tie between 1 and 1 + 2**-7
+    out = R.leaky_relu_backward(np.array([value]), np.array([1.0]), 0.0, out_dtype=BF16)
+    assert float(out[0]) == 1 + 2**-7
+
+
+def test_scalar_conversion():
+    """spec §2.8: ToFloat overflows to inf, bool -> 0/1, complex -> 0, bf16 widens exactly."""
+    assert R.to_float32(1e100) == np.float32(INF) and R.to_float32(-1e100) == np.float32(-INF)
+    assert R.to_float32(True) == 1 and R.to_float32(3 + 4j) == 0
+    assert R.to_float32(np.array(0.69921875, BF16)[()]) == np.float32(0.69921875)
+    assert R.to_double(np.float16(0.1)) == float(np.float16(0.1))
+
+
+# ---- HardtanhBackward ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16], ids=str)
+@pytest.mark.parametrize("bounds", [(-1.0, 1.0), (-0.7, 0.3), (0.1, 0.9), (-502.37, 0.0), (1.0, -1.0)])
+def test_hardtanh_backward_matches_torch(dtype, bounds):
+    """Without NaN in self torch agrees bit for bit (bounds are float32 for f16/bf16/f32)."""
+    grad, self_ = random_pair(dtype)
+    expected = to_numpy(torch.ops.aten.hardtanh_backward(to_torch(grad), to_torch(self_), *bounds))
+    assert_same_bits(R.hardtanh_backward(grad, self_, *bounds), expected)
+
+
+def test_hardtanh_backward_self_table():
+    """torch_semantics §2.1: grad 5, bounds (-1, 1), strict interior, +0.0 outside."""
+    self_ = np.array([-2, -1, -0.999999, -0.0, 0.0, 0.5, 1.0, 1.0000001, 2, INF, -INF], F32)
+    expected = np.array([0, 0, 5, 5, 5, 5, 0, 0, 0, 0, 0], F32)
+    assert_same_bits(R.hardtanh_backward(np.full(11, 5, F32), self_, -1, 1), expected)
+
+
+def test_hardtanh_backward_grad_bits_and_positive_zero():
+    grad = np.array([NAN, INF, -INF, -0.0], F32)
+    assert_same_bits(R.hardtanh_backward(grad, np.zeros(4, F32), -1, 1), grad)
+    assert_same_bits(R.hardtanh_backward(grad, np.full(4, 2, F32), -1, 1), np.zeros(4, F32))
+
+
+@pytest.mark.parametrize("dtype, self_value, bounds, passes", [
+    (F32, np.float32(0.1), (0.1, 1.0), False),       # bound becomes float32(0.1) == self
+    (BF16, 0.69921875, (-1.0, 0.7), True),           # bf16(0.7) < float32(0.7)
+    (F16, float(np.float16(0.1)), (0.1, 1.0), False),  # 0.09998 <= float32(0.1)
+])
+def test_hardtanh_backward_float32_bounds(dtype, self_value, bounds, passes):
+    """torch_semantics §2.3 / DECISIONS 8: compare in float32 against float32(min), float32(max)."""
+    out = R.hardtanh_backward(np.ones(1, dtype), np.array([self_value], dtype), *bounds)
+    assert float(out[0]) == (1.0 if passes else 0.0)
+
+
+def test_hardtanh_backward_nan_rules():
+    """DECISIONS 8/9: NaN self passes at every position; min > max zeroes all else; a NaN bound
+    makes its strict compare false (the arch35 kernel rule), so only NaN self passes."""
+    self_ = np.array([NAN] * 40 + [-3, 0, 0.5, 1, 3], F32)
+    grad = np.full(45, 5, F32)
+    assert R.hardtanh_backward(grad, self_, -1, 1).tolist() == [5] * 40 + [0, 5, 5, 0, 0]
+    assert R.hardtanh_backward(grad, self_, 1, -1).tolist() == [5] * 40 + [0] * 5
+    assert R.hardtanh_backward(grad, self_, NAN, 1).tolist() == [5] * 40 + [0] * 5
+
+
+# ---- forward LeakyRelu / Hardtanh ---------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16], ids=str)
+@pytest.mark.parametrize("slope", [0.0, 0.01, 0.2, -0.5, 1e5])
+def test_leaky_relu_matches_torch(dtype, slope):
+    if dtype == F32 and slope == 1e5:
+        slope = 3.0
+    _, x = random_pair(dtype)
+    expected = to_numpy(torch.ops.aten.leaky_relu(to_torch(x), slope))
+    assert_same_bits(R.leaky_relu(x, slope), expected)
+
+
+@pytest.mark.parametrize("slope, expected", [
+    (0.01, [np.float32(-2) * np.float32(0.01), -0.0, 0.0, 3, NAN, INF, -INF]),
+    (0.0, [-0.0, -0.0, 0.0, 3, NAN, INF, NAN]),
+    (-0.5, [1.0, 0.0, -0.0, 3, NAN, INF, INF]),
+])
+def test_leaky_relu_table(slope, expected):
+    """torch_semantics §3, float32."""
+    x = np.array([-2, -0.0, 0.0, 3, NAN, INF, -INF], F32)
+    assert_same_bits(R.leaky_relu(x, slope), np.array(expected, F32))
+
+
+@pytest.mark.parametrize("x, bounds, expected", [
+    ([-3, 0, 0.5, 1, 3, NAN], (-1, 1), [-1, 0, 0.5, 1, 1, NAN]),
+    ([-3, 0, 0.5, 1, 3, NAN], (1, -1), [-1, -1, -1, -1, -1, NAN]),
+    ([-3, 0, 0.5, 1, 3, NAN], (NAN, 1), [NAN] * 6),
+    ([-0.0, 0.0, -2, 2], (-1, 1), [-0.0, 0.0, -1, 1]),
+    ([-0.0, 0.0, -2, 2], (0, 6), [-0.0, 0.0, 0.0, 2]),
+    ([-0.0, 0.0, -2, 2], (-0.0, 6), [-0.0, 0.0, -0.0, 2]),
+    ([-INF, INF, -2, 2], (-1, 1), [-1, 1, -1, 1]),
+])
+def test_hardtanh_float_table(x, bounds, expected):
+    """torch_semantics §4: clamp = min(max(x, lo), hi), NaN propagates, the sign of zero follows x."""
+    assert_same_bits(R.hardtanh(np.array(x, F32), *bounds), np.array(expected, F32))
+
+
+@pytest.mark.parametrize("bounds, expected", [((-1.5, 1.5), [-1, -1, 0, 1, 1]), ((-1.9, 2.9), [-1, -1, 0, 1, 2])])
+def test_hardtanh_integer_bounds_truncate(bounds, expected):
+    out = R.hardtanh(np.array([-3, -1, 0, 1, 3], np.int64), *bounds)
+    assert out.dtype == np.int64 and out.tolist() == expected
+    assert R.hardtanh(np.array(2, np.int64), 4, 3).tolist() == 3
+
+
+def test_hardtanh_bounds_round_to_self_dtype():
+    assert R.hardtanh(np.array([-1, 1], F16), -0.1, 0.1).tolist() == [-0.0999755859375, 0.0999755859375]
+    assert R.hardtanh(np.array([-1, 1], BF16), -0.7, 0.7).astype(F32).tolist() == [-0.69921875, 0.69921875]
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16, F64, np.int8, np.int16, np.int32, np.int64, np.uint8], ids=str)
+def test_hardtanh_matches_torch(dtype):
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-60, 60, 2048)
+    x[:3] = [NAN, -0.0, INF]
+    with np.errstate(invalid="ignore"):
+        x = np.abs(x) if np.dtype(dtype) == np.uint8 else x
+        x = np.nan_to_num(x, posinf=100).astype(dtype) if np.dtype(dtype).kind in "iu" else x.astype(dtype)
+    lo, hi = (3, 40) if np.dtype(dtype) == np.uint8 else (-25, 17)
+    expected = to_numpy(torch.ops.aten.hardtanh(to_torch(x), lo, hi))
+    assert_same_bits(R.hardtanh(x, lo, hi), expected)
