@@ -226,6 +226,8 @@ def filled(shape, dtype, seed: int, specials=None) -> np.ndarray:
     n = int(np.prod(shape, dtype=np.int64))
     rng = np.random.default_rng(seed)
     vals = rng.uniform(-4, 4, n).astype(np.float64)
+    if dtype.kind == "u":
+        vals = np.abs(vals)
     if specials is not None:
         k = min(n, len(specials))
         out = vals.astype(dtype)

@@ -12,80 +12,9 @@ import cases
 import opsnn
 import opsnn.acl as acl
 from cases import BF16, F16, F32, F64, C64, C128
-from conftest import HARDTANH, LEAKY, assert_out_written
+from conftest import run_hardtanh, run_leaky
 
 LAYERS = ("py", "acl")
-
-
-# ---- runners ------------------------------------------------------------------------------------
-def run_leaky(layer, env, g, x, slope, *, sir=False, out_dtype=None, layouts=("contig", "contig"),
-              out_layout="contig", slope_dtype="DOUBLE", fmt="ND"):
-    """Run LeakyReluBackward on (g, x) laid out as asked; check it succeeded, that the result is
-    written into out's view only, and return the result values (contiguous)."""
-    g, x = np.asarray(g), np.asarray(x)
-    shape = np.broadcast_shapes(g.shape, x.shape)
-    odt = np.dtype(out_dtype or cases.promote(g.dtype, x.dtype))
-    if layer == "py":
-        gv, _ = cases.make_layout(g, layouts[0])
-        xv, _ = cases.make_layout(x, layouts[1])
-        ov, ob = cases.out_layout(shape, odt, out_layout)
-        before = ob.copy()
-        res = opsnn.leaky_relu_backward(gv, xv, negative_slope=slope, self_is_result=sir, out=ov)
-        assert res is ov, "out= must be written in place and returned"
-        mask = cases.outside_mask(ov, ob)
-        assert cases.bits(ob[mask]).tobytes() == cases.bits(before[mask]).tobytes(), \
-            "out storage outside the view was modified"
-        assert cases.bits(gv).tobytes() == cases.bits(g).tobytes()
-        assert cases.bits(xv).tobytes() == cases.bits(x).tobytes()
-        return np.ascontiguousarray(res)
-    gt = env.put_layout(g, layouts[0], fmt=fmt)
-    xt = env.put_layout(x, layouts[1], fmt=fmt)
-    ot = env.out(shape, odt, out_layout, fmt=fmt)
-    base_before = ot.storage()
-    in_before = (gt.storage_bytes(), xt.storage_bytes())
-    s = env.scalar(slope, slope_dtype)
-    r = env.launch(LEAKY, gt.tensor, xt.tensor, s, sir, ot.tensor)
-    assert r.ok(), f"{r}: {acl.get_recent_err_msg()!r}"
-    assert (gt.storage_bytes(), xt.storage_bytes()) == in_before, "inputs were modified"
-    res = ot.view()
-    assert_out_written(ot, res, base_before, "out")
-    return res
-
-
-def run_hardtanh(layer, env, g, x, lo, hi, *, layouts=("contig", "contig"), out_layout="contig",
-                 bound_dtype="DOUBLE", fmt="ND"):
-    g, x = np.asarray(g), np.asarray(x)
-    if layer == "py":
-        gv, _ = cases.make_layout(g, layouts[0])
-        xv, _ = cases.make_layout(x, layouts[1])
-        ov, ob = cases.out_layout(x.shape, x.dtype, out_layout)
-        before = ob.copy()
-        res = opsnn.hardtanh_backward(gv, xv, min_val=lo, max_val=hi, out=ov)
-        assert res is ov, "out= must be written in place and returned"
-        mask = cases.outside_mask(ov, ob)
-        assert cases.bits(ob[mask]).tobytes() == cases.bits(before[mask]).tobytes(), \
-            "out storage outside the view was modified"
-        return np.ascontiguousarray(res)
-    gt = env.put_layout(g, layouts[0], fmt=fmt)
-    xt = env.put_layout(x, layouts[1], fmt=fmt)
-    ot = env.out(x.shape, x.dtype, out_layout, fmt=fmt)
-    base_before = ot.storage()
-    in_before = (gt.storage_bytes(), xt.storage_bytes())
-    r = env.launch(HARDTANH, gt.tensor, xt.tensor, env.scalar(lo, bound_dtype), env.scalar(hi, bound_dtype),
-                   ot.tensor)
-    assert r.ok(), f"{r}: {acl.get_recent_err_msg()!r}"
-    assert (gt.storage_bytes(), xt.storage_bytes()) == in_before, "inputs were modified"
-    res = ot.view()
-    assert_out_written(ot, res, base_before, "out")
-    return res
-
-
-@pytest.fixture
-def env(request):
-    """acl_env for the aclnn layer, nothing for the Pythonic one."""
-    if request.node.callspec.params.get("layer") == "acl":
-        return request.getfixturevalue("acl_env")
-    return None
 
 
 # ---- constants ----------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ def test_leaky_backward_matches_torch(dtype, slope):
     assert_same_bits(R.leaky_relu_backward(grad, self_, slope), expected)
 
 
-@pytest.mark.parametrize("slope", [0.0, 0.5, -0.25, 2.0, 1e-3 * 2**-10 * 1024])
+@pytest.mark.parametrize("slope", [0.0, 0.5, -0.25, 2.0, 0.375])
 def test_leaky_backward_double_matches_torch_for_float32_exact_slopes(slope):
     slope = float(np.float32(slope))  # DECISIONS 2 and torch agree exactly when float32(s) == s
     grad, self_ = random_pair(F64)
@@ -180,8 +180,6 @@ def test_hardtanh_backward_nan_rules():
 @pytest.mark.parametrize("dtype", [F32, F16, BF16], ids=str)
 @pytest.mark.parametrize("slope", [0.0, 0.01, 0.2, -0.5, 1e5])
 def test_leaky_relu_matches_torch(dtype, slope):
-    if dtype == F32 and slope == 1e5:
-        slope = 3.0
     _, x = random_pair(dtype)
     expected = to_numpy(torch.ops.aten.leaky_relu(to_torch(x), slope))
     assert_same_bits(R.leaky_relu(x, slope), expected)

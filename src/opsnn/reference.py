@@ -100,10 +100,10 @@ def _scaled(values: np.ndarray, slope: np.float32, dtype: np.dtype) -> np.ndarra
     dtype (spec §3.3, §5.2: compute in float32, CAST_RINT back). f64: a float64 multiply by the
     float32-rounded slope (DECISIONS 2).
     """
-    product = values.astype(_FLOAT64) * np.float64(slope)
-    if dtype == _FLOAT64:
-        return product
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 = NaN is part of the contract
+        product = values.astype(_FLOAT64) * np.float64(slope)
+        if dtype == _FLOAT64:
+            return product
         return product.astype(_FLOAT32).astype(dtype)
 
 

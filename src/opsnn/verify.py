@@ -56,10 +56,11 @@ from opsnn import reference
 from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
 
-# A case with more elements than this (its largest tensor) is skipped. 2e7 elements keep the
-# peak of one case near 2 GB (fp64: two inputs and the output on host and "device" plus the
-# float64 golden and comparison temporaries, ~100 B/element), well inside a 24 GiB machine, and
-# keep the three ops-nn files (216 + 10 + 5 runnable cases, ~0.5e9 elements) near a minute on 2 cores.
+# A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
+# element for fp64 (inputs and output on host and "device", float64 golden and comparison
+# temporaries), so 2e7 elements stay near 1.6 GB, far inside a 24 GiB machine. It runs 226 of
+# the 260 cases of the leaky/hardtanh backward files (~0.5e9 elements) in ~20 s on 2 cores; 5e7
+# would add 15 cases and ~80 s, too close to the two-minute budget.
 DEFAULT_MAX_ELEMENTS = 20_000_000
 # Fraction of a tensor's elements replaced by the special values of a range spec (at least one
 # of each when the tensor is large enough), assigned round-robin to the specials.
@@ -160,9 +161,12 @@ class Case:
         return np.dtype(ml_dtypes.bfloat16) in dtypes or self.name.lower().startswith("ascend910b2")
 
     @property
-    def label(self) -> str:
-        shapes = " ".join(str(list(t.shape)) for t in self.tensors)
-        return f"{self.tensors[0].dtype.name} {shapes}"
+    def dtype_label(self) -> str:
+        return "/".join(dict.fromkeys(t.dtype.name for t in self.tensors))
+
+    @property
+    def shape_label(self) -> str:
+        return " & ".join(dict.fromkeys("x".join(map(str, t.shape)) or "()" for t in self.tensors))
 
 
 @dataclasses.dataclass
@@ -173,7 +177,8 @@ class Result:
     index: int
     name: str
     op: str
-    label: str
+    dtype: str
+    shape: str
     numel: int
     status: str
     reason: str = ""
@@ -288,7 +293,7 @@ def _per_element_bounds(specs: list[TensorSpec], kernel: _Kernel) -> str | None:
     if not wide:
         return None
     shapes = ", ".join(f"{s.role} {list(s.shape)}" for s in wide)
-    return f"per-element bounds ({shapes}); aclnnHardtanh takes scalar min/max"
+    return f"per-element bounds ({shapes}): aclnnHardtanh bounds are scalars"
 
 
 def _csv_tolerance(row: dict[str, str]) -> Tolerance:
@@ -461,7 +466,8 @@ def compare(actual: np.ndarray, golden: np.ndarray, tolerance: Tolerance) -> Com
         relative = np.where(differs, error / np.abs(g), 0.0)
     finite = np.isfinite(a) & np.isfinite(g)
     within = ~differs | (finite & (error <= tolerance.atol + tolerance.rtol * np.abs(g)))
-    return Comparison(float(error.max(initial=0.0)), float(np.nan_to_num(relative, nan=np.inf).max(initial=0.0)),
+    relative = np.where(np.isnan(relative), np.inf, relative)
+    return Comparison(float(error.max(initial=0.0)), float(relative.max(initial=0.0)),
                       not differs.any(), int((~within).sum()), differs)
 
 
@@ -691,7 +697,7 @@ def skip_reason(case: Case, settings: Settings, session: _Session) -> str | None
         return case.unsupported
     binding = OPS[case.op]
     if session.missing(binding):
-        return f"operator not implemented ({binding.aclnn} is not in opsnn.aclnn yet)"
+        return f"operator not implemented: no {binding.aclnn} in opsnn.aclnn"
     if case.numel > settings.max_elements:
         return f"{case.numel:,} elements > --max-elements {settings.max_elements:,}"
     if case.needs_bf16 and not platform.get_profile(settings.soc).uses_910b_dtype_list:
@@ -701,7 +707,8 @@ def skip_reason(case: Case, settings: Settings, session: _Session) -> str | None
 
 def verify_case(case: Case, settings: Settings, session: _Session) -> Result:
     """Generate, run, compare one case; never raises for a case-level problem."""
-    result = Result(case.file, case.index, case.name, case.op, case.label, case.numel, SKIP)
+    result = Result(case.file, case.index, case.name, case.op, case.dtype_label, case.shape_label,
+                    case.numel, SKIP)
     reason = skip_reason(case, settings, session)
     if reason:
         result.reason = reason
@@ -763,6 +770,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``opsnn verify``; returns the exit status (1 if any case failed, else 0)."""
     console = Console()
+    if not console.is_terminal:  # a log or pipe: wide enough that every row stays on one line
+        console.width = max(console.width, _LOG_WIDTH)
     soc = args.soc or platform.current().name
     settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name)
     selected = case_filter(args.cases)
@@ -773,6 +782,8 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     for path, _ in files:
         console.print(_table(path, [r for r in results if r.file == str(path)]))
+    for line in _failures(results):
+        console.print(line, soft_wrap=True)
     summary = _summary(results, elapsed)
     console.print(_summary_line(summary, settings))
     if args.json_path:
@@ -795,19 +806,29 @@ def _run_all(files, settings: Settings, session: _Session, console: Console) -> 
     return results
 
 
+_LOG_WIDTH = 200
 _STYLE = {PASS: "green", FAIL: "bold red", SKIP: "yellow", DOC: "cyan"}
 
 
 def _table(path, results: list[Result]) -> Table:
-    table = Table(title=f"{path} ({len(results)} cases)", show_lines=False)
-    for column in ("#", "case", "op", "inputs", "elements", "result", "max abs", "max rel", "exact", "note"):
+    ops = ", ".join(dict.fromkeys(r.op for r in results))
+    table = Table(title=f"{path}: {ops} ({len(results)} cases)")
+    for column in ("#", "case", "dtype", "shape", "elements", "result", "max abs", "max rel", "exact"):
         table.add_column(column, justify="right" if column in ("#", "elements") else "left",
-                         overflow="fold")
+                         no_wrap=column not in ("case", "shape"), overflow="fold")
+    table.add_column("note", overflow="fold")
     for r in results:
-        table.add_row(str(r.index), r.name, r.op, r.label, f"{r.numel:,}", f"[{_STYLE[r.status]}]{r.status}",
-                      _num(r.max_abs), _num(r.max_rel), "" if r.bit_exact is None else ("yes" if r.bit_exact else "no"),
-                      r.reason)
+        exact = "" if r.bit_exact is None else ("yes" if r.bit_exact else "no")
+        table.add_row(str(r.index), r.name, r.dtype, r.shape, f"{r.numel:,}", f"[{_STYLE[r.status]}]{r.status}",
+                      _num(r.max_abs), _num(r.max_rel), exact, r.reason)
     return table
+
+
+def _failures(results: list[Result]) -> Iterator[str]:
+    """Full text of every failure (the table cuts long notes)."""
+    for r in results:
+        if r.status == FAIL:
+            yield f"[bold red]FAIL[/] {Path(r.file).name} #{r.index} {r.name}: {r.reason}"
 
 
 def _num(value: float | None) -> str:

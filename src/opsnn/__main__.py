@@ -1,0 +1,7 @@
+"""``python -m opsnn`` is the ``opsnn`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

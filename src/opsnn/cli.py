@@ -1,0 +1,205 @@
+"""The ``opsnn`` command: ``demo | run | verify | tiling | bench | describe | list``.
+
+Exit status: 0 on success, 1 when an operator call or a verified case fails, 2 for usage
+errors (argparse). Operator statuses (161002, ...) are printed, not used as exit codes: they do
+not fit in 0-255.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+import numpy as np
+from rich.console import Console
+
+from . import registry
+from ._core import dtypes, platform
+
+# subcommand -> module providing add_arguments(parser) and run(args) -> int
+_COMMANDS = {
+    "demo": ("opsnn.demo", "run the ops-nn samples, then every operator and dtype, checked and timed"),
+    "run": ("opsnn.cli", "run one operator through the aclnn API on random inputs"),
+    "verify": ("opsnn.verify", "run CANN system-test case files (ttk csv / atk json) against opsnn"),
+    "tiling": ("opsnn.tiling_cli", "show the op definition, infershape and tiling an NPU would use"),
+    "bench": ("opsnn.bench", "benchmark against PyTorch and a memory-bandwidth reference"),
+    "describe": ("opsnn.cli", "print an operator's spec: parameters, dtypes per SoC, checks"),
+    "list": ("opsnn.cli", "list the operators"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = argparse.ArgumentParser(prog="opsnn", description=__doc__.splitlines()[0])
+    parser.add_argument("--soc", choices=list(platform.PROFILES),
+                        help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # only the chosen command's module is imported (bench and verify pull in heavy libraries)
+    chosen = next((word for word in argv if word in _COMMANDS), None)
+    for name, (module_name, help_text) in _COMMANDS.items():
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        if name != chosen:
+            continue
+        module = sys.modules[__name__] if module_name == __name__ else importlib.import_module(module_name)
+        adder = getattr(module, f"_add_{name}_arguments", None) or module.add_arguments
+        adder(sub)
+        sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
+    args = parser.parse_args(argv)
+    if args.soc:
+        platform.set_soc(args.soc)
+    return int(args.handler(args))
+
+
+# ---- list / describe ---------------------------------------------------------------------
+
+def _add_list_arguments(parser) -> None:
+    del parser  # no options
+
+
+def _run_list(args) -> int:
+    for spec in registry.all_specs():
+        print(f"{spec.api_name:<28} kernel {spec.kernel_name:<15} {spec.formula}")
+    return 0
+
+
+def _add_describe_arguments(parser) -> None:
+    parser.add_argument("op", help="operator, e.g. LeakyReluBackward or aclnnHardtanhBackward")
+
+
+def _run_describe(args) -> int:
+    spec = _spec_or_exit(args.op)
+    print(f"{spec.api_name}GetWorkspaceSize / {spec.api_name}   (kernel op {spec.kernel_name})")
+    print(f"  formula:    {spec.formula}")
+    print(f"  source:     {spec.source}")
+    print(f"  promotion:  {spec.promotion.value}; broadcast: {'yes' if spec.broadcast else 'no'}"
+          f"; out dtype/shape == self: {'yes' if spec.out_equals_self else 'no'}")
+    print(f"  null check order: {', '.join(spec.param(n).api_name for n in spec.null_order)}")
+    print("  parameters:")
+    for p in spec.params:
+        print(f"    {p.api_name:<14} ({p.name}, {p.kind})")
+        if p.dtypes is None:
+            if p.kind != "flag":
+                print("      dtype not checked" + (" (CanCast from the result)" if p.name == "out" else ""))
+            continue
+        for profile in platform.PROFILES.values():
+            listed = ", ".join(dtypes.name(d) for d in p.dtypes.for_profile(profile))
+            print(f"      {profile.name:<13} {listed}")
+    if spec.extra_checks:
+        print("  extra checks: " + ", ".join(c.__name__ for c in spec.extra_checks))
+    if spec.unsupported_socs:
+        print("  not supported on: " + ", ".join(sorted(spec.unsupported_socs)) + " (561003)")
+    return 0
+
+
+# ---- run ---------------------------------------------------------------------------------
+
+def _add_run_arguments(parser) -> None:
+    parser.add_argument("op", help="LeakyReluBackward or HardtanhBackward (aclnn prefix optional)")
+    parser.add_argument("--shape", type=int, nargs="*", default=[2, 3], help="shape of self (default 2 3)")
+    parser.add_argument("--grad-shape", type=int, nargs="*", help="shape of gradOutput (default: --shape)")
+    parser.add_argument("--dtype", default="float32", help="float32 | float16 | bfloat16 | float64 (default float32)")
+    parser.add_argument("--out-dtype", help="dtype of out (default: the result dtype)")
+    parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
+    parser.add_argument("--scalar", type=float, nargs="*",
+                        help="scalar arguments (LeakyReluBackward: slope; HardtanhBackward: min max)")
+    parser.add_argument("--self-is-result", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def _run_run(args) -> int:
+    from . import aclnn, reference
+    from . import acl
+
+    spec = _spec_or_exit(args.op)
+    console = Console(highlight=False, soft_wrap=True)
+    rng = np.random.default_rng(args.seed)
+    dtype = np.dtype(_np_dtype(args.dtype))
+    x = rng.uniform(-2, 2, tuple(args.shape)).astype(dtype)
+    if args.transpose:
+        x = np.ascontiguousarray(x.T).T  # same values, strided layout
+    grad = rng.uniform(-4, 4, tuple(args.grad_shape if args.grad_shape is not None else args.shape)).astype(dtype)
+    defaults = {"LeakyReluBackward": [0.01], "HardtanhBackward": [-1.0, 1.0]}[spec.name]
+    scalars = args.scalar if args.scalar else defaults
+
+    acl.init()
+    acl.rt.set_device(0)
+    stream, _ = acl.rt.create_stream()
+    keep = []
+    grad_t = _device_tensor(acl, grad, keep)
+    self_t = _device_tensor(acl, x, keep)
+    promoted = dtypes.promote_type(dtypes.from_numpy(grad.dtype), dtypes.from_numpy(x.dtype))
+    out_dtype = np.dtype(_np_dtype(args.out_dtype)) if args.out_dtype else dtypes.to_numpy(promoted)
+    out_shape = np.broadcast_shapes(grad.shape, x.shape)
+    out_host = np.zeros(out_shape, dtype=out_dtype)
+    out_t = _device_tensor(acl, out_host, keep)
+    acl_scalars = [acl.create_scalar(v, acl.ACL_DOUBLE) for v in scalars]
+    if spec.name == "LeakyReluBackward":
+        size, executor, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(
+            grad_t, self_t, acl_scalars[0], args.self_is_result, out_t)
+        phase2 = aclnn.aclnnLeakyReluBackward
+        expected = reference.leaky_relu_backward(grad, x, scalars[0], out_dtype=out_dtype)
+    else:
+        size, executor, ret = aclnn.aclnnHardtanhBackwardGetWorkspaceSize(grad_t, self_t, *acl_scalars, out_t)
+        phase2 = aclnn.aclnnHardtanhBackward
+        expected = reference.hardtanh_backward(grad, x, *scalars, out_dtype=out_dtype)
+    console.print(f"{spec.api_name}GetWorkspaceSize: ret {int(ret)} ({_status_name(ret)})")
+    if ret != 0:
+        console.print(f"  {acl.get_recent_err_msg()}")
+        return 1
+    console.print(f"  workspace {size} bytes; steps:")
+    for line in executor.plan.describe():
+        console.print(f"    {line}")
+    workspace = None
+    if size:
+        workspace, _ = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    ret = phase2(workspace, size, executor, stream)
+    ret = ret or acl.rt.synchronize_stream(stream)
+    console.print(f"{spec.api_name}: ret {int(ret)} ({_status_name(ret)})")
+    if ret != 0:
+        console.print(f"  {acl.get_recent_err_msg()}")
+        return 1
+    acl.rt.memcpy(out_host, out_host.nbytes, keep[-1], out_host.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    exact = out_host.tobytes() == expected.astype(out_dtype).tobytes()
+    console.print(f"result vs float64 reference: {'bit-exact' if exact else '[red]MISMATCH[/red]'}")
+    console.print(out_host)
+    return 0 if exact else 1
+
+
+def _device_tensor(acl, host: np.ndarray, keep: list):
+    """Copy the array's storage to the device and describe it with its own strides."""
+    base = host if host.flags.c_contiguous else host.T  # the transposed view's storage is C-ordered
+    storage = np.ascontiguousarray(base)
+    addr, _ = acl.rt.malloc(max(storage.nbytes, 1), acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    if storage.nbytes:
+        acl.rt.memcpy(addr, storage.nbytes, storage, storage.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    keep.append(addr)
+    strides = [s // host.itemsize for s in host.strides]
+    return acl.create_tensor(list(host.shape), dtypes.from_numpy(host.dtype), strides, 0,
+                             acl.ACL_FORMAT_ND, [storage.size], addr)
+
+
+def _np_dtype(name: str):
+    import ml_dtypes
+
+    aliases = {"bfloat16": ml_dtypes.bfloat16, "bf16": ml_dtypes.bfloat16, "fp16": np.float16,
+               "fp32": np.float32, "fp64": np.float64}
+    return aliases.get(name, name)
+
+
+def _status_name(code: int) -> str:
+    from ._core.status import status_name
+
+    return status_name(int(code))
+
+
+def _spec_or_exit(name: str) -> registry.OpSpec:
+    try:
+        return registry.get(name)
+    except KeyError as exc:
+        raise SystemExit(f"opsnn: {exc.args[0]}") from None
+
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""``opsnn demo``: the ops-nn samples on the emulated runtime, then every operator and dtype
+through the Pythonic API, checked bit for bit against the float64 reference and timed."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from . import reference, registry
+from ._core import dtypes, platform
+from .functional import hardtanh_backward, leaky_relu_backward
+from .samples import hardtanh_backward as hardtanh_sample
+from .samples import leaky_relu_backward as leaky_sample
+
+DEMO_SHAPE = (256, 1024)  # elements per call in the timing table: 262 144
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--shape", type=int, nargs="+", default=list(DEMO_SHAPE),
+                        help="shape of the random inputs for the dtype table (default 256 1024)")
+    parser.add_argument("--repeat", type=int, default=20, help="timed calls per row (median shown)")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run(args) -> int:
+    console = Console(highlight=False)
+    profile = platform.current()
+    console.print(f"[bold]opsnn demo[/bold] on the emulated {profile.name} ({profile.product_line})\n")
+    for title, sample in (("aclnnLeakyReluBackward sample (test_aclnn_leaky_relu_backward)", leaky_sample),
+                          ("aclnnHardtanhBackward sample (test_aclnn_hardtanh_grad)", hardtanh_sample)):
+        console.print(f"[bold]{title}[/bold]")
+        sample.main(emit=console.print)
+        console.print()
+    console.print(_dtype_table(profile, tuple(args.shape), args.repeat, np.random.default_rng(args.seed)))
+    return 0
+
+
+# operator -> (Pythonic function, reference, scalar arguments) for the dtype table
+_CALLS = {
+    "LeakyReluBackward": (leaky_relu_backward, reference.leaky_relu_backward, (0.01,)),
+    "HardtanhBackward": (hardtanh_backward, reference.hardtanh_backward, (-1.0, 1.0)),
+}
+
+
+def _dtype_table(profile, shape, repeat: int, rng) -> Table:
+    table = Table(title=f"Pythonic API on random {list(shape)} inputs vs the float64 reference")
+    for column in ("operator", "dtype", "bit-exact", "median time", "throughput"):
+        table.add_column(column, justify="right" if column in ("median time", "throughput") else "left")
+    for name, (function, golden, scalars) in _CALLS.items():
+        for dtype in registry.get(name).param("self").dtypes.for_profile(profile):
+            np_dtype = dtypes.to_numpy(dtype)
+            grad = rng.uniform(-4, 4, shape).astype(np_dtype)
+            x = rng.uniform(-2, 2, shape).astype(np_dtype)
+            got = function(grad, x, *scalars)
+            expected = golden(grad, x, *scalars)
+            exact = got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+            out = np.empty_like(got)
+            times = []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                function(grad, x, *scalars, out=out)
+                times.append(time.perf_counter() - start)
+            median = statistics.median(times)
+            moved = 3 * got.nbytes  # two inputs read, one output written
+            table.add_row(name, dtypes.name(dtype), "yes" if exact else "[red]NO[/red]",
+                          f"{median * 1e6:,.0f} µs", f"{moved / median / 1e9:.2f} GB/s")
+    return table

@@ -1,0 +1,79 @@
+"""The helpers every ops-nn aclnn C sample defines, in Python (CHECK_RET, GetShapeSize, Init,
+CreateAclTensor and the result read-back/print)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import opsnn.acl as acl
+
+
+class SampleError(Exception):
+    """A sample step failed; carries the step name and the status code (the C sample returns it)."""
+
+    def __init__(self, what: str, ret: int):
+        super().__init__(f"{what} failed. ERROR: {int(ret)}\n{acl.get_recent_err_msg()}")
+        self.ret = int(ret)
+
+
+def check_ret(what: str, ret: int) -> None:
+    """CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("<what> failed. ERROR: %d\\n", ret); return ret)."""
+    if ret != acl.ACL_SUCCESS:
+        raise SampleError(what, ret)
+
+
+def get_shape_size(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def init(device_id: int) -> int:
+    """(fixed pattern) aclInit -> aclrtSetDevice -> aclrtCreateStream; returns the stream."""
+    check_ret("aclInit", acl.init())
+    check_ret("aclrtSetDevice", acl.rt.set_device(device_id))
+    stream, ret = acl.rt.create_stream()
+    check_ret("aclrtCreateStream", ret)
+    return stream
+
+
+def create_acl_tensor(host_data, shape, data_type):
+    """aclrtMalloc + aclrtMemcpy(host -> device) + aclCreateTensor with contiguous strides.
+
+    Returns ``(device_addr, tensor)``.
+    """
+    host = np.asarray(host_data, dtype=acl_to_numpy(data_type))
+    size = get_shape_size(shape) * host.itemsize
+    device_addr, ret = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    check_ret("aclrtMalloc", ret)
+    check_ret("aclrtMemcpy", acl.rt.memcpy(device_addr, size, host, size, acl.ACL_MEMCPY_HOST_TO_DEVICE))
+    strides = [1] * len(shape)  # strides of a contiguous tensor
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = shape[i + 1] * strides[i + 1]
+    tensor = acl.create_tensor(shape, data_type, strides, 0, acl.ACL_FORMAT_ND, shape, device_addr)
+    return device_addr, tensor
+
+
+def print_result(device_addr: int, shape, data_type, emit=print) -> np.ndarray:
+    """aclrtMemcpy(device -> host), then LOG_PRINT("result[%ld] is: %f\\n") per element."""
+    size = get_shape_size(shape)
+    result_data = np.zeros(size, dtype=acl_to_numpy(data_type))
+    check_ret("copy result from device to host",
+              acl.rt.memcpy(result_data, result_data.nbytes, device_addr, result_data.nbytes,
+                            acl.ACL_MEMCPY_DEVICE_TO_HOST))
+    for i in range(size):
+        emit(f"result[{i}] is: {float(result_data[i]):f}")
+    return result_data
+
+
+def acl_to_numpy(data_type) -> np.dtype:
+    from opsnn._core.dtypes import to_numpy
+
+    return to_numpy(data_type)
+
+
+def finalize(device_id: int, stream: int, device_addrs) -> None:
+    """(fixed pattern) free device memory, destroy the stream, reset the device, aclFinalize."""
+    for addr in device_addrs:
+        acl.rt.free(addr)
+    acl.rt.destroy_stream(stream)
+    acl.rt.reset_device(device_id)
+    acl.finalize()

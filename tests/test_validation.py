@@ -1,0 +1,453 @@
+"""Error tables of seeds 001 (LeakyReluBackward) and 003 (HardtanhBackward), the check order of
+spec §3.1 / §4.1 with DECISIONS 5, 10, 14, 15, through both layers; and garbage arguments, which
+must come back as a status, never as a Python exception."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import cases
+import opsnn
+import opsnn.acl as acl
+from cases import BF16, F16, F32, F64, RANK8, RANK9
+from conftest import (HARDTANH, LEAKY, acl_dtype, assert_untouched, expect_acl_failure,
+                      expect_py_failure, snapshot)
+
+NULLPTR, INVALID = 161001, 161002
+
+
+# ---- argument builders --------------------------------------------------------------------------
+def leaky_acl(env, *, g=((2, 3), F32), x=((2, 3), F32), out=None, slope=0.1, sdt="DOUBLE",
+              sir=False, null=()):
+    """Build LeakyReluBackward arguments on the device, run phase 1, check the tensors are
+    untouched, and return the status."""
+    (gs, gdt), (xs, xdt) = g, x
+    if out is None:
+        out = (np.broadcast_shapes(gs, xs), cases.promote(gdt, xdt))
+    gt = env.put(cases.filled(gs, gdt, 1))
+    xt = env.put(cases.filled(xs, xdt, 2))
+    ot = env.out(out[0], out[1])
+    st_ = env.scalar(slope, sdt)
+    args = {"gradOutput": gt.tensor, "self": xt.tensor, "negativeSlope": st_, "out": ot.tensor}
+    for n in null:
+        args[n] = None
+    before = snapshot(gt, xt, ot)
+    ws, ex, ret = LEAKY.phase1(args["gradOutput"], args["self"], args["negativeSlope"], sir, args["out"])
+    assert_untouched(before, gt, xt, ot)
+    return ret
+
+
+def hardtanh_acl(env, *, g=((2, 3), F32), x=((2, 3), F32), out=None, lo=-1.0, hi=1.0, null=()):
+    (gs, gdt), (xs, xdt) = g, x
+    out = out or (xs, xdt)
+    gt = env.put(cases.filled(gs, gdt, 3))
+    xt = env.put(cases.filled(xs, xdt, 4))
+    ot = env.out(out[0], out[1])
+    args = {"gradOutput": gt.tensor, "self": xt.tensor, "out": ot.tensor,
+            "min": env.scalar(lo, "DOUBLE"), "max": env.scalar(hi, "DOUBLE")}
+    for n in null:
+        args[n] = None
+    before = snapshot(gt, xt, ot)
+    ws, ex, ret = HARDTANH.phase1(args["gradOutput"], args["self"], args["min"], args["max"], args["out"])
+    assert_untouched(before, gt, xt, ot)
+    return ret
+
+
+def arrays(g=((2, 3), F32), x=((2, 3), F32), out=None):
+    (gs, gdt), (xs, xdt) = g, x
+    ga = cases.filled(gs, gdt, 5)
+    xa = cases.filled(xs, xdt, 6)
+    oa = None if out is None else np.full(out[0], 3, out[1])
+    return ga, xa, oa
+
+
+def py_leaky_fail(*, g=((2, 3), F32), x=((2, 3), F32), out=None, slope=0.1, sir=False, status=INVALID,
+                  null=(), **checks):
+    ga, xa, oa = arrays(g, x, out)
+    vals = {"gradOutput": ga, "self": xa, "negativeSlope": slope}
+    for n in null:
+        vals[n] = None
+    kw = {} if oa is None else {"out": oa}
+    untouched = [a for a in (ga, xa, oa) if a is not None]
+    return expect_py_failure(opsnn.leaky_relu_backward, vals["gradOutput"], vals["self"],
+                             negative_slope=vals["negativeSlope"], self_is_result=sir, status=status,
+                             untouched=untouched, **kw, **checks)
+
+
+def py_hardtanh_fail(*, g=((2, 3), F32), x=((2, 3), F32), out=None, status=INVALID, null=(), **checks):
+    ga, xa, oa = arrays(g, x, out)
+    vals = {"gradOutput": ga, "self": xa, "min": -1.0, "max": 1.0}
+    for n in null:
+        vals[n] = None
+    kw = {} if oa is None else {"out": oa}
+    untouched = [a for a in (ga, xa, oa) if a is not None]
+    return expect_py_failure(opsnn.hardtanh_backward, vals["gradOutput"], vals["self"],
+                             min_val=vals["min"], max_val=vals["max"], status=status,
+                             untouched=untouched, **kw, **checks)
+
+
+def _ids(subset):
+    return "+".join(subset)
+
+
+# ---- 161001: null arguments, first in documented order wins (DECISION 15) -----------------------
+@pytest.mark.parametrize("null", list(cases.subsets(LEAKY.null_order)), ids=_ids)
+def test_leaky_null_acl(acl_env, null):
+    first = next(n for n in LEAKY.null_order if n in null)
+    ret = leaky_acl(acl_env, null=null)
+    expect_acl_failure(ret, NULLPTR, names=[first])
+
+
+@pytest.mark.parametrize("null", list(cases.subsets(("gradOutput", "self", "negativeSlope"))), ids=_ids)
+def test_leaky_null_py(null):
+    first = next(n for n in LEAKY.null_order if n in null)
+    py_leaky_fail(null=null, status=NULLPTR, names=[first])
+
+
+@pytest.mark.parametrize("null", list(cases.subsets(HARDTANH.null_order)), ids=_ids)
+def test_hardtanh_null_acl(acl_env, null):
+    first = next(n for n in HARDTANH.null_order if n in null)
+    ret = hardtanh_acl(acl_env, null=null)
+    expect_acl_failure(ret, NULLPTR, names=[first])
+
+
+@pytest.mark.parametrize("null", list(cases.subsets(("self", "gradOutput", "min", "max"))), ids=_ids)
+def test_hardtanh_null_py(null):
+    first = next(n for n in HARDTANH.null_order if n in null)
+    py_hardtanh_fail(null=null, status=NULLPTR, names=[first])
+
+
+def test_null_wins_over_invalid(acl_env):
+    """Null checks run before every dtype/shape check (spec §3.1, §4.1)."""
+    i32 = np.dtype(np.int32)
+    ret = leaky_acl(acl_env, g=((2, 3), i32), null=("negativeSlope",))
+    expect_acl_failure(ret, NULLPTR, names=["negativeSlope"])
+    ret = leaky_acl(acl_env, g=(RANK9, F32), x=(RANK9, F32), null=("out",))
+    expect_acl_failure(ret, NULLPTR, names=["out"])
+    ret = hardtanh_acl(acl_env, g=((2, 3), F64), x=((3,), i32), null=("max",))
+    expect_acl_failure(ret, NULLPTR, names=["max"])
+    py_leaky_fail(g=((2, 3), i32), null=("self",), status=NULLPTR, names=["self"])
+    py_hardtanh_fail(g=((2, 3), F64), null=("min",), status=NULLPTR, names=["min"])
+
+
+# ---- 161002: dtype not supported ----------------------------------------------------------------
+@pytest.mark.parametrize("bad", cases.BAD_TENSOR_DTYPES, ids=str)
+@pytest.mark.parametrize("arg", ["gradOutput", "self"])
+def test_leaky_tensor_dtype_unsupported(acl_env, arg, bad):
+    spec = {"g": ((2, 3), F32), "x": ((2, 3), F32), "out": ((2, 3), F32)}
+    spec["g" if arg == "gradOutput" else "x"] = ((2, 3), bad)
+    name = cases.ACL_NAME[bad]
+    expect_acl_failure(leaky_acl(acl_env, **spec), INVALID, names=[arg], dtypes=[name])
+    py_leaky_fail(**spec, names=[arg], dtypes=[name])
+
+
+@pytest.mark.parametrize("sdt", ["UINT16", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128"])
+def test_leaky_slope_dtype_unsupported(acl_env, sdt):
+    expect_acl_failure(leaky_acl(acl_env, slope=1, sdt=sdt), INVALID, names=["negativeSlope"], dtypes=[sdt])
+    np_value = {"UINT16": np.uint16(1), "UINT32": np.uint32(1), "UINT64": np.uint64(1),
+                "COMPLEX64": np.complex64(1), "COMPLEX128": np.complex128(1)}[sdt]
+    py_leaky_fail(slope=np_value, names=["negativeSlope"], dtypes=[sdt])
+
+
+@pytest.mark.parametrize("bad", (F64,) + cases.BAD_TENSOR_DTYPES, ids=str)
+@pytest.mark.parametrize("arg", ["gradOutput", "self", "out"])
+def test_hardtanh_tensor_dtype_unsupported(acl_env, arg, bad):
+    """gradOutput / self / out dtype outside {FLOAT, FLOAT16, BF16}: 161002 (DOUBLE too,
+    DECISION 11). Only the named argument is bad."""
+    spec = {"g": ((2, 3), F32), "x": ((2, 3), F32), "out": ((2, 3), F32)}
+    spec[{"gradOutput": "g", "self": "x", "out": "out"}[arg]] = ((2, 3), bad)
+    if arg == "self":  # grad must stay in the list and the out check must not fire first
+        spec["out"] = ((2, 3), F32)
+    name = cases.ACL_NAME[bad]
+    expect_acl_failure(hardtanh_acl(acl_env, **spec), INVALID, names=[arg], dtypes=[name])
+    py_hardtanh_fail(**spec, names=[arg], dtypes=[name])
+
+
+@pytest.mark.parametrize("gdt,xdt", [(F16, F32), (F32, BF16), (BF16, F16), (F32, F16)], ids=str)
+def test_hardtanh_grad_self_dtype_mismatch(acl_env, gdt, xdt):
+    spec = {"g": ((2, 3), gdt), "x": ((2, 3), xdt), "out": ((2, 3), xdt)}
+    expect_acl_failure(hardtanh_acl(acl_env, **spec), INVALID, names=["gradOutput"],
+                       dtypes=[cases.ACL_NAME[gdt], cases.ACL_NAME[xdt]])
+    py_hardtanh_fail(**spec, names=["gradOutput"], dtypes=[cases.ACL_NAME[gdt], cases.ACL_NAME[xdt]])
+
+
+# ---- 161002: ranks, broadcast, out shape --------------------------------------------------------
+@pytest.mark.parametrize("which", ["gradOutput", "self", "both"])
+def test_leaky_rank9(acl_env, which):
+    g = (RANK9 if which in ("gradOutput", "both") else RANK8, F32)
+    x = (RANK9 if which in ("self", "both") else (2,), F32)
+    first = "self" if which == "self" else "gradOutput"
+    out = (np.broadcast_shapes(g[0], x[0]), F32)
+    expect_acl_failure(leaky_acl(acl_env, g=g, x=x, out=out), INVALID, names=[first])
+    py_leaky_fail(g=g, x=x, names=[first])
+
+
+def test_leaky_out_rank9(acl_env):
+    """out 9-D with 8-D inputs: out shape != broadcast shape -> 161002."""
+    expect_acl_failure(leaky_acl(acl_env, g=(RANK8, F32), x=(RANK8, F32), out=(RANK9, F32)),
+                       INVALID, names=["out"])
+    py_leaky_fail(g=(RANK8, F32), x=(RANK8, F32), out=(RANK9, F32), names=["out"])
+
+
+@pytest.mark.parametrize("gs,xs", [((2,), (3,)), ((2, 3), (2, 4)), ((2, 3), (3, 2)), ((0,), (3,)),
+                                   ((4, 2, 3), (3, 3))], ids=str)
+def test_leaky_broadcast_failure(acl_env, gs, xs):
+    ret = leaky_acl(acl_env, g=(gs, F32), x=(xs, F32), out=(gs, F32))
+    expect_acl_failure(ret, INVALID, names=["gradOutput", "self"], shapes=[gs, xs])
+    py_leaky_fail(g=(gs, F32), x=(xs, F32), names=["gradOutput", "self"], shapes=[gs, xs])
+
+
+@pytest.mark.parametrize("gs,xs,os", [
+    ((2, 3), (2, 3), (3, 2)), ((2, 1), (1, 3), (1, 3)), ((2, 3), (3,), (3,)), ((2, 3), (2, 3), (2, 3, 1)),
+    ((2, 3), (2, 3), (6,)), ((1,), (1,), ()), ((), (), (1,)), ((3,), (), ()),
+], ids=str)
+def test_leaky_out_shape_not_broadcast(acl_env, gs, xs, os):
+    bc = np.broadcast_shapes(gs, xs)
+    ret = leaky_acl(acl_env, g=(gs, F32), x=(xs, F32), out=(os, F32))
+    expect_acl_failure(ret, INVALID, names=["out"], shapes=[bc, os])
+    py_leaky_fail(g=(gs, F32), x=(xs, F32), out=(os, F32), names=["out"], shapes=[bc, os])
+
+
+@pytest.mark.parametrize("which", ["gradOutput", "self", "both"])
+def test_hardtanh_rank9(acl_env, which):
+    g = (RANK9 if which in ("gradOutput", "both") else RANK8, F32)
+    x = (RANK9 if which in ("self", "both") else RANK8, F32)
+    first = "self" if which == "self" else "gradOutput"
+    expect_acl_failure(hardtanh_acl(acl_env, g=g, x=x, out=x), INVALID, names=[first])
+    py_hardtanh_fail(g=g, x=x, names=[first])
+
+
+@pytest.mark.parametrize("gs,xs", [((2, 3), (3,)), ((1, 3), (2, 3)), ((2, 3), (3, 2)), ((), (1,)),
+                                   ((0, 3), (0, 2))], ids=str)
+def test_hardtanh_grad_self_shape_differs(acl_env, gs, xs):
+    """No broadcasting (DECISION 10)."""
+    ret = hardtanh_acl(acl_env, g=(gs, F32), x=(xs, F32))
+    expect_acl_failure(ret, INVALID, names=["gradOutput", "self"], shapes=[gs, xs])
+    py_hardtanh_fail(g=(gs, F32), x=(xs, F32), names=["gradOutput", "self"], shapes=[gs, xs])
+
+
+@pytest.mark.parametrize("xs,os", [((2, 3), (3, 2)), ((2, 3), (6,)), ((2, 3), (1, 2, 3)), ((1,), ()),
+                                   ((), (1,)), ((0, 3), (3, 0)), ((2, 3), RANK9)], ids=str)
+def test_hardtanh_out_shape_differs(acl_env, xs, os):
+    """out shape must equal self's (DECISION 10)."""
+    ret = hardtanh_acl(acl_env, g=(xs, F32), x=(xs, F32), out=(os, F32))
+    expect_acl_failure(ret, INVALID, names=["out"], shapes=[xs, os])
+    py_hardtanh_fail(g=(xs, F32), x=(xs, F32), out=(os, F32), names=["out"], shapes=[xs, os])
+
+
+@pytest.mark.parametrize("xdt,odt", [(F32, F16), (F16, F32), (BF16, F32), (F32, BF16), (F16, BF16)], ids=str)
+def test_hardtanh_out_dtype_differs(acl_env, xdt, odt):
+    """out dtype in the list but not self's -> 161002 (DECISION 10)."""
+    spec = {"g": ((2, 3), xdt), "x": ((2, 3), xdt), "out": ((2, 3), odt)}
+    expect_acl_failure(hardtanh_acl(acl_env, **spec), INVALID, names=["out"],
+                       dtypes=[cases.ACL_NAME[xdt], cases.ACL_NAME[odt]])
+    py_hardtanh_fail(**spec, names=["out"], dtypes=[cases.ACL_NAME[xdt], cases.ACL_NAME[odt]])
+
+
+# ---- 161002: selfIsResult with a negative slope (seed 001, DECISION 4) --------------------------
+@pytest.mark.parametrize("slope,sdt", [(-0.5, "DOUBLE"), (-1e-46, "DOUBLE"), (-np.inf, "DOUBLE"),
+                                       (-1, "INT32"), (-0.25, "FLOAT"), (-1, "INT8")], ids=str)
+def test_leaky_self_is_result_negative_slope(acl_env, slope, sdt):
+    ret = leaky_acl(acl_env, slope=slope, sdt=sdt, sir=True)
+    expect_acl_failure(ret, INVALID, words=["slope"])
+    if sdt == "DOUBLE":
+        py_leaky_fail(slope=slope, sir=True, words=["slope"])
+
+
+# ---- check order among 161002 checks (spec §3.1, §4.1) -----------------------------------------
+I32, U32 = np.dtype(np.int32), np.dtype(np.uint32)
+
+
+def test_leaky_check_order(acl_env):
+    # grad dtype before self dtype
+    msg = expect_acl_failure(leaky_acl(acl_env, g=((2, 3), I32), x=((2, 3), U32), out=((2, 3), F32)),
+                             INVALID, names=["gradOutput"], dtypes=["INT32"])
+    # self dtype before slope dtype
+    expect_acl_failure(leaky_acl(acl_env, x=((2, 3), U32), out=((2, 3), F32), slope=1, sdt="UINT32"),
+                       INVALID, names=["self"], dtypes=["UINT32"])
+    # dtypes (slope included) before ranks
+    expect_acl_failure(leaky_acl(acl_env, g=(RANK9, F32), slope=1, sdt="COMPLEX64", out=(RANK9, F32)),
+                       INVALID, names=["negativeSlope"], dtypes=["COMPLEX64"])
+    # grad rank before self rank
+    expect_acl_failure(leaky_acl(acl_env, g=(RANK9, F32), x=(RANK9 + (1,), F32), out=(RANK9, F32)),
+                       INVALID, names=["gradOutput"])
+    # out shape before selfIsResult
+    expect_acl_failure(leaky_acl(acl_env, out=((3, 2), F32), slope=-0.5, sir=True),
+                       INVALID, names=["out"], shapes=[(2, 3), (3, 2)])
+    # selfIsResult before CanCast(promoted, out)
+    expect_acl_failure(leaky_acl(acl_env, out=((2, 3), I32), slope=-0.5, sir=True), INVALID, words=["slope"])
+    del msg
+    py_leaky_fail(g=((2, 3), I32), x=((2, 3), U32), names=["gradOutput"], dtypes=["INT32"])
+    py_leaky_fail(out=((3, 2), F32), slope=-0.5, sir=True, names=["out"])
+    py_leaky_fail(out=((2, 3), I32), slope=-0.5, sir=True, words=["slope"])
+
+
+def test_hardtanh_check_order(acl_env):
+    # grad dtype before self dtype before out dtype
+    expect_acl_failure(hardtanh_acl(acl_env, g=((2, 3), I32), x=((2, 3), F64), out=((2, 3), U32)),
+                       INVALID, names=["gradOutput"], dtypes=["INT32"])
+    expect_acl_failure(hardtanh_acl(acl_env, x=((2, 3), F64), out=((2, 3), U32)),
+                       INVALID, names=["self"], dtypes=["DOUBLE"])
+    # out in the list before grad == self
+    expect_acl_failure(hardtanh_acl(acl_env, g=((2, 3), F16), x=((2, 3), F32), out=((2, 3), U32)),
+                       INVALID, names=["out"], dtypes=["UINT32"])
+    # dtypes before shapes
+    expect_acl_failure(hardtanh_acl(acl_env, g=(RANK9, F16), x=((2, 3), F32)),
+                       INVALID, names=["gradOutput"], dtypes=["FLOAT16"])
+    # grad rank before self rank; grad/self shapes before out shape
+    expect_acl_failure(hardtanh_acl(acl_env, g=(RANK9, F32), x=(RANK9 + (1,), F32)),
+                       INVALID, names=["gradOutput"])
+    expect_acl_failure(hardtanh_acl(acl_env, g=((3,), F32), x=((2, 3), F32), out=((5,), F32)),
+                       INVALID, names=["gradOutput"], shapes=[(3,), (2, 3)])
+    py_hardtanh_fail(g=((2, 3), I32), x=((2, 3), F64), names=["gradOutput"], dtypes=["INT32"])
+    py_hardtanh_fail(g=(RANK9, F16), x=((2, 3), F32), names=["gradOutput"], dtypes=["FLOAT16"])
+
+
+# ---- garbage arguments: a status, never an exception --------------------------------------------
+GARBAGE = st.one_of(
+    st.text(max_size=4), st.floats(allow_nan=True), st.integers(-2**70, 2**70),
+    st.lists(st.integers(-3, 3), max_size=3), st.binary(max_size=4), st.complex_numbers(),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2), st.just(object()), st.just(()),
+)
+HYP = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def valid(acl_runtime):
+    """Valid LeakyReluBackward / HardtanhBackward arguments kept for the whole module."""
+    from conftest import AclEnv
+    env = AclEnv()
+    x = np.array([1.0, -1.0], F32)
+    yield {"env": env, "g": env.put(x).tensor, "x": env.put(x).tensor, "out": env.out((2,), F32).tensor,
+           "s": env.scalar(0.5, "DOUBLE")}
+    env.close()
+
+
+def _is_status_tuple(r, n):
+    return isinstance(r, tuple) and len(r) == n and isinstance(r[-1], int) and not isinstance(r[-1], bool)
+
+
+@HYP
+@given(garbage=GARBAGE, pos=st.integers(0, 4))
+def test_leaky_phase1_garbage(valid, garbage, pos):
+    args = [valid["g"], valid["x"], valid["s"], False, valid["out"]]
+    args[pos] = garbage
+    r = LEAKY.phase1(*args)
+    assert _is_status_tuple(r, 3), r
+    if pos != 3:  # a wrong type where a tensor / scalar is required
+        assert r[-1] != 0
+        assert isinstance(acl.get_recent_err_msg(), str)
+    acl.get_recent_err_msg()
+
+
+@HYP
+@given(garbage=GARBAGE, pos=st.integers(0, 4))
+def test_hardtanh_phase1_garbage(valid, garbage, pos):
+    args = [valid["g"], valid["x"], valid["s"], valid["s"], valid["out"]]
+    args[pos] = garbage
+    r = HARDTANH.phase1(*args)
+    assert _is_status_tuple(r, 3), r
+    assert r[-1] != 0
+    assert isinstance(acl.get_recent_err_msg(), str)
+
+
+@HYP
+@given(garbage=GARBAGE, pos=st.integers(0, 3))
+def test_phase2_garbage(valid, garbage, pos):
+    ws, ex, ret = LEAKY.phase1(valid["g"], valid["x"], valid["s"], False, valid["out"])
+    assert ret == 0
+    env = valid["env"]
+    workspace = env.malloc(ws) if ws else None
+    args = [workspace, ws, ex, env.stream]
+    args[pos] = garbage
+    for fn in (LEAKY.phase2, HARDTANH.phase2):
+        r = fn(*args)
+        assert isinstance(r, int) and not isinstance(r, bool)
+        if pos == 2:
+            assert r != 0, "a garbage executor must be refused"
+    acl.rt.synchronize_stream(env.stream)
+    acl.get_recent_err_msg()
+
+
+@HYP
+@given(garbage=GARBAGE, pos=st.integers(0, 6))
+def test_create_tensor_garbage(valid, garbage, pos):
+    addr = valid["env"].malloc(64)
+    args = [[2, 2], acl.ACL_FLOAT, [2, 1], 0, acl.ACL_FORMAT_ND, [2, 2], addr]
+    args[pos] = garbage
+    t = acl.create_tensor(*args)  # None or a tensor; never an exception
+    if t is not None:
+        r = LEAKY.phase1(t, valid["x"], valid["s"], False, valid["out"])
+        assert _is_status_tuple(r, 3)
+        acl.destroy_tensor(t)
+    acl.get_recent_err_msg()
+
+
+@pytest.mark.parametrize("args", [
+    ("shape", acl.ACL_FLOAT, [1], 0, 2, [1], 0),
+    ([2, 2], "float", [2, 1], 0, 2, [4], 0),
+    ([2, 2], acl.ACL_FLOAT, [2, 1], 0, 2, [4], "addr"),
+    ([-1, 2], acl.ACL_FLOAT, [2, 1], 0, 2, [4], 0),
+    ([2, 2], acl.ACL_FLOAT, [-2, 1], 0, 2, [4], 0),
+    ([2, 2], acl.ACL_FLOAT, [2, 1], -1, 2, [4], 0),
+    ([2.5, 2], acl.ACL_FLOAT, [2, 1], 0, 2, [4], 0),
+    ([2, 2], 9999, [2, 1], 0, 2, [4], 0),
+    ([2, 2], acl.ACL_FLOAT, [2], 0, 2, [4], 0),
+], ids=["str-shape", "str-dtype", "str-addr", "neg-dim", "neg-stride", "neg-offset", "float-dim",
+        "bad-dtype", "stride-rank"])
+def test_create_tensor_rejects(valid, args):
+    args = list(args)
+    if args[-1] == 0:
+        args[-1] = valid["env"].malloc(64)
+    assert acl.create_tensor(*args) is None
+    msg = acl.get_recent_err_msg()
+    assert isinstance(msg, str) and msg
+
+
+def test_create_scalar_rejects():
+    assert acl.create_scalar("abc", acl.ACL_FLOAT) is None
+    assert acl.get_recent_err_msg()
+    assert acl.create_scalar(1.0, 9999) is None
+    assert acl.get_recent_err_msg()
+    assert acl.create_scalar(None, acl.ACL_FLOAT) is None
+    assert acl.get_recent_err_msg()
+
+
+def test_runtime_garbage_returns_status(acl_env):
+    for r in (acl.rt.malloc("x", 0), acl.rt.malloc(-5, 0), acl.rt.malloc(16, "policy"),
+              acl.rt.malloc_host("x")):
+        assert _is_status_tuple(r, 2) and r[-1] != 0, r
+    for r in (acl.rt.free("x"), acl.rt.free(123456789), acl.rt.free_host("x"),
+              acl.rt.memcpy("x", 4, b"abcd", 4, acl.ACL_MEMCPY_HOST_TO_DEVICE),
+              acl.rt.memcpy(acl_env.malloc(4), 4, b"abcd", 8, acl.ACL_MEMCPY_HOST_TO_DEVICE),
+              acl.rt.memcpy(acl_env.malloc(4), 4, b"abcd", 4, 99),
+              acl.rt.synchronize_stream("x"), acl.rt.destroy_stream(987654321),
+              acl.rt.set_device(-1), acl.destroy_tensor("x"), acl.destroy_scalar(3.5),
+              opsnn.aclnn.aclDestroyAclOpExecutor("x"), opsnn.aclnn.aclSetAclOpExecutorRepeatable(None)):
+        assert isinstance(r, int) and not isinstance(r, bool) and r != 0, r
+    acl.get_recent_err_msg()
+
+
+def test_memcpy_overflowing_dest_refused(acl_env):
+    """count > dest_max is refused and nothing is written."""
+    dev = acl_env.malloc(8)
+    acl_env.write(dev, np.arange(2, dtype=F32))
+    host = np.zeros(1, F32)
+    ret = acl.rt.memcpy(host, 4, dev, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    assert ret != 0
+    assert host[0] == 0
+    acl.get_recent_err_msg()
+
+
+def test_inputs_untouched_on_py_failure():
+    """A failing Pythonic call leaves inputs and a strided out untouched (bytes compared)."""
+    g = cases.filled((3, 4), F32, 9)
+    x = cases.filled((3, 4), F32, 10)
+    ov, ob = cases.out_layout((3, 4), np.dtype(np.int32), "sliced", 5)
+    before = ob.copy()
+    expect_py_failure(opsnn.leaky_relu_backward, g, x, 0.2, out=ov, status=INVALID,
+                      untouched=[g, x, ob], names=["out"])
+    assert ob.tobytes() == before.tobytes()

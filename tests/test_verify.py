@@ -1,0 +1,261 @@
+"""``opsnn verify``: parsing of CANN's case files, input generation, and small end-to-end runs
+through the acl runtime (synthetic files in tmp_path; the real files only when ../shared exists)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from opsnn import verify as V
+
+CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases" / "ops-nn"
+needs_cases = pytest.mark.skipif(not CASES.is_dir(), reason="../shared/cases is not present")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+CSV_HEADER = ("testcase_name,op_name,input_dtypes,input_ori_shapes,output_ori_shapes,input_ori_formats,"
+              "output_ori_formats,attributes,input_shapes,output_dtypes,output_shapes,input_formats,"
+              "output_formats,input_data_ranges,precision_tolerances,absolute_precision,soc_series")
+
+
+def csv_row(name, op, dtype, shape, attrs, ranges, n_inputs=2) -> str:
+    dtypes = repr((dtype,) * n_inputs)
+    shapes = repr((shape,) * n_inputs)
+    formats = repr(("ND",) * n_inputs)
+    return (f'{name},{op},"{dtypes}","{shapes}","({shape!r},)","{formats}","(\'ND\',)","{attrs}",'
+            f'"{shapes}","(\'{dtype}\',)","({shape!r},)","{formats}","(\'ND\',)","{ranges}",,1e-08,')
+
+
+def write_csv(tmp_path: Path, *rows: str) -> Path:
+    path = tmp_path / "ttk_kernel_test_st.csv"
+    path.write_text("\n".join((CSV_HEADER,) + rows) + "\n")
+    return path
+
+
+def json_case(index, dtype, shape, grad, self_, slope, slope_dtype="fp32", self_is_result=False) -> dict:
+    def tensor(name, values):
+        return {"name": name, "type": "tensor", "required": True, "dtype": dtype, "shape": list(shape),
+                "range_values": values, "backward": False, "align_32B": None}
+    return {"id": index, "name": "torch.ops.aten.leaky_relu_backward", "aclnn_name": "aclnnLeakyReluBackward",
+            "api_type": "aclnn_leaky_relu_backward", "standard": {"acc": "single_bm", "perf": "not_key"},
+            "inputs": [tensor("gradOutput", grad), tensor("x", self_),
+                       {"name": "a", "type": "scalar", "required": True, "dtype": slope_dtype, "shape": None,
+                        "range_values": slope, "backward": False, "align_32B": None},
+                       {"name": "selfIsResult", "type": "attr", "required": True, "dtype": "bool", "shape": None,
+                        "range_values": self_is_result, "backward": False, "align_32B": None}]}
+
+
+def write_json(tmp_path: Path, *cases: dict) -> Path:
+    path = tmp_path / "atk_aclnnLeakyReluBackward.json"
+    path.write_text(json.dumps(list(cases)))
+    return path
+
+
+def run_verify(*argv) -> int:
+    parser = argparse.ArgumentParser()
+    V.add_arguments(parser)
+    return V.run(parser.parse_args([str(a) for a in argv]))
+
+
+# ---- parsing the real files ---------------------------------------------------------------------
+
+@needs_cases
+def test_parse_leaky_relu_grad_csv():
+    cases = V.load_cases(CASES / "ttk_kernel_leaky_relu_grad_st.csv")
+    assert len(cases) == 5 and {c.op for c in cases} == {"LeakyReluBackward"}
+    first = cases[0]
+    assert [t.role for t in first.tensors] == ["gradOutput", "self"]  # gradients, features
+    assert first.scalars[0].role == "negativeSlope" and first.scalars[0].values.low == 458.9240251987642
+    assert first.scalars[0].dtype == np.float32 and dict(first.flags) == {"selfIsResult": False}
+    assert first.tensors[0].values.high == 3.4028235e38
+    special = cases[1].tensors[0].values
+    assert (special.low, special.high) == (-1, 1) and len(special.specials) == 3
+    assert math.isnan(special.specials[0]) and math.copysign(1, special.specials[1]) == -1
+    assert special.specials[2] == math.inf
+    assert cases[3].tensors[0].format == "NCHW" and cases[0].tolerance.atol == 1e-8
+
+
+@needs_cases
+def test_parse_hardtanh_grad_csv_maps_result_to_self():
+    """HardtanhGrad takes (result, grad): result is aclnn self, grad is gradOutput (spec §7.1)."""
+    cases = V.load_cases(CASES / "ttk_kernel_hardtanh_grad_st.csv")
+    assert len(cases) == 5 and {c.op for c in cases} == {"HardtanhBackward"}
+    assert [t.role for t in cases[0].tensors] == ["self", "gradOutput"]
+    bounds = {s.role: s.values.low for s in cases[1].scalars}
+    assert bounds == {"min": 0.0, "max": -975.7519701184842}  # min > max on purpose
+    assert cases[4].tensors[0].dtype == BF16 and cases[4].numel == 16 * 192 * 64 * 64
+    assert (cases[4].tensors[0].values.low, cases[4].tensors[0].values.high) == (-10, 10)
+    assert all(c.needs_bf16 for c in cases if c.tensors[0].dtype == BF16)
+
+
+@needs_cases
+def test_parse_leaky_relu_backward_json():
+    cases = V.load_cases(CASES / "atk_aclnnLeakyReluBackward.json")
+    assert len(cases) == 250
+    first = cases[0]
+    grad, self_ = first.tensors
+    assert (grad.role, self_.role) == ("gradOutput", "self")
+    assert grad.values.fill and math.isnan(grad.values.low) and self_.values == V.Values.constant(8)
+    assert first.scalars[0].dtype == np.int32 and first.scalars[0].values.low == 1
+    assert dict(first.flags) == {"selfIsResult": True} and first.tolerance.source == "single_bm"
+    odd = next(c for c in cases if c.index == 29)  # selfIsResult given as ["inf"]
+    assert dict(odd.flags)["selfIsResult"] is True
+    assert odd.scalars[0].values == V.Values(0, 1)
+    assert max(c.numel for c in cases) == 848_601_600
+
+
+@needs_cases
+@pytest.mark.parametrize("name, op, count", [
+    ("atk_aclnnLeakyRelu.json", "LeakyRelu", 201), ("atk_aclnnHardtanh.json", "Hardtanh", 201),
+    ("ttk_kernel_leaky_relu_st.csv", "LeakyRelu", 5), ("ttk_kernel_clip_by_value_v2_st.csv", "Hardtanh", 100),
+])
+def test_parse_forward_files(name, op, count):
+    cases = V.load_cases(CASES / name)
+    assert len(cases) == count and {c.op for c in cases} == {op}
+    if name.startswith("ttk_kernel_clip"):
+        assert any(c.unsupported for c in cases) and not all(c.unsupported for c in cases)
+    if name == "atk_aclnnHardtanh.json":
+        assert all(c.tolerance.rtol == 0 for c in cases)  # md5: bit-exact
+
+
+# ---- input generation ---------------------------------------------------------------------------
+
+def test_generate_honours_range_and_specials():
+    values = V.Values(-1, 1, (math.nan, -0.0, math.inf))
+    data = V.generate(values, np.float16, (40, 50), np.random.default_rng(0)).astype(np.float64)
+    finite = data[np.isfinite(data)]
+    assert finite.min() >= -1 and finite.max() <= 1 and data.shape == (40, 50)
+    per_special = round(data.size * V.SPECIAL_FRACTION / 3)
+    assert np.isnan(data).sum() >= per_special and np.isposinf(data).sum() >= per_special
+    assert ((data == 0) & np.signbit(data)).sum() >= per_special
+
+
+def test_generate_every_special_appears_in_small_tensors():
+    data = V.generate(V.Values(-1, 1, (math.nan, -0.0, math.inf)), BF16, (3,), np.random.default_rng(1))
+    as64 = data.astype(np.float64)
+    assert np.isnan(as64).any() and np.isinf(as64).any() and (np.signbit(as64) & (as64 == 0)).any()
+
+
+def test_generate_fill_integer_and_scalar():
+    rng = np.random.default_rng(2)
+    assert np.isneginf(V.generate(V.Values.constant(-math.inf), np.float32, (4,), rng)).all()
+    ints = V.generate(V.Values(0, 5), np.uint8, (1000,), rng)
+    assert ints.dtype == np.uint8 and set(np.unique(ints)) == set(range(6))
+    slope = V.pick_scalar(V.ScalarSpec("negativeSlope", BF16, V.Values(0, 1)), rng)
+    assert slope.dtype == BF16 and 0 <= float(slope) <= 1
+
+
+def test_case_data_depend_on_seed_and_case_only(tmp_path):
+    path = write_csv(tmp_path, *(csv_row(f"c{i}", "leaky_relu_grad", "float32", (8,), "{}", "((-1, 1),)")
+                                 for i in range(2)))
+    a, b = V.load_cases(path)
+    draw = lambda case, seed: V.generate(case.tensors[0].values, np.float32, (8,), V.case_rng(seed, case))  # noqa: E731
+    assert np.array_equal(draw(a, 0), draw(a, 0))
+    assert not np.array_equal(draw(a, 0), draw(b, 0)) and not np.array_equal(draw(a, 0), draw(a, 1))
+
+
+def test_case_filter():
+    case = lambda i, name: V.Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",  # noqa: E731
+                                  V.Tolerance(0, 0, "exact"))
+    keep = V.case_filter("0-2,7,fuzz_4")
+    assert [keep(case(i, "x")) for i in (0, 2, 3, 7)] == [True, True, False, True]
+    assert keep(case(99, "leaky_relu_grad_fuzz_44")) and not keep(case(99, "other"))
+
+
+def test_compare_nan_signed_zero_and_tolerance():
+    golden = np.array([np.nan, 0.0, 1.0, np.inf], np.float32)
+    exact = V.compare(golden.copy(), golden, V.Tolerance(0, 0, "exact"))
+    assert exact.bit_exact and exact.mismatches == 0
+    actual = np.array([np.nan, -0.0, 1.0 + 2**-20, np.inf], np.float32)
+    near = V.compare(actual, golden, V.Tolerance(1e-5, 0, "t"))
+    assert not near.bit_exact and near.mismatches == 0 and near.max_rel == pytest.approx(2**-20, rel=0.1)
+    assert V.compare(actual, golden, V.Tolerance(0, 0, "exact")).mismatches == 1
+    assert V.compare(np.array([1.0, 0, 0, 0], np.float32), golden, V.Tolerance(1, 1, "t")).mismatches == 1
+
+
+# ---- end to end through the acl runtime ---------------------------------------------------------
+
+aclnn = pytest.importorskip("opsnn.aclnn")
+
+
+def small_files(tmp_path: Path) -> list[Path]:
+    csv_path = write_csv(
+        tmp_path,
+        csv_row("leaky_f16", "leaky_relu_grad", "float16", (5, 13), "{'negative_slope': -83.3}",
+                "((-1, 1, nan, -0.0, inf),)"),
+        csv_row("hardtanh_bf16", "hardtanh_grad", "bfloat16", (64,), "{'min_val': -0.5, 'max_val': 0.8}",
+                "((-1, 1, nan, -0.0, inf),)"),
+        csv_row("hardtanh_f32_swapped", "hardtanh_grad", "float32", (6, 7), "{'min_val': 0.5, 'max_val': -0.5}",
+                "((-1, 1),)"))
+    json_path = write_json(
+        tmp_path,
+        json_case(0, "fp32", (3, 4), [-7, 7], [-7, 7], [0, 1], "bf16"),
+        json_case(1, "fp64", (17,), "nan", [-7, 7], 1, "int32", True),
+        json_case(2, "bf16", (2, 3), ["inf"], -8, 0, "fp16"))
+    return [csv_path, json_path]
+
+
+def test_small_files_pass_end_to_end(tmp_path, capsys):
+    out = tmp_path / "results.json"
+    assert run_verify(*small_files(tmp_path), "--json", out) == 0
+    report = json.loads(out.read_text())
+    assert report["summary"]["PASS"] == 6 and report["summary"]["FAIL"] == 0
+    assert all(c["bit_exact"] for c in report["cases"])
+    assert "6 passed" in capsys.readouterr().out
+
+
+def test_case_over_max_elements_is_skipped(tmp_path, capsys):
+    out = tmp_path / "results.json"
+    assert run_verify(*small_files(tmp_path), "--max-elements", "50", "--json", out) == 0
+    skipped = [c for c in json.loads(out.read_text())["cases"] if c["status"] == "SKIP"]
+    assert {c["name"] for c in skipped} == {"leaky_f16", "hardtanh_bf16"}
+    assert all("--max-elements 50" in c["reason"] for c in skipped)
+    assert "skipped" in capsys.readouterr().out
+
+
+def test_injected_wrong_result_fails(tmp_path, monkeypatch, capsys):
+    real = V.run_aclnn
+
+    def off_by_one_ulp(*args):
+        result = real(*args)
+        bits = result.view(f"u{result.dtype.itemsize}")
+        bits.flat[0] ^= 1
+        return result
+
+    monkeypatch.setattr(V, "run_aclnn", off_by_one_ulp)
+    out = tmp_path / "results.json"
+    assert run_verify(*small_files(tmp_path), "--cases", "0", "--golden", "torch", "--json", out) == 1
+    statuses = [c["status"] for c in json.loads(out.read_text())["cases"]]
+    assert statuses == ["FAIL", "FAIL"]
+    assert "FAIL" in capsys.readouterr().out
+
+
+def test_missing_operator_is_skipped(tmp_path, monkeypatch):
+    monkeypatch.delattr(aclnn, "aclnnLeakyReluBackwardGetWorkspaceSize")
+    out = tmp_path / "results.json"
+    assert run_verify(*small_files(tmp_path), "--json", out) == 0
+    reasons = {c["name"]: c["reason"] for c in json.loads(out.read_text())["cases"] if c["status"] == "SKIP"}
+    assert len(reasons) == 4 and all("operator not implemented" in r for r in reasons.values())
+
+
+def test_bf16_case_skipped_on_soc_without_bf16(tmp_path):
+    out = tmp_path / "results.json"
+    assert run_verify(*small_files(tmp_path), "--soc", "Ascend910", "--json", out) == 0
+    skipped = {c["name"] for c in json.loads(out.read_text())["cases"] if c["status"] == "SKIP"}
+    assert skipped == {"hardtanh_bf16", "aclnnLeakyReluBackward_2"}
+
+
+def test_torch_golden_reports_documented_differences(tmp_path):
+    """DECISIONS 8 (NaN self, SIMD-sized tensor) and DECISIONS 2 (double slope) are DOC, not FAIL."""
+    pytest.importorskip("torch")
+    csv_path = write_csv(tmp_path, csv_row("nan_self", "hardtanh_grad", "float32", (64,), "{}", "((nan, nan),)"))
+    json_path = write_json(tmp_path, json_case(0, "fp64", (32,), [-7, 7], [-7, 7], 0.1, "fp64"))
+    out = tmp_path / "results.json"
+    assert run_verify(csv_path, json_path, "--golden", "torch", "--json", out) == 0
+    reasons = [c["reason"] for c in json.loads(out.read_text())["cases"]]
+    assert [r.split(":")[0] for r in reasons] == ["DECISIONS 8", "DECISIONS 2"]
