@@ -46,9 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         adder(sub)
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
     args = parser.parse_args(argv)
-    if args.soc:
-        platform.set_soc(args.soc)
-    return int(args.handler(args))
+    with platform.use_soc(args.soc or platform.current().name):
+        return int(args.handler(args))
 
 
 # ---- list / describe ---------------------------------------------------------------------

@@ -55,7 +55,8 @@ class TilingResult(Printable):
     Attributes:
         op: kernel op name; soc: the SoC profile name; template: which tiling path ran.
         tiling_data: the op's tiling struct (``to_dict()`` keys are the CANN field names).
-        tiling_key: the kernel template key; block_dim: cores launched.
+        tiling_key: the kernel template key; block_dim: cores launched (None where the sources
+            do not settle it).
         workspace_size: bytes the tiling requests (user part).
         notes: where derived numbers come from (anything not asserted by an ops-nn test).
     ``launch()`` gives the device's walk of this tiling (for the simulator).
@@ -66,7 +67,7 @@ class TilingResult(Printable):
     template: str
     tiling_data: Printable
     tiling_key: int
-    block_dim: int
+    block_dim: int | None
     workspace_size: int
     notes: tuple[str, ...] = ()
     walk: Callable[[], Launch] | None = dataclasses.field(default=None, repr=False, compare=False)

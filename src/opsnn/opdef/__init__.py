@@ -1,0 +1,76 @@
+"""op_host fidelity: kernel op definitions, infershape and tiling per SoC (spec §7).
+
+    from opsnn import opdef
+    op, alias = opdef.find("HardtanhBackward", profile)        # aclnn or kernel name
+    out_shape = op.infer_shape([result_shape, grad_shape])
+    result = opdef.tile(op, profile, inputs, outputs, {"min_val": -2.0, "max_val": 1.0})
+    result.tiling_data.to_dict(), result.tiling_key, result.block_dim, result.launch()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .._core.platform import SocProfile
+from .._core.status import AclnnError, Status
+from . import hardtanh_grad, leaky_relu, leaky_relu_grad
+from .base import (AclnnAlias, AttrDef, InferShapeError, OpDef, Shape, TensorDesc, TilingResult, infer_broadcast,
+                   infer_elewise)
+
+__all__ = ["ALIASES", "OPDEFS", "AclnnAlias", "AttrDef", "InferShapeError", "OpDef", "Shape", "TensorDesc",
+           "TilingResult", "find", "infer_broadcast", "infer_elewise", "tile"]
+
+OPDEFS: tuple[OpDef, ...] = (leaky_relu_grad.OPDEF, hardtanh_grad.OPDEF, hardtanh_grad.OPDEF_EXPERIMENTAL,
+                             leaky_relu.OPDEF)
+
+ALIASES: tuple[AclnnAlias, ...] = (
+    AclnnAlias("LeakyReluBackward", "LeakyReluGrad", ("gradOutput", "self"), (0, 1),
+               (("negativeSlope", "negative_slope"),),
+               "NN:activation/leaky_relu_grad/op_api/leaky_relu_grad.cpp (gradients = gradOutput, features = self)"),
+    AclnnAlias("HardtanhBackward", "HardtanhGrad", ("gradOutput", "self"), (1, 0),
+               (("min", "min_val"), ("max", "max_val")),
+               "NN:activation/hardtanh_grad/op_api/hardtanh_grad.cpp (self first as result, gradOutput as grad)"),
+    AclnnAlias("LeakyRelu", "LeakyRelu", ("self",), (0,), (("negativeSlope", "negative_slope"),),
+               "NN:activation/leaky_relu/op_api/leaky_relu.cpp"),
+)
+
+
+def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlias | None]:
+    """The def for a kernel op name (``HardtanhGrad``) or an aclnn name (``HardtanhBackward``,
+    ``aclnnHardtanhBackward``), case-insensitive, and the alias used (None for a kernel name).
+
+    With a profile, the def built for that SoC (HardtanhGrad has one per SoC config); without,
+    the main def. Raises ValueError for an unknown name and AclnnError 561003 when no def of the
+    op is built for the SoC (other SoCs run CANN built-in kernels that ops-nn does not hold).
+    """
+    key = name.lower().removeprefix("aclnn")
+    alias = next((a for a in ALIASES if a.api.lower() == key), None)
+    kernel = alias.kernel.lower() if alias else key
+    defs = [d for d in OPDEFS if d.name.lower() == kernel]
+    if not defs:
+        known = sorted({d.name for d in OPDEFS} | {a.api for a in ALIASES})
+        raise ValueError(f"unknown op {name!r}; known: {', '.join(known)}")
+    if profile is None:
+        return defs[0], alias
+    for opdef in defs:
+        if opdef.supports(profile):
+            return opdef, alias
+    configs = ", ".join(d.soc for d in defs)
+    raise AclnnError(Status.ERR_INNER_FIND_KERNEL_ERROR,
+                     f"{defs[0].name} has no op_host config for {profile.name} (configs: {configs}); on other "
+                     "SoCs CANN runs a built-in kernel that ops-nn does not hold (spec §13)")
+
+
+def tile(opdef: OpDef, profile: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence[TensorDesc],
+         attrs: Mapping[str, float] | None = None) -> TilingResult:
+    """Run ``opdef``'s tiling for ``profile`` (core count, UB bytes). Attrs by kernel name; missing
+    ones take the def's default. Raises TilingError with the reason, or AclnnError 561003 for a
+    SoC the def is not built for."""
+    if not opdef.supports(profile):
+        find(opdef.name, profile)  # raises the 561003 error, or finds the SoC's own def
+        raise AclnnError(Status.ERR_INNER_FIND_KERNEL_ERROR,
+                         f"{opdef.name} ({opdef.variant}) is built for {opdef.soc}, not {profile.name}")
+    if len(inputs) != len(opdef.inputs) or len(outputs) != len(opdef.outputs):
+        raise ValueError(f"{opdef.name} takes inputs {opdef.inputs} and outputs {opdef.outputs}, "
+                         f"got {len(inputs)} and {len(outputs)} tensors")
+    return opdef.tiling(profile, inputs, outputs, opdef.attr_values(attrs or {}))

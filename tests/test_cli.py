@@ -1,0 +1,76 @@
+"""The command line: demo prints the samples' lines; run/describe/list; exit codes."""
+
+import subprocess
+import sys
+
+import pytest
+
+from opsnn import cli
+
+
+def _run(capsys, *argv):
+    code = cli.main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_demo_prints_both_samples_results_and_a_bit_exact_table(capsys):
+    code, out = _run(capsys, "demo", "--shape", "64", "--repeat", "2")
+    assert code == 0
+    leaky = [f"result[{i}] is: {v:f}" for i, v in enumerate([2, 3, 4, 5])]
+    hardtanh = [f"result[{i}] is: {v:f}" for i, v in enumerate([0, 0, 0, 3, 0, 5, 0, 0])]
+    lines = out.splitlines()
+    start = lines.index(leaky[0])
+    assert lines[start:start + 4] == leaky
+    start = lines.index(hardtanh[0], start + 4)
+    assert lines[start:start + 8] == hardtanh
+    assert "NO" not in out  # every dtype row is bit-exact
+    for dtype in ("DT_FLOAT", "DT_FLOAT16", "DT_BF16", "DT_DOUBLE"):
+        assert dtype in out
+
+
+def test_demo_on_ascend910_has_no_bf16_rows(capsys):
+    code, out = _run(capsys, "--soc", "Ascend910", "demo", "--shape", "8", "--repeat", "1")
+    assert code == 0 and "DT_BF16" not in out and "Ascend910 " in out
+
+
+def test_run_reports_status_steps_and_a_bit_exact_result(capsys):
+    code, out = _run(capsys, "run", "LeakyReluBackward", "--shape", "3", "4", "--grad-shape", "3", "1",
+                     "--dtype", "float16", "--out-dtype", "float32")
+    assert code == 0
+    assert "ret 0 (ACLNN_SUCCESS)" in out and "bit-exact" in out
+    assert "Cast(ws[0] -> DT_FLOAT) -> out" in out
+
+
+def test_run_strided_hardtanh_records_a_contiguous_step(capsys):
+    code, out = _run(capsys, "run", "aclnnHardtanhBackward", "--shape", "3", "4", "--transpose",
+                     "--dtype", "bfloat16")
+    assert code == 0 and "Contiguous(self) -> ws[0]" in out and "bit-exact" in out
+
+
+def test_run_with_an_unsupported_dtype_exits_1_with_the_status(capsys):
+    code, out = _run(capsys, "--soc", "Ascend910", "run", "LeakyReluBackward", "--dtype", "bfloat16")
+    assert code == 1
+    assert "161002" in out and "DT_BF16" in out and "Ascend910" in out
+
+
+def test_describe_and_list(capsys):
+    code, out = _run(capsys, "describe", "HardtanhBackward")
+    assert code == 0
+    assert "null check order: self, gradOutput, out, min, max" in out
+    assert "Ascend910     DT_FLOAT, DT_FLOAT16\n" in out
+    assert "Ascend910B    DT_FLOAT, DT_FLOAT16, DT_BF16" in out
+    code, out = _run(capsys, "list")
+    assert code == 0 and "aclnnLeakyReluBackward" in out and "aclnnHardtanhBackward" in out
+
+
+def test_unknown_operator_and_usage_errors():
+    with pytest.raises(SystemExit, match="unknown operator"):
+        cli.main(["describe", "Nope"])
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--soc", "Ascend999", "list"])
+    assert exc.value.code == 2
+
+
+def test_python_dash_m_entry_point():
+    result = subprocess.run([sys.executable, "-m", "opsnn", "list"], capture_output=True, text=True)
+    assert result.returncode == 0 and "aclnnLeakyReluBackward" in result.stdout

@@ -1,0 +1,81 @@
+"""Every OpSpec is bound on every surface, documented, and the layers import only downward."""
+
+import ast
+import pathlib
+
+import pytest
+
+import opsnn
+from opsnn import aclnn, functional, registry
+
+SRC = pathlib.Path(opsnn.__file__).parent
+PYTHONIC = {"LeakyReluBackward": "leaky_relu_backward", "HardtanhBackward": "hardtanh_backward",
+            "LeakyRelu": "leaky_relu", "Hardtanh": "hardtanh",
+            "InplaceLeakyRelu": "leaky_relu_", "InplaceHardtanh": "hardtanh_"}
+
+
+@pytest.mark.parametrize("spec", registry.all_specs(), ids=lambda s: s.name)
+def test_every_spec_has_both_aclnn_phases_and_a_pythonic_function(spec):
+    phase1 = getattr(aclnn, spec.api_name + "GetWorkspaceSize")
+    phase2 = getattr(aclnn, spec.api_name)
+    assert phase1.__doc__ and phase2.__doc__
+    function = getattr(opsnn, PYTHONIC[spec.name])
+    assert function.__doc__ and "Raises" in function.__doc__
+    assert spec.formula and spec.source
+
+
+@pytest.mark.parametrize("spec", registry.all_specs(), ids=lambda s: s.name)
+def test_spec_is_consistent(spec):
+    names = {p.name for p in spec.params}
+    assert set(spec.null_order) <= names
+    assert set(spec.kernel_inputs) <= {p.name for p in spec.inputs} | {"out"}
+    assert spec.output.name == "out" or spec.output.name in names
+    assert registry.get(spec.api_name) is spec
+    assert registry.get(spec.kernel_name).kernel_name == spec.kernel_name
+
+
+def _imports(path: pathlib.Path) -> set[str]:
+    """Absolute module names a file imports (relative imports resolved against opsnn)."""
+    tree = ast.parse(path.read_text())
+    package = ".".join(("opsnn",) + path.relative_to(SRC).parent.parts)
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_core_imports_nothing_above_it():
+    for path in (SRC / "_core").glob("*.py"):
+        for module in _imports(path):
+            if module.startswith("opsnn"):
+                assert module.startswith("opsnn._core"), f"{path.name} imports {module}"
+            assert not module.startswith(("torch", "numba")), f"{path.name} imports {module}"
+
+
+def test_only_opsnn_torch_imports_torch_at_module_level():
+    for path in SRC.rglob("*.py"):
+        if "torch" in path.relative_to(SRC).parts[:1] or path.name in ("bench.py", "verify.py"):
+            continue
+        tree = ast.parse(path.read_text())
+        top_level = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        for node in top_level:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            assert not any(n == "torch" or n.startswith("torch.") for n in names), path
+
+
+def test_registry_rejects_a_duplicate_and_unknown_names():
+    spec = registry.get("LeakyReluBackward")
+    with pytest.raises(ValueError):
+        registry.register(spec)
+    with pytest.raises(KeyError):
+        registry.get("NoSuchOp")
+    assert functional.leaky_relu_backward is opsnn.leaky_relu_backward
