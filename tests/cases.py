@@ -135,7 +135,25 @@ def ref_leaky(grad, self, slope32, out_dtype=None) -> np.ndarray:
     with np.errstate(all="ignore"):
         prod = g * c.type(np.float32(slope32))
         r = np.where(x > 0, g, prod).astype(p)
-        return r.astype(out_dtype or p)
+        return cast(r, out_dtype or p)
+
+
+def cast(a: np.ndarray, dtype) -> np.ndarray:
+    """Round-to-nearest-even cast. ml_dtypes rounds float64 -> bfloat16 twice (through float32),
+    so that pair goes through float32 rounded to odd, which makes the second rounding exact."""
+    a, dtype = np.asarray(a), np.dtype(dtype)
+    if a.dtype != F64 or dtype != BF16:
+        with np.errstate(all="ignore"):
+            return a.astype(dtype)
+    with np.errstate(all="ignore"):
+        f = a.astype(F32)
+        away = np.isfinite(a) & (np.abs(f.astype(F64)) > np.abs(a))
+        u = f.view(np.uint32).copy()
+        u[away] -= 1                                   # toward zero: now truncated
+        f = u.view(F32)
+        inexact = np.isfinite(a) & (f.astype(F64) != a)
+        u[inexact] |= 1                                # sticky bit: round to odd
+        return u.view(F32).astype(BF16)
 
 
 def ref_hardtanh(grad, self, lo32, hi32) -> np.ndarray:
@@ -286,12 +304,12 @@ RANK8 = (1, 2, 1, 1, 1, 1, 1, 2)
 # Each maker takes a contiguous array `a` and returns (view, base): `base` is C-contiguous,
 # `view` is a view into it holding exactly a's values, laid out as the maker's name says.
 def _contig(a):
-    b = np.ascontiguousarray(a).copy()
+    b = np.array(a, order="C", copy=True)
     return b, b
 
 
 def _transposed(a):
-    base = np.ascontiguousarray(a.T)
+    base = np.array(a.T, order="C", copy=True)
     return base.T, base
 
 
@@ -300,7 +318,7 @@ def _sliced(a):
     steps = tuple(3 if i == 1 else 2 for i in range(a.ndim))
     base = np.empty(tuple(max(n * s, 0) for n, s in zip(a.shape, steps)), a.dtype)
     base[...] = np.array(7).astype(a.dtype)
-    view = base[tuple(slice(None, None, s) for s in steps)]
+    view = base[tuple(slice(None, None, s) for s in steps) + (Ellipsis,)]
     view[...] = a
     return view, base
 

@@ -122,7 +122,7 @@ class AclEnv:
         explicit strides / offset / storage shape."""
         view = np.asarray(view)
         if base is None:
-            base = np.ascontiguousarray(view)
+            base = np.array(view, order="C", copy=True)
             view = base
         strides, offset = cases.layout_of(view, base)
         addr = self.malloc(base.nbytes)
@@ -207,7 +207,7 @@ def run_leaky(layer, env, g, x, slope, *, sir=False, out_dtype=None, layouts=("c
             "out storage outside the view was modified"
         assert cases.bits(gv).tobytes() == cases.bits(g).tobytes()
         assert cases.bits(xv).tobytes() == cases.bits(x).tobytes()
-        return np.ascontiguousarray(res)
+        return np.array(res, order="C", copy=True)
     gt = env.put_layout(g, layouts[0], fmt=fmt)
     xt = env.put_layout(x, layouts[1], fmt=fmt)
     ot = env.out(shape, odt, out_layout, fmt=fmt)
@@ -237,7 +237,7 @@ def run_hardtanh(layer, env, g, x, lo, hi, *, layouts=("contig", "contig"), out_
             "out storage outside the view was modified"
         assert cases.bits(gv).tobytes() == cases.bits(g).tobytes()
         assert cases.bits(xv).tobytes() == cases.bits(x).tobytes()
-        return np.ascontiguousarray(res)
+        return np.array(res, order="C", copy=True)
     gt = env.put_layout(g, layouts[0], fmt=fmt)
     xt = env.put_layout(x, layouts[1], fmt=fmt)
     ot = env.out(x.shape, x.dtype, out_layout, fmt=fmt)

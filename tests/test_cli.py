@@ -13,8 +13,15 @@ def _run(capsys, *argv):
     return code, capsys.readouterr().out
 
 
-def test_demo_prints_both_samples_results_and_a_bit_exact_table(capsys):
-    code, out = _run(capsys, "demo", "--shape", "64", "--repeat", "2")
+def _run_process(*argv):
+    """A fresh process, as a user runs it (the samples own acl.init/finalize)."""
+    result = subprocess.run([sys.executable, "-m", "opsnn", *argv], capture_output=True, text=True,
+                            timeout=300)
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_demo_prints_both_samples_results_and_a_bit_exact_table():
+    code, out = _run_process("demo", "--shape", "64", "--repeat", "2")
     assert code == 0
     leaky = [f"result[{i}] is: {v:f}" for i, v in enumerate([2, 3, 4, 5])]
     hardtanh = [f"result[{i}] is: {v:f}" for i, v in enumerate([0, 0, 0, 3, 0, 5, 0, 0])]
@@ -28,8 +35,8 @@ def test_demo_prints_both_samples_results_and_a_bit_exact_table(capsys):
         assert dtype in out
 
 
-def test_demo_on_ascend910_has_no_bf16_rows(capsys):
-    code, out = _run(capsys, "--soc", "Ascend910", "demo", "--shape", "8", "--repeat", "1")
+def test_demo_on_ascend910_has_no_bf16_rows():
+    code, out = _run_process("--soc", "Ascend910", "demo", "--shape", "8", "--repeat", "1")
     assert code == 0 and "DT_BF16" not in out and "Ascend910 " in out
 
 
@@ -72,5 +79,5 @@ def test_unknown_operator_and_usage_errors():
 
 
 def test_python_dash_m_entry_point():
-    result = subprocess.run([sys.executable, "-m", "opsnn", "list"], capture_output=True, text=True)
-    assert result.returncode == 0 and "aclnnLeakyReluBackward" in result.stdout
+    code, out = _run_process("list")
+    assert code == 0 and "aclnnLeakyReluBackward" in out

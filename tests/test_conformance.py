@@ -7,6 +7,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import cases
 import opsnn
@@ -276,3 +279,74 @@ def test_hardtanh_formats_any_rank(acl_env, fmt):
     g, x = cases.grid(F16, F16, bounds=(-1.0, 1.0))
     res = run_hardtanh("acl", acl_env, g, x, -1.0, 1.0, fmt=fmt)
     cases.assert_bits_equal(res, cases.ref_hardtanh(g, x, -1.0, 1.0), nan_payload=True)
+
+
+# ---- property tests: random shapes, dtypes, layouts, values, scalars ---------------------------
+HYP = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+ALL_LAYOUTS = tuple(cases.STRIDE_MAKERS) + tuple(cases.PY_ONLY_MAKERS)
+
+
+def _values(data, shape, dtype, specials):
+    idx = data.draw(hnp.arrays(np.int64, shape, elements=st.integers(0, len(specials) - 1)))
+    return np.asarray(specials[idx]).reshape(shape)
+
+
+@HYP
+@given(data=st.data())
+def test_leaky_property(data):
+    gdt, xdt = data.draw(st.sampled_from(cases.FLOAT_DTYPES)), data.draw(st.sampled_from(cases.FLOAT_DTYPES))
+    shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, min_side=0,
+                                                          max_side=4))
+    g = _values(data, shapes.input_shapes[0], gdt, cases.grad_specials(gdt))
+    x = _values(data, shapes.input_shapes[1], xdt, cases.self_specials(xdt))
+    slope = data.draw(st.one_of(st.floats(allow_nan=True, width=64), st.integers(-5, 5)))
+    odt = data.draw(st.sampled_from((None,) + cases.FLOAT_DTYPES))
+    gl, xl = data.draw(st.sampled_from(ALL_LAYOUTS)), data.draw(st.sampled_from(ALL_LAYOUTS))
+    gv, _ = cases.make_layout(g, gl)
+    xv, _ = cases.make_layout(x, xl)
+    res = opsnn.leaky_relu_backward(gv, xv, slope, out=None if odt is None else np.empty(shapes.result_shape, odt))
+    exp = cases.ref_leaky(g, x, cases.to_float32(slope), odt)
+    cases.assert_bits_equal(res, exp, what=f"{gdt}/{xdt}->{odt} slope={slope!r} {gl}/{xl}")
+
+
+@HYP
+@given(data=st.data())
+def test_hardtanh_property(data):
+    dt = data.draw(st.sampled_from(cases.HARDTANH_DTYPES))
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4))
+    lo = data.draw(st.floats(allow_nan=True, width=64))
+    hi = data.draw(st.floats(allow_nan=True, width=64))
+    g = _values(data, shape, dt, cases.grad_specials(dt))
+    x = _values(data, shape, dt, cases.self_specials(dt, (lo, hi)))
+    gl, xl, ol = (data.draw(st.sampled_from(ALL_LAYOUTS)) for _ in range(3))
+    gv, _ = cases.make_layout(g, gl)
+    xv, _ = cases.make_layout(x, xl)
+    ov, _ = cases.out_layout(shape, dt, "contig" if ol == "reversed" else ol)
+    res = opsnn.hardtanh_backward(gv, xv, lo, hi, out=ov)
+    assert res is ov
+    exp = cases.ref_hardtanh(g, x, cases.to_float32(lo), cases.to_float32(hi))
+    cases.assert_bits_equal(res, exp, nan_payload=True, what=f"{dt} [{lo!r}, {hi!r}] {gl}/{xl}/{ol}")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_leaky_property_acl(acl_runtime, data):
+    from conftest import AclEnv
+    env = AclEnv()
+    try:
+        gdt, xdt = data.draw(st.sampled_from(cases.FLOAT_DTYPES)), data.draw(st.sampled_from(cases.FLOAT_DTYPES))
+        shapes = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=0,
+                                                              max_side=4))
+        g = _values(data, shapes.input_shapes[0], gdt, cases.grad_specials(gdt))
+        x = _values(data, shapes.input_shapes[1], xdt, cases.self_specials(xdt))
+        slope = data.draw(st.floats(allow_nan=True, width=64))
+        sdt = data.draw(st.sampled_from(["DOUBLE", "FLOAT"]))
+        odt = data.draw(st.sampled_from((None,) + cases.FLOAT_DTYPES))
+        layouts = (data.draw(st.sampled_from(tuple(cases.STRIDE_MAKERS))),
+                   data.draw(st.sampled_from(tuple(cases.STRIDE_MAKERS))))
+        ol = data.draw(st.sampled_from(tuple(cases.STRIDE_MAKERS)))
+        res = run_leaky("acl", env, g, x, slope, out_dtype=odt, layouts=layouts, out_layout=ol, slope_dtype=sdt)
+        s32 = np.float32(slope) if sdt == "FLOAT" else cases.to_float32(slope)
+        cases.assert_bits_equal(res, cases.ref_leaky(g, x, s32, odt), what=f"{gdt}/{xdt}->{odt} {slope!r}")
+    finally:
+        env.close()

@@ -64,7 +64,7 @@ def test_decision_01_slope_branch_is_ieee_multiplication(layer, env, slope, expe
     x = f32a(1, 1, 1, 1, -1, -1, -1, -1)
     res = run_leaky(layer, env, g, x, slope)
     cases.assert_bits_equal(res, f32a(np.nan, np.inf, -np.inf, -0.0, *expected_neg))
-    assert np.signbit(res[3]) and np.signbit(res[7]) == (slope > 0)
+    assert np.signbit(res[3]) and np.signbit(res[7]) == (slope >= 0)
 
 
 @pytest.mark.parametrize("layer", LAYERS)
@@ -150,6 +150,13 @@ def test_decision_03_promotion_and_out_cast(layer, env):
     g = f32a(1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 65520.0)
     res = run_leaky(layer, env, g, f32a(1, 1, 1), 0.1, out_dtype=F16)
     cases.assert_bits_equal(res, np.array([1.0, 1 + 2.0 ** -9, np.inf], F16))
+    # a float64 result cast to bf16 / f16 out is rounded once (not through float32)
+    g = np.array([1 + 2.0 ** -8 + 2.0 ** -30, -(1 + 2.0 ** -8 + 2.0 ** -30)], F64)
+    res = run_leaky(layer, env, g, np.ones(2, F64), 0.5, out_dtype=BF16)
+    cases.assert_bits_equal(res, np.array([1.0078125, -1.0078125], BF16))
+    g = np.array([1 + 2.0 ** -11 + 2.0 ** -40], F64)
+    res = run_leaky(layer, env, g, np.ones(1, F64), 0.5, out_dtype=F16)
+    cases.assert_bits_equal(res, np.array([1 + 2.0 ** -10], F16))
 
 
 # ---- 4. selfIsResult ----------------------------------------------------------------------------
@@ -211,7 +218,7 @@ def test_decision_05_complex_out_works(layer, env, gdt, xdt, odt):
     res = run_leaky(layer, env, g, x, -0.5, out_dtype=odt)
     real = cases.ref_leaky(g, x, np.float32(-0.5))
     assert res.dtype == odt
-    cases.assert_bits_equal(res.real, real.astype(res.real.dtype))
+    cases.assert_bits_equal(res.real, cases.cast(real, res.real.dtype))
     assert cases.bits(res.imag).max() == 0, "imaginary part must be +0.0"
 
 

@@ -16,7 +16,7 @@ from ._core.executor import Plan, Ref, SlotAllocator, Step, aclOpExecutor
 from ._core.shape import broadcast_shape, fmt
 from ._core.status import AclnnError, Status
 from ._core.tensor import TensorBase, aclScalar
-from .registry import OpSpec, Promotion
+from .registry import OpSpec, Promotion, ScalarConversion
 
 # ``out`` value meaning "allocate the result" (Pythonic calls without out=): out checks are
 # satisfied by construction and the engine calls ``allocate(shape, dtype)`` once it knows both.
@@ -55,6 +55,8 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
             checks.same_dtype(op, inputs[p.name].dtype, self_t.dtype, p.api_name, "self")
     if spec.out_equals_self and out is not ALLOCATE:
         checks.same_dtype(op, out.dtype, self_t.dtype, "out", "self")
+    if spec.promotion is Promotion.SAME and out is not ALLOCATE:
+        _check_cast(op, self_t.dtype, out.dtype)  # result dtype known: ops-nn checks CanCast here
 
     # ranks and shapes
     for p in spec.inputs:
@@ -70,18 +72,18 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     promoted = _promote(spec, inputs)
     if out is ALLOCATE:
         out = args["out"] = _wrap_allocated(allocate(out_shape, promoted))
-    elif not dtypes.can_cast(promoted, out.dtype):
-        raise checks.fail(op, f"the result dtype {dtypes.name(promoted)} cannot be cast to the out "
-                              f"dtype {dtypes.name(out.dtype)} (integer and bool outputs are not "
-                              "supported; use a floating or complex out)")
+    elif spec.promotion is Promotion.PROMOTE:
+        _check_cast(op, promoted, out.dtype)
 
     tensors = {p.name: args[p.name] for p in spec.params if p.kind == "tensor"}
     if 0 in out_shape:  # empty fast path: success, workspace 0, nothing launched
         return aclOpExecutor(Plan(op, (), (), out_shape, promoted), tensors)
     if profile.name in spec.unsupported_socs:
+        supported = "; ".join(p.product_line for p in platform.PROFILES.values()
+                              if p.name not in spec.unsupported_socs)
         raise checks.fail(op, f"no {spec.kernel_name} kernel for {profile.name} "
                               f"({profile.product_line}); the operator is not supported on this "
-                              "product line", Status.ERR_INNER_FIND_KERNEL_ERROR)
+                              f"product line. Supported: {supported}", Status.ERR_INNER_FIND_KERNEL_ERROR)
     if out.dtype != promoted and out.dtype not in _CAST_TARGETS:
         raise checks.fail(op, f"no Cast kernel from {dtypes.name(promoted)} to "
                               f"{dtypes.name(out.dtype)}", Status.ERR_INNER_NULLPTR)
@@ -112,8 +114,34 @@ def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | No
             srcs = [resolve(s) for s in step.srcs]
             if step.kind == "Kernel":
                 launch(step, srcs, dst)
-            else:  # Contiguous / Cast / ViewCopy: a (casting) copy; float casts round to nearest even
-                np.copyto(dst, srcs[0], casting="unsafe")
+            else:  # Contiguous / Cast / ViewCopy: a copy; a Cast rounds once to nearest even
+                dtypes.cast_into(dst, srcs[0])
+
+
+class _OutputKnown(Exception):
+    """Internal: stops ``infer_output``'s planning once the output geometry is decided."""
+
+
+def infer_output(spec: OpSpec, args: dict,
+                 profile: platform.SocProfile | None = None) -> tuple[tuple[int, ...], DataType]:
+    """Phase 1 without data: ``(shape, dtype)`` of the output ``plan`` allocates for ``args``.
+
+    Runs ``plan`` with ``out`` = ALLOCATE and stops when it allocates, so every check before
+    that point raises the same AclnnError, and shape/dtype come from the spec (broadcast or self,
+    PROMOTE or SAME) through the one pipeline. Tensor handles need metadata only (their data is
+    never read). Used by opsnn.torch's fake/meta kernels.
+    """
+    found: list[tuple[tuple[int, ...], DataType]] = []
+
+    def allocate(shape, dtype):
+        found.append((tuple(shape), DataType(dtype)))
+        raise _OutputKnown
+
+    try:
+        executor = plan(spec, {**args, "out": ALLOCATE}, profile, allocate=allocate)
+    except _OutputKnown:
+        return found[0]
+    return executor.plan.out_shape, executor.plan.promoted  # a plan that never allocated
 
 
 # ---- helpers -----------------------------------------------------------------------------
@@ -133,6 +161,8 @@ def _check_presence(spec: OpSpec, args: dict) -> None:
                                          f"(from acl.create_{param.kind}), got {type(value).__name__}")
         if getattr(value, "destroyed", False):
             raise checks.fail(spec.name, f"{param.api_name} was already destroyed")
+        if value.dtype == DataType.DT_UNDEFINED:  # e.g. a NumPy object or string array
+            raise checks.fail(spec.name, f"{param.api_name} has a dtype with no aclDataType")
     for param in spec.params:
         if param.kind == "flag" and not isinstance(args[param.name], (bool, np.bool_)):
             raise checks.fail(spec.name, f"{param.api_name} must be a bool, got "
@@ -174,6 +204,26 @@ def _promote(spec: OpSpec, inputs: dict) -> DataType:
     return promoted
 
 
+def _check_cast(op: str, result: DataType, out: DataType) -> None:
+    if not dtypes.can_cast(result, out):
+        raise checks.fail(op, f"the result dtype {dtypes.name(result)} cannot be cast to the out "
+                              f"dtype {dtypes.name(out)} (integer and bool outputs are not "
+                              "supported; use a floating or complex out)")
+
+
+def _kernel_scalar(spec: OpSpec, param, scalar: aclScalar, self_dtype: DataType) -> float | int:
+    """A scalar as the kernel receives it (spec.scalar_conversion), as an exact Python number:
+    float32(ToFloat), or ConvertToTensor(scalar, self's dtype) (161002 if C++ has no result)."""
+    if spec.scalar_conversion is ScalarConversion.TO_FLOAT:
+        return float(scalar.to_float())
+    try:
+        value = scalar.to_dtype(self_dtype)
+    except (OverflowError, ValueError) as exc:
+        raise checks.fail(spec.name, f"{param.api_name} cannot be converted to self's dtype "
+                                     f"{dtypes.name(self_dtype)}: {exc}") from None
+    return int(value) if self_dtype in dtypes.INTEGRAL else float(value)
+
+
 def _wrap_allocated(arr: np.ndarray) -> TensorBase:
     from ._core.tensor import ArrayTensor
 
@@ -210,8 +260,9 @@ def _build_steps(spec: OpSpec, args: dict, tensors: dict, out_shape, promoted: D
     else:
         kernel_dst = alloc.new(out_shape, promoted)
 
-    compute = DataType.DOUBLE if promoted == DataType.DOUBLE else DataType.FLOAT
-    scalars = tuple((p.name, float(args[p.name].to_float())) for p in spec.scalars)
+    compute = spec.compute.dtype_for(promoted)
+    scalars = tuple((p.name, _kernel_scalar(spec, p, args[p.name], args["self"].dtype))
+                    for p in spec.scalars)
     steps.append(Step(
         "Kernel", tuple(kernel_src[name] for name in spec.kernel_inputs), kernel_dst, promoted,
         name=spec.kernel_name, kernel=spec.kernel,
@@ -254,4 +305,4 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
                           Status.ERR_PARAM_NULLPTR)
 
 
-__all__ = ["ALLOCATE", "plan", "run", "check_launch", "AclnnError"]
+__all__ = ["ALLOCATE", "plan", "run", "infer_output", "check_launch", "AclnnError"]

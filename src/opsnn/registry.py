@@ -10,13 +10,34 @@ import dataclasses
 import enum
 from collections.abc import Callable
 
-from ._core.dtypes import DataType
+from ._core.dtypes import INTEGRAL, DataType
 from ._core.platform import SocProfile
 
 
 class Promotion(enum.Enum):
     PROMOTE = "promote"  # compute dtype = PromoteType(inputs); out needs CanCast(promoted, out)
     SAME = "same"        # inputs must share one dtype; no promotion
+
+
+class ScalarConversion(enum.Enum):
+    """How the aclScalar arguments reach the kernel (spec §2.8)."""
+
+    TO_FLOAT = "to_float"            # aclScalar::ToFloat: a float32 attr (LeakyRelu*, HardtanhBackward)
+    TO_SELF_DTYPE = "to_self_dtype"  # ConvertToTensor(scalar, self.dtype): a value of self's dtype
+                                     # (Hardtanh: ints truncate toward zero; aclScalar.to_dtype)
+
+
+class Compute(enum.Enum):
+    """The dtype a Kernel step computes in, given the result (promoted) dtype."""
+
+    FLOAT = "float"                      # float32 for f16/bf16/f32, float64 for f64 (round once)
+    NATIVE_INTEGERS = "native_integers"  # as FLOAT for floating dtypes; integer dtypes compute in
+                                         # their own dtype, never widened to a float
+
+    def dtype_for(self, promoted: DataType) -> DataType:
+        if self is Compute.NATIVE_INTEGERS and promoted in INTEGRAL:
+            return promoted
+        return DataType.DOUBLE if promoted == DataType.DOUBLE else DataType.FLOAT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +93,10 @@ class OpSpec:
         kernel_inputs: tensor names in the kernel's input order.
         native_inputs: kernel inputs passed in their own dtype (bits copied), not widened.
         contiguous_out: the l2 chain makes ``out`` contiguous before the kernel (HardtanhBackward).
+        scalar_conversion: how scalars become kernel attributes (ScalarConversion; default ToFloat).
+        compute: the kernel's compute dtype policy (Compute; default float32/float64).
+        inplace: an ``aclnnInplace<Op>(selfRef, ...)`` variant: ops-nn calls the out-of-place body
+            with ``out = selfRef``; built with ``inplace_variant`` (no ``out`` null check of its own).
         formula: one-line statement of the maths, for docs.
         source: where the behaviour comes from (ops-nn file / torch op).
     """
@@ -92,6 +117,9 @@ class OpSpec:
     unsupported_socs: frozenset[str] = frozenset()
     native_inputs: tuple[str, ...] = ()
     contiguous_out: bool = False
+    scalar_conversion: ScalarConversion = ScalarConversion.TO_FLOAT
+    compute: Compute = Compute.FLOAT
+    inplace: bool = False
 
     @property
     def api_name(self) -> str:
@@ -111,6 +139,13 @@ class OpSpec:
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
+
+
+def inplace_variant(spec: OpSpec) -> OpSpec:
+    """``aclnnInplace<Op>``: ``spec`` called with ``out = selfRef`` (ops-nn's in-place entry points
+    call the out-of-place body that way, so checks, codes and numbers are the same)."""
+    return dataclasses.replace(spec, name="Inplace" + spec.name, inplace=True,
+                               null_order=tuple(n for n in spec.null_order if n != "out"))
 
 
 _REGISTRY: dict[str, OpSpec] = {}

@@ -102,6 +102,11 @@ class Values:
     def constant(cls, value: float) -> Values:
         return cls(value, value, (), True)
 
+    @property
+    def is_constant(self) -> bool:
+        """One fill value: given as one, or a range whose ends coincide (a NaN range included)."""
+        return self.fill or self.low == self.high or math.isnan(self.low)
+
 
 @dataclasses.dataclass(frozen=True)
 class TensorSpec:
@@ -262,8 +267,8 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     scalars += tuple(ScalarSpec(s.role, s.dtype, s.values) for s in specs if s.role in kernel.bound_inputs)
     unsupported = _per_element_bounds(specs, kernel)
     out_shapes = row.get("output_shapes", "")
-    out_shape = (tuple(_literal(out_shapes)[0]) if out_shapes.startswith("(") or out_shapes.startswith("[")
-                 else _broadcast(s.shape for s in tensors))
+    out_shape = (tuple(_literal(out_shapes)[0]) if out_shapes[:1] in ("(", "[")
+                 else _broadcast(s.shape for s in tensors))  # ClipByValueV2 rows say "ELEWISE"
     out_formats = list(_literal(row.get("output_formats") or "") or ["ND"])
     return Case(file, index, row["testcase_name"], kernel.op, tensors, scalars, kernel.flags,
                 _dtype(_literal(row["output_dtypes"])[0]), out_shape, out_formats[0],
@@ -311,10 +316,8 @@ def _csv_tolerance(row: dict[str, str]) -> Tolerance:
 
 # ---- parsing: aclnn ST json ---------------------------------------------------------------------
 
-_ATK_OPS = {"LeakyReluBackward": "LeakyReluBackward", "HardtanhBackward": "HardtanhBackward",
-            "LeakyRelu": "LeakyRelu", "Hardtanh": "Hardtanh"}
-_ATK_ROLES = {"x": "self", "a": "negativeSlope", "clipValueMin": "min", "clipValueMax": "max",
-              "minVal": "min", "maxVal": "max"}
+# json input names -> aclnn argument roles (names not listed are already roles: gradOutput, self)
+_ATK_ROLES = {"x": "self", "a": "negativeSlope", "clipValueMin": "min", "clipValueMax": "max"}
 
 
 def parse_json(path: str | Path) -> list[Case]:
@@ -324,8 +327,8 @@ def parse_json(path: str | Path) -> list[Case]:
 
 
 def _json_case(file: str, index: int, case: dict) -> Case:
-    op = _ATK_OPS.get(case["aclnn_name"].removeprefix("aclnn"))
-    if op is None:
+    op = case["aclnn_name"].removeprefix("aclnn")  # the forward files name "LeakyRelu", "Hardtanh"
+    if op not in OPS:
         raise ValueError(f"{file} case {index}: unknown operator {case['aclnn_name']!r}")
     tensors, scalars, flags = [], [], []
     for item in case["inputs"]:
@@ -412,7 +415,7 @@ def generate(values: Values, dtype: np.dtype, shape: tuple[int, ...], rng: np.ra
     """A C-contiguous array: uniform in the range (integers inclusive) with the specials injected."""
     n = math.prod(shape)
     dtype = np.dtype(dtype)
-    if values.fill or values.low == values.high or math.isnan(values.low):
+    if values.is_constant:
         data = np.full(n, values.low)
     elif dtype.kind in "iu":
         data = rng.integers(math.ceil(values.low), math.floor(values.high), size=n, endpoint=True)
@@ -462,12 +465,11 @@ def compare(actual: np.ndarray, golden: np.ndarray, tolerance: Tolerance) -> Com
     differs = (_bits(actual) != _bits(golden)) & ~(np.isnan(a) & np.isnan(g))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         error = np.where(differs, np.abs(a - g), 0.0)
-        error = np.where(np.isnan(error), np.inf, error)
+        error = np.where(np.isnan(error), np.inf, error)  # NaN against a number, inf against -inf
         relative = np.where(error > 0, error / np.abs(g), 0.0)
-    finite = np.isfinite(a) & np.isfinite(g)
-    with np.errstate(invalid="ignore", over="ignore"):
+        relative = np.where(np.isnan(relative), np.inf, relative)
+        finite = np.isfinite(a) & np.isfinite(g)
         within = ~differs | (finite & (error <= tolerance.atol + tolerance.rtol * np.abs(g)))
-    relative = np.where(np.isnan(relative), np.inf, relative)
     return Comparison(float(error.max(initial=0.0)), float(relative.max(initial=0.0)),
                       not differs.any(), int((~within).sum()), differs)
 
@@ -504,15 +506,15 @@ def _explain_double_slope(inputs: Arrays, scalars: Scalars, ours: np.ndarray, to
                           differs: np.ndarray) -> str | None:
     """DECISIONS 2: opsnn multiplies by float32(slope) where torch uses the double slope (f64).
 
-    Explained iff every differing element is in the slope branch, torch's value there is
-    ``grad * double(slope)`` and opsnn's is the reference value.
+    Explained iff the compute dtype is DOUBLE and every differing element is in the slope branch,
+    torch's value there is ``grad * double(slope)`` and opsnn's is the reference value. (The
+    forward LeakyRelu multiplies self itself, so there ``grad`` is self.)
     """
     grad = inputs.get("gradOutput", inputs["self"])
-    if ours.dtype != np.float64 or grad.dtype != np.float64 or inputs["self"].dtype != np.float64:
+    if promote_type(from_numpy(grad.dtype), from_numpy(inputs["self"].dtype)) != DataType.DOUBLE:
         return None
-    slope = reference.to_double(scalars["negativeSlope"])
-    grad_b, self_b = np.broadcast_arrays(grad, inputs["self"])
-    torch_rule = grad_b * slope
+    grad_b, self_b = np.broadcast_arrays(grad.astype(np.float64), inputs["self"].astype(np.float64))
+    torch_rule = grad_b * reference.to_double(scalars["negativeSlope"])
     golden = _leaky_golden(inputs, scalars, ours.dtype)
     slope_branch = ~(self_b > 0)
     agrees = lambda x, y: (x == y) | (np.isnan(x) & np.isnan(y))  # noqa: E731
@@ -570,9 +572,7 @@ def _aten(name: str, *args):
             if value.dtype == ml_dtypes.bfloat16:
                 return torch.from_numpy(np.ascontiguousarray(value).view(np.int16)).view(torch.bfloat16)
             return torch.from_numpy(np.ascontiguousarray(value))
-        if isinstance(value, np.generic):
-            return value.item() if value.dtype.kind in "biuf" else float(value)
-        return value
+        return _python_number(value) if isinstance(value, np.generic) else value
 
     result = getattr(torch.ops.aten, name)(*(to_torch(a) for a in args))
     if result.dtype == torch.bfloat16:
@@ -586,7 +586,7 @@ class CaseError(Exception):
     """A runtime or operator call of a case returned a failure status."""
 
 
-class _Session:
+class Session:
     """One acl session for a verify run: init, device 0, one stream; torn down in reverse."""
 
     def __init__(self):
@@ -596,12 +596,12 @@ class _Session:
         self.stream = None
         self._owns_init = False
 
-    def __enter__(self) -> _Session:
+    def __enter__(self) -> Session:
         ret = self.acl.init()
-        self._owns_init = ret == self.acl.ACL_SUCCESS
-        _check(self.acl.rt.set_device(0), "acl.rt.set_device")
+        self._owns_init = ret == self.acl.ACL_SUCCESS  # else someone else initialised acl
+        _check(self.acl.rt.set_device(0), "acl.rt.set_device", self.acl)
         self.stream, ret = self.acl.rt.create_stream()
-        _check(ret, "acl.rt.create_stream")
+        _check(ret, "acl.rt.create_stream", self.acl)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -614,13 +614,14 @@ class _Session:
         return not all(hasattr(self.aclnn, n) for n in (binding.aclnn, binding.aclnn + "GetWorkspaceSize"))
 
 
-def _check(ret: int, call: str, acl=None) -> None:
+def _check(ret: int, call: str, acl) -> None:
+    """Raise CaseError with the status and acl's recent error message unless ``ret`` is 0."""
     if ret != 0:
-        message = acl.get_recent_err_msg() if acl is not None else None
+        message = acl.get_recent_err_msg()
         raise CaseError(f"{call} returned {ret}" + (f": {message}" if message else ""))
 
 
-def run_aclnn(session: _Session, binding: OpBinding, case: Case, inputs: Arrays, scalars: Scalars) -> np.ndarray:
+def run_aclnn(session: Session, binding: OpBinding, case: Case, inputs: Arrays, scalars: Scalars) -> np.ndarray:
     """Run one case the way a CANN user does; returns the output copied back to the host."""
     acl = session.acl
     with contextlib.ExitStack() as stack:
@@ -671,13 +672,18 @@ def _device_tensor(stack: contextlib.ExitStack, acl, host: np.ndarray, fmt: str,
 
 def _scalar(stack: contextlib.ExitStack, acl, value: np.generic):
     dtype = from_numpy(value.dtype)
-    python_value = value.item() if value.dtype.kind in "biuf" else float(value)
+    python_value = _python_number(value)
     handle = acl.create_scalar(python_value, int(dtype))
     if handle is None:
         raise CaseError(f"acl.create_scalar({python_value!r}, {DataType(dtype).acl_name}) failed: "
                         f"{acl.get_recent_err_msg()}")
     stack.callback(acl.destroy_scalar, handle)
     return handle
+
+
+def _python_number(value: np.generic) -> bool | int | float:
+    """The Python number of a NumPy scalar (ml_dtypes scalars have no usable ``item``)."""
+    return value.item() if value.dtype.kind in "biuf" else float(value)
 
 
 # ---- one case, end to end -----------------------------------------------------------------------
@@ -692,7 +698,7 @@ class Settings:
     soc: str = platform.DEFAULT_SOC
 
 
-def skip_reason(case: Case, settings: Settings, session: _Session) -> str | None:
+def skip_reason(case: Case, settings: Settings, session: Session) -> str | None:
     """Why a case is not run, or None."""
     if case.unsupported:
         return case.unsupported
@@ -706,7 +712,7 @@ def skip_reason(case: Case, settings: Settings, session: _Session) -> str | None
     return None
 
 
-def verify_case(case: Case, settings: Settings, session: _Session) -> Result:
+def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     """Generate, run, compare one case; never raises for a case-level problem."""
     result = Result(case.file, case.index, case.name, case.op, case.dtype_label, case.shape_label,
                     case.numel, SKIP)
@@ -725,14 +731,17 @@ def verify_case(case: Case, settings: Settings, session: _Session) -> Result:
     return result
 
 
-def _run_and_compare(case: Case, settings: Settings, session: _Session, result: Result) -> None:
+def _run_and_compare(case: Case, settings: Settings, session: Session, result: Result) -> None:
     binding = OPS[case.op]
     rng = case_rng(settings.seed, case)
     inputs = {t.role: generate(t.values, t.dtype, t.shape, rng) for t in case.tensors}
     scalars = {s.role: pick_scalar(s, rng) for s in case.scalars}
     ours = run_aclnn(session, binding, case, inputs, scalars)
     if settings.golden == "torch":
-        golden = np.asarray(binding.torch(inputs, scalars, dict(case.flags))).astype(case.out_dtype)
+        try:
+            golden = np.asarray(binding.torch(inputs, scalars, dict(case.flags))).astype(case.out_dtype)
+        except RuntimeError as exc:
+            raise CaseError(f"the torch golden raised: {exc}") from None
     else:
         golden = binding.golden(inputs, scalars, case.out_dtype)
     comparison = compare(ours, golden, case.tolerance)
@@ -774,12 +783,14 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     if not console.is_terminal:  # a log or pipe: wide enough that every row stays on one line
         console.width = max(console.width, _LOG_WIDTH)
+    if args.golden == "torch":
+        import torch  # noqa: F401 - fail before running anything when the torch extra is missing
     soc = args.soc or platform.current().name
     settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name)
     selected = case_filter(args.cases)
     files = [(path, [c for c in load_cases(path) if selected(c)]) for path in args.files]
     start = time.perf_counter()
-    with platform.use_soc(settings.soc), _Session() as session:
+    with platform.use_soc(settings.soc), Session() as session:
         results = _run_all(files, settings, session, console)
     elapsed = time.perf_counter() - start
     for path, _ in files:
@@ -793,7 +804,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary[FAIL] else 0
 
 
-def _run_all(files, settings: Settings, session: _Session, console: Console) -> list[Result]:
+def _run_all(files, settings: Settings, session: Session, console: Console) -> list[Result]:
     results = []
     total = sum(len(cases) for _, cases in files)
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -186,3 +186,23 @@ def can_cast(src: DataType, dst: DataType) -> bool:
     if dst == D.BOOL and src != D.BOOL:
         return False
     return True
+
+
+def cast_into(dst: np.ndarray, src: np.ndarray) -> None:
+    """Copy ``src`` into ``dst`` converting once, rounding to nearest even.
+
+    NumPy/ml_dtypes already round once for every pair except float64 -> an ml_dtypes float
+    (bf16, fp8), which ml_dtypes does through float32, i.e. twice. For that pair the float64
+    values are first rounded to float32 *to odd* (truncate, then set the last bit when inexact):
+    float32 carries more than two extra bits, so the final rounding is then correct.
+    """
+    if src.dtype == np.float64 and dst.dtype.kind == "V":
+        with np.errstate(all="ignore"):
+            narrow = src.astype(np.float32)
+            inexact = np.isfinite(narrow) & (narrow.astype(np.float64) != src)
+            away = inexact & (np.abs(narrow.astype(np.float64)) > np.abs(src))
+            narrow = np.where(away, np.nextafter(narrow, np.float32(0)), narrow)
+            bits = narrow.view(np.uint32)
+            narrow = np.where(inexact, bits | np.uint32(1), bits).view(np.float32)
+        src = narrow
+    np.copyto(dst, src, casting="unsafe")

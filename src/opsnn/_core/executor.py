@@ -54,7 +54,7 @@ class Step:
     name: str = ""
     kernel: Callable | None = None
     native: tuple[bool, ...] = ()
-    scalars: tuple[tuple[str, float], ...] = ()
+    scalars: tuple[tuple[str, float | int], ...] = ()  # exact in ``compute`` (Python numbers)
     compute: DataType | None = None
 
     def describe(self) -> str:

@@ -171,6 +171,62 @@ class aclScalar:  # noqa: N801 - the CANN type name
         with np.errstate(all="ignore"):
             return np.float32(self.value)
 
+    def to_int64(self) -> int:
+        """aclScalar::ToInt64: a C cast to int64; floats truncate toward zero.
+
+        NaN and floats beyond the int64 range, which C++ leaves undefined, give what an AArch64
+        host computes (FCVTZS: NaN -> 0, saturation at the int64 limits). Complex -> 0 (warning).
+        """
+        if self.dtype in dtypes.COMPLEX:
+            log.warning("aclScalar of %s cannot be converted to a real type; using 0",
+                        self.dtype.acl_name)
+            return 0
+        if isinstance(self.value, (np.integer, np.bool_)):
+            return int(self.value)
+        value = float(self.value)
+        if math.isnan(value):
+            return 0
+        if math.isinf(value):
+            return 2**63 - 1 if value > 0 else -2**63
+        return max(-2**63, min(2**63 - 1, math.trunc(value)))
+
+    def to_dtype(self, dtype: DataType) -> np.generic:
+        """The value as a one-element tensor of ``dtype`` (opbase ``ConvertToTensor``: the C
+        conversion ``ToFp16/ToBf16/ToFloat/ToDouble/ToInt8/.../ToUint8`` of the stored value).
+
+        Floating targets round to nearest even (BF16 through float32, ``bfloat16(float(x))``);
+        overflow gives +-inf and NaN stays NaN. Integer targets: an integer value is reduced modulo
+        2^bits (C++ integral conversion); a floating value is truncated toward zero and must then
+        fit ``dtype``, else OverflowError (NaN, inf and out-of-range float-to-integer conversions
+        are undefined in C++, so there is no CANN result to reproduce). Complex -> 0 (warning).
+        """
+        target = dtypes.to_numpy(dtype)
+        value = self.value
+        if self.dtype in dtypes.COMPLEX:
+            log.warning("aclScalar of %s cannot be converted to a real type; using 0",
+                        self.dtype.acl_name)
+            value = np.int64(0)
+        if target.kind in "iu":
+            info = np.iinfo(target)
+            if isinstance(value, (np.integer, np.bool_)):
+                span = 2 ** (8 * target.itemsize)
+                return target.type((int(value) - int(info.min)) % span + int(info.min))
+            number = float(value)
+            if not math.isfinite(number):
+                raise OverflowError(f"{number!r} has no {dtypes.name(dtype)} value")
+            whole = math.trunc(number)
+            if not info.min <= whole <= info.max:
+                raise OverflowError(f"{number!r} truncates to {whole}, outside the "
+                                    f"{dtypes.name(dtype)} range [{info.min}, {info.max}]")
+            return target.type(whole)
+        if target.kind not in "fV" or target.itemsize > 8:
+            raise ValueError(f"no scalar conversion to {dtypes.name(dtype)}")
+        with np.errstate(all="ignore"):  # C conversion: overflow gives +-inf
+            source = np.asarray(value)
+            if target.kind == "V":  # ml_dtypes types (bf16): through float32
+                source = source.astype(np.float32)
+            return source.astype(target)[()]
+
     def __repr__(self) -> str:
         return f"<aclScalar {self.dtype.acl_name} {self.value!r}>"
 

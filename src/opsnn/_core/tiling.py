@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-import struct
 from collections.abc import Iterator, Sequence
+
+import numpy as np
 
 from .dtypes import BITS, DataType
 from .status import AclnnError, Status
@@ -58,9 +59,16 @@ def ensure_not_scalar(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(shape) if len(shape) else (1,)
 
 
+def to_float32(value: float) -> float:
+    """The float attr as the tiling stores it: rounded to float32, +-inf when out of range."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(value))
+
+
 def pack_scalars(*values: float, size: int) -> bytes:
     """``SetScalar<float>`` calls in order: float32 values packed from offset 0, zero padded."""
-    data = struct.pack(f"<{len(values)}f", *values)
+    with np.errstate(over="ignore"):
+        data = np.array(values, dtype="<f4").tobytes()
     return data + bytes(size - len(data))
 
 

@@ -11,8 +11,6 @@ import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from .._core import tiling as t
 from .._core.dtypes import BITS, DataType, Format
 from .._core.platform import SocProfile
@@ -62,7 +60,7 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
     require_same_shape(OP, ("result", shapes[0]), ("grad", shapes[1]))
     require_same_shape(OP, ("result", shapes[0]), ("y", shapes[2]))
     base = t.elementwise_tiling(OP, shapes[2], soc.vector_core_num, soc.ub_size, DAG)
-    min_val, max_val = (float(np.float32(attrs[name])) for name in ("min_val", "max_val"))
+    min_val, max_val = t.to_float32(attrs["min_val"]), t.to_float32(attrs["max_val"])
     data = HardtanhGradTilingData(base, min_val, max_val)
     key = t.tpl_tiling_key((base.sche_mode, SCH_MODE_BITS), (TPL_DTYPE[y.dtype], DTYPE_BITS))
     notes = (f"DAG numbers: {DAG.source}",
@@ -131,7 +129,7 @@ def tiling_910b(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence
     type_len = BITS[DataType(grad.dtype)] // 8
     unit = GM_ALIGN_BYTES // type_len  # elements per 512-byte unit
     padded = t.round_up(n, unit)
-    min_val, max_val = (float(np.float32(attrs[name])) for name in ("min_val", "max_val"))
+    min_val, max_val = t.to_float32(attrs["min_val"]), t.to_float32(attrs["max_val"])
     if n > DB_THRESHOLD:
         cores = min(cores_real, t.ceil_div(padded, MAX_TILE * 2))
         tile = min(MAX_TILE, t.round_up(t.ceil_div(t.ceil_div(padded, cores), 2), unit))

@@ -1,0 +1,378 @@
+"""Run an NPU tiling the way the device walks it, on NumPy, and check the walk.
+
+``simulate(launch, arrays, tile_fn, out_dtype)`` goes block by block (core by core) and tile by
+tile through a ``Launch`` (from ``TilingResult.launch()``): each tile is copied from "global memory"
+into a UB buffer slot (ping-pong slots when double-buffered: tile i+1 is loaded before tile i is
+stored), computed by ``tile_fn`` and copied out. It records, without stopping:
+
+* over-read / over-write: an access past the end of a tensor (the experimental 910B HardtanhGrad
+  kernel processes the length padded to 512 bytes; spec §7.4);
+* unwritten / double-write: output elements written zero times or more than once;
+* ub-overflow / tile-too-big: the kernel's UB allocation exceeds the core's UB, or a tile does not
+  fit its buffer.
+
+``check_op`` adds the op's formula and its float64-derived reference. ``tile_fn`` is any vectorised
+callable ``f(*input_tiles) -> output_tile`` over 1-D NumPy arrays (inputs in kernel order, output in
+``out_dtype``), so the package's kernel expressions can be plugged in; the formulas here model
+the device arithmetic (float32 compute for fp16/bf16, one rounding, grad bits copied).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ._core import dtypes
+from ._core.tiling import Box, Launch, Printable
+from .opdef import OpDef, TensorDesc, TilingResult
+
+TileFn = Callable[..., np.ndarray]
+
+# Findings that break correctness of the produced output (the bounds findings are memory-safety
+# issues the 910B kernel really has; its in-range results are still right).
+COVERAGE_KINDS = ("unwritten", "double-write")
+UB_KINDS = ("ub-overflow", "tile-too-big")
+BOUNDS_KINDS = ("over-read", "over-write")
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding(Printable):
+    """One kind of problem, aggregated: how many elements / bytes, and the first place seen."""
+
+    kind: str
+    elements: int
+    bytes: int
+    detail: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SimReport(Printable):
+    """What one simulated launch did.
+
+    Attributes:
+        blocks / tiles: cores run and tiles processed; buffer_num: 1 single, 2 double-buffered.
+        max_tile_elems / buffer_elems: the largest tile and the UB buffer capacity (elements).
+        ub_alloc_bytes / ub_size: UB the kernel allocates per core, and the core's UB.
+        elements: output elements; findings: aggregated problems (empty = clean).
+        output: the output tensor (flat, ``out_numel`` elements).
+    """
+
+    blocks: int
+    tiles: int
+    buffer_num: int
+    max_tile_elems: int
+    buffer_elems: int
+    ub_alloc_bytes: int
+    ub_size: int
+    elements: int
+    findings: tuple[Finding, ...]
+    output: np.ndarray = dataclasses.field(repr=False, compare=False)
+
+    def has(self, *kinds: str) -> bool:
+        return any(f.kind in kinds for f in self.findings)
+
+    @property
+    def covered_once(self) -> bool:
+        """Every output element written exactly once."""
+        return not self.has(*COVERAGE_KINDS)
+
+    @property
+    def within_ub(self) -> bool:
+        return not self.has(*UB_KINDS)
+
+    @property
+    def in_bounds(self) -> bool:
+        return not self.has(*BOUNDS_KINDS)
+
+
+class _Tally:
+    """Accumulates findings per kind, keeping the first example."""
+
+    def __init__(self):
+        self.counts: dict[str, list] = {}
+
+    def add(self, kind: str, elements: int, nbytes: int, where: str) -> None:
+        entry = self.counts.setdefault(kind, [0, 0, where])
+        entry[0] += elements
+        entry[1] += nbytes
+
+    def findings(self, details: Mapping[str, str]) -> tuple[Finding, ...]:
+        return tuple(Finding(kind, e, b, f"{details[kind]}; first at {where}")
+                     for kind, (e, b, where) in self.counts.items())
+
+
+_DETAILS = {
+    "over-read": "input elements read past the end of their tensor",
+    "over-write": "output elements written past the end of the tensor",
+    "unwritten": "output elements no tile wrote",
+    "double-write": "output elements written more than once",
+    "ub-overflow": "the kernel allocates more UB than the core has",
+    "tile-too-big": "tiles larger than their UB buffer (skipped)",
+}
+
+
+def _box_index(box: Box, strides: Sequence[int]) -> np.ndarray:
+    """Linear element offsets of a box (C order) through element strides."""
+    idx = np.zeros((), dtype=np.int64)
+    for (start, stop), stride in zip(box, strides):
+        idx = idx[..., None] + np.arange(start, stop, dtype=np.int64) * stride
+    return idx.reshape(-1)
+
+
+def _contiguous(dims: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for d in reversed(dims):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
+
+
+def simulate(launch: Launch, arrays: Sequence[np.ndarray], tile_fn: TileFn, out_dtype) -> SimReport:
+    """Execute ``launch`` over ``arrays`` (the kernel inputs, any shape holding ``launch.in_numel``
+    elements, read in C order) with ``tile_fn``; returns the report with the flat output."""
+    out_dtype = np.dtype(out_dtype)
+    flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
+    if [f.size for f in flat] != list(launch.in_numel):
+        raise ValueError(f"inputs hold {[f.size for f in flat]} elements, the launch expects {list(launch.in_numel)}")
+    out = np.zeros(launch.out_numel, dtype=out_dtype)
+    writes = np.zeros(launch.out_numel, dtype=np.int32)
+    out_strides = _contiguous(launch.out_dims)
+    tally = _Tally()
+    if launch.ub_alloc_bytes > launch.ub_size:
+        tally.add("ub-overflow", 0, launch.ub_alloc_bytes - launch.ub_size,
+                  f"{launch.ub_alloc_bytes} B allocated, {launch.ub_size} B available")
+    # UB buffer slots: per pipeline stage, one buffer per input and one for the output.
+    slots = [([np.empty(launch.buffer_elems, dtype=f.dtype) for f in flat],
+              np.empty(launch.buffer_elems, dtype=out_dtype)) for _ in range(launch.buffer_num)]
+    loaded: dict[int, tuple[int, np.ndarray]] = {}  # tile -> (element count, output offsets)
+    max_tile = 0
+
+    for b, tiles in enumerate(launch.blocks):
+
+        def copy_in(i: int) -> None:
+            box = tiles[i]
+            count = int(np.prod([stop - start for start, stop in box]))
+            where = f"block {b} tile {i} {list(box)}"
+            if count > launch.buffer_elems:
+                tally.add("tile-too-big", count, 0, where)
+                return
+            ins, _ = slots[i % launch.buffer_num]
+            for k, (src, strides) in enumerate(zip(flat, launch.in_strides)):
+                idx = _box_index(box, strides)
+                outside = idx >= src.size
+                if outside.any():
+                    tally.add("over-read", int(outside.sum()), int(outside.sum()) * src.itemsize, f"{where}, input {k}")
+                ins[k][:count] = src[np.where(outside, 0, idx)]  # past the end: stand-in value
+            loaded[i] = (count, _box_index(box, out_strides))
+
+        def compute_and_copy_out(i: int) -> None:
+            if i not in loaded:
+                return
+            count, idx = loaded.pop(i)
+            ins, res = slots[i % launch.buffer_num]
+            value = tile_fn(*(buf[:count] for buf in ins))
+            if not isinstance(value, np.ndarray) or value.dtype != out_dtype or value.shape != (count,):
+                raise TypeError(f"tile_fn must return a ({count},) {out_dtype} array, got "
+                                f"{getattr(value, 'shape', None)} {getattr(value, 'dtype', type(value))}")
+            res[:count] = value
+            outside = idx >= launch.out_numel
+            if outside.any():
+                tally.add("over-write", int(outside.sum()), int(outside.sum()) * out_dtype.itemsize,
+                          f"block {b} tile {i}")
+            inside = idx[~outside]
+            out[inside] = res[:count][~outside]
+            writes[inside] += 1
+
+        # With n buffer slots the next n-1 tiles are loaded ahead of the one being computed.
+        ahead = launch.buffer_num - 1
+        for i in range(min(ahead, len(tiles))):
+            copy_in(i)
+        for i in range(len(tiles)):
+            if i + ahead < len(tiles):
+                copy_in(i + ahead)
+            compute_and_copy_out(i)
+        max_tile = max([max_tile] + [int(np.prod([e - s for s, e in box])) for box in tiles])
+
+    unwritten = int((writes == 0).sum())
+    if unwritten:
+        tally.add("unwritten", unwritten, unwritten * out_dtype.itemsize, f"element {int(np.argmin(writes))}")
+    doubled = int((writes > 1).sum())
+    if doubled:
+        tally.add("double-write", doubled, doubled * out_dtype.itemsize, f"element {int(np.argmax(writes))}")
+    return SimReport(len(launch.blocks), launch.tile_count, launch.buffer_num, max_tile, launch.buffer_elems,
+                     launch.ub_alloc_bytes, launch.ub_size, launch.out_numel, tally.findings(_DETAILS), out)
+
+
+# ---- the ops' formulas: device-like tiles and float64-derived references ----------------------
+
+
+def _f32(value: float) -> np.float32:
+    return np.float32(value)
+
+
+def hardtanh_grad_tile(min_val: float, max_val: float, inclusive: bool) -> TileFn:
+    """HardtanhGrad on a tile (result, grad): result widened to float32, bounds float32; grad's
+    bits pass where the bound test holds or result is NaN, +0.0 elsewhere. Strict bounds for the
+    arch35 DAG, inclusive for the experimental 910B kernel (spec §8)."""
+    lo, hi = _f32(min_val), _f32(max_val)
+
+    def tile(result: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        x = result.astype(np.float32)
+        inside = (x >= lo) & (x <= hi) if inclusive else (x > lo) & (x < hi)
+        return np.where(inside | np.isnan(x), grad, np.zeros((), dtype=grad.dtype))
+
+    return tile
+
+
+def leaky_relu_grad_tile(negative_slope: float) -> TileFn:
+    """LeakyReluGrad on a tile (gradients, features): float32 grad * float32 slope where features
+    is not > 0, grad itself elsewhere, rounded once (RINT) to the dtype."""
+    s = _f32(negative_slope)
+
+    def tile(gradients: np.ndarray, features: np.ndarray) -> np.ndarray:
+        g = gradients.astype(np.float32)
+        return np.where(features.astype(np.float32) > 0, g, g * s).astype(gradients.dtype)
+
+    return tile
+
+
+def leaky_relu_tile(negative_slope: float) -> TileFn:
+    """LeakyRelu on a tile: x > 0 ? x : x * slope in float32, rounded once to the dtype."""
+    s = _f32(negative_slope)
+
+    def tile(x: np.ndarray) -> np.ndarray:
+        xf = x.astype(np.float32)
+        return np.where(xf > 0, xf, xf * s).astype(x.dtype)
+
+    return tile
+
+
+def _hardtanh_reference(min_val: float, max_val: float, inclusive: bool):
+    lo, hi = np.float64(_f32(min_val)), np.float64(_f32(max_val))
+
+    def ref(result: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        x = result.astype(np.float64)
+        inside = (x >= lo) & (x <= hi) if inclusive else (x > lo) & (x < hi)
+        return np.where(inside | np.isnan(x), grad, np.zeros((), dtype=grad.dtype))
+
+    return ref
+
+
+def _leaky_relu_grad_reference(negative_slope: float):
+    s = np.float64(_f32(negative_slope))
+
+    def ref(gradients: np.ndarray, features: np.ndarray) -> np.ndarray:
+        g, x = np.broadcast_arrays(gradients.astype(np.float64), features.astype(np.float64))
+        # float32 * float32 is exact in float64; rounding to float32 then to the dtype is what
+        # the device does (multiply in float32, one RINT cast)
+        return np.where(x > 0, g, g * s).astype(np.float32).astype(gradients.dtype)
+
+    return ref
+
+
+def _leaky_relu_reference(negative_slope: float):
+    s = np.float64(_f32(negative_slope))
+
+    def ref(x: np.ndarray) -> np.ndarray:
+        xd = x.astype(np.float64)
+        return np.where(xd > 0, xd, xd * s).astype(np.float32).astype(x.dtype)
+
+    return ref
+
+
+@dataclasses.dataclass(frozen=True)
+class Formula:
+    """An op variant's elementwise formula: the device-like tile function, its float64-derived
+    reference (same semantics, whole tensors), and, where the kernel departs from PyTorch, the
+    PyTorch-semantics reference with the reason."""
+
+    semantics: str
+    tile: TileFn
+    reference: Callable[..., np.ndarray]
+    torch_reference: Callable[..., np.ndarray] | None = None
+    torch_note: str = ""
+
+
+def formula_for(opdef: OpDef, attrs: Mapping[str, float]) -> Formula:
+    """The formula of ``opdef`` (kernel name + variant) with its attrs (kernel names, defaults filled)."""
+    values = opdef.attr_values(attrs)
+    if opdef.name == "HardtanhGrad":
+        lo, hi = values["min_val"], values["max_val"]
+        if opdef.variant == "experimental":
+            return Formula("inclusive bounds: grad passes where min <= result <= max or result is NaN "
+                           "(experimental 910B kernel, hardtanh_grad.h)",
+                           hardtanh_grad_tile(lo, hi, inclusive=True), _hardtanh_reference(lo, hi, inclusive=True),
+                           _hardtanh_reference(lo, hi, inclusive=False),
+                           "expected: the 910B experimental kernel keeps grad where result == min or == max; "
+                           "the arch35 kernel, the ops-nn golden and PyTorch use strict bounds (spec §4.3)")
+        return Formula("strict bounds: grad passes where min < result < max or result is NaN (arch35 DAG, PyTorch)",
+                       hardtanh_grad_tile(lo, hi, inclusive=False), _hardtanh_reference(lo, hi, inclusive=False))
+    slope = values["negative_slope"]
+    if opdef.name == "LeakyReluGrad":
+        return Formula("grad where features > 0, else grad * float32(slope) rounded once (arch35 DAG, PyTorch)",
+                       leaky_relu_grad_tile(slope), _leaky_relu_grad_reference(slope))
+    return Formula("x where x > 0, else x * float32(slope) rounded once (arch35 DAG, PyTorch)",
+                   leaky_relu_tile(slope), _leaky_relu_reference(slope))
+
+
+def sample_inputs(opdef: OpDef, inputs: Sequence[TensorDesc], attrs: Mapping[str, float],
+                  seed: int = 0) -> list[np.ndarray]:
+    """Random kernel inputs like the ops-nn gen_data scripts (uniform(-2, 2)), with NaN, +-0.0,
+    +-inf and, for HardtanhGrad, the exact bounds mixed in so boundary semantics show."""
+    rng = np.random.default_rng(seed)
+    values = opdef.attr_values(attrs)
+    specials = [np.nan, 0.0, -0.0, np.inf, -np.inf] + [values[k] for k in ("min_val", "max_val") if k in values]
+    arrays = []
+    for desc in inputs:
+        data = rng.uniform(-2.0, 2.0, size=desc.shape).astype(np.float32)
+        flat = data.reshape(-1)
+        picks = rng.random(flat.size) < 0.1
+        flat[picks] = rng.choice(np.array(specials, dtype=np.float32), size=int(picks.sum()))
+        arrays.append(data.astype(dtypes.to_numpy(desc.dtype)))
+    return arrays
+
+
+def bitwise_mismatches(a: np.ndarray, b: np.ndarray) -> int:
+    """Elements whose bits differ (NaN payloads and signed zeros included)."""
+    view = np.dtype(f"u{a.dtype.itemsize}")
+    return int((np.ascontiguousarray(a).view(view) != np.ascontiguousarray(b).view(view)).sum())
+
+
+@dataclasses.dataclass(frozen=True)
+class OpCheck(Printable):
+    """A simulated op launch checked against its formula's float64-derived reference.
+
+    ``reference_mismatches``: elements whose bits differ from the reference of the kernel's own
+    semantics (must be 0). ``torch_differences``: elements where the kernel's semantics differ
+    from PyTorch's (None when they agree by design), explained by ``torch_note``.
+    """
+
+    semantics: str
+    sim: SimReport
+    reference_mismatches: int
+    torch_differences: int | None
+    torch_note: str
+
+    @property
+    def ok(self) -> bool:
+        return self.sim.covered_once and self.sim.within_ub and self.reference_mismatches == 0
+
+
+def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], outputs: Sequence[TensorDesc],
+             attrs: Mapping[str, float], arrays: Sequence[np.ndarray] | None = None, seed: int = 0,
+             tile_fn: TileFn | None = None) -> OpCheck:
+    """Simulate ``result``'s launch on ``arrays`` (random ``sample_inputs`` when None) with
+    ``tile_fn`` (the op's own formula when None) and compare the output bit for bit with the
+    float64-derived reference; elements a launch never writes count as mismatches."""
+    formula = formula_for(opdef, attrs)
+    arrays = list(arrays) if arrays is not None else sample_inputs(opdef, inputs, attrs, seed)
+    out_dtype = dtypes.to_numpy(outputs[0].dtype)
+    sim = simulate(result.launch(), arrays, tile_fn or formula.tile, out_dtype)
+    out = sim.output.reshape(outputs[0].shape)
+    expected = formula.reference(*arrays).reshape(outputs[0].shape)
+    differences = None
+    if formula.torch_reference is not None:
+        differences = bitwise_mismatches(expected, formula.torch_reference(*arrays).reshape(outputs[0].shape))
+    return OpCheck(formula.semantics, sim, bitwise_mismatches(out, expected), differences, formula.torch_note)

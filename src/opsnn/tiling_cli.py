@@ -1,0 +1,250 @@
+"""``opsnn tiling OP --shape ... --dtype ... [--soc ...] [--json] [--simulate]``.
+
+Shows what ops-nn's op_host does for a kernel op on a SoC: the op definition row the dtypes
+match, the inferred output shape, the tiling struct, key, block dim and workspace, and with
+``--simulate`` a simulated device run checked for coverage, UB use, bounds and bit-exact results.
+OP is a kernel op (HardtanhGrad, LeakyReluGrad, LeakyRelu) or an aclnn API (HardtanhBackward,
+LeakyReluBackward, LeakyRelu); an aclnn name maps onto its kernel op, its tensors given in API order.
+
+``cli.py`` wires it: ``tiling_cli.add_arguments(subparser)`` and ``tiling_cli.run(args)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Sequence
+
+from . import opdef, simulate
+from ._core import platform
+from ._core.dtypes import DataType
+from ._core.status import AclnnError
+from ._core.tiling import flatten
+from .opdef import AclnnAlias, OpDef, TensorDesc
+
+ExecutorStepsHook = Callable[[argparse.Namespace], Sequence[str]]
+
+_DTYPE_ALIASES = {"fp16": DataType.FLOAT16, "half": DataType.FLOAT16, "bfloat16": DataType.BF16,
+                  "float32": DataType.FLOAT, "fp32": DataType.FLOAT, "float64": DataType.DOUBLE,
+                  "fp64": DataType.DOUBLE}
+_ATTR_OPTIONS = {"negative_slope": "--negative-slope", "min_val": "--min-val", "max_val": "--max-val"}
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _parse_shape(text: str) -> tuple[int, ...]:
+    """``1,64,2,64``, ``[1, 64]``, ``1x64`` or ``[]``/empty for a 0-d shape."""
+    parts = [p for p in re.split(r"[,x\s]+", text.strip().strip("[]()")) if p]
+    try:
+        return tuple(int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad shape {text!r}; write e.g. 1,64,2,64 or [] for 0-d") from None
+
+
+def _parse_dtype(text: str) -> DataType:
+    key = text.strip().lower().removeprefix("acl_").removeprefix("dt_")
+    if key in _DTYPE_ALIASES:
+        return _DTYPE_ALIASES[key]
+    try:
+        return DataType[key.upper()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"unknown dtype {text!r}; e.g. float16, bfloat16, float32") from None
+
+
+def _parse_dtypes(text: str) -> tuple[DataType, ...]:
+    return tuple(_parse_dtype(part) for part in text.split(","))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``tiling`` subcommand's arguments to ``parser``."""
+    parser.add_argument("op", help="kernel op (HardtanhGrad, LeakyReluGrad, LeakyRelu) or aclnn API "
+                                   "(HardtanhBackward, LeakyReluBackward, LeakyRelu)")
+    parser.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="DIMS",
+                        help="an input shape, e.g. 1,64,2,64 ([] for 0-d; --shape=-1,8 when it starts with -); "
+                             "repeat once per input in argument order; a single --shape applies to every input")
+    parser.add_argument("--shape2", type=_parse_shape, metavar="DIMS",
+                        help="the second input's shape (the same as a second --shape)")
+    parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
+                        help="dtype of every tensor (float16, bfloat16, float32, ...), or one per tensor, "
+                             "inputs then output (default float16)")
+    parser.add_argument("--soc", help="SoC profile (default: the current one if the op is built for it, "
+                                      "else the SoC the op is built for)")
+    parser.add_argument("--negative-slope", type=float, help="LeakyRelu/LeakyReluGrad attr (default 0.0)")
+    parser.add_argument("--min-val", type=float, help="HardtanhGrad attr (default -1.0)")
+    parser.add_argument("--max-val", type=float, help="HardtanhGrad attr (default 1.0)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="run the tiling on a simulated device and check it (random data, see --seed)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the --simulate data")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _resolve(args: argparse.Namespace) -> tuple[OpDef, AclnnAlias | None, platform.SocProfile, str | None]:
+    """The def, alias, profile, and a note when the profile was chosen for the user."""
+    try:
+        if args.soc:
+            profile = platform.get_profile(args.soc)
+            return (*opdef.find(args.op, profile), profile, None)
+        current = platform.current()
+        try:
+            return (*opdef.find(args.op, current), current, "the current profile (set_soc / OPSNN_SOC / default)")
+        except AclnnError:
+            op, alias = opdef.find(args.op)
+            profile = next(p for p in platform.PROFILES.values() if op.supports(p))
+            return op, alias, profile, f"{op.name} is not built for the current {current.name}; using {profile.name}"
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+
+
+def _kernel_order(values: Sequence, alias: AclnnAlias | None) -> list:
+    return [values[i] for i in alias.kernel_inputs] if alias else list(values)
+
+
+def _tensors(args: argparse.Namespace, op: OpDef, alias: AclnnAlias | None) -> tuple[list, list[DataType]]:
+    """Kernel-order input shapes and the dtypes of inputs then outputs."""
+    shapes = list(args.shape)
+    if args.shape2 is not None:
+        shapes[1:2] = [args.shape2]
+        if len(shapes) == 1:
+            raise _UsageError("--shape2 needs a first --shape")
+    n_in, n_all = len(op.inputs), len(op.inputs) + len(op.outputs)
+    if not shapes:
+        raise _UsageError("give at least one --shape")
+    if len(shapes) == 1:
+        shapes *= n_in
+    if len(shapes) != n_in:
+        raise _UsageError(f"{args.op} takes {n_in} input shape(s), got {len(shapes)}")
+    dtypes = list(args.dtype) * n_all if len(args.dtype) == 1 else list(args.dtype)
+    if len(dtypes) != n_all:
+        raise _UsageError(f"--dtype takes 1 or {n_all} dtypes (inputs then output), got {len(dtypes)}")
+    return _kernel_order(shapes, alias), _kernel_order(dtypes[:n_in], alias) + dtypes[n_in:]
+
+
+def _attrs(args: argparse.Namespace, op: OpDef) -> dict[str, float]:
+    given = {name: getattr(args, name) for name in _ATTR_OPTIONS if getattr(args, name) is not None}
+    unknown = [_ATTR_OPTIONS[name] for name in given if name not in {a.name for a in op.attrs}]
+    if unknown:
+        raise _UsageError(f"{op.name} has no {', '.join(unknown)}")
+    return op.attr_values(given)
+
+
+def build_report(args: argparse.Namespace, executor_steps: ExecutorStepsHook | None = None) -> tuple[dict, int]:
+    """The whole answer as a JSON-ready dict, and the exit code (0 ok, 1 a tiling or check failed).
+    Raises _UsageError for arguments that do not fit the op."""
+    op, alias, profile, soc_note = _resolve(args)
+    shapes, dtypes = _tensors(args, op, alias)
+    attrs = _attrs(args, op)
+    report: dict = {"op": op.name, "variant": op.variant, "source": op.source, "inputs": list(op.inputs),
+                    "outputs": list(op.outputs), "attrs": attrs, "config": op.soc, "opFile": op.op_file,
+                    "soc": {"name": profile.name, "vectorCoreNum": profile.vector_core_num, "ubSize": profile.ub_size,
+                            "note": soc_note}}
+    if alias:
+        report["aclnn"] = alias.to_dict()
+        if executor_steps is not None:
+            report["executorSteps"] = list(executor_steps(args))
+    row = op.match_dtypes(dtypes)
+    report["defMatch"] = {"dtypes": [d.name for d in dtypes], "rowIndex": row,
+                          "rows": [[d.name for d in r] for r in op.dtype_rows]}
+    try:
+        out_shape = op.infer_shape(shapes)
+    except opdef.InferShapeError as exc:
+        report["error"] = exc.message
+        return report, 1
+    report["inferredShape"] = list(out_shape)
+    if any(d < 0 for d in out_shape):
+        report["error"] = f"{op.name} tiling needs static shapes; the inferred shape {list(out_shape)} is dynamic"
+        return report, 1
+    inputs = [TensorDesc(s, d) for s, d in zip(shapes, dtypes)]
+    outputs = [TensorDesc(out_shape, d) for d in dtypes[len(inputs):]]
+    try:
+        result = opdef.tile(op, profile, inputs, outputs, attrs)
+    except AclnnError as exc:
+        report["error"] = exc.message
+        return report, 1
+    report.update({"template": result.template, "tilingStruct": type(result.tiling_data).__name__,
+                   "tilingData": result.tiling_data.to_dict(), "tilingKey": result.tiling_key,
+                   "blockDim": result.block_dim, "workspaceSize": result.workspace_size, "notes": list(result.notes)})
+    if not args.simulate:
+        return report, 0
+    try:
+        check = simulate.check_op(result, op, inputs, outputs, attrs, seed=args.seed)
+    except AclnnError as exc:
+        report["simulation"] = {"error": exc.message}
+        return report, 1
+    report["simulation"] = {**check.to_dict(), "coveredOnce": check.sim.covered_once, "withinUb": check.sim.within_ub,
+                            "inBounds": check.sim.in_bounds, "ok": check.ok}
+    return report, 0 if check.ok else 1
+
+
+def _text(report: dict) -> str:
+    lines = [f"op           {report['op']} ({report['variant']}) - {report['source']}",
+             f"             {', '.join(report['inputs'])} -> {', '.join(report['outputs'])}; attrs "
+             + (", ".join(f"{k}={v}" for k, v in report["attrs"].items()) or "none")
+             + f"; config {report['config']}" + (f" (opFile {report['opFile']})" if report["opFile"] else "")]
+    if "aclnn" in report:
+        a = report["aclnn"]
+        feeds = ", ".join(f"{report['inputs'][i]}={a['tensors'][j]}" for i, j in enumerate(a["kernelInputs"]))
+        lines.append(f"aclnn        aclnn{a['api']}({', '.join(a['tensors'])}) -> {a['kernel']}({feeds})")
+        lines += [f"  step       {step}" for step in report.get("executorSteps", [])]
+    soc = report["soc"]
+    lines.append(f"soc          {soc['name']}: {soc['vectorCoreNum']} vector cores, UB {soc['ubSize']} B"
+                 + (f" ({soc['note']})" if soc["note"] else ""))
+    match = report["defMatch"]
+    rows = " | ".join(",".join(r) for r in match["rows"])
+    found = (f"binary row {match['rowIndex'] + 1} of {len(match['rows'])}" if match["rowIndex"] is not None
+             else "no binary row matches")
+    lines.append(f"def match    {', '.join(match['dtypes'])}: {found} ({rows})")
+    if "inferredShape" in report:
+        lines.append(f"infershape   {report['outputs'][0]} = {report['inferredShape']}")
+    if "tilingData" in report:
+        lines.append(f"tiling       {report['template']} -> {report['tilingStruct']}")
+        lines += [f"  {key} = {value}" for key, value in flatten(report["tilingData"])]
+        lines += [f"tiling key   {report['tilingKey']}", f"block dim    {report['blockDim']}",
+                  f"workspace    {report['workspaceSize']} B"]
+        lines += [f"note         {note}" for note in report["notes"]]
+    if "error" in report:
+        lines.append(f"FAILED       {report['error']}")
+    if "simulation" in report:
+        lines += _simulation_text(report["simulation"])
+    return "\n".join(lines)
+
+
+def _simulation_text(sim: dict) -> list[str]:
+    if "error" in sim:
+        return [f"simulation   not run: {sim['error']}"]
+    run = sim["sim"]
+    lines = [f"simulation   blocks {run['blocks']}, tiles {run['tiles']}, "
+             f"{'double' if run['bufferNum'] == 2 else 'single'}-buffered; largest tile {run['maxTileElems']} "
+             f"of {run['bufferElems']} elements per UB buffer; UB {run['ubAllocBytes']} of {run['ubSize']} B",
+             f"  coverage   {'every one of ' + str(run['elements']) + ' elements written exactly once' if sim['coveredOnce'] else 'BROKEN'}",
+             f"  UB budget  {'respected' if sim['withinUb'] else 'EXCEEDED'}",
+             f"  bounds     {'no access leaves the tensors' if sim['inBounds'] else 'accesses past the tensors (see findings)'}"]
+    lines += [f"  finding    {f['kind']}: {f['elements']} elements, {f['bytes']} B - {f['detail']}"
+              for f in run["findings"]]
+    exact = "bit-exact" if sim["referenceMismatches"] == 0 else f"{sim['referenceMismatches']} elements differ"
+    lines.append(f"  result     {exact} vs the float64-derived reference ({sim['semantics']})")
+    if sim["torchDifferences"] is not None:
+        lines.append(f"  vs PyTorch {sim['torchDifferences']} elements differ from strict-bound semantics - {sim['torchNote']}")
+    lines.append(f"  verdict    {'OK' if sim['ok'] else 'FAILED'}")
+    return lines
+
+
+def run(args: argparse.Namespace, *, executor_steps: ExecutorStepsHook | None = None) -> int:
+    """Run ``opsnn tiling``; returns the exit code (0 ok, 1 tiling/check failed, 2 bad arguments).
+
+    ``executor_steps(args)``, when given, returns the executor steps the aclnn call would record;
+    they are shown for aclnn names (the lead wires the engine in here).
+    """
+    try:
+        report, code = build_report(args, executor_steps)
+    except _UsageError as exc:
+        print(f"opsnn tiling: {exc}", file=sys.stderr)
+        return 2
+    except AclnnError as exc:  # no def of the op is built for the requested SoC
+        print(f"opsnn tiling: {exc.message}", file=sys.stderr)
+        return 1
+    print(json.dumps(report, indent=2) if args.json else _text(report))
+    return code

@@ -1,0 +1,102 @@
+"""PyTorch integration: opsnn's LeakyReLU/Hardtanh kernels as torch operators, autograd and modules.
+
+This is the only part of opsnn that imports torch (install the ``torch`` extra). Importing it
+registers, with ``torch.library``::
+
+    torch.ops.opsnn.leaky_relu / leaky_relu_ / leaky_relu_backward
+    torch.ops.opsnn.hardtanh / hardtanh_ / hardtanh_backward
+
+with ATen's schemas, fake (meta) kernels derived from the OpSpecs (so ``torch.compile`` and
+meta tensors work), and autograd that runs opsnn's backward operators (double backward too).
+Tensors cross to the kernels without copies (DLPack; bfloat16 through an int16 view), with any
+strides, in float16, bfloat16, float32 and float64 (and whatever else the operator's dtype list
+admits). CPU tensors only: opsnn computes on the host.
+
+Functions here follow ``torch.nn.functional``'s signatures::
+
+    y = opsnn.torch.leaky_relu(x, negative_slope=0.01, inplace=False)
+    y = opsnn.torch.hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False)
+    y = opsnn.torch.relu6(x, inplace=False)
+    dx = opsnn.torch.leaky_relu_backward(dy, x, negative_slope, self_is_result=False)
+    dx = opsnn.torch.hardtanh_backward(dy, x, min_val, max_val)
+
+Modules: ``opsnn.torch.nn.LeakyReLU``, ``Hardtanh``, ``ReLU6``; ``swap_activations(model)``
+replaces torch's in an existing model.
+
+Errors: a refusal by the operator (CANN's checks: dtype lists, shapes, the in-place
+negative-slope rule ...) raises ``AclnnRuntimeError``, which is both a ``RuntimeError`` (like
+torch's own operator errors) and an ``opsnn.AclnnError`` carrying ``.status`` (e.g. 161002) and
+``.message``. Argument errors that ``torch.nn.functional`` raises before reaching an operator
+(``hardtanh`` with min_val > max_val: ValueError) are raised the same way here.
+
+Numerics differ from torch's CPU kernels only where spec/DECISIONS.md says: NaN in ``self`` for
+hardtanh_backward passes the gradient (DECISION 8; torch's SIMD path zeroes some), float64
+leaky_relu uses float32(negative_slope) (DECISION 2), and aclnnHardtanhBackward has no float64
+(DECISION 11), so a float64 Hardtanh can run forward but its backward raises 161002.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import _ops
+from ._bridge import AclnnRuntimeError, from_numpy, to_numpy
+
+_op = torch.ops.opsnn
+
+
+def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:
+    """``torch.nn.functional.leaky_relu`` on opsnn's aclnnLeakyRelu:
+    ``input if input > 0 else input * float32(negative_slope)``; dtype and shape of ``input``."""
+    if inplace:
+        return _op.leaky_relu_(input, negative_slope)
+    return _op.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
+    """In-place ``leaky_relu``; autograd keeps only the result, so backward refuses a negative
+    slope (161002), as torch does."""
+    return _op.leaky_relu_(input, negative_slope)
+
+
+def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> torch.Tensor:
+    """``torch.nn.functional.hardtanh`` on opsnn's aclnnHardtanh: ``min(max(input, min), max)``
+    with the bounds converted to ``input``'s dtype. Raises ValueError when min_val > max_val."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return _op.hardtanh_(input, min_val, max_val)
+    return _op.hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
+    """In-place ``hardtanh``."""
+    return _op.hardtanh_(input, min_val, max_val)
+
+
+def relu6(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+    """``torch.nn.functional.relu6``: ``hardtanh(input, 0, 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu_backward(grad_output: torch.Tensor, self: torch.Tensor, negative_slope: float,
+                        self_is_result: bool = False) -> torch.Tensor:
+    """aclnnLeakyReluBackward (``torch.ops.aten.leaky_relu_backward``): broadcast shape,
+    promoted dtype."""
+    return _op.leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
+
+
+def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: float,
+                      max_val: float) -> torch.Tensor:
+    """aclnnHardtanhBackward (``torch.ops.aten.hardtanh_backward``): grad_output and self of one
+    dtype (float16/bfloat16/float32) and one shape."""
+    return _op.hardtanh_backward(grad_output, self, min_val, max_val)
+
+
+from . import nn  # noqa: E402 - the modules use the functions above
+from .nn import swap_activations  # noqa: E402
+
+__all__ = ["AclnnRuntimeError", "from_numpy", "hardtanh", "hardtanh_", "hardtanh_backward",
+           "leaky_relu", "leaky_relu_", "leaky_relu_backward", "nn", "relu6", "swap_activations",
+           "to_numpy"]

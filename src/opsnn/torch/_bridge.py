@@ -1,0 +1,135 @@
+"""Zero-copy passage between torch tensors and the NumPy views opsnn's engine computes on, the
+dtype tables between them, data-less tensor handles for fake/meta kernels, and the error type.
+
+* torch -> NumPy: ``np.from_dlpack(t.detach())`` (a view of the same storage, any strides,
+  storage offset kept). bfloat16 has no DLPack/NumPy code, so it crosses as a same-size int16
+  view (``t.view(torch.int16)``) reinterpreted as ``ml_dtypes.bfloat16`` (``a.view(...)``);
+  both reinterpretations keep strides and share memory.
+* NumPy -> torch: ``torch.from_dlpack(a)`` (bfloat16 the same way back); the tensor keeps the
+  NumPy buffer alive.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import torch
+
+from .. import engine, registry
+from .._core import dtypes
+from .._core.dtypes import DataType, Format
+from .._core.shape import contiguous_strides
+from .._core.status import AclnnError, Status
+from .._core.tensor import TensorBase
+
+
+class AclnnRuntimeError(AclnnError, RuntimeError):
+    """An opsnn operator refused a torch call: an ``opsnn.AclnnError`` (``.status``, ``.message``,
+    the same text ``acl.get_recent_err_msg()`` would give) that is also a ``RuntimeError``, the
+    type torch's own operators raise for the same kinds of failure, so ``except RuntimeError``
+    written for torch keeps working and ``except opsnn.AclnnError`` sees the CANN status."""
+
+
+_TORCH_TO_NUMPY: dict[torch.dtype, np.dtype] = {
+    torch.float16: np.dtype(np.float16), torch.bfloat16: np.dtype(ml_dtypes.bfloat16),
+    torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64),
+    torch.int8: np.dtype(np.int8), torch.int16: np.dtype(np.int16), torch.int32: np.dtype(np.int32),
+    torch.int64: np.dtype(np.int64), torch.uint8: np.dtype(np.uint8), torch.uint16: np.dtype(np.uint16),
+    torch.uint32: np.dtype(np.uint32), torch.uint64: np.dtype(np.uint64), torch.bool: np.dtype(np.bool_),
+    torch.complex64: np.dtype(np.complex64), torch.complex128: np.dtype(np.complex128),
+}
+_NUMPY_TO_TORCH = {v: k for k, v in _TORCH_TO_NUMPY.items()}
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def acl_dtype(dtype: torch.dtype) -> DataType:
+    """aclDataType of a torch dtype (DT_UNDEFINED when opsnn has no such type)."""
+    np_dtype = _TORCH_TO_NUMPY.get(dtype)
+    return DataType.DT_UNDEFINED if np_dtype is None else dtypes.from_numpy(np_dtype)
+
+
+def torch_dtype(dtype: DataType) -> torch.dtype:
+    """torch dtype of an aclDataType that holds data in both libraries."""
+    return _NUMPY_TO_TORCH[dtypes.to_numpy(dtype)]
+
+
+def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
+    """A NumPy view of ``t``'s memory (no copy): same shape, strides and storage offset.
+
+    Raises AclnnRuntimeError (161002) for tensors opsnn cannot read in place: not on the CPU
+    (opsnn computes on the host), sparse, or of a dtype NumPy/ml_dtypes cannot represent.
+    """
+    if t.device.type != "cpu":
+        raise _refuse(f"{name} is on device {t.device}; opsnn computes on the host, pass CPU tensors")
+    if t.layout != torch.strided:
+        raise _refuse(f"{name} has layout {t.layout}; opsnn reads dense (strided) tensors only")
+    t = t.detach().resolve_conj().resolve_neg()  # no-ops unless a lazy conj/neg bit is set
+    try:
+        if t.dtype == torch.bfloat16:
+            return np.from_dlpack(t.view(torch.int16)).view(_BF16)
+        return np.from_dlpack(t)
+    except (BufferError, RuntimeError, TypeError) as exc:
+        raise _refuse(f"{name} of dtype {t.dtype} cannot be read through DLPack: {exc}") from None
+
+
+def from_numpy(a: np.ndarray) -> torch.Tensor:
+    """A torch tensor over ``a``'s memory (no copy)."""
+    if a.dtype == _BF16:
+        return torch.from_dlpack(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_dlpack(a)
+
+
+class MetaTensor(TensorBase):
+    """Shape and dtype of a torch fake/meta tensor, as the engine's tensor handle (no data)."""
+
+    def __init__(self, t: torch.Tensor):
+        self.shape = tuple(int(d) for d in t.shape)
+        self.dtype = acl_dtype(t.dtype)
+        self.strides = contiguous_strides(self.shape)
+        self.format = Format.ND
+
+    def array(self) -> np.ndarray:  # pragma: no cover - the engine never reads data here
+        raise RuntimeError("a fake/meta tensor has no data")
+
+
+def infer_output(spec_name: str, *values) -> torch.Tensor:
+    """The output a fake/meta kernel returns: an empty tensor whose shape and dtype come from
+    ``engine.infer_output`` on the op's spec (the checks phase 1 runs, then broadcast/self and
+    PROMOTE/SAME), on the device of the first tensor input. ``values`` are the op's arguments in
+    the spec's (C) order without ``out``. Raises AclnnRuntimeError like the real kernel would for
+    the same metadata."""
+    from ..functional import _as_scalar  # the one rule for Python numbers -> aclScalar
+
+    spec = registry.get(spec_name)
+    params = [p for p in spec.params if p.name != "out"]
+    if len(params) != len(values):
+        raise TypeError(f"{spec.api_name} takes {len(params)} arguments without out, got {len(values)}")
+    args: dict = {}
+    device = None
+    for param, value in zip(params, values):
+        if param.kind == "tensor":
+            device = device or value.device
+            args[param.name] = MetaTensor(value)
+        elif param.kind == "scalar":
+            args[param.name] = _as_scalar(value, param.api_name)
+        else:
+            args[param.name] = value
+    with raising():
+        shape, dtype = engine.infer_output(spec, args)
+    return torch.empty(shape, dtype=torch_dtype(dtype), device=device)
+
+
+class raising:
+    """Context manager: an AclnnError leaving the block becomes an AclnnRuntimeError."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is not None and isinstance(exc, AclnnError) and not isinstance(exc, AclnnRuntimeError):
+            raise AclnnRuntimeError(exc.status, exc.message) from None
+        return False
+
+
+def _refuse(message: str) -> AclnnRuntimeError:
+    return AclnnRuntimeError(Status.ERR_PARAM_INVALID, "opsnn.torch: " + message)

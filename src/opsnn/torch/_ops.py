@@ -1,0 +1,250 @@
+"""opsnn's kernels as torch operators (``torch.ops.opsnn.*``), registered with ``torch.library``.
+
+Schemas follow ATen's ``native_functions.yaml`` (names, argument names, Scalar types, defaults):
+
+    opsnn::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+    opsnn::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+    opsnn::leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope,
+                               bool self_is_result) -> Tensor
+    opsnn::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+    opsnn::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)
+    opsnn::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+
+Per operator:
+
+* CPU kernel: the tensors cross to NumPy as zero-copy views (``_bridge``), the Pythonic opsnn
+  function runs both aclnn phases (CANN checks, PromoteType, the l2 chain, the kernel), and the
+  result crosses back without a copy. In-place ops write through the view into the tensor.
+* Fake/meta kernel (functional ops): ``_bridge.infer_output`` runs the same phase-1 pipeline on
+  metadata (``engine.infer_output``), so shape (broadcast or self's, per ``spec.broadcast``),
+  dtype (``spec.promotion``) and the refusals come from the OpSpec. In-place ops use torch's
+  generated fake kernel for ``Tag.inplace`` (the result is ``self``).
+* Autograd, as ``tools/autograd/derivatives.yaml`` wires ATen's ops:
+  leaky_relu -> leaky_relu_backward(grad, self, slope, False) (the input is saved);
+  leaky_relu_ -> leaky_relu_backward(grad, result, slope, True) (only the result is saved, so a
+  negative slope is refused when backward runs, as in torch); hardtanh and hardtanh_ ->
+  hardtanh_backward(grad, self, min, max) with the forward *input* (hardtanh_ saves a clone of
+  it first, as torch's generated in-place formula does). Both backward ops are linear in
+  grad_output: their own backward applies the same op to the incoming gradient
+  (self_is_result=False, as in derivatives.yaml) and gives zeros for ``self``.
+* Errors: an AclnnError from opsnn becomes ``AclnnRuntimeError`` (a RuntimeError that is also
+  an ``opsnn.AclnnError`` with ``.status``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .. import functional as F
+from .._core.status import Status
+from . import _bridge as B
+
+NAMESPACE = "opsnn"
+
+# Spec (aclnn) names behind each torch op: the fake kernels read these OpSpecs.
+SPECS = {"leaky_relu": "LeakyRelu", "hardtanh": "Hardtanh",
+         "leaky_relu_backward": "LeakyReluBackward", "hardtanh_backward": "HardtanhBackward"}
+
+
+def _opsnn(name: str):
+    """The Pythonic opsnn function (looked up at call time; the forwards may arrive later)."""
+    import opsnn
+
+    return getattr(opsnn, name)
+
+
+# ---- CPU kernels ---------------------------------------------------------------------------
+
+def _leaky_relu(self, negative_slope=0.01):
+    with B.raising():
+        return B.from_numpy(_opsnn("leaky_relu")(B.to_numpy(self, "self"), negative_slope))
+
+
+def _leaky_relu_(self, negative_slope=0.01):
+    _check_writable(self, "leaky_relu_")
+    with B.raising():
+        _opsnn("leaky_relu_")(B.to_numpy(self, "self"), negative_slope)
+    return self
+
+
+def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    with B.raising():
+        return B.from_numpy(F.leaky_relu_backward(
+            B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"),
+            negative_slope, self_is_result))
+
+
+def _hardtanh(self, min_val=-1, max_val=1):
+    with B.raising():
+        return B.from_numpy(_opsnn("hardtanh")(B.to_numpy(self, "self"), min_val, max_val))
+
+
+def _hardtanh_(self, min_val=-1, max_val=1):
+    _check_writable(self, "hardtanh_")
+    with B.raising():
+        _opsnn("hardtanh_")(B.to_numpy(self, "self"), min_val, max_val)
+    return self
+
+
+def _hardtanh_backward(grad_output, self, min_val, max_val):
+    with B.raising():
+        return B.from_numpy(F.hardtanh_backward(
+            B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), min_val, max_val))
+
+
+def _check_writable(t: torch.Tensor, op: str) -> None:
+    # torch refuses in-place writes where elements share memory (expanded views); so does opsnn
+    if torch._debug_has_internal_overlap(t) == 1:
+        raise B.AclnnRuntimeError(
+            Status.ERR_PARAM_INVALID,
+            f"opsnn.torch: {op}: more than one element of the written-to tensor refers to a single "
+            "memory location (an expanded view); clone() the tensor before the in-place operation")
+
+
+def _define(name: str, schema: str, fn, *, inplace: bool = False):
+    return torch.library.custom_op(
+        f"{NAMESPACE}::{name}", fn, mutates_args=("self",) if inplace else (), device_types="cpu",
+        schema=schema, tags=(torch.Tag.inplace,) if inplace else ())
+
+
+leaky_relu = _define("leaky_relu", "(Tensor self, Scalar negative_slope=0.01) -> Tensor", _leaky_relu)
+leaky_relu_ = _define("leaky_relu_", "(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+                      _leaky_relu_, inplace=True)
+leaky_relu_backward = _define(
+    "leaky_relu_backward",
+    "(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
+    _leaky_relu_backward)
+hardtanh = _define("hardtanh", "(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", _hardtanh)
+hardtanh_ = _define("hardtanh_", "(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+                    _hardtanh_, inplace=True)
+hardtanh_backward = _define(
+    "hardtanh_backward",
+    "(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor", _hardtanh_backward)
+
+
+# ---- fake / meta kernels: shape and dtype from the OpSpec ----------------------------------
+
+@leaky_relu.register_fake
+def _(self, negative_slope=0.01):
+    return B.infer_output(SPECS["leaky_relu"], self, negative_slope)
+
+
+@leaky_relu_backward.register_fake
+def _(grad_output, self, negative_slope, self_is_result):
+    return B.infer_output(SPECS["leaky_relu_backward"], grad_output, self, negative_slope, self_is_result)
+
+
+@hardtanh.register_fake
+def _(self, min_val=-1, max_val=1):
+    return B.infer_output(SPECS["hardtanh"], self, min_val, max_val)
+
+
+@hardtanh_backward.register_fake
+def _(grad_output, self, min_val, max_val):
+    return B.infer_output(SPECS["hardtanh_backward"], grad_output, self, min_val, max_val)
+
+
+# ---- autograd: functional ops --------------------------------------------------------------
+_ops = torch.ops.opsnn
+
+
+def _save_self(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+    ctx.scalars = inputs[1:]
+
+
+def _leaky_relu_grad(ctx, grad):
+    (self,) = ctx.saved_tensors
+    (slope,) = ctx.scalars
+    return _ops.leaky_relu_backward(grad, self, slope, False), None
+
+
+def _hardtanh_grad(ctx, grad):
+    (self,) = ctx.saved_tensors
+    return _ops.hardtanh_backward(grad, self, *ctx.scalars), None, None
+
+
+def _save_backward_self(ctx, inputs, output):
+    ctx.save_for_backward(inputs[1])
+    ctx.scalars = inputs[2:]
+
+
+def _leaky_relu_backward_grad(ctx, grad):
+    # linear in grad_output; self_is_result is False here, as in derivatives.yaml
+    (self,) = ctx.saved_tensors
+    slope = ctx.scalars[0]
+    grad_grad = _ops.leaky_relu_backward(grad, self, slope, False) if ctx.needs_input_grad[0] else None
+    grad_self = torch.zeros_like(self) if ctx.needs_input_grad[1] else None
+    return grad_grad, grad_self, None, None
+
+
+def _hardtanh_backward_grad(ctx, grad):
+    (self,) = ctx.saved_tensors
+    grad_grad = _ops.hardtanh_backward(grad, self, *ctx.scalars) if ctx.needs_input_grad[0] else None
+    grad_self = torch.zeros_like(self) if ctx.needs_input_grad[1] else None
+    return grad_grad, grad_self, None, None
+
+
+leaky_relu.register_autograd(_leaky_relu_grad, setup_context=_save_self)
+hardtanh.register_autograd(_hardtanh_grad, setup_context=_save_self)
+leaky_relu_backward.register_autograd(_leaky_relu_backward_grad, setup_context=_save_backward_self)
+hardtanh_backward.register_autograd(_hardtanh_backward_grad, setup_context=_save_backward_self)
+
+
+# ---- autograd: in-place ops ----------------------------------------------------------------
+# torch.library's register_autograd takes functional ops only, so the in-place ops get an
+# Autograd-key kernel of their own: an autograd.Function that runs the op below autograd and
+# marks ``self`` dirty (its history is rebased onto the new node, as for ATen's in-place ops).
+
+def _below_autograd(op, keyset, *args):
+    with torch._C._AutoDispatchBelowAutograd():
+        return op.redispatch(keyset & torch._C._after_autograd_keyset, *args)
+
+
+class _LeakyReluInplace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, self, negative_slope, keyset):
+        _below_autograd(_ops.leaky_relu_.default, keyset, self, negative_slope)
+        ctx.mark_dirty(self)
+        ctx.save_for_backward(self)  # the result: the input is gone
+        ctx.negative_slope = negative_slope
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return _ops.leaky_relu_backward(grad, result, ctx.negative_slope, True), None, None
+
+
+class _HardtanhInplace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, self, min_val, max_val, keyset):
+        original = self.clone()  # hardtanh_backward needs the input, which the op overwrites
+        _below_autograd(_ops.hardtanh_.default, keyset, self, min_val, max_val)
+        ctx.mark_dirty(self)
+        ctx.save_for_backward(original)
+        ctx.bounds = (min_val, max_val)
+        return self
+
+    @staticmethod
+    def backward(ctx, grad):
+        (original,) = ctx.saved_tensors
+        return _ops.hardtanh_backward(grad, original, *ctx.bounds), None, None, None
+
+
+def _leaky_relu_autograd(keyset, self, negative_slope=0.01):
+    if torch.is_grad_enabled() and self.requires_grad:
+        return _LeakyReluInplace.apply(self, negative_slope, keyset)
+    return _below_autograd(_ops.leaky_relu_.default, keyset, self, negative_slope)
+
+
+def _hardtanh_autograd(keyset, self, min_val=-1, max_val=1):
+    if torch.is_grad_enabled() and self.requires_grad:
+        return _HardtanhInplace.apply(self, min_val, max_val, keyset)
+    return _below_autograd(_ops.hardtanh_.default, keyset, self, min_val, max_val)
+
+
+# Kept alive for the life of the process: dropping a Library removes its registrations.
+_AUTOGRAD_LIB = torch.library.Library(NAMESPACE, "FRAGMENT")
+_AUTOGRAD_LIB.impl("leaky_relu_", _leaky_relu_autograd, "Autograd", with_keyset=True)
+_AUTOGRAD_LIB.impl("hardtanh_", _hardtanh_autograd, "Autograd", with_keyset=True)

@@ -1,0 +1,412 @@
+"""Tiling: the worked examples and tiling UT outcomes of spec §7.3, §7.4 and §9.2, the generic
+templates' invariants, the host plan, and the ``opsnn tiling`` CLI function."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from opsnn import opdef, tiling_cli
+from opsnn._core import tiling as t
+from opsnn._core.dtypes import DataType as D
+from opsnn._core.platform import get_profile
+from opsnn._core.status import Status
+from opsnn.opdef import TensorDesc as T
+from opsnn.opdef import hardtanh_grad, leaky_relu, leaky_relu_grad
+
+A950 = get_profile("Ascend950")    # the arch35 UTs' platform: 64 cores, UB 245760
+A910B = get_profile("Ascend910B")  # the experimental UT's platform: 48 cores, UB 196608
+UT_SHAPE = (1, 64, 2, 64)
+
+
+def hardtanh(shape, dtype=D.FLOAT16, y_shape=None, y_dtype=None, soc=A950, min_val=-2.0, max_val=1.0):
+    op, _ = opdef.find("HardtanhGrad", soc)
+    return opdef.tile(op, soc, [T(shape, dtype), T(shape, dtype)], [T(y_shape or shape, dtype if y_dtype is None else y_dtype)],
+                      {"min_val": min_val, "max_val": max_val})
+
+
+def leaky_grad(shapes, dtypes, out_shape=None, slope=0.01, soc=A950, strides=(None, None)):
+    op, _ = opdef.find("LeakyReluGrad", soc)
+    ins = [T(s, d, st_) for s, d, st_ in zip(shapes, dtypes, strides)]
+    out = T(out_shape or op.infer_shape([tuple(s) for s in shapes]), dtypes[2])
+    return opdef.tile(op, soc, ins, [out], {"negative_slope": slope})
+
+
+def leaky(shape, dtype, y_dtype=None, y_shape=None, slope=0.01, soc=A950):
+    op, _ = opdef.find("LeakyRelu", soc)
+    return opdef.tile(op, soc, [T(shape, dtype)], [T(y_shape or shape, dtype if y_dtype is None else y_dtype)],
+                      {"negative_slope": slope})
+
+
+# ---- HardtanhGrad arch35 (spec §7.3; test_hardtanh_grad_tiling.cpp) ----------------------------
+
+
+def test_hardtanh_grad_ut_example_1x64x2x64():
+    r = hardtanh(UT_SHAPE)
+    assert r.tiling_data.to_dict() == {
+        "baseTiling": {"dim0": 8192, "coreNum": 2, "ubFormer": 6144, "blockFormer": 4096, "blockNum": 2,
+                       "ubLoopOfFormerBlock": 1, "ubLoopOfTailBlock": 1, "ubTailOfFormerBlock": 4096,
+                       "ubTailOfTailBlock": 4096, "elemNum": 6144, "scheMode": 1},
+        "minVal": -2.0, "maxVal": 1.0}
+    assert (r.tiling_key, r.block_dim, r.workspace_size) == (3, 2, 16_777_216)
+
+
+@pytest.mark.parametrize(("dim0", "expected"), [
+    (24, dict(dim0=24, core_num=1, ub_former=6144, block_former=512, block_num=1, ub_loop_of_former_block=1,
+              ub_loop_of_tail_block=1, ub_tail_of_former_block=512, ub_tail_of_tail_block=24, elem_num=6144,
+              sche_mode=1)),
+    (20800, dict(dim0=20800, core_num=6, ub_former=6144, block_former=3584, block_num=6, ub_loop_of_former_block=1,
+                 ub_loop_of_tail_block=1, ub_tail_of_former_block=3584, ub_tail_of_tail_block=2880, elem_num=6144,
+                 sche_mode=1)),
+])
+def test_hardtanh_grad_ut_examples_dim0(dim0, expected):
+    r = hardtanh((dim0,))
+    assert dataclasses.asdict(r.tiling_data.base_tiling) == expected
+    assert r.tiling_key == 3 and r.block_dim == expected["block_num"]
+
+
+def test_hardtanh_grad_bounds_are_stored_as_float32():
+    r = hardtanh((8,), min_val=0.1, max_val=1e40)
+    assert r.tiling_data.min_val == 0.10000000149011612 and r.tiling_data.max_val == float("inf")
+
+
+@pytest.mark.parametrize(("kwargs", "reason"), [
+    (dict(y_shape=(1, 64, 2, 32)), "the shapes of result and y must be the same, got [1, 64, 2, 64] and [1, 64, 2, 32]"),
+    (dict(dtype=D.FLOAT, y_dtype=D.FLOAT16), "the dtypes of result, y must be the same, got result DT_FLOAT, y DT_FLOAT16"),
+    (dict(dtype=D.INT8), "result dtype DT_INT8 is not supported; it must be one of DT_BF16, DT_FLOAT16, DT_FLOAT"),
+])
+def test_hardtanh_grad_ut_failures(kwargs, reason):
+    with pytest.raises(t.TilingError) as err:
+        hardtanh(UT_SHAPE, **kwargs)
+    assert err.value.reason == reason
+    assert err.value.status == Status.ERR_INNER_NULLPTR
+    assert err.value.message == f"HardtanhGrad tiling failed: {reason}"
+
+
+def test_hardtanh_grad_scalar_result_counts_as_one_element():
+    r = hardtanh((), y_shape=(1,))
+    assert r.tiling_data.base_tiling.dim0 == 1 and r.block_dim == 1
+
+
+# ---- experimental HardtanhGrad 910B (spec §7.4) ------------------------------------------------
+
+
+@pytest.mark.parametrize(("n", "dtype", "key", "cores", "fields"), [
+    (8192, D.FLOAT16, 0, 8, dict(tileDataNum=1024, smallTailDataNum=1024, maskTileDataNum=256)),
+    (100, D.FLOAT, 0, 1, dict(tileDataNum=128, smallTailDataNum=128, maskTileDataNum=256)),
+    (30000, D.FLOAT16, 0, 8, dict(tileDataNum=3840, smallTailDataNum=3328, maskTileDataNum=512)),
+    (122880, D.FLOAT, 0, 20, dict(tileDataNum=6144, smallTailDataNum=6144, maskTileDataNum=768)),
+    (122881, D.FLOAT16, 1, 11, dict(tileDataNum=5632, smallCoreDataNum=11008, bigCoreDataNum=11264,
+                                    tailBlockNum=8, finalSmallTileNum=2, finalBigTileNum=2,
+                                    smallTailDataNum=5376, bigTailDataNum=5632, maskTileDataNum=768)),
+    (1_000_000, D.FLOAT, 1, 48, dict(tileDataNum=6144, smallCoreDataNum=20736, bigCoreDataNum=20864,
+                                     tailBlockNum=37, finalSmallTileNum=4, finalBigTileNum=4,
+                                     smallTailDataNum=2304, bigTailDataNum=2432, maskTileDataNum=768)),
+])
+def test_experimental_worked_examples(n, dtype, key, cores, fields):
+    r = hardtanh((n,), dtype, soc=A910B, min_val=-1.0, max_val=1.0)
+    data = r.tiling_data.to_dict()
+    assert {k: data[k] for k in fields} == fields
+    assert (r.tiling_key, r.block_dim, r.workspace_size) == (key, cores, 0)
+    if key == 0:  # the small path leaves the big/small core fields zero
+        assert [data[k] for k in ("smallCoreDataNum", "bigCoreDataNum", "finalBigTileNum", "finalSmallTileNum",
+                                  "bigTailDataNum", "tailBlockNum")] == [0] * 6
+
+
+def test_experimental_ut_and_kernel_ut_tilings():
+    ut = hardtanh(UT_SHAPE, soc=A910B)  # the tiling UT only checks success
+    assert ut.tiling_data.to_dict()["max"] == 1.0 and ut.tiling_data.to_dict()["min"] == -2.0
+    kernel = hardtanh((128,), D.FLOAT, soc=A910B, min_val=-1.0, max_val=1.0)  # the kernel UT's hand-written data
+    assert kernel.tiling_data == hardtanh_grad.HardtanhGrad910BTilingData(0, 0, 0, 0, 128, 128, 0, 0, 256, 1.0, -1.0)
+    assert list(kernel.tiling_data.to_dict())[-2:] == ["max", "min"]  # struct order: max before min
+
+
+def test_experimental_zero_elements_fails_with_reason():
+    with pytest.raises(t.TilingError, match="result has no elements"):
+        hardtanh((0, 3), soc=A910B)
+
+
+def test_experimental_uses_grad_dtype_for_the_element_size():
+    op, _ = opdef.find("HardtanhGrad", A910B)
+    r = opdef.tile(op, A910B, [T((100,), D.FLOAT16), T((100,), D.FLOAT)], [T((100,), D.FLOAT)], {})
+    assert r.tiling_data.tile_data_num == 128  # 512 bytes of fp32 grad
+
+
+# ---- LeakyRelu (spec §7.3; test_leaky_relu_tiling.cpp) -----------------------------------------
+
+
+@pytest.mark.parametrize(("dtype", "slope", "key", "cores", "ub_former"), [
+    (D.FLOAT16, 0.01, 3, 4, 10240), (D.BF16, 0.01, 5, 4, 10240), (D.FLOAT, 0.01, 7, 8, 15360),
+    (D.FLOAT16, 0.2, 3, 4, 10240)])
+def test_leaky_relu_ut_successes(dtype, slope, key, cores, ub_former):
+    r = leaky(UT_SHAPE, dtype, slope=slope)
+    assert r.tiling_key == key > 0
+    assert r.tiling_data.to_dict() == {"dim0": 8192, "coreNum": cores, "ubFormer": ub_former,
+                                       "scalarData": t.pack_scalars(slope, size=8).hex()}
+    assert (r.block_dim, r.workspace_size) == (cores, 16_777_216)
+
+
+@pytest.mark.parametrize(("kwargs", "reason"), [
+    (dict(dtype=D.INT8), "x dtype DT_INT8 is not supported; it must be one of DT_BF16, DT_FLOAT16, DT_FLOAT"),
+    (dict(dtype=D.FLOAT16, y_dtype=D.FLOAT), "the dtypes of x, y must be the same, got x DT_FLOAT16, y DT_FLOAT"),
+    (dict(dtype=D.FLOAT, y_shape=(8192,)), "the shapes of x and y must be the same, got [1, 64, 2, 64] and [8192]"),
+])
+def test_leaky_relu_failures(kwargs, reason):
+    with pytest.raises(t.TilingError) as err:
+        leaky(UT_SHAPE, **kwargs)
+    assert err.value.reason == reason
+
+
+# ---- LeakyReluGrad (spec §7.3, §9.2; test_leaky_relu_grad_tiling.cpp, test_leaky_relu_grad_apt.cpp) --
+
+
+@pytest.mark.parametrize(("dtype", "slope", "dtype_tpl"), [
+    (D.FLOAT16, 0.01, 1), (D.BF16, 0.01, 2), (D.FLOAT, 0.01, 3), (D.FLOAT16, 0.2, 1)])
+def test_leaky_relu_grad_ut_successes(dtype, slope, dtype_tpl):
+    r = leaky_grad([UT_SHAPE, UT_SHAPE], [dtype] * 3, slope=slope)
+    assert r.template == "arch35 broadcast one-dim (schMode 201)"
+    assert r.tiling_key == 201 + (dtype_tpl << 16) > 0
+    assert r.tiling_data.scalar_data == t.pack_scalars(slope, size=16)
+    assert r.workspace_size == 16_777_216
+
+
+def test_leaky_relu_grad_kernel_ut_one_dim_tiling():
+    r = leaky_grad([(256,), (256,)], [D.FLOAT] * 3)
+    assert r.tiling_data.to_dict() == {"scalarFlag": 0, "ubSplitAxis": 0, "ubFormer": 256, "ubTail": 256,
+                                       "blockNum": 1, "blockFormer": 1, "blockTail": 1,
+                                       "scalarData": t.pack_scalars(0.01, size=16).hex()}
+    assert r.block_dim == 1
+
+
+def test_leaky_relu_grad_one_dim_ut_shape_fp32_spreads_over_half_the_cores():
+    d = leaky_grad([UT_SHAPE, UT_SHAPE], [D.FLOAT] * 3).tiling_data
+    assert (d.ub_former, d.ub_tail, d.block_num, d.block_former, d.block_tail) == (256, 256, 32, 1, 1)
+
+
+def test_leaky_relu_grad_one_dim_large_keeps_full_tiles():
+    d = leaky_grad([(1_000_000,), (1_000_000,)], [D.FLOAT] * 3).tiling_data
+    # 245760 / 8 buffers = 30720 B -> 7680 fp32 per tile; 131 tiles, 3 per core on 44 cores
+    assert (d.ub_former, d.ub_tail, d.block_former, d.block_tail, d.block_num) == (7680, 1600, 3, 2, 44)
+
+
+def test_leaky_relu_grad_scalar_flag_marks_single_element_inputs():
+    d = leaky_grad([(), (100,)], [D.FLOAT] * 3).tiling_data
+    assert d.scalar_flag == 0b01
+    d = leaky_grad([(1, 100), (1,)], [D.FLOAT] * 3).tiling_data
+    assert d.scalar_flag == 0b10
+
+
+@pytest.mark.parametrize(("dtypes", "reason"), [
+    ([D.FLOAT, D.FLOAT16, D.FLOAT], "the dtypes of gradients, features, backprops must be the same, "
+                                    "got gradients DT_FLOAT, features DT_FLOAT16, backprops DT_FLOAT"),
+    ([D.INT8] * 3, "gradients dtype DT_INT8 is not supported; it must be one of DT_BF16, DT_FLOAT16, DT_FLOAT"),
+])
+def test_leaky_relu_grad_ut_failures(dtypes, reason):
+    with pytest.raises(t.TilingError) as err:
+        leaky_grad([UT_SHAPE, UT_SHAPE], dtypes)
+    assert err.value.reason == reason
+
+
+def test_leaky_relu_grad_rejects_shapes_that_do_not_broadcast_to_the_output():
+    with pytest.raises(t.TilingError, match="input 0 dim 1 is 3: neither 1 nor the output's 4"):
+        leaky_grad([(2, 3), (2, 4)], [D.FLOAT] * 3, out_shape=(2, 4))
+    with pytest.raises(t.TilingError, match="output dim 0 must be positive"):
+        leaky_grad([(0, 4), (0, 4)], [D.FLOAT] * 3)
+
+
+# ---- the broadcast template's schedule choice --------------------------------------------------
+
+
+def test_collapse_merges_dims_treated_alike():
+    c = t.collapse_dims("op", [(2, 1, 16), (2, 8, 16)], (2, 8, 16))
+    assert c == t.Collapsed(((2, 1, 16), (2, 8, 16)), ((16, 0, 1), (128, 16, 1)), (2, 8, 16), (128, 16, 1))
+    c = t.collapse_dims("op", [(4, 5, 6), (1, 1, 6)], (4, 5, 6))
+    assert (c.in_dims, c.in_strides, c.out_dims) == (((20, 6), (1, 6)), ((6, 1), (0, 1)), (20, 6))
+    c = t.collapse_dims("op", [(3, 1, 1, 5), (1, 1, 1, 5)], (3, 1, 1, 5))  # all-ones dims are absorbed
+    assert c.out_dims == (3, 5)
+    c = t.collapse_dims("op", [(1,), (7, 1, 9)], (7, 1, 9))
+    assert (c.in_dims, c.out_dims) == (((1,), (63,)), (63,))
+
+
+@pytest.mark.parametrize(("shapes", "dtype", "mode"), [
+    ([(2, 1, 16), (2, 8, 16)], D.FLOAT, 1),        # fp32 never takes the UB broadcast kernel here
+    ([(2, 1, 16), (2, 8, 16)], D.FLOAT16, 103),    # fp16 with a last dim of whole 32-byte blocks
+    ([(2, 1, 15), (2, 8, 15)], D.FLOAT16, 1),      # not whole blocks -> NDDMA
+    ([(2, 1, 16, 1, 16, 1), (2, 8, 16, 4, 16, 2)], D.FLOAT16, 109),   # UB broadcast, running rank > 4
+    ([(3, 1, 5, 1, 7, 1, 2), (3, 4, 5, 6, 7, 8, 2)], D.FLOAT, 2),     # NDDMA with > 5 dims: loop cache
+    ([(1, 8, 4096), (2, 8, 4096)], D.FLOAT, 103),  # non-last broadcast of a >= 4 KiB last dim
+])
+def test_general_schedule_mode(shapes, dtype, mode):
+    r = leaky_grad(shapes, [dtype] * 3)
+    assert r.template == f"arch35 broadcast (schMode {mode})"
+    assert r.tiling_key & 0xFFFF == mode
+
+
+def test_general_schedule_fields_split_the_outer_dims():
+    d = leaky_grad([(1000, 1, 64), (1000, 50, 64)], [D.FLOAT] * 3).tiling_data
+    # 245760 B / (8 buffers x 4 B) = 7680 elements = 120 rows of 64; split on dim 1 (50 rows fit) -> dim 0
+    assert (d.ub_split_axis, d.ub_former, d.ub_outer, d.ub_tail, d.elem_num) == (0, 2, 500, 2, 7680)
+    assert (d.dim_product_before_ub_inner, d.block_former, d.block_num, d.block_tail) == (500, 8, 63, 4)
+    assert d.output_dims == (1000, 50, 64) and d.input_brc_strides == ((64, 0, 1), (3200, 64, 1))
+
+
+@pytest.mark.parametrize(("shape", "strides", "mode"), [
+    ((64, 32), (1, 64), 303),          # last two dims transposed, 64 rows for 32 of 64 cores
+    ((4, 32), (1, 4), 304),            # transposed but too few rows: the fallback
+    ((8, 64), (128, 1), 301),          # rows read densely with a gap: NLast transpose, NDDMA
+    ((4, 8, 64), (1024, 128, 2), 304),  # last dim strided: the fallback
+])
+def test_strided_inputs_pick_301_to_305(shape, strides, mode):
+    r = leaky_grad([shape, shape], [D.FLOAT] * 3, strides=(strides, None))
+    assert r.tiling_data.sch_mode == mode and r.tiling_data.settled
+    assert r.block_dim is None
+    with pytest.raises(t.TilingError, match="not settled"):
+        r.launch()
+
+
+def test_contiguous_strides_are_not_strided():
+    r = leaky_grad([(8, 64), (8, 64)], [D.FLOAT] * 3, strides=((64, 1), None))
+    assert r.template == "arch35 broadcast one-dim (schMode 201)"
+
+
+# ---- generic template invariants -----------------------------------------------------------------
+
+DAG = t.DagParams(8, 32, 10, "test")
+
+
+@settings(max_examples=80, deadline=None)
+@given(dim0=st.integers(1, 10**9), cores=st.integers(1, 128), ub=st.integers(10240, 1 << 20),
+       dag=st.sampled_from([DAG, t.DagParams(16, 32, 6, "t"), t.DagParams(32, 32, 4, "t")]))
+def test_elementwise_tiling_invariants(dim0, cores, ub, dag):
+    d = t.elementwise_tiling("op", (dim0,), cores, ub, dag)
+    assert d.core_num <= cores and d.block_num <= d.core_num
+    assert d.block_former % 512 == 0 and (d.block_num - 1) * d.block_former < dim0 <= d.block_num * d.block_former
+    assert d.ub_former % (256 * 8 // dag.min_dtype_bits) == 0
+    assert dag.buffer_num * d.ub_former * dag.max_dtype_bytes <= ub
+    tail = dim0 - (d.block_num - 1) * d.block_former
+    assert (d.ub_loop_of_tail_block - 1) * d.ub_former + d.ub_tail_of_tail_block == tail
+    assert (d.ub_loop_of_former_block - 1) * d.ub_former + d.ub_tail_of_former_block == d.block_former
+    assert 0 < d.ub_tail_of_tail_block <= d.ub_former and 0 < d.ub_tail_of_former_block <= d.ub_former
+
+
+def test_elementwise_tiling_failures():
+    with pytest.raises(t.TilingError, match=r"every dim > 0, got \[2, 0\]"):
+        t.elementwise_tiling("op", (2, 0), 8, 1 << 16, DAG)
+    with pytest.raises(t.TilingError, match="cannot hold one repeat"):
+        t.elementwise_tiling("op", (2,), 8, 1024, DAG)
+    with pytest.raises(t.TilingError, match="core num can not be 0"):
+        t.elementwise_tiling("op", (2,), 0, 1 << 16, DAG)
+
+
+def test_tpl_tiling_key_packs_values_from_the_low_bits():
+    assert t.tpl_tiling_key((1, 1), (1, 8)) == 3
+    assert t.tpl_tiling_key((201, 16), (3, 8)) == 201 + (3 << 16)
+
+
+def test_same_elewise_shape():
+    assert t.same_elewise_shape((2, 3), (2, 3)) and t.same_elewise_shape((), (2, 3))
+    assert t.same_elewise_shape((1, 1), (4,)) and not t.same_elewise_shape((2, 3), (3, 2))
+
+
+# ---- host plan -----------------------------------------------------------------------------------
+
+
+def test_host_plan_examples():
+    p = t.plan_host(1_000_000, 4, 8)
+    assert p == t.HostPlan(1_000_000, 4, 8, 125_008, 124_944, 4096)
+    assert p.block(7) == (875_056, 1_000_000) and list(p.tiles(7))[-1] == (999_632, 1_000_000)
+    assert t.plan_host(100, 4, 8) == t.HostPlan(100, 4, 1, 112, 100, 4096)  # one tile -> one thread
+    assert t.plan_host(0, 2, 4).n_blocks == 0
+    assert t.plan_host(10, 1, 4, tile_bytes=1).tile == 64  # at least one cache line
+    assert t.plan_host(10, 4, 2).to_dict() == {"numel": 10, "itemsize": 4, "nBlocks": 1, "blockFormer": 16,
+                                               "blockTail": 10, "tile": 4096}
+    with pytest.raises(ValueError, match="n_threads=0"):
+        t.plan_host(10, 4, 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(numel=st.integers(0, 3_000_000), itemsize=st.sampled_from([1, 2, 4, 8]), threads=st.integers(1, 96),
+       tile_bytes=st.integers(1, 1 << 17))
+def test_host_plan_covers_every_element_once(numel, itemsize, threads, tile_bytes):
+    p = t.plan_host(numel, itemsize, threads, tile_bytes)
+    assert p.n_blocks <= threads
+    line = max(1, 64 // itemsize)
+    expected_start = 0
+    for b in range(p.n_blocks):
+        start, stop = p.block(b)
+        assert start == expected_start and stop > start and start % line == 0
+        tile_start = start
+        for s, e in p.tiles(b):
+            assert s == tile_start and 0 < e - s <= p.tile and s % line == 0
+            tile_start = e
+        assert tile_start == stop
+        expected_start = stop
+    assert expected_start == numel
+
+
+# ---- the CLI function ------------------------------------------------------------------------------
+
+
+def cli(capsys, *argv):
+    parser = argparse.ArgumentParser()
+    tiling_cli.add_arguments(parser)
+    code = tiling_cli.run(parser.parse_args(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_text_shows_def_match_shape_tiling_key_and_simulation(capsys):
+    code, out, _ = cli(capsys, "HardtanhGrad", "--shape", "1,64,2,64", "--soc", "Ascend950", "--min-val", "-2",
+                       "--simulate")
+    assert code == 0
+    assert "def match    FLOAT16, FLOAT16, FLOAT16: binary row 2 of 3" in out
+    assert "infershape   y = [1, 64, 2, 64]" in out
+    assert "  baseTiling.ubFormer = 6144" in out and "tiling key   3" in out
+    assert "block dim    2" in out and "workspace    16777216 B" in out
+    assert "every one of 8192 elements written exactly once" in out and "verdict    OK" in out
+
+
+def test_cli_json_for_an_aclnn_name_maps_onto_the_kernel_op(capsys):
+    code, out, _ = cli(capsys, "aclnnHardtanhBackward", "--shape", "1000", "--soc", "Ascend910B", "--json",
+                       "--simulate")
+    report = json.loads(out)
+    assert code == 0 and report["op"] == "HardtanhGrad" and report["variant"] == "experimental"
+    assert report["aclnn"]["kernelInputs"] == [1, 0]
+    assert report["tilingKey"] == 0 and report["tilingData"]["tileDataNum"] == 1024
+    sim = report["simulation"]
+    assert sim["ok"] and sim["coveredOnce"] and not sim["inBounds"]
+    assert [(f["kind"], f["elements"]) for f in sim["sim"]["findings"]] == [("over-read", 48), ("over-write", 24)]
+    assert "inclusive" in sim["semantics"] and "strict" in sim["torchNote"]
+
+
+def test_cli_aclnn_order_and_second_shape(capsys):
+    steps = lambda args: ["Contiguous(self)", "HardtanhGrad"]  # noqa: E731 - the lead's hook
+    parser = argparse.ArgumentParser()
+    tiling_cli.add_arguments(parser)
+    args = parser.parse_args(["HardtanhBackward", "--shape", "4,1", "--shape2", "4", "--soc", "Ascend950"])
+    assert tiling_cli.run(args, executor_steps=steps) == 1  # result (= self) [4] vs grad [4, 1]
+    out = capsys.readouterr().out
+    assert "HardtanhGrad(result=self, grad=gradOutput)" in out and "step       Contiguous(self)" in out
+    assert "infershape   y = [4]" in out and "the shapes of result and grad must be the same" in out
+
+
+def test_cli_failures_and_usage_errors(capsys):
+    code, out, _ = cli(capsys, "LeakyReluGrad", "--shape", "1,64,2,64", "--dtype", "float32,float16,float32")
+    assert code == 1 and "no binary row matches" in out and "FAILED       LeakyReluGrad tiling failed" in out
+    code, out, _ = cli(capsys, "LeakyReluGrad", "--shape=-1,-1")
+    assert code == 1 and "backprops = [-1, -1]" in out and "needs static shapes" in out
+    assert cli(capsys, "LeakyRelu", "--shape", "4", "--min-val", "1")[0] == 2
+    assert cli(capsys, "Nope", "--shape", "4")[0] == 2
+    assert cli(capsys, "LeakyReluGrad", "--shape", "2", "--shape", "2", "--shape", "2")[0] == 2
+    code, _, err = cli(capsys, "LeakyRelu", "--shape", "4", "--soc", "Ascend310P")
+    assert code == 1 and "no op_host config for Ascend310P" in err
+
+
+def test_cli_picks_the_soc_the_op_is_built_for(capsys):
+    code, out, _ = cli(capsys, "LeakyRelu", "--shape", "[]", "--dtype", "bf16")
+    assert code == 0 and "Ascend950" in out and "tiling key   5" in out

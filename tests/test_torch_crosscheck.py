@@ -1,0 +1,151 @@
+"""Bit-exact cross-check against torch.ops.aten.leaky_relu_backward / hardtanh_backward where
+DECISIONS says the numbers agree. Excluded on purpose: DOUBLE tensors with a slope that is not
+float32-exact (DECISION 2), NaN in self for hardtanh (DECISION 8), scalars that overflow float32
+(torch raises, opsnn gives inf: DECISION 2), min > max and NaN bounds (torch's scalar path passes
+grad for NaN bounds), and 0-d mixed-dtype promotion (torch ranks 0-d lower)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cases
+import opsnn
+from cases import BF16, F16, F32, F64
+from conftest import run_hardtanh, run_leaky
+
+torch = pytest.importorskip("torch")
+
+LAYERS = ("py", "acl")
+TORCH_DT = {F32: torch.float32, F16: torch.float16, F64: torch.float64, BF16: torch.bfloat16}
+
+
+def to_torch(a: np.ndarray):
+    a = np.array(a, order="C", copy=True)
+    if a.dtype == BF16:
+        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(a.copy())
+
+
+def from_torch(t) -> np.ndarray:
+    t = t.contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(BF16).copy()
+    return t.numpy().copy()
+
+
+def torch_leaky(g, x, slope, out_dtype=None):
+    gt, xt = to_torch(g), to_torch(x)
+    if out_dtype is None:
+        return from_torch(torch.ops.aten.leaky_relu_backward(gt, xt, slope, False))
+    shape = np.broadcast_shapes(g.shape, x.shape)
+    out = torch.empty(shape, dtype=TORCH_DT[np.dtype(out_dtype)])
+    torch.ops.aten.leaky_relu_backward.grad_input(gt, xt, slope, False, grad_input=out)
+    return from_torch(out)
+
+
+def torch_hardtanh(g, x, lo, hi):
+    return from_torch(torch.ops.aten.hardtanh_backward(to_torch(g), to_torch(x), lo, hi))
+
+
+def no_nan_self(x):
+    x = np.array(x)
+    x[np.isnan(x.astype(F64))] = np.array(0.25).astype(x.dtype)
+    return x
+
+
+# ---- LeakyReluBackward --------------------------------------------------------------------------
+LEAKY_CASES = [
+    # grad, self, out dtype (None: promoted), slopes (f64 results: float32-exact slopes only)
+    (F32, F32, None, (0.0, 0.2, -0.5, 0.01, 2.0, 1e5, 3.4e38, -np.inf)),
+    (F16, F16, None, (0.0, 0.2, -0.5, 0.01, 1 / 3, 5.5, 1e5)),
+    (BF16, BF16, None, (0.0, 0.2, -0.5, 0.01, 1 / 3, 5.5, 1e5)),
+    (F64, F64, None, (0.0, -0.5, 2.0, 0.25, 1e5, 0.1171875)),
+    (F16, F32, None, (0.2, -0.5)),
+    (F16, BF16, None, (0.2, -0.5)),
+    (BF16, F32, None, (0.01,)),
+    (F32, F64, None, (0.5, -2.0)),
+    (F32, F32, F16, (0.2, -0.5)),
+    (F16, F16, F32, (0.1,)),
+    (F32, F32, F64, (0.3,)),
+    (BF16, BF16, F32, (0.1,)),
+]
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("gdt,xdt,odt,slopes", LEAKY_CASES,
+                         ids=[f"{a}-{b}-{c}" for a, b, c, _ in LEAKY_CASES])
+def test_leaky_matches_torch(layer, env, gdt, xdt, odt, slopes):
+    g, x = cases.grid(gdt, xdt)
+    for slope in slopes:
+        ours = run_leaky(layer, env, g, x, slope, out_dtype=odt)
+        theirs = torch_leaky(g, x, slope, odt)
+        cases.assert_bits_equal(ours, theirs, what=f"{layer} slope={slope}")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("layouts,out_layout", [
+    (("transposed", "sliced"), "sliced"), (("offset", "transposed"), "transposed"),
+    (("sliced", "sliced"), "offset"), (("contig", "offset"), "sliced"),
+], ids=str)
+def test_leaky_strided_matches_torch(layer, env, layouts, out_layout):
+    for dt in (F32, BF16):
+        g, x = cases.grid(dt, dt)
+        ours = run_leaky(layer, env, g, x, -0.5, layouts=layouts, out_layout=out_layout)
+        cases.assert_bits_equal(ours, torch_leaky(g, x, -0.5), what=str(dt))
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("gs,xs", [((3, 1), (1, 4)), ((2, 3), (3,)), ((3,), (2, 3)), ((), ()),
+                                   ((0, 3), (3,)), ((2, 0), (2, 0)), ((1, 2, 1, 2, 1, 2, 1, 2), (2,))], ids=str)
+def test_leaky_shapes_match_torch(layer, env, gs, xs):
+    g = cases.filled(gs, F32, 1, cases.grad_specials(F32))
+    x = cases.filled(xs, F32, 2, cases.self_specials(F32))
+    ours = run_leaky(layer, env, g, x, 0.2)
+    cases.assert_bits_equal(ours, torch_leaky(g, x, 0.2))
+
+
+def test_leaky_accepts_dlpack_tensors():
+    g, x = cases.grid(F32, F32)
+    res = opsnn.leaky_relu_backward(to_torch(g), to_torch(x), 0.2)
+    assert isinstance(res, np.ndarray)
+    cases.assert_bits_equal(res, torch_leaky(g, x, 0.2))
+    g16, x16 = cases.grid(F16, F16)
+    res = opsnn.leaky_relu_backward(to_torch(g16), to_torch(x16), -0.5)
+    cases.assert_bits_equal(res, torch_leaky(g16, x16, -0.5))
+
+
+# ---- HardtanhBackward ---------------------------------------------------------------------------
+TORCH_BOUNDS = [(-1.0, 1.0), (0.0, 6.0), (-0.5, 0.8), (0.1, 0.7), (-np.inf, np.inf), (-2.0, -2.0),
+                (-1e5, 1e5), (0.0, 0.0)]
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("dt", cases.HARDTANH_DTYPES, ids=str)
+def test_hardtanh_matches_torch(layer, env, dt):
+    for lo, hi in TORCH_BOUNDS:
+        g, x = cases.grid(dt, dt, bounds=(lo, hi))
+        x = no_nan_self(x)
+        ours = run_hardtanh(layer, env, g, x, lo, hi)
+        cases.assert_bits_equal(ours, torch_hardtanh(g, x, lo, hi), what=f"{layer} {dt} [{lo}, {hi}]")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("layouts,out_layout", [
+    (("transposed", "sliced"), "sliced"), (("offset", "transposed"), "transposed"),
+    (("sliced", "offset"), "offset"),
+], ids=str)
+def test_hardtanh_strided_matches_torch(layer, env, layouts, out_layout):
+    for dt in cases.HARDTANH_DTYPES:
+        g, x = cases.grid(dt, dt, bounds=(-1.0, 1.0))
+        x = no_nan_self(x)
+        ours = run_hardtanh(layer, env, g, x, -1.0, 1.0, layouts=layouts, out_layout=out_layout)
+        cases.assert_bits_equal(ours, torch_hardtanh(g, x, -1.0, 1.0), what=str(dt))
+
+
+def test_hardtanh_accepts_dlpack_tensors():
+    g, x = cases.grid(F32, F32, bounds=(-1.0, 1.0))
+    x = no_nan_self(x)
+    res = opsnn.hardtanh_backward(to_torch(g), to_torch(x), -1.0, 1.0)
+    assert isinstance(res, np.ndarray)
+    cases.assert_bits_equal(res, torch_hardtanh(g, x, -1.0, 1.0))

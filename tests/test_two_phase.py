@@ -1,0 +1,220 @@
+"""The two-phase protocol and the acl runtime it runs on: phase 1 plans without touching data,
+phase 2 runs on a stream in order, workspace accounting, executor lifecycle, memory copies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cases
+import opsnn.acl as acl
+from cases import F16, F32, F64
+from conftest import HARDTANH, LEAKY, expect_acl_failure
+from opsnn import aclnn
+
+
+def _leaky(env, g, x, slope=0.5, out_dtype=None, layouts=("contig", "contig"), out_layout="contig"):
+    gt, xt = env.put_layout(g, layouts[0]), env.put_layout(x, layouts[1])
+    shape = np.broadcast_shapes(np.shape(g), np.shape(x))
+    ot = env.out(shape, out_dtype or cases.promote(g.dtype, x.dtype), out_layout)
+    ws, ex, ret = LEAKY.phase1(gt.tensor, xt.tensor, env.scalar(slope, "DOUBLE"), False, ot.tensor)
+    assert ret == 0, acl.get_recent_err_msg()
+    return ws, ex, gt, xt, ot
+
+
+# ---- runtime basics -----------------------------------------------------------------------------
+def test_device_count_and_memcpy_round_trip(acl_env):
+    count, ret = acl.rt.get_device_count()
+    assert ret == 0 and count >= 1
+    a = np.arange(12, dtype=F32)
+    d1, d2 = acl_env.malloc(a.nbytes), acl_env.malloc(a.nbytes)
+    acl_env.write(d1, a)
+    assert acl.rt.memcpy(d2, a.nbytes, d1, a.nbytes, acl.ACL_MEMCPY_DEVICE_TO_DEVICE) == 0
+    cases.assert_bits_equal(acl_env.read(d2, (12,), F32), a)
+    # host buffers given as ints: malloc_host, numpy_to_ptr, bytes_to_ptr, ptr_to_bytes
+    h, ret = acl.rt.malloc_host(a.nbytes)
+    assert ret == 0
+    try:
+        assert acl.rt.memcpy(h, a.nbytes, d2, a.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+        assert acl.util.ptr_to_bytes(h, a.nbytes) == a.tobytes()
+        b = np.full(12, -1.0, F32)
+        assert acl.rt.memcpy(acl.util.numpy_to_ptr(b), b.nbytes, h, a.nbytes, acl.ACL_MEMCPY_HOST_TO_HOST) == 0
+        cases.assert_bits_equal(b, a)
+    finally:
+        assert acl.rt.free_host(h) == 0
+    raw = (np.arange(3, dtype=F64) + 7).tobytes()
+    keep = raw
+    d3 = acl_env.malloc(len(raw))
+    assert acl.rt.memcpy(d3, len(raw), acl.util.bytes_to_ptr(keep), len(raw), acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    cases.assert_bits_equal(acl_env.read(d3, (3,), F64), np.array([7.0, 8.0, 9.0]))
+    bb = bytearray(len(raw))
+    assert acl.rt.memcpy(bb, len(bb), d3, len(raw), acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    assert bytes(bb) == raw
+
+
+# ---- phase 1 plans, phase 2 runs ----------------------------------------------------------------
+def test_phase1_writes_nothing_phase2_writes_out(acl_env):
+    g, x = cases.grid(F32, F32)
+    ws, ex, gt, xt, ot = _leaky(acl_env, g, x, out_layout="sliced")
+    storage = ot.storage()
+    assert (storage == np.float32(777.0)).all(), "phase 1 must not write out (still the sentinel)"
+    assert LEAKY.phase2(acl_env.malloc(ws) if ws else None, ws, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.5)))
+
+
+def test_workspace_size_is_deterministic(acl_env):
+    g, x = cases.filled((4, 5), F16, 1), cases.filled((4, 5), F32, 2)
+    sizes = {_leaky(acl_env, g, x, out_dtype=F64, layouts=("sliced", "transposed"), out_layout="sliced")[0]
+             for _ in range(3)}
+    assert len(sizes) == 1
+    ws = sizes.pop()
+    assert isinstance(ws, int) and ws > 0
+
+
+def test_workspace_holds_the_temporaries(acl_env):
+    """DECISION 17: the Cast/Contiguous temporaries live in the caller's workspace."""
+    g, x = cases.filled((4, 5), F16, 3), cases.filled((4, 5), F32, 4)
+    ws, ex, gt, xt, ot = _leaky(acl_env, g, x, out_dtype=F64, layouts=("sliced", "transposed"),
+                                out_layout="sliced")
+    assert ws > 0
+    wsp = acl_env.malloc(ws)
+    pattern = np.full(ws, 0xA5, np.uint8)
+    acl_env.write(wsp, pattern)
+    assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    assert acl_env.read(wsp, (ws,), np.uint8).tobytes() != pattern.tobytes()
+    cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.5), F64))
+
+
+def test_two_executors_from_the_same_arguments(acl_env):
+    g, x = cases.grid(F16, F16)
+    a = _leaky(acl_env, g, x, 0.25)
+    b = _leaky(acl_env, g, x, 0.25)
+    for ws, ex, *_ in (a, b):
+        assert LEAKY.phase2(acl_env.malloc(ws) if ws else None, ws, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    for *_, ot in (a, b):
+        cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.25)))
+
+
+def test_stream_runs_in_order(acl_env):
+    """LeakyReluBackward writes X; HardtanhBackward, queued after it on the same stream before any
+    synchronisation, reads X as gradOutput and sees the written values."""
+    g, x = cases.grid(F32, F32)
+    gt, xt = acl_env.put(g), acl_env.put(x)
+    mid = acl_env.out(g.shape, F32)
+    fin = acl_env.out(g.shape, F32)
+    ws1, ex1, r1 = LEAKY.phase1(gt.tensor, xt.tensor, acl_env.scalar(0.5, "DOUBLE"), False, mid.tensor)
+    ws2, ex2, r2 = HARDTANH.phase1(mid.tensor, xt.tensor, acl_env.scalar(-1.0, "DOUBLE"),
+                                   acl_env.scalar(1.0, "DOUBLE"), fin.tensor)
+    assert r1 == 0 and r2 == 0
+    assert LEAKY.phase2(acl_env.malloc(ws1) if ws1 else None, ws1, ex1, acl_env.stream) == 0
+    assert HARDTANH.phase2(acl_env.malloc(ws2) if ws2 else None, ws2, ex2, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    step1 = cases.ref_leaky(g, x, np.float32(0.5))
+    cases.assert_bits_equal(mid.view(), step1)
+    cases.assert_bits_equal(fin.view(), cases.ref_hardtanh(step1, x, -1.0, 1.0), nan_payload=True)
+
+
+def test_two_streams(acl_env):
+    s2, ret = acl.rt.create_stream()
+    assert ret == 0
+    try:
+        g, x = cases.grid(F32, F32)
+        a = _leaky(acl_env, g, x, 0.5)
+        b = _leaky(acl_env, g, x, -2.0)
+        assert LEAKY.phase2(acl_env.malloc(a[0]) if a[0] else None, a[0], a[1], acl_env.stream) == 0
+        assert LEAKY.phase2(acl_env.malloc(b[0]) if b[0] else None, b[0], b[1], s2) == 0
+        assert acl.rt.synchronize_stream(s2) == 0
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0
+        cases.assert_bits_equal(a[-1].view(), cases.ref_leaky(g, x, np.float32(0.5)))
+        cases.assert_bits_equal(b[-1].view(), cases.ref_leaky(g, x, np.float32(-2.0)))
+    finally:
+        assert acl.rt.destroy_stream(s2) == 0
+
+
+# ---- executor lifecycle -------------------------------------------------------------------------
+def test_repeatable_executor_reads_current_device_data(acl_env):
+    g = np.array([1.0, 2.0, 3.0], F32)
+    x = np.array([1.0, -1.0, 1.0], F32)
+    ws, ex, gt, xt, ot = _leaky(acl_env, g, x, 0.5)
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    wsp = acl_env.malloc(ws) if ws else None
+    assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(ot.view(), np.array([1.0, 1.0, 3.0], F32))
+    acl_env.write(xt.addr, np.array([-1.0, 1.0, -1.0], F32))
+    acl_env.write(gt.addr, np.array([4.0, 5.0, 6.0], F32))
+    assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(ot.view(), np.array([2.0, 5.0, 3.0], F32))
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    expect_acl_failure(LEAKY.phase2(wsp, ws, ex, acl_env.stream), 161002)
+
+
+def test_repeatable_hardtanh_executor(acl_env):
+    g = np.array([1.0, 2.0], F16)
+    x = np.array([0.0, 3.0], F16)
+    gt, xt, ot = acl_env.put(g), acl_env.put(x), acl_env.out((2,), F16)
+    ws, ex, ret = HARDTANH.phase1(gt.tensor, xt.tensor, acl_env.scalar(-1.0, "FLOAT"),
+                                  acl_env.scalar(1.0, "FLOAT"), ot.tensor)
+    assert ret == 0
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    wsp = acl_env.malloc(ws) if ws else None
+    for _ in range(2):
+        assert HARDTANH.phase2(wsp, ws, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(ot.view(), np.array([1.0, 0.0], F16))
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    expect_acl_failure(HARDTANH.phase2(wsp, ws, ex, acl_env.stream), 161002)
+
+
+def test_single_use_executor_second_run_refused_and_out_kept(acl_env):
+    g, x = cases.grid(F32, F32)
+    ws, ex, gt, xt, ot = _leaky(acl_env, g, x, 0.5)
+    wsp = acl_env.malloc(ws) if ws else None
+    assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    after_first = ot.storage_bytes()
+    acl_env.write(gt.addr, np.zeros_like(g))
+    expect_acl_failure(LEAKY.phase2(wsp, ws, ex, acl_env.stream), 161002)
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    assert ot.storage_bytes() == after_first
+
+
+def test_phase2_without_executor_is_refused(acl_env):
+    ret = LEAKY.phase2(None, 0, None, acl_env.stream)
+    assert isinstance(ret, int) and ret != 0
+    assert acl.get_recent_err_msg()
+    ret = HARDTANH.phase2(None, 0, None, acl_env.stream)
+    assert isinstance(ret, int) and ret != 0
+    assert acl.get_recent_err_msg()
+
+
+def test_exact_workspace_size_is_enough_for_every_layout(acl_env):
+    """Phase 2 with exactly the reported size succeeds for strided / casting cases."""
+    g, x = cases.grid(F16, F32)
+    for layouts in (("sliced", "offset"), ("transposed", "contig")):
+        for out_layout, odt in (("sliced", F64), ("transposed", F16), ("offset", F32)):
+            ws, ex, gt, xt, ot = _leaky(acl_env, g, x, 0.5, out_dtype=odt, layouts=layouts,
+                                        out_layout=out_layout)
+            assert LEAKY.phase2(acl_env.malloc(ws) if ws else None, ws, ex, acl_env.stream) == 0
+            assert acl.rt.synchronize_stream(acl_env.stream) == 0
+            cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.5), odt))
+
+
+@pytest.mark.parametrize("dt", [F32, F16], ids=str)
+def test_hardtanh_strided_out_workspace(acl_env, dt):
+    g, x = cases.grid(dt, dt, bounds=(-1.0, 1.0))
+    gt, xt = acl_env.put_layout(g, "sliced"), acl_env.put_layout(x, "transposed")
+    ot = acl_env.out(x.shape, dt, "sliced")
+    before = ot.storage()
+    ws, ex, ret = HARDTANH.phase1(gt.tensor, xt.tensor, acl_env.scalar(-1.0, "DOUBLE"),
+                                  acl_env.scalar(1.0, "DOUBLE"), ot.tensor)
+    assert ret == 0
+    assert ot.storage_bytes() == before.tobytes()
+    assert HARDTANH.phase2(acl_env.malloc(ws) if ws else None, ws, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    from conftest import assert_out_written
+    assert_out_written(ot, cases.ref_hardtanh(g, x, -1.0, 1.0), before, "hardtanh strided out")
