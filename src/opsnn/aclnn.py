@@ -12,10 +12,16 @@ checks the executor and workspace, then queues the work on ``stream`` (run by
 
 from __future__ import annotations
 
+import copy
+import threading
+
+import numpy as np
+
 from . import engine, registry
-from ._core import memory
-from ._core.status import AclnnError, boundary
+from ._core import memory, overlap
+from ._core.status import AclnnError, Status, boundary
 from ._core.executor import aclOpExecutor
+from ._core.tensor import aclTensor
 from .acl import rt
 
 _phase1_failure = boundary(lambda code: (0, None, code))
@@ -27,25 +33,79 @@ def _phase1(op: str, **args):
     return executor.workspace_size, executor, 0
 
 
+# Phase 2 checks and claims an executor under this lock, so a single-use executor launched from
+# two threads at once runs once (the other call gets 161002), and a destroy cannot interleave.
+_LAUNCH_LOCK = threading.Lock()
+
+
+def _is_address(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def _phase2(op: str, workspace, workspace_size, executor, stream) -> int:
     spec = registry.get(op)
-    present = workspace is not None and not (isinstance(workspace, int) and workspace == 0)
-    engine.check_launch(executor, workspace_size, present, spec)
-    if present and (isinstance(workspace, bool) or not isinstance(workspace, int)):
-        raise AclnnError(161002, f"{op}: workspace must be a device address (int from acl.rt.malloc), "
-                                 f"got {type(workspace).__name__}")
-    size = executor.workspace_size
-    if size:
-        memory.DEVICE.region(workspace, size, f"{op} workspace")  # checked now, resolved at run
-    target = rt.STATE.streams.get(stream)
+    present = workspace is not None and not (_is_address(workspace) and workspace == 0)
+    with _LAUNCH_LOCK:
+        engine.check_launch(executor, workspace_size, present, spec)
+        if present and not _is_address(workspace):
+            raise AclnnError(161002, f"{op}: workspace must be a device address (int from acl.rt.malloc), "
+                                     f"got {type(workspace).__name__}")
+        size = executor.workspace_size
+        workspace = int(workspace) if size else None
+        _check_bound_tensors(op, executor, workspace, size)
+        target = _launch_stream(op, stream)
+        launched = copy.copy(executor)  # what the launch captured: later destroys do not reach it
+        launched.tensors = {name: copy.copy(t) for name, t in executor.tensors.items()}
 
-    def task() -> None:
-        buffer = memory.DEVICE.region(workspace, size, f"{op} workspace") if size else None
-        engine.run(executor, buffer)
+        def task() -> None:
+            buffer = memory.DEVICE.region(workspace, size, f"{op} workspace") if size else None
+            engine.run(launched, buffer)
 
-    target.enqueue(spec.api_name, task)
-    executor.consumed = True
+        try:
+            target.enqueue(spec.api_name, task)
+        except AclnnError as exc:  # the stream was destroyed meanwhile
+            raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: launch failed: {exc.message}") from None
+        executor.consumed = True
     return 0
+
+
+def _check_bound_tensors(op: str, executor: aclOpExecutor, workspace: int | None, size: int) -> None:
+    """At launch: the executor's tensors are alive (not destroyed, memory not freed since phase
+    1) and the workspace is ``size`` bytes of live device memory that no tensor uses (161002)."""
+    for name, tensor in executor.tensors.items():
+        if getattr(tensor, "destroyed", False):
+            raise AclnnError(161002, f"{op}: {name} was destroyed (aclDestroyTensor) after "
+                                     "GetWorkspaceSize; destroy tensors only after the launch")
+        if isinstance(tensor, aclTensor) and tensor.storage_nbytes:
+            try:
+                memory.DEVICE.region(tensor.addr, tensor.storage_nbytes, f"{name} data")
+            except AclnnError as exc:
+                raise AclnnError(161002, f"{op}: {name}'s device memory is gone: {exc.message}") from None
+    if not size:
+        return
+    try:
+        memory.DEVICE.region(workspace, size, "workspace")
+    except AclnnError as exc:
+        raise AclnnError(161002, f"{op}: workspace must be {size} bytes of live device memory "
+                                 f"(from acl.rt.malloc): {exc.message}") from None
+    lo, hi = workspace * 8, (workspace + size) * 8
+    for name, tensor in executor.tensors.items():
+        if isinstance(tensor, aclTensor) and not tensor.is_empty:
+            t_lo, t_hi = overlap.layout(tensor).bit_range()
+            if t_lo < hi and lo < t_hi:
+                raise AclnnError(161002, f"{op}: the workspace [{workspace:#x}, {workspace + size:#x}) "
+                                         f"overlaps {name}'s data; the temporaries would overwrite it. "
+                                         "Allocate the workspace separately")
+
+
+def _launch_stream(op: str, stream):
+    """The live stream to launch on; a runtime that is not initialised, or a stream that does not
+    exist, is a failed runtime call: ACLNN_ERR_RUNTIME_ERROR (361001)."""
+    try:
+        rt.STATE.require_init(op)
+        return rt.STATE.streams.get(stream)
+    except AclnnError as exc:
+        raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: launch failed: {exc.message}") from None
 
 
 @_phase1_failure
@@ -107,17 +167,108 @@ def aclnnHardtanhBackward(workspace, workspace_size, executor, stream) -> int:
     return _phase2("HardtanhBackward", workspace, workspace_size, executor, stream)
 
 
+@_phase1_failure
+def aclnnLeakyReluGetWorkspaceSize(self, negative_slope, out):
+    """Phase 1 of LeakyRelu: ``out = self if self > 0 else self * float32(negativeSlope)``.
+
+    Args:
+        self: aclTensor FLOAT/FLOAT16/DOUBLE (+BF16 on Ascend910B/910_93/950), 0-8 dims.
+        negative_slope: aclScalar of any dtype, used as float32 (ToFloat; a complex value gives 0),
+            also for DOUBLE self. fp16/bf16 compute in float32 and round once.
+        out: aclTensor with self's shape and a dtype self's can cast to (floating or complex);
+            self itself (in place) or disjoint from it, not partially overlapping.
+
+    Returns:
+        ``(workspace_size_bytes, executor, ret)``; ret 0, 161001 (null, in the order self,
+        negativeSlope, out), 161002 (dtype, CanCast, rank > 8, shape, partial overlap), 561003
+        (Ascend310P / Ascend310B: not supported there) or 561103. Source: ops-nn aclnnLeakyRelu;
+        numbers as torch.ops.aten.leaky_relu.
+    """
+    return _phase1("LeakyRelu", self=self, negative_slope=negative_slope, out=out)
+
+
+@_ret
+def aclnnLeakyRelu(workspace, workspace_size, executor, stream) -> int:
+    """Phase 2 of LeakyRelu (see aclnnLeakyReluBackward for arguments and statuses)."""
+    return _phase2("LeakyRelu", workspace, workspace_size, executor, stream)
+
+
+@_phase1_failure
+def aclnnInplaceLeakyReluGetWorkspaceSize(self_ref, negative_slope):
+    """Phase 1 of InplaceLeakyRelu: aclnnLeakyRelu with ``out = selfRef`` (same checks and
+    numbers). ``self_ref`` may be a strided view; it is made contiguous, computed, copied back.
+
+    Returns ``(workspace_size_bytes, executor, ret)``; ret 0, 161001 (selfRef or negativeSlope
+    null), 161002, 561003 or 561103 as for aclnnLeakyReluGetWorkspaceSize.
+    """
+    return _phase1("InplaceLeakyRelu", self=self_ref, negative_slope=negative_slope, out=self_ref)
+
+
+@_ret
+def aclnnInplaceLeakyRelu(workspace, workspace_size, executor, stream) -> int:
+    """Phase 2 of InplaceLeakyRelu (see aclnnLeakyReluBackward for arguments and statuses)."""
+    return _phase2("InplaceLeakyRelu", workspace, workspace_size, executor, stream)
+
+
+@_phase1_failure
+def aclnnHardtanhGetWorkspaceSize(self, min, max, out):  # noqa: A002 - CANN names
+    """Phase 1 of Hardtanh: ``out = min(max(self, clipValueMin), clipValueMax)`` (ClipByValueV2).
+
+    Args:
+        self: aclTensor FLOAT16/FLOAT/INT32/INT64/INT16/INT8/UINT8/DOUBLE (+BF16 on
+            Ascend910B/910_93/950), 0-8 dims.
+        min, max: aclScalar (clipValueMin, clipValueMax) from the same dtype list (BOOL refused);
+            converted to self's dtype (floats round to nearest; for integer self a float bound is
+            truncated toward zero and must fit, an integer bound wraps like a C cast).
+            min > max is refused (compared as int64 if min's dtype is integral, else as double;
+            NaN bounds pass, and with floating self make every element NaN).
+        out: aclTensor with self's dtype and shape; self itself (in place) or disjoint from it.
+
+    Returns:
+        ``(workspace_size_bytes, executor, ret)``; ret 0, 161001 (null, in the order self,
+        clipValueMin, clipValueMax, out), 161002 (dtype, rank > 8, shape, min > max, a bound with
+        no value in self's dtype, partial overlap), 561003 (Ascend310B) or 561103. Source:
+        ops-math aclnnHardtanh; numbers as torch.clamp / torch.ops.aten.hardtanh.
+    """
+    return _phase1("Hardtanh", self=self, min_val=min, max_val=max, out=out)
+
+
+@_ret
+def aclnnHardtanh(workspace, workspace_size, executor, stream) -> int:
+    """Phase 2 of Hardtanh (see aclnnLeakyReluBackward for arguments and statuses)."""
+    return _phase2("Hardtanh", workspace, workspace_size, executor, stream)
+
+
+@_phase1_failure
+def aclnnInplaceHardtanhGetWorkspaceSize(self_ref, min, max):  # noqa: A002 - CANN names
+    """Phase 1 of InplaceHardtanh: aclnnHardtanh with ``out = selfRef`` (same checks and
+    numbers). ``self_ref`` may be a strided view.
+
+    Returns ``(workspace_size_bytes, executor, ret)``; ret 0, 161001 (null, in the order selfRef,
+    clipValueMin, clipValueMax), 161002, 561003 or 561103 as for aclnnHardtanhGetWorkspaceSize.
+    """
+    return _phase1("InplaceHardtanh", self=self_ref, min_val=min, max_val=max, out=self_ref)
+
+
+@_ret
+def aclnnInplaceHardtanh(workspace, workspace_size, executor, stream) -> int:
+    """Phase 2 of InplaceHardtanh (see aclnnLeakyReluBackward for arguments and statuses)."""
+    return _phase2("InplaceHardtanh", workspace, workspace_size, executor, stream)
+
+
 @_ret
 def aclSetAclOpExecutorRepeatable(executor) -> int:
     """Make an executor reusable by phase 2 until ``aclDestroyAclOpExecutor``. Returns ret."""
-    _live_executor(executor, "aclSetAclOpExecutorRepeatable").repeatable = True
+    with _LAUNCH_LOCK:
+        _live_executor(executor, "aclSetAclOpExecutorRepeatable").repeatable = True
     return 0
 
 
 @_ret
 def aclDestroyAclOpExecutor(executor) -> int:
     """Destroy an executor; later phase-2 calls with it return 161002. Returns ret."""
-    _live_executor(executor, "aclDestroyAclOpExecutor").destroyed = True
+    with _LAUNCH_LOCK:
+        _live_executor(executor, "aclDestroyAclOpExecutor").destroyed = True
     return 0
 
 
@@ -133,4 +284,8 @@ def _live_executor(executor, call: str) -> aclOpExecutor:
 
 __all__ = ["aclnnLeakyReluBackwardGetWorkspaceSize", "aclnnLeakyReluBackward",
            "aclnnHardtanhBackwardGetWorkspaceSize", "aclnnHardtanhBackward",
+           "aclnnLeakyReluGetWorkspaceSize", "aclnnLeakyRelu",
+           "aclnnInplaceLeakyReluGetWorkspaceSize", "aclnnInplaceLeakyRelu",
+           "aclnnHardtanhGetWorkspaceSize", "aclnnHardtanh",
+           "aclnnInplaceHardtanhGetWorkspaceSize", "aclnnInplaceHardtanh",
            "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor"]

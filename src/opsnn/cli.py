@@ -22,7 +22,7 @@ _COMMANDS = {
     "demo": ("opsnn.demo", "run the ops-nn samples, then every operator and dtype, checked and timed"),
     "run": ("opsnn.cli", "run one operator through the aclnn API on random inputs"),
     "verify": ("opsnn.verify", "run CANN system-test case files (ttk csv / atk json) against opsnn"),
-    "tiling": ("opsnn.tiling_cli", "show the op definition, infershape and tiling an NPU would use"),
+    "tiling": ("opsnn.cli", "show the op definition, infershape and tiling an NPU would use"),
     "bench": ("opsnn.bench", "benchmark against PyTorch and a memory-bandwidth reference"),
     "describe": ("opsnn.cli", "print an operator's spec: parameters, dtypes per SoC, checks"),
     "list": ("opsnn.cli", "list the operators"),
@@ -89,6 +89,52 @@ def _run_describe(args) -> int:
     if spec.unsupported_socs:
         print("  not supported on: " + ", ".join(sorted(spec.unsupported_socs)) + " (561003)")
     return 0
+
+
+# ---- tiling (opsnn.tiling_cli), with the aclnn executor steps from the engine --------------
+
+_ATTR_DEFAULTS = {"negative_slope": 0.0, "min_val": -1.0, "max_val": 1.0}
+
+
+def _add_tiling_arguments(parser) -> None:
+    from . import tiling_cli
+
+    tiling_cli.add_arguments(parser)
+
+
+def _run_tiling(args) -> int:
+    from . import tiling_cli
+
+    return tiling_cli.run(args, executor_steps=_executor_steps)
+
+
+def _executor_steps(args) -> list[str]:
+    """The steps phase 1 of the aclnn call records for these shapes and dtypes (or its error)."""
+    from . import engine
+    from ._core.status import AclnnError
+    from ._core.tensor import ArrayTensor, aclScalar
+
+    spec = registry.get(args.op)
+    shapes = list(args.shape)
+    if args.shape2 is not None:
+        shapes[1:2] = [args.shape2]
+    shapes = shapes * len(spec.inputs) if len(shapes) == 1 else shapes
+    kinds = list(args.dtype) * (len(spec.inputs) + 1) if len(args.dtype) == 1 else list(args.dtype)
+    call = {p.name: ArrayTensor(np.zeros(shape, dtypes.to_numpy(kind)))
+            for p, shape, kind in zip(spec.inputs, shapes, kinds)}
+    out_shape = np.broadcast_shapes(*shapes) if spec.broadcast else shapes[-1]
+    call["out"] = ArrayTensor(np.zeros(out_shape, dtypes.to_numpy(kinds[len(spec.inputs)])))
+    for p in spec.params:
+        if p.kind == "scalar":
+            value = getattr(args, p.name, None)
+            call[p.name] = aclScalar(_ATTR_DEFAULTS[p.name] if value is None else value, dtypes.DataType.FLOAT)
+        elif p.kind == "flag":
+            call[p.name] = False
+    try:
+        plan = engine.plan(spec, call).plan
+    except AclnnError as exc:
+        return [f"phase 1 fails: {exc.status} {exc.message}"]
+    return [f"workspace {plan.workspace_size} B"] + plan.describe()
 
 
 # ---- run ---------------------------------------------------------------------------------

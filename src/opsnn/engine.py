@@ -2,7 +2,8 @@
 and ``run`` (phase 2: walk the steps). One pipeline for every OpSpec, in CANN's check order:
 
     null -> dtype lists -> dtype equalities -> rank / shape / broadcast / out shape ->
-    op-specific checks -> PromoteType / CanCast -> empty fast path -> kernel lookup -> steps
+    op-specific checks -> PromoteType / CanCast -> out overlap -> empty fast path ->
+    kernel lookup -> steps
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels
-from ._core import checks, dtypes, platform
+from ._core import checks, dtypes, overlap, platform
 from ._core.dtypes import DataType
 from ._core.executor import Plan, Ref, SlotAllocator, Step, aclOpExecutor
 from ._core.shape import broadcast_shape, fmt
@@ -72,8 +73,10 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     promoted = _promote(spec, inputs)
     if out is ALLOCATE:
         out = args["out"] = _wrap_allocated(allocate(out_shape, promoted))
-    elif spec.promotion is Promotion.PROMOTE:
-        _check_cast(op, promoted, out.dtype)
+    else:
+        if spec.promotion is Promotion.PROMOTE:
+            _check_cast(op, promoted, out.dtype)
+        check_out_overlap(spec, args)  # opsnn's own check, after all of CANN's
 
     tensors = {p.name: args[p.name] for p in spec.params if p.kind == "tensor"}
     if 0 in out_shape:  # empty fast path: success, workspace 0, nothing launched
@@ -279,6 +282,43 @@ def _build_steps(spec: OpSpec, args: dict, tensors: dict, out_shape, promoted: D
     return Plan(spec.name, tuple(steps), tuple(alloc.slots), out_shape, promoted)
 
 
+def check_out_overlap(spec: OpSpec, args: dict) -> None:
+    """Phase-1 check for every operator (docs/reliability.md, "aliasing"): ``out`` must be
+    exactly the view of an input (in place: same address, shape, strides and dtype) or share no
+    memory with it, and its own elements must be distinct. Anything else is refused (161002):
+    a tiled or multi-core kernel would read elements it already wrote, and a write through an
+    out whose elements alias would be decided by write order. Device tensors compare their
+    address ranges; NumPy arrays their memory (NumPy's exact, bounded ``shares_memory``)."""
+    out = args["out"]
+    if not isinstance(out, TensorBase) or out.is_empty:
+        return
+    op = spec.name
+    out_layout = overlap.layout(out)
+    inner = overlap.internal_overlap(out_layout)
+    if inner is not False:
+        reason = ("two of its elements share memory (e.g. a 0 stride on a dim > 1, as in a "
+                  "broadcast view)") if inner else ("opsnn cannot prove its elements distinct "
+                                                     f"(more than {overlap.MAX_ENUMERATE} elements)")
+        raise checks.fail(op, f"out {out.describe()} is not a valid output: {reason}; pass a "
+                              "dense or sliced out whose elements are distinct")
+    for p in spec.inputs:
+        tensor = args[p.name]
+        if tensor is out or tensor.is_empty:
+            continue
+        lay = overlap.layout(tensor)
+        if overlap.same_view(out_layout, lay) or overlap.disjoint_ranges(out_layout, lay):
+            continue
+        try:
+            shared = overlap.shares_memory(out.array(), tensor.array())
+        except AclnnError as exc:  # e.g. the storage was freed after aclCreateTensor
+            raise checks.fail(op, f"cannot check out against {p.api_name}: {exc.message}") from None
+        if shared:
+            raise checks.fail(op, f"out and {p.api_name} overlap in memory without being the same "
+                                  f"view (out {out.describe()}, {p.api_name} {tensor.describe()}); "
+                                  f"pass {p.api_name} itself as out for an in-place update, or an "
+                                  "out that shares no memory with it")
+
+
 def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec) -> None:
     """Phase-2 preconditions (DECISIONS 16, 17): a live executor of this op, enough workspace."""
     op = spec.name
@@ -305,4 +345,5 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
                           Status.ERR_PARAM_NULLPTR)
 
 
-__all__ = ["ALLOCATE", "plan", "run", "infer_output", "check_launch", "AclnnError"]
+__all__ = ["ALLOCATE", "plan", "run", "infer_output", "check_out_overlap", "check_launch",
+           "AclnnError"]

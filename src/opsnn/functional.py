@@ -9,12 +9,14 @@ ACL_DOUBLE scalars (as torch_npu sends them), ints as ACL_INT64, bools as ACL_BO
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import engine, registry
-from ._core import dtypes
+from ._core import dtypes, memory
 from ._core.dtypes import DataType
-from ._core.status import AclnnError, Status
+from ._core.status import AclError, AclnnError, Status
 from ._core.tensor import ArrayTensor, aclScalar
 
 
@@ -63,6 +65,106 @@ def hardtanh_backward(grad_output, self, min_val=-1.0, max_val=1.0, *, out=None)
                  min_val=min_val, max_val=max_val)
 
 
+def leaky_relu(self, negative_slope=0.01, *, out=None):
+    """LeakyReLU: ``self if self > 0 else self * float32(negative_slope)``.
+
+    Args:
+        self: array, float16/bfloat16/float32/float64, 0-8 dims.
+        negative_slope: number (used as float32, also for float64 input). The default 0.01 is
+            torch's; the aclnn API has no default.
+        out: optional array (any strides) of self's shape and a float or complex dtype; it may be
+            ``self`` itself but must not partially overlap it.
+
+    Returns:
+        ``out``, or a new C-contiguous array like self. fp16/bf16 are computed in float32 and
+        rounded once; +0.0 with a negative slope gives -0.0, -inf with slope 0 gives NaN.
+
+    Raises:
+        AclnnError: 161001 (None argument), 161002 (dtype, rank > 8, out shape/dtype, partial
+        overlap), 561003 (Ascend310P / Ascend310B). Source: aclnnLeakyRelu (ops-nn);
+        torch.ops.aten.leaky_relu numerics.
+    """
+    return _call(registry.get("LeakyRelu"), out, self=self, negative_slope=negative_slope)
+
+
+def leaky_relu_(self, negative_slope=0.01):
+    """In-place LeakyReLU (aclnnInplaceLeakyRelu): writes ``leaky_relu(self)`` into ``self``.
+
+    Args:
+        self: writable NumPy array (any strides) or DLPack tensor sharing its memory, float16/
+            bfloat16/float32/float64, 0-8 dims.
+        negative_slope: number, used as float32; default 0.01 (torch's).
+
+    Returns:
+        ``self``, modified in place. (Its autograd partner is ``leaky_relu_backward(...,
+        self_is_result=True)``, which refuses a negative slope.)
+
+    Raises:
+        AclnnError: 161001 (None), 161002 (dtype, rank > 8, not a writable array),
+        561003 (Ascend310P / Ascend310B). Source: aclnnInplaceLeakyRelu (ops-nn).
+    """
+    return _call_inplace(registry.get("InplaceLeakyRelu"), self, negative_slope=negative_slope)
+
+
+def hardtanh(self, min_val=-1.0, max_val=1.0, *, out=None):
+    """Hardtanh: ``min(max(self, min_val), max_val)`` in self's dtype (ClipByValueV2).
+
+    Args:
+        self: array, float16/bfloat16/float32/float64 or int8/int16/int32/int64/uint8, 0-8 dims.
+        min_val, max_val: numbers (Python floats travel as DOUBLE scalars, ints as INT64; bools
+            are refused), converted to self's dtype: rounded for floats; for integer self a float
+            is truncated toward zero and must fit (so the default -1.0 is refused for uint8),
+            an int wraps like a C cast. min_val > max_val is refused; a NaN bound (floating
+            self) makes every element NaN.
+        out: optional array (any strides) with self's dtype and shape; it may be ``self``
+            itself but must not partially overlap it.
+
+    Returns:
+        ``out``, or a new C-contiguous array like self. NaN propagates; a zero keeps its sign
+        (hardtanh(-0.0, 0, 6) is -0.0), as torch.clamp.
+
+    Raises:
+        AclnnError: 161001 (None argument), 161002 (dtype, rank > 8, out, min > max, a bound
+        with no value in self's dtype, partial overlap), 561003 (Ascend310B). Source:
+        aclnnHardtanh (ops-math); torch.clamp / torch.ops.aten.hardtanh numerics.
+    """
+    return _call(registry.get("Hardtanh"), out, self=self, min_val=min_val, max_val=max_val)
+
+
+def hardtanh_(self, min_val=-1.0, max_val=1.0):
+    """In-place Hardtanh (aclnnInplaceHardtanh): writes ``hardtanh(self, min_val, max_val)``
+    into ``self``.
+
+    Args:
+        self: writable NumPy array (any strides) or DLPack tensor sharing its memory; dtypes as
+            ``hardtanh``.
+        min_val, max_val: numbers, as ``hardtanh``.
+
+    Returns:
+        ``self``, modified in place.
+
+    Raises:
+        AclnnError: 161001 (None), 161002 (dtype, rank > 8, min > max, bound conversion, not a
+        writable array), 561003 (Ascend310B). Source: aclnnInplaceHardtanh (ops-math).
+    """
+    return _call_inplace(registry.get("InplaceHardtanh"), self, min_val=min_val, max_val=max_val)
+
+
+def _call_inplace(spec: registry.OpSpec, self, **scalars):
+    """Run an in-place spec on ``self``'s own memory (out = self) and return ``self``."""
+    if self is None:  # the engine reports the null self (161001)
+        return _call(spec, None, self=None, **scalars)
+    if not (isinstance(self, np.ndarray) or hasattr(self, "__dlpack__")):
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: self must be an array (NumPy or "
+                                                   f"DLPack) to be updated in place, got {type(self).__name__}")
+    arr = _as_array(self, "self")
+    if not arr.flags.writeable:
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: self is read-only; the in-place "
+                                                   "call needs a writable array")
+    _call(spec, arr, self=arr, **scalars)
+    return self
+
+
 def _call(spec: registry.OpSpec, out, **kwargs):
     arrays = {p.name: _as_array(kwargs[p.name], p.api_name) for p in spec.inputs}
     for p in spec.inputs:  # Python scalars are weak: they take another input's dtype
@@ -71,7 +173,7 @@ def _call(spec: registry.OpSpec, out, **kwargs):
                             if q.name != p.name and not _is_python_scalar(kwargs[q.name])
                             and arrays[q.name] is not None), None)
             if partner is not None:
-                arrays[p.name] = np.asarray(kwargs[p.name], dtype=partner.dtype)
+                arrays[p.name] = _weak_scalar(kwargs[p.name], partner.dtype, p.api_name)
     args = {name: (None if arr is None else ArrayTensor(arr)) for name, arr in arrays.items()}
     for p in spec.params:
         if p.kind == "scalar":
@@ -83,17 +185,19 @@ def _call(spec: registry.OpSpec, out, **kwargs):
         result: list[np.ndarray] = []
 
         def allocate(shape, dtype):
-            result.append(np.empty(shape, dtype=dtypes.to_numpy(dtype)))
+            result.append(_host_empty(shape, dtypes.to_numpy(dtype), f"{spec.name}: out"))
             return result[0]
     else:
         if not isinstance(out, np.ndarray):
             raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: out must be a NumPy array, "
                                                        f"got {type(out).__name__}")
+        if not out.flags.writeable:
+            raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: out is a read-only array")
         args["out"] = ArrayTensor(out)
         allocate = None
     executor = engine.plan(spec, args, allocate=allocate)
     size = executor.workspace_size
-    engine.run(executor, np.empty(size, dtype=np.uint8) if size else None)
+    engine.run(executor, _host_empty((size,), np.dtype(np.uint8), f"{spec.name}: workspace") if size else None)
     return out if out is not None else result[0]
 
 
@@ -101,17 +205,47 @@ def _is_python_scalar(value) -> bool:
     return isinstance(value, (bool, int, float, complex))
 
 
+def _host_empty(shape: tuple[int, ...], dtype: np.dtype, what: str) -> np.ndarray:
+    """A new host array for out or the workspace; ACL_ERROR_BAD_ALLOC (200000) when it exceeds
+    the emulated device memory (checked before trying) or the host cannot provide it."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > memory.DEVICE_CAPACITY:
+        raise AclnnError(AclError.BAD_ALLOC, f"{what} needs {nbytes} bytes, more than the "
+                                             f"{memory.DEVICE_CAPACITY}-byte emulated device memory")
+    try:
+        return np.empty(shape, dtype=dtype)
+    except (MemoryError, ValueError) as exc:
+        raise AclnnError(AclError.BAD_ALLOC, f"{what}: cannot allocate {nbytes} bytes: {exc}") from None
+
+
+def _weak_scalar(value, dtype: np.dtype, api_name: str) -> np.ndarray:
+    """A Python number passed as a tensor, in its partner's dtype (161002 if it has no value there)."""
+    try:
+        return np.asarray(value, dtype=dtype)  # overflow gives +-inf, as before (C conversion)
+    except (TypeError, ValueError, OverflowError) as exc:  # e.g. a complex for a float tensor
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {value!r} cannot be made a "
+                                                   f"{dtype} tensor: {exc}") from None
+
+
 def _as_array(value, api_name: str) -> np.ndarray | None:
     if value is None or isinstance(value, np.ndarray):
         return value
-    if hasattr(value, "__dlpack__"):
+    try:
+        has_dlpack = hasattr(value, "__dlpack__")
+    except Exception:  # noqa: BLE001 - a hostile __getattr__ must not escape
+        has_dlpack = False
+    if has_dlpack:
         try:
             return np.from_dlpack(value)
-        except (BufferError, TypeError, RuntimeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - BufferError, TypeError, RuntimeError, ...
             raise AclnnError(Status.ERR_PARAM_INVALID,
                              f"{api_name} cannot be read through DLPack: {exc}") from None
     if isinstance(value, (bool, int, float, complex, np.generic, list, tuple)):
-        return np.asarray(value)
+        try:
+            return np.asarray(value)
+        except (TypeError, ValueError, OverflowError, MemoryError) as exc:  # e.g. a ragged list
+            raise AclnnError(Status.ERR_PARAM_INVALID,
+                             f"{api_name} cannot be made an array: {exc}") from None
     raise AclnnError(Status.ERR_PARAM_INVALID,
                      f"{api_name} must be an array (NumPy, DLPack) or a number, got {type(value).__name__}")
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ._core import dtypes
+from ._core.shape import contiguous_strides
 from ._core.tiling import Box, Launch, Printable
 from .opdef import OpDef, TensorDesc, TilingResult
 
@@ -121,86 +122,81 @@ def _box_index(box: Box, strides: Sequence[int]) -> np.ndarray:
     return idx.reshape(-1)
 
 
-def _contiguous(dims: Sequence[int]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for d in reversed(dims):
-        strides.append(step)
-        step *= d
-    return tuple(reversed(strides))
+class _Core:
+    """One simulated vector core's view of global memory and its UB buffer slots."""
+
+    def __init__(self, launch: Launch, flat: list[np.ndarray], out: np.ndarray, writes: np.ndarray, tally: _Tally):
+        self.launch, self.flat, self.out, self.writes, self.tally = launch, flat, out, writes, tally
+        self.out_strides = contiguous_strides(launch.out_dims)
+        # per pipeline stage: one buffer per input and one for the output
+        self.slots = [([np.empty(launch.buffer_elems, dtype=f.dtype) for f in flat],
+                       np.empty(launch.buffer_elems, dtype=out.dtype)) for _ in range(launch.buffer_num)]
+        self.loaded: dict[int, tuple[int, np.ndarray]] = {}  # tile -> (element count, output offsets)
+
+    def copy_in(self, where: str, i: int, box: Box) -> None:
+        """GM -> UB slot ``i % buffer_num``; reads past a tensor's end are tallied (stand-in value 0)."""
+        count = int(np.prod([stop - start for start, stop in box]))
+        if count > self.launch.buffer_elems:
+            self.tally.add("tile-too-big", count, 0, where)
+            return
+        ins, _ = self.slots[i % self.launch.buffer_num]
+        for k, (src, strides) in enumerate(zip(self.flat, self.launch.in_strides)):
+            idx = _box_index(box, strides)
+            outside = idx >= src.size
+            if outside.any():
+                past = int(outside.sum())
+                self.tally.add("over-read", past, past * src.itemsize, f"{where}, input {k}")
+            ins[k][:count] = src[np.where(outside, 0, idx)]
+        self.loaded[i] = (count, _box_index(box, self.out_strides))
+
+    def compute_and_copy_out(self, where: str, i: int, tile_fn: TileFn) -> None:
+        """Run ``tile_fn`` on slot ``i % buffer_num``, then UB -> GM; writes past the end are tallied."""
+        if i not in self.loaded:
+            return
+        count, idx = self.loaded.pop(i)
+        ins, res = self.slots[i % self.launch.buffer_num]
+        value = tile_fn(*(buf[:count] for buf in ins))
+        if not isinstance(value, np.ndarray) or value.dtype != self.out.dtype or value.shape != (count,):
+            raise TypeError(f"tile_fn must return a ({count},) {self.out.dtype} array, got "
+                            f"{getattr(value, 'shape', None)} {getattr(value, 'dtype', type(value))}")
+        res[:count] = value
+        outside = idx >= self.out.size
+        if outside.any():
+            past = int(outside.sum())
+            self.tally.add("over-write", past, past * self.out.itemsize, where)
+        self.out[idx[~outside]] = res[:count][~outside]
+        self.writes[idx[~outside]] += 1
+
+    def run(self, b: int, tiles: Sequence[Box], tile_fn: TileFn) -> None:
+        """The block's tiles in order; with n slots the next n-1 tiles are loaded ahead."""
+        ahead = self.launch.buffer_num - 1
+        for i in range(min(ahead, len(tiles))):
+            self.copy_in(f"block {b} tile {i} {list(tiles[i])}", i, tiles[i])
+        for i in range(len(tiles)):
+            if i + ahead < len(tiles):
+                self.copy_in(f"block {b} tile {i + ahead} {list(tiles[i + ahead])}", i + ahead, tiles[i + ahead])
+            self.compute_and_copy_out(f"block {b} tile {i}", i, tile_fn)
 
 
 def simulate(launch: Launch, arrays: Sequence[np.ndarray], tile_fn: TileFn, out_dtype) -> SimReport:
     """Execute ``launch`` over ``arrays`` (the kernel inputs, any shape holding ``launch.in_numel``
     elements, read in C order) with ``tile_fn``; returns the report with the flat output."""
-    out_dtype = np.dtype(out_dtype)
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
     if [f.size for f in flat] != list(launch.in_numel):
         raise ValueError(f"inputs hold {[f.size for f in flat]} elements, the launch expects {list(launch.in_numel)}")
-    out = np.zeros(launch.out_numel, dtype=out_dtype)
+    out = np.zeros(launch.out_numel, dtype=np.dtype(out_dtype))
     writes = np.zeros(launch.out_numel, dtype=np.int32)
-    out_strides = _contiguous(launch.out_dims)
     tally = _Tally()
     if launch.ub_alloc_bytes > launch.ub_size:
         tally.add("ub-overflow", 0, launch.ub_alloc_bytes - launch.ub_size,
                   f"{launch.ub_alloc_bytes} B allocated, {launch.ub_size} B available")
-    # UB buffer slots: per pipeline stage, one buffer per input and one for the output.
-    slots = [([np.empty(launch.buffer_elems, dtype=f.dtype) for f in flat],
-              np.empty(launch.buffer_elems, dtype=out_dtype)) for _ in range(launch.buffer_num)]
-    loaded: dict[int, tuple[int, np.ndarray]] = {}  # tile -> (element count, output offsets)
-    max_tile = 0
-
     for b, tiles in enumerate(launch.blocks):
-
-        def copy_in(i: int) -> None:
-            box = tiles[i]
-            count = int(np.prod([stop - start for start, stop in box]))
-            where = f"block {b} tile {i} {list(box)}"
-            if count > launch.buffer_elems:
-                tally.add("tile-too-big", count, 0, where)
-                return
-            ins, _ = slots[i % launch.buffer_num]
-            for k, (src, strides) in enumerate(zip(flat, launch.in_strides)):
-                idx = _box_index(box, strides)
-                outside = idx >= src.size
-                if outside.any():
-                    tally.add("over-read", int(outside.sum()), int(outside.sum()) * src.itemsize, f"{where}, input {k}")
-                ins[k][:count] = src[np.where(outside, 0, idx)]  # past the end: stand-in value
-            loaded[i] = (count, _box_index(box, out_strides))
-
-        def compute_and_copy_out(i: int) -> None:
-            if i not in loaded:
-                return
-            count, idx = loaded.pop(i)
-            ins, res = slots[i % launch.buffer_num]
-            value = tile_fn(*(buf[:count] for buf in ins))
-            if not isinstance(value, np.ndarray) or value.dtype != out_dtype or value.shape != (count,):
-                raise TypeError(f"tile_fn must return a ({count},) {out_dtype} array, got "
-                                f"{getattr(value, 'shape', None)} {getattr(value, 'dtype', type(value))}")
-            res[:count] = value
-            outside = idx >= launch.out_numel
-            if outside.any():
-                tally.add("over-write", int(outside.sum()), int(outside.sum()) * out_dtype.itemsize,
-                          f"block {b} tile {i}")
-            inside = idx[~outside]
-            out[inside] = res[:count][~outside]
-            writes[inside] += 1
-
-        # With n buffer slots the next n-1 tiles are loaded ahead of the one being computed.
-        ahead = launch.buffer_num - 1
-        for i in range(min(ahead, len(tiles))):
-            copy_in(i)
-        for i in range(len(tiles)):
-            if i + ahead < len(tiles):
-                copy_in(i + ahead)
-            compute_and_copy_out(i)
-        max_tile = max([max_tile] + [int(np.prod([e - s for s, e in box])) for box in tiles])
-
-    unwritten = int((writes == 0).sum())
-    if unwritten:
-        tally.add("unwritten", unwritten, unwritten * out_dtype.itemsize, f"element {int(np.argmin(writes))}")
-    doubled = int((writes > 1).sum())
-    if doubled:
-        tally.add("double-write", doubled, doubled * out_dtype.itemsize, f"element {int(np.argmax(writes))}")
+        _Core(launch, flat, out, writes, tally).run(b, tiles, tile_fn)
+    for kind, count, first in (("unwritten", int((writes == 0).sum()), np.argmin(writes)),
+                               ("double-write", int((writes > 1).sum()), np.argmax(writes))):
+        if count:
+            tally.add(kind, count, count * out.itemsize, f"element {int(first)}")
+    max_tile = max((int(np.prod([e - s for s, e in box])) for tiles in launch.blocks for box in tiles), default=0)
     return SimReport(len(launch.blocks), launch.tile_count, launch.buffer_num, max_tile, launch.buffer_elems,
                      launch.ub_alloc_bytes, launch.ub_size, launch.out_numel, tally.findings(_DETAILS), out)
 
@@ -233,7 +229,8 @@ def leaky_relu_grad_tile(negative_slope: float) -> TileFn:
 
     def tile(gradients: np.ndarray, features: np.ndarray) -> np.ndarray:
         g = gradients.astype(np.float32)
-        return np.where(features.astype(np.float32) > 0, g, g * s).astype(gradients.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 = NaN and overflow are the semantics
+            return np.where(features.astype(np.float32) > 0, g, g * s).astype(gradients.dtype)
 
     return tile
 
@@ -244,7 +241,8 @@ def leaky_relu_tile(negative_slope: float) -> TileFn:
 
     def tile(x: np.ndarray) -> np.ndarray:
         xf = x.astype(np.float32)
-        return np.where(xf > 0, xf, xf * s).astype(x.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(xf > 0, xf, xf * s).astype(x.dtype)
 
     return tile
 
@@ -267,7 +265,8 @@ def _leaky_relu_grad_reference(negative_slope: float):
         g, x = np.broadcast_arrays(gradients.astype(np.float64), features.astype(np.float64))
         # float32 * float32 is exact in float64; rounding to float32 then to the dtype is what
         # the device does (multiply in float32, one RINT cast)
-        return np.where(x > 0, g, g * s).astype(np.float32).astype(gradients.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(x > 0, g, g * s).astype(np.float32).astype(gradients.dtype)
 
     return ref
 
@@ -277,7 +276,8 @@ def _leaky_relu_reference(negative_slope: float):
 
     def ref(x: np.ndarray) -> np.ndarray:
         xd = x.astype(np.float64)
-        return np.where(xd > 0, xd, xd * s).astype(np.float32).astype(x.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(xd > 0, xd, xd * s).astype(np.float32).astype(x.dtype)
 
     return ref
 

@@ -71,8 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
                         help="dtype of every tensor (float16, bfloat16, float32, ...), or one per tensor, "
                              "inputs then output (default float16)")
-    parser.add_argument("--soc", help="SoC profile (default: the current one if the op is built for it, "
-                                      "else the SoC the op is built for)")
+    # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X tiling ...`` is not overwritten
+    parser.add_argument("--soc", default=argparse.SUPPRESS,
+                        help="SoC profile (default: the current one if the op is built for it, "
+                             "else the SoC the op is built for)")
     parser.add_argument("--negative-slope", type=float, help="LeakyRelu/LeakyReluGrad attr (default 0.0)")
     parser.add_argument("--min-val", type=float, help="HardtanhGrad attr (default -1.0)")
     parser.add_argument("--max-val", type=float, help="HardtanhGrad attr (default 1.0)")
@@ -85,12 +87,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _resolve(args: argparse.Namespace) -> tuple[OpDef, AclnnAlias | None, platform.SocProfile, str | None]:
     """The def, alias, profile, and a note when the profile was chosen for the user."""
     try:
-        if args.soc:
+        if getattr(args, "soc", None):
             profile = platform.get_profile(args.soc)
             return (*opdef.find(args.op, profile), profile, None)
         current = platform.current()
         try:
-            return (*opdef.find(args.op, current), current, "the current profile (set_soc / OPSNN_SOC / default)")
+            return (*opdef.find(args.op, current), current, "the current profile (set_soc, OPSNN_SOC or the default)")
         except AclnnError:
             op, alias = opdef.find(args.op)
             profile = next(p for p in platform.PROFILES.values() if op.supports(p))
@@ -191,7 +193,7 @@ def _text(report: dict) -> str:
         lines += [f"  step       {step}" for step in report.get("executorSteps", [])]
     soc = report["soc"]
     lines.append(f"soc          {soc['name']}: {soc['vectorCoreNum']} vector cores, UB {soc['ubSize']} B"
-                 + (f" ({soc['note']})" if soc["note"] else ""))
+                 + (f"; {soc['note']}" if soc["note"] else ""))
     match = report["defMatch"]
     rows = " | ".join(",".join(r) for r in match["rows"])
     found = (f"binary row {match['rowIndex'] + 1} of {len(match['rows'])}" if match["rowIndex"] is not None
@@ -216,18 +218,21 @@ def _simulation_text(sim: dict) -> list[str]:
     if "error" in sim:
         return [f"simulation   not run: {sim['error']}"]
     run = sim["sim"]
+    coverage = f"every one of {run['elements']} elements written exactly once" if sim["coveredOnce"] else "BROKEN"
+    bounds = "no access leaves the tensors" if sim["inBounds"] else "accesses past the tensors (see findings)"
     lines = [f"simulation   blocks {run['blocks']}, tiles {run['tiles']}, "
              f"{'double' if run['bufferNum'] == 2 else 'single'}-buffered; largest tile {run['maxTileElems']} "
              f"of {run['bufferElems']} elements per UB buffer; UB {run['ubAllocBytes']} of {run['ubSize']} B",
-             f"  coverage   {'every one of ' + str(run['elements']) + ' elements written exactly once' if sim['coveredOnce'] else 'BROKEN'}",
+             f"  coverage   {coverage}",
              f"  UB budget  {'respected' if sim['withinUb'] else 'EXCEEDED'}",
-             f"  bounds     {'no access leaves the tensors' if sim['inBounds'] else 'accesses past the tensors (see findings)'}"]
+             f"  bounds     {bounds}"]
     lines += [f"  finding    {f['kind']}: {f['elements']} elements, {f['bytes']} B - {f['detail']}"
               for f in run["findings"]]
     exact = "bit-exact" if sim["referenceMismatches"] == 0 else f"{sim['referenceMismatches']} elements differ"
     lines.append(f"  result     {exact} vs the float64-derived reference ({sim['semantics']})")
     if sim["torchDifferences"] is not None:
-        lines.append(f"  vs PyTorch {sim['torchDifferences']} elements differ from strict-bound semantics - {sim['torchNote']}")
+        lines.append(f"  vs PyTorch {sim['torchDifferences']} elements differ from strict-bound semantics - "
+                     f"{sim['torchNote']}")
     lines.append(f"  verdict    {'OK' if sim['ok'] else 'FAILED'}")
     return lines
 

@@ -26,23 +26,37 @@ class Allocation:
     kind: str  # "device" or "host"
 
 
+# Capacity of the emulated memories (an Ascend910B carries 64 GiB of HBM). A request beyond what
+# is left is refused with ACL_ERROR_BAD_ALLOC before any host memory is touched.
+DEVICE_CAPACITY = 64 << 30
+HOST_CAPACITY = 64 << 30
+
+
 class AddressSpace:
     """One address range (device or pinned host) with a bump allocator that never reuses."""
 
-    def __init__(self, base: int, kind: str):
+    def __init__(self, base: int, kind: str, capacity: int):
         self._next = base
         self._kind = kind
+        self.capacity = capacity
         self._starts: list[int] = []
         self._allocs: dict[int, Allocation] = {}
+        self._in_use = 0  # padded bytes held by live allocations
         self._lock = threading.Lock()
 
     def malloc(self, size: int) -> int:
         padded = ((size + 31) // 32) * 32 + 32  # aclrtMalloc rounds up to 32 B and adds 32 B
-        try:
-            buffer = np.zeros(padded, dtype=np.uint8)
-        except MemoryError:
-            raise AclnnError(AclError.BAD_ALLOC, f"malloc: cannot allocate {size} bytes") from None
-        with self._lock:
+        with self._lock:  # checked and reserved atomically: two threads cannot both pass
+            if padded > self.capacity - self._in_use:
+                raise AclnnError(AclError.BAD_ALLOC,
+                                 f"malloc: cannot allocate {size} bytes: {self.capacity - self._in_use} "
+                                 f"of the {self.capacity}-byte emulated {self._kind} memory are free")
+            try:
+                buffer = np.zeros(padded, dtype=np.uint8)
+            except (MemoryError, ValueError):
+                raise AclnnError(AclError.BAD_ALLOC, f"malloc: cannot allocate {size} bytes "
+                                                     "(host memory backing the emulation is exhausted)") from None
+            self._in_use += padded
             addr = self._next
             self._next += ((padded + ALIGN - 1) // ALIGN) * ALIGN + ALIGN  # a guard gap
             self._allocs[addr] = Allocation(addr, size, buffer, self._kind)
@@ -55,8 +69,10 @@ class AddressSpace:
                 raise AclnnError(AclError.INVALID_PARAM,
                                  f"free: {_hex(addr)} is not the start of a live {self._kind} allocation "
                                  "(never allocated, already freed, or an interior address)")
-            del self._allocs[addr]
-            self._starts.remove(addr)
+            alloc = self._allocs.pop(addr)
+            self._in_use -= alloc.buffer.size
+            i = bisect.bisect_left(self._starts, addr)
+            del self._starts[i]
 
     def find(self, addr: int) -> Allocation | None:
         with self._lock:
@@ -68,6 +84,8 @@ class AddressSpace:
 
     def region(self, addr: int, nbytes: int, what: str) -> np.ndarray:
         """uint8 view of ``[addr, addr + nbytes)``; raises if it is not inside one allocation."""
+        if nbytes < 0:
+            raise AclnnError(AclError.INVALID_PARAM, f"{what}: byte count {nbytes} is negative")
         alloc = self.find(addr)
         if alloc is None:
             raise AclnnError(AclError.INVALID_PARAM,
@@ -94,11 +112,12 @@ class AddressSpace:
         with self._lock:
             self._allocs.clear()
             self._starts.clear()
+            self._in_use = 0
 
 
 def _hex(addr: object) -> str:
     return hex(addr) if isinstance(addr, int) else repr(addr)
 
 
-DEVICE = AddressSpace(0x1_0000_0000, "device")
-HOST = AddressSpace(0x7E00_0000_0000, "host")
+DEVICE = AddressSpace(0x1_0000_0000, "device", DEVICE_CAPACITY)
+HOST = AddressSpace(0x7E00_0000_0000, "host", HOST_CAPACITY)

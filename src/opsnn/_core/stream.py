@@ -13,32 +13,53 @@ import itertools
 import threading
 from collections.abc import Callable
 
+import numpy as np
+
 from .status import AclError, AclnnError
 
 
 class Stream:
+    """One in-order queue. Thread-safe: any thread may enqueue or synchronize; tasks run one at a
+    time in enqueue order (a second synchronizer waits for the tasks the first one is running);
+    a destroyed (closed) stream accepts no more work, so nothing is queued where it never runs."""
+
     def __init__(self, handle: int):
         self.handle = handle
         self._tasks: collections.deque[tuple[str, Callable[[], None]]] = collections.deque()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()      # guards _tasks and closed
+        self._run = threading.RLock()      # held while tasks run: keeps task order across threads
+        self.closed = False
 
     def enqueue(self, label: str, task: Callable[[], None]) -> None:
         with self._lock:
+            if self.closed:
+                raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
+                                 f"stream {self.handle:#x} was destroyed; its queue takes no more tasks")
             self._tasks.append((label, task))
 
     @property
     def pending(self) -> int:
         return len(self._tasks)
 
+    def close(self) -> None:
+        """Refuse further tasks (what is queued still runs at the next synchronize)."""
+        with self._lock:
+            self.closed = True
+
     def synchronize(self) -> None:
         """Run every queued task in order; raise the first failure (the rest are dropped)."""
-        with self._lock:
-            tasks, self._tasks = self._tasks, collections.deque()
-        for label, task in tasks:
-            try:
-                task()
-            except AclnnError as exc:
-                raise AclnnError(AclError.RT_FAILURE, f"stream task {label} failed: {exc.message}") from exc
+        with self._run:
+            with self._lock:
+                tasks, self._tasks = self._tasks, collections.deque()
+            for label, task in tasks:
+                try:
+                    task()
+                except AclnnError as exc:
+                    raise AclnnError(AclError.RT_FAILURE,
+                                     f"stream task {label} failed: {exc.message}") from exc
+                except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
+                    raise AclnnError(AclError.RT_FAILURE, f"stream task {label} failed: internal "
+                                                          f"error: {type(exc).__name__}: {exc}") from exc
 
 
 class StreamTable:
@@ -57,20 +78,35 @@ class StreamTable:
 
     def get(self, handle) -> Stream:
         key = 0 if handle is None else handle
-        if isinstance(key, bool) or not isinstance(key, int) or key not in self._streams:
+        if isinstance(key, np.integer):
+            key = int(key)
+        with self._lock:
+            stream = self._streams.get(key) if isinstance(key, int) and not isinstance(key, bool) else None
+        if stream is None:
             raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
                              f"stream {handle!r} is not a live stream (create it with acl.rt.create_stream)")
-        return self._streams[key]
+        return stream
 
     def destroy(self, handle) -> None:
-        """Runs what is queued, then forgets the stream (like aclrtDestroyStream's wait)."""
+        """Runs what is queued, then forgets the stream (like aclrtDestroyStream's wait). The
+        stream is closed first, so a task another thread tries to queue is refused, never lost."""
         stream = self.get(handle)
         if stream.handle == 0:
             raise AclnnError(AclError.INVALID_PARAM, "the default stream cannot be destroyed")
         with self._lock:
+            if self._streams.get(stream.handle) is not stream:  # another thread destroyed it
+                raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
+                                 f"stream {handle!r} is not a live stream (already destroyed)")
             del self._streams[stream.handle]
+            stream.close()
         stream.synchronize()
 
-    def reset(self) -> None:
+    def reset(self) -> list[Stream]:
+        """Forget every stream and start over with a fresh default stream. Returns the old
+        streams, closed (they take no more tasks) but with their queues intact, so the caller
+        (acl.finalize) can run what is still queued."""
         with self._lock:
-            self._streams = {0: Stream(0)}
+            old, self._streams = self._streams, {0: Stream(0)}
+            for stream in old.values():
+                stream.close()
+        return list(old.values())

@@ -236,10 +236,14 @@ def _bad(message: str) -> AclnnError:
 
 
 def _dims(values, what: str) -> tuple[int, ...]:
-    try:
-        dims = tuple(values)
-    except TypeError:
-        raise _bad(f"{what} must be a sequence of integers, got {type(values).__name__}") from None
+    # a list/tuple/array only: an arbitrary iterable could be endless (tuple() would never return)
+    if not isinstance(values, (list, tuple, range, np.ndarray)):
+        raise _bad(f"{what} must be a sequence of integers, got {type(values).__name__}")
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise _bad(f"{what} must be a 1-D sequence of integers, got a {values.ndim}-D array")
+        values = values.tolist()
+    dims = tuple(values)
     for d in dims:
         if not isinstance(d, (int, np.integer)) or isinstance(d, (bool, np.bool_)) or d < 0:
             raise _bad(f"{what} must hold non-negative integers, got {list(dims)!r}")

@@ -12,6 +12,8 @@ text is fetched (and cleared) per thread with ``get_recent_err_msg()``.
 
 from __future__ import annotations
 
+import os
+
 from .._core import platform
 from .._core.status import AclError, AclnnError, boundary, pop_recent_error
 from .._core.tensor import aclScalar, aclTensor
@@ -24,8 +26,12 @@ _null = boundary(lambda code: None)
 
 @_ret
 def init(config_path: str | None = None) -> int:
-    """aclInit. ``config_path`` (a JSON file in CANN) is accepted and ignored. Returns ret
-    (ACL_ERROR_REPEAT_INITIALIZE 100002 when already initialised)."""
+    """aclInit. ``config_path`` (a JSON file in CANN: a str / path, or None) is accepted and
+    ignored. Returns ret (ACL_ERROR_REPEAT_INITIALIZE 100002 when already initialised, 100000 when
+    ``config_path`` is not a path)."""
+    if config_path is not None and not isinstance(config_path, (str, os.PathLike)):
+        raise AclnnError(AclError.INVALID_PARAM, f"init: configPath must be a file path (str) or "
+                                                 f"None, got {type(config_path).__name__}")
     with rt.STATE.lock:
         if rt.STATE.initialized:
             raise AclnnError(AclError.REPEAT_INITIALIZE, "init: acl.init() was already called")
@@ -35,14 +41,25 @@ def init(config_path: str | None = None) -> int:
 
 @_ret
 def finalize() -> int:
-    """aclFinalize: streams are dropped and devices reset; device memory stays allocated until
-    freed (so leaks stay visible). Returns ret (100037 when not initialised)."""
+    """aclFinalize: the work still queued on every stream runs (nothing is dropped), then streams
+    are dropped and devices reset; device memory stays allocated until freed (so leaks stay
+    visible). Returns ret (100037 when not initialised; 500003 when a queued task failed: the
+    runtime is finalized all the same and the message names the task)."""
     with rt.STATE.lock:
         if not rt.STATE.initialized:
             raise AclnnError(AclError.REPEAT_FINALIZE, "finalize: acl is not initialised")
         rt.STATE.initialized = False
         rt.STATE.device_refs.clear()
-        rt.STATE.streams.reset()
+        streams = rt.STATE.streams.reset()  # closed: later launches are refused, not lost
+    failures = []
+    for stream in streams:
+        try:
+            stream.synchronize()
+        except AclnnError as exc:
+            failures.append(exc.message)
+    if failures:
+        raise AclnnError(AclError.RT_FAILURE, "finalize: the runtime was finalized, but queued work "
+                                              "failed: " + "; ".join(failures))
     return 0
 
 

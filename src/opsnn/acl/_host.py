@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 
 import numpy as np
 
@@ -11,15 +12,37 @@ from .._core import memory
 from .._core.status import AclError, AclnnError
 
 _lock = threading.Lock()
-_registered: dict[int, np.ndarray] = {}  # address -> uint8 view (read-only for bytes)
+# address -> uint8 view (read-only for bytes), or a weak reference to the C-contiguous array
+# whose bytes start there (the entry goes when the array does, so a loop of numpy_to_ptr calls
+# neither leaks nor slows the lookups down)
+_registered: dict[int, np.ndarray | weakref.ref] = {}
 
 
-def register(buffer: np.ndarray) -> int:
-    """Register a uint8 view of host memory; returns its real address."""
+def register(buffer: np.ndarray, owner: np.ndarray | None = None) -> int:
+    """Register a uint8 view of host memory; returns its real address. With ``owner`` (the
+    C-contiguous array ``buffer`` views), only a weak reference is kept: the address stays
+    known while the caller keeps ``owner`` alive, as pyACL asks."""
     addr = int(buffer.__array_interface__["data"][0])
+    entry: np.ndarray | weakref.ref = buffer
+    if owner is not None:
+        entry = weakref.ref(owner)
+        weakref.finalize(owner, _forget, addr, entry)
     with _lock:
-        _registered[addr] = buffer
+        _registered[addr] = entry
     return addr
+
+
+def _forget(addr: int, entry) -> None:
+    with _lock:
+        if _registered.get(addr) is entry:
+            del _registered[addr]
+
+
+def _bytes_of(entry) -> np.ndarray | None:
+    if isinstance(entry, weakref.ref):
+        owner = entry()
+        return None if owner is None else owner.reshape(-1).view(np.uint8)
+    return entry
 
 
 def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
@@ -27,10 +50,13 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
     if alloc is not None:
         return memory.HOST.region(addr, nbytes, what)
     with _lock:
-        for start, buf in _registered.items():
+        entries = list(_registered.items())
+    for start, entry in entries:
+        buf = _bytes_of(entry)
+        if buf is not None:
             if start <= addr < start + max(buf.size, 1):
                 offset = addr - start
-                if offset + nbytes > buf.size:
+                if nbytes < 0 or offset + nbytes > buf.size:
                     raise AclnnError(AclError.INVALID_PARAM,
                                      f"{what}: {nbytes} bytes at {hex(addr)} reach past the "
                                      f"{buf.size}-byte host buffer at {hex(start)}")

@@ -45,6 +45,11 @@ class _Runtime:
 
 STATE = _Runtime()
 
+# aclrtMemMallocPolicy: HUGE_FIRST .. HUGE1G_ONLY_P2P, plus OR-able flags (pyacl_conventions §1.1)
+_POLICIES = frozenset(range(8))
+_BANDWIDTH_FLAGS = 0x0100 | 0x1000
+_POLICY_FLAGS = _BANDWIDTH_FLAGS | 0x100000
+
 _ret = boundary(lambda code: code)
 _pair = boundary(lambda code: (0, code))
 
@@ -118,7 +123,12 @@ def malloc(size, policy):
     """aclrtMalloc: ``(device_address, ret)``. ``size`` in bytes, > 0."""
     STATE.require_device("malloc")
     nbytes = _int(size, "size", "malloc", minimum=1)
-    _int(policy, "policy", "malloc")
+    mode = _int(policy, "policy", "malloc")
+    if (mode & ~_POLICY_FLAGS) not in _POLICIES or bin(mode & _BANDWIDTH_FLAGS).count("1") > 1:
+        raise AclnnError(AclError.INVALID_PARAM,
+                         f"malloc: policy {mode:#x} is not an aclrtMemMallocPolicy (ACL_MEM_MALLOC_* 0-7, "
+                         "optionally OR-ed with one ACL_MEM_TYPE_* bandwidth flag and "
+                         "ACL_MEM_ACCESS_USER_SPACE_READONLY)")
     return memory.DEVICE.malloc(nbytes), 0
 
 

@@ -8,9 +8,11 @@ addresses. Errors return 0 / None and leave the message in ``acl.get_recent_err_
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .._core.status import boundary
+from .._core.status import AclError, AclnnError, boundary
 from . import _host
 
 # acl.util.ptr_to_numpy type codes (the NumPy C enum numbers pyACL uses)
@@ -21,11 +23,10 @@ NPY_TYPES = {0: np.bool_, 1: np.int8, 2: np.uint8, 3: np.int16, 4: np.uint16, 5:
 @boundary(lambda code: 0)
 def numpy_to_ptr(array: np.ndarray) -> int:
     """Address of a C-contiguous array's data (a non-contiguous array is copied first)."""
-    if not isinstance(array, np.ndarray):
-        array = np.asarray(array)
-    if not array.flags.c_contiguous:
-        array = np.ascontiguousarray(array)
-    return _host.register(array.reshape(-1).view(np.uint8))
+    if isinstance(array, np.ndarray) and array.flags.c_contiguous:  # valid while the caller keeps it
+        return _host.register(array.reshape(-1).view(np.uint8), owner=array)
+    copy = np.ascontiguousarray(np.asarray(array))  # a private copy: opsnn keeps it alive
+    return _host.register(copy.reshape(-1).view(np.uint8))
 
 
 @boundary(lambda code: 0)
@@ -36,14 +37,31 @@ def bytes_to_ptr(data) -> int:
 
 @boundary(lambda code: None)
 def ptr_to_bytes(ptr: int, size: int) -> bytes:
-    """Copy ``size`` bytes of known host memory at ``ptr`` into a bytes object."""
-    return _host.region(ptr, int(size), "ptr_to_bytes", writable=False).tobytes()
+    """Copy ``size`` bytes (>= 0) of known host memory at ``ptr`` into a bytes object."""
+    nbytes = _count(size, "size", "ptr_to_bytes")
+    return _host.region(ptr, nbytes, "ptr_to_bytes", writable=False).tobytes()
 
 
 @boundary(lambda code: None)
 def ptr_to_numpy(ptr: int, shape, npy_type: int) -> np.ndarray:
     """A NumPy array copied from known host memory (``npy_type``: NumPy C enum number)."""
-    dtype = np.dtype(NPY_TYPES[int(npy_type)])
-    count = int(np.prod(shape, dtype=np.int64))
-    raw = _host.region(ptr, count * dtype.itemsize, "ptr_to_numpy", writable=False)
-    return raw.copy().view(dtype).reshape(shape)
+    code = _count(npy_type, "npy_type", "ptr_to_numpy")
+    if code not in NPY_TYPES:
+        raise AclnnError(AclError.INVALID_PARAM, f"ptr_to_numpy: npy_type {code} is not one of "
+                                                 f"{sorted(NPY_TYPES)}")
+    dtype = np.dtype(NPY_TYPES[code])
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (list, tuple, np.ndarray)):
+        raise AclnnError(AclError.INVALID_PARAM, f"ptr_to_numpy: shape must be a list of integers, "
+                                                 f"got {type(shape).__name__}")
+    dims = tuple(_count(d, "shape entries", "ptr_to_numpy") for d in shape)
+    raw = _host.region(ptr, math.prod(dims) * dtype.itemsize, "ptr_to_numpy", writable=False)
+    return raw.copy().view(dtype).reshape(dims)
+
+
+def _count(value, what: str, call: str) -> int:
+    """A non-negative Python int (products of them cannot wrap, unlike NumPy int64)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: {what} must be an integer >= 0, got {value!r}")
+    return int(value)

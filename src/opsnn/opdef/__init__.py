@@ -37,14 +37,16 @@ ALIASES: tuple[AclnnAlias, ...] = (
 
 def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlias | None]:
     """The def for a kernel op name (``HardtanhGrad``) or an aclnn name (``HardtanhBackward``,
-    ``aclnnHardtanhBackward``), case-insensitive, and the alias used (None for a kernel name).
+    ``aclnnHardtanhBackward``), case-insensitive, and the alias used (None for a kernel name; a
+    name that is both, like ``LeakyRelu``, is the kernel op unless written ``aclnnLeakyRelu``).
 
     With a profile, the def built for that SoC (HardtanhGrad has one per SoC config); without,
     the main def. Raises ValueError for an unknown name and AclnnError 561003 when no def of the
     op is built for the SoC (other SoCs run CANN built-in kernels that ops-nn does not hold).
     """
     key = name.lower().removeprefix("aclnn")
-    alias = next((a for a in ALIASES if a.api.lower() == key), None)
+    is_kernel = key == name.lower() and any(d.name.lower() == key for d in OPDEFS)
+    alias = None if is_kernel else next((a for a in ALIASES if a.api.lower() == key), None)
     kernel = alias.kernel.lower() if alias else key
     defs = [d for d in OPDEFS if d.name.lower() == kernel]
     if not defs:
@@ -67,9 +69,9 @@ def tile(opdef: OpDef, profile: SocProfile, inputs: Sequence[TensorDesc], output
     ones take the def's default. Raises TilingError with the reason, or AclnnError 561003 for a
     SoC the def is not built for."""
     if not opdef.supports(profile):
-        find(opdef.name, profile)  # raises the 561003 error, or finds the SoC's own def
         raise AclnnError(Status.ERR_INNER_FIND_KERNEL_ERROR,
-                         f"{opdef.name} ({opdef.variant}) is built for {opdef.soc}, not {profile.name}")
+                         f"{opdef.name} ({opdef.variant}) is built for {opdef.soc}, not {profile.name}; "
+                         "find(name, profile) gives the def for a SoC")
     if len(inputs) != len(opdef.inputs) or len(outputs) != len(opdef.outputs):
         raise ValueError(f"{opdef.name} takes inputs {opdef.inputs} and outputs {opdef.outputs}, "
                          f"got {len(inputs)} and {len(outputs)} tensors")

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from .._core import tiling as t
 from .._core.dtypes import BITS, DataType, Format
 from .._core.platform import SocProfile
+from .._core.shape import numel
 from .._core.tiling import DagParams, EleBaseTilingData, Launch, Printable, TilingError
 from .base import AttrDef, OpDef, TensorDesc, TilingResult, infer_elewise, same_dtype_rows
 from .checks import require_float_dtype, require_same_dtype, require_same_shape
@@ -59,7 +60,7 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
     shapes = [t.ensure_not_scalar(d.shape) for d in (result, grad, y)]
     require_same_shape(OP, ("result", shapes[0]), ("grad", shapes[1]))
     require_same_shape(OP, ("result", shapes[0]), ("y", shapes[2]))
-    base = t.elementwise_tiling(OP, shapes[2], soc.vector_core_num, soc.ub_size, DAG)
+    base = t.elementwise_tiling(OP, y.shape, (result.shape, grad.shape), soc.vector_core_num, soc.ub_size, DAG)
     min_val, max_val = t.to_float32(attrs["min_val"]), t.to_float32(attrs["max_val"])
     data = HardtanhGradTilingData(base, min_val, max_val)
     key = t.tpl_tiling_key((base.sche_mode, SCH_MODE_BITS), (TPL_DTYPE[y.dtype], DTYPE_BITS))
@@ -122,7 +123,7 @@ def tiling_910b(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence
     cores_real, ub = soc.vector_core_num, soc.ub_size
     if cores_real <= 0 or ub <= 0:
         raise TilingError(OP, f"core num {cores_real} and UB size {ub} must be positive")
-    n = t.numel(result.shape)
+    n = numel(result.shape)
     if n == 0:
         raise TilingError(OP, "result has no elements: the padded length minus one underflows and the "
                               "source would leave the core count unset (the aclnn empty fast path never gets here)")

@@ -43,7 +43,8 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
     x_shape, y_shape = t.ensure_not_scalar(x.shape), t.ensure_not_scalar(y.shape)
     require_same_shape(OP, ("x", x_shape), ("y", y_shape))
     dag = DAGS[DataType(y.dtype)]
-    data = t.elementwise_tiling_24b(OP, y_shape, soc.vector_core_num, soc.ub_size, dag, (attrs["negative_slope"],))
+    data = t.elementwise_tiling_24b(OP, y.shape, (x.shape,), soc.vector_core_num, soc.ub_size, dag,
+                                    (attrs["negative_slope"],))
     key = t.tpl_tiling_key((t.DEFAULT_SCHEMODE, 1), (TPL_DTYPE[y.dtype], 8))
     notes = (f"DAG numbers: {dag.source}",
              "tiling key: derived from HardtanhGrad's encoding (3/5/7 for fp16/bf16/fp32); the UTs only assert > 0")

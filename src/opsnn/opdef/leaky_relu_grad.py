@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from .._core import tiling as t
 from .._core.dtypes import DataType, Format
+from .._core.shape import is_contiguous
 from .._core.platform import SocProfile
 from .._core.tiling import BroadcastDagParams
 from .base import AttrDef, OpDef, TensorDesc, TilingResult, infer_broadcast, same_dtype_rows
@@ -27,7 +28,8 @@ OP = "LeakyReluGrad"
 #     schedule also keeps the two cached broadcast inputs: 10 (derived).
 #   fp16/bf16: the real up-cast of the gradient adds float temporaries: 10 and 12 (derived).
 DAGS = {
-    DataType.FLOAT: BroadcastDagParams(8, 32, 8, 10, "one-dim/NDDMA 8: UT-anchored (fp32 kernel UT); UB-broadcast 10: derived"),
+    DataType.FLOAT: BroadcastDagParams(8, 32, 8, 10,
+                                       "one-dim/NDDMA 8: UT-anchored (fp32 kernel UT); UB-broadcast 10: derived"),
     DataType.FLOAT16: BroadcastDagParams(8, 32, 10, 12, "derived (level-2 buffer count of LeakyReluGradDag<half>)"),
     DataType.BF16: BroadcastDagParams(8, 32, 10, 12, "derived (level-2 buffer count of LeakyReluGradDag<bfloat16>)"),
 }
@@ -47,7 +49,7 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
                        ("backprops", backprops.dtype))
     require_float_dtype(OP, "gradients", gradients.dtype)
     dag = DAGS[DataType(gradients.dtype)]
-    contiguous = [t.is_contiguous_view(d.shape, d.strides) for d in inputs]
+    contiguous = [d.strides is None or is_contiguous(d.shape, d.strides) for d in inputs]
     in_shapes = [t.ensure_not_scalar(d.shape) if c else tuple(d.shape) for d, c in zip(inputs, contiguous)]
     strides = [None if c else tuple(d.strides) for d, c in zip(inputs, contiguous)]
     collapsed = t.collapse_dims(OP, in_shapes, t.ensure_not_scalar(backprops.shape), strides)

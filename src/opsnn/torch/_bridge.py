@@ -83,7 +83,7 @@ class MetaTensor(TensorBase):
     """Shape and dtype of a torch fake/meta tensor, as the engine's tensor handle (no data)."""
 
     def __init__(self, t: torch.Tensor):
-        self.shape = tuple(int(d) for d in t.shape)
+        self.shape = tuple(t.shape)  # SymInts stay symbolic under torch.compile(dynamic=True)
         self.dtype = acl_dtype(t.dtype)
         self.strides = contiguous_strides(self.shape)
         self.format = Format.ND

@@ -1,0 +1,124 @@
+"""Memory-overlap geometry of tensor views (device address ranges or NumPy arrays).
+
+A view is described by its first element's address (in bits, so sub-byte dtypes work), its shape
+and its strides (in bits); size-1 dims carry no stride. Two views *overlap* when some element of
+one shares a byte with an element of the other. The engine's ``check_out_overlap`` uses these to
+allow ``out`` to be exactly an input (in place) or disjoint from it, and to refuse the rest.
+
+Only metadata is read for the common cases (disjoint byte ranges, identical views); the exact
+test (NumPy's bounded ``shares_memory``) resolves the live data views, which for device tensors
+are views of the same emulated allocation, so their host addresses mirror the device ranges.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import dtypes
+
+# NumPy's exact overlap search is exponential in the worst case; beyond this bound the views are
+# treated as overlapping (refused, never silently computed wrong).
+MAX_WORK = 1 << 16
+# An out whose strides do not prove its elements distinct is checked element by element up to
+# this many elements; beyond it, it is refused.
+MAX_ENUMERATE = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Where a view's elements lie: ``space`` ("device" / "host"), first element at bit
+    ``start``, ``shape``, ``strides`` in bits (0 for size-1 dims), element width ``bits``."""
+
+    space: str
+    start: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    bits: int
+    dtype: int
+
+    @property
+    def empty(self) -> bool:
+        return 0 in self.shape
+
+    def bit_range(self) -> tuple[int, int]:
+        """``[lo, hi)`` in bits covering every element (negative strides reach down)."""
+        lo = hi = self.start
+        for dim, stride in zip(self.shape, self.strides):
+            reach = (dim - 1) * stride
+            if reach > 0:
+                hi += reach
+            else:
+                lo += reach
+        return lo, hi + self.bits
+
+
+def layout(tensor) -> Layout:
+    """The Layout of an aclTensor (from its metadata; no memory access) or an ArrayTensor."""
+    from .tensor import aclTensor
+
+    if isinstance(tensor, aclTensor):
+        bits = dtypes.BITS[tensor.dtype]
+        start = tensor.addr * 8 + tensor.offset * bits
+        strides = tuple(s * bits for s in tensor.strides)
+        space = "device"
+    else:
+        arr = tensor.array()
+        bits = arr.dtype.itemsize * 8
+        start = int(arr.__array_interface__["data"][0]) * 8
+        strides = tuple(s * 8 for s in arr.strides)
+        space = "host"
+    shape = tuple(tensor.shape)
+    strides = tuple(0 if d == 1 else s for d, s in zip(shape, strides))
+    return Layout(space, start, shape, strides, bits, int(tensor.dtype))
+
+
+def same_view(a: Layout, b: Layout) -> bool:
+    """Element i of ``a`` is exactly element i of ``b`` for every i (an in-place pair)."""
+    return a == b
+
+
+def disjoint_ranges(a: Layout, b: Layout) -> bool:
+    """The two views' address ranges do not even intersect (cheap, metadata only)."""
+    if a.space != b.space or a.empty or b.empty:
+        return True
+    a_lo, a_hi = a.bit_range()
+    b_lo, b_hi = b.bit_range()
+    return a_hi <= b_lo or b_hi <= a_lo
+
+
+def shares_memory(a_arr: np.ndarray, b_arr: np.ndarray) -> bool:
+    """Exact overlap of two live arrays, bounded; too hard to decide counts as overlapping."""
+    try:
+        return bool(np.shares_memory(a_arr, b_arr, max_work=MAX_WORK))
+    except np.exceptions.TooHardError:
+        return True
+
+
+def internal_overlap(lay: Layout) -> bool | None:
+    """Whether two elements of one view share memory: False (proved distinct), True (found),
+    or None (too large to decide). A 0 stride on a dim > 1 (a broadcast view) always overlaps."""
+    dims = sorted(((abs(s), d) for d, s in zip(lay.shape, lay.strides) if d > 1))
+    if not dims:
+        return False
+    if dims[0][0] == 0:
+        return True
+    extent = lay.bits  # sufficient condition: each stride clears the span of the smaller ones
+    for stride, dim in dims:
+        if stride < extent:
+            break
+        extent += (dim - 1) * stride
+    else:
+        return False
+    count = 1
+    for _, dim in dims:
+        count *= dim
+    if count > MAX_ENUMERATE:
+        return None
+    offsets = np.zeros(1, dtype=object if extent >= 2**62 else np.int64)
+    for stride, dim in dims:
+        offsets = (offsets[:, None] + np.arange(dim, dtype=offsets.dtype)[None, :] * stride).reshape(-1)
+    offsets.sort()
+    # elements overlap when two starts are closer than one element's width
+    return bool((np.diff(offsets) < lay.bits).any())

@@ -1,0 +1,183 @@
+"""Shared pieces of the tiling templates: errors, helpers, printable dataclasses, the device walk.
+
+Units: element counts unless a name ends in ``_bytes`` or ``_bits``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from ..status import AclnnError, Status
+
+# ---- errors and small helpers ---------------------------------------------------------------
+
+
+class TilingError(AclnnError):
+    """A tiling function refused its inputs (GRAPH_FAILED in ops-nn).
+
+    At the aclnn boundary such a failure surfaces as 561103 (ACLNN_ERR_INNER_NULLPTR, spec §10:
+    the l0 op fails to join the launch list).
+    """
+
+    def __init__(self, op: str, reason: str):
+        super().__init__(Status.ERR_INNER_NULLPTR, f"{op} tiling failed: {reason}")
+        self.op = op
+        self.reason = reason
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def round_up(a: int, b: int) -> int:
+    return ceil_div(a, b) * b
+
+
+def ensure_not_scalar(shape: Sequence[int]) -> tuple[int, ...]:
+    """opbase ``EnsureNotScalar``: a 0-d shape is treated as ``[1]``."""
+    return tuple(shape) if len(shape) else (1,)
+
+
+def to_float32(value: float) -> float:
+    """The float attr as the tiling stores it: rounded to float32, +-inf when out of range."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(value))
+
+
+def pack_scalars(*values: float, size: int) -> bytes:
+    """``SetScalar<float>`` calls in order: float32 values packed from offset 0, zero padded."""
+    with np.errstate(over="ignore"):
+        data = np.array(values, dtype="<f4").tobytes()
+    return data + bytes(size - len(data))
+
+
+def tpl_tiling_key(*fields: tuple[int, int]) -> int:
+    """``GET_TPL_TILING_KEY``: each (value, bit width) field packed from the low bits up, in order.
+
+    The value itself is encoded (not its index in the declared list). This reproduces the one
+    asserted key (HardtanhGrad schMode 1 in 1 bit, dType 1 -> 3; spec §7.3).
+    """
+    key, shift = 0, 0
+    for value, bits in fields:
+        key |= value << shift
+        shift += bits
+    return key
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _plain(value):
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, enum.Enum):
+        return value.name
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class Printable:
+    """Mixin for frozen dataclasses: ``to_dict()`` with CANN (camelCase) keys, JSON-ready values.
+
+    Fields declared with ``repr=False`` are internal and left out.
+    """
+
+    def to_dict(self) -> dict:
+        return {_camel(f.name): _plain(getattr(self, f.name))
+                for f in dataclasses.fields(self) if f.repr}  # type: ignore[arg-type]
+
+
+def flatten(mapping: dict, prefix: str = "") -> Iterator[tuple[str, object]]:
+    """Depth-first (dotted key, leaf value) pairs of a nested dict."""
+    for key, value in mapping.items():
+        if isinstance(value, dict):
+            yield from flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+REPEAT_BYTES = 256  # ubFormer granularity: one vector repeat (256 bytes) of the smallest dtype
+DEFAULT_TILING_WORKSPACE_SIZE = 16 * 1024 * 1024  # bytes, every arch35 tiling here
+
+
+def max_elem_num(ub_size: int, buffer_num: int, max_dtype_bits: int, min_dtype_bits: int) -> int:
+    """Elements per UB buffer: the UB bits shared by ``buffer_num`` buffers of the largest dtype,
+    rounded down to one vector repeat of the smallest (``GetMaxElemNum`` /
+    ``BroadcastGetMaxElemNum``; the ops here reserve no extra UB size or buffers)."""
+    elems = ub_size * 8 // (buffer_num * max_dtype_bits)
+    align = REPEAT_BYTES * 8 // min_dtype_bits
+    return elems // align * align
+
+
+# ---- DAG numbers and the device walk ---------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DagParams(Printable):
+    """What a kernel DAG tells the templates (atvoss ``DAGSch``, computed at compile time).
+
+    Attributes:
+        min_dtype_bits: smallest node dtype in bits (``MinDtypeBytes * 8``): sets the alignment.
+        max_dtype_bits: largest node dtype in bits (``MaxDtypeBytes * 8``): sets the buffer size.
+        buffer_num: live UB buffers, ping-pong copies included (``BufferNum`` /
+            ``GetBufferNum<nddma, cacheBrc>``): the UB is divided among them.
+        source: where the numbers come from ("UT-anchored", "spec", "derived ...").
+    """
+
+    min_dtype_bits: int
+    max_dtype_bits: int
+    buffer_num: int
+    source: str
+
+    @property
+    def max_dtype_bytes(self) -> int:
+        return self.max_dtype_bits // 8
+
+
+Box = tuple[tuple[int, int], ...]  # per output dim of a Launch: [start, stop) in elements
+
+
+@dataclasses.dataclass(frozen=True)
+class Launch(Printable):
+    """How the device kernel walks a tiling: per block (core), its tiles in processing order.
+
+    Attributes:
+        out_dims: the (collapsed) output dims the tile boxes index, in elements.
+        in_strides: per kernel input, its element strides over ``out_dims`` (0 on a broadcast dim).
+        in_numel / out_numel: elements the tensors really hold; a box may reach past them (a
+            finding the simulator reports, e.g. the 910B kernel's padded length).
+        blocks: per block, its tiles; a tile is a box of [start, stop) per output dim.
+        buffer_elems: elements one UB buffer holds; every tile must fit.
+        buffer_num: pipeline depth: 1 = single-buffered, 2 = ping-pong (double-buffered).
+        ub_alloc_bytes: UB bytes the kernel allocates per core; ub_size: UB bytes per core.
+    """
+
+    out_dims: tuple[int, ...]
+    in_strides: tuple[tuple[int, ...], ...]
+    in_numel: tuple[int, ...]
+    out_numel: int
+    blocks: tuple[tuple[Box, ...], ...] = dataclasses.field(repr=False)
+    buffer_elems: int
+    buffer_num: int
+    ub_alloc_bytes: int
+    ub_size: int
+
+    @property
+    def tile_count(self) -> int:
+        return sum(len(tiles) for tiles in self.blocks)
+
+
+def tile_runs(start: int, former: int, count: int, tail: int) -> tuple[Box, ...]:
+    """``count`` 1-D tiles from ``start``: ``former`` elements each, the last one ``tail``."""
+    last = start + (count - 1) * former
+    full = tuple(((start + i * former, start + (i + 1) * former),) for i in range(count - 1))
+    return full + (((last, last + tail),),)

@@ -1,0 +1,144 @@
+"""Op definitions as data, lookup by kernel or aclnn name per SoC, and the infershape UT outcomes
+(spec §7.1, §7.2, §9.2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from opsnn import opdef
+from opsnn._core.dtypes import DataType as D
+from opsnn._core.dtypes import Format
+from opsnn._core.platform import get_profile
+from opsnn._core.status import AclnnError, Status
+from opsnn.opdef import InferShapeError, TensorDesc
+
+A950, A910B, A910_93 = get_profile("Ascend950"), get_profile("Ascend910B"), get_profile("Ascend910_93")
+ROWS3 = ((D.BF16,) * 3, (D.FLOAT16,) * 3, (D.FLOAT,) * 3)
+
+
+def test_leaky_relu_grad_def():
+    op, alias = opdef.find("LeakyReluGrad")
+    assert alias is None and (op.name, op.variant) == ("LeakyReluGrad", "main")
+    assert (op.inputs, op.outputs) == (("gradients", "features"), ("backprops",))
+    assert op.attrs == (opdef.AttrDef("negative_slope", "float", False, 0.0),)
+    assert op.dtype_rows == ROWS3 and op.formats == (Format.ND,)
+    assert (op.soc, op.op_file) == ("ascend950", "leaky_relu_grad_apt")
+
+
+def test_hardtanh_grad_defs_main_and_experimental():
+    main, _ = opdef.find("HardtanhGrad", A950)
+    exp, _ = opdef.find("HardtanhGrad", A910B)
+    for op in (main, exp):
+        assert (op.inputs, op.outputs) == (("result", "grad"), ("y",))
+        assert op.attrs == (opdef.AttrDef("min_val", "float", True, -1.0), opdef.AttrDef("max_val", "float", True, 1.0))
+        assert op.dtype_rows == ROWS3
+    assert (main.variant, main.soc, main.op_file) == ("main", "ascend950", "hardtanh_grad_apt")
+    assert (exp.variant, exp.soc) == ("experimental", "ascend910b")
+    assert exp.source.startswith("NN:experimental/")
+
+
+def test_leaky_relu_def():
+    op, _ = opdef.find("LeakyRelu", A950)
+    assert (op.inputs, op.outputs, op.soc, op.op_file) == (("x",), ("y",), "ascend950", "leaky_relu_apt")
+    assert op.dtype_rows == ((D.BF16,) * 2, (D.FLOAT16,) * 2, (D.FLOAT,) * 2)
+
+
+@pytest.mark.parametrize(("name", "kernel", "inputs"), [
+    ("HardtanhBackward", "HardtanhGrad", (1, 0)), ("aclnnHardtanhBackward", "HardtanhGrad", (1, 0)),
+    ("leakyrelubackward", "LeakyReluGrad", (0, 1)), ("aclnnLeakyRelu", "LeakyRelu", (0,)),
+])
+def test_aclnn_names_map_onto_kernel_ops(name, kernel, inputs):
+    op, alias = opdef.find(name, A950)
+    assert op.name == kernel and alias.kernel == kernel and alias.kernel_inputs == inputs
+
+
+def test_a_name_that_is_both_is_the_kernel_op_unless_prefixed():
+    assert opdef.find("LeakyRelu")[1] is None
+    assert opdef.find("aclnnLeakyRelu")[1].api == "LeakyRelu"
+
+
+def test_hardtanh_backward_feeds_self_as_result():
+    _, alias = opdef.find("HardtanhBackward")
+    feeds = {kernel_input: alias.tensors[i] for kernel_input, i in zip(("result", "grad"), alias.kernel_inputs)}
+    assert feeds == {"result": "self", "grad": "gradOutput"}
+    assert dict(alias.attrs) == {"min": "min_val", "max": "max_val"}
+
+
+def test_lookup_failures():
+    with pytest.raises(ValueError, match="unknown op 'Relu'; known: HardtanhBackward, HardtanhGrad"):
+        opdef.find("Relu")
+    with pytest.raises(AclnnError) as err:
+        opdef.find("LeakyReluGrad", A910B)
+    assert err.value.status == Status.ERR_INNER_FIND_KERNEL_ERROR
+    assert "LeakyReluGrad has no op_host config for Ascend910B (configs: ascend950)" in err.value.message
+    with pytest.raises(AclnnError, match="configs: ascend950, ascend910b"):
+        opdef.find("HardtanhGrad", A910_93)  # the experimental config names ascend910b only
+
+
+def test_tile_checks_the_soc_and_the_tensor_count():
+    main, _ = opdef.find("HardtanhGrad", A950)
+    desc = TensorDesc((4,), D.FLOAT)
+    with pytest.raises(AclnnError) as err:
+        opdef.tile(main, A910B, [desc, desc], [desc])
+    assert err.value.status == Status.ERR_INNER_FIND_KERNEL_ERROR
+    assert "built for ascend950, not Ascend910B" in err.value.message
+    with pytest.raises(ValueError, match="takes inputs"):
+        opdef.tile(main, A950, [desc], [desc])
+
+
+def test_match_dtypes_and_attr_values():
+    op, _ = opdef.find("LeakyReluGrad")
+    assert op.match_dtypes([D.FLOAT16] * 3) == 1
+    assert op.match_dtypes([D.FLOAT, D.FLOAT16, D.FLOAT]) is None
+    assert op.attr_values({}) == {"negative_slope": 0.0}
+    with pytest.raises(ValueError, match=r"no attr \['alpha'\]"):
+        op.attr_values({"alpha": 0.1})  # the UTs set "alpha", but attrs are read by index in ops-nn
+
+
+# ---- infershape (test_leaky_relu_grad_infershape.cpp, test_hardtanh_grad_infershape.cpp, ...) ----
+
+
+@pytest.mark.parametrize(("a", "b", "out"), [
+    ((-1, -1), (-1, -1), (-1, -1)),
+    ((1, 16), (16, 16), (16, 16)),
+    ((2, 3, 4), (2, 3, 4), (2, 3, 4)),
+    ((1, 3, 8, 8), (2, 3, 8, 8), (2, 3, 8, 8)),
+    ((2, 3, 4, 5, 6), (2, 3, 4, 5, 6), (2, 3, 4, 5, 6)),
+    ((0, 0), (0, 0), (0, 0)),
+    ((), (), ()),
+    ((1024, 1024), (1024, 1024), (1024, 1024)),
+    ((-1, 1), (1, 5), (-1, 5)),
+    ((-1,), (0,), (0,)),
+    ((0, 1), (1, 3), (0, 3)),
+    ((3,), (2, 1), (2, 3)),
+    ((-2,), (4, 4), (-2,)),
+])
+def test_leaky_relu_grad_infershape_broadcasts(a, b, out):
+    op, _ = opdef.find("LeakyReluGrad")
+    assert op.infer_shape([a, b]) == out
+
+
+@pytest.mark.parametrize(("a", "b"), [((0,), (3,)), ((2, 3), (3, 2))])
+def test_leaky_relu_grad_infershape_failures(a, b):
+    op, _ = opdef.find("LeakyReluGrad")
+    with pytest.raises(InferShapeError) as err:
+        op.infer_shape([a, b])
+    assert err.value.status == Status.ERR_INNER_NULLPTR
+    assert f"shapes {list(a)} and {list(b)} cannot broadcast" in err.value.message
+
+
+def test_hardtanh_grad_infershape_main_uses_input_0_experimental_input_1():
+    main, _ = opdef.find("HardtanhGrad", A950)
+    exp, _ = opdef.find("HardtanhGrad", A910B)
+    assert main.infer_shape([(-1, 8, 375), (-1, 8, 375)]) == (-1, 8, 375)
+    assert main.infer_shape([(2, 3), (6,)]) == (2, 3)
+    assert exp.infer_shape([(2, 3), (6,)]) == (6,)
+    assert main.infer_shape([(-2,), (3,)]) == (-2,)
+    # mixed dtypes: infershape never looks at dtypes, so the UT's f16/f32 mix succeeds
+    assert main.match_dtypes([D.FLOAT16, D.FLOAT, D.FLOAT16]) is None
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (0,), (), (1, 0, 4), (-1, 4)])
+def test_leaky_relu_infershape_copies_the_input(shape):
+    op, _ = opdef.find("LeakyRelu")
+    assert op.infer_shape([shape]) == shape

@@ -1,0 +1,309 @@
+"""The device simulation: coverage, UB budget, bounds and bit-exact results, for every tiling path,
+on the UT shapes and on random shapes, dtypes and SoC profiles (spec §7.3, §7.4, §8)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from opsnn import opdef, simulate
+from opsnn._core import tiling as t
+from opsnn._core.dtypes import DataType as D
+from opsnn._core.dtypes import to_numpy
+from opsnn._core.platform import get_profile
+from opsnn.opdef import TensorDesc as T
+
+A950, A910B = get_profile("Ascend950"), get_profile("Ascend910B")
+FLOATS = [D.FLOAT16, D.BF16, D.FLOAT]
+
+
+# ---- independent float64-derived references (spec §3.3, §4.3, §5.2) ----------------------------
+
+
+def ref_hardtanh_grad(result, grad, lo, hi, inclusive):
+    x, lo, hi = result.astype(np.float64), float(np.float32(lo)), float(np.float32(hi))
+    keep = ((x >= lo) & (x <= hi)) if inclusive else ((x > lo) & (x < hi))
+    return np.where(keep | np.isnan(x), grad, np.zeros_like(grad))
+
+
+def ref_leaky_relu_grad(grad, features, slope):
+    g, x = np.broadcast_arrays(grad.astype(np.float64), features.astype(np.float64))
+    s = float(np.float32(slope))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(x > 0, g, g * s).astype(np.float32).astype(grad.dtype)
+
+
+def ref_leaky_relu(x, slope):
+    xd, s = x.astype(np.float64), float(np.float32(slope))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(xd > 0, xd, xd * s).astype(np.float32).astype(x.dtype)
+
+
+def same_bits(a, b):
+    view = np.dtype(f"u{a.dtype.itemsize}")
+    return a.shape == b.shape and np.array_equal(np.ascontiguousarray(a).view(view), np.ascontiguousarray(b).view(view))
+
+
+def data(rng, shape, dtype, specials=()):
+    values = rng.uniform(-3, 3, size=shape).astype(np.float32)
+    flat = values.reshape(-1)
+    if flat.size:
+        picks = rng.random(flat.size) < 0.15
+        pool = np.array([np.nan, 0.0, -0.0, np.inf, -np.inf, *specials], dtype=np.float32)
+        flat[picks] = rng.choice(pool, size=int(picks.sum()))
+    return values.astype(to_numpy(dtype))
+
+
+def run(name, soc, shapes, dtype, attrs, rng):
+    """Tile, simulate with the op's formula, return (report, output in the inferred shape, inputs)."""
+    op, _ = opdef.find(name, soc)
+    out_shape = op.infer_shape(shapes)
+    ins, outs = [T(s, dtype) for s in shapes], [T(out_shape, dtype)]
+    result = opdef.tile(op, soc, ins, outs, attrs)
+    arrays = [data(rng, s, dtype, [attrs.get("min_val", 1.0), attrs.get("max_val", -1.0)]) for s in shapes]
+    report = simulate.simulate(result.launch(), arrays, simulate.formula_for(op, attrs).tile, to_numpy(dtype))
+    return report, report.output.reshape(out_shape), arrays
+
+
+def assert_clean(report):
+    assert report.covered_once and report.within_ub and report.in_bounds, report.findings
+    assert report.findings == ()
+
+
+def profile_950(cores, ub):
+    return dataclasses.replace(A950, vector_core_num=cores, ub_size=ub)
+
+
+# ---- the UT shapes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_hardtanh_grad_arch35_ut_shape(dtype):
+    rng = np.random.default_rng(1)
+    report, out, (result, grad) = run("HardtanhGrad", A950, [(1, 64, 2, 64)] * 2, dtype,
+                                      {"min_val": -2.0, "max_val": 1.0}, rng)
+    assert_clean(report)
+    assert (report.blocks, report.tiles, report.buffer_num, report.max_tile_elems) == (2, 2, 2, 4096)
+    assert (report.buffer_elems, report.ub_alloc_bytes, report.ub_size) == (6144, 245760, 245760)
+    assert same_bits(out, ref_hardtanh_grad(result, grad, -2.0, 1.0, inclusive=False))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_hardtanh_grad_experimental_ut_shape(dtype):
+    rng = np.random.default_rng(2)
+    report, out, (result, grad) = run("HardtanhGrad", A910B, [(1, 64, 2, 64)] * 2, dtype,
+                                      {"min_val": -2.0, "max_val": 1.0}, rng)
+    assert_clean(report)  # 8192 elements: already a multiple of 512 bytes
+    assert (report.blocks, report.tiles, report.buffer_num, report.max_tile_elems) == (8, 8, 1, 1024)
+    assert same_bits(out, ref_hardtanh_grad(result, grad, -2.0, 1.0, inclusive=True))
+
+
+def test_experimental_kernel_ut_fp32_128():
+    rng = np.random.default_rng(42)
+    report, out, (result, grad) = run("HardtanhGrad", A910B, [(128,)] * 2, D.FLOAT,
+                                      {"min_val": -1.0, "max_val": 1.0}, rng)
+    assert_clean(report)
+    assert (report.blocks, report.tiles) == (1, 1)
+    assert same_bits(out, ref_hardtanh_grad(result, grad, -1.0, 1.0, inclusive=True))
+
+
+@pytest.mark.parametrize(("n", "dtype", "padded"), [(1000, D.FLOAT16, 1024), (100, D.FLOAT, 128),
+                                                    (122881, D.FLOAT16, 123136), (1_000_003, D.BF16, 1_000_192)])
+def test_experimental_padded_length_is_reported_not_fatal(n, dtype, padded):
+    rng = np.random.default_rng(3)
+    report, out, (result, grad) = run("HardtanhGrad", A910B, [(n,)] * 2, dtype, {}, rng)
+    size = to_numpy(dtype).itemsize
+    findings = {f.kind: (f.elements, f.bytes) for f in report.findings}
+    extra = padded - n
+    assert findings == {"over-read": (2 * extra, 2 * extra * size), "over-write": (extra, extra * size)}
+    assert extra * size < 512
+    assert report.covered_once and report.within_ub and not report.in_bounds
+    assert same_bits(out, ref_hardtanh_grad(result, grad, -1.0, 1.0, inclusive=True))
+
+
+def test_experimental_large_path_is_double_buffered_with_big_cores_first():
+    op, _ = opdef.find("HardtanhGrad", A910B)
+    launch = opdef.tile(op, A910B, [T((122881,), D.FLOAT16)] * 2, [T((122881,), D.FLOAT16)]).launch()
+    assert launch.buffer_num == 2 and len(launch.blocks) == 11
+    assert [b[0][0][0] for b in launch.blocks[7:10]] == [7 * 11264, 8 * 11264, 8 * 11264 + 11008]
+    # two ping-pong input buffers of result+grad, two output buffers, three masks, one float temp
+    assert launch.ub_alloc_bytes == 2 * 2 * 5632 * 2 + 2 * 5632 * 2 + 3 * 768 + 5632 * 4
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_leaky_relu_grad_kernel_ut_and_tiling_ut_shapes(dtype):
+    rng = np.random.default_rng(4)
+    for shape in [(256,), (1, 64, 2, 64)]:
+        report, out, (g, x) = run("LeakyReluGrad", A950, [shape] * 2, dtype, {"negative_slope": 0.01}, rng)
+        assert_clean(report)
+        assert same_bits(out, ref_leaky_relu_grad(g, x, 0.01))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_leaky_relu_ut_shape(dtype):
+    rng = np.random.default_rng(5)
+    report, out, (x,) = run("LeakyRelu", A950, [(1, 64, 2, 64)], dtype, {"negative_slope": 0.2}, rng)
+    assert_clean(report)
+    assert same_bits(out, ref_leaky_relu(x, 0.2))
+
+
+# ---- boundary semantics the two HardtanhGrad kernels differ on ---------------------------------
+
+
+def test_strict_and_inclusive_bounds_differ_only_at_the_bounds():
+    result = np.array([-1.0, 1.0, -1.5, 0.5, np.nan, np.inf, -np.inf, -0.0], dtype=np.float32)
+    grad = np.array([1, 2, 3, 4, 5, 6, 7, -8], dtype=np.float32)
+    strict = simulate.hardtanh_grad_tile(-1.0, 1.0, inclusive=False)(result, grad)
+    inclusive = simulate.hardtanh_grad_tile(-1.0, 1.0, inclusive=True)(result, grad)
+    assert same_bits(strict, np.array([0, 0, 0, 4, 5, 0, 0, -8], dtype=np.float32))
+    assert same_bits(inclusive, np.array([1, 2, 0, 4, 5, 0, 0, -8], dtype=np.float32))
+    inf_bounds = simulate.hardtanh_grad_tile(-np.inf, np.inf, inclusive=True)(result, grad)
+    assert same_bits(inf_bounds, grad)  # inclusive: +-inf pass when the bound is that infinity
+    assert not np.signbit(strict[0])   # the zero is +0.0 whatever grad's sign
+
+
+def test_check_op_explains_the_experimental_difference():
+    op, _ = opdef.find("HardtanhGrad", A910B)
+    ins, outs = [T((3000,), D.FLOAT)] * 2, [T((3000,), D.FLOAT)]
+    check = simulate.check_op(opdef.tile(op, A910B, ins, outs), op, ins, outs, {}, seed=7)
+    assert check.ok and check.reference_mismatches == 0
+    assert check.torch_differences > 0 and "strict bounds" in check.torch_note
+    assert check.semantics.startswith("inclusive bounds")
+    main, _ = opdef.find("HardtanhGrad", A950)
+    check = simulate.check_op(opdef.tile(main, A950, ins, outs), main, ins, outs, {}, seed=7)
+    assert check.ok and check.torch_differences is None and check.semantics.startswith("strict bounds")
+
+
+# ---- the checks themselves, on broken launches --------------------------------------------------
+
+
+def launch_1d(blocks, n=8, buffer_elems=4, buffer_num=2, alloc=64, ub=64):
+    return t.Launch((n,), ((1,),), (n,), n, blocks, buffer_elems, buffer_num, alloc, ub)
+
+
+def copy_tile(x):
+    return x.copy()
+
+
+def test_broken_launches_are_reported():
+    x = np.arange(8, dtype=np.float32)
+    gap_and_overlap = ((((0, 4),), ((2, 6),)),)  # one block, two overlapping tiles, 6..8 missed
+    report = simulate.simulate(launch_1d(gap_and_overlap), [x], copy_tile, np.float32)
+    assert {f.kind: f.elements for f in report.findings} == {"unwritten": 2, "double-write": 2}
+    too_big = ((((0, 8),),),)
+    report = simulate.simulate(launch_1d(too_big, alloc=128), [x], copy_tile, np.float32)
+    assert {f.kind: f.elements for f in report.findings} == {"ub-overflow": 0, "tile-too-big": 8, "unwritten": 8}
+    assert not report.within_ub and not report.covered_once
+
+
+def test_single_and_double_buffering_give_the_same_result():
+    x = np.arange(10, dtype=np.float32)
+    blocks = ((((0, 3),), ((3, 6),), ((6, 9),), ((9, 10),)),)
+    for buffer_num in (1, 2):
+        report = simulate.simulate(launch_1d(blocks, n=10, buffer_elems=3, buffer_num=buffer_num), [x],
+                                   lambda v: v * 2, np.float32)
+        assert report.findings == () and np.array_equal(report.output, x * 2)
+
+
+def test_tile_fn_is_pluggable_and_checked():
+    op, _ = opdef.find("LeakyRelu", A950)
+    ins = [T((100,), D.FLOAT16)]
+    result = opdef.tile(op, A950, ins, ins, {"negative_slope": 0.5})
+    x = np.linspace(-1, 1, 100).astype(np.float16)
+    report = simulate.simulate(result.launch(), [x], lambda v: np.abs(v), np.float16)
+    assert np.array_equal(report.output, np.abs(x))
+    with pytest.raises(TypeError, match=r"must return a \(100,\) float16 array"):
+        simulate.simulate(result.launch(), [x], lambda v: v.astype(np.float32), np.float16)
+
+
+# ---- property tests: random shapes, dtypes and profiles ------------------------------------------
+
+shapes_1_to_4 = st.lists(st.integers(1, 12), min_size=0, max_size=4).map(tuple)
+profiles_950 = st.builds(profile_950, st.integers(1, 64), st.integers(12 * 1024, 256 * 1024))
+bounds = st.tuples(st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.3]), st.sampled_from([-0.5, 0.0, 1.0, 1.5, 2.0]))
+slopes = st.sampled_from([0.0, 0.01, -0.3, 2.5, 1e-3, -7.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=shapes_1_to_4, scale=st.integers(1, 400), dtype=st.sampled_from(FLOATS), soc=profiles_950,
+       lohi=bounds, seed=st.integers(0, 2**16))
+def test_property_hardtanh_grad_arch35(shape, scale, dtype, soc, lohi, seed):
+    shape = (*shape, scale)
+    report, out, (result, grad) = run("HardtanhGrad", soc, [shape] * 2, dtype,
+                                      {"min_val": lohi[0], "max_val": lohi[1]}, np.random.default_rng(seed))
+    assert_clean(report)
+    assert same_bits(out, ref_hardtanh_grad(result, grad, *lohi, inclusive=False))
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=shapes_1_to_4, dtype=st.sampled_from(FLOATS), soc=profiles_950, slope=slopes, seed=st.integers(0, 2**16))
+def test_property_leaky_relu(shape, dtype, soc, slope, seed):
+    report, out, (x,) = run("LeakyRelu", soc, [shape], dtype, {"negative_slope": slope}, np.random.default_rng(seed))
+    assert_clean(report)
+    assert same_bits(out, ref_leaky_relu(x, slope))
+
+
+@st.composite
+def broadcast_pair(draw):
+    out = draw(st.lists(st.one_of(st.integers(1, 9), st.sampled_from([16, 32])), min_size=1, max_size=5))
+    pair = []
+    for _ in range(2):
+        shape = [d if draw(st.booleans()) else 1 for d in out]
+        pair.append(tuple(shape[draw(st.integers(0, len(shape))):]))  # leading dims may be dropped
+    return pair
+
+
+@settings(max_examples=80, deadline=None)
+@given(shapes=broadcast_pair(), dtype=st.sampled_from(FLOATS), soc=profiles_950, slope=slopes,
+       seed=st.integers(0, 2**16))
+def test_property_leaky_relu_grad_broadcast(shapes, dtype, soc, slope, seed):
+    report, out, (g, x) = run("LeakyReluGrad", soc, shapes, dtype, {"negative_slope": slope},
+                              np.random.default_rng(seed))
+    assert_clean(report)
+    assert same_bits(out, ref_leaky_relu_grad(g, x, slope))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.one_of(st.integers(1, 5000), st.integers(122_000, 140_000)), dtype=st.sampled_from(FLOATS),
+       cores=st.integers(1, 48), lohi=bounds, seed=st.integers(0, 2**16))
+def test_property_hardtanh_grad_experimental(n, dtype, cores, lohi, seed):
+    soc = dataclasses.replace(A910B, vector_core_num=cores)
+    report, out, (result, grad) = run("HardtanhGrad", soc, [(n,)] * 2, dtype,
+                                      {"min_val": lohi[0], "max_val": lohi[1]}, np.random.default_rng(seed))
+    assert report.covered_once and report.within_ub
+    padded = t.round_up(n, 512 // to_numpy(dtype).itemsize)
+    assert report.in_bounds == (padded == n)
+    assert same_bits(out, ref_hardtanh_grad(result, grad, *lohi, inclusive=True))
+
+
+@pytest.mark.parametrize(("shapes", "dtype", "mode"), [
+    ([(2, 1, 16), (2, 8, 16)], D.FLOAT, 1),
+    ([(2, 1, 16), (2, 8, 16)], D.FLOAT16, 103),
+    ([(2, 1, 3, 1, 5, 1, 16), (2, 4, 3, 4, 5, 4, 16)], D.FLOAT16, 109),
+    ([(3, 1, 5, 1, 7, 1, 2), (3, 4, 5, 6, 7, 8, 2)], D.FLOAT, 2),
+    ([(1, 8, 4096), (2, 8, 4096)], D.FLOAT, 101),
+    ([(2, 1, 64), (2, 100, 64)], D.BF16, 102),
+])
+def test_every_general_schedule_walk_covers_the_output(shapes, dtype, mode):
+    slope = -0.25
+    report, out, (g, x) = run("LeakyReluGrad", A950, shapes, dtype, {"negative_slope": slope},
+                              np.random.default_rng(mode))
+    op, _ = opdef.find("LeakyReluGrad", A950)
+    result = opdef.tile(op, A950, [T(s, dtype) for s in shapes], [T(out.shape, dtype)], {"negative_slope": slope})
+    assert result.template == f"arch35 broadcast (schMode {mode})"
+    assert_clean(report)
+    assert report.tiles > 1 or mode in (1, 103)
+    assert same_bits(out, ref_leaky_relu_grad(g, x, slope))
+
+
+def test_bf16_formula_rounds_once_to_nearest_even():
+    # 1 + 2^-8 (halfway between two bf16 values) times 1.0 stays in float32, then rounds to even
+    g = np.array([1.0, 1.0], dtype=ml_dtypes.bfloat16)
+    x = np.array([-1.0, 1.0], dtype=ml_dtypes.bfloat16)
+    out = simulate.leaky_relu_grad_tile(1.0 + 2.0**-8)(g, x)
+    assert out.tolist() == [1.0, 1.0] and out.dtype == ml_dtypes.bfloat16

@@ -1,0 +1,164 @@
+"""opsnn.torch.nn modules, swap_activations, and torch.compile of a model that uses them."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import opsnn.torch as ot  # noqa: E402
+from opsnn.torch import nn as onn  # noqa: E402
+
+INT_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
+
+
+def same_bits(a, b) -> bool:
+    return a.dtype == b.dtype and torch.equal(a.contiguous().view(INT_VIEW[a.dtype]),
+                                              b.contiguous().view(INT_VIEW[b.dtype]))
+
+
+@pytest.mark.parametrize("ours, theirs", [
+    (lambda: onn.LeakyReLU(), lambda: torch.nn.LeakyReLU()),
+    (lambda: onn.LeakyReLU(0.2, inplace=True), lambda: torch.nn.LeakyReLU(0.2, inplace=True)),
+    (lambda: onn.LeakyReLU(negative_slope=-1.5), lambda: torch.nn.LeakyReLU(negative_slope=-1.5)),
+    (lambda: onn.Hardtanh(), lambda: torch.nn.Hardtanh()),
+    (lambda: onn.Hardtanh(-2, 3, True), lambda: torch.nn.Hardtanh(-2, 3, True)),
+    (lambda: onn.Hardtanh(min_val=0.0, max_val=0.5), lambda: torch.nn.Hardtanh(min_val=0.0, max_val=0.5)),
+    (lambda: onn.ReLU6(), lambda: torch.nn.ReLU6()),
+    (lambda: onn.ReLU6(inplace=True), lambda: torch.nn.ReLU6(inplace=True)),
+])
+def test_modules_match_torch_nn(ours, theirs):
+    a, b = ours(), theirs()
+    assert repr(a) == repr(b) and a.extra_repr() == b.extra_repr()
+    assert isinstance(a, type(b)) and type(a) is not type(b)
+    x = torch.randn(5, 7) * 4
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ya, yb = a(xa * 1), b(xb * 1)
+    assert same_bits(ya.detach(), yb.detach())
+    ya.backward(torch.ones_like(ya))
+    yb.backward(torch.ones_like(yb))
+    assert same_bits(xa.grad, xb.grad)
+
+
+def test_module_argument_checks_are_torchs():
+    with pytest.raises(AssertionError, match="must be greater than min_val"):
+        onn.Hardtanh(1.0, -1.0)
+    with pytest.raises(AssertionError):
+        onn.Hardtanh(0.5, 0.5)
+
+
+def test_leaky_relu_module_inplace_negative_slope_refuses_at_backward():
+    m = onn.LeakyReLU(-0.5, inplace=True)
+    x = torch.randn(4, requires_grad=True)
+    y = m(x * 1)
+    with pytest.raises(ot.AclnnRuntimeError):
+        y.sum().backward()
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Hardtanh(-0.5, 0.5, inplace=True))
+        self.act = torch.nn.ReLU6()
+
+    def forward(self, x):
+        return self.act(self.body(x))
+
+
+class Custom(torch.nn.LeakyReLU):  # a user subclass: its forward may differ, so it is kept
+    pass
+
+
+def make_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Linear(4, 8), torch.nn.LeakyReLU(0.2, inplace=True),
+        Block(), torch.nn.ModuleList([torch.nn.LeakyReLU(), torch.nn.ReLU()]),
+        Custom(0.3), torch.nn.Linear(8, 2))
+
+
+def test_swap_activations_replaces_in_place_and_keeps_the_numbers():
+    original = make_model()
+    model = copy.deepcopy(original)
+    model.eval()
+    assert ot.swap_activations(model) is model
+    assert type(model[1]) is onn.LeakyReLU and (model[1].negative_slope, model[1].inplace) == (0.2, True)
+    assert type(model[2].body[1]) is onn.Hardtanh
+    assert (model[2].body[1].min_val, model[2].body[1].max_val, model[2].body[1].inplace) == (-0.5, 0.5, True)
+    assert type(model[2].act) is onn.ReLU6
+    assert type(model[3][0]) is onn.LeakyReLU
+    assert type(model[3][1]) is torch.nn.ReLU  # not bit-identical to any opsnn op: left alone
+    assert type(model[4]) is Custom
+    assert not model[1].training  # the train/eval flag carries over
+    x = torch.randn(16, 4)
+    seq = lambda m, t: m[2](m[1](m[0](t)))  # noqa: E731 - the part with swapped modules
+    assert same_bits(seq(model, x), seq(original, x))
+    assert ot.swap_activations(model) is model  # idempotent: opsnn modules are not swapped again
+
+
+def test_swap_activations_on_a_bare_activation_returns_the_replacement():
+    new = ot.swap_activations(torch.nn.ReLU6(inplace=True))
+    assert type(new) is onn.ReLU6 and new.inplace
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = torch.nn.Linear(8, 16), torch.nn.Linear(16, 16), torch.nn.Linear(16, 4)
+        self.a1, self.a2 = onn.LeakyReLU(0.1), onn.Hardtanh(-0.75, 0.75)
+        self.a3 = onn.LeakyReLU(0.05, inplace=True)
+
+    def forward(self, x):
+        return self.fc3(self.a3(self.a2(self.fc2(self.a1(self.fc1(x))))))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit, imported by inductor
+def test_torch_compile_fullgraph():
+    """The opsnn ops are opaque custom ops with fake kernels, so dynamo captures one graph and
+    inductor compiles the rest around them; forward and backward equal eager to the bit."""
+    if shutil.which("g++") is None and shutil.which("gcc") is None and shutil.which("clang++") is None:
+        pytest.skip("torch.compile (inductor) needs a C++ compiler and none is on PATH")
+    torch.manual_seed(0)
+    eager = Net()
+    compiled_model = copy.deepcopy(eager)
+    compiled = torch.compile(compiled_model, fullgraph=True)
+    x = torch.randn(32, 8)
+    try:
+        out = compiled(x)
+    except Exception as exc:  # noqa: BLE001
+        text = f"{type(exc).__name__}: {exc}"
+        if any(word in text for word in ("CppCompileError", "InvalidCxxCompiler", "compiler")):
+            pytest.skip(f"inductor could not use a C++ compiler here: {text[:300]}")
+        raise
+    ref = eager(x)
+    assert torch.allclose(out, ref, rtol=1e-5, atol=1e-6)  # matmuls may fuse differently
+    out.square().sum().backward()
+    ref.square().sum().backward()
+    for (name, p), q in zip(compiled_model.named_parameters(), eager.parameters()):
+        assert torch.allclose(p.grad, q.grad, rtol=1e-4, atol=1e-6), name
+    # the activations themselves are exact: compare them on identical inputs through a graph
+    h = torch.randn(64, 16) * 2
+    f = torch.compile(lambda t: ot.hardtanh(ot.leaky_relu(t, 0.1), -0.75, 0.75), fullgraph=True)
+    assert same_bits(f(h), torch.nn.functional.hardtanh(torch.nn.functional.leaky_relu(h, 0.1), -0.75, 0.75))
+
+
+def test_compile_dynamic_shapes_with_autograd_does_not_recompile():
+    """Fake kernels keep symbolic sizes symbolic (AOT autograd, no C++ compiler needed)."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    counter = CompileCounterWithBackend("aot_eager")
+
+    def f(x):
+        return ot.hardtanh(ot.leaky_relu(x, 0.1), -0.5, 0.5).sum()
+
+    compiled = torch.compile(f, backend=counter, dynamic=True, fullgraph=True)
+    for n in (3, 5, 9):
+        x = torch.randn(n, 4, requires_grad=True)
+        y = x.detach().clone().requires_grad_()
+        compiled(x).backward()
+        f(y).backward()
+        assert same_bits(x.grad, y.grad)
+    assert counter.frame_count == 1

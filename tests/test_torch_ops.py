@@ -1,0 +1,391 @@
+"""opsnn.torch operators: registration, bit-exactness against torch.nn.functional / aten, autograd
+(gradcheck, gradgradcheck, which backward runs), fake/meta kernels, zero-copy passage, errors.
+
+Bit-exactness is asserted on the raw bits (so -0.0 vs +0.0 counts), with two documented
+exclusions: NaN in ``self`` for hardtanh_backward (DECISION 8: opsnn passes the gradient, torch's
+SIMD path zeroes it in some positions), and NaN *payloads* (NaN positions are compared exactly).
+torch's CPU conversions invent payloads: its AVX512 float->bf16 path writes every NaN as 0xFFFF
+(the scalar path 0x7FC0) and half->float gives 0x7FFFFFFF, while opsnn converts with NumPy /
+ml_dtypes (the quiet NaN with the sign kept, 0x7FC00000 / 0xFFC0). float32 and float16 results
+from same-dtype inputs happen to agree on payloads too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import opsnn  # noqa: E402
+import opsnn.torch as ot  # noqa: E402
+from opsnn.torch import AclnnRuntimeError  # noqa: E402
+
+F = torch.nn.functional
+aten = torch.ops.aten
+ops = torch.ops.opsnn
+
+LOW = (torch.float32, torch.float16, torch.bfloat16)
+INT_VIEW = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16,
+            torch.float64: torch.int64}
+SPECIALS = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1.0, -1.0, 0.5, -0.5, 0.3,
+            -0.7, 6.0, 1e-45, -1e-45, 3e38, -3e38, 65504.0, 1e5, -2.5, 7.0]
+
+
+def assert_same_bits(actual, expected):
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    a = actual.contiguous().view(INT_VIEW[actual.dtype])
+    e = expected.contiguous().view(INT_VIEW[expected.dtype])
+    nan = expected.isnan()
+    assert torch.equal(actual.isnan(), nan), "NaN positions differ"
+    bad = (a != e) & ~nan
+    assert not bad.any(), (f"{int(bad.sum())} elements differ, e.g. at {bad.nonzero()[0].tolist()}: "
+                           f"{actual[bad][:4].tolist()} vs {expected[bad][:4].tolist()}")
+
+
+def values(dtype, shape=(6, 10), seed=0, nan=True):
+    """Specials first, then random values, as a tensor of ``shape``."""
+    n = 1
+    for d in shape:
+        n *= d
+    gen = torch.Generator().manual_seed(seed)
+    special = torch.tensor([v for v in SPECIALS if nan or v == v], dtype=torch.float32)
+    rand = torch.randn(n, generator=gen) * 3
+    flat = torch.cat([special, rand])[:n] if n > special.numel() else special[:n]
+    return flat.reshape(shape).to(dtype)
+
+
+def layouts(dtype, nan=True, seed=0):
+    """(name, tensor) pairs: contiguous, transposed, sliced with steps, expanded (stride 0)."""
+    base = values(dtype, (6, 10), seed, nan)
+    big = values(dtype, (12, 20), seed + 1, nan)
+    row = values(dtype, (1, 10), seed + 2, nan)
+    return [("contiguous", base), ("transposed", base.t()), ("sliced", big[::2, 1::2]),
+            ("expanded", row.expand(6, 10)), ("0-d", base[0, 3].clone())]
+
+
+LAYOUT_IDS = ["contiguous", "transposed", "sliced", "expanded", "0-d"]
+
+
+# ---- registration ---------------------------------------------------------------------------
+
+def test_schemas_follow_aten():
+    expected = {
+        "leaky_relu": "opsnn::leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+        "leaky_relu_": "opsnn::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+        "leaky_relu_backward": "opsnn::leaky_relu_backward(Tensor grad_output, Tensor self, "
+                               "Scalar negative_slope, bool self_is_result) -> Tensor",
+        "hardtanh": "opsnn::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+        "hardtanh_": "opsnn::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+        "hardtanh_backward": "opsnn::hardtanh_backward(Tensor grad_output, Tensor self, "
+                             "Scalar min_val, Scalar max_val) -> Tensor",
+    }
+    for name, schema in expected.items():
+        assert str(getattr(ops, name).default._schema) == schema
+    assert torch.Tag.inplace in ops.leaky_relu_.default.tags
+
+
+def test_import_opsnn_does_not_import_torch():
+    code = "import sys, opsnn; opsnn.leaky_relu_backward; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("op, args", [
+    ("leaky_relu", lambda: (torch.randn(3, 4), 0.2)),
+    ("leaky_relu", lambda: (torch.randn(3, 4, requires_grad=True), -0.3)),
+    ("leaky_relu_", lambda: (torch.randn(3, 4), 0.2)),
+    ("hardtanh", lambda: (torch.randn(3, 4, dtype=torch.float16), -0.5, 0.5)),
+    ("hardtanh", lambda: (torch.randn(3, 4, requires_grad=True), -0.5, 0.5)),
+    ("hardtanh_", lambda: (torch.randn(3, 4), -0.5, 0.5)),
+    ("leaky_relu_backward", lambda: (torch.randn(3, 1), torch.randn(1, 4).half(), 0.2, False)),
+    ("leaky_relu_backward", lambda: (torch.randn(3, 4, requires_grad=True),
+                                     torch.randn(3, 4, requires_grad=True), 0.2, False)),
+    ("hardtanh_backward", lambda: (torch.randn(3, 4), torch.randn(3, 4), -0.5, 0.5)),
+])
+def test_opcheck(op, args):
+    """torch.library.opcheck: schema, autograd registration, fake tensor, AOT dispatch."""
+    result = torch.library.opcheck(getattr(ops, op), args())
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+# ---- bit-exactness against torch ------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("layout", range(5), ids=LAYOUT_IDS)
+def test_forward_bits_match_torch(dtype, layout):
+    _, x = layouts(dtype)[layout]
+    for slope in (0.01, 0.2, 0.0, -0.5, 1.7):
+        assert_same_bits(ot.leaky_relu(x, slope), F.leaky_relu(x, slope))
+    for lo, hi in ((-1.0, 1.0), (-0.7, 0.3), (0.0, 6.0), (-0.1, 0.1), (2.0, 2.0)):
+        assert_same_bits(ot.hardtanh(x, lo, hi), F.hardtanh(x, lo, hi))
+    assert_same_bits(ot.relu6(x), F.relu6(x))
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("layout", [0, 1, 2, 4], ids=["contiguous", "transposed", "sliced", "0-d"])
+def test_inplace_forward_bits_match_torch(dtype, layout):
+    _, x = layouts(dtype)[layout]
+    for ours, theirs, args in ((ot.leaky_relu_, F.leaky_relu_, (0.2,)),
+                               (ot.hardtanh_, F.hardtanh_, (-0.7, 0.3))):
+        a, b = x.clone(), x.clone()
+        if layout in (1, 2):  # write through a strided view of a bigger buffer
+            a_base, b_base = x.new_zeros((20, 24)), x.new_zeros((20, 24))
+            a = a_base[1:1 + 2 * x.shape[0]:2, 2:2 + 2 * x.shape[1]:2]
+            b = b_base[1:1 + 2 * x.shape[0]:2, 2:2 + 2 * x.shape[1]:2]
+            a.copy_(x)
+            b.copy_(x)
+        assert ours(a, *args) is a
+        theirs(b, *args)
+        assert_same_bits(a, b)
+        if layout in (1, 2):
+            assert_same_bits(a_base, b_base)  # untouched elements stay untouched
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("layout", range(5), ids=LAYOUT_IDS)
+def test_backward_bits_match_aten(dtype, layout):
+    _, x = layouts(dtype, seed=1)[layout]
+    _, g = layouts(dtype, seed=7)[layout]
+    for slope in (0.01, 0.2, 0.0, -0.5):
+        assert_same_bits(ot.leaky_relu_backward(g, x, slope), aten.leaky_relu_backward(g, x, slope, False))
+    assert_same_bits(ot.leaky_relu_backward(g, x, 0.3, True), aten.leaky_relu_backward(g, x, 0.3, True))
+    _, x_clean = layouts(dtype, nan=False, seed=1)[layout]  # DECISION 8: no NaN in self
+    for lo, hi in ((-1.0, 1.0), (-0.7, 0.3), (0.0, 6.0), (0.5, -0.5)):
+        assert_same_bits(ot.hardtanh_backward(g, x_clean, lo, hi), aten.hardtanh_backward(g, x_clean, lo, hi))
+
+
+def test_leaky_relu_backward_broadcasts_and_promotes_like_aten():
+    g = values(torch.float32, (3, 1), seed=3)
+    x = values(torch.float16, (1, 4), seed=4)
+    assert_same_bits(ot.leaky_relu_backward(g, x, 0.5), aten.leaky_relu_backward(g, x, 0.5, False))
+    g16, xb = values(torch.float16, (2, 3)), values(torch.bfloat16, (2, 3), seed=2)
+    result = ot.leaky_relu_backward(g16, xb, 0.25)
+    assert result.dtype == torch.float32
+    assert_same_bits(result, aten.leaky_relu_backward(g16, xb, 0.25, False))
+
+
+def test_hardtanh_backward_nan_self_passes_gradient():
+    """DECISION 8 (the documented difference): NaN in self passes grad, at every position."""
+    x = torch.full((37,), float("nan"))
+    g = torch.arange(37, dtype=torch.float32)
+    assert torch.equal(ot.hardtanh_backward(g, x, -1.0, 1.0), g)
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+def test_autograd_gradients_match_torch(dtype):
+    x = values(dtype, (6, 10), seed=5, nan=False)
+    g = values(dtype, (6, 10), seed=6, nan=False)
+    cases = [
+        (lambda t: ot.leaky_relu(t, 0.2), lambda t: F.leaky_relu(t, 0.2)),
+        (lambda t: ot.leaky_relu(t * 1, 0.2, inplace=True), lambda t: F.leaky_relu(t * 1, 0.2, inplace=True)),
+        (lambda t: ot.hardtanh(t, -0.7, 0.3), lambda t: F.hardtanh(t, -0.7, 0.3)),
+        (lambda t: ot.hardtanh(t * 1, -0.7, 0.7, inplace=True), lambda t: F.hardtanh(t * 1, -0.7, 0.7, inplace=True)),
+        (lambda t: ot.relu6(t * 1, inplace=True), lambda t: F.relu6(t * 1, inplace=True)),
+    ]
+    for ours, theirs in cases:
+        a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+        ya, yb = ours(a), theirs(b)
+        assert_same_bits(ya.detach(), yb.detach())
+        ya.backward(g)
+        yb.backward(g)
+        assert_same_bits(a.grad, b.grad)
+
+
+# ---- autograd wiring ------------------------------------------------------------------------
+
+def nonkink(shape, dtype, bound=1.0, margin=0.05, seed=0):
+    """Values away from 0 and +-bound by more than ``margin`` (finite differences stay exact)."""
+    gen = torch.Generator().manual_seed(seed)
+    x = (torch.rand(shape, generator=gen, dtype=torch.float64) * 2.8 - 1.4) * bound
+    for kink in (0.0, bound, -bound):
+        close = (x - kink).abs() < margin
+        x = torch.where(close, x + 3 * margin, x)
+    return x.to(dtype).requires_grad_()
+
+
+def test_gradcheck_leaky_relu_family_float64():
+    x = nonkink((4, 5), torch.float64)
+    g = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
+    for fn in (lambda t: ops.leaky_relu(t, 0.2), lambda t: ops.leaky_relu(t, -0.3),
+               lambda t: ops.leaky_relu_(t.clone(), 0.2)):
+        assert torch.autograd.gradcheck(fn, (x,))
+        assert torch.autograd.gradgradcheck(fn, (x,))
+    for flag in (False, True):
+        fn = lambda a, b: ops.leaky_relu_backward(a, b, 0.2, flag)  # noqa: E731
+        assert torch.autograd.gradcheck(fn, (g, x))
+        assert torch.autograd.gradgradcheck(fn, (g, x))
+    broadcast = lambda a, b: ops.leaky_relu_backward(a, b, 0.5, False)  # noqa: E731
+    assert torch.autograd.gradcheck(broadcast, (g[:, :1].detach().requires_grad_(), x[:1].detach().requires_grad_()))
+
+
+@pytest.mark.filterwarnings("ignore:Input #.* is not a double precision")
+def test_gradcheck_hardtanh_family_float32():
+    """aclnnHardtanhBackward has no DOUBLE (DECISION 11), so hardtanh's gradients are checked in
+    float32: the function is piecewise linear and the points are away from its kinks, so the
+    finite differences are exact to float32 rounding."""
+    x = nonkink((4, 5), torch.float32, bound=0.8, margin=0.05)
+    g = torch.randn(4, 5, requires_grad=True)
+    tol = dict(eps=1e-2, atol=1e-3, rtol=1e-3)
+    for fn in (lambda t: ops.hardtanh(t, -0.8, 0.8), lambda t: ops.hardtanh_(t.clone(), -0.8, 0.8)):
+        assert torch.autograd.gradcheck(fn, (x,), **tol)
+        assert torch.autograd.gradgradcheck(fn, (x,), **tol)
+    fn = lambda a, b: ops.hardtanh_backward(a, b, -0.8, 0.8)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (g, x), **tol)
+    assert torch.autograd.gradgradcheck(fn, (g, x), **tol)
+
+
+def test_hardtanh_float64_runs_forward_but_backward_refuses():
+    x = torch.linspace(-2, 2, 9, dtype=torch.float64, requires_grad=True)
+    y = ot.hardtanh(x)
+    assert torch.equal(y, F.hardtanh(x))
+    with pytest.raises(AclnnRuntimeError) as info:
+        y.sum().backward()
+    assert info.value.status == 161002 and "DT_DOUBLE" in info.value.message
+
+
+class OpLog(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records every operator call (name and non-tensor arguments) below autograd."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = f"{func.namespace}::{func.overloadpacket.__name__}"
+        self.calls.append((name, [a for a in args if not isinstance(a, torch.Tensor)]))
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("forward, expected", [
+    (lambda t: ot.leaky_relu(t, 0.2), ("opsnn::leaky_relu_backward", [0.2, False])),
+    (lambda t: ot.leaky_relu_(t * 1, 0.2), ("opsnn::leaky_relu_backward", [0.2, True])),
+    (lambda t: ot.hardtanh(t, -0.5, 0.5), ("opsnn::hardtanh_backward", [-0.5, 0.5])),
+    (lambda t: ot.hardtanh_(t * 1, -0.5, 0.5), ("opsnn::hardtanh_backward", [-0.5, 0.5])),
+])
+def test_backward_runs_opsnn_backward_op(forward, expected):
+    x = torch.randn(8, requires_grad=True)
+    y = forward(x)
+    with OpLog() as log:
+        y.backward(torch.ones(8))
+    assert expected in log.calls
+    aten_grads = ("aten::leaky_relu_backward", "aten::hardtanh_backward", "aten::threshold_backward",
+                  "aten::where")
+    assert not [name for name, _ in log.calls if name in aten_grads]
+
+
+def test_double_backward_wrt_grad_output_is_the_same_op():
+    x = torch.tensor([-2.0, -0.5, 0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    y = ot.leaky_relu(x, 0.25)
+    (dx,) = torch.autograd.grad(y, x, torch.ones_like(y), create_graph=True)
+    v = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)
+    with OpLog() as log:
+        (ddx,) = torch.autograd.grad(dx, x, v, allow_unused=True, materialize_grads=True)
+    assert torch.equal(ddx, torch.zeros_like(x))  # d/dself of a piecewise-linear gradient
+    g = torch.ones(4, dtype=torch.float64, requires_grad=True)
+    dx = ot.leaky_relu_backward(g, x, 0.25)
+    (dg,) = torch.autograd.grad(dx, g, v)
+    assert torch.equal(dg, aten.leaky_relu_backward(v, x.detach(), 0.25, False))
+    assert log.calls  # the second-order graph ran through the dispatcher
+
+
+def test_inplace_negative_slope_refuses_at_backward_like_torch():
+    x = torch.tensor([-1.0, 1.0], requires_grad=True)
+    y = ot.leaky_relu_(x * 1, -2.0)  # the forward is fine
+    assert y.tolist() == [2.0, 1.0]
+    with pytest.raises(RuntimeError) as info:
+        y.sum().backward()
+    assert isinstance(info.value, opsnn.AclnnError) and info.value.status == 161002
+    assert "negativeSlope" in str(info.value)
+    x.grad = None
+    ot.leaky_relu(x, -2.0).sum().backward()  # out of place: fine, as in torch
+    assert x.grad.tolist() == [-2.0, 1.0]
+
+
+def test_inplace_autograd_edge_cases():
+    leaf = torch.randn(4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        ot.leaky_relu_(leaf, 0.1)
+    base = torch.randn(3, 4, requires_grad=True)
+    expected = base.detach().clone()
+    view = (base * 1)[:, 1:3]
+    out = ot.leaky_relu_(view, 0.1)
+    out.sum().backward()
+    want = torch.zeros(3, 4)
+    want[:, 1:3] = torch.where(expected[:, 1:3] > 0, 1.0, 0.1)
+    assert torch.equal(base.grad, want)
+    with torch.no_grad():
+        t = base.clone()
+        ot.hardtanh_(t, -0.1, 0.1)
+        assert t.abs().max() <= 0.1
+    with pytest.raises(AclnnRuntimeError, match="single memory location"):
+        ot.leaky_relu_(torch.zeros(1).expand(4), 0.1)
+
+
+# ---- fake / meta ----------------------------------------------------------------------------
+
+def test_meta_shapes_and_dtypes_come_from_the_specs():
+    meta = dict(device="meta")
+    out = ops.leaky_relu_backward(torch.empty(3, 1, **meta), torch.empty(1, 4, dtype=torch.float16, **meta), 0.2, False)
+    assert (out.shape, out.dtype, out.device.type) == ((3, 4), torch.float32, "meta")
+    out = ops.leaky_relu_backward(torch.empty(2, 3, dtype=torch.float16, **meta),
+                                  torch.empty(2, 3, dtype=torch.bfloat16, **meta), 0.2, False)
+    assert out.dtype == torch.float32
+    assert ops.hardtanh_backward(torch.empty(5, dtype=torch.bfloat16, **meta),
+                                 torch.empty(5, dtype=torch.bfloat16, **meta), -1, 1).dtype == torch.bfloat16
+    out = ops.leaky_relu(torch.empty(2, 0, 3, dtype=torch.float64, **meta), 0.1)
+    assert (out.shape, out.dtype) == ((2, 0, 3), torch.float64)
+    out = ops.hardtanh(torch.empty(7, dtype=torch.int32, **meta), -1, 1)
+    assert (out.shape, out.dtype) == ((7,), torch.int32)
+
+
+def test_meta_refuses_what_the_kernel_refuses():
+    meta = dict(device="meta")
+    with pytest.raises(AclnnRuntimeError) as info:  # HardtanhBackward: shapes must be equal
+        ops.hardtanh_backward(torch.empty(3, 1, **meta), torch.empty(1, 4, **meta), -1, 1)
+    assert info.value.status == 161002
+    with pytest.raises(AclnnRuntimeError):  # the in-place negative-slope rule
+        ops.leaky_relu_backward(torch.empty(3, **meta), torch.empty(3, **meta), -0.1, True)
+    with pytest.raises(AclnnRuntimeError):  # LeakyRelu has no integer dtypes
+        ops.leaky_relu(torch.empty(3, dtype=torch.int64, **meta), 0.1)
+
+
+# ---- zero-copy passage and errors -----------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", (*LOW, torch.float64), ids=str)
+def test_to_numpy_is_a_view(dtype):
+    base = torch.randn(8, 10).to(dtype)
+    view = base[1::2, 3:9].t()
+    arr = ot.to_numpy(view)
+    assert arr.shape == tuple(view.shape)
+    assert arr.__array_interface__["data"][0] == view.data_ptr()
+    assert [s // arr.itemsize for s in arr.strides] == list(view.stride())
+    arr[0, 0] = 42
+    assert view[0, 0].item() == 42 and base[1, 3].item() == 42
+    back = ot.from_numpy(arr)
+    assert back.dtype == dtype and back.data_ptr() == view.data_ptr()
+
+
+def test_results_are_fresh_contiguous_tensors_not_copies_of_numpy():
+    x = torch.randn(4, 6).t()
+    y = ot.leaky_relu(x, 0.1)
+    assert y.is_contiguous() and y.data_ptr() != x.data_ptr()
+    y2 = ot.leaky_relu(x.requires_grad_(), 0.1)
+    assert y2.requires_grad
+
+
+def test_errors_are_runtime_errors_with_the_aclnn_status():
+    with pytest.raises(RuntimeError) as info:
+        ot.leaky_relu(torch.arange(4), 0.1)  # LeakyRelu: no integer dtypes
+    err = info.value
+    assert isinstance(err, AclnnRuntimeError) and isinstance(err, opsnn.AclnnError)
+    assert err.status == opsnn.Status.ERR_PARAM_INVALID and "LeakyRelu" in err.message
+    with pytest.raises(AclnnRuntimeError) as info:  # aclnnHardtanh: min > max
+        ops.hardtanh(torch.randn(3), 1.0, -1.0)
+    assert info.value.status == 161002
+    with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):  # as F.hardtanh
+        ot.hardtanh(torch.randn(3), 1.0, -1.0)
+    with pytest.raises(AclnnRuntimeError) as info:  # HardtanhBackward: one dtype for both
+        ot.hardtanh_backward(torch.randn(3), torch.randn(3).half(), -1.0, 1.0)
+    assert "HardtanhBackward" in info.value.message

@@ -1,0 +1,65 @@
+"""The real run: an MLP on scikit-learn's digits trained with torch's and with opsnn's activations
+(quick mode here; the full run is ``python examples/train_digits.py``)."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sklearn")
+
+from opsnn.torch import nn as onn  # noqa: E402
+from opsnn.torch import train_demo  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train_digits.py"
+
+
+def test_quick_run_is_bit_identical_and_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    lines: list[str] = []
+    result = train_demo.run(epochs=1, max_steps=12, plot_path=str(tmp_path / "loss.png"), log=lines.append)
+    assert result["identical"], result["verdict"]
+    assert len(result["torch"].losses) == len(result["opsnn"].losses) == 12
+    assert result["torch"].losses == result["opsnn"].losses
+    assert result["torch"].losses[-1] < result["torch"].losses[0]  # it learns
+    assert (tmp_path / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = "\n".join(lines)
+    assert "bit-identical" in text and "opsnn activations" in text
+
+
+def test_the_opsnn_model_really_uses_opsnn_modules():
+    model = train_demo.swap_activations(train_demo.make_model(0))
+    kinds = {type(m) for m in model.modules()}
+    assert {onn.LeakyReLU, onn.Hardtanh, onn.ReLU6} <= kinds
+    assert not kinds & {torch.nn.LeakyReLU, torch.nn.Hardtanh, torch.nn.ReLU6}
+
+
+def test_deterministic_settings_are_restored():
+    threads, det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    with train_demo.deterministic(1):
+        assert torch.get_num_threads() == 1 and torch.are_deterministic_algorithms_enabled()
+    assert (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()) == (threads, det)
+
+
+def test_example_script_quick_mode(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", [str(EXAMPLE), "--quick", "--plot", ""])
+    with pytest.raises(SystemExit) as done:
+        runpy.run_path(str(EXAMPLE), run_name="__main__")
+    assert done.value.code == 0
+    assert "bit-identical" in capsys.readouterr().out
+
+
+def test_main_reports_a_difference_with_exit_status_1(monkeypatch, capsys):
+    real_compare = train_demo.compare
+
+    def fake_compare(a, b):
+        b.losses[3] += 1e-3
+        return real_compare(a, b)
+
+    monkeypatch.setattr(train_demo, "compare", fake_compare)
+    assert train_demo.main(["--quick", "--plot", ""]) == 1
+    assert "losses first differ at step 3" in capsys.readouterr().out
