@@ -81,3 +81,23 @@ def test_unknown_operator_and_usage_errors():
 def test_python_dash_m_entry_point():
     code, out = _run_process("list")
     assert code == 0 and "aclnnLeakyReluBackward" in out
+
+
+def test_tiling_shows_the_worked_example_and_the_aclnn_executor_steps(capsys):
+    code, out = _run(capsys, "--soc", "Ascend950", "tiling", "HardtanhBackward", "--shape", "1,64,2,64",
+                     "--dtype", "float16")
+    assert code == 0
+    for line in ("baseTiling.coreNum = 2", "baseTiling.ubFormer = 6144", "baseTiling.blockFormer = 4096",
+                 "tiling key   3", "workspace    16777216 B"):
+        assert line in out
+    assert "step       workspace 0 B" in out
+    assert "HardtanhGrad(self, grad_output; min_val=-1.0, max_val=1.0) -> out" in out
+
+
+def test_tiling_executor_steps_show_a_phase_1_failure(capsys):
+    # DECISION 10: opsnn refuses the mismatched out in phase 1, where CANN's tiling would fail
+    code, out = _run(capsys, "--soc", "Ascend950", "tiling", "HardtanhBackward", "--shape", "4",
+                     "--dtype", "float16,float16,float32")
+    assert code == 1
+    assert "phase 1 fails: 161002 HardtanhBackward: out must have the dtype of self" in out
+    assert "HardtanhGrad tiling failed: the dtypes of result, y must be the same" in out

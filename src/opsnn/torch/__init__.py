@@ -10,7 +10,8 @@ with ATen's schemas, fake (meta) kernels derived from the OpSpecs (so ``torch.co
 meta tensors work), and autograd that runs opsnn's backward operators (double backward too).
 Tensors cross to the kernels without copies (DLPack; bfloat16 through an int16 view), with any
 strides, in float16, bfloat16, float32 and float64 (and whatever else the operator's dtype list
-admits). CPU tensors only: opsnn computes on the host.
+admits). CPU tensors only: opsnn computes on the host. The SoC profile in force
+(``opsnn.use_soc`` / ``OPSNN_SOC``) decides the dtype lists, as for every opsnn call.
 
 Functions here follow ``torch.nn.functional``'s signatures::
 
@@ -37,10 +38,13 @@ leaky_relu uses float32(negative_slope) (DECISION 2), and aclnnHardtanhBackward 
 
 from __future__ import annotations
 
-import torch
+try:
+    import torch
+except ImportError as exc:  # an explicitly requested optional part: fail loudly, with the fix
+    raise ImportError("opsnn.torch needs PyTorch; install it with `pip install opsnn[torch]`") from exc
 
-from . import _ops
-from ._bridge import AclnnRuntimeError, from_numpy, to_numpy
+from . import _ops  # noqa: E402 - registers torch.ops.opsnn.*
+from ._bridge import AclnnRuntimeError, from_numpy, to_numpy  # noqa: E402
 
 _op = torch.ops.opsnn
 
