@@ -101,3 +101,12 @@ def test_tiling_executor_steps_show_a_phase_1_failure(capsys):
     assert code == 1
     assert "phase 1 fails: 161002 HardtanhBackward: out must have the dtype of self" in out
     assert "HardtanhGrad tiling failed: the dtypes of result, y must be the same" in out
+
+
+def test_demo_train_quick_runs_both_trainings_bit_identical(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("sklearn")
+    png = tmp_path / "loss.png"
+    code, out = _run_process("demo", "--train", "--quick", "--plot", str(png))
+    assert code == 0, out
+    assert "bit-identical" in out and png.stat().st_size > 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -68,11 +67,13 @@ def test_decision_01_slope_branch_is_ieee_multiplication(layer, env, slope, expe
 
 
 @pytest.mark.parametrize("layer", LAYERS)
-@pytest.mark.parametrize("dt", [F32, F64], ids=str)
+@pytest.mark.parametrize("dt", [F32, F64, F16, BF16], ids=str)
 def test_decision_01_pass_branch_copies_grad_bits(layer, env, dt):
+    """Same-dtype pass branch: grad's bits come back unchanged, a quiet NaN's payload included."""
     sub = cases.from_bits(1, dt)
-    g = np.array([cases.quiet_nan_with_payload(dt), -0.0, sub, -sub, np.inf], dt)
-    x = np.ones(5, dt)
+    g = np.array([cases.quiet_nan_with_payload(dt), -cases.quiet_nan_with_payload(dt), -0.0, sub, -sub,
+                  np.inf], dt)
+    x = np.ones(6, dt)
     res = run_leaky(layer, env, g, x, 0.5)
     cases.assert_bits_equal(res, g, nan_payload=True)
 
@@ -422,6 +423,30 @@ def test_decision_12_bf16_rejected_elsewhere(acl_env, soc_without_bf16):
     cases.assert_bits_equal(run_hardtanh("acl", acl_env, h, h * 0.5, -1.0, 1.0), h)
     d = np.array([1.0, -1.0], F64)
     cases.assert_bits_equal(run_leaky("acl", acl_env, d, d, 0.5), np.array([1.0, -0.5], F64))
+
+
+def test_decision_12_profile_from_env_and_use_soc_wins(acl_env, monkeypatch):
+    """OPSNN_SOC selects the profile; a use_soc block overrides it for the calling thread."""
+    b = np.array([1.0, -1.0], BF16)
+    monkeypatch.setenv("OPSNN_SOC", "Ascend910")
+    ws, ex, ret, _ = leaky_phase1(acl_env, b, b, 0.5)
+    expect_acl_failure(ret, INVALID, names=["gradOutput"], dtypes=["BF16"])
+    with opsnn.use_soc("Ascend910B"):
+        cases.assert_bits_equal(run_leaky("acl", acl_env, b, b, 0.5), np.array([1.0, -0.5], BF16))
+    monkeypatch.delenv("OPSNN_SOC")
+    cases.assert_bits_equal(opsnn.leaky_relu_backward(b, b, 0.5), np.array([1.0, -0.5], BF16))
+
+
+def test_decision_12_profile_fixed_at_phase1(acl_env):
+    """The profile in force at phase 1 decides; phase 2 under another profile still runs."""
+    b = np.array([1.0, -1.0], BF16)
+    gt, xt, ot = acl_env.put(b), acl_env.put(b), acl_env.out((2,), BF16)
+    ws, ex, ret = LEAKY.phase1(gt.tensor, xt.tensor, acl_env.scalar(0.5, "DOUBLE"), False, ot.tensor)
+    assert ret == 0
+    with opsnn.use_soc("Ascend910"):
+        assert LEAKY.phase2(acl_env.malloc(ws) if ws else None, ws, ex, acl_env.stream) == 0
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(ot.view(), np.array([1.0, -0.5], BF16))
 
 
 # ---- 13. formats carried, unknown format rejected by create_tensor ------------------------------

@@ -9,7 +9,7 @@ import pytest
 import cases
 import opsnn.acl as acl
 from cases import F16, F32, F64
-from conftest import HARDTANH, LEAKY, expect_acl_failure
+from conftest import HARDTANH, LEAKY, assert_out_written, expect_acl_failure
 from opsnn import aclnn
 
 
@@ -42,10 +42,9 @@ def test_device_count_and_memcpy_round_trip(acl_env):
         cases.assert_bits_equal(b, a)
     finally:
         assert acl.rt.free_host(h) == 0
-    raw = (np.arange(3, dtype=F64) + 7).tobytes()
-    keep = raw
+    raw = (np.arange(3, dtype=F64) + 7).tobytes()  # kept alive while its pointer is used
     d3 = acl_env.malloc(len(raw))
-    assert acl.rt.memcpy(d3, len(raw), acl.util.bytes_to_ptr(keep), len(raw), acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    assert acl.rt.memcpy(d3, len(raw), acl.util.bytes_to_ptr(raw), len(raw), acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
     cases.assert_bits_equal(acl_env.read(d3, (3,), F64), np.array([7.0, 8.0, 9.0]))
     bb = bytearray(len(raw))
     assert acl.rt.memcpy(bb, len(bb), d3, len(raw), acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
@@ -216,5 +215,4 @@ def test_hardtanh_strided_out_workspace(acl_env, dt):
     assert ot.storage_bytes() == before.tobytes()
     assert HARDTANH.phase2(acl_env.malloc(ws) if ws else None, ws, ex, acl_env.stream) == 0
     assert acl.rt.synchronize_stream(acl_env.stream) == 0
-    from conftest import assert_out_written
     assert_out_written(ot, cases.ref_hardtanh(g, x, -1.0, 1.0), before, "hardtanh strided out")

@@ -13,7 +13,7 @@ import cases
 import opsnn
 import opsnn.acl as acl
 from cases import BF16, F16, F32, F64, RANK8, RANK9
-from conftest import (HARDTANH, LEAKY, acl_dtype, assert_untouched, expect_acl_failure,
+from conftest import (HARDTANH, LEAKY, assert_untouched, expect_acl_failure,
                       expect_py_failure, snapshot)
 
 NULLPTR, INVALID = 161001, 161002
@@ -263,8 +263,8 @@ I32, U32 = np.dtype(np.int32), np.dtype(np.uint32)
 
 def test_leaky_check_order(acl_env):
     # grad dtype before self dtype
-    msg = expect_acl_failure(leaky_acl(acl_env, g=((2, 3), I32), x=((2, 3), U32), out=((2, 3), F32)),
-                             INVALID, names=["gradOutput"], dtypes=["INT32"])
+    expect_acl_failure(leaky_acl(acl_env, g=((2, 3), I32), x=((2, 3), U32), out=((2, 3), F32)),
+                       INVALID, names=["gradOutput"], dtypes=["INT32"])
     # self dtype before slope dtype
     expect_acl_failure(leaky_acl(acl_env, x=((2, 3), U32), out=((2, 3), F32), slope=1, sdt="UINT32"),
                        INVALID, names=["self"], dtypes=["UINT32"])
@@ -279,7 +279,6 @@ def test_leaky_check_order(acl_env):
                        INVALID, names=["out"], shapes=[(2, 3), (3, 2)])
     # selfIsResult before CanCast(promoted, out)
     expect_acl_failure(leaky_acl(acl_env, out=((2, 3), I32), slope=-0.5, sir=True), INVALID, words=["slope"])
-    del msg
     py_leaky_fail(g=((2, 3), I32), x=((2, 3), U32), names=["gradOutput"], dtypes=["INT32"])
     py_leaky_fail(out=((3, 2), F32), slope=-0.5, sir=True, names=["out"])
     py_leaky_fail(out=((2, 3), I32), slope=-0.5, sir=True, words=["slope"])

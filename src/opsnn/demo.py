@@ -3,6 +3,7 @@ through the Pythonic API, checked bit for bit against the float64 reference and 
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 
@@ -24,9 +25,17 @@ def add_arguments(parser) -> None:
                         help="shape of the random inputs for the dtype table (default 256 1024)")
     parser.add_argument("--repeat", type=int, default=20, help="timed calls per row (median shown)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--train", nargs=argparse.REMAINDER, metavar="...",
+                        help="instead: train the digits MLP with torch's and with opsnn's activations "
+                             "and compare (needs the torch extra; options after --train go to it, "
+                             "e.g. --train --quick)")
 
 
 def run(args) -> int:
+    if args.train is not None:
+        from .torch.train_demo import main as train_main
+
+        return train_main(args.train)
     console = Console(highlight=False)
     profile = platform.current()
     console.print(f"[bold]opsnn demo[/bold] on the emulated {profile.name} ({profile.product_line})\n")

@@ -3,8 +3,6 @@ operator and argument, the expected and the actual value (spec §10 paraphrased)
 
 from __future__ import annotations
 
-import numpy as np
-
 from . import dtypes
 from .dtypes import DataType
 from .shape import MAX_DIM, fmt
@@ -45,29 +43,3 @@ def same_shape(op: str, shape: tuple[int, ...], expected: tuple[int, ...], api_n
                ref_name: str) -> None:
     if tuple(shape) != tuple(expected):
         raise fail(op, f"{api_name} shape must equal {ref_name} shape {fmt(expected)}, got {fmt(shape)}")
-
-
-# shares_memory's bound on its exact search; beyond it the views are treated as overlapping
-_OVERLAP_WORK = 1 << 16
-
-
-def no_partial_overlap(op: str, written, read, written_name: str, read_name: str, advice: str) -> None:
-    """``written`` (an output tensor) may be exactly ``read`` (the same view: in place) or share
-    no element with it; a partial overlap is refused (161002), since a tiled kernel would read
-    elements it already wrote. ``advice`` says what to do instead."""
-    if written.is_empty or read.is_empty:
-        return
-    w, r = written.array(), read.array()
-    if not np.may_share_memory(w, r):
-        return
-    if (w.__array_interface__["data"][0], w.shape, w.strides, w.dtype) == \
-            (r.__array_interface__["data"][0], r.shape, r.strides, r.dtype):
-        return
-    try:
-        overlap = np.shares_memory(w, r, max_work=_OVERLAP_WORK)
-    except np.exceptions.TooHardError:
-        overlap = True
-    if overlap:
-        raise fail(op, f"{written_name} and {read_name} overlap in memory without being the same "
-                       f"view ({written_name} {written.describe()}, {read_name} {read.describe()}); "
-                       f"{advice}")

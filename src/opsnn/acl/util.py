@@ -23,9 +23,18 @@ NPY_TYPES = {0: np.bool_, 1: np.int8, 2: np.uint8, 3: np.int16, 4: np.uint16, 5:
 @boundary(lambda code: 0)
 def numpy_to_ptr(array: np.ndarray) -> int:
     """Address of a C-contiguous array's data (a non-contiguous array is copied first)."""
-    if isinstance(array, np.ndarray) and array.flags.c_contiguous:  # valid while the caller keeps it
+    if not isinstance(array, np.ndarray):
+        try:
+            array = np.asarray(array)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise AclnnError(AclError.INVALID_PARAM, f"numpy_to_ptr: not an array: {exc}") from None
+        array = np.ascontiguousarray(array)
+    elif array.flags.c_contiguous and not array.dtype.hasobject:  # valid while the caller keeps it
         return _host.register(array.reshape(-1).view(np.uint8), owner=array)
-    copy = np.ascontiguousarray(np.asarray(array))  # a private copy: opsnn keeps it alive
+    if array.dtype.hasobject:
+        raise AclnnError(AclError.INVALID_PARAM, "numpy_to_ptr: an object array holds Python references, "
+                                                 "not raw data")
+    copy = np.ascontiguousarray(array)  # a private copy: opsnn keeps it alive
     return _host.register(copy.reshape(-1).view(np.uint8))
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from .._core import checks
 from .._core.dtypes import DataType as D
 from .._core.dtypes import INTEGRAL
-from .._core.tensor import TensorBase
 from ..registry import (Compute, DtypeTable, OpSpec, Promotion, ScalarConversion, inplace_variant,
                         register, scalar, tensor)
 
@@ -36,16 +35,6 @@ def hardtanh_kernel(ops, self, *, min_val, max_val):
     return ops.minimum(ops.maximum(self, min_val), max_val)
 
 
-def reject_out_overlapping_self(op: str, args: dict) -> None:
-    """out must be self's exact view (in place) or disjoint from it (DECISION F6)."""
-    out = args["out"]
-    if not isinstance(out, TensorBase):  # the engine allocates out: a fresh buffer
-        return
-    checks.no_partial_overlap(op, out, args["self"], "out", "self",
-                              "pass self itself as out (or use the aclnnInplace API), or a "
-                              "separate out buffer")
-
-
 def reject_min_greater_than_max(op: str, args: dict) -> None:
     """clipValueMin > clipValueMax -> 161002 (aclnn_hardtanh.cpp CheckMinMaxValue): compared as
     ToInt64 when min's dtype is integral, else as ToDouble; NaN bounds pass."""
@@ -68,7 +57,6 @@ LEAKY_RELU = register(OpSpec(
     null_order=("self", "negative_slope", "out"),
     promotion=Promotion.SAME,
     broadcast=False,
-    extra_checks=(reject_out_overlapping_self,),
     unsupported_socs=frozenset({"Ascend310P", "Ascend310B"}),
     kernel=leaky_relu_kernel,
     kernel_inputs=("self",),
@@ -89,7 +77,7 @@ HARDTANH = register(OpSpec(
     promotion=Promotion.SAME,
     broadcast=False,
     out_equals_self=True,
-    extra_checks=(reject_min_greater_than_max, reject_out_overlapping_self),
+    extra_checks=(reject_min_greater_than_max,),
     unsupported_socs=frozenset({"Ascend310B"}),
     kernel=hardtanh_kernel,
     kernel_inputs=("self",),

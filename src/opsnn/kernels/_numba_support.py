@@ -1,0 +1,188 @@
+"""Scalar helpers the generated numba kernels call: bit casts and the float16/bfloat16 conversions.
+
+float16 and bfloat16 travel as their own bits (uint16) and are computed in float32. The conversions
+reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numba_backend.py):
+
+* ``h2f``  float16 -> float32: exact; NaN payloads are shifted, never quieted (NumPy's
+  ``npy_halfbits_to_floatbits``). Branch-free, so loops vectorize.
+* ``f2h``  float32 -> float16: round to nearest even; overflow to +-inf; subnormals exact; a NaN
+  keeps the top 10 payload bits and stays a NaN (``npy_floatbits_to_halfbits``).
+* ``h2d``  float16 -> float64: exact, NaN payload kept (``npy_halfbits_to_doublebits``).
+* ``d2h``  float64 -> float16: one rounding to nearest even (``npy_doublebits_to_halfbits``).
+* ``bf2f`` bfloat16 -> float32: the 16 bits shifted up (exact).
+* ``f2bf`` float32 -> bfloat16: round to nearest even; NaN -> 0x7FC0 with the sign kept
+  (ml_dtypes / Eigen ``float_to_bfloat16_rtne``).
+* ``d2bf`` float64 -> bfloat16: one rounding (``dtypes.cast_into``: round to float32 *to odd*, then
+  ``f2bf``).
+
+This module imports numba; only the numba backend imports it, on first use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+
+
+def _bitcast_to_float(width: int, float_type: types.Float, llvm_float):
+    int_type = ir.IntType(width)
+
+    def generic(typingctx, value):
+        if not isinstance(value, types.Integer):
+            return None
+        sig = float_type(value)
+
+        def codegen(context, builder, signature, args):
+            v = args[0]
+            if value.bitwidth > width:
+                v = builder.trunc(v, int_type)
+            elif value.bitwidth < width:
+                v = builder.zext(v, int_type)
+            return builder.bitcast(v, llvm_float)
+
+        return sig, codegen
+
+    return generic
+
+
+def _bitcast_to_int(float_type: types.Float, int_type: types.Integer, llvm_int):
+    def generic(typingctx, value):
+        if value != float_type:
+            return None
+        sig = int_type(float_type)
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], llvm_int)
+
+        return sig, codegen
+
+    return generic
+
+
+bits_f32 = intrinsic(_bitcast_to_float(32, types.float32, ir.FloatType()))
+bits_f64 = intrinsic(_bitcast_to_float(64, types.float64, ir.DoubleType()))
+f32_bits = intrinsic(_bitcast_to_int(types.float32, types.uint32, _I32))
+f64_bits = intrinsic(_bitcast_to_int(types.float64, types.uint64, _I64))
+
+
+@njit(cache=True, nogil=True)
+def h2f(h):
+    h32 = np.uint32(h) & np.uint32(0xFFFF)
+    sign = (h32 & np.uint32(0x8000)) << np.uint32(16)
+    em = h32 & np.uint32(0x7FFF)
+    o = (em << np.uint32(13)) + np.uint32(0x38000000)
+    o_inf = o + np.uint32(0x38000000)  # exponent 31 -> 255, payload shifted
+    sub = bits_f32(o + np.uint32(0x00800000)) - np.float32(6.103515625e-05)  # em * 2**-24, exact
+    r = o_inf if em >= np.uint32(0x7C00) else (f32_bits(sub) if em < np.uint32(0x0400) else o)
+    return bits_f32(np.uint32(r) | sign)
+
+
+@njit(cache=True, nogil=True)
+def f2h(f):
+    u = f32_bits(f)
+    sign = (u >> np.uint32(16)) & np.uint32(0x8000)
+    a = u & np.uint32(0x7FFFFFFF)
+    payload = (a & np.uint32(0x007FFFFF)) >> np.uint32(13)
+    nan = np.uint32(0x7C00) | (payload if payload != np.uint32(0) else np.uint32(1))
+    odd = (a >> np.uint32(13)) & np.uint32(1)
+    normal = (a - np.uint32(0x38000000) + np.uint32(0xFFF) + odd) >> np.uint32(13)
+    sub = f32_bits(bits_f32(a) + np.float32(0.5)) - np.uint32(0x3F000000)
+    r = nan if a > np.uint32(0x7F800000) else (
+        np.uint32(0x7C00) if a >= np.uint32(0x47800000) else (
+            normal if a >= np.uint32(0x38800000) else sub))
+    return np.uint16(np.uint32(r) | sign)
+
+
+@njit(cache=True, nogil=True)
+def h2d(h):
+    h32 = np.uint32(h) & np.uint32(0xFFFF)
+    if (h32 & np.uint32(0x7FFF)) > np.uint32(0x7C00):  # NaN: payload shifted, not quieted
+        sign = np.uint64(h32 & np.uint32(0x8000)) << np.uint64(48)
+        sig = np.uint64(h32 & np.uint32(0x03FF)) << np.uint64(42)
+        return bits_f64(sign | np.uint64(0x7FF0000000000000) | sig)
+    return np.float64(h2f(h))
+
+
+@njit(cache=True, nogil=True)
+def d2h(d):
+    u = f64_bits(d)
+    h_sgn = np.uint32((u >> np.uint64(48)) & np.uint64(0x8000))
+    d_exp = u & np.uint64(0x7FF0000000000000)
+    if d_exp >= np.uint64(0x40F0000000000000):
+        if d_exp == np.uint64(0x7FF0000000000000):
+            d_sig = u & np.uint64(0x000FFFFFFFFFFFFF)
+            if d_sig != np.uint64(0):
+                ret = np.uint32(0x7C00) + np.uint32(d_sig >> np.uint64(42))
+                if ret == np.uint32(0x7C00):
+                    ret += np.uint32(1)
+                return np.uint16(h_sgn + ret)
+        return np.uint16(h_sgn + np.uint32(0x7C00))
+    if d_exp <= np.uint64(0x3F00000000000000):
+        if d_exp < np.uint64(0x3E60000000000000):
+            return np.uint16(h_sgn)
+        e = d_exp >> np.uint64(52)
+        d_sig = np.uint64(0x0010000000000000) + (u & np.uint64(0x000FFFFFFFFFFFFF))
+        d_sig = d_sig << (e - np.uint64(998))
+        if (d_sig & np.uint64(0x003FFFFFFFFFFFFF)) != np.uint64(0x0010000000000000):
+            d_sig += np.uint64(0x0010000000000000)
+        return np.uint16(h_sgn + np.uint32(d_sig >> np.uint64(53)))
+    h_exp = np.uint32((d_exp - np.uint64(0x3F00000000000000)) >> np.uint64(42))
+    d_sig = u & np.uint64(0x000FFFFFFFFFFFFF)
+    if (d_sig & np.uint64(0x000007FFFFFFFFFF)) != np.uint64(0x0000020000000000):
+        d_sig += np.uint64(0x0000020000000000)
+    h_sig = np.uint32(d_sig >> np.uint64(42)) + h_exp
+    return np.uint16(h_sgn + h_sig)
+
+
+@njit(cache=True, nogil=True)
+def bf2f(b):
+    return bits_f32((np.uint32(b) & np.uint32(0xFFFF)) << np.uint32(16))
+
+
+@njit(cache=True, nogil=True)
+def f2bf(f):
+    u = f32_bits(f)
+    rounded = (np.uint64(u) + np.uint64(0x7FFF) + np.uint64((u >> np.uint32(16)) & np.uint32(1))) >> np.uint64(16)
+    nan = ((u >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7FC0)
+    r = nan if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else np.uint32(rounded)
+    return np.uint16(r)
+
+
+@njit(cache=True, nogil=True)
+def d2f_odd(d):
+    """float64 -> float32 rounded to odd (finite inexact results get their last bit set)."""
+    n = np.float32(d)
+    if np.isfinite(n) and np.float64(n) != d:
+        u = f32_bits(n)
+        if abs(np.float64(n)) > abs(d):
+            u = u - np.uint32(1)  # one step toward zero: truncation
+        return bits_f32(u | np.uint32(1))
+    return n
+
+
+@njit(cache=True, nogil=True)
+def d2bf(d):
+    return f2bf(d2f_odd(d))
+
+
+@njit(cache=True, nogil=True)
+def isnan16(h, exp_mask):
+    """NaN test on float16 (exp_mask 0x7C00) or bfloat16 (0x7F80) bits."""
+    return (np.uint32(h) & np.uint32(0x7FFF)) > np.uint32(exp_mask)
+
+
+@njit(cache=True, nogil=True)
+def ranges_clash(out_lo, out_hi, lo, hi, same_start):
+    """1 when [lo, hi) intersects [out_lo, out_hi) other than as the same view (``same_start``)."""
+    if hi <= out_lo or out_hi <= lo:
+        return 0
+    return 0 if same_start else 1
+
+
+SUPPORT_NAMES = ("h2f", "f2h", "h2d", "d2h", "bf2f", "f2bf", "d2bf", "isnan16", "ranges_clash",
+                 "bits_f32", "bits_f64", "f32_bits", "f64_bits")

@@ -1,0 +1,577 @@
+"""Property-based fuzzing (hypothesis) of the three public surfaces with wrong and extreme
+arguments (docs/reliability.md). Every call must end in a documented status (or AclnnError in the
+Pythonic layer) with a recent-error message: never an unhandled exception, never ACLNN_ERR_INNER
+(561000, an opsnn bug), never a write into the inputs or, on failure, into out; the emulated
+device memory accounting is balanced after every example.
+
+Reproducible: every test is derandomized (fixed examples in CI); ``max_examples`` are modest.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import run_state_machine_as_test
+
+import opsnn
+import opsnn.acl as acl
+from hostile import (ACL_CODES, ACLNN_CODES, ACL_OF, BF16, F16, F32, F64, INNER, JUNK, Dev, balanced,
+                     check_null, check_ret, mem_state, restore_runtime)
+from opsnn import aclnn
+from opsnn._core import memory
+from opsnn.acl import rt
+
+# OPSNN_FUZZ_EXAMPLES=20000 OPSNN_FUZZ_RANDOM=1 pytest tests/test_fuzz.py: a long, random hunt
+EXAMPLES = int(os.environ.get("OPSNN_FUZZ_EXAMPLES", "150"))
+FUZZ = settings(derandomize=not os.environ.get("OPSNN_FUZZ_RANDOM"), max_examples=EXAMPLES,
+                deadline=None, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                       HealthCheck.filter_too_much])
+
+junk = st.sampled_from(JUNK)
+# integers a C caller could pass for dims, strides, offsets, sizes: small, boundary, huge
+extreme_int = st.one_of(
+    st.integers(-3, 8), st.sampled_from([2**31 - 1, 2**31, 2**32, 2**62, 2**63 - 1, 2**63, 2**64,
+                                         2**64 + 1, -2**63, 10**30]),
+    st.integers(-2**70, 2**70))
+np_int = extreme_int.filter(lambda v: -2**63 <= v < 2**63).map(np.int64)
+dim_value = st.one_of(extreme_int, np_int, junk)
+dim_list = st.one_of(st.lists(st.one_of(st.integers(0, 6), dim_value), max_size=10),
+                     st.lists(np_int, max_size=4).map(lambda v: np.array(v, dtype=np.int64)), junk)
+
+
+# ---- opsnn.acl: every runtime call with hostile arguments ----------------------------------
+def _call_runtime(name: str, args: list, made: Dev):
+    """Call acl.<name>(*args); check the pyACL return convention and the status; record what
+    was made so it can be released."""
+    fn = {"set_device": acl.rt.set_device, "reset_device": acl.rt.reset_device,
+          "get_device_count": acl.rt.get_device_count, "create_stream": acl.rt.create_stream,
+          "destroy_stream": acl.rt.destroy_stream, "synchronize_stream": acl.rt.synchronize_stream,
+          "malloc": acl.rt.malloc, "free": acl.rt.free, "malloc_host": acl.rt.malloc_host,
+          "free_host": acl.rt.free_host, "memcpy": acl.rt.memcpy, "init": acl.init,
+          "destroy_tensor": acl.destroy_tensor, "destroy_scalar": acl.destroy_scalar,
+          "numpy_to_ptr": acl.util.numpy_to_ptr, "bytes_to_ptr": acl.util.bytes_to_ptr,
+          "ptr_to_bytes": acl.util.ptr_to_bytes, "ptr_to_numpy": acl.util.ptr_to_numpy}[name]
+    result = fn(*args)
+    if name in ("get_device_count", "create_stream", "malloc", "malloc_host"):
+        assert isinstance(result, tuple) and len(result) == 2, result
+        value, ret = result
+        check_ret(ret, ACL_CODES)
+        if ret == 0 and name == "malloc":
+            made.addrs.append(value)
+        elif ret == 0 and name == "malloc_host":
+            assert acl.rt.free_host(value) == 0
+        elif ret == 0 and name == "create_stream":
+            assert acl.rt.destroy_stream(value) == 0
+    elif name in ("numpy_to_ptr", "bytes_to_ptr"):
+        assert isinstance(result, int)
+        if result == 0:
+            check_null(None)
+    elif name in ("ptr_to_bytes", "ptr_to_numpy"):
+        if result is None:
+            check_null(None)
+    else:
+        check_ret(result, ACL_CODES)
+    return result
+
+
+RUNTIME_CALLS = {"set_device": 1, "reset_device": 1, "get_device_count": 0, "create_stream": 0,
+                 "destroy_stream": 1, "synchronize_stream": 1, "malloc": 2, "free": 1,
+                 "malloc_host": 1, "free_host": 1, "memcpy": 5, "init": 1, "destroy_tensor": 1,
+                 "destroy_scalar": 1, "numpy_to_ptr": 1, "bytes_to_ptr": 1, "ptr_to_bytes": 2,
+                 "ptr_to_numpy": 3}
+# handles a hostile caller might pass: live / freed / interior / host addresses, real objects
+HANDLES = ("live", "freed", "interior", "host_array", "tensor", "scalar", "stream_dead")
+
+
+@FUZZ
+@given(name=st.sampled_from(sorted(RUNTIME_CALLS)), data=st.data())
+def test_fuzz_runtime_calls_with_hostile_arguments(acl_runtime, name, data):
+    """Every acl / acl.rt / acl.util call with junk, extreme ints and stale handles."""
+    initialized, refs = rt.STATE.initialized, dict(rt.STATE.device_refs)
+    made = Dev()
+    before = mem_state()
+    try:
+        live = made.malloc(256)
+        freed, _ = acl.rt.malloc(64, 0)
+        acl.rt.free(freed)
+        dead_stream, _ = acl.rt.create_stream()
+        acl.rt.destroy_stream(dead_stream)
+        handles = {"live": live, "freed": freed, "interior": live + 8, "host_array": np.zeros(16, np.uint8),
+                   "tensor": made.tensor(np.zeros(4, F32)), "scalar": made.scalar(1.0),
+                   "stream_dead": dead_stream}
+        arg = st.one_of(junk, extreme_int, st.sampled_from(HANDLES).map(handles.get))
+        args = [data.draw(arg, label=f"arg{i}") for i in range(RUNTIME_CALLS[name])]
+        if name == "reset_device" and args[0] == 0:  # would end the session's device: covered in
+            args[0] = 1                                # test_reliability's lifecycle rows
+        content = bytes(made.read(live, (256,), np.uint8))
+        _call_runtime(name, args, made)
+        if name not in ("memcpy", "free"):
+            assert bytes(made.read(live, (256,), np.uint8)) == content, "a failed call wrote memory"
+    finally:
+        made.close()
+        restore_runtime(initialized, refs)
+    assert mem_state() == before
+
+
+# ---- create_tensor: hostile geometry never allocates, never overflows ----------------------
+@FUZZ
+@given(view=dim_list, strides=dim_list, offset=dim_value, storage=dim_list,
+       dtype=st.one_of(st.sampled_from([acl.ACL_FLOAT, acl.ACL_FLOAT16, acl.ACL_DOUBLE, acl.ACL_BF16,
+                                        acl.ACL_INT8, acl.ACL_STRING, -1, 5, 99]), junk),
+       fmt=st.one_of(st.sampled_from([acl.ACL_FORMAT_ND, acl.ACL_FORMAT_NCHW, -1, 5, 999]), junk),
+       where=st.sampled_from(["live", "freed", "interior", "never", "junk"]), jv=junk,
+       size=st.integers(1, 512))
+def test_fuzz_create_tensor_geometry(acl_runtime, view, strides, offset, storage, dtype, fmt, where,
+                                     jv, size):
+    """create_tensor either refuses (None + message) or returns a tensor whose view lies inside
+    its storage and whose storage lies inside one live allocation; nothing is allocated."""
+    made = Dev()
+    try:
+        live = made.malloc(size)
+        freed, _ = acl.rt.malloc(64, 0)
+        acl.rt.free(freed)
+        addr = {"live": live, "freed": freed, "interior": live + 4, "never": 0x3_0000_0000, "junk": jv}[where]
+        before = mem_state()
+        t = acl.create_tensor(view, dtype, strides, offset, fmt, storage, addr)
+        assert mem_state() == before, "create_tensor allocated memory"
+        if t is None:
+            check_null(t)
+            return
+        made.tensors.append(t)
+        # independent re-check with Python ints (no NumPy int64 wrap-around)
+        shape, st_, stor = [int(v) for v in view], [int(v) for v in strides], [int(v) for v in storage]
+        assert all(v >= 0 for v in shape + st_ + stor) and len(shape) == len(st_)
+        item_bits = {acl.ACL_FLOAT: 32, acl.ACL_FLOAT16: 16, acl.ACL_DOUBLE: 64, acl.ACL_BF16: 16,
+                     acl.ACL_INT8: 8}.get(int(dtype))
+        storage_bytes = math.prod(stor) * item_bits // 8 if item_bits else None
+        if 0 not in shape:
+            reach = int(offset) + sum((d - 1) * s for d, s in zip(shape, st_)) + 1
+            assert reach <= math.prod(stor), "view outside storage accepted"
+        if storage_bytes:
+            assert where in ("live", "interior") and int(addr) - live + storage_bytes <= size, \
+                "storage outside the allocation accepted"
+        # an op on it (possibly 2**62 elements through 0 strides) must not allocate either
+        s = made.scalar(0.5)
+        ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(t, t, s, False, t)
+        check_ret(ret, ACLNN_CODES)
+        assert mem_state() == before
+    finally:
+        made.close()
+
+
+# ---- create_scalar: NaN / inf / huge / complex / bool / junk in every dtype ----------------
+scalar_value = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**80, 2**80), st.booleans(),
+    st.complex_numbers(allow_nan=True, allow_infinity=True), st.complex_numbers(max_magnitude=1e300), junk,
+    st.sampled_from([np.float16(65504), np.float32("inf"), np.float64(-0.0), np.int8(-128),
+                     np.uint64(2**64 - 1), np.longdouble(1e4000) if np.finfo(np.longdouble).max > 1e308
+                     else np.float64(1e308), np.complex64(1 + 2j), np.bool_(False), BF16.type(3.0)]))
+scalar_dtype = st.one_of(st.sampled_from([int(d) for d in opsnn._core.dtypes.DataType] + [5, 99, -7]), junk)
+
+
+@FUZZ
+@given(value=scalar_value, dtype=scalar_dtype)
+def test_fuzz_create_scalar_values(acl_runtime, value, dtype):
+    """create_scalar stores the value or refuses it; ops accept or refuse the stored scalar with
+    a documented status (ToFloat/ToDouble of NaN, inf, huge or complex values never crash)."""
+    s = acl.create_scalar(value, dtype)
+    if s is None:
+        check_null(s)
+        return
+    made = Dev()
+    try:
+        made.scalars.append(s)
+        g = made.tensor(np.array([1.0, -2.0, 0.0], F32))
+        x = made.tensor(np.array([-1.0, 2.0, float("nan")], F32))
+        out = made.tensor(np.zeros(3, F32))
+        before = made.read(made.addrs[-1], (3,), F32).tobytes()
+        for call, args in ((aclnn.aclnnLeakyReluBackwardGetWorkspaceSize, (g, x, s, False, out)),
+                           (aclnn.aclnnLeakyReluBackwardGetWorkspaceSize, (g, x, s, True, out)),
+                           (aclnn.aclnnHardtanhBackwardGetWorkspaceSize, (g, x, s, s, out))):
+            ws, ex, ret = call(*args)
+            check_ret(ret, ACLNN_CODES)
+            if ret == 0:
+                assert isinstance(ws, int) and ws >= 0
+        assert made.read(made.addrs[-1], (3,), F32).tobytes() == before, "phase 1 wrote out"
+    finally:
+        made.close()
+
+
+# ---- aclnn phase 1 + phase 2 with hostile handles ------------------------------------------
+PARAM_KINDS = ("good", "good", "good", "f64", "f16", "bf16", "broadcast", "empty", "rank9", "destroyed",
+               "scalar", "destroyed_scalar", "none", "junk", "overlap", "stride0", "freed_mem")
+
+
+def _make_param(made: Dev, kind: str, jv):
+    base = np.array([[0.5, -1.5, 0.0], [2.0, -0.0, -3.0]], F32)
+    if kind == "good":
+        return made.tensor(base)
+    if kind in ("f64", "f16", "bf16"):
+        return made.tensor(base.astype({"f64": F64, "f16": F16, "bf16": BF16}[kind]))
+    if kind == "broadcast":
+        return made.tensor(base[:1])
+    if kind == "empty":
+        return made.tensor(np.zeros((0, 3), F32))
+    if kind == "rank9":
+        return made.tensor(np.zeros((1,) * 9, F32))
+    if kind == "destroyed":
+        t = made.tensor(base)
+        acl.destroy_tensor(t)
+        return t
+    if kind == "scalar":
+        return made.scalar(-0.25)
+    if kind == "destroyed_scalar":
+        s = acl.create_scalar(0.5, acl.ACL_FLOAT)
+        acl.destroy_scalar(s)
+        return s
+    if kind == "none":
+        return None
+    if kind == "overlap":  # a (2, 3) view that shares 3 elements with the "shared" storage
+        return made.tensor(np.zeros(9, F32), made.shared, shape=[2, 3], strides=[3, 1], offset=3,
+                           storage=[9])
+    if kind == "stride0":
+        return made.tensor(base, shape=[2, 3], strides=[0, 1])
+    if kind == "freed_mem":
+        addr, _ = acl.rt.malloc(base.nbytes, 0)
+        acl.rt.memcpy(addr, base.nbytes, base, base.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+        t = acl.create_tensor([2, 3], acl.ACL_FLOAT, [3, 1], 0, acl.ACL_FORMAT_ND, [2, 3], addr)
+        made.tensors.append(t)
+        acl.rt.free(addr)
+        return t
+    return jv
+
+
+def _snapshot(made: Dev) -> list[bytes]:
+    out = []
+    for addr in made.addrs:
+        alloc = memory.DEVICE.find(addr)
+        out.append(bytes(alloc.buffer[:alloc.size]))
+    return out
+
+
+WORKSPACES = ("right", "none", "zero", "freed", "small", "junk", "np_int", "over_out")
+STREAMS = ("own", "default", "destroyed", "never", "junk")
+
+
+@FUZZ
+@given(op=st.sampled_from(["LeakyReluBackward", "HardtanhBackward"]),
+       kinds=st.lists(st.sampled_from(PARAM_KINDS), min_size=5, max_size=5),
+       flag=st.one_of(st.booleans(), st.just(np.bool_(True)), junk), jv=junk,
+       shared_out=st.booleans(), ws_kind=st.sampled_from(WORKSPACES),
+       ws_size=st.one_of(st.just("exact"), extreme_int, junk), stream_kind=st.sampled_from(STREAMS),
+       twice=st.booleans())
+def test_fuzz_aclnn_two_phase(acl_runtime, op, kinds, flag, jv, shared_out, ws_kind, ws_size, stream_kind,
+                              twice):
+    """Phase 1 with any mix of good, wrong-dtype, empty, 9-d, destroyed, overlapping, freed or
+    junk arguments; then phase 2 with any workspace / size / stream; run twice. Statuses are
+    documented ones, a failure leaves a message and no byte of device memory changed."""
+    mem0 = mem_state()
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    dev = Dev(stream)
+    try:
+        _two_phase(dev, op, kinds, flag, jv, shared_out, ws_kind, ws_size, stream_kind, twice)
+    finally:
+        dev.close()
+        assert acl.rt.destroy_stream(stream) == 0
+    assert mem_state() == mem0
+
+
+def _two_phase(dev, op, kinds, flag, jv, shared_out, ws_kind, ws_size, stream_kind, twice):
+    dev.shared = dev.upload(np.zeros(9, F32))
+    params = [_make_param(dev, k, jv) for k in kinds]
+    if shared_out:  # out over the "shared" storage: an in-place or partially overlapping pair
+        params[4] = dev.tensor(np.zeros(9, F32), dev.shared, shape=[2, 3], strides=[3, 1], storage=[9])
+    acl.get_recent_err_msg()
+    before = _snapshot(dev)
+    mem_before = mem_state()
+    if op == "LeakyReluBackward":
+        ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(params[0], params[1], params[2], flag, params[4])
+        phase2, other = aclnn.aclnnLeakyReluBackward, aclnn.aclnnHardtanhBackward
+    else:
+        ws, ex, ret = aclnn.aclnnHardtanhBackwardGetWorkspaceSize(params[0], params[1], params[2], params[3],
+                                                                 params[4])
+        phase2, other = aclnn.aclnnHardtanhBackward, aclnn.aclnnLeakyReluBackward
+    check_ret(ret, ACLNN_CODES)
+    assert _snapshot(dev) == before, "phase 1 wrote device memory"
+    assert mem_state() == mem_before, "phase 1 allocated device memory"
+    if ret != 0:
+        assert ws == 0 and ex is None
+        return
+    assert isinstance(ws, int) and ws >= 0
+    # the other op's phase 2 refuses this executor
+    check_ret(other(None, ws, ex, dev.stream), ACLNN_CODES, success_ok=False)
+    workspace = None
+    if ws_kind in ("right", "np_int"):
+        workspace = dev.malloc(max(ws, 1))
+        workspace = np.int64(workspace) if ws_kind == "np_int" else workspace
+    elif ws_kind == "zero":
+        workspace = 0
+    elif ws_kind == "freed":
+        workspace, _ = acl.rt.malloc(max(ws, 1), 0)
+        acl.rt.free(workspace)
+    elif ws_kind == "small":
+        workspace = dev.malloc(max(ws // 2, 1))
+    elif ws_kind == "junk":
+        workspace = jv
+    elif ws_kind == "over_out":
+        workspace = dev.addrs[-1]
+    size = ws if ws_size == "exact" else ws_size
+    stream = {"own": dev.stream, "default": None, "destroyed": "dead", "never": 0x7777, "junk": jv}[stream_kind]
+    if stream == "dead":
+        stream, _ = acl.rt.create_stream()
+        acl.rt.destroy_stream(stream)
+    before = _snapshot(dev)
+    for attempt in range(2 if twice else 1):
+        r2 = phase2(workspace, size, ex, stream)
+        check_ret(r2, ACLNN_CODES)
+        if r2 != 0:
+            assert _snapshot(dev) == before, "a refused launch wrote device memory"
+        else:
+            sync = acl.rt.synchronize_stream(stream)
+            check_ret(sync, ACL_CODES)
+            assert attempt == 0, "a single-use executor ran twice"
+            before = _snapshot(dev)
+
+
+# ---- the Pythonic API ----------------------------------------------------------------------
+def _py_value(kind: str, jv):
+    base = np.array([[0.5, -1.5, 0.0], [2.0, -0.0, float("nan")]], F32)
+    return {
+        "f32": base, "f16": base.astype(F16), "f64": base.astype(F64), "bf16": base.astype(BF16),
+        "row": base[:1], "empty": np.zeros((0, 3), F32), "rank9": np.zeros((1,) * 9, F32),
+        "ints": np.nan_to_num(base).astype(np.int32), "bool": base > 0, "complex": base.astype(np.complex64),
+        "objects": np.array([[None] * 3] * 2), "strings": np.array([["a"] * 3] * 2),
+        "ragged": [[1.0], [1.0, 2.0]], "list": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "pyfloat": 0.5,
+        "pyint": 2**70, "pycomplex": 1j, "none": None, "junk": jv,
+        "huge": np.broadcast_to(np.float32(1.0), (2**20, 2**20)),
+        "strided": np.ones((2, 6), F32)[:, ::2], "readonly": np.broadcast_to(base, (2, 3)),
+    }[kind]
+
+
+PY_KINDS = ("f32", "f32", "f16", "f64", "bf16", "row", "empty", "rank9", "ints", "bool", "complex",
+            "objects", "strings", "ragged", "list", "pyfloat", "pyint", "pycomplex", "none", "junk",
+            "huge", "strided", "readonly")
+OUT_KINDS = ("none", "good", "good_f64", "readonly", "alias_grad", "partial", "stride0", "junk",
+             "wrong_shape", "list")
+SCALARS = st.one_of(st.floats(allow_nan=True), st.integers(-2**70, 2**70), st.booleans(),
+                    st.complex_numbers(max_magnitude=1e10), junk)
+
+
+@FUZZ
+@given(op=st.sampled_from(["leaky", "hardtanh"]), gk=st.sampled_from(PY_KINDS), xk=st.sampled_from(PY_KINDS),
+       ok=st.sampled_from(OUT_KINDS), a=SCALARS, b=SCALARS, flag=st.one_of(st.booleans(), junk), jv=junk)
+def test_fuzz_pythonic_api(op, gk, xk, ok, a, b, flag, jv):
+    """opsnn.leaky_relu_backward / hardtanh_backward with any argument: a result or an
+    AclnnError with a documented status; inputs unchanged; out unchanged when the call fails."""
+    g, x = _py_value(gk, jv), _py_value(xk, jv)
+    storage = np.full((2, 6), 7.0, F32)
+    out = {"none": None, "good": np.zeros((2, 3), F32), "good_f64": np.zeros((2, 3), F64),
+           "readonly": np.broadcast_to(np.zeros(3, F32), (2, 3)), "alias_grad": g,
+           "partial": storage[:, 1:4], "stride0": np.lib.stride_tricks.as_strided(storage, (2, 3), (0, 4)),
+           "junk": jv, "wrong_shape": np.zeros((3, 2), F32), "list": [0.0] * 6}[ok]
+    if ok == "partial" and isinstance(g, np.ndarray) and g.shape == (2, 3):
+        g = storage[:, 0:3]  # overlaps out by two columns
+    arrays = [v for v in (g, x) if isinstance(v, np.ndarray) and v.dtype != object and v.size < 10**6]
+    before = [v.tobytes() for v in arrays]
+    out_before = storage.tobytes(), (out.tobytes() if isinstance(out, np.ndarray) and out.size < 10**6 else None)
+    try:
+        if op == "leaky":
+            res = opsnn.leaky_relu_backward(g, x, a, flag, out=out)
+        else:
+            res = opsnn.hardtanh_backward(g, x, a, b, out=out)
+    except opsnn.AclnnError as exc:
+        assert exc.status in ACLNN_CODES | {200000} and exc.status != INNER, exc
+        assert isinstance(exc.message, str) and exc.message.strip()
+        assert "internal error" not in exc.message, exc.message
+        assert storage.tobytes() == out_before[0], "a failing call wrote out's storage"
+        if out_before[1] is not None:
+            assert out.tobytes() == out_before[1], "a failing call wrote out"
+    else:
+        assert isinstance(res, np.ndarray)
+        if out is not None:
+            assert res is out
+    if ok != "alias_grad" and ok != "partial":
+        assert [v.tobytes() for v in arrays] == before, "an input was modified"
+
+
+# ---- lifecycle state machine: init / finalize / devices / streams / memory / launches -----
+class RuntimeMachine(RuleBasedStateMachine):
+    """Random call sequences against a model of the runtime: init state, device references,
+    live streams and allocations. Each call's status is predicted; memory always balances."""
+
+    @initialize()
+    def start(self):
+        self.start_state = rt.STATE.initialized, dict(rt.STATE.device_refs)
+        self.initialized = rt.STATE.initialized
+        self.refs = rt.STATE.device_refs.get(0, 0)
+        self.streams: list[int] = []
+        self.dead_streams: list[int] = []
+        self.allocs: dict[int, int] = {}
+        self.freed: list[int] = []
+        self.queued = 0
+        self.mem0 = mem_state()
+        self.host = np.arange(8, dtype=F32)
+
+    def teardown(self):
+        if not rt.STATE.initialized:
+            acl.init()
+        for addr in self.allocs:
+            acl.rt.free(addr)
+        for s in self.streams:
+            acl.rt.destroy_stream(s)
+        restore_runtime(*self.start_state)
+        assert mem_state() == self.mem0
+
+    @rule()
+    def init(self):
+        ret = acl.init()
+        assert ret == (100002 if self.initialized else 0)
+        check_ret(ret)
+        self.initialized = True
+
+    @rule()
+    def finalize(self):
+        ret = acl.finalize()
+        check_ret(ret)
+        assert ret == (0 if self.initialized else 100037)
+        if self.initialized:
+            self.dead_streams += self.streams
+            self.streams, self.refs, self.initialized = [], 0, False
+
+    @rule(device=st.sampled_from([0, 0, 1, -1, "0"]))
+    def set_device(self, device):
+        ret = acl.rt.set_device(device)
+        check_ret(ret)
+        if not self.initialized:
+            assert ret == 100001
+        elif device == 0:
+            assert ret == 0
+            self.refs += 1
+        else:
+            assert ret in (100000, 200002)
+
+    @rule()
+    def reset_device(self):
+        ret = acl.rt.reset_device(0)
+        check_ret(ret)
+        if not self.initialized:
+            assert ret == 100001
+        elif self.refs:
+            assert ret == 0
+            self.refs -= 1
+        else:
+            assert ret == 200002
+
+    @rule()
+    def create_stream(self):
+        stream, ret = acl.rt.create_stream()
+        check_ret(ret)
+        expected = 100001 if not self.initialized else 107002 if not self.refs else 0
+        assert ret == expected
+        if ret == 0:
+            self.streams.append(stream)
+
+    @precondition(lambda self: self.streams or self.dead_streams)
+    @rule(data=st.data())
+    def destroy_stream(self, data):
+        pool = self.streams + self.dead_streams
+        stream = data.draw(st.sampled_from(pool))
+        ret = acl.rt.destroy_stream(stream)
+        check_ret(ret)
+        if not self.initialized:
+            assert ret == 100001
+        elif stream in self.streams:
+            assert ret == 0
+            self.streams.remove(stream)
+            self.dead_streams.append(stream)
+        else:
+            assert ret == 200005
+
+    @rule(size=st.sampled_from([1, 32, 100, 0, -5, 2**70]))
+    def malloc(self, size):
+        addr, ret = acl.rt.malloc(size, 0)
+        check_ret(ret)
+        if not self.initialized:
+            assert ret == 100001
+        elif not self.refs:
+            assert ret == 107002
+        elif size <= 0:
+            assert ret == 100000
+        elif size > memory.DEVICE_CAPACITY:
+            assert ret == 200000
+        else:
+            assert ret == 0
+            self.allocs[addr] = size
+
+    @precondition(lambda self: self.allocs or self.freed)
+    @rule(data=st.data())
+    def free(self, data):
+        addr = data.draw(st.sampled_from(sorted(self.allocs) + self.freed))
+        ret = acl.rt.free(addr)
+        check_ret(ret)
+        if not self.initialized:
+            assert ret == 100001
+        elif addr in self.allocs:
+            assert ret == 0
+            del self.allocs[addr]
+            self.freed.append(addr)
+        else:
+            assert ret == 100000
+
+    @precondition(lambda self: self.allocs)
+    @rule(data=st.data(), count=st.sampled_from([4, 32, 4096]))
+    def memcpy(self, data, count):
+        addr = data.draw(st.sampled_from(sorted(self.allocs)))
+        ret = acl.rt.memcpy(addr, count, self.host, count, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+        check_ret(ret)
+        if not self.initialized:
+            assert ret == 100001
+        elif count > self.allocs[addr]:
+            assert ret == 100000
+        else:
+            assert ret == 0
+
+    @rule(data=st.data())
+    def launch(self, data):
+        """A whole LeakyReluBackward launch on a live, dead or default stream; the runtime must
+        be initialised for phase 2 (361001 otherwise) and the result correct when it runs."""
+        stream = data.draw(st.sampled_from(self.streams + self.dead_streams + [None]))
+        if not self.initialized or not self.refs:
+            return  # needs device memory; the finalized cases are covered below
+        made = Dev()
+        try:
+            g = made.tensor(np.array([1.0, 2.0, 3.0], F32))
+            x = made.tensor(np.array([-1.0, 0.0, 1.0], F32))
+            out = made.tensor(np.zeros(3, F32))
+            s = made.scalar(0.5)
+            ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(g, x, s, False, out)
+            assert ret == 0 and ws == 0
+            r2 = aclnn.aclnnLeakyReluBackward(None, 0, ex, stream)
+            check_ret(r2, ACLNN_CODES)
+            assert r2 == (0 if stream is None or stream in self.streams else 361001)
+            if r2 == 0:
+                assert acl.rt.synchronize_stream(stream) == 0
+                assert made.read(made.addrs[2], (3,), F32).tolist() == [0.5, 1.0, 3.0]
+        finally:
+            made.close()
+
+    @invariant()
+    def memory_matches_model(self):
+        if hasattr(self, "mem0"):
+            assert mem_state() == (self.mem0[0] + sum(self.allocs.values()), self.mem0[1] + len(self.allocs))
+
+
+def test_fuzz_runtime_lifecycle_state_machine(acl_runtime):
+    """Random sequences of init/finalize/set_device/reset_device/streams/malloc/free/memcpy/
+    launches: every status is the predicted one, memory always matches the model."""
+    run_state_machine_as_test(RuntimeMachine, settings=settings(
+        derandomize=True, max_examples=40, stateful_step_count=25, deadline=None, database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]))
