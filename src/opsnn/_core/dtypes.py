@@ -206,3 +206,10 @@ def cast_into(dst: np.ndarray, src: np.ndarray) -> None:
             narrow = np.where(inexact, bits | np.uint32(1), bits).view(np.float32)
         src = narrow
     np.copyto(dst, src, casting="unsafe")
+    if dst.dtype == NUMPY[D.BF16] and src.dtype == np.float32:
+        # ml_dtypes makes every NaN 0x7FC0; keep the payload (top half of the float32 bits, quiet
+        # bit set), as a bf16 NaN widened to float32 and narrowed back must be unchanged (DECISION 1)
+        nan = np.isnan(src)
+        if nan.any():
+            bits = (src.view(np.uint32)[nan] >> 16).astype(np.uint16) | np.uint16(0x0040)
+            dst.view(np.uint16)[nan] = bits

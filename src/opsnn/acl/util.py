@@ -26,8 +26,9 @@ def numpy_to_ptr(array: np.ndarray) -> int:
     if not isinstance(array, np.ndarray):
         try:
             array = np.asarray(array)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise AclnnError(AclError.INVALID_PARAM, f"numpy_to_ptr: not an array: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - whatever the object's conversion raises
+            raise AclnnError(AclError.INVALID_PARAM, f"numpy_to_ptr: {type(array).__name__} is not "
+                                                     f"an array: {exc}") from None
         array = np.ascontiguousarray(array)
     elif array.flags.c_contiguous and not array.dtype.hasobject:  # valid while the caller keeps it
         return _host.register(array.reshape(-1).view(np.uint8), owner=array)
