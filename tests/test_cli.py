@@ -110,3 +110,22 @@ def test_demo_train_quick_runs_both_trainings_bit_identical(tmp_path):
     code, out = _run_process("demo", "--train", "--quick", "--plot", str(png))
     assert code == 0, out
     assert "bit-identical" in out and png.stat().st_size > 0
+
+
+@pytest.mark.parametrize("op", ["LeakyRelu", "Hardtanh", "InplaceLeakyRelu", "InplaceHardtanh"])
+def test_run_forward_ops_on_a_strided_self(capsys, op):
+    code, out = _run(capsys, "run", op, "--shape", "3", "2", "--transpose")
+    assert code == 0, out
+    assert "Contiguous(self) -> ws[0]" in out and "bit-exact" in out
+
+
+def test_run_hardtanh_on_integers_truncates_bounds(capsys):
+    code, out = _run(capsys, "run", "Hardtanh", "--dtype", "int32", "--scalar", "-1.5", "1.5")
+    assert code == 0 and "bit-exact" in out
+
+
+def test_describe_says_what_out_must_be(capsys):
+    _, out = _run(capsys, "describe", "Hardtanh")
+    assert "must equal self's dtype" in out
+    _, out = _run(capsys, "describe", "LeakyReluBackward")
+    assert "any dtype the result can be cast to (CanCast)" in out

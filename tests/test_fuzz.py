@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from hypothesis.stateful import run_state_machine_as_test
@@ -121,47 +121,106 @@ def test_fuzz_runtime_calls_with_hostile_arguments(acl_runtime, name, data):
 
 
 # ---- create_tensor: hostile geometry never allocates, never overflows ----------------------
+MUTATIONS = ("view_dim", "stride", "offset", "storage_dim", "storage_small", "dtype", "fmt", "view_junk",
+             "strides_junk", "storage_junk", "int64_wrap", "huge_stride0", "rank_mismatch", "freed",
+             "interior", "never", "addr_junk", "alloc_small")
+
+
+@st.composite
+def geometry(draw):
+    """A valid aclCreateTensor argument set over a fresh allocation, then 0-2 mutations."""
+    rank = draw(st.integers(0, 4))
+    shape = draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank))
+    layout = draw(st.sampled_from(["contig", "gaps", "zero", "reversed_order"]))
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1) * (2 if layout == "gaps" else 1)
+    strides.reverse()
+    if layout == "zero" and rank:
+        strides[draw(st.integers(0, rank - 1))] = 0
+    if layout == "reversed_order":
+        strides.reverse()
+    offset = draw(st.integers(0, 3))
+    reach = offset + sum((d - 1) * s for d, s in zip(shape, strides)) + 1 if 0 not in shape else offset
+    storage = [reach + draw(st.integers(0, 3))]
+    g = dict(view=shape, dtype=acl.ACL_FLOAT, strides=strides, offset=offset, fmt=acl.ACL_FORMAT_ND,
+             storage=storage, where="live", alloc=storage[0] * 4)
+    for m in draw(st.lists(st.sampled_from(MUTATIONS), max_size=2)):
+        if m == "view_dim" and rank:
+            g["view"] = list(g["view"]); g["view"][draw(st.integers(0, rank - 1))] = draw(dim_value)
+        elif m == "stride" and rank:
+            g["strides"] = list(g["strides"]); g["strides"][draw(st.integers(0, rank - 1))] = draw(dim_value)
+        elif m == "offset":
+            g["offset"] = draw(dim_value)
+        elif m == "storage_dim":
+            g["storage"] = [draw(dim_value)]
+        elif m == "storage_small":
+            g["storage"] = [max(g["storage"][0] - 1 - draw(st.integers(0, 2)), 0)]
+        elif m == "dtype":
+            g["dtype"] = draw(st.one_of(st.sampled_from([acl.ACL_STRING, acl.ACL_INT4, -1, 5, 99, 2**40]), junk))
+        elif m == "fmt":
+            g["fmt"] = draw(st.one_of(st.sampled_from([-1, 5, 999, 2**40]), junk))
+        elif m in ("view_junk", "strides_junk", "storage_junk"):
+            g[m.removesuffix("_junk")] = draw(dim_list)
+        elif m == "int64_wrap":  # NumPy int64 dims whose product wraps to 0: must not look empty
+            g.update(view=np.array([2**32, 2**32], np.int64), strides=np.array([0, 0], np.int64), offset=0,
+                     storage=[1], alloc=4)
+        elif m == "huge_stride0":
+            g.update(view=[2**62], strides=[0], offset=0, storage=[1], alloc=4)
+        elif m == "rank_mismatch":
+            g["strides"] = list(g["strides"]) + [1]
+        elif m in ("freed", "interior", "never", "addr_junk"):
+            g["where"] = m
+        elif m == "alloc_small":
+            g["alloc"] = max(g["alloc"] - 4, 1)
+    return g
+
+
 @FUZZ
-@given(view=dim_list, strides=dim_list, offset=dim_value, storage=dim_list,
-       dtype=st.one_of(st.sampled_from([acl.ACL_FLOAT, acl.ACL_FLOAT16, acl.ACL_DOUBLE, acl.ACL_BF16,
-                                        acl.ACL_INT8, acl.ACL_STRING, -1, 5, 99]), junk),
-       fmt=st.one_of(st.sampled_from([acl.ACL_FORMAT_ND, acl.ACL_FORMAT_NCHW, -1, 5, 999]), junk),
-       where=st.sampled_from(["live", "freed", "interior", "never", "junk"]), jv=junk,
-       size=st.integers(1, 512))
-def test_fuzz_create_tensor_geometry(acl_runtime, view, strides, offset, storage, dtype, fmt, where,
-                                     jv, size):
+@given(g=geometry(), jv=junk)
+def test_fuzz_create_tensor_geometry(acl_runtime, g, jv):
     """create_tensor either refuses (None + message) or returns a tensor whose view lies inside
-    its storage and whose storage lies inside one live allocation; nothing is allocated."""
+    its storage and whose storage lies inside one live allocation; nothing is allocated, huge
+    dims (2**62 elements, NumPy int64 products that wrap) never make opsnn allocate."""
     made = Dev()
     try:
-        live = made.malloc(size)
+        live = made.malloc(max(g["alloc"], 1))
         freed, _ = acl.rt.malloc(64, 0)
         acl.rt.free(freed)
-        addr = {"live": live, "freed": freed, "interior": live + 4, "never": 0x3_0000_0000, "junk": jv}[where]
+        addr = {"live": live, "freed": freed, "interior": live + 4, "never": 0x3_0000_0000,
+                "addr_junk": jv}[g["where"]]
         before = mem_state()
-        t = acl.create_tensor(view, dtype, strides, offset, fmt, storage, addr)
+        t = acl.create_tensor(g["view"], g["dtype"], g["strides"], g["offset"], g["fmt"], g["storage"], addr)
         assert mem_state() == before, "create_tensor allocated memory"
         if t is None:
             check_null(t)
+            event("refused")
             return
+        event("created")
         made.tensors.append(t)
         # independent re-check with Python ints (no NumPy int64 wrap-around)
-        shape, st_, stor = [int(v) for v in view], [int(v) for v in strides], [int(v) for v in storage]
-        assert all(v >= 0 for v in shape + st_ + stor) and len(shape) == len(st_)
+        shape = [int(v) for v in g["view"]]
+        st_, stor = [int(v) for v in g["strides"]], [int(v) for v in g["storage"]]
+        offset = int(g["offset"])
+        assert all(v >= 0 for v in shape + st_ + stor + [offset]) and len(shape) == len(st_)
         item_bits = {acl.ACL_FLOAT: 32, acl.ACL_FLOAT16: 16, acl.ACL_DOUBLE: 64, acl.ACL_BF16: 16,
-                     acl.ACL_INT8: 8}.get(int(dtype))
-        storage_bytes = math.prod(stor) * item_bits // 8 if item_bits else None
+                     acl.ACL_INT8: 8, acl.ACL_INT4: 4}.get(int(g["dtype"]))
         if 0 not in shape:
-            reach = int(offset) + sum((d - 1) * s for d, s in zip(shape, st_)) + 1
+            reach = offset + sum((d - 1) * s for d, s in zip(shape, st_)) + 1
             assert reach <= math.prod(stor), "view outside storage accepted"
+        storage_bytes = -(-math.prod(stor) * item_bits // 8) if item_bits else None
         if storage_bytes:
-            assert where in ("live", "interior") and int(addr) - live + storage_bytes <= size, \
+            assert g["where"] in ("live", "interior") and int(addr) - live + storage_bytes <= g["alloc"], \
                 "storage outside the allocation accepted"
-        # an op on it (possibly 2**62 elements through 0 strides) must not allocate either
+        # an op on it (possibly 2**62 or 2**64 elements through 0 strides) must not allocate either
         s = made.scalar(0.5)
-        ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(t, t, s, False, t)
-        check_ret(ret, ACLNN_CODES)
-        assert mem_state() == before
+        out = made.tensor(np.zeros(4, F32))
+        for args in ((t, t, s, False, t), (t, t, s, False, out)):
+            ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(*args)
+            check_ret(ret, ACLNN_CODES)
+            event(f"op on it -> {ret}")
+            assert mem_state()[1] == before[1] + 1
     finally:
         made.close()
 
@@ -205,14 +264,23 @@ def test_fuzz_create_scalar_values(acl_runtime, value, dtype):
 
 
 # ---- aclnn phase 1 + phase 2 with hostile handles ------------------------------------------
-PARAM_KINDS = ("good", "good", "good", "f64", "f16", "bf16", "broadcast", "empty", "rank9", "destroyed",
-               "scalar", "destroyed_scalar", "none", "junk", "overlap", "stride0", "freed_mem")
+PARAM_KINDS = ("f64", "f16", "bf16", "broadcast", "empty", "rank9", "destroyed", "tensor", "scalar",
+               "destroyed_scalar", "none", "junk", "overlap", "stride0", "freed_mem", "nan_scalar",
+               "complex_scalar", "int_scalar", "bool_scalar")
+# each argument is the right thing most of the time, so phase 2 and the runs get exercised too
+kind_of_param = st.one_of(st.just("good"), st.just("good"), st.just("good"), st.sampled_from(PARAM_KINDS))
 
 
-def _make_param(made: Dev, kind: str, jv):
+def _make_param(made: Dev, kind: str, jv, slot: int):
     base = np.array([[0.5, -1.5, 0.0], [2.0, -0.0, -3.0]], F32)
     if kind == "good":
-        return made.tensor(base)
+        kind = "scalar" if slot in (2, 3) else "tensor"
+    if kind == "tensor":
+        return made.tensor(base if slot != 4 else np.zeros((2, 3), F32))
+    if kind in ("nan_scalar", "complex_scalar", "int_scalar", "bool_scalar"):
+        value, dtype = {"nan_scalar": (float("nan"), acl.ACL_DOUBLE), "complex_scalar": (1 + 2j, acl.ACL_COMPLEX64),
+                        "int_scalar": (-3, acl.ACL_INT64), "bool_scalar": (True, acl.ACL_BOOL)}[kind]
+        return made.scalar(value, dtype)
     if kind in ("f64", "f16", "bf16"):
         return made.tensor(base.astype({"f64": F64, "f16": F16, "bf16": BF16}[kind]))
     if kind == "broadcast":
@@ -262,10 +330,11 @@ STREAMS = ("own", "default", "destroyed", "never", "junk")
 
 @FUZZ
 @given(op=st.sampled_from(["LeakyReluBackward", "HardtanhBackward"]),
-       kinds=st.lists(st.sampled_from(PARAM_KINDS), min_size=5, max_size=5),
-       flag=st.one_of(st.booleans(), st.just(np.bool_(True)), junk), jv=junk,
-       shared_out=st.booleans(), ws_kind=st.sampled_from(WORKSPACES),
-       ws_size=st.one_of(st.just("exact"), extreme_int, junk), stream_kind=st.sampled_from(STREAMS),
+       kinds=st.lists(kind_of_param, min_size=5, max_size=5),
+       flag=st.one_of(st.booleans(), st.booleans(), st.just(np.bool_(True)), junk), jv=junk,
+       shared_out=st.booleans(), ws_kind=st.one_of(st.just("right"), st.sampled_from(WORKSPACES)),
+       ws_size=st.one_of(st.just("exact"), st.just("exact"), extreme_int, junk),
+       stream_kind=st.one_of(st.just("own"), st.sampled_from(STREAMS)),
        twice=st.booleans())
 def test_fuzz_aclnn_two_phase(acl_runtime, op, kinds, flag, jv, shared_out, ws_kind, ws_size, stream_kind,
                               twice):
@@ -286,7 +355,7 @@ def test_fuzz_aclnn_two_phase(acl_runtime, op, kinds, flag, jv, shared_out, ws_k
 
 def _two_phase(dev, op, kinds, flag, jv, shared_out, ws_kind, ws_size, stream_kind, twice):
     dev.shared = dev.upload(np.zeros(9, F32))
-    params = [_make_param(dev, k, jv) for k in kinds]
+    params = [_make_param(dev, k, jv, slot) for slot, k in enumerate(kinds)]
     if shared_out:  # out over the "shared" storage: an in-place or partially overlapping pair
         params[4] = dev.tensor(np.zeros(9, F32), dev.shared, shape=[2, 3], strides=[3, 1], storage=[9])
     acl.get_recent_err_msg()
@@ -300,6 +369,7 @@ def _two_phase(dev, op, kinds, flag, jv, shared_out, ws_kind, ws_size, stream_ki
                                                                  params[4])
         phase2, other = aclnn.aclnnHardtanhBackward, aclnn.aclnnLeakyReluBackward
     check_ret(ret, ACLNN_CODES)
+    event(f"phase 1 -> {ret}")
     assert _snapshot(dev) == before, "phase 1 wrote device memory"
     assert mem_state() == mem_before, "phase 1 allocated device memory"
     if ret != 0:
@@ -332,6 +402,7 @@ def _two_phase(dev, op, kinds, flag, jv, shared_out, ws_kind, ws_size, stream_ki
     for attempt in range(2 if twice else 1):
         r2 = phase2(workspace, size, ex, stream)
         check_ret(r2, ACLNN_CODES)
+        event(f"phase 2 (attempt {attempt}) -> {r2}")
         if r2 != 0:
             assert _snapshot(dev) == before, "a refused launch wrote device memory"
         else:
@@ -366,8 +437,12 @@ SCALARS = st.one_of(st.floats(allow_nan=True), st.integers(-2**70, 2**70), st.bo
 
 
 @FUZZ
-@given(op=st.sampled_from(["leaky", "hardtanh"]), gk=st.sampled_from(PY_KINDS), xk=st.sampled_from(PY_KINDS),
-       ok=st.sampled_from(OUT_KINDS), a=SCALARS, b=SCALARS, flag=st.one_of(st.booleans(), junk), jv=junk)
+@given(op=st.sampled_from(["leaky", "hardtanh"]),
+       gk=st.one_of(st.just("f32"), st.sampled_from(PY_KINDS)),
+       xk=st.one_of(st.just("f32"), st.sampled_from(PY_KINDS)),
+       ok=st.one_of(st.sampled_from(["none", "good"]), st.sampled_from(OUT_KINDS)),
+       a=st.one_of(st.floats(-2, 2), SCALARS), b=st.one_of(st.floats(-2, 2), SCALARS),
+       flag=st.one_of(st.booleans(), st.booleans(), junk), jv=junk)
 def test_fuzz_pythonic_api(op, gk, xk, ok, a, b, flag, jv):
     """opsnn.leaky_relu_backward / hardtanh_backward with any argument: a result or an
     AclnnError with a documented status; inputs unchanged; out unchanged when the call fails."""
@@ -388,6 +463,7 @@ def test_fuzz_pythonic_api(op, gk, xk, ok, a, b, flag, jv):
         else:
             res = opsnn.hardtanh_backward(g, x, a, b, out=out)
     except opsnn.AclnnError as exc:
+        event(f"AclnnError {exc.status}")
         assert exc.status in ACLNN_CODES | {200000} and exc.status != INNER, exc
         assert isinstance(exc.message, str) and exc.message.strip()
         assert "internal error" not in exc.message, exc.message
@@ -395,6 +471,7 @@ def test_fuzz_pythonic_api(op, gk, xk, ok, a, b, flag, jv):
         if out_before[1] is not None:
             assert out.tobytes() == out_before[1], "a failing call wrote out"
     else:
+        event("result")
         assert isinstance(res, np.ndarray)
         if out is not None:
             assert res is out

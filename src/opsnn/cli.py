@@ -78,8 +78,11 @@ def _run_describe(args) -> int:
     for p in spec.params:
         print(f"    {p.api_name:<14} ({p.name}, {p.kind})")
         if p.dtypes is None:
-            if p.kind != "flag":
-                print("      dtype not checked" + (" (CanCast from the result)" if p.name == "out" else ""))
+            if p.name == "out":
+                print("      must equal self's dtype" if spec.out_equals_self
+                      else "      any dtype the result can be cast to (CanCast)")
+            elif p.kind != "flag":
+                print("      dtype not checked")
             continue
         for profile in platform.PROFILES.values():
             listed = ", ".join(dtypes.name(d) for d in p.dtypes.for_profile(profile))
@@ -139,59 +142,59 @@ def _executor_steps(args) -> list[str]:
 
 # ---- run ---------------------------------------------------------------------------------
 
+_SCALAR_DEFAULTS = {"negative_slope": 0.01, "min_val": -1.0, "max_val": 1.0}
+
+
 def _add_run_arguments(parser) -> None:
-    parser.add_argument("op", help="LeakyReluBackward or HardtanhBackward (aclnn prefix optional)")
+    parser.add_argument("op", help="any operator of `opsnn list` (aclnn prefix optional)")
     parser.add_argument("--shape", type=int, nargs="*", default=[2, 3], help="shape of self (default 2 3)")
     parser.add_argument("--grad-shape", type=int, nargs="*", help="shape of gradOutput (default: --shape)")
-    parser.add_argument("--dtype", default="float32", help="float32 | float16 | bfloat16 | float64 (default float32)")
+    parser.add_argument("--dtype", default="float32",
+                        help="float32 | float16 | bfloat16 | float64 | int32 ... (default float32)")
     parser.add_argument("--out-dtype", help="dtype of out (default: the result dtype)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
     parser.add_argument("--scalar", type=float, nargs="*",
-                        help="scalar arguments (LeakyReluBackward: slope; HardtanhBackward: min max)")
+                        help="scalar arguments in the API's order (default: slope 0.01; min -1 max 1)")
     parser.add_argument("--self-is-result", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
 
 
 def _run_run(args) -> int:
-    from . import aclnn, reference
-    from . import acl
+    """One aclnn call on random inputs, as a CANN user writes it; prints status, workspace,
+    steps and the comparison with the float64 reference."""
+    from . import acl, aclnn
 
     spec = _spec_or_exit(args.op)
     console = Console(highlight=False, soft_wrap=True)
     rng = np.random.default_rng(args.seed)
     dtype = np.dtype(_np_dtype(args.dtype))
-    x = rng.uniform(-2, 2, tuple(args.shape)).astype(dtype)
+    host = {}
+    for p in spec.inputs:
+        shape = args.shape if p.name == "self" or args.grad_shape is None else args.grad_shape
+        host[p.name] = (rng.uniform(-2, 2, tuple(shape)) * (2 if p.name != "self" else 1)).astype(dtype)
     if args.transpose:
-        x = np.ascontiguousarray(x.T).T  # same values, strided layout
-    grad = rng.uniform(-4, 4, tuple(args.grad_shape if args.grad_shape is not None else args.shape)).astype(dtype)
-    runnable = {"LeakyReluBackward": [0.01], "HardtanhBackward": [-1.0, 1.0]}
-    if spec.name not in runnable:  # the forward ops are not wired into `run` yet
-        console.print(f"opsnn run supports {' and '.join(runnable)}; {spec.api_name} is not wired "
-                      "into it yet (use the Pythonic function or opsnn verify)")
-        return 2
-    scalars = args.scalar if args.scalar else runnable[spec.name]
+        host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
+    scalars = args.scalar if args.scalar else [_SCALAR_DEFAULTS[p.name] for p in spec.scalars]
+    expected = _REFERENCES[spec.name.removeprefix("Inplace")](*host.values(), *scalars)
+    out_dtype = np.dtype(_np_dtype(args.out_dtype)) if args.out_dtype else expected.dtype
 
     acl.init()
     acl.rt.set_device(0)
     stream, _ = acl.rt.create_stream()
-    keep = []
-    grad_t = _device_tensor(acl, grad, keep)
-    self_t = _device_tensor(acl, x, keep)
-    promoted = dtypes.promote_type(dtypes.from_numpy(grad.dtype), dtypes.from_numpy(x.dtype))
-    out_dtype = np.dtype(_np_dtype(args.out_dtype)) if args.out_dtype else dtypes.to_numpy(promoted)
-    out_shape = np.broadcast_shapes(grad.shape, x.shape)
-    out_host = np.zeros(out_shape, dtype=out_dtype)
-    out_t = _device_tensor(acl, out_host, keep)
-    acl_scalars = [acl.create_scalar(v, acl.ACL_DOUBLE) for v in scalars]
-    if spec.name == "LeakyReluBackward":
-        size, executor, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(
-            grad_t, self_t, acl_scalars[0], args.self_is_result, out_t)
-        phase2 = aclnn.aclnnLeakyReluBackward
-        expected = reference.leaky_relu_backward(grad, x, scalars[0], out_dtype=out_dtype)
-    else:
-        size, executor, ret = aclnn.aclnnHardtanhBackwardGetWorkspaceSize(grad_t, self_t, *acl_scalars, out_t)
-        phase2 = aclnn.aclnnHardtanhBackward
-        expected = reference.hardtanh_backward(grad, x, *scalars, out_dtype=out_dtype)
+    tensors = {name: _device_tensor(acl, array) for name, array in host.items()}
+    if not spec.inplace:
+        tensors["out"] = _device_tensor(acl, np.zeros(expected.shape, dtype=out_dtype))
+    call = []
+    for p in spec.params:
+        if p.name == "out" and spec.inplace:  # aclnnInplace*(selfRef, ...): out is selfRef
+            continue
+        if p.kind == "tensor":
+            call.append(tensors[p.name][1])
+        elif p.kind == "scalar":
+            call.append(acl.create_scalar(scalars[spec.scalars.index(p)], acl.ACL_DOUBLE))
+        else:
+            call.append(args.self_is_result)
+    size, executor, ret = getattr(aclnn, spec.api_name + "GetWorkspaceSize")(*call)
     console.print(f"{spec.api_name}GetWorkspaceSize: ret {int(ret)} ({_status_name(ret)})")
     if ret != 0:
         console.print(f"  {acl.get_recent_err_msg()}")
@@ -199,33 +202,40 @@ def _run_run(args) -> int:
     console.print(f"  workspace {size} bytes; steps:")
     for line in executor.plan.describe():
         console.print(f"    {line}")
-    workspace = None
-    if size:
-        workspace, _ = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
-    ret = phase2(workspace, size, executor, stream)
+    workspace = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)[0] if size else None
+    ret = getattr(aclnn, spec.api_name)(workspace, size, executor, stream)
     ret = ret or acl.rt.synchronize_stream(stream)
     console.print(f"{spec.api_name}: ret {int(ret)} ({_status_name(ret)})")
     if ret != 0:
         console.print(f"  {acl.get_recent_err_msg()}")
         return 1
-    acl.rt.memcpy(out_host, out_host.nbytes, keep[-1], out_host.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
-    exact = out_host.tobytes() == expected.astype(out_dtype).tobytes()
+    result_addr, _, result_host = tensors["self" if spec.inplace else "out"]
+    result = np.empty(result_host.shape, dtype=result_host.dtype)
+    storage = np.empty(result_host.size if result_host.flags.c_contiguous else result_host.T.size, result.dtype)
+    acl.rt.memcpy(storage, storage.nbytes, result_addr, storage.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    result[...] = storage.reshape(result_host.shape) if result_host.flags.c_contiguous \
+        else storage.reshape(result_host.T.shape).T
+    golden = np.empty(expected.shape, dtype=out_dtype)
+    dtypes.cast_into(golden, expected)
+    exact = result.tobytes() == golden.tobytes()
     console.print(f"result vs float64 reference: {'bit-exact' if exact else '[red]MISMATCH[/red]'}")
-    console.print(out_host)
+    console.print(result)
     return 0 if exact else 1
 
 
-def _device_tensor(acl, host: np.ndarray, keep: list):
-    """Copy the array's storage to the device and describe it with its own strides."""
-    base = host if host.flags.c_contiguous else host.T  # the transposed view's storage is C-ordered
-    storage = np.ascontiguousarray(base)
+def _device_tensor(acl, host: np.ndarray):
+    """Copy an array's storage to the device and describe it with its own strides.
+
+    Returns ``(device_addr, aclTensor, host)``; a transposed view's storage is its C-ordered base.
+    """
+    storage = np.ascontiguousarray(host if host.flags.c_contiguous else host.T)
     addr, _ = acl.rt.malloc(max(storage.nbytes, 1), acl.ACL_MEM_MALLOC_HUGE_FIRST)
     if storage.nbytes:
         acl.rt.memcpy(addr, storage.nbytes, storage, storage.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
-    keep.append(addr)
     strides = [s // host.itemsize for s in host.strides]
-    return acl.create_tensor(list(host.shape), dtypes.from_numpy(host.dtype), strides, 0,
-                             acl.ACL_FORMAT_ND, [storage.size], addr)
+    tensor = acl.create_tensor(list(host.shape), dtypes.from_numpy(host.dtype), strides, 0,
+                               acl.ACL_FORMAT_ND, [storage.size], addr)
+    return addr, tensor, host
 
 
 def _np_dtype(name: str):
@@ -234,6 +244,23 @@ def _np_dtype(name: str):
     aliases = {"bfloat16": ml_dtypes.bfloat16, "bf16": ml_dtypes.bfloat16, "fp16": np.float16,
                "fp32": np.float32, "fp64": np.float64}
     return aliases.get(name, name)
+
+
+def _reference(name: str):
+    from . import reference
+
+    return getattr(reference, name)
+
+
+class _References(dict):
+    """Spec name -> the float64 golden in opsnn.reference (snake_case of the name)."""
+
+    def __missing__(self, key: str):
+        snake = "".join("_" + c.lower() if c.isupper() else c for c in key).lstrip("_")
+        return _reference(snake)
+
+
+_REFERENCES = _References()
 
 
 def _status_name(code: int) -> str:

@@ -4,6 +4,9 @@ and ``run`` (phase 2: walk the steps). One pipeline for every OpSpec, in CANN's 
     null -> dtype lists -> dtype equalities -> rank / shape / broadcast / out shape ->
     op-specific checks -> PromoteType / CanCast -> out overlap -> empty fast path ->
     kernel lookup -> steps
+
+(Without promotion, ``Promotion.SAME``, the result dtype is self's, and CanCast(self, out) runs
+with the dtype equalities, where ops-nn's LeakyRelu checks it.)
 """
 
 from __future__ import annotations

@@ -155,8 +155,9 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     if self is None:  # the engine reports the null self (161001)
         return _call(spec, None, self=None, **scalars)
     if not (isinstance(self, np.ndarray) or hasattr(self, "__dlpack__")):
-        raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: self must be an array (NumPy or "
-                                                   f"DLPack) to be updated in place, got {type(self).__name__}")
+        raise AclnnError(Status.ERR_PARAM_INVALID,
+                         f"{spec.name}: self must be an array (NumPy or DLPack) to be updated in "
+                         f"place, got {type(self).__name__}")
     arr = _as_array(self, "self")
     if not arr.flags.writeable:
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: self is read-only; the in-place "

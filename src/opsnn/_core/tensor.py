@@ -57,6 +57,8 @@ class aclTensor(TensorBase):  # noqa: N801 - the CANN type name
     def __init__(self, view_shape, dtype, strides, offset, fmt, storage_shape, addr):
         self.shape = _dims(view_shape, "viewDims")
         self.dtype = _enum(DataType, dtype, "dataType")
+        if self.dtype == DataType.DT_UNDEFINED:
+            raise _bad("dataType ACL_DT_UNDEFINED cannot describe a tensor")
         self.strides = _dims(strides, "stride")
         if len(self.strides) != len(self.shape):
             raise _bad(f"stride has {len(self.strides)} entries but viewDims has {len(self.shape)}")
