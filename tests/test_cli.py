@@ -129,3 +129,12 @@ def test_describe_says_what_out_must_be(capsys):
     assert "must equal self's dtype" in out
     _, out = _run(capsys, "describe", "LeakyReluBackward")
     assert "any dtype the result can be cast to (CanCast)" in out
+
+
+def test_run_releases_everything_it_allocated(capsys):
+    from opsnn._core import memory
+
+    before = (memory.DEVICE.allocation_count, memory.DEVICE.allocated_bytes)
+    code, _ = _run(capsys, "run", "LeakyReluBackward", "--shape", "3", "4", "--transpose", "--out-dtype", "float64")
+    assert code == 0
+    assert (memory.DEVICE.allocation_count, memory.DEVICE.allocated_bytes) == before

@@ -5,7 +5,7 @@
     ret = aclnnLeakyReluBackward(workspace, workspace_size, executor, stream)
 
 Phase 1 does every check and plans the steps (statuses 161001, 161002, 561003, 561103); phase 2
-checks the executor and workspace, then queues the work on ``stream`` (run by
+checks the executor, workspace and stream (161001, 161002, 361001), then queues the work on ``stream`` (run by
 ``acl.rt.synchronize_stream``). ``None`` stands for a C null pointer. On failure the text is in
 ``acl.get_recent_err_msg()``. The SoC in force at phase 1 selects the dtype lists.
 """
@@ -52,7 +52,7 @@ def _phase2(op: str, workspace, workspace_size, executor, stream) -> int:
                                      f"got {type(workspace).__name__}")
         size = executor.workspace_size
         workspace = int(workspace) if size else None
-        _check_bound_tensors(op, executor, workspace, size)
+        _check_bound_tensors(spec, executor, workspace, size)
         target = _launch_stream(op, stream)
         launched = copy.copy(executor)  # what the launch captured: later destroys do not reach it
         launched.tensors = {name: copy.copy(t) for name, t in executor.tensors.items()}
@@ -69,10 +69,13 @@ def _phase2(op: str, workspace, workspace_size, executor, stream) -> int:
     return 0
 
 
-def _check_bound_tensors(op: str, executor: aclOpExecutor, workspace: int | None, size: int) -> None:
+def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, size: int) -> None:
     """At launch: the executor's tensors are alive (not destroyed, memory not freed since phase
     1) and the workspace is ``size`` bytes of live device memory that no tensor uses (161002)."""
-    for name, tensor in executor.tensors.items():
+    op = spec.name
+    names = {p.name: p.api_name for p in spec.params}
+    for key, tensor in executor.tensors.items():
+        name = names.get(key, key)
         if getattr(tensor, "destroyed", False):
             raise AclnnError(161002, f"{op}: {name} was destroyed (aclDestroyTensor) after "
                                      "GetWorkspaceSize; destroy tensors only after the launch")
@@ -89,7 +92,8 @@ def _check_bound_tensors(op: str, executor: aclOpExecutor, workspace: int | None
         raise AclnnError(161002, f"{op}: workspace must be {size} bytes of live device memory "
                                  f"(from acl.rt.malloc): {exc.message}") from None
     lo, hi = workspace * 8, (workspace + size) * 8
-    for name, tensor in executor.tensors.items():
+    for key, tensor in executor.tensors.items():
+        name = names.get(key, key)
         if isinstance(tensor, aclTensor) and not tensor.is_empty:
             t_lo, t_hi = overlap.layout(tensor).bit_range()
             if t_lo < hi and lo < t_hi:
@@ -102,7 +106,7 @@ def _launch_stream(op: str, stream):
     """The live stream to launch on; a runtime that is not initialised, or a stream that does not
     exist, is a failed runtime call: ACLNN_ERR_RUNTIME_ERROR (361001)."""
     try:
-        rt.STATE.require_init(op)
+        rt.STATE.require_init("kernel launch")
         return rt.STATE.streams.get(stream)
     except AclnnError as exc:
         raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: launch failed: {exc.message}") from None
@@ -137,7 +141,8 @@ def aclnnLeakyReluBackward(workspace, workspace_size, executor, stream) -> int:
     Args: workspace (device address or None when the size is 0), workspace_size (bytes),
     executor (from phase 1), stream (int from acl.rt.create_stream; None/0 = default stream).
     Returns ret: 0, 161001 (no workspace / executor), 161002 (executor already run, destroyed or
-    of another op; workspace too small).
+    of another op; workspace too small, freed or overlapping a tensor; a tensor destroyed or its
+    memory freed since phase 1), 361001 (no such stream, or the runtime is not initialised).
     """
     return _phase2("LeakyReluBackward", workspace, workspace_size, executor, stream)
 

@@ -178,43 +178,52 @@ def _run_run(args) -> int:
     expected = _REFERENCES[spec.name.removeprefix("Inplace")](*host.values(), *scalars)
     out_dtype = np.dtype(_np_dtype(args.out_dtype)) if args.out_dtype else expected.dtype
 
-    acl.init()
+    owns_runtime = acl.init() == 0  # leave a runtime someone else initialised as it was
     acl.rt.set_device(0)
     stream, _ = acl.rt.create_stream()
     tensors = {name: _device_tensor(acl, array) for name, array in host.items()}
     if not spec.inplace:
         tensors["out"] = _device_tensor(acl, np.zeros(expected.shape, dtype=out_dtype))
-    call = []
-    for p in spec.params:
-        if p.name == "out" and spec.inplace:  # aclnnInplace*(selfRef, ...): out is selfRef
-            continue
-        if p.kind == "tensor":
-            call.append(tensors[p.name][1])
-        elif p.kind == "scalar":
-            call.append(acl.create_scalar(scalars[spec.scalars.index(p)], acl.ACL_DOUBLE))
-        else:
-            call.append(args.self_is_result)
-    size, executor, ret = getattr(aclnn, spec.api_name + "GetWorkspaceSize")(*call)
-    console.print(f"{spec.api_name}GetWorkspaceSize: ret {int(ret)} ({_status_name(ret)})")
-    if ret != 0:
-        console.print(f"  {acl.get_recent_err_msg()}")
-        return 1
-    console.print(f"  workspace {size} bytes; steps:")
-    for line in executor.plan.describe():
-        console.print(f"    {line}")
-    workspace = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)[0] if size else None
-    ret = getattr(aclnn, spec.api_name)(workspace, size, executor, stream)
-    ret = ret or acl.rt.synchronize_stream(stream)
-    console.print(f"{spec.api_name}: ret {int(ret)} ({_status_name(ret)})")
-    if ret != 0:
-        console.print(f"  {acl.get_recent_err_msg()}")
-        return 1
-    result_addr, _, result_host = tensors["self" if spec.inplace else "out"]
-    result = np.empty(result_host.shape, dtype=result_host.dtype)
-    storage = np.empty(result_host.size if result_host.flags.c_contiguous else result_host.T.size, result.dtype)
-    acl.rt.memcpy(storage, storage.nbytes, result_addr, storage.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
-    result[...] = storage.reshape(result_host.shape) if result_host.flags.c_contiguous \
-        else storage.reshape(result_host.T.shape).T
+    scalar_handles = [acl.create_scalar(v, acl.ACL_DOUBLE) for v in scalars]
+    workspace = None
+    try:
+        call = []
+        for p in spec.params:
+            if p.name == "out" and spec.inplace:  # aclnnInplace*(selfRef, ...): out is selfRef
+                continue
+            if p.kind == "tensor":
+                call.append(tensors[p.name][1])
+            elif p.kind == "scalar":
+                call.append(scalar_handles[spec.scalars.index(p)])
+            else:
+                call.append(args.self_is_result)
+        size, executor, ret = getattr(aclnn, spec.api_name + "GetWorkspaceSize")(*call)
+        console.print(f"{spec.api_name}GetWorkspaceSize: ret {int(ret)} ({_status_name(ret)})")
+        if ret != 0:
+            console.print(f"  {acl.get_recent_err_msg()}")
+            return 1
+        console.print(f"  workspace {size} bytes; steps:")
+        for line in executor.plan.describe():
+            console.print(f"    {line}")
+        workspace = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)[0] if size else None
+        ret = getattr(aclnn, spec.api_name)(workspace, size, executor, stream)
+        ret = ret or acl.rt.synchronize_stream(stream)
+        console.print(f"{spec.api_name}: ret {int(ret)} ({_status_name(ret)})")
+        if ret != 0:
+            console.print(f"  {acl.get_recent_err_msg()}")
+            return 1
+        result = _read_back(acl, *tensors["self" if spec.inplace else "out"])
+    finally:  # the C sample's steps 6 and 7: destroy, free, reset
+        for _, tensor, _ in tensors.values():
+            acl.destroy_tensor(tensor)
+        for handle in scalar_handles:
+            acl.destroy_scalar(handle)
+        for addr in [a for a, _, _ in tensors.values()] + ([workspace] if workspace else []):
+            acl.rt.free(addr)
+        acl.rt.destroy_stream(stream)
+        acl.rt.reset_device(0)
+        if owns_runtime:
+            acl.finalize()
     golden = np.empty(expected.shape, dtype=out_dtype)
     dtypes.cast_into(golden, expected)
     exact = result.tobytes() == golden.tobytes()
@@ -236,6 +245,14 @@ def _device_tensor(acl, host: np.ndarray):
     tensor = acl.create_tensor(list(host.shape), dtypes.from_numpy(host.dtype), strides, 0,
                                acl.ACL_FORMAT_ND, [storage.size], addr)
     return addr, tensor, host
+
+
+def _read_back(acl, addr: int, tensor, host: np.ndarray) -> np.ndarray:
+    """Copy a tensor made by ``_device_tensor`` back, in ``host``'s layout."""
+    base = host if host.flags.c_contiguous else host.T
+    storage = np.empty(base.shape, dtype=host.dtype)
+    acl.rt.memcpy(storage, storage.nbytes, addr, storage.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    return storage if host.flags.c_contiguous else storage.T
 
 
 def _np_dtype(name: str):

@@ -11,6 +11,8 @@ with the dtype equalities, where ops-nn's LeakyRelu checks it.)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import kernels
@@ -32,12 +34,84 @@ _CAST_TARGETS = frozenset({DataType.FLOAT16, DataType.FLOAT, DataType.DOUBLE, Da
                            DataType.COMPLEX64, DataType.COMPLEX128})
 
 
+# Phase-1 plan cache, keyed like CANN's aclnn executor cache: op, SoC, and per argument its kind,
+# dtype, shape, strides and format, scalar dtypes and exact values, and flags. Every check in
+# _plan_uncached is a function of these -- except the ones that read memory addresses (out
+# overlapping an input) or that an operator adds (spec.extra_checks), which a hit runs again.
+# A hit therefore raises or passes exactly as a full plan would, and returns the same Plan.
+_PLAN_CACHE: dict[tuple, Plan] = {}
+PLAN_CACHE_SIZE = 1024
+
+
 def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
          allocate=None) -> aclOpExecutor:
     """Phase 1. ``args`` maps every param name to a tensor handle, aclScalar, bool or None.
 
-    Returns a bound executor; raises AclnnError (161001, 161002, 561003, 561103).
+    Returns a bound executor; raises AclnnError (161001, 161002, 561003, 561103). Repeated
+    calls with the same metadata reuse the cached Plan (see ``plan_key``).
     """
+    key = plan_key(spec, args, profile)
+    try:
+        cached = _PLAN_CACHE.get(key) if key is not None else None
+    except TypeError:  # an unhashable dim (a torch SymInt from a fake tensor): not cached
+        key = cached = None
+    if cached is not None:
+        return _bind_cached(spec, args, cached, allocate)
+    executor = _plan_uncached(spec, args, profile, allocate)
+    if key is not None:
+        if len(_PLAN_CACHE) >= PLAN_CACHE_SIZE:
+            _PLAN_CACHE.clear()
+        _PLAN_CACHE[key] = executor.plan
+    return executor
+
+
+def plan_key(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None) -> tuple | None:
+    """The plan-cache key of a phase-1 call, or None when it is not cached (a missing, destroyed
+    or foreign argument, a complex or NaN scalar: those take the full path every time)."""
+    parts: list = [spec.name, profile.name if profile is not None else platform.current_name()]
+    for p in spec.params:
+        value = args.get(p.name)
+        if p.kind == "tensor":
+            if value is ALLOCATE:
+                parts.append(None)
+            elif isinstance(value, TensorBase) and not getattr(value, "destroyed", False):
+                parts.append((type(value), value.dtype, value.shape, value.strides, value.format))
+            else:
+                return None
+        elif p.kind == "scalar":
+            if type(value) is not aclScalar or value.destroyed or value.dtype in dtypes.COMPLEX:
+                return None
+            number = value.value
+            as_float = float(number)
+            if as_float != as_float:
+                return None
+            parts.append((value.dtype, type(number), number, math.copysign(1.0, as_float)))
+        elif type(value) in (bool, np.bool_):
+            parts.append((type(value), bool(value)))
+        else:
+            return None
+    return tuple(parts)
+
+
+def _bind_cached(spec: OpSpec, args: dict, cached: Plan, allocate) -> aclOpExecutor:
+    """A plan-cache hit: rerun the checks that can differ for equal keys, in _plan_uncached's
+    order (operator checks, then allocation or the out-overlap check), and bind the Plan."""
+    for check in spec.extra_checks:
+        check(spec.name, args)
+    if args["out"] is ALLOCATE:
+        args["out"] = _wrap_allocated(allocate(cached.out_shape, cached.promoted))
+    else:
+        check_out_overlap(spec, args)
+    return aclOpExecutor(cached, {p.name: args[p.name] for p in spec.params if p.kind == "tensor"})
+
+
+def clear_plan_cache() -> None:
+    _PLAN_CACHE.clear()
+
+
+def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
+                   allocate=None) -> aclOpExecutor:
+    """Phase 1 without the cache: every check, in CANN's order, then the steps."""
     profile = profile or platform.current()
     op = spec.name
     _check_presence(spec, args)
@@ -96,15 +170,32 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     return aclOpExecutor(_build_steps(spec, args, tensors, out_shape, promoted), tensors)
 
 
-def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | None = None) -> None:
+def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | None = None,
+        fused: bool = False) -> None:
     """Phase 2: execute the recorded steps; ``workspace`` is a uint8 buffer of at least
-    ``executor.workspace_size`` bytes (or None when that is 0)."""
+    ``executor.workspace_size`` bytes (or None when that is 0).
+
+    ``fused``: the caller does not look at the workspace (the Pythonic API owns it), so a
+    backend that can (numba) may run the whole chain as one pass reading the inputs in place;
+    the results are the same bits. The aclnn API runs the steps, temporaries in the workspace.
+    """
     steps = executor.plan.steps
     if not steps:
         return
     slots = executor.plan.slots
     tensors = executor.tensors
-    launch = kernels.get(backend).launch
+    impl = kernels.get(backend)
+    if fused and hasattr(impl, "program"):
+        arrays = {name: t.array() for name, t in tensors.items()}
+        bound = impl.program(executor.plan, {name: a.dtype for name, a in arrays.items()})
+        if bound is not None:
+            try:
+                impl.run_fused(bound, arrays)
+                return
+            except impl.Fallback:
+                pass  # a layout the compiled walkers cannot address: run the steps below
+    launch = impl.launch
+    copy = getattr(impl, "copy", dtypes.cast_into)
 
     def resolve(ref: Ref) -> np.ndarray:
         if ref.tensor is not None:
@@ -121,7 +212,7 @@ def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | No
             if step.kind == "Kernel":
                 launch(step, srcs, dst)
             else:  # Contiguous / Cast / ViewCopy: a copy; a Cast rounds once to nearest even
-                dtypes.cast_into(dst, srcs[0])
+                copy(dst, srcs[0])
 
 
 class _OutputKnown(Exception):

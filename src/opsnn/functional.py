@@ -9,12 +9,13 @@ ACL_DOUBLE scalars (as torch_npu sends them), ints as ACL_INT64, bools as ACL_BO
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from . import engine, registry
-from ._core import dtypes, memory
+from . import _fastpath, engine, registry
+from ._core import dtypes, memory, outpool
 from ._core.dtypes import DataType
 from ._core.status import AclError, AclnnError, Status
 from ._core.tensor import ArrayTensor, aclScalar
@@ -166,7 +167,31 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     return self
 
 
+def _pythonic_boundary(call):
+    """The Pythonic layer's counterpart of the aclnn boundary: only AclnnError leaves it. A host
+    MemoryError becomes 200000 (ACL_ERROR_BAD_ALLOC); anything else is an opsnn bug and becomes
+    561000 (ACLNN_ERR_INNER) with the original exception chained (``__cause__``)."""
+
+    @functools.wraps(call)
+    def inner(spec, *args, **kwargs):
+        try:
+            return call(spec, *args, **kwargs)
+        except AclnnError:
+            raise
+        except MemoryError as exc:
+            raise AclnnError(AclError.BAD_ALLOC, f"{spec.name}: out of host memory: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - nothing but AclnnError may escape
+            raise AclnnError(Status.ERR_INNER, f"{spec.name}: internal error: {type(exc).__name__}: "
+                                               f"{exc}") from exc
+
+    return inner
+
+
+@_pythonic_boundary
 def _call(spec: registry.OpSpec, out, **kwargs):
+    done, key = _fastpath.call(spec, kwargs, out)  # plan cache (see _fastpath): a hit skips phase 1
+    if done is not None:
+        return done
     arrays = {p.name: _as_array(kwargs[p.name], p.api_name) for p in spec.inputs}
     for p in spec.inputs:  # Python scalars are weak: they take another input's dtype
         if _is_python_scalar(kwargs[p.name]):
@@ -186,7 +211,7 @@ def _call(spec: registry.OpSpec, out, **kwargs):
         result: list[np.ndarray] = []
 
         def allocate(shape, dtype):
-            result.append(_host_empty(shape, dtypes.to_numpy(dtype), f"{spec.name}: out"))
+            result.append(_host_empty(shape, dtypes.to_numpy(dtype), f"{spec.name}: out", pooled=True))
             return result[0]
     else:
         if not isinstance(out, np.ndarray):
@@ -194,11 +219,14 @@ def _call(spec: registry.OpSpec, out, **kwargs):
                                                        f"got {type(out).__name__}")
         if not out.flags.writeable:
             raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: out is a read-only array")
-        args["out"] = ArrayTensor(out)
+        args["out"] = ArrayTensor(out if type(out) is np.ndarray else out.view(np.ndarray))
         allocate = None
     executor = engine.plan(spec, args, allocate=allocate)
     size = executor.workspace_size
-    engine.run(executor, _host_empty((size,), np.dtype(np.uint8), f"{spec.name}: workspace") if size else None)
+    engine.run(executor, _host_empty((size,), np.dtype(np.uint8), f"{spec.name}: workspace") if size else None,
+               fused=True)
+    if key is not None:
+        _fastpath.remember(key, spec, executor)
     return out if out is not None else result[0]
 
 
@@ -206,15 +234,16 @@ def _is_python_scalar(value) -> bool:
     return isinstance(value, (bool, int, float, complex))
 
 
-def _host_empty(shape: tuple[int, ...], dtype: np.dtype, what: str) -> np.ndarray:
+def _host_empty(shape: tuple[int, ...], dtype: np.dtype, what: str, pooled: bool = False) -> np.ndarray:
     """A new host array for out or the workspace; ACL_ERROR_BAD_ALLOC (200000) when it exceeds
-    the emulated device memory (checked before trying) or the host cannot provide it."""
+    the emulated device memory (checked before trying) or the host cannot provide it.
+    ``pooled``: may recycle a large buffer nobody references any more (``_core.outpool``)."""
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes > memory.DEVICE_CAPACITY:
         raise AclnnError(AclError.BAD_ALLOC, f"{what} needs {nbytes} bytes, more than the "
                                              f"{memory.DEVICE_CAPACITY}-byte emulated device memory")
     try:
-        return np.empty(shape, dtype=dtype)
+        return outpool.empty(shape, dtype) if pooled else np.empty(shape, dtype=dtype)
     except (MemoryError, ValueError) as exc:
         raise AclnnError(AclError.BAD_ALLOC, f"{what}: cannot allocate {nbytes} bytes: {exc}") from None
 
@@ -222,15 +251,18 @@ def _host_empty(shape: tuple[int, ...], dtype: np.dtype, what: str) -> np.ndarra
 def _weak_scalar(value, dtype: np.dtype, api_name: str) -> np.ndarray:
     """A Python number passed as a tensor, in its partner's dtype (161002 if it has no value there)."""
     try:
-        return np.asarray(value, dtype=dtype)  # overflow gives +-inf, as before (C conversion)
+        with np.errstate(all="ignore"):  # overflow gives +-inf, as before (C conversion)
+            return np.asarray(value, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as exc:  # e.g. a complex for a float tensor
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {value!r} cannot be made a "
                                                    f"{dtype} tensor: {exc}") from None
 
 
 def _as_array(value, api_name: str) -> np.ndarray | None:
-    if value is None or isinstance(value, np.ndarray):
+    if value is None or type(value) is np.ndarray:
         return value
+    if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): its data as a plain
+        return value.view(np.ndarray)  # array over the same memory (a mask is not applied)
     try:
         has_dlpack = hasattr(value, "__dlpack__")
     except Exception:  # noqa: BLE001 - a hostile __getattr__ must not escape

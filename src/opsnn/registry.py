@@ -164,6 +164,9 @@ def _load() -> None:
 
 def get(name: str) -> OpSpec:
     """Spec by aclnn name, with or without the ``aclnn`` prefix, or by kernel name."""
+    spec = _REGISTRY.get(name)  # the common case first: every Pythonic call looks its spec up
+    if spec is not None:
+        return spec
     _load()
     key = name.removeprefix("aclnn")
     if key in _REGISTRY:

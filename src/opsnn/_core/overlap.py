@@ -12,11 +12,12 @@ are views of the same emulated allocation, so their host addresses mirror the de
 
 from __future__ import annotations
 
-import dataclasses
+from typing import NamedTuple
 
 import numpy as np
 
 from . import dtypes
+from .tensor import aclTensor
 
 # NumPy's exact overlap search is exponential in the worst case; beyond this bound the views are
 # treated as overlapping (refused, never silently computed wrong).
@@ -26,8 +27,7 @@ MAX_WORK = 1 << 16
 MAX_ENUMERATE = 1 << 20
 
 
-@dataclasses.dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """Where a view's elements lie: ``space`` ("device" / "host"), first element at bit
     ``start``, ``shape``, ``strides`` in bits (0 for size-1 dims), element width ``bits``."""
 
@@ -56,8 +56,6 @@ class Layout:
 
 def layout(tensor) -> Layout:
     """The Layout of an aclTensor (from its metadata; no memory access) or an ArrayTensor."""
-    from .tensor import aclTensor
-
     if isinstance(tensor, aclTensor):
         bits = dtypes.BITS[tensor.dtype]
         start = tensor.addr * 8 + tensor.offset * bits

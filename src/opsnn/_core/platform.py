@@ -69,7 +69,13 @@ PROFILES: dict[str, SocProfile] = {
 }
 
 _process_soc: str | None = None
-_thread = threading.local()
+
+
+class _Local(threading.local):
+    soc: str | None = None  # a class default: reading an unset thread's value does not raise
+
+
+_thread = _Local()
 
 
 def get_profile(name: str) -> SocProfile:
@@ -84,6 +90,34 @@ def current() -> SocProfile:
     """The profile in force for the calling thread."""
     name = getattr(_thread, "soc", None) or _process_soc or os.environ.get(ENV_VAR) or DEFAULT_SOC
     return get_profile(name)
+
+
+def current_name() -> str:
+    """The SoC selection in force, as given (not resolved; ``current()`` resolves it). Cheap:
+    plan caches key on it."""
+    return getattr(_thread, "soc", None) or _process_soc or getenv(ENV_VAR) or DEFAULT_SOC
+
+
+try:  # os.environ.get encodes the key on every call; read CPython's mapping directly when present
+    _ENV_DATA = os.environ._data  # type: ignore[attr-defined]
+    _encode = os.environ.encodekey  # type: ignore[attr-defined]
+    _decode = os.environ.decodevalue  # type: ignore[attr-defined]
+except AttributeError:  # pragma: no cover - another Python
+    _ENV_DATA = None
+
+
+def getenv(name: str) -> str | None:
+    """``os.environ.get(name)``, faster on CPython (tracks os.environ / putenv changes)."""
+    if _ENV_DATA is None:  # pragma: no cover
+        return os.environ.get(name)
+    key = _ENV_KEYS.get(name)
+    if key is None:
+        key = _ENV_KEYS[name] = _encode(name)
+    value = _ENV_DATA.get(key)
+    return None if value is None else _decode(value)
+
+
+_ENV_KEYS: dict[str, object] = {}
 
 
 def set_soc(name: str) -> SocProfile:

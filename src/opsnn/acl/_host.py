@@ -24,10 +24,13 @@ def register(buffer: np.ndarray, owner: np.ndarray | None = None) -> int:
     known while the caller keeps ``owner`` alive, as pyACL asks."""
     addr = int(buffer.__array_interface__["data"][0])
     entry: np.ndarray | weakref.ref = buffer
-    if owner is not None:
-        entry = weakref.ref(owner)
-        weakref.finalize(owner, _forget, addr, entry)
     with _lock:
+        if owner is not None:
+            known = _registered.get(addr)
+            if isinstance(known, weakref.ref) and known() is owner:
+                return addr  # registered already (e.g. the same array every iteration)
+            entry = weakref.ref(owner)
+            weakref.finalize(owner, _forget, addr, entry)
         _registered[addr] = entry
     return addr
 

@@ -70,6 +70,7 @@ def set_device(device_id) -> int:
         raise AclnnError(AclError.INVALID_DEVICE, f"set_device: device {device} does not exist "
                                                   f"(device count {DEVICE_COUNT})")
     with STATE.lock:
+        STATE.require_init("set_device")  # again under the lock: a concurrent finalize wins cleanly
         STATE.device_refs[device] = STATE.device_refs.get(device, 0) + 1
     return 0
 
@@ -80,6 +81,7 @@ def reset_device(device_id) -> int:
     STATE.require_init("reset_device")
     device = _int(device_id, "deviceId", "reset_device")
     with STATE.lock:
+        STATE.require_init("reset_device")
         if device not in STATE.device_refs:
             raise AclnnError(AclError.INVALID_DEVICE, f"reset_device: device {device} is not set")
         STATE.device_refs[device] -= 1

@@ -62,7 +62,7 @@ def ptr_to_numpy(ptr: int, shape, npy_type: int) -> np.ndarray:
     dtype = np.dtype(NPY_TYPES[code])
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
-    if not isinstance(shape, (list, tuple, np.ndarray)) or np.ndim(shape) != 1:
+    if not isinstance(shape, (list, tuple, np.ndarray)) or (isinstance(shape, np.ndarray) and shape.ndim != 1):
         raise AclnnError(AclError.INVALID_PARAM, f"ptr_to_numpy: shape must be a list of integers, "
                                                  f"got {type(shape).__name__}")
     dims = tuple(_count(d, "shape entries", "ptr_to_numpy") for d in shape)

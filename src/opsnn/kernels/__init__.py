@@ -15,14 +15,66 @@ made those in phase 1.
 from __future__ import annotations
 
 import importlib
+import logging
+import warnings
 
-_BACKENDS = {"numpy": "opsnn.kernels.numpy_backend"}
-DEFAULT = "numpy"
+from .._core import platform
+
+_BACKENDS = {"numpy": "opsnn.kernels.numpy_backend", "numba": "opsnn.kernels.numba_backend"}
+ENV_VAR = "OPSNN_BACKEND"
+# None: automatic -- numba when it imports, else numpy (said once). A name: that backend, and
+# one that cannot load raises. Set with set_default() or the OPSNN_BACKEND environment variable.
+DEFAULT: str | None = None
+
+_loaded: dict[str, object] = {}
+_auto: str | None = None
+
+
+class BackendFallbackWarning(RuntimeWarning):
+    """The automatic backend choice could not load numba and uses the NumPy backend."""
+
+
+def _import(key: str):
+    module = _loaded.get(key)
+    if module is None:
+        if key not in _BACKENDS:
+            raise ValueError(f"unknown kernel backend {key!r}; known: {', '.join(_BACKENDS)}")
+        try:
+            module = importlib.import_module(_BACKENDS[key])
+        except ImportError as exc:
+            raise ImportError(f"kernel backend {key!r} cannot be loaded: {exc}") from exc
+        _loaded[key] = module
+    return module
+
+
+def default_name() -> str:
+    """The backend ``get(None)`` returns: DEFAULT, else $OPSNN_BACKEND, else numba if it loads."""
+    global _auto
+    key = DEFAULT or platform.getenv(ENV_VAR) or None
+    if key:
+        return key
+    if _auto is None:
+        try:
+            _import("numba")
+            _auto = "numba"
+        except ImportError as exc:
+            _auto = "numpy"
+            message = f"opsnn: the numba kernel backend is not available ({exc}); using the NumPy backend"
+            logging.getLogger("opsnn").warning(message)
+            warnings.warn(message, BackendFallbackWarning, stacklevel=3)
+    return _auto
 
 
 def get(name: str | None = None):
-    """The backend module by name (``numpy``); None selects the default."""
-    key = name or DEFAULT
-    if key not in _BACKENDS:
-        raise ValueError(f"unknown kernel backend {key!r}; known: {', '.join(_BACKENDS)}")
-    return importlib.import_module(_BACKENDS[key])
+    """The backend module by name (``numpy``, ``numba``); None selects the default. A named
+    backend that cannot load raises ImportError; the automatic default falls back to numpy."""
+    return _import(name or default_name())
+
+
+def set_default(name: str | None) -> None:
+    """Select the default backend for the process (None: automatic). Raises for a name that
+    is unknown or cannot load."""
+    global DEFAULT
+    if name is not None:
+        _import(name)
+    DEFAULT = name

@@ -5,13 +5,19 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
 
 * ``h2f``  float16 -> float32: exact; NaN payloads are shifted, never quieted (NumPy's
   ``npy_halfbits_to_floatbits``). Branch-free, so loops vectorize.
+* ``h2f_hw`` / ``f2h_hw``: the F16C instructions (vcvtph2ps / vcvtps2ph), several times faster and
+  equal to ``h2f`` / ``f2h`` for every input except a signalling NaN, which they quiet. The kernels
+  use them for a tile only after ``snan_*`` found no signalling NaN among that tile's inputs
+  (arithmetic never makes one, so only a loaded value can).
 * ``f2h``  float32 -> float16: round to nearest even; overflow to +-inf; subnormals exact; a NaN
   keeps the top 10 payload bits and stays a NaN (``npy_floatbits_to_halfbits``).
 * ``h2d``  float16 -> float64: exact, NaN payload kept (``npy_halfbits_to_doublebits``).
 * ``d2h``  float64 -> float16: one rounding to nearest even (``npy_doublebits_to_halfbits``).
 * ``bf2f`` bfloat16 -> float32: the 16 bits shifted up (exact).
-* ``f2bf`` float32 -> bfloat16: round to nearest even; NaN -> 0x7FC0 with the sign kept
-  (ml_dtypes / Eigen ``float_to_bfloat16_rtne``).
+* ``f2bf`` float32 -> bfloat16: round to nearest even; a NaN keeps its top 16 bits with the quiet
+  bit set (``dtypes.cast_into``, DECISION 1). ``f2bf_canonical``: NaN -> 0x7FC0 with the sign kept
+  (ml_dtypes' own casts, used from float16); ``f2h_canonical`` likewise for bfloat16 -> float16
+  (NaN -> 0x7E00 with the sign kept).
 * ``d2bf`` float64 -> bfloat16: one rounding (``dtypes.cast_into``: round to float32 *to odd*, then
   ``f2bf``).
 
@@ -70,6 +76,51 @@ f32_bits = intrinsic(_bitcast_to_int(types.float32, types.uint32, _I32))
 f64_bits = intrinsic(_bitcast_to_int(types.float64, types.uint64, _I64))
 
 
+def _hw_half_to_float(typingctx, value):
+    if not isinstance(value, types.Integer):
+        return None
+    sig = types.float32(value)
+
+    def codegen(context, builder, signature, args):
+        v = args[0]
+        if value.bitwidth > 16:
+            v = builder.trunc(v, ir.IntType(16))
+        elif value.bitwidth < 16:
+            v = builder.zext(v, ir.IntType(16))
+        return builder.fpext(builder.bitcast(v, ir.HalfType()), ir.FloatType())
+
+    return sig, codegen
+
+
+def _hw_float_to_half(typingctx, value):
+    if value != types.float32:
+        return None
+    sig = types.uint16(types.float32)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+
+    return sig, codegen
+
+
+hw_h2f = intrinsic(_hw_half_to_float)
+hw_f2h = intrinsic(_hw_float_to_half)
+
+
+def _host_has_f16c() -> bool:
+    try:
+        from llvmlite import binding
+
+        return "+f16c" in binding.get_host_cpu_features().flatten().split(",")
+    except Exception:  # noqa: BLE001 - unknown host: use the portable code
+        return False
+
+
+# F16C (vcvtph2ps / vcvtps2ph) converts exactly like NumPy except that it quiets signalling NaNs;
+# h2f/f2h use it and take NaN lanes from the bit formulas, so the result is still NumPy's.
+HAS_F16C = _host_has_f16c()
+
+
 @njit(cache=True, nogil=True)
 def h2f(h):
     h32 = np.uint32(h) & np.uint32(0xFFFF)
@@ -96,6 +147,45 @@ def f2h(f):
         np.uint32(0x7C00) if a >= np.uint32(0x47800000) else (
             normal if a >= np.uint32(0x38800000) else sub))
     return np.uint16(np.uint32(r) | sign)
+
+
+if HAS_F16C:
+    @njit(cache=True, nogil=True)
+    def h2f_hw(h):
+        """F16C conversion: NumPy's result except for a signalling NaN (which it quiets)."""
+        return hw_h2f(np.uint32(h) & np.uint32(0xFFFF))
+
+    @njit(cache=True, nogil=True)
+    def f2h_hw(f):
+        """F16C conversion: NumPy's result except for a signalling NaN (which it quiets)."""
+        return hw_f2h(f)
+else:  # pragma: no cover - hosts without F16C
+    h2f_hw = h2f
+    f2h_hw = f2h
+
+
+@njit(cache=True, nogil=True)
+def snan_f16(h):
+    """1 for a signalling NaN (0x7C01..0x7DFF with either sign), else 0: one range test."""
+    return np.uint32(((np.uint32(h) & np.uint32(0x7FFF)) - np.uint32(0x7C01)) < np.uint32(0x01FF))
+
+
+@njit(cache=True, nogil=True)
+def snan_bf16(b):
+    return np.uint32(((np.uint32(b) & np.uint32(0x7FFF)) - np.uint32(0x7F81)) < np.uint32(0x003F))
+
+
+@njit(cache=True, nogil=True)
+def snan_f32(f):
+    return np.uint32(((f32_bits(f) & np.uint32(0x7FFFFFFF)) - np.uint32(0x7F800001)) < np.uint32(0x003FFFFF))
+
+
+@njit(cache=True, nogil=True)
+def f2h_canonical(f):
+    """float32 value -> float16 as ml_dtypes casts (Eigen): RNE; NaN -> 0x7E00 with the sign kept."""
+    u = f32_bits(f)
+    nan = ((u >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7E00)
+    return np.uint16(nan) if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else f2h(f)
 
 
 @njit(cache=True, nogil=True)
@@ -146,8 +236,20 @@ def bf2f(b):
 
 @njit(cache=True, nogil=True)
 def f2bf(f):
+    """float32 -> bfloat16 as ``dtypes.cast_into``: RNE; a NaN keeps its top bits, quiet bit set."""
     u = f32_bits(f)
-    rounded = (np.uint64(u) + np.uint64(0x7FFF) + np.uint64((u >> np.uint32(16)) & np.uint32(1))) >> np.uint64(16)
+    # 32-bit arithmetic: only a NaN (replaced below) can carry out of bit 31
+    rounded = np.uint32(u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    nan = (u >> np.uint32(16)) | np.uint32(0x0040)
+    r = nan if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else np.uint32(rounded)
+    return np.uint16(r)
+
+
+@njit(cache=True, nogil=True)
+def f2bf_canonical(f):
+    """float32 value -> bfloat16 as ml_dtypes casts other dtypes: RNE; NaN -> 0x7FC0, sign kept."""
+    u = f32_bits(f)
+    rounded = np.uint32(u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
     nan = ((u >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7FC0)
     r = nan if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else np.uint32(rounded)
     return np.uint16(r)
@@ -184,5 +286,5 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
     return 0 if same_start else 1
 
 
-SUPPORT_NAMES = ("h2f", "f2h", "h2d", "d2h", "bf2f", "f2bf", "d2bf", "isnan16", "ranges_clash",
+SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "snan_f16", "snan_bf16", "snan_f32", "h2d", "d2h", "bf2f", "f2bf", "f2bf_canonical", "d2bf", "isnan16", "ranges_clash",
                  "bits_f32", "bits_f64", "f32_bits", "f64_bits")

@@ -1,0 +1,272 @@
+"""The Pythonic API's plan cache: a repeated identical call skips phase 1 and goes straight to the
+compiled kernel.
+
+Key (like CANN's aclnn executor cache): the operator, the SoC selection, the kernel backend, and
+per argument -- tensors: dtype, shape, strides (bytes); scalars: type and exact value (sign of
+zero included; NaN is never cached); flags: type and value -- and for ``out`` the same as a
+tensor (or "allocate"). Only plain NumPy arrays and Python/NumPy numbers take part; anything
+else (DLPack objects, Python numbers passed as tensors, aclScalars) takes the full path.
+
+Why a hit may skip phase 1: every phase-1 check is a function of that metadata, except the ones
+that look at memory addresses (``out`` overlapping an input: the engine's check_out_overlap and
+the forward ops' no-partial-overlap check). For those the compiled kernel first compares the
+address ranges of ``out`` and each input (``check`` argument): if they are disjoint, or ``out``
+is exactly an input's view (same start, shape, strides and dtype), the check passes and the
+kernel runs; otherwise it returns without writing and the call takes the full path, which
+runs every check (and raises, or runs, exactly as before). ``out``'s writeability is part of the
+key (a read-only out always takes the full path). An allocated ``out`` comes from
+``_core.outpool`` (a fresh or recycled buffer no one else references), so it cannot overlap.
+
+A hit runs the same fused Program the full path ran for that key (``kernels.numba_backend``),
+with the same scalars, so results are identical.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import kernels
+from ._core import outpool, platform
+from ._core.status import AclError, AclnnError
+
+ENTRIES: dict[tuple, object] = {}
+MAX_ENTRIES = 512
+_KEY_FUNCS: dict[str, object] = {}
+_NO = object()
+
+
+def call(spec, kwargs: dict, out) -> tuple:
+    """``(result, None)`` on a cache hit that ran; else ``(None, key)`` where ``key`` is the call's
+    cache key (None when it is not cacheable) for ``remember`` after the full path."""
+    fn = _KEY_FUNCS.get(spec.name)
+    if fn is None:
+        fn = _KEY_FUNCS[spec.name] = _make_key(spec)
+    return fn(kwargs, out)
+
+
+def key(spec, kwargs: dict, out) -> tuple | None:
+    """The cache key of a Pythonic call, or None when it is not cacheable."""
+    fn = _KEY_FUNCS.get(spec.name)
+    if fn is None:
+        fn = _KEY_FUNCS[spec.name] = _make_key(spec)
+    return fn(kwargs, out, False)[1]
+
+
+def _number_key(value):
+    """Key part of a NumPy scalar (type, value and the sign of zero), or _NO (not cached)."""
+    if isinstance(value, np.generic) and value.dtype.kind in "fiubV" and value.dtype.itemsize <= 8:
+        as_float = float(value)
+        if as_float == as_float:
+            return math.copysign(1.0, as_float)
+    return _NO
+
+
+def _make_key(spec):
+    """A key function specialised to ``spec``'s parameters (generated: this runs every call)."""
+    lines = ["def key(kw, out, lookup=True):"]
+    parts = []
+    tensors = []
+    for i, p in enumerate(q for q in spec.params if q.name != "out"):
+        lines.append(f"    v{i} = kw[{p.name!r}]")
+        if p.kind == "tensor":
+            tensors.append(f"v{i}")
+            lines.append(f"    if type(v{i}) is not ndarray: return None, None")
+            parts += [f"v{i}.dtype", f"v{i}.shape", f"v{i}.strides"]
+        else:
+            lines += [f"    t{i} = type(v{i})",
+                      f"    if t{i} is float:",
+                      f"        if v{i} != v{i}: return None, None",
+                      f"        s{i} = copysign(1.0, v{i})",
+                      f"    elif t{i} is bool or t{i} is int:",
+                      f"        s{i} = None",
+                      "    else:",
+                      f"        s{i} = number_key(v{i})",
+                      f"        if s{i} is NO: return None, None"]
+            parts += [f"t{i}", f"v{i}", f"s{i}"]
+    lines += ["    if out is None:",
+              "        o = None",
+              "    elif type(out) is ndarray and out.flags.writeable:",
+              "        o = (out.dtype, out.shape, out.strides)",
+              "    else:",
+              "        return None, None",
+              # the SoC and backend *selections* (thread / process / environment), inlined:
+              # platform.current_name() and kernels.default_name() cost more than the rest
+              "    soc = local.soc or platform._process_soc or env_get(SOC_ENV)",
+              "    backend = kernels.DEFAULT or env_get(BACKEND_ENV)",
+              f"    k = ({spec.name!r}, soc, backend, {', '.join(parts)}, o)",
+              "    if lookup:",
+              "        entry = ENTRIES.get(k)",
+              "        if entry is not None:",
+              f"            done = entry({', '.join(tensors + ['out'])})",
+              "            if done is not None:",
+              "                return done, None",
+              "    return None, k"]
+    env = {"ENTRIES": ENTRIES, "ndarray": np.ndarray, "copysign": math.copysign, "number_key": _number_key, "NO": _NO,
+           "local": platform._thread, "platform": platform, "kernels": kernels, "env_get": platform.getenv,
+           "SOC_ENV": platform.ENV_VAR, "BACKEND_ENV": kernels.ENV_VAR}
+    if platform._ENV_DATA is not None:  # the raw mapping (bytes keys and values) is enough for a key
+        env.update(env_get=platform._ENV_DATA.get, SOC_ENV=platform._encode(platform.ENV_VAR),
+                   BACKEND_ENV=platform._encode(kernels.ENV_VAR))
+    exec("\n".join(lines), env)  # noqa: S102 - source built above from parameter names only
+    return env["key"]
+
+
+def remember(cache_key: tuple, spec, executor) -> None:
+    """After a full call with this key succeeded: keep what a hit needs (when the backend can
+    run the plan as a compiled fused program)."""
+    impl = kernels.get()
+    plan = executor.plan
+    arrays = {name: t.array() for name, t in executor.tensors.items()}
+    out = arrays["out"]
+    allocating = cache_key[-1] is None
+    tensor_names = tuple(p.name for p in spec.params if p.kind == "tensor" and p.name != "out")
+    if not plan.steps:
+        entry = _Empty(out.shape, out.dtype)
+    else:
+        if not hasattr(impl, "program"):
+            return
+        bound = impl.program(plan, {name: a.dtype for name, a in arrays.items()})
+        if bound is None:
+            return
+        try:
+            entry = _Entry(impl, bound, arrays, tensor_names, allocating)
+        except impl.Fallback:
+            return
+    if len(ENTRIES) >= MAX_ENTRIES:
+        ENTRIES.clear()
+    ENTRIES[cache_key] = getattr(entry, "fast", None) or entry
+
+
+def clear() -> None:
+    ENTRIES.clear()  # the generated key functions hold this very dict: clear, never rebind
+
+
+class _Empty:
+    """A cached empty-tensor call: nothing to launch."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    def __call__(self, *tensors_and_out):
+        out = tensors_and_out[-1]
+        return _allocate(self.shape, self.dtype) if out is None else out
+
+
+def _allocate(shape, dtype) -> np.ndarray:
+    try:
+        return outpool.empty(shape, dtype)
+    except (MemoryError, ValueError) as exc:
+        nbytes = math.prod(shape) * dtype.itemsize
+        raise AclnnError(AclError.BAD_ALLOC, f"out: cannot allocate {nbytes} bytes: {exc}") from None
+
+
+class _Entry:
+    """A cached call: the fused program, its scalars and the precomputed layout of the launch.
+    Called as ``entry(*tensor_params, out)`` (the spec's tensor parameters in order)."""
+
+    def __init__(self, impl, bound, arrays: dict, tensor_names: tuple, allocating: bool):
+        prog, scalars = bound
+        out = arrays[prog.output]
+        ins = [arrays[name] for name in prog.inputs]
+        self.impl = impl
+        self.prog = prog
+        self.scalars = tuple(scalars)
+        self.positions = tuple(tensor_names.index(name) for name in prog.inputs)
+        self.allocating = allocating
+        self.shape = out.shape
+        self.dtype = out.dtype
+        self.numel = out.size
+        same = sum(1 << (k + 1) for k, a in enumerate(ins)
+                   if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
+        # an out the caller gave: the kernel compares address ranges first (see module doc);
+        # an allocated out is a buffer nobody else references
+        self.check = 0 if allocating else 1 | same
+        launch = prog.launch_for(out, ins, 1)
+        self.walker = launch.walker
+        self.modes = launch.modes
+        self.tile = launch.plan.tile
+        self.nbytes = self.numel * self.dtype.itemsize
+        # small: one block whatever the thread count (then no thread query, serial walker)
+        self.small = (self.nbytes < impl.PARALLEL_MIN_BYTES
+                      or prog.launch_for(out, ins, 1 << 10).plan.n_blocks == 1)
+        self.launches = {1: launch}
+        self.geometry = {1: impl.launch_arrays(launch)} if self.walker != "flat" else {}
+        self.halves = tuple(a.dtype.itemsize == 2 and a.dtype.kind not in "iu" for a in [out] + ins)
+        self.ndims = tuple(a.ndim for a in [out] + ins)
+        self.serial = prog.function(self.walker, self.modes, False)
+        if self.walker == "flat" and self.small:
+            self.fast = self._make_flat_small(len(tensor_names))
+
+    def _make_flat_small(self, n_tensors: int):
+        """The hit path of a one-tile flat launch as one generated function: the reshapes and
+        bit views this key needs, the allocation, one kernel call -- nothing else."""
+        params = [f"t{i}" for i in range(n_tensors)] + ["out"]
+        lines = [f"def call({', '.join(params)}):"]
+        if self.allocating:
+            lines.append("    out = alloc(SHAPE, DTYPE)")
+        operands = ["out"] + [f"t{pos}" for pos in self.positions]
+        names = []
+        for k, (src, nd, half) in enumerate(zip(operands, self.ndims, self.halves)):
+            expr = src if nd == 1 else f"{src}.reshape(-1)"
+            if half:
+                expr = f"{expr}.view(u16)"
+            lines.append(f"    b{k} = {expr}")
+            names.append(f"b{k}")
+        args = ", ".join(names + [f"S{k}" for k in range(len(self.scalars))])
+        lines += [f"    if FN({args}, 1, NUMEL, NUMEL, TILE, CHECK):",
+                  "        return None",
+                  "    return out"]
+        env = {"alloc": np.empty if self.nbytes < outpool.MIN_BYTES else _allocate, "SHAPE": self.shape,
+               "DTYPE": self.dtype, "CHECK": self.check, "u16": np.uint16, "FN": self.serial,
+               "NUMEL": self.numel, "TILE": self.tile}
+        env.update({f"S{k}": v for k, v in enumerate(self.scalars)})
+        exec("\n".join(lines), env)  # noqa: S102 - source built from this entry's own fields
+        return env["call"]
+
+    def _launch(self, out, ins):
+        threads = self.impl.threads_for(self.nbytes)
+        launch = self.launches.get(threads)
+        if launch is None:
+            launch = self.launches[threads] = self.prog.launch_for(out, ins, threads)
+            if self.walker != "flat":
+                self.geometry[threads] = self.impl.launch_arrays(launch)
+        return threads, launch
+
+    def __call__(self, *tensors_and_out):
+        out = tensors_and_out[-1]
+        ins = [tensors_and_out[pos] for pos in self.positions]
+        if self.allocating:
+            out = _allocate(self.shape, self.dtype)
+        check = self.check
+        if self.walker == "flat":
+            bases = []
+            for a, half in zip([out] + ins, self.halves):
+                if a.ndim != 1:
+                    a = a.reshape(-1)
+                bases.append(a.view(np.uint16) if half else a)
+            n = self.numel
+            if self.small:
+                ret = self.serial(*bases, *self.scalars, 1, n, n, self.tile, check)
+            else:
+                _, launch = self._launch(out, ins)
+                p = launch.plan
+                fn = self.serial if p.n_blocks == 1 else self.prog.function("flat", self.modes, True)
+                ret = fn(*bases, *self.scalars, p.n_blocks, p.block_former, n, p.tile, check)
+        else:
+            threads, launch = (1, self.launches[1]) if self.small else self._launch(out, ins)
+            p = launch.plan
+            dims, strides, offsets = self.geometry[threads]
+            fn = self.serial if p.n_blocks == 1 else self.prog.function(self.walker, self.modes, True)
+            bases = [self.impl.base(a) for a in [out] + ins]
+            if self.walker == "rows":
+                ret = fn(*bases, *self.scalars, dims, strides, offsets, p.n_blocks, p.block_former,
+                         p.numel, p.tile, check)
+            else:
+                ret = fn(*bases, *self.scalars, dims, strides, offsets, p.n_blocks, p.block_former,
+                         p.numel, launch.tile_rows, launch.tile_cols, check)
+        return None if ret else out
+
+
+__all__ = ["ENTRIES", "MAX_ENTRIES", "call", "clear", "key", "remember"]

@@ -1,0 +1,625 @@
+"""``opsnn bench``: opsnn against PyTorch, a naive NumPy expression and a memory-bandwidth reference.
+
+One run measures, side by side, for every operator (the backward pair, and the forward pair when
+registered), dtype, size, thread count and layout:
+
+* ``py_out`` / ``py_alloc``: the Pythonic API with ``out=`` / allocating its result;
+* ``acl_fresh`` / ``acl_repeat``: the two-phase aclnn API (GetWorkspaceSize + launch +
+  synchronize each call / one repeatable executor launched again and again);
+* ``torch_out`` / ``torch_alloc``: ``torch.ops.aten.<op>.<out overload>`` / the allocating op;
+* ``numpy``: the formula written as a NumPy expression;
+* ``bandwidth``: a compiled numba kernel over the same number of full-size arrays (two read and
+  one written for a backward op, one and one for a forward op), integer OR/copy only, split over
+  the same threads with the same host plan: what the memory system allows.
+
+Layouts: ``contiguous``; ``broadcast`` (grad (N, 1) with self (1, M); binary broadcasting ops
+only); ``strided`` (self a transposed view, the rest dense). Times are medians of several
+samples (each sample a loop long enough to time); the spread printed is the inter-quartile range.
+Ratios are speed ratios (other time / opsnn time: above 1 means opsnn is faster). Threads:
+``numba.set_num_threads`` for opsnn, ``torch.set_num_threads`` for torch.
+
+Writes ``bench.json`` and ``bench.png`` (throughput vs size, matplotlib Agg) to ``--out-dir``.
+``--quick`` runs a small grid in seconds (the test suite uses it so this cannot rot).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import platform as pyplatform
+import statistics
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+DTYPES = {"f32": F32, "f16": F16, "bf16": BF16, "f64": F64}
+METHODS = ("py_out", "py_alloc", "acl_fresh", "acl_repeat", "torch_out", "torch_alloc", "numpy", "bandwidth")
+LAYOUTS = ("contiguous", "broadcast", "strided")
+FULL_SIZES = (4, 10**4, 10**5, 10**6, 10**7, 10**8)
+QUICK_SIZES = (4, 1024)
+QUICK_DTYPES = ("f32", "bf16")
+SLOPE = 0.01
+BOUNDS = (-1.0, 1.0)
+
+
+# ---- operators ---------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class OpBench:
+    """How to call one operator every way the benchmark compares."""
+
+    name: str
+    inputs: tuple[str, ...]  # "grad"/"self" in the order the Python API takes them
+    dtypes: tuple[str, ...]
+    broadcast: bool
+
+    def py(self, arrays, out=None):
+        import opsnn
+
+        if self.name == "LeakyReluBackward":
+            return opsnn.leaky_relu_backward(*arrays, SLOPE, out=out)
+        if self.name == "HardtanhBackward":
+            return opsnn.hardtanh_backward(*arrays, *BOUNDS, out=out)
+        if self.name == "LeakyRelu":
+            return opsnn.leaky_relu(*arrays, SLOPE, out=out)
+        return opsnn.hardtanh(*arrays, *BOUNDS, out=out)
+
+    def torch_call(self, tensors, out=None):
+        import torch
+
+        aten = torch.ops.aten
+        if self.name == "LeakyReluBackward":
+            if out is None:
+                return aten.leaky_relu_backward(*tensors, SLOPE, False)
+            return aten.leaky_relu_backward.grad_input(*tensors, SLOPE, False, grad_input=out)
+        if self.name == "HardtanhBackward":
+            if out is None:
+                return aten.hardtanh_backward(*tensors, *BOUNDS)
+            return aten.hardtanh_backward.grad_input(*tensors, *BOUNDS, grad_input=out)
+        if self.name == "LeakyRelu":
+            return aten.leaky_relu(*tensors, SLOPE) if out is None else aten.leaky_relu.out(*tensors, SLOPE, out=out)
+        return aten.hardtanh(*tensors, *BOUNDS) if out is None else aten.hardtanh.out(*tensors, *BOUNDS, out=out)
+
+    def numpy(self, arrays):
+        with np.errstate(all="ignore"):
+            if self.name == "LeakyReluBackward":
+                g, x = arrays
+                return np.where(x > 0, g, g * g.dtype.type(SLOPE))
+            if self.name == "HardtanhBackward":
+                g, x = arrays
+                lo, hi = (x.dtype.type(b) for b in BOUNDS)
+                return np.where(((x > lo) & (x < hi)) | np.isnan(x), g, g.dtype.type(0))
+            (x,) = arrays
+            if self.name == "LeakyRelu":
+                return np.where(x > 0, x, x * x.dtype.type(SLOPE))
+            return np.clip(x, *(x.dtype.type(b) for b in BOUNDS))
+
+    def acl_phase1(self, aclnn, tensors, scalars, out):
+        if self.name == "LeakyReluBackward":
+            return aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(*tensors, scalars[0], False, out)
+        if self.name == "HardtanhBackward":
+            return aclnn.aclnnHardtanhBackwardGetWorkspaceSize(*tensors, scalars[0], scalars[1], out)
+        if self.name == "LeakyRelu":
+            return aclnn.aclnnLeakyReluGetWorkspaceSize(*tensors, scalars[0], out)
+        return aclnn.aclnnHardtanhGetWorkspaceSize(*tensors, scalars[0], scalars[1], out)
+
+    def acl_phase2(self, aclnn):
+        return getattr(aclnn, "aclnn" + self.name)
+
+    @property
+    def scalar_values(self):
+        return (SLOPE,) if "Leaky" in self.name else BOUNDS
+
+
+def available_ops() -> dict[str, OpBench]:
+    from . import registry
+
+    names = {spec.name for spec in registry.all_specs()}
+    ops = {"LeakyReluBackward": OpBench("LeakyReluBackward", ("grad", "self"), ("f32", "f16", "bf16", "f64"), True),
+           "HardtanhBackward": OpBench("HardtanhBackward", ("grad", "self"), ("f32", "f16", "bf16"), False)}
+    if "LeakyRelu" in names:
+        ops["LeakyRelu"] = OpBench("LeakyRelu", ("self",), ("f32", "f16", "bf16", "f64"), False)
+    if "Hardtanh" in names:
+        ops["Hardtanh"] = OpBench("Hardtanh", ("self",), ("f32", "f16", "bf16", "f64"), False)
+    return ops
+
+
+# ---- data --------------------------------------------------------------------------------------
+
+def factor(n: int) -> tuple[int, int]:
+    """(rows, cols) with rows * cols == n, as square as powers of ten allow (4 -> (2, 2))."""
+    rows = 10 ** (int(round(math.log10(n))) // 2) if n >= 10 else 1
+    while n % rows:
+        rows -= 1
+    if n == 4:
+        rows = 2
+    return rows, n // rows
+
+
+def make_inputs(op: OpBench, dtype: np.dtype, n: int, layout: str, rng) -> tuple[list, tuple[int, ...]]:
+    """The operator's input arrays for ``layout`` and the output shape."""
+    def fill(shape):
+        return rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+
+    rows, cols = factor(n)
+    if layout == "contiguous":
+        return [fill((n,)) for _ in op.inputs], (n,)
+    if layout == "broadcast":
+        return [fill((rows, 1)), fill((1, cols))], (rows, cols)
+    arrays = [fill((rows, cols)) for _ in op.inputs]
+    arrays[-1] = fill((cols, rows)).T  # self: a transposed view
+    return arrays, (rows, cols)
+
+
+def to_torch(a: np.ndarray):
+    import torch
+
+    if a.dtype == BF16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+# ---- the bandwidth reference -------------------------------------------------------------------
+
+_BW = {}
+
+
+def _bandwidth_kernels():
+    if not _BW:
+        import numba
+
+        @numba.njit(parallel=True, cache=True, nogil=True)
+        def read2_write1(out, a, b, n_blocks, block_former, numel):
+            for blk in numba.prange(n_blocks):
+                start = blk * block_former
+                stop = min(start + block_former, numel)
+                for i in range(np.uint64(start), np.uint64(stop)):
+                    out[i] = a[i] | b[i]
+            return 0
+
+        @numba.njit(parallel=True, cache=True, nogil=True)
+        def read1_write1(out, a, n_blocks, block_former, numel):
+            for blk in numba.prange(n_blocks):
+                start = blk * block_former
+                stop = min(start + block_former, numel)
+                for i in range(np.uint64(start), np.uint64(stop)):
+                    out[i] = a[i]
+            return 0
+
+        _BW.update(r2=read2_write1, r1=read1_write1)
+    return _BW
+
+
+def bandwidth_call(n_inputs: int, dtype: np.dtype, n: int, threads: int):
+    from ._core.tiling import plan_host
+
+    kernels = _bandwidth_kernels()
+    udt = np.dtype(f"u{dtype.itemsize}")
+    arrays = [np.ones(n, udt) for _ in range(n_inputs + 1)]
+    plan = plan_host(n, dtype.itemsize, threads)
+    if n_inputs == 2:
+        fn = kernels["r2"]
+        return lambda: fn(arrays[0], arrays[1], arrays[2], plan.n_blocks, plan.block_former, n)
+    fn = kernels["r1"]
+    return lambda: fn(arrays[0], arrays[1], plan.n_blocks, plan.block_former, n)
+
+
+# ---- the two-phase API -------------------------------------------------------------------------
+
+class AclCase:
+    """Device copies of one case's arrays, their aclTensors and scalars, a workspace."""
+
+    _initialised = False
+
+    def __init__(self, op: OpBench, arrays: list, out_shape, dtype):
+        import opsnn.acl as acl
+        from opsnn import aclnn
+
+        self.acl, self.aclnn, self.op = acl, aclnn, op
+        if not AclCase._initialised:
+            acl.init()  # returns a "repeat" code when something else initialised it: fine
+            acl.rt.set_device(0)
+            AclCase._initialised = True
+        self.allocs = []
+        self.tensors = [self._tensor(a) for a in arrays]
+        self.out = self._tensor(np.zeros(out_shape, dtype))
+        self.scalars = [acl.create_scalar(v, acl.ACL_DOUBLE) for v in op.scalar_values]
+        self.stream, _ = acl.rt.create_stream()
+        self.ws_size = 0
+        self.ws = None
+
+    def _tensor(self, view: np.ndarray):
+        acl = self.acl
+        base = view
+        while base.base is not None and isinstance(base.base, np.ndarray):
+            base = base.base
+        base = np.ascontiguousarray(base)
+        nbytes = max(base.nbytes, 1)
+        addr, _ = acl.rt.malloc(nbytes, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+        self.allocs.append(addr)
+        acl.rt.memcpy(addr, nbytes, base, base.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+        from ._core import dtypes as dt
+
+        strides = [s // view.itemsize for s in view.strides]
+        offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // view.itemsize
+        tensor = acl.create_tensor(list(view.shape), int(dt.from_numpy(view.dtype)), strides, offset,
+                                   acl.ACL_FORMAT_ND, list(base.shape), addr)
+        if tensor is None:
+            raise RuntimeError(f"create_tensor failed: {acl.get_recent_err_msg()}")
+        return tensor
+
+    def _workspace(self, size):
+        if size > self.ws_size:
+            if self.ws:
+                self.acl.rt.free(self.ws)
+            self.ws, _ = self.acl.rt.malloc(size, self.acl.ACL_MEM_MALLOC_HUGE_FIRST)
+            self.ws_size = size
+        return self.ws if size else None
+
+    def fresh(self):
+        size, executor, ret = self.op.acl_phase1(self.aclnn, self.tensors, self.scalars, self.out)
+        if ret:
+            raise RuntimeError(f"phase 1 failed: {ret} {self.acl.get_recent_err_msg()}")
+        ret = self.op.acl_phase2(self.aclnn)(self._workspace(size), size, executor, self.stream)
+        ret = ret or self.acl.rt.synchronize_stream(self.stream)
+        if ret:
+            raise RuntimeError(f"launch failed: {ret} {self.acl.get_recent_err_msg()}")
+
+    def repeatable(self):
+        size, executor, ret = self.op.acl_phase1(self.aclnn, self.tensors, self.scalars, self.out)
+        if ret:
+            raise RuntimeError(f"phase 1 failed: {ret} {self.acl.get_recent_err_msg()}")
+        self.aclnn.aclSetAclOpExecutorRepeatable(executor)
+        ws = self._workspace(size)
+        launch = self.op.acl_phase2(self.aclnn)
+        stream, sync = self.stream, self.acl.rt.synchronize_stream
+
+        def call():
+            if launch(ws, size, executor, stream) or sync(stream):
+                raise RuntimeError(f"launch failed: {self.acl.get_recent_err_msg()}")
+        self._executor = executor
+        return call
+
+    def close(self):
+        acl = self.acl
+        if getattr(self, "_executor", None) is not None:
+            self.aclnn.aclDestroyAclOpExecutor(self._executor)
+        for t in self.tensors + [self.out]:
+            acl.destroy_tensor(t)
+        for s in self.scalars:
+            acl.destroy_scalar(s)
+        for addr in self.allocs + ([self.ws] if self.ws else []):
+            acl.rt.free(addr)
+        acl.rt.destroy_stream(self.stream)
+
+
+# ---- timing ------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Timing:
+    median: float
+    q1: float
+    q3: float
+    best: float
+    samples: int
+    loops: int
+
+    @property
+    def spread(self) -> float:
+        return self.q3 - self.q1
+
+
+def measure(fn, sample_seconds: float, samples: int) -> Timing:
+    """Median per-call seconds over ``samples`` samples of ``loops`` calls each (after a warm-up)."""
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - t0, 1e-9)
+    loops = max(1, int(sample_seconds / once))
+    per_call = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        per_call.append((time.perf_counter() - t0) / loops)
+    per_call.sort()
+    q = statistics.quantiles(per_call, n=4) if len(per_call) >= 2 else [per_call[0]] * 3
+    return Timing(statistics.median(per_call), q[0], q[2], per_call[0], samples, loops)
+
+
+def set_threads(n: int) -> None:
+    import numba
+    import torch
+
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    torch.set_num_threads(n)
+
+
+# ---- the run -----------------------------------------------------------------------------------
+
+def machine_info() -> dict:
+    info = {"nproc": os.cpu_count(), "python": sys.version.split()[0], "platform": pyplatform.platform()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                info["memory_gib"] = round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    import numba
+    import torch
+
+    info.update(numpy=np.__version__, numba=numba.__version__, torch=torch.__version__,
+                numba_threading_layer=_threading_layer(), OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY"))
+    return info
+
+
+def _threading_layer() -> str:
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:
+        return "not initialised"
+
+
+def run_grid(args) -> dict:
+    import opsnn
+    from ._core import outpool
+
+    rng = np.random.default_rng(0)
+    ops = available_ops()
+    chosen_ops = [ops[name] for name in (args.ops or list(ops)) if name in ops]
+    sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
+    threads = args.threads or (1, 2)
+    layouts = args.layouts or LAYOUTS
+    methods = args.methods or METHODS
+    sample_s = 0.001 if args.quick else 0.05
+    records = []
+    started = time.perf_counter()
+    for op in chosen_ops:
+        dtypes = [d for d in (args.dtypes or (QUICK_DTYPES if args.quick else op.dtypes)) if d in op.dtypes]
+        for dname in dtypes:
+            dtype = DTYPES[dname]
+            for n in sizes:
+                if args.max_large_dtypes is not None and n >= 10**8 and dname not in args.max_large_dtypes:
+                    continue
+                for layout in layouts:
+                    if layout == "broadcast" and not op.broadcast:
+                        continue
+                    arrays, out_shape = make_inputs(op, dtype, n, layout, rng)
+                    out = np.empty(out_shape, dtype)
+                    tensors = [to_torch(a) for a in arrays]
+                    tout = to_torch(out)
+                    acl_case = AclCase(op, arrays, out_shape, dtype) if {"acl_fresh", "acl_repeat"} & set(methods) else None
+                    samples = 3 if (args.quick or n >= 10**7) else 7
+                    for th in threads:
+                        set_threads(th)
+                        calls = {
+                            "py_out": lambda: op.py(arrays, out=out),
+                            "py_alloc": lambda: op.py(arrays),
+                            "torch_out": lambda: op.torch_call(tensors, out=tout),
+                            "torch_alloc": lambda: op.torch_call(tensors),
+                            "numpy": lambda: op.numpy(arrays),
+                        }
+                        if acl_case is not None:
+                            calls["acl_fresh"] = acl_case.fresh
+                            calls["acl_repeat"] = acl_case.repeatable()
+                        if "bandwidth" in methods:
+                            calls["bandwidth"] = bandwidth_call(len(op.inputs), dtype, n, th)
+                        row = {}
+                        for method in methods:
+                            if method == "numpy" and n >= 10**7 and dtype in (F16, BF16) and not args.slow_numpy:
+                                continue  # ml_dtypes/half ufuncs: seconds per call, skipped unless asked
+                            timing = measure(calls[method], sample_s, samples)
+                            row[method] = timing
+                            records.append({"op": op.name, "dtype": dname, "size": n, "shape": list(out_shape),
+                                            "layout": layout, "threads": th, "method": method,
+                                            **dataclasses.asdict(timing)})
+                        if not args.json_only:
+                            print_row(op.name, dname, n, layout, th, row)
+                        if "bandwidth" in calls:
+                            del calls["bandwidth"]
+                    if acl_case is not None:
+                        acl_case.close()
+                    del arrays, out, tensors, tout, calls
+                    outpool.clear()
+                    opsnn.engine.clear_plan_cache()
+    memory = peak_memory(args) if args.memory else None
+    return {"machine": machine_info(), "args": {k: v for k, v in vars(args).items() if k != "handler"},
+            "elapsed_s": round(time.perf_counter() - started, 1), "results": records, "memory": memory}
+
+
+_PRINTED = set()
+
+
+def _fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.2f}us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f}ms"
+    return f"{seconds:.2f}s"
+
+
+def print_row(op, dname, n, layout, th, row: dict) -> None:
+    header = (op, dname, layout)
+    if header not in _PRINTED:
+        _PRINTED.add(header)
+        cols = "".join(f"{m:>20}" for m in row)
+        print(f"\n{op} {dname} {layout}  (median, +-IQR/2; speed ratios: other time / opsnn time)")
+        print(f"{'size':>10} {'thr':>3}{cols}   {'vs torch_out':>12} {'alloc vs torch':>14} {'vs bandwidth':>12}")
+    cells = "".join(f"{_fmt(t.median) + ' +-' + _fmt(t.spread / 2):>20}" for t in row.values())
+    ratios = []
+    for a, b in (("torch_out", "py_out"), ("torch_alloc", "py_alloc"), ("bandwidth", "py_out")):
+        ratios.append(f"{row[a].median / row[b].median:.2f}x" if a in row and b in row else "-")
+    print(f"{n:>10} {th:>3}{cells}   {ratios[0]:>12} {ratios[1]:>14} {ratios[2]:>12}")
+
+
+def peak_memory(args) -> dict:
+    """Extra memory of one 1e8-element float32 LeakyReluBackward call with out= (contiguous,
+    strided and broadcast), beyond its inputs and output: tracemalloc peak (NumPy reports its
+    allocations) and, where Linux allows resetting it, the RSS high-water mark."""
+    import opsnn
+
+    n = 10**8 if not args.quick else 10**6
+    rng = np.random.default_rng(1)
+    op = available_ops()["LeakyReluBackward"]
+    result = {"elements": n, "dtype": "f32", "limit_extra_bytes": 64 << 20}
+    for layout in ("contiguous", "strided", "broadcast"):
+        arrays, out_shape = make_inputs(op, F32, n, layout, rng)
+        out = np.empty(out_shape, F32)
+        op.py(arrays, out=out)  # warm: compile, plan cache
+        rss_before = _rss()
+        hwm_reset = _reset_hwm()
+        tracemalloc.start()
+        op.py(arrays, out=out)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        hwm = _hwm() if hwm_reset else None
+        io_bytes = sum(a.nbytes for a in arrays) + out.nbytes
+        result[layout] = {"io_bytes": io_bytes, "tracemalloc_peak_bytes": peak,
+                          "rss_peak_extra_bytes": None if hwm is None else max(0, hwm - rss_before)}
+        del arrays, out
+    return result
+
+
+def _rss() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _hwm() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _reset_hwm() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+# ---- plot --------------------------------------------------------------------------------------
+
+_STYLE = {"py_out": ("C0", "-"), "py_alloc": ("C0", "--"), "acl_fresh": ("C2", ":"), "acl_repeat": ("C2", "-."),
+          "torch_out": ("C3", "-"), "torch_alloc": ("C3", "--"), "numpy": ("C7", ":"), "bandwidth": ("k", "-")}
+
+
+def plot(data: dict, path: Path, dtype: str = "f32") -> Path | None:
+    """Throughput (output elements per second) vs size: one panel per operator x layout, for
+    ``dtype`` at the largest thread count measured."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    rec = [r for r in data["results"] if r["dtype"] == dtype] or data["results"]
+    if not rec:
+        return None
+    dtype = rec[0]["dtype"]
+    threads = max(r["threads"] for r in rec)
+    ops = list(dict.fromkeys(r["op"] for r in rec))
+    layouts = [lay for lay in LAYOUTS if any(r["layout"] == lay for r in rec)]
+    fig, axes = plt.subplots(len(ops), len(layouts), figsize=(4.2 * len(layouts), 3.2 * len(ops)),
+                             squeeze=False, sharex=True)
+    for i, op in enumerate(ops):
+        for j, layout in enumerate(layouts):
+            ax = axes[i][j]
+            sel = [r for r in rec if r["op"] == op and r["layout"] == layout and r["threads"] == threads]
+            for method in METHODS:
+                pts = sorted((r["size"], r["size"] / r["median"]) for r in sel if r["method"] == method)
+                if pts:
+                    color, style = _STYLE[method]
+                    ax.plot(*zip(*pts), color=color, linestyle=style, marker=".", label=method)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"{op} {dtype} {layout}", fontsize=9)
+            ax.grid(True, which="both", alpha=0.3)
+            if j == 0:
+                ax.set_ylabel("elements / s")
+            if i == len(ops) - 1:
+                ax.set_xlabel("elements")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"opsnn vs torch, NumPy and a bandwidth reference ({threads} threads)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ---- CLI hook ----------------------------------------------------------------------------------
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true", help="a small grid that runs in seconds")
+    parser.add_argument("--out-dir", default="benchmarks/results", help="where bench.json / bench.png go")
+    parser.add_argument("--ops", nargs="*", help="operators (default: all registered ones benchmarked)")
+    parser.add_argument("--dtypes", nargs="*", choices=list(DTYPES), help="dtypes (default: each op's)")
+    parser.add_argument("--sizes", nargs="*", type=lambda s: int(float(s)), help="element counts")
+    parser.add_argument("--threads", nargs="*", type=int, help="thread counts (default 1 2)")
+    parser.add_argument("--layouts", nargs="*", choices=LAYOUTS)
+    parser.add_argument("--methods", nargs="*", choices=METHODS)
+    parser.add_argument("--max-large-dtypes", nargs="*", choices=list(DTYPES),
+                        help="at 1e8 elements, measure only these dtypes (default: all)")
+    parser.add_argument("--slow-numpy", action="store_true",
+                        help="also time the NumPy expression for f16/bf16 at >= 1e7 elements")
+    parser.add_argument("--no-memory", dest="memory", action="store_false",
+                        help="skip the peak-memory measurement of a 1e8-element call")
+    parser.add_argument("--no-plot", dest="plot", action="store_false")
+    parser.add_argument("--json-only", action="store_true", help="do not print the tables")
+
+
+def run(args) -> int:
+    # numba's OpenMP pool and torch's (another libgomp) both spin-wait after a parallel region by
+    # default; on a machine with few cores each pool then stalls the other for milliseconds.
+    # Passive waiting for both (set before either runtime loads) measures the libraries instead.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data = run_grid(args)
+    json_path = out_dir / "bench.json"
+    json_path.write_text(json.dumps(data, indent=1))
+    print(f"\nwrote {json_path}")
+    if data["memory"]:
+        mem = data["memory"]
+        print(f"peak extra memory of one {mem['elements']:.0e}-element f32 LeakyReluBackward call with out=:")
+        for layout in ("contiguous", "strided", "broadcast"):
+            m = mem[layout]
+            rss = m["rss_peak_extra_bytes"]
+            print(f"  {layout:<10} tracemalloc {m['tracemalloc_peak_bytes'] / 2**20:8.2f} MiB, RSS high-water "
+                  f"{'n/a' if rss is None else f'{rss / 2**20:8.2f} MiB'} (limit 64 MiB; inputs + output "
+                  f"{m['io_bytes'] / 2**20:.0f} MiB)")
+    if args.plot:
+        png = plot(data, out_dir / "bench.png")
+        if png:
+            print(f"wrote {png}")
+    print(f"elapsed {data['elapsed_s']} s")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="opsnn bench", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""How a compiled CPU kernel walks one elementwise launch: the operands' layout, collapsed, and
+the host plan (``_core.tiling.plan_host``: one block per worker thread, cache-sized tiles).
+
+Pure Python and NumPy-free in its decisions, so ``opsnn tiling`` can print it without numba. The
+numba backend passes these numbers to its kernels and the kernels walk them exactly:
+
+* ``flat``: every operand is dense in the output's order (or a single element). Blocks and tiles
+  are ranges of the flat index.
+* ``rows``: any broadcast or strided layout whose inner dim is read with stride 0 or 1 by every
+  input (e.g. LeakyReluBackward grad (N, 1) with self (1, M)). The flat output range is split as
+  for ``flat``; inside a tile the kernel runs along the inner dim, operands advancing by their
+  element strides (0 on broadcast dims), so nothing is copied.
+* ``panels``: some input reads the inner dim with a large stride (a transposed view). Work units
+  are panels of ``tile_rows`` output rows; blocks take whole panels, and each panel is walked in
+  ``tile_rows x tile_cols`` tiles so both the strided and the dense operands stay in cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from .._core.tiling import HostPlan, Printable, plan_host
+from .._core.tiling.host import DEFAULT_TILE_BYTES
+
+PANEL_BYTES = 128  # a panel spans this many bytes of the strided operand's unit-stride dim
+
+
+@dataclasses.dataclass(frozen=True)
+class OperandLayout:
+    """An operand over the collapsed output dims: element ``strides`` (0 = broadcast), the element
+    ``offset`` of its first element from its lowest-addressed one, and the inner-dim ``mode``:
+    ``c`` (stride 1), ``b`` (stride 0), ``s`` (one element, flat walk) or ``g`` (any other)."""
+
+    strides: tuple[int, ...]
+    offset: int
+    mode: str
+
+
+@dataclasses.dataclass(frozen=True)
+class HostLaunch(Printable):
+    """One launch on the host: ``walker`` (flat / rows / panels), the collapsed ``dims`` (the
+    output's, outermost first), per operand (out first, then the kernel inputs) its layout, and
+    the ``plan`` the blocks follow. ``tile_rows`` / ``tile_cols``: the 2-D tile of ``panels``."""
+
+    walker: str
+    dims: tuple[int, ...]
+    operands: tuple[OperandLayout, ...]
+    plan: HostPlan
+    tile_rows: int = 0
+    tile_cols: int = 0
+
+    @property
+    def modes(self) -> str:
+        return "".join(op.mode for op in self.operands)
+
+    def describe(self) -> str:
+        p = self.plan
+        head = (f"host launch: {self.walker} walk over dims {list(self.dims)}, {p.n_blocks} block(s) of "
+                f"{p.block_former} {'panel' if self.walker == 'panels' else 'element'}s"
+                f" (last {p.block_tail})")
+        if self.walker == "panels":
+            return head + f", tiles {self.tile_rows} x {self.tile_cols}"
+        return head + f", tiles of {p.tile} elements"
+
+
+def collapse(out_shape, operands):
+    """Collapse dims for a set of operands over ``out_shape``.
+
+    ``operands``: per operand (out first) its element strides aligned to ``out_shape`` (0 for a
+    broadcast dim). Returns ``(dims, strides_per_operand)``: size-1 dims dropped, adjacent dims
+    merged where every operand is dense across them, and the dims reordered so the output's
+    strides decrease (a transposed ``out`` is walked in memory order). A 0-d or all-ones shape
+    becomes ``(1,)``.
+    """
+    keep = [i for i, d in enumerate(out_shape) if d != 1]
+    dims = [out_shape[i] for i in keep]
+    strides = [[s[i] for i in keep] for s in operands]
+    if not dims:
+        return (1,), tuple((0,) for _ in operands)
+    out_strides = strides[0]
+    order = sorted(range(len(dims)), key=lambda i: -abs(out_strides[i]))
+    if order != list(range(len(dims))):
+        dims = [dims[i] for i in order]
+        strides = [[s[i] for i in order] for s in strides]
+    merged_dims = [dims[-1]]
+    merged = [[s[-1]] for s in strides]
+    for i in range(len(dims) - 2, -1, -1):
+        inner = merged_dims[0]
+        if all(s[i] == m[0] * inner for s, m in zip(strides, merged)):
+            merged_dims[0] *= dims[i]
+        else:
+            merged_dims.insert(0, dims[i])
+            for s, m in zip(strides, merged):
+                m.insert(0, s[i])
+    return tuple(merged_dims), tuple(tuple(m) for m in merged)
+
+
+def _offset(dims, strides) -> int:
+    return sum((d - 1) * -s for d, s in zip(dims, strides) if s < 0)
+
+
+def plan_launch(out_shape, operands, itemsizes, n_threads: int,
+                tile_bytes: int = DEFAULT_TILE_BYTES) -> HostLaunch:
+    """The launch for ``out_shape`` (numel > 0) with ``operands`` = per operand (out first) its
+    element strides aligned to ``out_shape``, and their ``itemsizes`` in bytes."""
+    numel = math.prod(out_shape)
+    dims, strides = collapse(tuple(out_shape), [tuple(s) for s in operands])
+    out_item = itemsizes[0]
+    if numel == 1 or (len(dims) == 1 and strides[0][0] == 1 and all(s[0] in (0, 1) for s in strides)):
+        layouts = tuple(OperandLayout((1,), 0, "c") if numel == 1 or s[0] == 1 else OperandLayout((0,), 0, "s")
+                        for s in strides)
+        return HostLaunch("flat", dims, layouts, plan_host(numel, out_item, n_threads, tile_bytes))
+    layouts = []
+    for s in strides:
+        inner = s[-1]
+        mode = "c" if inner == 1 else "b" if inner == 0 else "g"
+        layouts.append(OperandLayout(s, _offset(dims, s), mode))
+    transposed = len(dims) >= 2 and any(
+        lay.mode == "g" and abs(lay.strides[-2]) < abs(lay.strides[-1]) for lay in layouts)
+    if not transposed:
+        return HostLaunch("rows", dims, tuple(layouts), plan_host(numel, out_item, n_threads, tile_bytes))
+    min_item = min(itemsizes)
+    max_item = max(itemsizes)
+    rows, cols = dims[-2], dims[-1]
+    tile_rows = min(rows, max(1, PANEL_BYTES // min_item))
+    tile_cols = min(cols, max(16, tile_bytes // (tile_rows * max_item)))
+    n_panels = (numel // (rows * cols)) * -(-rows // tile_rows)
+    plan = plan_host(n_panels, tile_rows * cols * out_item, n_threads, tile_bytes)
+    return HostLaunch("panels", dims, tuple(layouts), plan, tile_rows, tile_cols)

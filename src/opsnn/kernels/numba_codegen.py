@@ -1,0 +1,411 @@
+"""Kernel expression -> DAG -> numba source.
+
+``trace`` runs a kernel expression (``kernel(ops, *inputs, **scalars)``, the same call the NumPy
+backend makes, with the same ``ops`` namespace) on symbolic operands. Every NumPy call the
+expression makes lands in ``Sym.__array_ufunc__`` / ``__array_function__`` (NEP 13/18), which
+records a node -- the CANN DAG idea: compare, select, multiply -- and, to learn its dtype, runs the
+same call on one-element probe arrays. Node dtypes, weak Python scalars and ml_dtypes promotions
+are therefore NumPy's own, never re-derived here.
+
+``element_source`` turns the DAG into straight-line numba code for one element: loads (with the
+dtype conversions of the fused Contiguous/Cast steps), the nodes, and the store (with the Cast
+chain to ``out``). float16/bfloat16 values live as uint16 bits and are computed in float32 with
+the helpers of ``_numba_support`` (NumPy's and ml_dtypes' exact conversions).
+
+Anything this cannot express raises ``Unsupported``; the backend then runs the NumPy backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import numbers
+import re
+
+import ml_dtypes
+import numpy as np
+
+F16 = np.dtype(np.float16)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+C64 = np.dtype(np.complex64)
+C128 = np.dtype(np.complex128)
+BOOL = np.dtype(np.bool_)
+HALVES = {F16: ("h2f", "f2h", 0x7C00), BF16: ("bf2f", "f2bf", 0x7F80)}
+INTS = {np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                              np.uint64)}
+VALUE_DTYPES = {F16, BF16, F32, F64, BOOL} | INTS  # dtypes a DAG node may have
+STORE_DTYPES = VALUE_DTYPES | {C64, C128}           # dtypes a tensor may be stored in
+
+
+class Unsupported(Exception):
+    """The expression, a dtype or a conversion has no compiled lowering; use the NumPy backend."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    """One DAG node. ``op``: ``input`` (attr = index), ``scalar`` (attr = name), ``const`` (attr =
+    value in ``dtype``), ``ufunc`` (attr = NumPy ufunc name, ``loop`` = its input dtypes) or
+    ``where``. ``dtype``: the result dtype NumPy gives."""
+
+    op: str
+    args: tuple
+    dtype: np.dtype
+    attr: object = None
+    loop: tuple = ()
+
+
+_OPERATORS = {
+    "__lt__": ("less", False), "__le__": ("less_equal", False), "__gt__": ("greater", False),
+    "__ge__": ("greater_equal", False), "__eq__": ("equal", False), "__ne__": ("not_equal", False),
+    "__add__": ("add", False), "__radd__": ("add", True), "__sub__": ("subtract", False),
+    "__rsub__": ("subtract", True), "__mul__": ("multiply", False), "__rmul__": ("multiply", True),
+    "__truediv__": ("divide", False), "__rtruediv__": ("divide", True),
+    "__and__": ("bitwise_and", False), "__rand__": ("bitwise_and", True),
+    "__or__": ("bitwise_or", False), "__ror__": ("bitwise_or", True),
+    "__xor__": ("bitwise_xor", False), "__rxor__": ("bitwise_xor", True),
+}
+_UNARY_OPERATORS = {"__invert__": "invert", "__neg__": "negative", "__pos__": "positive",
+                    "__abs__": "absolute"}
+
+
+class Sym:
+    """A symbolic array operand: a DAG node plus a one-element probe of its dtype."""
+
+    __array_priority__ = 1000
+    __hash__ = object.__hash__
+
+    def __init__(self, node: Node, probe: np.ndarray):
+        self.node = node
+        self.probe = probe
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.node.dtype
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs or ufunc.nout != 1:
+            raise Unsupported(f"np.{ufunc.__name__}.{method} with {sorted(kwargs)}")
+        return _apply_ufunc(ufunc, inputs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func is np.where and len(args) == 3 and not kwargs:
+            return _apply_where(*args)
+        raise Unsupported(f"np.{getattr(func, '__name__', func)} is not lowered")
+
+    def __array__(self, *args, **kwargs):
+        raise Unsupported("a symbolic operand was converted to an array")
+
+    def __bool__(self):
+        raise Unsupported("Python control flow on an operand (e.g. `if x > 0`)")
+
+    def __repr__(self) -> str:
+        return f"Sym({self.node.op}, {self.node.dtype})"
+
+
+def _binary(name, reflected):
+    ufunc = getattr(np, name)
+
+    def method(self, other):
+        return _apply_ufunc(ufunc, (other, self) if reflected else (self, other))
+
+    return method
+
+
+for _dunder, (_name, _reflected) in _OPERATORS.items():
+    setattr(Sym, _dunder, _binary(_name, _reflected))
+for _dunder, _name in _UNARY_OPERATORS.items():
+    setattr(Sym, _dunder, (lambda uf: lambda self: _apply_ufunc(uf, (self,)))(getattr(np, _name)))
+
+
+def _operand(value):
+    """(node, probe, dtype-or-python-type for resolve_dtypes) of a ufunc/where operand."""
+    if isinstance(value, Sym):
+        return value.node, value.probe, value.node.dtype
+    if isinstance(value, bool) or isinstance(value, np.bool_):
+        v = np.bool_(value)
+        return Node("const", (), BOOL, bool(v)), v, BOOL
+    if isinstance(value, (int, float)) and not isinstance(value, np.generic):
+        return Node("const", (), None, value), value, type(value)  # weak: NumPy decides its dtype
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        v = np.asarray(value)[()]
+        if np.dtype(v.dtype) not in VALUE_DTYPES:
+            raise Unsupported(f"constant of dtype {v.dtype}")
+        return Node("const", (), np.dtype(v.dtype), v), v, np.dtype(v.dtype)
+    raise Unsupported(f"operand {type(value).__name__}")
+
+
+def _const_in(node: Node, dtype: np.dtype) -> Node:
+    """A constant converted (exactly) to ``dtype``, the way the ufunc loop sees it."""
+    if node.op != "const" or node.dtype == dtype:
+        return node
+    with np.errstate(all="ignore"):
+        try:
+            v = np.asarray(node.attr).astype(dtype)[()] if node.dtype is not None else \
+                np.asarray(node.attr, dtype=dtype)[()]
+        except (OverflowError, ValueError, TypeError) as exc:
+            raise Unsupported(f"constant {node.attr!r} in {dtype}: {exc}") from None
+    if node.dtype is None and isinstance(node.attr, numbers.Real) and not np.isnan(node.attr) \
+            and float(v) != float(node.attr) and dtype.kind in "iub":
+        raise Unsupported(f"constant {node.attr!r} has no exact {dtype} value")
+    return Node("const", (), dtype, v)
+
+
+def _apply_ufunc(ufunc, inputs):
+    nodes, probes, kinds = zip(*(_operand(v) for v in inputs))
+    with np.errstate(all="ignore"):
+        try:
+            result = np.asarray(ufunc(*probes))
+            loop = ufunc.resolve_dtypes(tuple(kinds) + (None,))
+        except Exception as exc:  # noqa: BLE001 - whatever NumPy refuses, the NumPy backend reports
+            raise Unsupported(f"np.{ufunc.__name__} on {kinds}: {exc}") from None
+    loop_in, loop_out = loop[:-1], np.dtype(loop[-1])
+    if loop_out != result.dtype or any(np.dtype(d) not in VALUE_DTYPES for d in loop):
+        raise Unsupported(f"np.{ufunc.__name__} loop {loop} (result {result.dtype})")
+    args = tuple(_const_in(n, np.dtype(d)) for n, d in zip(nodes, loop_in))
+    node = Node("ufunc", args, result.dtype, ufunc.__name__, tuple(np.dtype(d) for d in loop_in))
+    return Sym(node, result.reshape(1))
+
+
+def _apply_where(cond, a, b):
+    (cn, cp, _), (an, ap, _), (bn, bp, _) = (_operand(v) for v in (cond, a, b))
+    with np.errstate(all="ignore"):
+        result = np.asarray(np.where(cp, ap, bp))
+    dtype = result.dtype
+    if dtype not in VALUE_DTYPES:
+        raise Unsupported(f"np.where result {dtype}")
+    if cn.op == "const":
+        cn = _const_in(cn, BOOL)
+    node = Node("where", (cn, _const_in(an, dtype), _const_in(bn, dtype)), dtype)
+    return Sym(node, result.reshape(1))
+
+
+def trace(kernel, ops, input_dtypes, scalars) -> Node:
+    """The DAG of ``kernel(ops, *inputs, **scalars)``: inputs of ``input_dtypes``, scalars given as
+    ``{name: dtype}``. Raises Unsupported."""
+    for dt in list(input_dtypes) + list(scalars.values()):
+        if np.dtype(dt) not in VALUE_DTYPES:
+            raise Unsupported(f"dtype {dt}")
+    args = [Sym(Node("input", (), np.dtype(dt), i), np.zeros(1, dt)) for i, dt in enumerate(input_dtypes)]
+    kw = {name: Sym(Node("scalar", (), np.dtype(dt), name), np.zeros(1, dt)) for name, dt in scalars.items()}
+    try:
+        with np.errstate(all="ignore"):
+            result = kernel(ops, *args, **kw)
+    except Unsupported:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the expression needs something a Sym does not offer
+        raise Unsupported(f"tracing failed: {type(exc).__name__}: {exc}") from None
+    node, _, _ = _operand(result)
+    if node.dtype is None:  # a bare Python number: NumPy makes it an array of its default dtype
+        node = _const_in(node, np.asarray(node.attr).dtype)
+    return node
+
+
+# ---- code generation ------------------------------------------------------------------------
+
+def _numba_type(dt: np.dtype) -> str:
+    if dt in HALVES:
+        return "np.uint16"
+    return "np." + ("bool_" if dt == BOOL else dt.name)
+
+
+def literal(value, dt: np.dtype) -> str:
+    """Source text for a constant of dtype ``dt`` (f16/bf16 as their bits)."""
+    dt = np.dtype(dt)
+    if dt in HALVES:
+        return f"np.uint16({int(np.asarray(value, dtype=dt).view(np.uint16))})"
+    if dt == BOOL:
+        return "True" if bool(value) else "False"
+    if dt.kind in "iu":
+        return f"np.{dt.name}({int(value)})"
+    v = float(np.asarray(value, dtype=dt))
+    if np.isnan(v):
+        bits = int(np.asarray(value, dtype=dt).view(np.uint32 if dt == F32 else np.uint64))
+        return f"bits_{'f32' if dt == F32 else 'f64'}(np.uint{dt.itemsize * 8}({bits}))"
+    text = "np.inf" if v == np.inf else "-np.inf" if v == -np.inf else repr(v)
+    return f"np.{dt.name}({text})"
+
+
+def fval(expr: str, dt: np.dtype) -> str:
+    """``expr`` (a value of dtype ``dt``) as something to compute with: float32 for f16/bf16."""
+    if dt in HALVES:
+        return f"{HALVES[dt][0]}({expr})"
+    return expr
+
+
+def conv(expr: str, src: np.dtype, dst: np.dtype) -> str:
+    """Source converting ``expr`` from ``src`` to ``dst`` as NumPy's casts (``dtypes.cast_into``)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return expr
+    if dst in (C64, C128):
+        part = F32 if dst == C64 else F64
+        if src in (C64, C128):
+            raise Unsupported(f"{src} -> {dst}")
+        return f"np.{dst.name}({conv(expr, src, part)})"
+    if dst == BOOL:
+        return f"({fval(expr, src)} != 0)"
+    if src == BOOL:
+        if dst in HALVES:
+            one = literal(1, dst)
+            return f"({one} if {expr} else np.uint16(0))"
+        return f"{_numba_type(dst)}({expr})"
+    if src in INTS:
+        if dst in INTS or dst in (F32, F64):
+            return f"np.{dst.name}({expr})"
+        raise Unsupported(f"{src} -> {dst}")
+    if dst in INTS:
+        raise Unsupported(f"{src} -> {dst}")
+    # float -> float
+    if src == F16:
+        return {F32: f"h2f({expr})", F64: f"h2d({expr})", BF16: f"f2bf_canonical(h2f({expr}))"}[dst]
+    if src == BF16:
+        return {F32: f"bf2f({expr})", F64: f"np.float64(bf2f({expr}))", F16: f"f2h_canonical(bf2f({expr}))"}[dst]
+    if src == F32:
+        return {F64: f"np.float64({expr})", F16: f"f2h({expr})", BF16: f"f2bf({expr})"}[dst]
+    if src == F64:
+        return {F32: f"np.float32({expr})", F16: f"d2h({expr})", BF16: f"d2bf({expr})"}[dst]
+    raise Unsupported(f"{src} -> {dst}")
+
+
+_COMPARE = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
+            "not_equal": "!="}
+_ARITH = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/"}
+_BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
+
+
+def _ufunc_source(name: str, args: list[str], loop: tuple, out: np.dtype) -> str:
+    dt = loop[0]
+    if name in _COMPARE:
+        a, b = (fval(x, d) for x, d in zip(args, loop))
+        return f"({a} {_COMPARE[name]} {b})"
+    if name in _ARITH:
+        if dt in INTS and name in ("divide", "true_divide"):
+            raise Unsupported("integer true division loop")
+        a, b = (fval(x, d) for x, d in zip(args, loop))
+        expr = f"({a} {_ARITH[name]} {b})"
+        if dt in HALVES:
+            return f"{HALVES[dt][1]}({expr})"
+        if dt == BOOL:
+            raise Unsupported(f"{name} on bool")
+        return f"{_numba_type(dt)}{expr}" if dt in INTS else expr
+    if name in _BITWISE:
+        if dt != BOOL and dt not in INTS:
+            raise Unsupported(f"{name} on {dt}")
+        expr = f"({args[0]} {_BITWISE[name]} {args[1]})"
+        return expr if dt == BOOL else f"{_numba_type(dt)}{expr}"
+    (a,) = args
+    if name == "invert":
+        if dt == BOOL:
+            return f"(not {a})"
+        if dt in INTS:
+            return f"{_numba_type(dt)}(~{a})"
+    if name == "positive" and dt != BOOL:
+        return a
+    if name == "negative":
+        if dt in HALVES:
+            return f"np.uint16({a} ^ np.uint16(0x8000))"
+        if dt in INTS:
+            return f"{_numba_type(dt)}(-{a})"
+        if dt in (F32, F64):
+            return f"(-{a})"
+    if name == "absolute":
+        if dt in HALVES:
+            return f"np.uint16({a} & np.uint16(0x7FFF))"
+        if dt in INTS:
+            return f"{_numba_type(dt)}(abs({a}))"
+        if dt in (F32, F64):
+            return f"abs({a})"
+    if name in ("isnan", "isinf", "isfinite"):
+        if dt in HALVES:
+            mask = HALVES[dt][2]
+            test = {"isnan": f"isnan16({a}, {mask})",
+                    "isinf": f"((np.uint32({a}) & np.uint32(0x7FFF)) == np.uint32({mask}))",
+                    "isfinite": f"((np.uint32({a}) & np.uint32(0x7FFF)) < np.uint32({mask}))"}
+            return test[name]
+        if dt in (F32, F64):
+            return f"np.{name}({a})"
+    raise Unsupported(f"np.{name} on {dt}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ElementCode:
+    """Straight-line code for one element: ``lines`` use the names ``x0..`` (the loaded inputs,
+    already in the DAG's input dtypes), ``sc_<name>`` (the scalars) and define ``e_<n>``;
+    ``result`` is the value to store, already converted to the stored dtype."""
+
+    lines: tuple[str, ...]
+    result: str
+    helpers: frozenset
+
+
+def element_source(dag: Node, store_chain: tuple) -> ElementCode:
+    """Code for the DAG, then the casts of ``store_chain`` (dtypes from the DAG result's onwards)."""
+    lines: list[str] = []
+    names: dict[int, str] = {}
+
+    def emit(node: Node) -> str:
+        key = id(node)
+        if key in names:
+            return names[key]
+        if node.op == "input":
+            names[key] = f"x{node.attr}"
+            return names[key]
+        if node.op == "scalar":
+            names[key] = scalar_param(node.attr)
+            return names[key]
+        if node.op == "const":
+            return literal(node.attr, node.dtype)
+        if node.op == "ufunc":
+            args = [emit(a) for a in node.args]
+            expr = _ufunc_source(node.attr, args, node.loop, node.dtype)
+        elif node.op == "where":
+            c, a, b = (emit(x) for x in node.args)
+            cond = c if node.args[0].dtype == BOOL else conv(c, node.args[0].dtype, BOOL)
+            a = conv(a, node.args[1].dtype, node.dtype)
+            b = conv(b, node.args[2].dtype, node.dtype)
+            expr = f"({a} if {cond} else {b})"
+        else:  # pragma: no cover - trace builds no other node
+            raise Unsupported(node.op)
+        name = f"e_{len(lines)}"
+        lines.append(f"{name} = {expr}")
+        names[key] = name
+        return name
+
+    value = emit(dag)
+    src = dag.dtype
+    for dst in store_chain[1:]:
+        value = conv(value, src, dst)
+        src = dst
+    text = "\n".join(lines) + value
+    helpers = frozenset(h for h in ("h2f", "f2h", "f2h_canonical", "h2d", "d2h", "bf2f", "f2bf",
+                                    "f2bf_canonical", "d2bf", "isnan16", "bits_f32", "bits_f64")
+                        if re.search(rf"\b{h}\(", text))
+    return ElementCode(tuple(lines), value, helpers)
+
+
+def scalar_param(name: str) -> str:
+    """The generated code's parameter name for kernel scalar ``name`` (prefixed: no clashes)."""
+    return f"sc_{name}"
+
+
+def load_source(array: str, index: str, chain: tuple) -> str:
+    """Load ``array[index]`` stored as ``chain[0]`` and convert along ``chain``."""
+    return convert_source(f"{array}[{index}]", chain)
+
+
+def convert_source(expr: str, chain: tuple) -> str:
+    """``expr`` (a value of ``chain[0]``) converted along ``chain``."""
+    for src, dst in zip(chain, chain[1:]):
+        expr = conv(expr, src, dst)
+    return expr
+
+
+def storage_dtype(dt: np.dtype) -> np.dtype:
+    """How an array of ``dt`` is handed to numba (f16/bf16 as uint16 views)."""
+    return np.dtype(np.uint16) if dt in HALVES else dt
+
+
+def digest(*parts) -> str:
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:20]

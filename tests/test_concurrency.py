@@ -1,0 +1,298 @@
+"""Concurrency (docs/reliability.md, "threads"): many threads, each with its own stream, run
+both operators on shared read-only inputs into private outputs and get exact results; a stream
+keeps task order whoever synchronizes it; recent-error messages are per thread; a single-use
+executor launched from many threads at once runs once; allocation from many threads balances;
+a stream destroyed while another thread launches on it loses nothing."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import opsnn
+import opsnn.acl as acl
+from hostile import F16, F32, Dev, dev, mem_state  # noqa: F401 - fixture
+from opsnn import aclnn
+
+THREADS = 8
+
+
+@pytest.fixture(autouse=True)
+def fast_thread_switching():
+    """Switch threads every microsecond (CPython's default is 5 ms), so races get a chance."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(previous)
+
+
+def run_threads(target, n=THREADS, *args):
+    """Start ``n`` threads on ``target(i, barrier, *args)``; re-raise the first failure."""
+    barrier = threading.Barrier(n)
+    errors: list[BaseException] = []
+
+    def body(i):
+        try:
+            target(i, barrier, *args)
+        except BaseException as exc:  # noqa: BLE001 - reported to the main thread
+            errors.append(exc)
+            barrier.abort()
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+        assert not t.is_alive(), "a thread hung"
+    if errors:
+        raise errors[0]
+
+
+def ref_leaky(g, x, slope):
+    with np.errstate(all="ignore"):
+        return np.where(x > 0, g, g * np.float32(slope)).astype(g.dtype)
+
+
+def ref_hardtanh(g, x, lo, hi):
+    return np.where(((x > np.float32(lo)) & (x < np.float32(hi))) | np.isnan(x), g, 0).astype(g.dtype)
+
+
+def test_threads_with_own_streams_on_shared_inputs(dev):
+    """8 threads x 40 iterations, each with its own stream and private outputs, run both ops
+    (aclnn two-phase, fp32 and fp16 -> workspace, and the Pythonic API) on the same read-only
+    device tensors and NumPy arrays: every result exact, the shared inputs unchanged."""
+    rng = np.random.default_rng(7)
+    g = rng.standard_normal((16, 33)).astype(F32)
+    x = rng.standard_normal((16, 33)).astype(F32)
+    x[0, :4] = [0.0, -0.0, np.nan, 1.0]
+    g16 = g.astype(F16)
+    gt, xt, g16t = dev.tensor(g), dev.tensor(x), dev.tensor(g16)
+    shared = [bytes(dev.read(a, (16 * 33 * 4,), np.uint8)) for a in dev.addrs[:2]]
+    g_host, x_host = g.copy(), x.copy()
+    mem0 = mem_state()
+
+    def worker(i, barrier):
+        stream, ret = acl.rt.create_stream()
+        assert ret == 0
+        mine = Dev(stream)
+        try:
+            out = mine.tensor(np.zeros((16, 33), F32))
+            out_addr = mine.addrs[-1]
+            barrier.wait()
+            for it in range(40):
+                slope, lo, hi = 0.01 * (i + 1), -0.5 - 0.1 * i, 0.5 + 0.05 * it
+                grad = g16t if it % 3 == 0 else gt  # fp16 grad -> a Cast temporary in the workspace
+                if it % 2:
+                    s = mine.scalar(slope)
+                    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(grad, xt, s, False, out)
+                    expected = ref_leaky((g16 if grad is g16t else g).astype(F32), x, slope)
+                else:
+                    a, b = mine.scalar(lo), mine.scalar(hi)
+                    if grad is g16t:
+                        grad = gt
+                    ws, ex, ret = aclnn.aclnnHardtanhBackwardGetWorkspaceSize(grad, xt, a, b, out)
+                    expected = ref_hardtanh(g, x, lo, hi)
+                assert ret == 0, acl.get_recent_err_msg()
+                workspace = mine.malloc(ws) if ws else None
+                phase2 = aclnn.aclnnLeakyReluBackward if it % 2 else aclnn.aclnnHardtanhBackward
+                assert phase2(workspace, ws, ex, stream) == 0, acl.get_recent_err_msg()
+                assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
+                np.testing.assert_array_equal(mine.read(out_addr, (16, 33), F32), expected)
+                if workspace:
+                    mine.addrs.remove(workspace)
+                    assert acl.rt.free(workspace) == 0
+                # the Pythonic layer on the shared NumPy arrays
+                res = opsnn.leaky_relu_backward(g_host, x_host, slope) if it % 2 else \
+                    opsnn.hardtanh_backward(g_host, x_host, lo, hi)
+                np.testing.assert_array_equal(res, ref_leaky(g, x, slope) if it % 2 else ref_hardtanh(g, x, lo, hi))
+        finally:
+            mine.close()
+            assert acl.rt.destroy_stream(stream) == 0
+
+    run_threads(worker)
+    assert [bytes(dev.read(a, (16 * 33 * 4,), np.uint8)) for a in dev.addrs[:2]] == shared
+    assert g_host.tobytes() == g.tobytes() and x_host.tobytes() == x.tobytes()
+    assert mem_state() == mem0
+
+
+def _copy_chain(dev: Dev, stream, length: int):
+    """Queue ``length`` launches on ``stream`` where launch k copies buffer k into buffer k+1
+    (LeakyReluBackward with self > 0 passes grad through): buffer ``length`` gets the value only
+    if every launch ran after its predecessor."""
+    value = np.arange(1, 9, dtype=F32)
+    pos = dev.tensor(np.ones(8, F32))
+    s = dev.scalar(0.0)
+    bufs = [dev.tensor(value)] + [dev.tensor(np.zeros(8, F32)) for _ in range(length)]
+    last = dev.addrs[-1]
+    executors = []
+    for k in range(length):
+        ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(bufs[k], pos, s, False, bufs[k + 1])
+        assert ret == 0 and ws == 0
+        executors.append(ex)
+    return executors, last, value
+
+
+def test_stream_keeps_task_order(dev):
+    """A chain of dependent launches queued on one stream from one thread while 4 other threads
+    keep synchronizing the same stream: the tasks still run one at a time, in order."""
+    stream = dev.stream
+    for _ in range(10):
+        executors, last, value = _copy_chain(dev, stream, 60)
+        stop = threading.Event()
+
+        def syncer(i, barrier):
+            barrier.wait()
+            while not stop.is_set():
+                assert acl.rt.synchronize_stream(stream) == 0, acl.get_recent_err_msg()
+
+        def launcher(i, barrier):
+            if i:
+                return syncer(i, barrier)
+            barrier.wait()
+            try:
+                for ex in executors:
+                    assert aclnn.aclnnLeakyReluBackward(None, 0, ex, stream) == 0
+            finally:
+                stop.set()
+
+        run_threads(launcher, 5)
+        assert acl.rt.synchronize_stream(stream) == 0
+        np.testing.assert_array_equal(dev.read(last, (8,), F32), value)
+
+
+def test_threads_queue_on_one_stream(dev):
+    """4 threads each queue their own dependent chain on one shared stream and synchronize it:
+    each chain's tasks keep their relative order (its last buffer gets the value)."""
+    stream = dev.stream
+    chains = [_copy_chain(dev, stream, 25) for _ in range(4)]
+
+    def worker(i, barrier):
+        executors = chains[i][0]
+        barrier.wait()
+        for k, ex in enumerate(executors):
+            assert aclnn.aclnnLeakyReluBackward(None, 0, ex, stream) == 0
+            if k % 5 == 4:
+                assert acl.rt.synchronize_stream(stream) == 0
+
+    run_threads(worker, 4)
+    assert acl.rt.synchronize_stream(stream) == 0
+    for _, last, value in chains:
+        np.testing.assert_array_equal(dev.read(last, (8,), F32), value)
+
+
+def test_recent_error_is_per_thread():
+    """Each thread sees only its own failure's message; another thread's failure neither
+    replaces nor clears it."""
+    acl.get_recent_err_msg()
+    assert acl.rt.free(0xDEAD_0000) == 100000  # the main thread's own failure
+    bogus = [0x3_0000_0000 + 0x1000 * i for i in range(THREADS)]
+
+    def worker(i, barrier):
+        assert acl.get_recent_err_msg() is None, "a new thread starts with no message"
+        barrier.wait()
+        assert acl.rt.free(bogus[i]) == 100000
+        barrier.wait()  # every thread has failed now
+        msg = acl.get_recent_err_msg()
+        assert hex(bogus[i]) in msg and all(hex(b) not in msg for j, b in enumerate(bogus) if j != i), msg
+        assert acl.get_recent_err_msg() is None
+        try:
+            opsnn.leaky_relu_backward(np.zeros(2, F32), np.zeros(3, F32))
+        except opsnn.AclnnError as exc:
+            assert exc.status == 161002
+        barrier.wait()
+
+    run_threads(worker)
+    msg = acl.get_recent_err_msg()
+    assert msg is not None and hex(0xDEAD_0000) in msg
+    assert acl.get_recent_err_msg() is None
+
+
+def test_single_use_executor_runs_once(dev):
+    """One single-use executor launched by 8 threads at the same instant: exactly one launch is
+    accepted, the others get 161002 'already run' (50 rounds)."""
+    g, x = dev.tensor(np.arange(4, dtype=F32)), dev.tensor(-np.ones(4, F32))
+    s = dev.scalar(2.0)
+    out = dev.tensor(np.zeros(4, F32))
+    out_addr = dev.addrs[-1]
+    for _ in range(50):
+        ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(g, x, s, False, out)
+        assert ret == 0
+        results = [None] * THREADS
+
+        def worker(i, barrier):
+            barrier.wait()
+            results[i] = aclnn.aclnnLeakyReluBackward(None, 0, ex, dev.stream)
+            if results[i]:
+                assert "already run" in acl.get_recent_err_msg()
+
+        run_threads(worker)
+        assert sorted(results) == [0] + [161002] * (THREADS - 1), results
+        assert dev.stream and acl.rt.synchronize_stream(dev.stream) == 0
+        assert len(acl.rt.STATE.streams.get(dev.stream)._tasks) == 0
+    np.testing.assert_array_equal(dev.read(out_addr, (4,), F32), np.arange(4, dtype=F32) * 2)
+
+
+def test_malloc_free_from_threads_balances():
+    """8 threads x 500 malloc/free pairs (plus double frees that must fail): addresses never
+    collide and the accounting returns to where it was."""
+    mem0 = mem_state()
+    seen: list[set] = [set() for _ in range(THREADS)]
+
+    def worker(i, barrier):
+        barrier.wait()
+        for k in range(500):
+            addr, ret = acl.rt.malloc(32 + (k % 7) * 64, 0)
+            assert ret == 0
+            seen[i].add(addr)
+            assert acl.rt.free(addr) == 0
+            if k % 50 == 0:
+                assert acl.rt.free(addr) == 100000
+
+    run_threads(worker)
+    everything = set().union(*seen)
+    assert len(everything) == THREADS * 500, "two live allocations got the same address"
+    assert mem_state() == mem0
+
+
+def test_stream_destroyed_while_another_thread_launches(dev):
+    """Thread A launches on stream S in a loop while thread B destroys S: each launch either is
+    accepted and its work runs (destroy waits for it) or is refused with 361001; none is
+    accepted and then dropped."""
+    g, x = dev.tensor(np.arange(1, 5, dtype=F32)), dev.tensor(np.ones(4, F32))
+    s = dev.scalar(0.5)
+    launchers, per_thread = 3, 12
+    for round_ in range(40):
+        stream, ret = acl.rt.create_stream()
+        assert ret == 0
+        executors, out_addrs = [], []
+        for _ in range(launchers * per_thread):
+            out = dev.tensor(np.zeros(4, F32))
+            out_addrs.append(dev.addrs[-1])
+            ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(g, x, s, False, out)
+            assert ret == 0
+            executors.append(ex)
+        statuses: dict[int, int] = {}
+        destroyed = []
+
+        def worker(i, barrier):
+            barrier.wait()
+            if i < launchers:
+                for k in range(i, len(executors), launchers):
+                    statuses[k] = aclnn.aclnnLeakyReluBackward(None, 0, executors[k], stream)
+            else:
+                for _ in range(800 * round_):  # let some launches in first (more each round)
+                    pass
+                destroyed.append(acl.rt.destroy_stream(stream))
+
+        run_threads(worker, launchers + 1)
+        assert destroyed == [0]
+        assert set(statuses.values()) <= {0, 361001}, statuses
+        for k, addr in enumerate(out_addrs):
+            written = dev.read(addr, (4,), F32)
+            if statuses[k] == 0:
+                np.testing.assert_array_equal(written, np.arange(1, 5, dtype=F32), "an accepted launch was lost")
+            else:
+                assert not written.any()

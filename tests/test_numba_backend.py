@@ -1,0 +1,451 @@
+"""The numba backend agrees with the NumPy reference backend bit for bit: every operator, dtype,
+layout (contiguous, broadcast, strided, negative strides, 0-d, empty, 8-D) and special value,
+through the Pythonic API (fused chain) and the aclnn API (recorded steps). Also: its float16 /
+bfloat16 bit conversions against NumPy / ml_dtypes, the host launch, backend selection and
+fallback, on-disk compile caching, and that importing opsnn compiles nothing."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cases
+import opsnn
+from cases import BF16, C64, C128, F16, F32, F64
+from conftest import run_hardtanh, run_leaky
+from opsnn import kernels
+from opsnn._core import dtypes
+from opsnn._core.executor import Step
+from opsnn._core.dtypes import DataType
+
+numba = pytest.importorskip("numba")
+from opsnn.kernels import _numba_support as S  # noqa: E402
+from opsnn.kernels import host_launch, numba_backend, numba_codegen  # noqa: E402
+
+NAN_U = {F16: 0x7C00, BF16: 0x7F80}
+
+
+@pytest.fixture
+def backend():
+    """Run a callable under a named backend; restores the default afterwards."""
+    saved = kernels.DEFAULT
+
+    def run(name, fn, *args, **kwargs):
+        kernels.set_default(name)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            kernels.set_default(saved)
+
+    yield run
+    kernels.set_default(saved)
+
+
+def both(backend, fn, *args, **kwargs):
+    """fn under numpy and under numba: the two results, compared bit for bit (NaN payloads too)."""
+    ref = backend("numpy", fn, *args, **kwargs)
+    got = backend("numba", fn, *args, **kwargs)
+    cases.assert_bits_equal(got, ref, nan_payload=True, what=getattr(fn, "__name__", "call"))
+    return got
+
+
+# ---- the bit conversions ------------------------------------------------------------------------
+@numba.njit(cache=True)
+def _map16(fn_id, a, out):
+    for i in range(a.size):
+        if fn_id == 0:
+            out[i] = S.h2f(a[i])
+        elif fn_id == 1:
+            out[i] = S.h2f_hw(a[i])
+        else:
+            out[i] = S.bf2f(a[i])
+
+
+@numba.njit(cache=True)
+def _narrow(a, o1, o2, o3, o4):
+    for i in range(a.size):
+        o1[i] = S.f2h(a[i])
+        o2[i] = S.f2h_hw(a[i])
+        o3[i] = S.f2bf(a[i])
+        o4[i] = S.f2bf_canonical(a[i])
+
+
+@numba.njit(cache=True)
+def _from64(a, o1, o2, o3):
+    for i in range(a.size):
+        o1[i] = S.h2d(np.uint16(i & 0xFFFF)) if i < 65536 else 0.0
+        o2[i] = S.d2h(a[i])
+        o3[i] = S.d2bf(a[i])
+
+
+ALL16 = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+
+
+def _snan16(h, quiet):
+    exp = 0x7C00 if quiet == 0x200 else 0x7F80
+    return ((h & 0x7FFF) > exp) & ((h & quiet) == 0)
+
+
+def test_widening_every_16_bit_pattern():
+    for fn_id, ref in ((0, ALL16.view(F16).astype(F32)), (1, ALL16.view(F16).astype(F32)),
+                       (2, ALL16.view(BF16).astype(F32))):
+        got = np.empty(65536, F32)
+        _map16(fn_id, ALL16, got)
+        same = got.view(np.uint32) == ref.view(np.uint32)
+        if fn_id == 1:  # the F16C instruction: exact but for signalling NaNs (quieted)
+            assert same[~_snan16(ALL16, 0x200)].all()
+        else:
+            assert same.all()
+
+
+def _f32_sample() -> np.ndarray:
+    """Every float32 with a 16-bit pattern in its top half, plus neighbours of every rounding
+    boundary, random values, subnormals and NaN payloads."""
+    rng = np.random.default_rng(7)
+    top = ALL16.astype(np.uint32) << 16
+    ties = np.concatenate([top + d for d in (0x7FFF, 0x8000, 0x8001, 0xFFFF, 1)])
+    half_top = ((ALL16.astype(np.uint32) & 0x7FFF) << 13) + 0x38000000  # float16 grid in float32
+    half_ties = np.concatenate([half_top + d for d in (0xFFF, 0x1000, 0x1001, 0x1FFF, 0x2000)])
+    rand = rng.integers(0, 2**32, 1 << 20, dtype=np.uint64).astype(np.uint32)
+    sub = rng.integers(0, 0x00800000, 1 << 14, dtype=np.uint32)
+    u = np.concatenate([top, ties, half_ties, half_ties | 0x80000000, rand, sub, sub | 0x80000000,
+                        np.array([0x7F800001, 0x7FBFFFFF, 0x7FC00000, 0xFF812345, 0x7F7FFFFF,
+                                  0x477FF000, 0x477FEFFF, 0x33000000, 0x33000001], np.uint32)])
+    return u.view(F32)
+
+
+def test_narrowing_float32_to_16_bits():
+    f = _f32_sample()
+    outs = [np.empty(f.size, np.uint16) for _ in range(4)]
+    _narrow(f, *outs)
+    with np.errstate(all="ignore"):
+        half = f.astype(F16).view(np.uint16)
+        bf = np.empty(f.size, BF16)
+        dtypes.cast_into(bf, f)
+        bf_canonical = f.astype(BF16).view(np.uint16)
+    u = f.view(np.uint32)
+    snan = ((u & 0x7FFFFFFF) > 0x7F800000) & ((u & 0x00400000) == 0)
+    np.testing.assert_array_equal(outs[0], half)
+    np.testing.assert_array_equal(outs[1][~snan], half[~snan])
+    np.testing.assert_array_equal(outs[2], bf.view(np.uint16))
+    np.testing.assert_array_equal(outs[3], bf_canonical)
+
+
+def test_float64_conversions():
+    rng = np.random.default_rng(3)
+    u = rng.integers(0, 2**64, 1 << 18, dtype=np.uint64)
+    e = rng.integers(0x3E0, 0x412, u.size, dtype=np.uint64)
+    near = (u & np.uint64(0x800FFFFFFFFFFFFF)) | (e << np.uint64(52))
+    ties = near & ~np.uint64((1 << 40) - 1)
+    d = np.concatenate([u, near, ties, ALL16.view(F16).astype(F64).view(np.uint64),
+                        np.array([0x7FF0000000000001, 0xFFF8000000000001, 0x7FF4000000000000],
+                                 np.uint64)]).view(F64)
+    h2d, d2h, d2bf = np.empty(d.size, F64), np.empty(d.size, np.uint16), np.empty(d.size, np.uint16)
+    _from64(d, h2d, d2h, d2bf)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(h2d[:65536].view(np.uint64), ALL16.view(F16).astype(F64).view(np.uint64))
+        np.testing.assert_array_equal(d2h, d.astype(F16).view(np.uint16))
+        ref = np.empty(d.size, BF16)
+        dtypes.cast_into(ref, d)
+        np.testing.assert_array_equal(d2bf, ref.view(np.uint16))
+
+
+@pytest.mark.parametrize("src", [F16, BF16, F32, F64], ids=str)
+@pytest.mark.parametrize("dst", [F16, BF16, F32, F64, C64, C128], ids=str)
+def test_copy_kernel_casts_like_cast_into(src, dst):
+    """The compiled Contiguous/Cast/ViewCopy step: every 16-bit pattern (or a float sample),
+    through a strided source and a strided destination."""
+    if src.itemsize == 2:
+        a = ALL16.view(src)
+    else:
+        with np.errstate(all="ignore"):
+            a = _f32_sample().astype(src) if src == F64 else _f32_sample()
+        a = a[: 1 << 16]
+    a = np.ascontiguousarray(a.reshape(256, -1).T)[:, ::-1]  # negative and transposed strides
+    want = np.zeros(a.shape, dst)
+    with np.errstate(all="ignore"):
+        dtypes.cast_into(want, a)
+    got = np.zeros((a.shape[1], a.shape[0]), dst).T
+    numba_backend.copy(got, a)
+    cases.assert_bits_equal(got, want, nan_payload=True, what=f"{src}->{dst}")
+
+
+# ---- the operators: numba == numpy, bit for bit ---------------------------------------------------
+LEAKY_DTYPES = [(F32, F32), (F16, F16), (BF16, BF16), (F64, F64), (F16, F32), (BF16, F16), (F64, F16)]
+SLOPES = (0.01, -0.5, 0.0, -0.0, 2.0)
+
+
+@pytest.mark.parametrize("dts", LEAKY_DTYPES, ids=lambda d: "-".join(map(str, d)))
+def test_leaky_special_values(backend, dts):
+    g, x = cases.grid(*dts)
+    g = np.concatenate([g, np.full((1, g.shape[1]), cases.signaling_nan(dts[0]), dts[0])])
+    x = np.concatenate([x, x[:1]])
+    for slope in SLOPES:
+        both(backend, opsnn.leaky_relu_backward, g, x, slope)
+    both(backend, opsnn.leaky_relu_backward, g, x, 0.2, True)
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16], ids=str)
+def test_hardtanh_special_values(backend, dt):
+    for lo, hi in ((-1.0, 1.0), (-0.5, 0.7), (0.0, 6.0), (1.0, -1.0), (-np.inf, np.inf)):
+        g, x = cases.grid(dt, dt, (lo, hi))
+        g = np.concatenate([g, np.full((1, g.shape[1]), cases.signaling_nan(dt), dt)])
+        x = np.concatenate([x, x[:1]])
+        both(backend, opsnn.hardtanh_backward, g, x, lo, hi)
+
+
+def _ties(dtype) -> np.ndarray:
+    """float32 values exactly halfway between two neighbours of ``dtype`` (and just around)."""
+    grid = cases.filled((64,), dtype, 5).astype(F32)
+    u = grid.view(np.uint32)
+    half = {F16: 0x1000, BF16: 0x8000}[dtype]
+    vals = np.concatenate([u + half, u + half - 1, u + half + 1, u + 3 * half])
+    return vals.view(F32)
+
+
+@pytest.mark.parametrize("out", [F16, BF16], ids=str)
+def test_rounding_ties_when_narrowing(backend, out):
+    """Ties to even when the float32 result is cast to a 16-bit out (Cast step fused)."""
+    g = _ties(out)
+    x = np.ones_like(g)
+    both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.5, out=np.zeros(g.shape, out)))
+    both(backend, lambda: opsnn.leaky_relu_backward(g, -x, 0.3, out=np.zeros(g.shape, out)))
+
+
+OUT_DTYPES = [(F32, F32, F16), (F32, F32, BF16), (F16, F16, F32), (BF16, BF16, F32), (F16, BF16, F16),
+              (F64, F64, F32), (F64, F64, F16), (F64, F64, BF16), (F16, F32, BF16), (F32, F32, C64),
+              (F64, F64, C128), (BF16, BF16, C64), (F16, F16, C128), (BF16, BF16, F64)]
+
+
+@pytest.mark.parametrize("dts", OUT_DTYPES, ids=lambda d: "-".join(map(str, d)))
+def test_leaky_out_dtypes(backend, dts):
+    g, x = cases.grid(dts[0], dts[1])
+    both(backend, lambda: opsnn.leaky_relu_backward(g, x, -0.3, out=np.zeros(g.shape, dts[2])))
+
+
+LAYOUT_NAMES = ("contig", "transposed", "sliced", "offset", "reversed")
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+@pytest.mark.parametrize("layout", LAYOUT_NAMES)
+def test_leaky_layouts(backend, dt, layout):
+    g = cases.filled((5, 7), dt, 1, cases.grad_specials(dt))
+    x = cases.filled((5, 7), dt, 2, cases.self_specials(dt))
+    gv = cases.make_layout(g, layout)[0]
+    xv = cases.make_layout(x, "transposed" if layout == "contig" else layout)[0]
+    both(backend, opsnn.leaky_relu_backward, gv, xv, 0.1)
+    out = cases.out_layout((5, 7), dt, layout)[0]
+    both(backend, lambda: opsnn.leaky_relu_backward(gv, xv, 0.1, out=out.copy()))
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16], ids=str)
+@pytest.mark.parametrize("layout", LAYOUT_NAMES)
+def test_hardtanh_layouts(backend, dt, layout):
+    g = cases.filled((6, 5), dt, 3, cases.grad_specials(dt))
+    x = cases.filled((6, 5), dt, 4, cases.self_specials(dt, (-1.0, 1.0)))
+    gv, xv = cases.make_layout(g, layout)[0], cases.make_layout(x, layout)[0]
+    both(backend, opsnn.hardtanh_backward, gv, xv, -1.0, 1.0)
+    out = cases.out_layout((6, 5), dt, layout)[0]
+    both(backend, lambda: opsnn.hardtanh_backward(gv, xv, -1.0, 1.0, out=out.copy()))
+
+
+@pytest.mark.parametrize("shape_case", cases.LEAKY_SHAPES, ids=lambda c: c.name)
+@pytest.mark.parametrize("dt", [F32, BF16], ids=str)
+def test_leaky_shape_groups(backend, shape_case, dt):
+    g = cases.filled(shape_case.grad, dt, 5, cases.grad_specials(dt))
+    x = cases.filled(shape_case.self, dt, 6, cases.self_specials(dt))
+    res = both(backend, opsnn.leaky_relu_backward, g, x, 0.25)
+    assert res.shape == shape_case.out
+
+
+def test_broadcast_column_times_row(backend):
+    """LeakyReluBackward grad (N, 1) with self (1, M): the rows walker reads both in place."""
+    for dt in (F32, F16, BF16, F64):
+        g = cases.filled((9, 1), dt, 7, cases.grad_specials(dt))
+        x = cases.filled((1, 23), dt, 8, cases.self_specials(dt))
+        both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
+        both(backend, opsnn.leaky_relu_backward, x.T, g.T, -0.3)
+
+
+def test_eight_dims_strided(backend):
+    base = cases.filled((2, 3, 2, 3, 2, 3, 2, 5), F32, 9, cases.self_specials(F32))
+    x = base.transpose(7, 1, 2, 3, 4, 5, 6, 0)[::-1, :, :, ::2]
+    g = cases.filled(x.shape, F32, 10, cases.grad_specials(F32))
+    both(backend, opsnn.leaky_relu_backward, g, x, 0.2)
+    both(backend, opsnn.hardtanh_backward, g, np.ascontiguousarray(x), -0.5, 0.5)
+
+
+def test_in_place_out_is_grad(backend):
+    for dt in (F32, F16, BF16):
+        g0 = cases.filled((4, 6), dt, 11, cases.grad_specials(dt))
+        x = cases.filled((4, 6), dt, 12, cases.self_specials(dt))
+        ref = backend("numpy", opsnn.leaky_relu_backward, g0, x, 0.5)
+        g = g0.copy()
+        got = backend("numba", opsnn.leaky_relu_backward, g, x, 0.5, out=g)
+        assert got is g
+        cases.assert_bits_equal(g, ref, nan_payload=True)
+
+
+def test_forward_ops_if_registered(backend):
+    names = {spec.name for spec in opsnn.registry.all_specs()}
+    if "LeakyRelu" in names:
+        for dt in (F32, F16, BF16, F64):
+            x = cases.filled((7, 5), dt, 13, cases.self_specials(dt))
+            both(backend, opsnn.leaky_relu, x, 0.1)
+            both(backend, opsnn.leaky_relu, x.T, -0.5)
+    if "Hardtanh" in names:
+        for dt in (F32, F16, BF16, F64):
+            x = cases.filled((7, 5), dt, 14, cases.self_specials(dt, (-1.0, 1.0)))
+            both(backend, opsnn.hardtanh, x, -1.0, 1.0)
+        for dt in (np.int8, np.int16, np.int32, np.int64, np.uint8):
+            x = np.random.default_rng(15).integers(0, 100, (6, 4)).astype(dt)
+            both(backend, opsnn.hardtanh, x, 3, 60)
+            both(backend, opsnn.hardtanh, x.T[::-1], 0, 5)
+
+
+@pytest.mark.parametrize("layer", ["acl"])
+def test_two_phase_steps_agree(backend, acl_env, layer):
+    """The aclnn API runs the recorded steps (temporaries in the workspace): compiled Contiguous,
+    Cast, kernel and ViewCopy steps give the NumPy backend's bits."""
+    for gdt, xdt, odt in ((F16, F32, F64), (BF16, BF16, BF16), (F32, F16, BF16)):
+        g, x = cases.grid(gdt, xdt)
+        ref = backend("numpy", run_leaky, layer, acl_env, g, x, 0.3, out_dtype=odt,
+                      layouts=("sliced", "transposed"), out_layout="sliced")
+        got = backend("numba", run_leaky, layer, acl_env, g, x, 0.3, out_dtype=odt,
+                      layouts=("sliced", "transposed"), out_layout="sliced")
+        cases.assert_bits_equal(got, ref, nan_payload=True)
+    g, x = cases.grid(F16, F16, (-1.0, 1.0))
+    ref = backend("numpy", run_hardtanh, layer, acl_env, g, x, -1.0, 1.0, layouts=("transposed", "offset"))
+    got = backend("numba", run_hardtanh, layer, acl_env, g, x, -1.0, 1.0, layouts=("transposed", "offset"))
+    cases.assert_bits_equal(got, ref, nan_payload=True)
+
+
+# ---- multi-block launches (the parallel walkers) ------------------------------------------------
+def _big(dt, shape, seed):
+    a = cases.filled(shape, dt, seed, np.concatenate([cases.self_specials(dt), cases.grad_specials(dt)]))
+    return a
+
+
+@pytest.mark.parametrize("dt", [F32, F16], ids=str)
+def test_parallel_walkers(backend, dt):
+    """Outputs above PARALLEL_MIN_BYTES split into one block per thread (2 threads), in each
+    walker; NaNs in some tiles send those tiles down the exact float16 path."""
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    n = numba_backend.PARALLEL_MIN_BYTES // dt.itemsize * 3 + 37
+    g, x = _big(dt, (n,), 16), _big(dt, (n,), 17)
+    both(backend, opsnn.leaky_relu_backward, g, x, 0.1)                 # flat
+    rows, cols = 211, n // 211
+    gb, xb = _big(dt, (rows, 1), 18), _big(dt, (1, cols), 19)
+    both(backend, opsnn.leaky_relu_backward, gb, xb, 0.1)               # rows
+    xt = _big(dt, (cols, rows), 20).T
+    gt = _big(dt, (rows, cols), 21)
+    both(backend, opsnn.leaky_relu_backward, gt, xt, 0.1)               # panels
+
+
+# ---- the host launch ------------------------------------------------------------------------------
+def test_host_launch_walkers_and_plan():
+    flat = host_launch.plan_launch((10**6,), [(1,), (1,), (1,)], (4, 4, 4), 2)
+    assert flat.walker == "flat" and flat.plan.n_blocks == 2
+    assert sum(hi - lo for b in range(flat.plan.n_blocks) for lo, hi in flat.plan.tiles(b)) == 10**6
+    rows = host_launch.plan_launch((1000, 1000), [(1000, 1), (1, 0), (0, 1)], (4, 4, 4), 2)
+    assert rows.walker == "rows" and rows.modes == "cbc"
+    panels = host_launch.plan_launch((1000, 1000), [(1000, 1), (1000, 1), (1, 1000)], (4, 4, 4), 2)
+    assert panels.walker == "panels" and panels.tile_rows * 4 >= 64
+    assert "panels walk" in panels.describe() and panels.to_dict()["walker"] == "panels"
+    rev = host_launch.plan_launch((2, 3), [(3, 1), (-3, -1), (3, 1)], (4, 4, 4), 1)
+    assert rev.operands[1].offset == 5
+    with pytest.raises(dataclasses_frozen_error()):
+        flat.walker = "rows"  # frozen
+
+
+def dataclasses_frozen_error():
+    import dataclasses
+
+    return dataclasses.FrozenInstanceError
+
+
+def test_collapse_merges_dense_dims():
+    dims, strides = host_launch.collapse((2, 3, 4), [(12, 4, 1), (12, 4, 1)])
+    assert dims == (24,) and strides == ((1,), (1,))
+    dims, strides = host_launch.collapse((2, 1, 4), [(4, 4, 1), (0, 0, 1)])
+    assert dims == (2, 4) and strides[1] == (0, 1)
+
+
+# ---- tracing, fallback and backend selection -------------------------------------------------------
+def test_trace_records_numpy_dtypes():
+    from opsnn.kernels import numpy_backend
+    from opsnn.ops.activation import hardtanh_backward_kernel, leaky_relu_backward_kernel
+
+    dag = numba_codegen.trace(leaky_relu_backward_kernel, numpy_backend.OPS, [F32, F32], {"negative_slope": F32})
+    assert dag.op == "where" and dag.dtype == F32
+    dag = numba_codegen.trace(hardtanh_backward_kernel, numpy_backend.OPS, [F32, BF16],
+                              {"min_val": F32, "max_val": F32})
+    assert dag.dtype == BF16  # grad is native: where(..., bf16, 0) stays bf16 (bits copied)
+
+
+def test_uncompilable_expression_falls_back_once(backend, caplog):
+    def kernel(ops, a, *, k):
+        if a > 0:  # Python control flow on an operand: not a DAG
+            return a
+        return a * k
+
+    step = Step("Kernel", (), None, DataType.FLOAT, name="Odd", kernel=kernel, native=(False,),
+                scalars=(("k", 2.0),), compute=DataType.FLOAT)
+    src = np.array([3.0], F32)
+    dst = np.zeros(1, F32)
+    with caplog.at_level(logging.WARNING, logger="opsnn"):
+        numba_backend.launch(step, [src], dst)
+        numba_backend.launch(step, [src], dst)
+    assert dst[0] == 3.0
+    assert sum("cannot compile" in r.message for r in caplog.records) == 1
+
+
+def test_explicit_backend_that_cannot_load_raises(monkeypatch):
+    monkeypatch.setitem(kernels._BACKENDS, "ghost", "opsnn.kernels.no_such_backend")
+    with pytest.raises(ImportError, match="ghost"):
+        kernels.get("ghost")
+    with pytest.raises(ValueError, match="unknown kernel backend"):
+        kernels.get("nope")
+
+
+def test_automatic_backend_falls_back_to_numpy_with_one_warning():
+    code = (
+        "import sys, warnings\n"
+        "sys.modules['numba'] = None\n"  # numba cannot be imported
+        "import numpy as np, opsnn\n"
+        "from opsnn import kernels\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    for _ in range(3):\n"
+        "        r = opsnn.leaky_relu_backward(np.ones(3, np.float32), -np.ones(3, np.float32), 0.5)\n"
+        "assert kernels.default_name() == 'numpy' and (r == 0.5).all()\n"
+        "assert sum(issubclass(x.category, kernels.BackendFallbackWarning) for x in w) == 1, w\n"
+        "print('ok')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and "ok" in res.stdout, res.stderr
+
+
+def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path):
+    """Importing opsnn does not import numba; a call in a fresh process that finds the on-disk
+    cache this process filled loads machine code (cache hits, no misses)."""
+    code = (
+        "import sys, numpy as np, opsnn\n"
+        "assert 'numba' not in sys.modules, 'opsnn imported numba'\n"
+        "g = np.arange(6, dtype=np.float32) - 3\n"
+        "opsnn.leaky_relu_backward(g, g, 0.5)\n"
+        "from opsnn import _fastpath\n"
+        "entry = next(iter(_fastpath.ENTRIES.values()))\n"
+        "fn = entry.__globals__['FN'] if hasattr(entry, '__globals__') else entry.serial\n"
+        "print(sum(fn.stats.cache_hits.values()), sum(fn.stats.cache_misses.values()))\n")
+    env = dict(__import__("os").environ, OPSNN_CACHE_DIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert second.returncode == 0, second.stderr
+    hits, misses = map(int, second.stdout.split())
+    assert hits >= 1 and misses == 0
+    assert list(tmp_path.rglob("k_*.py"))

@@ -1,0 +1,235 @@
+"""The plan caches (Pythonic fast path and engine phase 1) and the output pool: a repeated call
+returns identical results, and any change of an argument still gets every check it would get
+without the cache; recycled output buffers are never ones the caller still holds."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import cases
+import opsnn
+import opsnn.acl as acl
+from cases import BF16, F16, F32, F64
+from opsnn import _fastpath, aclnn, engine, kernels
+from opsnn._core import outpool
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    _fastpath.clear()
+    engine.clear_plan_cache()
+    yield
+    _fastpath.clear()
+    engine.clear_plan_cache()
+
+
+def _status(fn, *args, **kwargs) -> int:
+    with pytest.raises(opsnn.AclnnError) as info:
+        fn(*args, **kwargs)
+    return info.value.status
+
+
+def _data(shape=(4, 5), dt=F32, seed=0):
+    g = cases.filled(shape, dt, seed, cases.grad_specials(dt))
+    x = cases.filled(shape, dt, seed + 1, cases.self_specials(dt))
+    return g, x
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_repeated_calls_hit_and_agree(dt):
+    g, x = _data(dt=dt)
+    first = opsnn.leaky_relu_backward(g, x, 0.1)
+    assert len(_fastpath.ENTRIES) == 1 or kernels.default_name() == "numpy"
+    for _ in range(3):
+        cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.1), first, nan_payload=True)
+    out = np.empty_like(first)
+    assert opsnn.leaky_relu_backward(g, x, 0.1, out=out) is out
+    cases.assert_bits_equal(out, first, nan_payload=True)
+    assert opsnn.leaky_relu_backward(g, x, 0.1, out=out) is out  # the out= entry, hit
+    cases.assert_bits_equal(out, first, nan_payload=True)
+
+
+def test_strided_and_broadcast_hits_agree():
+    g, x = _data((6, 5))
+    xt = np.ascontiguousarray(x.T).T
+    first = opsnn.leaky_relu_backward(g, xt, 0.3)
+    cases.assert_bits_equal(opsnn.leaky_relu_backward(g, xt, 0.3), first, nan_payload=True)
+    gc_, xr = g[:, :1].copy(), x[:1].copy()
+    first = opsnn.leaky_relu_backward(gc_, xr, 0.3)
+    cases.assert_bits_equal(opsnn.leaky_relu_backward(gc_, xr, 0.3), first, nan_payload=True)
+
+
+def test_scalar_values_are_part_of_the_key():
+    g = np.full(4, 2.0, F32)
+    x = np.full(4, -1.0, F32)
+    assert (opsnn.leaky_relu_backward(g, x, 0.5) == 1.0).all()
+    assert (opsnn.leaky_relu_backward(g, x, 0.25) == 0.5).all()
+    pos, neg = opsnn.leaky_relu_backward(g, x, 0.0), opsnn.leaky_relu_backward(g, x, -0.0)
+    assert not np.signbit(pos).any() and np.signbit(neg).all()  # -0.0 is its own key
+    assert np.isnan(opsnn.leaky_relu_backward(g, x, float("nan"))).all()
+    assert (opsnn.leaky_relu_backward(g, x, np.float32(0.5)) == 1.0).all()
+    assert (opsnn.hardtanh_backward(g, x * 0.5, -1.0, 1.0) == 2.0).all()
+    assert (opsnn.hardtanh_backward(g, x * 0.5, -0.25, 1.0) == 0.0).all()
+
+
+def test_changed_flag_still_checked():
+    g, x = _data()
+    opsnn.leaky_relu_backward(g, x, -0.5)
+    opsnn.leaky_relu_backward(g, x, -0.5)
+    assert _status(opsnn.leaky_relu_backward, g, x, -0.5, True) == 161002  # in-place rule (DECISION 4)
+    assert _status(opsnn.leaky_relu_backward, g, x, -0.5, 1) == 161002      # not a bool
+
+
+def test_changed_tensor_metadata_still_checked():
+    g, x = _data()
+    out = np.empty((4, 5), F32)
+    opsnn.leaky_relu_backward(g, x, 0.1, out=out)
+    opsnn.leaky_relu_backward(g, x, 0.1, out=out)
+    assert _status(opsnn.leaky_relu_backward, g, x, 0.1, out=np.empty((5, 4), F32)) == 161002
+    assert _status(opsnn.leaky_relu_backward, g, x, 0.1, out=np.empty((4, 5), np.int32)) == 161002
+    assert _status(opsnn.leaky_relu_backward, g, x[:, :3], 0.1) == 161002  # cannot broadcast
+    assert _status(opsnn.leaky_relu_backward, np.zeros((4, 5), np.int32), x, 0.1) == 161002
+    readonly = np.empty((4, 5), F32)
+    readonly.flags.writeable = False
+    assert _status(opsnn.leaky_relu_backward, g, x, 0.1, out=readonly) == 161002
+    assert _status(opsnn.leaky_relu_backward, None, x, 0.1) == 161001
+    assert _status(opsnn.hardtanh_backward, g, np.zeros((4, 5), F16), -1.0, 1.0) == 161002
+
+
+def test_soc_change_still_checked(monkeypatch):
+    g, x = _data(dt=BF16)
+    opsnn.leaky_relu_backward(g, x, 0.1)
+    opsnn.leaky_relu_backward(g, x, 0.1)
+    with opsnn.use_soc("Ascend910"):
+        assert _status(opsnn.leaky_relu_backward, g, x, 0.1) == 161002  # no BF16 there
+    monkeypatch.setenv("OPSNN_SOC", "Ascend310B")
+    assert _status(opsnn.leaky_relu_backward, g.astype(F32), x.astype(F32), 0.1) == 561003
+    monkeypatch.delenv("OPSNN_SOC")
+    opsnn.leaky_relu_backward(g, x, 0.1)
+
+
+def test_overlap_check_runs_on_a_hit():
+    """Same metadata, different addresses: a partially overlapping out is still refused; an
+    exact in-place out still runs."""
+    buf = np.zeros(12, F32)
+    g = np.arange(8, dtype=F32) - 4
+    x = np.linspace(-2, 2, 8, dtype=F32)
+    ref = opsnn.leaky_relu_backward(g, x, 0.5)
+    opsnn.leaky_relu_backward(g, x, 0.5, out=buf[:8])      # out disjoint from the inputs
+    opsnn.leaky_relu_backward(g, x, 0.5, out=buf[4:])      # same key, still disjoint: a hit
+    np.testing.assert_array_equal(buf[4:], ref)
+    gg = buf[:8]
+    gg[:] = g
+    assert _status(opsnn.leaky_relu_backward, gg, x, 0.5, out=buf[2:10]) == 161002  # partial overlap
+    gg[:] = g
+    assert opsnn.leaky_relu_backward(gg, x, 0.5, out=gg) is gg                      # exact: in place
+    np.testing.assert_array_equal(gg, ref)
+    gg[:] = g
+    assert opsnn.leaky_relu_backward(gg, x, 0.5, out=gg) is gg                      # and again (a hit)
+    np.testing.assert_array_equal(gg, ref)
+
+
+def test_backend_switch_is_part_of_the_key():
+    g, x = _data(dt=F16)
+    saved = kernels.DEFAULT
+    try:
+        kernels.set_default("numpy")
+        a = opsnn.leaky_relu_backward(g, x, 0.1)
+        kernels.set_default(None)
+        b = opsnn.leaky_relu_backward(g, x, 0.1)
+    finally:
+        kernels.set_default(saved)
+    cases.assert_bits_equal(a, b, nan_payload=True)
+    assert {k[2] for k in _fastpath.ENTRIES} <= {"numpy", None}
+
+
+def test_engine_plan_cache_for_the_aclnn_api(acl_env):
+    g, x = _data()
+    gt, xt = acl_env.put(g), acl_env.put(x)
+    out = acl_env.out(g.shape, F32)
+    slope = acl_env.scalar(0.1, "DOUBLE")
+    ws1, ex1, r1 = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, slope, False, out.tensor)
+    ws2, ex2, r2 = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, slope, False, out.tensor)
+    assert r1 == r2 == 0 and ex1 is not ex2 and ex1.plan is ex2.plan   # one Plan, two executors
+    assert aclnn.aclnnLeakyReluBackward(None, 0, ex2, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    neg = acl_env.scalar(-0.1, "DOUBLE")
+    assert aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, neg, True, out.tensor)[2] == 161002
+    acl.destroy_tensor(xt.tensor)
+    assert aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, slope, False, out.tensor)[2] == 161002
+    assert engine.plan_key(opsnn.registry.get("LeakyReluBackward"),
+                           {"grad_output": gt.tensor, "self": xt.tensor, "negative_slope": slope,
+                            "self_is_result": False, "out": out.tensor}) is None
+
+
+# ---- the output pool --------------------------------------------------------------------------
+def _addr(a):
+    return a.__array_interface__["data"][0]
+
+
+def test_pool_recycles_only_unreferenced_buffers():
+    pool = outpool.OutputPool(max_bytes=64 << 20)
+    shape, dt = ((1 << 20) // 4,), np.dtype(F32)
+    a = pool.empty(shape, dt)
+    a_addr = _addr(a)
+    b = pool.empty(shape, dt)
+    assert _addr(b) != a_addr
+    view = a[10:20]
+    del a
+    c = pool.empty(shape, dt)
+    assert _addr(c) not in (a_addr, _addr(b))  # a's buffer is still reachable through `view`
+    del view, c
+    gc.collect()
+    d = pool.empty(shape, dt)
+    assert _addr(d) in (a_addr,) or pool.hits >= 1
+    assert pool.hits >= 1
+
+
+def test_pool_respects_its_budget():
+    pool = outpool.OutputPool(max_bytes=3 << 20)
+    held = [pool.empty((1 << 18,), np.dtype(F32)) for _ in range(5)]  # 1 MiB each, all held
+    assert pool.pooled_bytes <= 3 << 20
+    assert len({_addr(a) for a in held}) == 5
+    pool.clear()
+    assert pool.pooled_bytes == 0
+
+
+def test_pythonic_results_are_never_overwritten_by_later_calls():
+    n = (2 << 20) // 4
+    g = np.linspace(-1, 1, n, dtype=F32)
+    x = np.linspace(1, -1, n, dtype=F32)
+    first = opsnn.leaky_relu_backward(g, x, 0.5)
+    keep = first.copy()
+    results = [opsnn.leaky_relu_backward(g * k, x, 0.5) for k in (2, 3)]
+    np.testing.assert_array_equal(first, keep)
+    assert len({_addr(first), *map(_addr, results)}) == 3
+    addr = _addr(results[0])
+    del results
+    again = opsnn.leaky_relu_backward(g, x, 0.5)
+    np.testing.assert_array_equal(again, keep)
+    assert _addr(again) == addr or outpool.POOL.pooled_bytes > 0
+
+
+def test_concurrent_pythonic_calls_are_independent():
+    n = (1 << 20) // 4 + 3
+    g = np.linspace(-1, 1, n, dtype=F32)
+    x = np.linspace(1, -1, n, dtype=F32)
+    ref = opsnn.leaky_relu_backward(g, x, 0.25)
+    errors = []
+
+    def work():
+        for _ in range(20):
+            r = opsnn.leaky_relu_backward(g, x, 0.25)
+            if not np.array_equal(r, ref):
+                errors.append("mismatch")
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors

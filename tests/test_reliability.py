@@ -1,0 +1,868 @@
+"""Misuse, one test (or parametrised group) per row of docs/reliability.md, named after the row.
+
+Each row: the documented status (or AclnnError in the Pythonic layer) and a recent-error message;
+no exception escapes; inputs and out keep their bytes; the emulated device memory accounting is
+balanced afterwards (the ``dev`` fixture asserts it at teardown).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+
+import numpy as np
+import pytest
+
+import opsnn
+import opsnn.acl as acl
+from hostile import (F16, F32, F64, Dev, Exploding, Sentinel, check_null, check_ret, dev,  # noqa: F401 - fixtures
+                     mem_state, rss_bytes, runtime_guard)
+from opsnn import aclnn
+from opsnn._core import memory
+from opsnn.acl import rt
+
+G = np.array([1.0, 2.0, 3.0, 4.0], F32)
+X = np.array([-1.0, 0.0, 0.5, 2.0], F32)
+LEAKY_05 = np.array([0.5, 1.0, 3.0, 4.0], F32)   # leaky_relu_backward(G, X, 0.5)
+HT_01 = np.array([0.0, 2.0, 3.0, 0.0], F32)      # hardtanh_backward(G, X, -1, 1): strict bounds
+
+
+def fail_msg(ret, status, *words) -> str:
+    """``ret`` is ``status`` and the message mentions every word (case-insensitive)."""
+    msg = check_ret(ret, success_ok=False, allowed={status})
+    for w in words:
+        assert w.lower() in msg.lower(), f"{w!r} not in {msg!r}"
+    assert acl.get_recent_err_msg() is None, "get_recent_err_msg must fetch and clear"
+    return msg
+
+
+def py_fail(status, fn, *args, words=(), untouched=(), **kwargs) -> opsnn.AclnnError:
+    before = [np.asarray(a).tobytes() for a in untouched]
+    with pytest.raises(opsnn.AclnnError) as info:
+        fn(*args, **kwargs)
+    assert info.value.status == status, info.value
+    assert info.value.message.strip()
+    for w in words:
+        assert w.lower() in info.value.message.lower(), f"{w!r} not in {info.value.message!r}"
+    assert [np.asarray(a).tobytes() for a in untouched] == before, "a failing call changed an argument"
+    return info.value
+
+
+def leaky(dev: Dev, g=G, x=X, slope=0.5, out_dtype=F32):
+    """Device tensors for LeakyReluBackward(g, x, slope) -> out; returns (gt, xt, s, ot, out_addr)."""
+    gt, xt = dev.tensor(g), dev.tensor(x)
+    ot = dev.tensor(np.zeros(np.broadcast_shapes(g.shape, x.shape), out_dtype))
+    return gt, xt, dev.scalar(slope), ot, dev.addrs[-1]
+
+
+def planned(dev: Dev, g=G, x=X, out_dtype=F32):
+    gt, xt, s, ot, oa = leaky(dev, g, x, out_dtype=out_dtype)
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0, acl.get_recent_err_msg()
+    return ws, ex, oa
+
+
+def read_out(dev: Dev, addr, n=4, dtype=F32):
+    return dev.read(addr, (n,), dtype)
+
+
+# ============================================================================================
+# runtime lifecycle
+# ============================================================================================
+def test_use_before_init(runtime_guard):
+    """Runtime calls before acl.init -> 100001 ACL_ERROR_UNINITIALIZE; phase 2 -> 361001;
+    phase 1 and the Pythonic API (host-only planning) still work."""
+    keep = Dev()
+    gt, xt = keep.tensor(G), keep.tensor(X)
+    s, ot = keep.scalar(0.5), keep.tensor(np.zeros(4, F32))
+    acl.rt.reset_device(0)
+    assert acl.finalize() == 0
+    before = mem_state()
+    fail_msg(acl.rt.malloc(64, 0)[1], 100001, "acl.init")
+    fail_msg(acl.rt.create_stream()[1], 100001)
+    fail_msg(acl.rt.set_device(0), 100001)
+    fail_msg(acl.rt.get_device_count()[1], 100001)
+    fail_msg(acl.rt.free(keep.addrs[0]), 100001)
+    fail_msg(acl.rt.malloc_host(64)[1], 100001)
+    fail_msg(acl.rt.memcpy(keep.addrs[0], 16, G, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE), 100001)
+    fail_msg(acl.rt.synchronize_stream(None), 100001)
+    fail_msg(acl.rt.destroy_stream(None), 100001)
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and ws == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, None), 361001, "launch failed", "acl.init")
+    np.testing.assert_array_equal(opsnn.leaky_relu_backward(G, X, 0.5), LEAKY_05)
+    assert mem_state() == before
+    assert acl.init() == 0 and acl.rt.set_device(0) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, 0, ex, None) == 0, "a refused launch must not consume"
+    assert acl.rt.synchronize_stream(None) == 0
+    np.testing.assert_array_equal(read_out(keep, keep.addrs[-1]), LEAKY_05)
+    keep.close()
+
+
+def test_init_twice_and_finalize_twice(runtime_guard):
+    """acl.init twice -> 100002; finalize without init -> 100037; init(config of a wrong type)
+    -> 100000."""
+    fail_msg(acl.init(), 100002, "already")
+    for junk in (123, 1.5, b"x", ["a"], Sentinel()):
+        fail_msg(acl.init(junk), 100000, "configPath")
+    acl.rt.reset_device(0)
+    assert acl.finalize() == 0
+    fail_msg(acl.finalize(), 100037, "not initialised")
+    assert acl.init("/no/such/acl.json") == 0  # a config path is accepted and ignored
+
+
+def test_use_after_finalize(runtime_guard):
+    """After acl.finalize: runtime calls -> 100001, launches -> 361001, streams are gone
+    (200005 after re-init); device memory stays accounted until freed after re-init."""
+    d = Dev()
+    gt, xt, s, ot, oa = leaky(d)
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    stream, _ = acl.rt.create_stream()
+    acl.rt.reset_device(0)
+    assert acl.finalize() == 0
+    count = mem_state()[1]
+    fail_msg(acl.rt.free(oa), 100001)
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, stream), 361001)
+    assert mem_state()[1] == count, "finalize must not drop allocations behind the caller's back"
+    assert acl.init() == 0 and acl.rt.set_device(0) == 0
+    fail_msg(acl.rt.synchronize_stream(stream), 200005)
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, stream), 361001, "not a live stream")
+    d.close()
+
+
+def test_finalize_runs_queued_work(runtime_guard):
+    """acl.finalize with launches still queued runs them first (nothing is lost); if one fails,
+    finalize still finalizes and returns 500003 naming it."""
+    d = Dev()
+    stream, _ = acl.rt.create_stream()
+    ws, ex, oa = planned(d)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    gone = d.malloc(16)
+    bad = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], gone)
+    s, out2 = d.scalar(0.5), d.tensor(np.zeros(4, F32))
+    ws2, ex2, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(bad, bad, s, False, out2)
+    assert aclnn.aclnnLeakyReluBackward(None, ws2, ex2, None) == 0
+    d.addrs.remove(gone)
+    assert acl.rt.free(gone) == 0  # freed after the launch: the queued task will fail
+    acl.rt.reset_device(0)
+    fail_msg(acl.finalize(), 500003, "finalized", "aclnnLeakyReluBackward")
+    assert not rt.STATE.initialized
+    assert acl.init() == 0 and acl.rt.set_device(0) == 0
+    np.testing.assert_array_equal(read_out(d, oa), LEAKY_05)
+    acl.destroy_tensor(bad)
+    d.close()
+
+
+def test_no_device_set(runtime_guard):
+    """No set_device -> 107002 for malloc / create_stream; set_device(1) -> 200002 (one device);
+    set_device(-1 / '0' / 0.0 / True) -> 100000; reset_device of a device not set -> 200002."""
+    while rt.STATE.device_refs:
+        acl.rt.reset_device(0)
+    fail_msg(acl.rt.malloc(64, 0)[1], 107002, "set_device")
+    fail_msg(acl.rt.create_stream()[1], 107002)
+    fail_msg(acl.rt.set_device(1), 200002, "does not exist")
+    for junk in (-1, "0", 0.0, True, None, [0]):
+        fail_msg(acl.rt.set_device(junk), 100000, "deviceId")
+    fail_msg(acl.rt.reset_device(0), 200002, "not set")
+
+
+# ============================================================================================
+# memory
+# ============================================================================================
+@pytest.mark.parametrize("size, policy", [(0, 0), (-1, 0), (1.5, 0), (True, 0), (None, 0), ("64", 0),
+                                          (64, -1), (64, 99), (64, 0x1100), (64, None), (64, 2.0)])
+def test_malloc_bad_size_or_policy(dev, size, policy):
+    """malloc with a size < 1 / non-int, or a policy that is no aclrtMemMallocPolicy -> 100000."""
+    before = mem_state()
+    addr, ret = acl.rt.malloc(size, policy)
+    fail_msg(ret, 100000)
+    assert addr == 0 and mem_state() == before
+
+
+def test_malloc_beyond_capacity(dev):
+    """malloc beyond the emulated device memory (64 GiB) -> 200000 ACL_ERROR_BAD_ALLOC, refused
+    before any host memory is touched; a valid malloc still works."""
+    before, rss = mem_state(), rss_bytes()
+    for size in (memory.DEVICE_CAPACITY + 1, 2**62, 2**64, 10**30):
+        addr, ret = acl.rt.malloc(size, 0)
+        fail_msg(ret, 200000, "cannot allocate")
+        assert addr == 0
+    assert mem_state() == before and rss_bytes() - rss < 64 << 20
+    assert dev.malloc(128)
+
+
+def test_free_misuse(dev):
+    """free of a never-allocated, interior, already-freed, None, str, or host address, and
+    free_host of a device address -> 100000; the accounting is unchanged."""
+    live = dev.malloc(256)
+    freed, _ = acl.rt.malloc(64, 0)
+    assert acl.rt.free(freed) == 0
+    before = mem_state()
+    for addr in (0x3_0000_0000, live + 64, freed, None, "0x100", -1, 1.0, np.zeros(4)):
+        fail_msg(acl.rt.free(addr), 100000)
+    fail_msg(acl.rt.free_host(live), 100000)
+    host, _ = acl.rt.malloc_host(64)
+    fail_msg(acl.rt.free(host), 100000)
+    assert acl.rt.free_host(host) == 0
+    fail_msg(acl.rt.free_host(host), 100000)
+    assert mem_state() == before
+
+
+def test_memcpy_misuse(dev):
+    """memcpy out of bounds, to freed memory, count > destMax, bad kind, impossible direction,
+    into a read-only or non-contiguous host array, junk types -> 100000; nothing is written."""
+    d = dev.upload(np.arange(4, dtype=F32))
+    freed, _ = acl.rt.malloc(64, 0)
+    acl.rt.free(freed)
+    H2D, D2H = acl.ACL_MEMCPY_HOST_TO_DEVICE, acl.ACL_MEMCPY_DEVICE_TO_HOST
+    ro = np.zeros(4, F32)
+    ro.flags.writeable = False
+    strided = np.zeros(8, F32)[::2]
+    cases_ = [(d, 32, np.zeros(8, F32), 32, H2D),          # past the 16-byte allocation
+              (d + 8, 16, np.zeros(4, F32), 16, H2D),      # interior start, runs past the end
+              (freed, 16, np.zeros(4, F32), 16, H2D),
+              (d, 8, np.zeros(4, F32), 16, H2D),           # count > destMax
+              (d, 16, np.zeros(4, F32), 16, 9), (d, 16, np.zeros(4, F32), 16, None),
+              (d, 16, np.zeros(4, F32), 16, D2H),          # host array as a device source
+              (np.zeros(4, F32), 16, d, 16, H2D),          # device address as a host source
+              (ro, 16, d, 16, D2H), (strided, 16, d, 16, D2H),
+              (d, 16, [1.0, 2.0], 16, H2D), (d, 16, "abcd" * 4, 16, H2D), (d, 16, None, 16, H2D),
+              (d, -1, np.zeros(4, F32), -1, H2D), (d, 16, np.zeros(4, F32), 16.0, H2D),
+              (d, 16, np.zeros(2, F32), 16, H2D)]          # host source smaller than count
+    for args in cases_:
+        fail_msg(acl.rt.memcpy(*args), 100000, "memcpy")
+    np.testing.assert_array_equal(dev.read(d, (4,), F32), np.arange(4, dtype=F32))
+    assert not ro.any() and not strided.any()
+
+
+def test_host_pointer_misuse(dev):
+    """acl.util: a negative size, an unknown or dead pointer, a bad npy_type or shape, an object
+    array -> None / 0 with a message; pointers to arrays that died are forgotten (no leak)."""
+    keep = np.arange(4, dtype=F32)
+    ptr = acl.util.numpy_to_ptr(keep)
+    assert acl.util.ptr_to_bytes(ptr, 16) == keep.tobytes()
+    for size in (-1, 1.5, None, 17):
+        check_null(acl.util.ptr_to_bytes(ptr, size))
+    for shape, code in (([4], 99), ([4], "11"), ([-1, -4], 11), ([2**32, 2**32], 11), (np.array(4), 11),
+                        ([5], 11), (None, 11)):
+        check_null(acl.util.ptr_to_numpy(ptr, shape, code))
+    np.testing.assert_array_equal(acl.util.ptr_to_numpy(ptr, [2, 2], 11), keep.reshape(2, 2))
+    check_null(acl.util.ptr_to_bytes(0x1234, 4))
+    assert acl.util.numpy_to_ptr(np.array([object()])) == 0 and check_null(None)
+    assert acl.util.numpy_to_ptr(Exploding()) == 0 and check_null(None)
+    # a pointer is valid while its array lives; after that it is unknown (not a dangling read)
+    temp = np.ones(1024, F32)
+    tptr = acl.util.numpy_to_ptr(temp)
+    del temp
+    gc.collect()
+    check_null(acl.util.ptr_to_bytes(tptr, 16))
+    from opsnn.acl import _host
+    n = len(_host._registered)
+    for _ in range(1000):
+        acl.util.numpy_to_ptr(np.ones(16, F32))
+    gc.collect()
+    assert len(_host._registered) <= n + 1, "numpy_to_ptr keeps dead arrays registered (a leak)"
+
+
+# ============================================================================================
+# tensors and scalars
+# ============================================================================================
+GOOD_TENSOR_ARGS = ([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4])
+
+
+@pytest.mark.parametrize("position, junk", [(i, j) for i in range(7) for j in (
+    None, "4", 4.0, [4.0], [None], {}, Sentinel(), Exploding(), (x for x in [4]), np.array([[4]]), True)])
+def test_create_tensor_wrong_types(dev, position, junk):
+    """Any parameter of create_tensor of a wrong Python type -> None (C NULL) + message."""
+    addr = dev.malloc(16)
+    args = list(GOOD_TENSOR_ARGS) + [addr]
+    args[position] = junk
+    before = mem_state()
+    check_null(acl.create_tensor(*args))
+    assert mem_state() == before
+
+
+@pytest.mark.parametrize("view, strides, offset, storage", [
+    ([-1], [1], 0, [4]), ([4], [-1], 0, [4]), ([4], [1], -1, [4]), ([4], [1], 0, [-4]),
+    ([4], [1, 1], 0, [4]), ([2, 2], [2], 0, [4]), ([4], [1], 1.0, [4]), ([4], [1], True, [4]),
+    ([4.0], [1], 0, [4]), ([4], [1], 0, [4.5]), ([4], [1], np.float32(0), [4])])
+def test_create_tensor_bad_geometry(dev, view, strides, offset, storage):
+    """Negative or non-integer dims / strides / offset, rank mismatch -> None + message."""
+    check_null(acl.create_tensor(view, acl.ACL_FLOAT, strides, offset, acl.ACL_FORMAT_ND, storage,
+                                 dev.malloc(16)))
+
+
+def test_create_tensor_outside_allocation(dev):
+    """A view outside its storage, a storage outside its allocation, a freed, never-allocated or
+    interior-overrunning address, ACL_DT_UNDEFINED / non-enum dtype or format -> None."""
+    addr = dev.malloc(16)
+    freed, _ = acl.rt.malloc(16, 0)
+    acl.rt.free(freed)
+    F, ND = acl.ACL_FLOAT, acl.ACL_FORMAT_ND
+    for args in (([4], F, [1], 1, ND, [4], addr),        # offset pushes the view past the storage
+                 ([2, 2], F, [3, 1], 0, ND, [4], addr),  # strides reach element 4
+                 ([5], F, [1], 0, ND, [5], addr),        # storage of 20 bytes in a 16-byte block
+                 ([4], F, [1], 0, ND, [4], addr + 4),    # interior start runs 4 bytes past the end
+                 ([4], F, [1], 0, ND, [4], freed), ([4], F, [1], 0, ND, [4], 0x3_0000_0000),
+                 ([4], acl.ACL_DOUBLE, [1], 0, ND, [4], addr), ([4], -1, [1], 0, ND, [4], addr),
+                 ([4], 999, [1], 0, ND, [4], addr), ([4], F, [1], 0, -1, [4], addr),
+                 ([4], F, [1], 0, 12345, [4], addr)):
+        check_null(acl.create_tensor(*args))
+    t = acl.create_tensor([2], F, [1], 2, ND, [4], addr)  # inside: fine
+    assert t is not None and acl.destroy_tensor(t) == 0
+
+
+def test_huge_dims_refused_before_allocation(dev):
+    """Huge dims never make opsnn allocate: a 2**62-element view is refused by the bounds check;
+    dims whose NumPy int64 product wraps are not mistaken for small or empty; an op on a
+    2**62-element broadcast view reports its workspace without allocating, and malloc of it
+    -> 200000; the Pythonic API -> AclnnError 200000, nothing allocated."""
+    addr = dev.malloc(16)
+    before, rss = mem_state(), rss_bytes()
+    check_null(acl.create_tensor([2**62], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [2**62], addr))
+    check_null(acl.create_tensor([2**31, 2**31], acl.ACL_FLOAT, [2**31, 1], 0, acl.ACL_FORMAT_ND, [4], addr))
+    wrap = np.array([2**32, 2**32], np.int64)
+    assert int(np.prod(wrap)) == 0  # what a NumPy product would say
+    t = acl.create_tensor(wrap, acl.ACL_FLOAT, np.array([0, 0]), 0, acl.ACL_FORMAT_ND, [1], addr)
+    assert t is not None
+    dev.tensors.append(t)
+    huge = acl.create_tensor([2**62], acl.ACL_FLOAT16, [0], 0, acl.ACL_FORMAT_ND, [1], addr)
+    dev.tensors.append(huge)
+    s = dev.scalar(0.5)
+    for x in (t, huge):  # out (x itself) has elements that alias each other
+        fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(x, x, s, False, x)[2], 161002, "share memory")
+    # 2**64 elements are not empty: the out shape check sees them (not a 0-element fast path)
+    small_out = dev.tensor(np.zeros(4, F32))
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(t, t, s, False, small_out)[2], 161002, "out")
+    assert mem_state()[1] == before[1] + 1
+    dev_mem = mem_state()
+    addr2, ret = acl.rt.malloc(2**62 * 4, 0)
+    fail_msg(ret, 200000)
+    assert mem_state() == dev_mem
+    big = np.broadcast_to(np.float32(1.0), (2**30, 2**30))
+    py_fail(200000, opsnn.leaky_relu_backward, big, np.float32(2.0), words=["bytes"])
+    py_fail(200000, opsnn.hardtanh_backward, big, big, words=["bytes"])
+    assert rss_bytes() - rss < 64 << 20, "a huge request touched memory"
+
+
+def test_destroy_twice_or_wrong_type(dev):
+    """destroy_tensor / destroy_scalar twice, or of the wrong kind of object -> 100000."""
+    t, s = dev.tensor(G), dev.scalar(1.0)
+    fail_msg(acl.destroy_tensor(s), 100000, "aclTensor")
+    fail_msg(acl.destroy_scalar(t), 100000, "aclScalar")
+    for junk in (None, 0, "t", Sentinel()):
+        fail_msg(acl.destroy_tensor(junk), 100000)
+        fail_msg(acl.destroy_scalar(junk), 100000)
+    t2 = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], dev.addrs[0])
+    assert acl.destroy_tensor(t2) == 0
+    fail_msg(acl.destroy_tensor(t2), 100000, "already destroyed")
+    s2 = acl.create_scalar(2.0, acl.ACL_FLOAT)
+    assert acl.destroy_scalar(s2) == 0
+    fail_msg(acl.destroy_scalar(s2), 100000, "already destroyed")
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("value, dtype, stored", [
+    (NAN, acl.ACL_FLOAT, "nan"), (INF, acl.ACL_FLOAT16, "inf"), (1e300, acl.ACL_FLOAT, "inf"),
+    (-1e300, acl.ACL_BF16, "-inf"), (10**400, acl.ACL_DOUBLE, None), (True, acl.ACL_FLOAT, 1.0),
+    (NAN, acl.ACL_INT32, None), (INF, acl.ACL_INT64, None), (2**63, acl.ACL_INT64, None),
+    (-129, acl.ACL_INT8, None), (3.9, acl.ACL_INT8, 3), (-3.9, acl.ACL_INT16, -3),
+    (1 + 2j, acl.ACL_FLOAT, None), (1 + 2j, acl.ACL_COMPLEX64, 1 + 2j), (NAN, acl.ACL_COMPLEX128, "nan"),
+    (True, acl.ACL_BOOL, True), (2.5, acl.ACL_BOOL, True), ("1.0", acl.ACL_FLOAT, None),
+    (None, acl.ACL_FLOAT, None), ([1.0], acl.ACL_FLOAT, None), (1.0, acl.ACL_STRING, None),
+    (1.0, -1, None), (1.0, 99, None), (1.0, "FLOAT", None), (np.float64(NAN), acl.ACL_FLOAT16, "nan")])
+def test_scalar_extremes(value, dtype, stored):
+    """create_scalar with NaN / inf / huge / complex / bool / junk: float dtypes keep NaN and
+    overflow to +-inf (C conversion); integer dtypes refuse NaN, inf and out-of-range values and
+    truncate fractions; complex into a real dtype, strings, None -> None (C NULL) + message."""
+    s = acl.create_scalar(value, dtype)
+    if stored is None:
+        check_null(s)
+        return
+    try:
+        if stored in ("nan", "inf", "-inf"):
+            v = complex(s.value).real
+            assert (np.isnan(v) if stored == "nan" else v == float(stored))
+        else:
+            assert s.value == stored
+    finally:
+        acl.destroy_scalar(s)
+
+
+# ============================================================================================
+# operators, phase 1
+# ============================================================================================
+def test_null_arguments(dev):
+    """A None argument -> 161001, in CANN's order (DECISION 15)."""
+    gt, xt, s, ot, _ = leaky(dev)
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(None, None, None, False, None)[2], 161001, "gradOutput")
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, None)[2], 161001, "out")
+    fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(None, None, s, s, ot)[2], 161001, "self")
+    fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(gt, xt, s, None, ot)[2], 161001, "max")
+    py_fail(161001, opsnn.leaky_relu_backward, None, X, 0.5, words=["gradOutput"])
+    py_fail(161001, opsnn.hardtanh_backward, G, X, None, 1.0, words=["min"])
+
+
+@pytest.mark.parametrize("slot", range(5))
+@pytest.mark.parametrize("junk", ["scalar_for_tensor", 0, 1.5, "t", np.zeros(4, F32), Sentinel(), Exploding()])
+def test_wrong_handle_types(dev, slot, junk):
+    """A wrong Python type in any argument of phase 1 (a scalar for a tensor, a tensor for a
+    scalar, numbers, strings, arrays, objects) -> 161002; nothing is written."""
+    gt, xt, s, ot, oa = leaky(dev)
+    args = [gt, xt, s, s, ot]
+    if isinstance(junk, str) and junk == "scalar_for_tensor":
+        junk = s if slot in (0, 1, 4) else gt
+    args[slot] = junk
+    ret = aclnn.aclnnHardtanhBackwardGetWorkspaceSize(*args)[2]
+    fail_msg(ret, 161002)
+    if slot != 3:
+        largs = args[:3] + [False, args[4]]
+        fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(*largs)[2], 161002)
+    assert not read_out(dev, oa).any()
+
+
+def test_destroyed_tensor_or_scalar_passed(dev):
+    """A destroyed tensor or scalar passed to phase 1 -> 161002 'already destroyed'."""
+    gt, xt, s, ot, _ = leaky(dev)
+    dead_t = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], dev.addrs[0])
+    dead_s = acl.create_scalar(0.5, acl.ACL_FLOAT)
+    acl.destroy_tensor(dead_t), acl.destroy_scalar(dead_s)
+    for args in ((dead_t, xt, s, False, ot), (gt, dead_t, s, False, ot), (gt, xt, dead_s, False, ot),
+                 (gt, xt, s, False, dead_t)):
+        fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(*args)[2], 161002, "destroyed")
+    fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(gt, xt, s, dead_s, ot)[2], 161002, "destroyed")
+
+
+def test_extreme_scalars_in_ops(dev, caplog):
+    """NaN / inf / huge / complex / bool scalars reach the ops as documented: the slope is
+    float32(ToFloat) (NaN and +-inf included; NaN passes the selfIsResult check); a complex slope
+    is not in LeakyReluBackward's list (161002); complex Hardtanh bounds convert to 0 with a
+    warning (DECISION 9); a bool slope is 0 or 1."""
+    cases_ = [(NAN, acl.ACL_DOUBLE, True), (1e300, acl.ACL_DOUBLE, False), (-INF, acl.ACL_FLOAT, False),
+              (True, acl.ACL_BOOL, True), (2**62, acl.ACL_INT64, True)]
+    for value, dtype, sir in cases_:
+        gt, xt, s, ot, oa = leaky(dev, slope=0.5)
+        s = dev.scalar(value, dtype)
+        r = _launch_leaky(dev, gt, xt, s, sir, ot)
+        assert r == (0, 0, 0), (value, r)
+        with np.errstate(all="ignore"):
+            s32 = np.float32(value) if not isinstance(value, bool) else np.float32(int(value))
+            expected = np.where(X > 0, G, G * s32)
+        np.testing.assert_array_equal(read_out(dev, oa), expected)
+    gt, xt, _, ot, _ = leaky(dev)
+    c = dev.scalar(1 + 1j, acl.ACL_COMPLEX128)
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, c, False, ot)[2], 161002, "negativeSlope")
+    with caplog.at_level(logging.WARNING, logger="opsnn"):
+        gt, xt, _, ot, oa = leaky(dev)
+        assert _launch_ht(dev, gt, xt, c, dev.scalar(1.0), ot) == (0, 0, 0)
+    np.testing.assert_array_equal(read_out(dev, oa), np.array([0, 0, 3, 0], F32))  # (0, 1) bounds
+    assert "cannot be converted" in caplog.text
+    py_fail(161002, opsnn.leaky_relu_backward, G, X, 1j, words=["negativeSlope"])
+    py_fail(161002, opsnn.leaky_relu_backward, G, X, "0.5", words=["negativeSlope"])
+
+
+def _launch_leaky(dev, *args):
+    from hostile import launch
+    return launch(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize, args, dev.stream, dev)
+
+
+def _launch_ht(dev, *args):
+    from hostile import launch
+    return launch(aclnn.aclnnHardtanhBackwardGetWorkspaceSize, args, dev.stream, dev)
+
+
+@pytest.mark.parametrize("flag", [None, 0, 1, "True", 1.0, [True], np.array([True, False])])
+def test_self_is_result_not_bool(dev, flag):
+    """selfIsResult that is not a bool (None, ints, strings, arrays) -> 161002."""
+    gt, xt, s, ot, _ = leaky(dev)
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, flag, ot)[2], 161002, "selfIsResult")
+    py_fail(161002, opsnn.leaky_relu_backward, G, X, 0.5, flag, words=["selfIsResult"])
+
+
+# ============================================================================================
+# aliasing (out vs inputs): the engine's check_out_overlap
+# ============================================================================================
+@pytest.mark.parametrize("which", ["grad", "self"])
+def test_out_is_input_in_place(dev, which):
+    """out identical to an input (same address, shape, strides, dtype) computes in place, for
+    both ops and both layers, also through a strided view."""
+    # aclnn: the same aclTensor, and a second aclTensor describing the same view
+    for op in ("leaky", "hardtanh"):
+        g_addr, x_addr = dev.upload(G), dev.upload(X)
+        gt, xt = dev.tensor(G, g_addr), dev.tensor(X, x_addr)
+        same = dev.tensor(G if which == "grad" else X, g_addr if which == "grad" else x_addr)
+        for out in ((gt if which == "grad" else xt), same):
+            dev.read(g_addr, (4,), F32)
+            acl.rt.memcpy(g_addr, 16, G, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+            acl.rt.memcpy(x_addr, 16, X, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+            if op == "leaky":
+                r, expected = _launch_leaky(dev, gt, xt, dev.scalar(0.5), False, out), LEAKY_05
+            else:
+                r, expected = _launch_ht(dev, gt, xt, dev.scalar(-1.0), dev.scalar(1.0), out), HT_01
+            assert r == (0, 0, 0), acl.get_recent_err_msg()
+            np.testing.assert_array_equal(dev.read(g_addr if which == "grad" else x_addr, (4,), F32), expected)
+    # Pythonic: out is the input array itself, or a strided view identical to it
+    for op, expected in (("leaky", LEAKY_05), ("hardtanh", HT_01)):
+        base = np.zeros((4, 2), F32)
+        g, x = base[:, 0], np.array(X)
+        g[:] = G
+        if which == "self":
+            g, x = np.array(G), base[:, 0]
+            x[:] = X
+        target = g if which == "grad" else x
+        fn = opsnn.leaky_relu_backward if op == "leaky" else opsnn.hardtanh_backward
+        res = fn(g, x, 0.5, out=base[:, 0]) if op == "leaky" else fn(g, x, -1.0, 1.0, out=base[:, 0])
+        assert res is not None
+        np.testing.assert_array_equal(target, expected)
+        assert not base[:, 1].any()
+
+
+def test_out_partially_overlaps_input(dev):
+    """out sharing some (not all) memory with an input -> 161002 naming both; nothing written.
+    Device tensors compare address ranges, NumPy arrays their memory."""
+    storage = np.arange(8, dtype=F32)
+    addr = dev.upload(storage)
+    gt = dev.tensor(storage, addr, shape=[4], strides=[1], storage=[8])                  # elements 0-3
+    shifted = dev.tensor(storage, addr, shape=[4], strides=[1], offset=2, storage=[8])   # elements 2-5
+    every_other = dev.tensor(storage, addr, shape=[4], strides=[2], storage=[8])         # 0, 2, 4, 6
+    xt = dev.tensor(X)
+    s = dev.scalar(0.5)
+    # prime the plan cache with the same metadata and a disjoint out: a cache hit checks again
+    assert _launch_leaky(dev, gt, xt, s, False, dev.tensor(np.zeros(4, F32))) == (0, 0, 0)
+    assert _launch_ht(dev, gt, xt, s, s, dev.tensor(np.zeros(4, F32))) == (0, 0, 0)
+    for out in (shifted, every_other):
+        fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, out)[2], 161002,
+                 "overlap", "gradOutput", "in-place")
+        fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(gt, xt, s, s, out)[2], 161002, "overlap")
+    # other dtype over the same bytes: not the same view
+    as_f16 = acl.create_tensor([4], acl.ACL_FLOAT16, [1], 0, acl.ACL_FORMAT_ND, [16], addr)
+    dev.tensors.append(as_f16)
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, as_f16)[2], 161002, "overlap")
+    # disjoint views of one allocation are fine: odd elements vs even elements
+    odd = dev.tensor(storage, addr, shape=[4], strides=[2], offset=1, storage=[8])
+    assert _launch_leaky(dev, every_other, xt, s, False, odd) == (0, 0, 0)
+    assert dev.read(addr, (8,), F32)[0::2].tolist() == [0, 2, 4, 6]
+    np.testing.assert_array_equal(dev.read(addr, (8,), F32)[1::2], np.where(X > 0, [0, 2, 4, 6], np.multiply([0, 2, 4, 6], 0.5, dtype=F32)))
+    # Pythonic
+    buf = np.arange(8, dtype=F32)
+    before = buf.copy()
+    for _ in range(3):  # same layouts, disjoint out: warms every cache of the Pythonic path
+        opsnn.leaky_relu_backward(buf[:4], X, 0.5, out=np.zeros(8, F32)[2:6])
+        opsnn.hardtanh_backward(X, buf[::2], out=np.zeros(8, F32)[1:5])
+    py_fail(161002, opsnn.leaky_relu_backward, buf[:4], X, 0.5, out=buf[2:6], words=["overlap", "gradOutput"])
+    py_fail(161002, opsnn.hardtanh_backward, X, buf[::2], out=buf[1:5], words=["overlap", "self"])
+    py_fail(161002, opsnn.leaky_relu_backward, buf[:4], X, out=buf[:8].view(np.float16)[:4].view(F16),
+            words=["overlap"])
+    assert buf.tobytes() == before.tobytes()
+    opsnn.leaky_relu_backward(buf[0::2], X, 0.5, out=buf[1::2])  # disjoint interleaved views: fine
+
+
+def test_out_elements_alias(dev):
+    """An out whose own elements share memory (a 0 stride on a dim > 1) -> 161002."""
+    addr = dev.upload(np.zeros(4, F32))
+    gt, xt, s = dev.tensor(G), dev.tensor(X), dev.scalar(0.5)
+    bcast = dev.tensor(np.zeros(4, F32), addr, shape=[4], strides=[0], storage=[4])
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, bcast)[2], 161002, "share memory")
+    rows = dev.tensor(np.zeros(4, F32), addr, shape=[2, 2], strides=[1, 1], storage=[4])  # (0,1) is (1,0)
+    g2, x2 = dev.tensor(G.reshape(2, 2)), dev.tensor(X.reshape(2, 2))
+    fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(g2, x2, s, s, rows)[2], 161002, "share memory")
+    out = np.zeros(4, F32)
+    py_fail(161002, opsnn.leaky_relu_backward, G, X, out=np.lib.stride_tricks.as_strided(out, (4,), (0,)),
+            words=["share memory"])
+    assert not out.any()
+
+
+def test_inputs_may_overlap_each_other(dev):
+    """Inputs may share memory with each other (they are only read)."""
+    addr = dev.upload(np.array([1.0, -2.0, 3.0, -4.0, 5.0], F32))
+    a = dev.tensor(np.zeros(5, F32), addr, shape=[4], strides=[1], storage=[5])
+    b = dev.tensor(np.zeros(5, F32), addr, shape=[4], strides=[1], offset=1, storage=[5])
+    out = dev.tensor(np.zeros(4, F32))
+    assert _launch_leaky(dev, a, b, dev.scalar(0.5), False, out) == (0, 0, 0)
+    # a = [1, -2, 3, -4], self = a shifted by one = [-2, 3, -4, 5]
+    np.testing.assert_array_equal(read_out(dev, dev.addrs[-1]), np.array([0.5, -2.0, 1.5, -4.0], F32))
+    v = np.array([1.0, -2.0, 3.0, -4.0, 5.0], F32)
+    np.testing.assert_array_equal(opsnn.leaky_relu_backward(v[:4], v[1:], 0.5), np.array([0.5, -2, 1.5, -4], F32))
+
+
+def test_workspace_overlaps_tensor(dev):
+    """A workspace that overlaps a tensor of the executor -> 161002 (the temporaries would
+    overwrite it); nothing is written and the executor stays usable."""
+    g16 = G.astype(F16)
+    gt, xt, s = dev.tensor(g16), dev.tensor(X), dev.scalar(0.5)
+    big = dev.malloc(4096)
+    ot = dev.tensor(np.zeros(4, F32), big, storage=[4])
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and 0 < ws <= 4096
+    fail_msg(aclnn.aclnnLeakyReluBackward(big, 4096, ex, dev.stream), 161002, "overlaps out")
+    assert not read_out(dev, big).any()
+    assert aclnn.aclnnLeakyReluBackward(dev.malloc(ws), ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, big), LEAKY_05)
+
+
+# ============================================================================================
+# executors and phase 2
+# ============================================================================================
+def test_executor_run_twice(dev):
+    """A second phase 2 with the same executor -> 161002; after
+    aclSetAclOpExecutorRepeatable it runs again until destroyed."""
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "already run")
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    for _ in range(3):
+        assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "destroyed")
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+
+
+def test_executor_destroyed(dev):
+    """Phase 2 after aclDestroyAclOpExecutor -> 161002; destroy twice -> 161002; destroy /
+    set-repeatable of None -> 161001, of a non-executor -> 161002. A destroy after the launch
+    does not cancel the queued run."""
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "destroyed")
+    fail_msg(aclnn.aclDestroyAclOpExecutor(ex), 161002, "already destroyed")
+    fail_msg(aclnn.aclSetAclOpExecutorRepeatable(ex), 161002, "already destroyed")
+    fail_msg(aclnn.aclDestroyAclOpExecutor(None), 161001)
+    fail_msg(aclnn.aclSetAclOpExecutorRepeatable(None), 161001)
+    for junk in (0, "ex", Sentinel(), dev.tensors[0]):
+        fail_msg(aclnn.aclDestroyAclOpExecutor(junk), 161002, "aclOpExecutor")
+        fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, junk, dev.stream), 161002, "aclOpExecutor")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, None, dev.stream), 161001, "executor")
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+
+
+def test_executor_of_another_op(dev):
+    """Phase 2 of one op with the other op's executor -> 161002 naming both."""
+    ws, ex, oa = planned(dev)
+    fail_msg(aclnn.aclnnHardtanhBackward(None, ws, ex, dev.stream), 161002, "aclnnLeakyReluBackward",
+             "aclnnHardtanhBackward")
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0  # still unused
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+
+
+def test_workspace_misuse(dev):
+    """workspace_size smaller than asked -> 161002; no workspace when one is needed -> 161001;
+    a freed, never-allocated or too-small workspace, or one of a wrong type -> 161002; a size
+    that is negative / not an int -> 161002. A refused launch leaves the executor usable."""
+    ws, ex, oa = planned(dev, g=G.astype(F16))
+    assert ws > 0
+    good = dev.malloc(ws)
+    freed, _ = acl.rt.malloc(ws, 0)
+    acl.rt.free(freed)
+    small = dev.malloc(ws // 2)
+    fail_msg(aclnn.aclnnLeakyReluBackward(good, ws - 1, ex, dev.stream), 161002, "smaller")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161001, "workspace")
+    fail_msg(aclnn.aclnnLeakyReluBackward(0, ws, ex, dev.stream), 161001, "workspace")
+    for bad in (freed, small, 0x3_0000_0000, good + 16):
+        fail_msg(aclnn.aclnnLeakyReluBackward(bad, ws, ex, dev.stream), 161002, "live device memory")
+    for junk in ("ws", 1.5, [good], Sentinel(), True):
+        fail_msg(aclnn.aclnnLeakyReluBackward(junk, ws, ex, dev.stream), 161002, "workspace")
+    for size in (-1, float(ws), None, "512", True):
+        fail_msg(aclnn.aclnnLeakyReluBackward(good, size, ex, dev.stream), 161002, "workspaceSize")
+    assert not read_out(dev, oa).any()
+    assert aclnn.aclnnLeakyReluBackward(np.int64(good), np.uint64(ws), ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+
+
+def test_tensor_destroyed_between_phases(dev):
+    """A tensor destroyed after phase 1 but before phase 2 -> 161002 (use after free of the
+    descriptor); destroyed after phase 2 (before synchronize, as torch_npu does) -> the launch
+    captured it and the result is right."""
+    gt, xt, s, ot, oa = leaky(dev)
+    ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    acl.destroy_tensor(xt)
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "self", "destroyed")
+    gt, xt, s, ot, oa = leaky(dev)
+    ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    for t in (gt, xt, ot):
+        assert acl.destroy_tensor(t) == 0
+    assert acl.destroy_scalar(s) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+
+
+def test_memory_freed_between_phases(dev):
+    """Device memory of a tensor freed after phase 1 -> phase 2 refuses (161002); freed after
+    phase 2 but before synchronize -> synchronize returns 500003 naming the task, and the
+    tasks queued after it on that stream are dropped."""
+    gone = dev.upload(G)
+    gt = dev.tensor(G, gone)
+    xt, s, ot = dev.tensor(X), dev.scalar(0.5), dev.tensor(np.zeros(4, F32))
+    ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    dev.addrs.remove(gone)
+    acl.rt.free(gone)
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "gradOutput", "memory")
+    gone = dev.upload(G)
+    gt = dev.tensor(G, gone)
+    ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    ws2, ex2, oa2 = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws2, ex2, dev.stream) == 0
+    dev.addrs.remove(gone)
+    acl.rt.free(gone)
+    fail_msg(acl.rt.synchronize_stream(dev.stream), 500003, "aclnnLeakyReluBackward", "already freed")
+    assert not read_out(dev, oa2).any(), "tasks after a failed one are dropped"
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+
+
+@pytest.mark.parametrize("stream", ["destroyed", 0x7777, -1, "s", 1.5, Sentinel()])
+def test_launch_on_bad_stream(dev, stream):
+    """Phase 2 on a destroyed, never-created or junk stream -> 361001 ACLNN_ERR_RUNTIME_ERROR
+    (the launch is a failed runtime call); the executor is not consumed."""
+    if stream == "destroyed":
+        stream, _ = acl.rt.create_stream()
+        acl.rt.destroy_stream(stream)
+    ws, ex, oa = planned(dev)
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, stream), 361001, "launch failed", "stream")
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+
+
+# ============================================================================================
+# streams
+# ============================================================================================
+def test_stream_destroyed_with_queued_work(dev):
+    """destroy_stream with work queued runs it first (the destroy waits, as aclrtDestroyStream);
+    afterwards launches on it -> 361001, synchronize / destroy -> 200005; the default stream
+    cannot be destroyed (100000)."""
+    stream, _ = acl.rt.create_stream()
+    outs = []
+    for _ in range(3):
+        ws, ex, oa = planned(dev)
+        assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+        outs.append(oa)
+    assert acl.rt.destroy_stream(stream) == 0
+    for oa in outs:
+        np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    ws, ex, oa = planned(dev)
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, stream), 361001, "not a live stream")
+    fail_msg(acl.rt.synchronize_stream(stream), 200005)
+    fail_msg(acl.rt.destroy_stream(stream), 200005)
+    fail_msg(acl.rt.destroy_stream(None), 100000, "default stream")
+    fail_msg(acl.rt.destroy_stream(0), 100000, "default stream")
+    for junk in ("s", 1.5, [1], Sentinel()):
+        fail_msg(acl.rt.synchronize_stream(junk), 200005)
+
+
+# ============================================================================================
+# the Pythonic API
+# ============================================================================================
+@pytest.mark.parametrize("arg, status", [
+    (None, 161001), ("abc", 161002), (Sentinel(), 161002), (Exploding(), 161002), ({}, 161002),
+    ([[1.0], [1.0, 2.0]], 161002), (np.array([None, None]), 161002), (np.array(["a", "b"]), 161002),
+    (np.zeros(4, np.int32), 161002), (np.zeros(4, np.complex64), 161002), (np.zeros((1,) * 9, F32), 161002),
+    (np.zeros(3, F32), 161002)])
+def test_pythonic_wrong_types(arg, status):
+    """Pythonic calls with None, strings, objects, ragged lists, object / string / int / complex
+    arrays, 9-d or misshaped arrays -> AclnnError with the aclnn status; never another exception."""
+    for fn, args in ((opsnn.leaky_relu_backward, (arg, X)), (opsnn.leaky_relu_backward, (G, arg)),
+                     (opsnn.hardtanh_backward, (arg, X)), (opsnn.hardtanh_backward, (G, arg))):
+        py_fail(status, fn, *args, untouched=[G, X])
+    py_fail(161002, opsnn.leaky_relu_backward, 1j, X, words=["gradOutput"])  # a weak scalar: no float32 value
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
+def test_pythonic_odd_arrays():
+    """Arrays of unusual kinds: big-endian -> AclnnError 161002 (no aclDataType); misaligned
+    data, record fields (byte strides that are no element multiple), np.matrix and masked
+    arrays (their data; a mask is not applied) compute correctly, as inputs and as out."""
+    py_fail(161002, opsnn.leaky_relu_backward, G.astype(">f4"), X, words=["aclDataType"])
+    py_fail(161002, opsnn.hardtanh_backward, G, X, out=np.zeros(4, ">f4"), words=["out"])
+    misaligned = np.zeros(17, np.uint8)[1:].view(F32)
+    misaligned[:] = G
+    record = np.zeros(4, dtype=[("a", F32), ("b", np.int8)])["a"]
+    record[:] = X
+    for g, x in ((misaligned, X), (G, record), (np.matrix(G), np.matrix(X)), (np.ma.array(G, mask=[0, 1, 0, 0]), X)):
+        res = opsnn.leaky_relu_backward(g, x, 0.5)
+        np.testing.assert_array_equal(np.asarray(res).reshape(-1), LEAKY_05)
+    for out in (np.zeros(17, np.uint8)[1:].view(F32), np.zeros(4, dtype=[("a", F32), ("b", np.int8)])["a"],
+                np.matrix(np.zeros(4, F32))):
+        shape = out.shape
+        res = opsnn.hardtanh_backward(G.reshape(shape), X.reshape(shape), out=out)
+        assert res is out
+        np.testing.assert_array_equal(np.asarray(out).reshape(-1), HT_01)
+
+
+@pytest.mark.parametrize("out", ["readonly", "list", "tuple", "scalar", "wrong_shape", "int32", "f64_hardtanh"])
+def test_pythonic_out_misuse(out):
+    """out= that is read-only, not an array, misshaped or of a refused dtype -> AclnnError
+    161002; out and the inputs are unchanged."""
+    ro = np.zeros(4, F32)
+    ro.flags.writeable = False
+    target = {"readonly": ro, "list": [0.0] * 4, "tuple": (0.0,) * 4, "scalar": 0.0,
+              "wrong_shape": np.zeros((2, 2), F32), "int32": np.zeros(4, np.int32),
+              "f64_hardtanh": np.zeros(4, F64)}[out]
+    fn = opsnn.hardtanh_backward if out == "f64_hardtanh" else opsnn.leaky_relu_backward
+    keep = [a for a in (target,) if isinstance(a, np.ndarray)]
+    py_fail(161002, fn, G, X, out=target, untouched=[G, X] + keep, words=["out"])
+
+
+def test_pythonic_huge_broadcast():
+    """A broadcast whose result would need more than the emulated device memory -> AclnnError
+    200000 (ACL_ERROR_BAD_ALLOC), decided before allocating; a huge out= that aliases itself
+    -> 161002."""
+    rss = rss_bytes()
+    big = np.broadcast_to(np.float32(1.0), (2**40,))
+    py_fail(200000, opsnn.leaky_relu_backward, big, X[:1], words=["bytes"])
+    py_fail(200000, opsnn.hardtanh_backward, big, big)
+    out = np.lib.stride_tricks.as_strided(np.zeros(1, F32), (2**40,), (0,))
+    py_fail(161002, opsnn.leaky_relu_backward, big, X[:1], out=out, words=["share memory"])
+    assert rss_bytes() - rss < 64 << 20
+
+
+def test_pythonic_failure_leaves_arguments_unchanged():
+    """Every failing Pythonic call leaves its inputs and out= bytes as they were (checks run
+    before any write)."""
+    g, x, out = G.copy(), X.copy(), np.full(4, 7.0, F32)
+    for kwargs in ({"negative_slope": -0.5, "self_is_result": True}, {"negative_slope": "x"},
+                   {"negative_slope": None}, {"self_is_result": "yes"}):
+        py_fail(161001 if kwargs.get("negative_slope", 0) is None else 161002,
+                opsnn.leaky_relu_backward, g, x, out=out, untouched=[g, x, out], **kwargs)
+    py_fail(161002, opsnn.hardtanh_backward, g.astype(F16), x, out=out, untouched=[g, x, out])
+    assert (out == 7.0).all() and (g == G).all() and (x == X).all()
+
+
+def test_recent_error_is_fetched_once():
+    """get_recent_err_msg returns the last failure's text once, then None; a success does not
+    clear an earlier failure's text (CANN keeps the last error)."""
+    acl.get_recent_err_msg()
+    assert acl.rt.free(None) == 100000
+    assert aclnn.aclDestroyAclOpExecutor(None) == 161001
+    msg = acl.get_recent_err_msg()
+    assert "executor" in msg and acl.get_recent_err_msg() is None
+
+
+def test_doc_rows_match_tests():
+    """docs/reliability.md and the reliability tests are the same list: every test named in the
+    document exists, and every test of test_reliability / test_concurrency / test_fuzz /
+    test_soak has its row."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parent
+    doc = (root.parent / "docs" / "reliability.md").read_text()
+    named = set(re.findall(r"`(test_\w+)`", doc))
+    defined = set()
+    for module in ("test_reliability", "test_concurrency", "test_fuzz", "test_soak"):
+        defined |= set(re.findall(r"^def (test_\w+)", (root / f"{module}.py").read_text(), re.M))
+    named.discard("test_doc_rows_match_tests")
+    defined.discard("test_doc_rows_match_tests")
+    assert named - defined == set(), f"rows without a test: {sorted(named - defined)}"
+    assert defined - named == set(), f"tests without a row: {sorted(defined - named)}"
