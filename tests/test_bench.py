@@ -18,6 +18,7 @@ def test_quick_run_writes_json_and_plot(tmp_path, capsys):
     assert bench.main(["--quick", "--out-dir", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "bench.json").read_text())
     assert (tmp_path / "bench.png").stat().st_size > 10_000
+    assert "call times" in (tmp_path / "bench.md").read_text()
     methods = {r["method"] for r in data["results"]}
     assert methods == set(bench.METHODS)
     ops = {r["op"] for r in data["results"]}

@@ -449,3 +449,26 @@ def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path):
     hits, misses = map(int, second.stdout.split())
     assert hits >= 1 and misses == 0
     assert list(tmp_path.rglob("k_*.py"))
+
+
+def test_panels_gather_and_scatter(backend):
+    """A transposed input and an out with no unit stride: both go through the tile scratch."""
+    for dt in (F32, F16, BF16):
+        x = cases.filled((9, 40), dt, 22, cases.self_specials(dt)).T        # (40, 9) transposed
+        g = cases.filled((40, 9), dt, 23, cases.grad_specials(dt))
+        launch = numba_backend._program_for  # noqa: F841 - the walker choice is checked below
+        for out_base in (np.zeros((80, 27), dt), np.zeros((27, 80), dt)):
+            out = out_base[::2, ::3] if out_base.shape[0] == 80 else out_base[::3, ::2].T
+            both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=out.copy()))
+    prog = numba_backend.program(engine_plan_for(g, x), {"grad_output": g.dtype, "self": x.dtype,
+                                                          "out": g.dtype})[0]
+    assert prog.launch_for(np.zeros((80, 27), g.dtype)[::2, ::3], [g, x], 1).walker == "panels"
+
+
+def engine_plan_for(g, x):
+    from opsnn import engine
+    from opsnn._core.tensor import ArrayTensor, aclScalar
+
+    args = {"grad_output": ArrayTensor(g), "self": ArrayTensor(x), "negative_slope": aclScalar(0.3, DataType.DOUBLE),
+            "self_is_result": False, "out": ArrayTensor(np.zeros(g.shape, g.dtype))}
+    return engine.plan(opsnn.registry.get("LeakyReluBackward"), args).plan

@@ -46,6 +46,14 @@ def call(spec, kwargs: dict, out) -> tuple:
     return fn(kwargs, out)
 
 
+def hit(spec, kwargs: dict, out):
+    """The result of a cache hit that ran, else None (then take the full path)."""
+    fn = _KEY_FUNCS.get(spec.name)
+    if fn is None:
+        fn = _KEY_FUNCS[spec.name] = _make_key(spec)
+    return fn(kwargs, out)[0]
+
+
 def key(spec, kwargs: dict, out) -> tuple | None:
     """The cache key of a Pythonic call, or None when it is not cacheable."""
     fn = _KEY_FUNCS.get(spec.name)
@@ -188,39 +196,58 @@ class _Entry:
         self.modes = launch.modes
         self.tile = launch.plan.tile
         self.nbytes = self.numel * self.dtype.itemsize
-        # small: one block whatever the thread count (then no thread query, serial walker)
-        self.small = (self.nbytes < impl.PARALLEL_MIN_BYTES
-                      or prog.launch_for(out, ins, 1 << 10).plan.n_blocks == 1)
+        # small: one block on the calling thread (no thread query, the serial walker)
+        self.small = not impl.use_parallel(self.nbytes)
         self.launches = {1: launch}
         self.geometry = {1: impl.launch_arrays(launch)} if self.walker != "flat" else {}
         self.halves = tuple(a.dtype.itemsize == 2 and a.dtype.kind not in "iu" for a in [out] + ins)
         self.ndims = tuple(a.ndim for a in [out] + ins)
         self.serial = prog.function(self.walker, self.modes, False)
-        if self.walker == "flat" and self.small:
-            self.fast = self._make_flat_small(len(tensor_names))
+        if self.small:
+            self.fast = self._make_small(len(tensor_names), [out] + ins)
 
-    def _make_flat_small(self, n_tensors: int):
-        """The hit path of a one-tile flat launch as one generated function: the reshapes and
-        bit views this key needs, the allocation, one kernel call -- nothing else."""
+    def _make_small(self, n_tensors: int, templates: list):
+        """The hit path of a one-block launch as one generated function: the reshapes, transposes
+        and bit views this key needs (fixed by its shapes and strides), the allocation, one kernel
+        call -- nothing else."""
         params = [f"t{i}" for i in range(n_tensors)] + ["out"]
         lines = [f"def call({', '.join(params)}):"]
         if self.allocating:
             lines.append("    out = alloc(SHAPE, DTYPE)")
         operands = ["out"] + [f"t{pos}" for pos in self.positions]
+        env = {}
         names = []
-        for k, (src, nd, half) in enumerate(zip(operands, self.ndims, self.halves)):
-            expr = src if nd == 1 else f"{src}.reshape(-1)"
-            if half:
+        for k, (src, tmpl, half) in enumerate(zip(operands, templates, self.halves)):
+            if tmpl.ndim == 1 and tmpl.strides[0] == tmpl.itemsize:
+                expr = src
+            elif tmpl.flags.c_contiguous:
+                expr = f"{src}.reshape(-1)"
+            else:
+                perm = tuple(sorted(range(tmpl.ndim), key=lambda d: -tmpl.strides[d]))
+                if min(tmpl.strides, default=0) >= 0 and tmpl.transpose(perm).flags.c_contiguous:
+                    env[f"P{k}"] = perm  # a permutation of a dense array (e.g. a transposed view)
+                    expr = f"{src}.transpose(P{k}).reshape(-1)"
+                else:
+                    expr = f"base({src})"  # a general view: its memory span from the lowest address
+            if half and not expr.startswith("base("):
                 expr = f"{expr}.view(u16)"
             lines.append(f"    b{k} = {expr}")
             names.append(f"b{k}")
         args = ", ".join(names + [f"S{k}" for k in range(len(self.scalars))])
-        lines += [f"    if FN({args}, 1, NUMEL, NUMEL, TILE, CHECK):",
+        if self.walker == "flat":
+            tail = "1, NUMEL, NUMEL, TILE, CHECK"
+        else:
+            launch = self.launches[1]
+            dims, strides, offsets = self.geometry[1]
+            env.update(DIMS=dims, STRIDES=strides, OFFSETS=offsets)
+            last = "TILE" if self.walker == "rows" else f"{launch.tile_rows}, {launch.tile_cols}"
+            tail = f"DIMS, STRIDES, OFFSETS, 1, {launch.plan.block_former}, {launch.plan.numel}, {last}, CHECK"
+        lines += [f"    if FN({args}, {tail}):",
                   "        return None",
                   "    return out"]
-        env = {"alloc": np.empty if self.nbytes < outpool.MIN_BYTES else _allocate, "SHAPE": self.shape,
-               "DTYPE": self.dtype, "CHECK": self.check, "u16": np.uint16, "FN": self.serial,
-               "NUMEL": self.numel, "TILE": self.tile}
+        env.update({"alloc": np.empty if self.nbytes < outpool.MIN_BYTES else _allocate, "SHAPE": self.shape,
+                    "DTYPE": self.dtype, "CHECK": self.check, "u16": np.uint16, "FN": self.serial,
+                    "NUMEL": self.numel, "TILE": self.tile, "base": self.impl.base})
         env.update({f"S{k}": v for k, v in enumerate(self.scalars)})
         exec("\n".join(lines), env)  # noqa: S102 - source built from this entry's own fields
         return env["call"]
@@ -252,13 +279,13 @@ class _Entry:
             else:
                 _, launch = self._launch(out, ins)
                 p = launch.plan
-                fn = self.serial if p.n_blocks == 1 else self.prog.function("flat", self.modes, True)
+                fn = self.prog.function("flat", self.modes, True)
                 ret = fn(*bases, *self.scalars, p.n_blocks, p.block_former, n, p.tile, check)
         else:
             threads, launch = (1, self.launches[1]) if self.small else self._launch(out, ins)
             p = launch.plan
             dims, strides, offsets = self.geometry[threads]
-            fn = self.serial if p.n_blocks == 1 else self.prog.function(self.walker, self.modes, True)
+            fn = self.serial if self.small else self.prog.function(self.walker, self.modes, True)
             bases = [self.impl.base(a) for a in [out] + ins]
             if self.walker == "rows":
                 ret = fn(*bases, *self.scalars, dims, strides, offsets, p.n_blocks, p.block_former,
@@ -269,4 +296,4 @@ class _Entry:
         return None if ret else out
 
 
-__all__ = ["ENTRIES", "MAX_ENTRIES", "call", "clear", "key", "remember"]
+__all__ = ["ENTRIES", "MAX_ENTRIES", "call", "clear", "hit", "key", "remember"]

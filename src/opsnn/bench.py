@@ -18,7 +18,8 @@ samples (each sample a loop long enough to time); the spread printed is the inte
 Ratios are speed ratios (other time / opsnn time: above 1 means opsnn is faster). Threads:
 ``numba.set_num_threads`` for opsnn, ``torch.set_num_threads`` for torch.
 
-Writes ``bench.json`` and ``bench.png`` (throughput vs size, matplotlib Agg) to ``--out-dir``.
+Writes ``bench.json``, ``bench.md`` (the headline ratios as markdown tables) and ``bench.png``
+(throughput vs size, matplotlib Agg) to ``--out-dir``.
 ``--quick`` runs a small grid in seconds (the test suite uses it so this cannot rot).
 """
 
@@ -62,46 +63,55 @@ class OpBench:
     dtypes: tuple[str, ...]
     broadcast: bool
 
-    def py(self, arrays, out=None):
+    def py_call(self, arrays, out=None):
+        """A zero-argument callable: the Pythonic API (function bound once, like a user would)."""
         import opsnn
 
-        if self.name == "LeakyReluBackward":
-            return opsnn.leaky_relu_backward(*arrays, SLOPE, out=out)
-        if self.name == "HardtanhBackward":
-            return opsnn.hardtanh_backward(*arrays, *BOUNDS, out=out)
-        if self.name == "LeakyRelu":
-            return opsnn.leaky_relu(*arrays, SLOPE, out=out)
-        return opsnn.hardtanh(*arrays, *BOUNDS, out=out)
+        fn = {"LeakyReluBackward": opsnn.leaky_relu_backward, "HardtanhBackward": opsnn.hardtanh_backward,
+              "LeakyRelu": opsnn.leaky_relu, "Hardtanh": opsnn.hardtanh}[self.name]
+        args = (*arrays, *self.scalar_values)
+        if out is None:
+            return lambda: fn(*args)
+        return lambda: fn(*args, out=out)
 
     def torch_call(self, tensors, out=None):
+        """A zero-argument callable: ``torch.ops.aten.<op>`` (allocating) or its out overload."""
         import torch
 
         aten = torch.ops.aten
         if self.name == "LeakyReluBackward":
-            if out is None:
-                return aten.leaky_relu_backward(*tensors, SLOPE, False)
-            return aten.leaky_relu_backward.grad_input(*tensors, SLOPE, False, grad_input=out)
-        if self.name == "HardtanhBackward":
-            if out is None:
-                return aten.hardtanh_backward(*tensors, *BOUNDS)
-            return aten.hardtanh_backward.grad_input(*tensors, *BOUNDS, grad_input=out)
-        if self.name == "LeakyRelu":
-            return aten.leaky_relu(*tensors, SLOPE) if out is None else aten.leaky_relu.out(*tensors, SLOPE, out=out)
-        return aten.hardtanh(*tensors, *BOUNDS) if out is None else aten.hardtanh.out(*tensors, *BOUNDS, out=out)
+            args = (*tensors, SLOPE, False)
+            fn, fn_out, out_name = aten.leaky_relu_backward, aten.leaky_relu_backward.grad_input, "grad_input"
+        elif self.name == "HardtanhBackward":
+            args = (*tensors, *BOUNDS)
+            fn, fn_out, out_name = aten.hardtanh_backward, aten.hardtanh_backward.grad_input, "grad_input"
+        elif self.name == "LeakyRelu":
+            args = (*tensors, SLOPE)
+            fn, fn_out, out_name = aten.leaky_relu, aten.leaky_relu.out, "out"
+        else:
+            args = (*tensors, *BOUNDS)
+            fn, fn_out, out_name = aten.hardtanh, aten.hardtanh.out, "out"
+        if out is None:
+            return lambda: fn(*args)
+        kw = {out_name: out}
+        return lambda: fn_out(*args, **kw)
 
-    def numpy(self, arrays):
-        with np.errstate(all="ignore"):
-            if self.name == "LeakyReluBackward":
-                g, x = arrays
-                return np.where(x > 0, g, g * g.dtype.type(SLOPE))
-            if self.name == "HardtanhBackward":
-                g, x = arrays
-                lo, hi = (x.dtype.type(b) for b in BOUNDS)
-                return np.where(((x > lo) & (x < hi)) | np.isnan(x), g, g.dtype.type(0))
-            (x,) = arrays
-            if self.name == "LeakyRelu":
-                return np.where(x > 0, x, x * x.dtype.type(SLOPE))
-            return np.clip(x, *(x.dtype.type(b) for b in BOUNDS))
+    def numpy_call(self, arrays):
+        """A zero-argument callable: the formula as a plain NumPy expression."""
+        def call():
+            with np.errstate(all="ignore"):
+                if self.name == "LeakyReluBackward":
+                    g, x = arrays
+                    return np.where(x > 0, g, g * g.dtype.type(SLOPE))
+                if self.name == "HardtanhBackward":
+                    g, x = arrays
+                    lo, hi = (x.dtype.type(b) for b in BOUNDS)
+                    return np.where(((x > lo) & (x < hi)) | np.isnan(x), g, g.dtype.type(0))
+                (x,) = arrays
+                if self.name == "LeakyRelu":
+                    return np.where(x > 0, x, x * x.dtype.type(SLOPE))
+                return np.clip(x, *(x.dtype.type(b) for b in BOUNDS))
+        return call
 
     def acl_phase1(self, aclnn, tensors, scalars, out):
         if self.name == "LeakyReluBackward":
@@ -172,45 +182,51 @@ def to_torch(a: np.ndarray):
 
 _BW = {}
 
+_BW_SOURCE = """
+def read2_write1(out, a, b, n_blocks, block_former, numel):
+    for blk in prange(n_blocks):
+        start = blk * block_former
+        stop = min(start + block_former, numel)
+        for i in range(np.uint64(start), np.uint64(stop)):
+            out[i] = a[i] | b[i]
+    return 0
+
+
+def read1_write1(out, a, n_blocks, block_former, numel):
+    for blk in prange(n_blocks):
+        start = blk * block_former
+        stop = min(start + block_former, numel)
+        for i in range(np.uint64(start), np.uint64(stop)):
+            out[i] = a[i]
+    return 0
+"""
+
 
 def _bandwidth_kernels():
+    """(serial, parallel) versions of the two reference kernels, compiled like opsnn's walkers."""
     if not _BW:
         import numba
 
-        @numba.njit(parallel=True, cache=True, nogil=True)
-        def read2_write1(out, a, b, n_blocks, block_former, numel):
-            for blk in numba.prange(n_blocks):
-                start = blk * block_former
-                stop = min(start + block_former, numel)
-                for i in range(np.uint64(start), np.uint64(stop)):
-                    out[i] = a[i] | b[i]
-            return 0
-
-        @numba.njit(parallel=True, cache=True, nogil=True)
-        def read1_write1(out, a, n_blocks, block_former, numel):
-            for blk in numba.prange(n_blocks):
-                start = blk * block_former
-                stop = min(start + block_former, numel)
-                for i in range(np.uint64(start), np.uint64(stop)):
-                    out[i] = a[i]
-            return 0
-
-        _BW.update(r2=read2_write1, r1=read1_write1)
+        env = {"np": np, "prange": numba.prange}
+        exec(_BW_SOURCE, env)  # noqa: S102 - fixed source above
+        for name in ("read2_write1", "read1_write1"):
+            _BW[name] = (numba.njit(nogil=True)(env[name]), numba.njit(parallel=True, nogil=True)(env[name]))
     return _BW
 
 
 def bandwidth_call(n_inputs: int, dtype: np.dtype, n: int, threads: int):
+    """The reference: the same number of full-size arrays, the same host plan and the same
+    serial/parallel rule (``use_parallel``) as opsnn's kernels; integer OR (two inputs) or copy."""
     from ._core.tiling import plan_host
+    from .kernels import numba_backend
 
-    kernels = _bandwidth_kernels()
+    serial, parallel = _bandwidth_kernels()["read2_write1" if n_inputs == 2 else "read1_write1"]
     udt = np.dtype(f"u{dtype.itemsize}")
     arrays = [np.ones(n, udt) for _ in range(n_inputs + 1)]
-    plan = plan_host(n, dtype.itemsize, threads)
-    if n_inputs == 2:
-        fn = kernels["r2"]
-        return lambda: fn(arrays[0], arrays[1], arrays[2], plan.n_blocks, plan.block_former, n)
-    fn = kernels["r1"]
-    return lambda: fn(arrays[0], arrays[1], plan.n_blocks, plan.block_former, n)
+    big = numba_backend.use_parallel(n * dtype.itemsize)
+    plan = plan_host(n, dtype.itemsize, threads if big else 1)
+    fn = parallel if big else serial
+    return lambda: fn(*arrays, plan.n_blocks, plan.block_former, n)
 
 
 # ---- the two-phase API -------------------------------------------------------------------------
@@ -386,33 +402,35 @@ def run_grid(args) -> dict:
     threads = args.threads or (1, 2)
     layouts = args.layouts or LAYOUTS
     methods = args.methods or METHODS
-    sample_s = 0.001 if args.quick else 0.05
+    sample_s = 0.001 if args.quick else 0.01
     records = []
     started = time.perf_counter()
     for op in chosen_ops:
         dtypes = [d for d in (args.dtypes or (QUICK_DTYPES if args.quick else op.dtypes)) if d in op.dtypes]
         for dname in dtypes:
             dtype = DTYPES[dname]
-            for n in sizes:
-                if args.max_large_dtypes is not None and n >= 10**8 and dname not in args.max_large_dtypes:
+            for layout in layouts:
+                if layout == "broadcast" and not op.broadcast:
                     continue
-                for layout in layouts:
-                    if layout == "broadcast" and not op.broadcast:
+                for n in sizes:
+                    if args.max_large_dtypes is not None and n >= 10**8 and dname not in args.max_large_dtypes:
+                        continue
+                    if len(op.inputs) == 1 and n > args.forward_max_size:
                         continue
                     arrays, out_shape = make_inputs(op, dtype, n, layout, rng)
                     out = np.empty(out_shape, dtype)
                     tensors = [to_torch(a) for a in arrays]
                     tout = to_torch(out)
                     acl_case = AclCase(op, arrays, out_shape, dtype) if {"acl_fresh", "acl_repeat"} & set(methods) else None
-                    samples = 3 if (args.quick or n >= 10**7) else 7
+                    samples = 3 if (args.quick or n >= 10**7) else 5
                     for th in threads:
                         set_threads(th)
                         calls = {
-                            "py_out": lambda: op.py(arrays, out=out),
-                            "py_alloc": lambda: op.py(arrays),
-                            "torch_out": lambda: op.torch_call(tensors, out=tout),
-                            "torch_alloc": lambda: op.torch_call(tensors),
-                            "numpy": lambda: op.numpy(arrays),
+                            "py_out": op.py_call(arrays, out=out),
+                            "py_alloc": op.py_call(arrays),
+                            "torch_out": op.torch_call(tensors, out=tout),
+                            "torch_alloc": op.torch_call(tensors),
+                            "numpy": op.numpy_call(arrays),
                         }
                         if acl_case is not None:
                             calls["acl_fresh"] = acl_case.fresh
@@ -480,11 +498,12 @@ def peak_memory(args) -> dict:
     for layout in ("contiguous", "strided", "broadcast"):
         arrays, out_shape = make_inputs(op, F32, n, layout, rng)
         out = np.empty(out_shape, F32)
-        op.py(arrays, out=out)  # warm: compile, plan cache
+        call = op.py_call(arrays, out=out)
+        call()  # warm: compile, plan cache
         rss_before = _rss()
         hwm_reset = _reset_hwm()
         tracemalloc.start()
-        op.py(arrays, out=out)
+        call()
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         hwm = _hwm() if hwm_reset else None
@@ -566,6 +585,68 @@ def plot(data: dict, path: Path, dtype: str = "f32") -> Path | None:
     return path
 
 
+# ---- summary (markdown) ------------------------------------------------------------------------
+
+def _index(data: dict) -> dict:
+    return {(r["op"], r["dtype"], r["size"], r["layout"], r["threads"], r["method"]): r["median"]
+            for r in data["results"]}
+
+
+def summarize(data: dict) -> str:
+    """Markdown tables of the headline comparisons (speed ratios: other time / opsnn time)."""
+    idx = _index(data)
+    ops = list(dict.fromkeys(r["op"] for r in data["results"]))
+    sizes = sorted({r["size"] for r in data["results"]})
+    threads = sorted({r["threads"] for r in data["results"]})
+    top = max(threads)
+
+    def t(op, dt, n, lay, th, m):
+        return idx.get((op, dt, n, lay, th, m))
+
+    def ratio(a, b):
+        return f"{a / b:.2f}x" if a and b else "-"
+
+    def us(v):
+        return "-" if v is None else (f"{v * 1e6:.2f} us" if v < 1e-3 else f"{v * 1e3:.2f} ms")
+
+    out = []
+    for lay in LAYOUTS:
+        rows = []
+        for op in ops:
+            for dt in DTYPES:
+                for n in sizes:
+                    if n < 10**5 or t(op, dt, n, lay, top, "py_out") is None:
+                        continue
+                    py, pya = t(op, dt, n, lay, top, "py_out"), t(op, dt, n, lay, top, "py_alloc")
+                    rows.append(f"| {op} | {dt} | {n:.0e} | {us(py)} | {ratio(t(op, dt, n, lay, top, 'bandwidth'), py)} "
+                                f"| {ratio(t(op, dt, n, lay, top, 'torch_out'), py)} "
+                                f"| {ratio(t(op, dt, n, lay, top, 'torch_alloc'), pya)} "
+                                f"| {ratio(t(op, dt, n, lay, 1, 'torch_out'), t(op, dt, n, lay, 1, 'py_out'))} |")
+        if rows:
+            out += [f"\n### {lay}, {top} threads (last column: 1 thread)\n",
+                    "| op | dtype | elements | opsnn out= | vs bandwidth | vs torch out= | alloc vs torch alloc "
+                    "| vs torch out= (1 thr) |", "|---|---|---|---|---|---|---|---|"] + rows
+    small = min(sizes)
+    rows = []
+    for op in ops:
+        for dt in DTYPES:
+            for lay in LAYOUTS:
+                torch_t = t(op, dt, small, lay, top, "torch_alloc")
+                if torch_t is None:
+                    continue
+                py, pya = t(op, dt, small, lay, top, "py_out"), t(op, dt, small, lay, top, "py_alloc")
+                rep, fresh = t(op, dt, small, lay, top, "acl_repeat"), t(op, dt, small, lay, top, "acl_fresh")
+                rows.append(f"| {op} | {dt} | {lay} | {us(pya)} | {us(py)} | {us(torch_t)} | "
+                            f"{us(t(op, dt, small, lay, top, 'torch_out'))} | {pya / torch_t:.2f} | "
+                            f"{us(rep)} ({rep / torch_t:.1f}x) | {us(fresh)} |")
+    if rows:
+        out += [f"\n### {small} elements: call times ({top} threads)\n",
+                "| op | dtype | layout | opsnn alloc | opsnn out= | torch alloc | torch out= "
+                "| opsnn alloc / torch alloc | two-phase repeatable (/ torch) | two-phase fresh |",
+                "|---|---|---|---|---|---|---|---|---|---|"] + rows
+    return "\n".join(out) + "\n"
+
+
 # ---- CLI hook ----------------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -579,6 +660,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--methods", nargs="*", choices=METHODS)
     parser.add_argument("--max-large-dtypes", nargs="*", choices=list(DTYPES),
                         help="at 1e8 elements, measure only these dtypes (default: all)")
+    parser.add_argument("--forward-max-size", type=lambda s: int(float(s)), default=10**7,
+                        help="largest size for the forward operators (default 1e7; the backward pair goes to 1e8)")
     parser.add_argument("--slow-numpy", action="store_true",
                         help="also time the NumPy expression for f16/bf16 at >= 1e7 elements")
     parser.add_argument("--no-memory", dest="memory", action="store_false",
@@ -597,7 +680,9 @@ def run(args) -> int:
     data = run_grid(args)
     json_path = out_dir / "bench.json"
     json_path.write_text(json.dumps(data, indent=1))
-    print(f"\nwrote {json_path}")
+    md_path = out_dir / "bench.md"
+    md_path.write_text(summarize(data))
+    print(f"\nwrote {json_path} and {md_path}")
     if data["memory"]:
         mem = data["memory"]
         print(f"peak extra memory of one {mem['elements']:.0e}-element f32 LeakyReluBackward call with out=:")

@@ -173,9 +173,12 @@ def _pythonic_boundary(call):
     561000 (ACLNN_ERR_INNER) with the original exception chained (``__cause__``)."""
 
     @functools.wraps(call)
-    def inner(spec, *args, **kwargs):
+    def inner(spec, out, **kwargs):
         try:
-            return call(spec, *args, **kwargs)
+            done = _fastpath.hit(spec, kwargs, out)  # the plan cache (see _fastpath): a hit skips phase 1
+            if done is not None:
+                return done
+            return call(spec, out, **kwargs)
         except AclnnError:
             raise
         except MemoryError as exc:
@@ -189,9 +192,7 @@ def _pythonic_boundary(call):
 
 @_pythonic_boundary
 def _call(spec: registry.OpSpec, out, **kwargs):
-    done, key = _fastpath.call(spec, kwargs, out)  # plan cache (see _fastpath): a hit skips phase 1
-    if done is not None:
-        return done
+    key = _fastpath.key(spec, kwargs, out)  # a miss of the plan cache: remembered after the full path
     arrays = {p.name: _as_array(kwargs[p.name], p.api_name) for p in spec.inputs}
     for p in spec.inputs:  # Python scalars are weak: they take another input's dtype
         if _is_python_scalar(kwargs[p.name]):

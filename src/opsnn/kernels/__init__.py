@@ -10,6 +10,17 @@ offers ``where``, ``isnan``, ``zero``, ``maximum`` and ``minimum`` (NaN-propagat
 tie returns the first operand; see numpy_backend), and ``dst`` receives the result rounded once
 (to nearest even) to its dtype. No checks, no allocation decisions, no dtype policy: the engine
 made those in phase 1.
+
+Optional, per backend: ``copy(dst, src)`` runs a Contiguous/Cast/ViewCopy step (default
+``dtypes.cast_into``); ``program(plan, input_dtypes)`` returns a fused form of a whole recorded
+chain (or None) that ``run_fused(bound, arrays)`` executes reading the inputs in place -- the engine
+uses it when the caller does not look at the workspace (``engine.run(..., fused=True)``, the
+Pythonic API); ``Fallback`` is raised for layouts it cannot address.
+
+Backends: ``numpy`` (the reference) and ``numba`` (compiled, multi-core; see numba_backend).
+The default is numba when it imports, else numpy with one warning (``BackendFallbackWarning``);
+``set_default(name)`` or ``OPSNN_BACKEND`` pick one explicitly, and a named backend that cannot
+load raises ImportError.
 """
 
 from __future__ import annotations

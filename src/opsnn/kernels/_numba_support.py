@@ -6,9 +6,9 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
 * ``h2f``  float16 -> float32: exact; NaN payloads are shifted, never quieted (NumPy's
   ``npy_halfbits_to_floatbits``). Branch-free, so loops vectorize.
 * ``h2f_hw`` / ``f2h_hw``: the F16C instructions (vcvtph2ps / vcvtps2ph), several times faster and
-  equal to ``h2f`` / ``f2h`` for every input except a signalling NaN, which they quiet. The kernels
-  use them for a tile only after ``snan_*`` found no signalling NaN among that tile's inputs
-  (arithmetic never makes one, so only a loaded value can).
+  equal to ``h2f`` / ``f2h`` for every input except a signalling NaN, which they quiet. A kernel
+  tile runs with them and is recomputed with the exact formulas when any of its inputs is a NaN
+  (arithmetic never makes a signalling NaN, so only a loaded value can be one).
 * ``f2h``  float32 -> float16: round to nearest even; overflow to +-inf; subnormals exact; a NaN
   keeps the top 10 payload bits and stays a NaN (``npy_floatbits_to_halfbits``).
 * ``h2d``  float16 -> float64: exact, NaN payload kept (``npy_halfbits_to_doublebits``).
@@ -165,22 +165,6 @@ else:  # pragma: no cover - hosts without F16C
 
 
 @njit(cache=True, nogil=True)
-def snan_f16(h):
-    """1 for a signalling NaN (0x7C01..0x7DFF with either sign), else 0: one range test."""
-    return np.uint32(((np.uint32(h) & np.uint32(0x7FFF)) - np.uint32(0x7C01)) < np.uint32(0x01FF))
-
-
-@njit(cache=True, nogil=True)
-def snan_bf16(b):
-    return np.uint32(((np.uint32(b) & np.uint32(0x7FFF)) - np.uint32(0x7F81)) < np.uint32(0x003F))
-
-
-@njit(cache=True, nogil=True)
-def snan_f32(f):
-    return np.uint32(((f32_bits(f) & np.uint32(0x7FFFFFFF)) - np.uint32(0x7F800001)) < np.uint32(0x003FFFFF))
-
-
-@njit(cache=True, nogil=True)
 def f2h_canonical(f):
     """float32 value -> float16 as ml_dtypes casts (Eigen): RNE; NaN -> 0x7E00 with the sign kept."""
     u = f32_bits(f)
@@ -286,5 +270,6 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
     return 0 if same_start else 1
 
 
-SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "snan_f16", "snan_bf16", "snan_f32", "h2d", "d2h", "bf2f", "f2bf", "f2bf_canonical", "d2bf", "isnan16", "ranges_clash",
-                 "bits_f32", "bits_f64", "f32_bits", "f64_bits")
+SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "h2d", "d2h", "bf2f", "f2bf",
+                 "f2bf_canonical", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64", "f32_bits",
+                 "f64_bits")

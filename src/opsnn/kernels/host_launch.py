@@ -23,7 +23,7 @@ import math
 from .._core.tiling import HostPlan, Printable, plan_host
 from .._core.tiling.host import DEFAULT_TILE_BYTES
 
-PANEL_BYTES = 128  # a panel spans this many bytes of the strided operand's unit-stride dim
+PANEL_BYTES = 512  # a panel spans this many bytes of the strided operand's unit-stride dim
 
 
 @dataclasses.dataclass(frozen=True)

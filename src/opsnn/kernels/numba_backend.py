@@ -1,11 +1,13 @@
 """The compiled backend: kernel expressions lowered to numba loops over the host tiling plan.
 
-Same launch contract as the NumPy backend (``launch(step, srcs, dst)``), plus ``program(plan)``:
-the engine hands it a whole recorded chain (Contiguous -> Cast -> Kernel -> Cast -> ViewCopy) and
-gets back one fused pass that reads every input in place (any strides, broadcast by stride 0,
-widening casts done per element) and writes ``out`` in place, rounding exactly as the recorded
-steps do. The plan -- and so ``describe``/``tiling`` output and the workspace size -- is
-unchanged; the temporaries are simply not needed.
+Same launch contract as the NumPy backend (``launch(step, srcs, dst)``, compiled, plus a
+compiled ``copy`` for the Contiguous/Cast/ViewCopy steps), and ``program(plan)``: for the
+Pythonic API (which owns its workspace) the engine hands over the whole recorded chain
+(Contiguous -> Cast -> Kernel -> Cast -> ViewCopy) and gets back one fused pass that reads every
+input in place (any strides, broadcast by stride 0, widening casts done per element) and writes
+``out`` in place, rounding exactly as the recorded steps do. The plan -- and so the
+``describe``/``tiling`` output and the workspace size -- is unchanged. The aclnn API runs the
+recorded steps themselves, temporaries in the caller's workspace (DECISION 17).
 
 How a kernel is built (``numba_codegen``): the expression is traced on symbolic operands into a
 DAG whose node dtypes are NumPy's own; the DAG becomes straight-line code for one element; that
@@ -13,8 +15,8 @@ code is placed in a *walker* (``host_launch``: flat, rows or panels) which loops
 of the host plan (``prange``, one block per thread) and the tiles inside them. The generated
 module is written to a cache directory (``OPSNN_CACHE_DIR``, default ``~/.cache/opsnn``) and
 compiled with ``cache=True``, so a second process loads machine code instead of compiling.
-Nothing is compiled at import; each variant compiles on first use (serial walkers for launches
-that fit one tile, parallel ones above).
+Nothing is compiled at import; each variant compiles on first use (the serial walker below
+``PARALLEL_MIN_BYTES`` of output, the ``prange`` one above).
 
 float16/bfloat16 are read and written as uint16 bits and computed in float32 with one
 round-to-nearest-even (``_numba_support``), so results are bit-identical to the NumPy backend.
@@ -192,9 +194,13 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
     n = len(in_chains)
     params = ", ".join(["out"] + [f"a{k}" for k in range(n)] + [cg.scalar_param(s) for s in scalar_names])
     out_mode, in_modes = modes[0], modes[1:]
-    all_text = "\n".join(code.lines) + code.result + "".join(cg.load_source("a", "i", c) for c in in_chains)
+    all_text = "\n".join([*code.lines, code.result, *(cg.load_source("a", "i", c) for c in in_chains)])
     hw = _numba_support.HAS_F16C and bool(_HW_NAMES.search(all_text))
-    screened = {k for k in range(n) if hw and in_chains[k][0] in _NAN_SCREEN}
+    # screen an input whose own load converts float16, or every input when the element code or
+    # the store converts (a loaded value may pass through to it); native bits need no screen
+    converts_later = bool(_HW_NAMES.search("\n".join([*code.lines, code.result])))
+    screened = {k for k in range(n) if hw and in_chains[k][0] in _NAN_SCREEN
+                and (converts_later or _HW_NAMES.search(cg.load_source("a", "i", in_chains[k])))}
 
     def idx(k, var):  # element index of operand k (0 = out) at inner position var (strided walkers)
         mode = modes[k]
@@ -232,7 +238,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines = _check_source(n, strided=True)
                 lines += ["ndim = dims.shape[0]",
                           "inner = dims[ndim - 1]",
-                          "idxbuf = np.zeros((n_blocks, ndim), np.int64)"]
+                          "idxbuf = np.zeros((n_blocks, 16), np.int64)"]  # 128-byte rows: no false sharing
                 lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
                 lines += [f"for b in {rng}(n_blocks):",
                           "    start = b * block_former",
@@ -267,23 +273,36 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "                d -= 1",
                           "        t0 = t1",
                           "return 0"]
-            else:  # panels
+            else:  # panels: 2-D tiles; operands read with a large inner stride go through scratch
+                gathered = [k for k in range(n) if in_modes[k] == "g"]
+                scatter = out_mode == "g"
+                p_loads = {k: (f"a{k}[np.uint64(q{k + 1} + j)]" if in_modes[k] == "c" else f"s{k}[np.uint64(srow + j)]",
+                               in_chains[k]) for k in range(n) if in_modes[k] != "b"}
+                p_hoisted = {k: (f"a{k}[np.uint64(q{k + 1})]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
+                p_store = "so[np.uint64(srow + j)]" if scatter else f"out[{idx(0, 'j')}]"
                 sig = (f"def {name}({params}, dims, strides, offsets, n_blocks, block_former, n_panels, "
                        "tile_rows, tile_cols, check):")
                 lines = _check_source(n, strided=True)
                 lines += ["ndim = dims.shape[0]",
                           "rows = dims[ndim - 2]",
                           "cols = dims[ndim - 1]",
-                          "per_outer = (rows + tile_rows - 1) // tile_rows"]
+                          "per_outer = (rows + tile_rows - 1) // tile_rows",
+                          "area = tile_rows * tile_cols"]
+                lines += [f"scr{k} = np.empty((n_blocks, area), a{k}.dtype)" for k in gathered]
+                if scatter:
+                    lines.append("scro = np.empty((n_blocks, area), out.dtype)")
                 lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
                 lines += [f"sr{k} = strides[{k}, ndim - 2]" for k in ops]
                 lines += [f"for b in {rng}(n_blocks):",
                           "    pstart = b * block_former",
-                          "    pstop = min(pstart + block_former, n_panels)",
-                          "    for p in range(pstart, pstop):",
+                          "    pstop = min(pstart + block_former, n_panels)"]
+                lines += [f"    s{k} = scr{k}[b]" for k in gathered]
+                if scatter:
+                    lines.append("    so = scro[b]")
+                lines += ["    for p in range(pstart, pstop):",
                           "        outer = p // per_outer",
                           "        r0 = (p - outer * per_outer) * tile_rows",
-                          "        r1 = min(r0 + tile_rows, rows)"]
+                          "        nr = min(r0 + tile_rows, rows) - r0"]
                 lines += [f"        base{k} = offsets[{k}]" for k in ops]
                 lines += ["        rem = outer",
                           "        for d in range(ndim - 3, -1, -1):",
@@ -291,10 +310,22 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "            rem //= dims[d]"]
                 lines += [f"            base{k} += i_d * strides[{k}, d]" for k in ops]
                 lines += ["        for c0 in range(0, cols, tile_cols):",
-                          "            run = min(c0 + tile_cols, cols) - c0",
-                          "            for r in range(r0, r1):"]
-                lines += [f"                q{k} = base{k} + r * sr{k} + c0 * si{k}" for k in ops]
-                lines += _indent(inner, 4)
+                          "            run = min(c0 + tile_cols, cols) - c0"]
+                for k in gathered:  # read along the operand's own memory order: its rows
+                    lines += [f"            g{k} = base{k + 1} + r0 * sr{k + 1} + c0 * si{k + 1}",
+                              "            for c in range(run):",
+                              "                for r in range(nr):",
+                              f"                    s{k}[np.uint64(r * tile_cols + c)] = "
+                              f"a{k}[np.uint64(g{k} + r * sr{k + 1} + c * si{k + 1})]"]
+                lines += ["            for r in range(nr):",
+                          "                srow = r * tile_cols"]
+                lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
+                lines += _indent(_loop("j", "run", p_loads, code, p_store, screened, p_hoisted), 4)
+                if scatter:
+                    lines += ["            go = base0 + r0 * sr0 + c0 * si0",
+                              "            for c in range(run):",
+                              "                for r in range(nr):",
+                              "                    out[np.uint64(go + r * sr0 + c * si0)] = so[np.uint64(r * tile_cols + c)]"]
                 lines.append("return 0")
         funcs.append("\n".join([deco, sig] + _indent(lines, 1)))
     text = "\n".join(funcs)
@@ -372,7 +403,7 @@ class Program:
             same = sum(1 << (k + 1) for k, a in enumerate(ins)
                        if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
             geometry = launch_arrays(launch) if launch.walker != "flat" else None
-            fn = self.function(launch.walker, launch.modes, launch.plan.n_blocks > 1)
+            fn = self.function(launch.walker, launch.modes, use_parallel(out.size * out.itemsize))
             cached = (launch, geometry, 1 | same, fn)
             if len(self._launches) > 256:
                 self._launches.clear()
@@ -381,7 +412,7 @@ class Program:
         if self.call(fn, launch, geometry, out, ins, scalars, check):
             tmp = np.empty(out.shape, out.dtype)
             tmp_launch = self.launch_for(tmp, ins, threads)
-            tmp_fn = self.function(tmp_launch.walker, tmp_launch.modes, tmp_launch.plan.n_blocks > 1)
+            tmp_fn = self.function(tmp_launch.walker, tmp_launch.modes, use_parallel(tmp.nbytes))
             geometry = launch_arrays(tmp_launch) if tmp_launch.walker != "flat" else None
             self.call(tmp_fn, tmp_launch, geometry, tmp, ins, scalars, 0)
             np.copyto(out, tmp)
@@ -400,13 +431,22 @@ class Program:
 
 
 # Below this many output bytes a launch stays on the calling thread: waking the pool costs more
-# than it saves (measured on the 2-core host of BENCHMARKS.md: a parallel launch costs ~7 us).
-PARALLEL_MIN_BYTES = 256 << 10
+# than it saves (on the 2-vCPU host of BENCHMARKS.md, with OMP_WAIT_POLICY=PASSIVE, waking the
+# second thread costs 40-80 us, about a 1e6-element float32 launch). Override with
+# OPSNN_PARALLEL_MIN_BYTES (lower it where the OpenMP pool spins and cores are not shared).
+PARALLEL_MIN_BYTES = int(os.environ.get("OPSNN_PARALLEL_MIN_BYTES", 4 << 20))
 
 
 def threads_for(out_bytes: int) -> int:
     """Worker threads the host plan may use for an output of ``out_bytes``."""
     return 1 if out_bytes < PARALLEL_MIN_BYTES else numba.get_num_threads()
+
+
+def use_parallel(out_bytes: int) -> bool:
+    """Whether to run the ``prange`` variant of a walker. Above PARALLEL_MIN_BYTES always, even
+    for one block: numba compiles a parfor body as its own function, which LLVM optimises better
+    (the panels walker runs up to 1.6x faster), for ~1 us more launch cost."""
+    return out_bytes >= PARALLEL_MIN_BYTES
 
 
 def launch_arrays(launch: HostLaunch) -> tuple:
@@ -630,4 +670,4 @@ def set_num_threads(n: int) -> None:
 
 __all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "cache_dir", "copy", "get_num_threads",
            "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
-           "threads_for", "PARALLEL_MIN_BYTES"]
+           "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]

@@ -378,7 +378,7 @@ def element_source(dag: Node, store_chain: tuple) -> ElementCode:
     for dst in store_chain[1:]:
         value = conv(value, src, dst)
         src = dst
-    text = "\n".join(lines) + value
+    text = "\n".join([*lines, value])
     helpers = frozenset(h for h in ("h2f", "f2h", "f2h_canonical", "h2d", "d2h", "bf2f", "f2bf",
                                     "f2bf_canonical", "d2bf", "isnan16", "bits_f32", "bits_f64")
                         if re.search(rf"\b{h}\(", text))
