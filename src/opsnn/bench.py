@@ -564,6 +564,11 @@ def plot(data: dict, path: Path, dtype: str = "f32") -> Path | None:
         for j, layout in enumerate(layouts):
             ax = axes[i][j]
             sel = [r for r in rec if r["op"] == op and r["layout"] == layout and r["threads"] == threads]
+            if not sel:
+                ax.axis("off")
+                ax.text(0.5, 0.5, f"{op}: no {layout} case", ha="center", va="center", fontsize=8,
+                        transform=ax.transAxes)
+                continue
             for method in METHODS:
                 pts = sorted((r["size"], r["size"] / r["median"]) for r in sel if r["method"] == method)
                 if pts:
@@ -679,7 +684,7 @@ def run(args) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     data = run_grid(args)
     json_path = out_dir / "bench.json"
-    json_path.write_text(json.dumps(data, indent=1))
+    json_path.write_text(json.dumps(data, separators=(",", ":")))
     md_path = out_dir / "bench.md"
     md_path.write_text(summarize(data))
     print(f"\nwrote {json_path} and {md_path}")
