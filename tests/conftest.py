@@ -188,6 +188,23 @@ class Launch:
 
 
 # ---- runners (both layers) ---------------------------------------------------------------------
+def _run_pythonic(function, g, x, layouts, out_shape, out_dtype, out_layout, **scalars):
+    """Call a Pythonic backward op on (g, x) laid out as asked with an out= view; check out is
+    returned, only its view is written and the inputs are untouched; return the values."""
+    gv, _ = cases.make_layout(g, layouts[0])
+    xv, _ = cases.make_layout(x, layouts[1])
+    ov, ob = cases.out_layout(out_shape, out_dtype, out_layout)
+    before = ob.copy()
+    res = function(gv, xv, **scalars, out=ov)
+    assert res is ov, "out= must be written in place and returned"
+    mask = cases.outside_mask(ov, ob)
+    assert cases.bits(ob[mask]).tobytes() == cases.bits(before[mask]).tobytes(), \
+        "out storage outside the view was modified"
+    assert cases.bits(gv).tobytes() == cases.bits(g).tobytes()
+    assert cases.bits(xv).tobytes() == cases.bits(x).tobytes()
+    return np.array(res, order="C", copy=True)
+
+
 def run_leaky(layer, env, g, x, slope, *, sir=False, out_dtype=None, layouts=("contig", "contig"),
               out_layout="contig", slope_dtype="DOUBLE", fmt="ND"):
     """Run LeakyReluBackward on (g, x) laid out as asked; check it succeeded, that the result is
@@ -196,18 +213,8 @@ def run_leaky(layer, env, g, x, slope, *, sir=False, out_dtype=None, layouts=("c
     shape = np.broadcast_shapes(g.shape, x.shape)
     odt = np.dtype(out_dtype or cases.promote(g.dtype, x.dtype))
     if layer == "py":
-        gv, _ = cases.make_layout(g, layouts[0])
-        xv, _ = cases.make_layout(x, layouts[1])
-        ov, ob = cases.out_layout(shape, odt, out_layout)
-        before = ob.copy()
-        res = opsnn.leaky_relu_backward(gv, xv, negative_slope=slope, self_is_result=sir, out=ov)
-        assert res is ov, "out= must be written in place and returned"
-        mask = cases.outside_mask(ov, ob)
-        assert cases.bits(ob[mask]).tobytes() == cases.bits(before[mask]).tobytes(), \
-            "out storage outside the view was modified"
-        assert cases.bits(gv).tobytes() == cases.bits(g).tobytes()
-        assert cases.bits(xv).tobytes() == cases.bits(x).tobytes()
-        return np.array(res, order="C", copy=True)
+        return _run_pythonic(opsnn.leaky_relu_backward, g, x, layouts, shape, odt, out_layout,
+                             negative_slope=slope, self_is_result=sir)
     gt = env.put_layout(g, layouts[0], fmt=fmt)
     xt = env.put_layout(x, layouts[1], fmt=fmt)
     ot = env.out(shape, odt, out_layout, fmt=fmt)
@@ -226,18 +233,8 @@ def run_hardtanh(layer, env, g, x, lo, hi, *, layouts=("contig", "contig"), out_
                  bound_dtype="DOUBLE", fmt="ND"):
     g, x = np.asarray(g), np.asarray(x)
     if layer == "py":
-        gv, _ = cases.make_layout(g, layouts[0])
-        xv, _ = cases.make_layout(x, layouts[1])
-        ov, ob = cases.out_layout(x.shape, x.dtype, out_layout)
-        before = ob.copy()
-        res = opsnn.hardtanh_backward(gv, xv, min_val=lo, max_val=hi, out=ov)
-        assert res is ov, "out= must be written in place and returned"
-        mask = cases.outside_mask(ov, ob)
-        assert cases.bits(ob[mask]).tobytes() == cases.bits(before[mask]).tobytes(), \
-            "out storage outside the view was modified"
-        assert cases.bits(gv).tobytes() == cases.bits(g).tobytes()
-        assert cases.bits(xv).tobytes() == cases.bits(x).tobytes()
-        return np.array(res, order="C", copy=True)
+        return _run_pythonic(opsnn.hardtanh_backward, g, x, layouts, x.shape, x.dtype, out_layout,
+                             min_val=lo, max_val=hi)
     gt = env.put_layout(g, layouts[0], fmt=fmt)
     xt = env.put_layout(x, layouts[1], fmt=fmt)
     ot = env.out(x.shape, x.dtype, out_layout, fmt=fmt)

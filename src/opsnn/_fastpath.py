@@ -37,29 +37,21 @@ _KEY_FUNCS: dict[str, object] = {}
 _NO = object()
 
 
-def call(spec, kwargs: dict, out) -> tuple:
-    """``(result, None)`` on a cache hit that ran; else ``(None, key)`` where ``key`` is the call's
-    cache key (None when it is not cacheable) for ``remember`` after the full path."""
-    fn = _KEY_FUNCS.get(spec.name)
-    if fn is None:
-        fn = _KEY_FUNCS[spec.name] = _make_key(spec)
-    return fn(kwargs, out)
-
-
 def hit(spec, kwargs: dict, out):
     """The result of a cache hit that ran, else None (then take the full path)."""
-    fn = _KEY_FUNCS.get(spec.name)
-    if fn is None:
-        fn = _KEY_FUNCS[spec.name] = _make_key(spec)
-    return fn(kwargs, out)[0]
+    return _key_func(spec)(kwargs, out)[0]
 
 
 def key(spec, kwargs: dict, out) -> tuple | None:
     """The cache key of a Pythonic call, or None when it is not cacheable."""
+    return _key_func(spec)(kwargs, out, False)[1]
+
+
+def _key_func(spec):
     fn = _KEY_FUNCS.get(spec.name)
     if fn is None:
         fn = _KEY_FUNCS[spec.name] = _make_key(spec)
-    return fn(kwargs, out, False)[1]
+    return fn
 
 
 def _number_key(value):
