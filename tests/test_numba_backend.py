@@ -154,6 +154,26 @@ def test_float64_conversions():
         np.testing.assert_array_equal(d2bf, ref.view(np.uint16))
 
 
+@numba.njit(cache=True)
+def _zero_unless(keep, a, out):
+    for i in range(a.size):
+        out[i] = S.zero_unless(keep[i], a[i])
+
+
+@pytest.mark.parametrize("dt", [F32, F64, np.dtype(np.uint16), np.dtype(np.int8), np.dtype(np.int64)],
+                         ids=str)
+def test_zero_unless_keeps_bits_or_gives_zero_bits(dt):
+    """The select HardtanhBackward lowers to: the value's bits (NaN payloads, -0.0) or all zero."""
+    rng = np.random.default_rng(11)
+    bits = rng.integers(0, 256, 4096 * dt.itemsize, dtype=np.uint8)
+    a = bits.view(dt)
+    keep = rng.integers(0, 2, a.size).astype(bool)
+    got = np.empty_like(a)
+    _zero_unless(keep, a, got)
+    want = np.where(keep, a.view(f"u{dt.itemsize}"), 0)
+    np.testing.assert_array_equal(got.view(f"u{dt.itemsize}"), want)
+
+
 @pytest.mark.parametrize("src", [F16, BF16, F32, F64], ids=str)
 @pytest.mark.parametrize("dst", [F16, BF16, F32, F64, C64, C128], ids=str)
 def test_copy_kernel_casts_like_cast_into(src, dst):

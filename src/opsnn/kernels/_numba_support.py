@@ -107,6 +107,29 @@ hw_h2f = intrinsic(_hw_half_to_float)
 hw_f2h = intrinsic(_hw_float_to_half)
 
 
+@intrinsic
+def zero_unless(typingctx, cond, value):
+    """``value if cond else <all bits zero>`` (+0.0 for a float) for a float or integer ``value``.
+
+    A plain select against zero makes LLVM load ``value`` with AVX-512 zero-masking, which runs
+    ~1.6x slower than streaming (HardtanhBackward). Here the select is an unsigned min of the bits
+    with an all-ones / all-zero mask, which LLVM keeps: the load stays unconditional (vpminud)."""
+    if not isinstance(cond, types.Boolean) or not isinstance(value, (types.Float, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        c, v = args
+        int_type = v.type if isinstance(v.type, ir.IntType) else ir.IntType(value.bitwidth)
+        bits = builder.bitcast(v, int_type)
+        if c.type.width != 1:
+            c = builder.icmp_unsigned("!=", c, ir.Constant(c.type, 0))
+        umin = builder.module.declare_intrinsic("llvm.umin", [int_type],
+                                                ir.FunctionType(int_type, [int_type, int_type]))
+        return builder.bitcast(builder.call(umin, [bits, builder.sext(c, int_type)]), v.type)
+
+    return value(cond, value), codegen
+
+
 def _host_has_f16c() -> bool:
     try:
         from llvmlite import binding
@@ -272,4 +295,4 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "h2d", "d2h", "bf2f", "f2bf",
                  "f2bf_canonical", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64", "f32_bits",
-                 "f64_bits")
+                 "f64_bits", "zero_unless")

@@ -340,6 +340,11 @@ class ElementCode:
     helpers: frozenset
 
 
+def _zero_bits(node: Node) -> bool:
+    """Whether ``node`` is a constant whose bits are all zero (+0.0, integer 0)."""
+    return node.op == "const" and not np.asarray(node.attr, dtype=node.dtype).reshape(1).view(np.uint8).any()
+
+
 def element_source(dag: Node, store_chain: tuple) -> ElementCode:
     """Code for the DAG, then the casts of ``store_chain`` (dtypes from the DAG result's onwards)."""
     lines: list[str] = []
@@ -365,7 +370,12 @@ def element_source(dag: Node, store_chain: tuple) -> ElementCode:
             cond = c if node.args[0].dtype == BOOL else conv(c, node.args[0].dtype, BOOL)
             a = conv(a, node.args[1].dtype, node.dtype)
             b = conv(b, node.args[2].dtype, node.dtype)
-            expr = f"({a} if {cond} else {b})"
+            if node.dtype != BOOL and _zero_bits(node.args[2]):
+                expr = f"zero_unless({cond}, {a})"
+            elif node.dtype != BOOL and _zero_bits(node.args[1]):
+                expr = f"zero_unless(not {cond}, {b})"
+            else:
+                expr = f"({a} if {cond} else {b})"
         else:  # pragma: no cover - trace builds no other node
             raise Unsupported(node.op)
         name = f"e_{len(lines)}"
@@ -380,7 +390,8 @@ def element_source(dag: Node, store_chain: tuple) -> ElementCode:
         src = dst
     text = "\n".join([*lines, value])
     helpers = frozenset(h for h in ("h2f", "f2h", "f2h_canonical", "h2d", "d2h", "bf2f", "f2bf",
-                                    "f2bf_canonical", "d2bf", "isnan16", "bits_f32", "bits_f64")
+                                    "f2bf_canonical", "d2bf", "isnan16", "bits_f32", "bits_f64",
+                                    "zero_unless")
                         if re.search(rf"\b{h}\(", text))
     return ElementCode(tuple(lines), value, helpers)
 
