@@ -721,6 +721,54 @@ def test_memory_freed_between_phases(dev):
     assert acl.rt.synchronize_stream(dev.stream) == 0
 
 
+def test_repeatable_executor_relaunch(dev):
+    """A repeatable executor reuses what its last launch captured only while that still holds:
+    relaunches on the same or another workspace run and read the current device data; the
+    workspace freed, a tensor's memory freed or a tensor destroyed since the last launch ->
+    161002 with the first launch's message; memory freed after a relaunch, before synchronize
+    -> 500003 at synchronize_stream."""
+    g16 = G.astype(F16)
+    g_addr = dev.upload(g16)
+    gt = dev.tensor(g16, g_addr)
+    xt, s, ot = dev.tensor(X), dev.scalar(0.5), dev.tensor(np.zeros(4, F32))
+    oa = dev.addrs[-1]
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and ws > 0  # float16 grad is cast to float32 in the workspace
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    w1, w2 = dev.malloc(ws), dev.malloc(ws)
+
+    def run(workspace, grad):
+        assert acl.rt.memcpy(g_addr, 8, grad, 8, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+        assert acl.rt.memcpy(oa, 16, np.zeros(4, F32), 16, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+        assert aclnn.aclnnLeakyReluBackward(workspace, ws, ex, dev.stream) == 0
+        assert acl.rt.synchronize_stream(dev.stream) == 0
+        return read_out(dev, oa)
+
+    for k, workspace in enumerate((w1, w1, w2, w1)):
+        np.testing.assert_array_equal(run(workspace, g16 * (k + 1)), LEAKY_05 * (k + 1))
+    dev.addrs.remove(w2)
+    acl.rt.free(w2)
+    fail_msg(aclnn.aclnnLeakyReluBackward(w2, ws, ex, dev.stream), 161002, "live device memory")
+    np.testing.assert_array_equal(run(w1, g16), LEAKY_05)
+    assert aclnn.aclnnLeakyReluBackward(w1, ws, ex, dev.stream) == 0
+    dev.addrs.remove(g_addr)
+    acl.rt.free(g_addr)
+    fail_msg(acl.rt.synchronize_stream(dev.stream), 500003, "aclnnLeakyReluBackward", "already freed")
+    fail_msg(aclnn.aclnnLeakyReluBackward(w1, ws, ex, dev.stream), 161002, "gradOutput", "memory")
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+    gt, xt, s, ot, oa = leaky(dev)
+    ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    for _ in range(2):
+        assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    acl.destroy_tensor(xt)  # after the launches: they captured it
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "self", "destroyed")
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
 @pytest.mark.parametrize("stream", ["destroyed", 0x7777, -1, "s", 1.5, Sentinel()])
 def test_launch_on_bad_stream(dev, stream):
     """Phase 2 on a destroyed, never-created or junk stream -> 361001 ACLNN_ERR_RUNTIME_ERROR

@@ -116,27 +116,40 @@ def _make_key(spec):
 def remember(cache_key: tuple, spec, executor) -> None:
     """After a full call with this key succeeded: keep what a hit needs (when the backend can
     run the plan as a compiled fused program)."""
-    impl = kernels.get()
-    plan = executor.plan
     arrays = {name: t.array() for name, t in executor.tensors.items()}
-    out = arrays["out"]
-    allocating = cache_key[-1] is None
-    tensor_names = tuple(p.name for p in spec.params if p.kind == "tensor" and p.name != "out")
-    if not plan.steps:
+    if not executor.plan.steps:
+        out = arrays["out"]
         entry = _Empty(out.shape, out.dtype)
     else:
-        if not hasattr(impl, "program"):
-            return
-        bound = impl.program(plan, {name: a.dtype for name, a in arrays.items()})
-        if bound is None:
-            return
-        try:
-            entry = _Entry(impl, bound, arrays, tensor_names, allocating)
-        except impl.Fallback:
+        allocating = cache_key[-1] is None
+        entry = compiled(kernels.get(), spec, executor.plan, arrays, check_overlap=not allocating,
+                         allocating=allocating)
+        if entry is None:
             return
     if len(ENTRIES) >= MAX_ENTRIES:
         ENTRIES.clear()
-    ENTRIES[cache_key] = getattr(entry, "fast", None) or entry
+    ENTRIES[cache_key] = entry
+
+
+def compiled(impl, spec, plan, arrays: dict, check_overlap: bool, allocating: bool = False):
+    """The compiled fused call of ``plan`` for arrays laid out like ``arrays``, called as
+    ``call(*tensor_params, out)`` (the spec's tensor parameters in order; ``out`` None when
+    ``allocating``) and returning ``out``, or None when the overlap check refused. None when the
+    backend cannot compile this plan or address this layout.
+
+    ``check_overlap``: compare ``out``'s address range with each input's first (see the module
+    doc); False where phase 1 already checked these very arrays (a bound aclnn executor)."""
+    if not hasattr(impl, "program"):
+        return None
+    bound = impl.program(plan, {name: a.dtype for name, a in arrays.items()})
+    if bound is None:
+        return None
+    tensor_names = tuple(p.name for p in spec.params if p.kind == "tensor" and p.name != "out")
+    try:
+        entry = _Entry(impl, bound, arrays, tensor_names, allocating, check_overlap)
+    except impl.Fallback:
+        return None
+    return getattr(entry, "fast", None) or entry
 
 
 def clear() -> None:
@@ -166,7 +179,8 @@ class _Entry:
     """A cached call: the fused program, its scalars and the precomputed layout of the launch.
     Called as ``entry(*tensor_params, out)`` (the spec's tensor parameters in order)."""
 
-    def __init__(self, impl, bound, arrays: dict, tensor_names: tuple, allocating: bool):
+    def __init__(self, impl, bound, arrays: dict, tensor_names: tuple, allocating: bool,
+                 check_overlap: bool):
         prog, scalars = bound
         out = arrays[prog.output]
         ins = [arrays[name] for name in prog.inputs]
@@ -182,7 +196,7 @@ class _Entry:
                    if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
         # an out the caller gave: the kernel compares address ranges first (see module doc);
         # an allocated out is a buffer nobody else references
-        self.check = 0 if allocating else 1 | same
+        self.check = 1 | same if check_overlap else 0
         launch = prog.launch_for(out, ins, 1)
         self.walker = launch.walker
         self.modes = launch.modes
@@ -288,4 +302,4 @@ class _Entry:
         return None if ret else out
 
 
-__all__ = ["ENTRIES", "MAX_ENTRIES", "call", "clear", "hit", "key", "remember"]
+__all__ = ["ENTRIES", "MAX_ENTRIES", "clear", "compiled", "hit", "key", "remember"]

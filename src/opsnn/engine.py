@@ -179,14 +179,11 @@ def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | No
     backend that can (numba) may run the whole chain as one pass reading the inputs in place;
     the results are the same bits. The aclnn API runs the steps, temporaries in the workspace.
     """
-    steps = executor.plan.steps
-    if not steps:
+    if not executor.plan.steps:
         return
-    slots = executor.plan.slots
-    tensors = executor.tensors
     impl = kernels.get(backend)
+    arrays = {name: t.array() for name, t in executor.tensors.items()}
     if fused and hasattr(impl, "program"):
-        arrays = {name: t.array() for name, t in tensors.items()}
         bound = impl.program(executor.plan, {name: a.dtype for name, a in arrays.items()})
         if bound is not None:
             try:
@@ -194,19 +191,64 @@ def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | No
                 return
             except impl.Fallback:
                 pass  # a layout the compiled walkers cannot address: run the steps below
+    _run_steps(executor.plan, arrays, workspace, impl)
+
+
+def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
+         backend: str | None = None):
+    """Phase 2 prepared now, run later (an aclnn launch): a no-argument function that runs the
+    steps on the arrays the tensors view *now*, so destroying an aclTensor after the launch
+    does not reach the queued work (the kernel got addresses, as on a device).
+
+    A plan that is a single Kernel step writing ``out`` in place (no temporaries: nothing in the
+    workspace to observe) binds the compiled call of that step once; the rest walk the steps.
+    """
+    plan = executor.plan
+    arrays = {name: t.array() for name, t in executor.tensors.items()}
+    impl = kernels.get(backend)
+    if not plan.steps:
+        return _nothing
+    if not plan.slots:
+        args = [arrays[p.name] for p in spec.params if p.kind == "tensor"]
+        key = (id(plan), impl.NAME, tuple((a.dtype, a.shape, a.strides) for a in args))
+        hit = _BOUND_CALLS.get(key)
+        if hit is None or hit[0] is not plan:
+            from . import _fastpath
+
+            hit = (plan, _fastpath.compiled(impl, spec, plan, arrays, check_overlap=False))
+            if len(_BOUND_CALLS) >= PLAN_CACHE_SIZE:
+                _BOUND_CALLS.clear()
+            _BOUND_CALLS[key] = hit  # holds the plan: its id is not reused while cached
+        call = hit[1]
+        if call is not None:
+            return lambda: call(*args)
+    return lambda: _run_steps(plan, arrays, workspace, impl)
+
+
+# bind()'s compiled calls by plan and array layout: a fresh executor of a cached plan (the
+# common two-phase pattern) reuses the call its predecessors built
+_BOUND_CALLS: dict[tuple, tuple] = {}
+
+
+def _nothing() -> None:
+    pass
+
+
+def _run_steps(plan: Plan, arrays: dict, workspace: np.ndarray | None, impl) -> None:
+    slots = plan.slots
     launch = impl.launch
     copy = getattr(impl, "copy", dtypes.cast_into)
 
     def resolve(ref: Ref) -> np.ndarray:
         if ref.tensor is not None:
-            return tensors[ref.tensor].array()
+            return arrays[ref.tensor]
         slot = slots[ref.slot]
         np_dtype = dtypes.to_numpy(slot.dtype)
         count = int(np.prod(slot.shape, dtype=np.int64))
         return workspace[slot.offset:slot.offset + count * np_dtype.itemsize].view(np_dtype).reshape(slot.shape)
 
     with np.errstate(all="ignore"):
-        for step in steps:
+        for step in plan.steps:
             dst = resolve(step.dst)
             srcs = [resolve(s) for s in step.srcs]
             if step.kind == "Kernel":
@@ -439,5 +481,5 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
                           Status.ERR_PARAM_NULLPTR)
 
 
-__all__ = ["ALLOCATE", "plan", "run", "infer_output", "check_out_overlap", "check_launch",
+__all__ = ["ALLOCATE", "plan", "run", "bind", "infer_output", "check_out_overlap", "check_launch",
            "AclnnError"]

@@ -8,6 +8,7 @@ in. Binding the plan to the caller's tensors gives an ``aclOpExecutor``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 from . import dtypes
@@ -78,7 +79,7 @@ class Plan:
     out_shape: tuple[int, ...]
     promoted: DataType | None
 
-    @property
+    @functools.cached_property
     def workspace_size(self) -> int:
         """Bytes: the sum of the temporaries, each 512-byte aligned (0 when nothing is copied)."""
         return sum(s.nbytes for s in self.slots)
@@ -118,6 +119,7 @@ class aclOpExecutor:  # noqa: N801 - the CANN type name
         self.repeatable = False
         self.consumed = False
         self.destroyed = False
+        self.last_launch = None  # a repeatable executor's previous launch (opsnn.aclnn._Launch)
 
     @property
     def workspace_size(self) -> int:

@@ -24,6 +24,9 @@ class Allocation:
     size: int  # bytes the caller asked for
     buffer: np.ndarray  # uint8, size rounded up like aclrtMalloc (+32 B, 32 B multiple)
     kind: str  # "device" or "host"
+    # False once freed (or the runtime was finalized). Addresses are never reused, so a holder
+    # of this object (a tensor's cached view, a queued task) can tell "still live" in one read.
+    live: bool = True
 
 
 # Capacity of the emulated memories (an Ascend910B carries 64 GiB of HBM). A request beyond what
@@ -70,6 +73,7 @@ class AddressSpace:
                                  f"free: {_hex(addr)} is not the start of a live {self._kind} allocation "
                                  "(never allocated, already freed, or an interior address)")
             alloc = self._allocs.pop(addr)
+            alloc.live = False
             self._in_use -= alloc.buffer.size
             i = bisect.bisect_left(self._starts, addr)
             del self._starts[i]
@@ -84,6 +88,12 @@ class AddressSpace:
 
     def region(self, addr: int, nbytes: int, what: str) -> np.ndarray:
         """uint8 view of ``[addr, addr + nbytes)``; raises if it is not inside one allocation."""
+        alloc, start = self.locate(addr, nbytes, what)
+        return alloc.buffer[start:start + nbytes]
+
+    def locate(self, addr: int, nbytes: int, what: str) -> tuple[Allocation, int]:
+        """The allocation holding ``[addr, addr + nbytes)`` and the byte offset of ``addr`` in
+        it; raises AclnnError (100000) if the range is not inside one live allocation."""
         if nbytes < 0:
             raise AclnnError(AclError.INVALID_PARAM, f"{what}: byte count {nbytes} is negative")
         alloc = self.find(addr)
@@ -96,7 +106,7 @@ class AddressSpace:
             raise AclnnError(AclError.INVALID_PARAM,
                              f"{what}: {nbytes} bytes at {_hex(addr)} reach {start + nbytes - alloc.size} bytes "
                              f"past the end of the {alloc.size}-byte allocation at {_hex(alloc.addr)}")
-        return alloc.buffer[start:start + nbytes]
+        return alloc, start
 
     @property
     def allocated_bytes(self) -> int:
@@ -110,6 +120,8 @@ class AddressSpace:
 
     def clear(self) -> None:
         with self._lock:
+            for alloc in self._allocs.values():
+                alloc.live = False
             self._allocs.clear()
             self._starts.clear()
             self._in_use = 0

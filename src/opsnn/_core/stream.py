@@ -77,11 +77,11 @@ class StreamTable:
         return handle
 
     def get(self, handle) -> Stream:
-        key = 0 if handle is None else handle
-        if isinstance(key, np.integer):
-            key = int(key)
-        with self._lock:
-            stream = self._streams.get(key) if isinstance(key, int) and not isinstance(key, bool) else None
+        # no lock: a dict read is atomic, and a stream destroyed right after is closed (its
+        # enqueue refuses), so a stale read cannot lose work
+        key = handle if type(handle) is int else 0 if handle is None else \
+            int(handle) if isinstance(handle, np.integer) else None
+        stream = self._streams.get(key) if key is not None else None
         if stream is None:
             raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
                              f"stream {handle!r} is not a live stream (create it with acl.rt.create_stream)")

@@ -73,6 +73,7 @@ class aclTensor(TensorBase):  # noqa: N801 - the CANN type name
             raise _bad(f"tensorData must be a device address (int from acl.rt.malloc), got {type(addr).__name__}")
         self.addr = int(addr)
         self.destroyed = False
+        self._view: tuple[memory.Allocation, np.ndarray] | None = None  # see array()
         storage_numel = numel(self.storage_shape)
         if not self.is_empty:
             reach = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides)) + 1
@@ -85,17 +86,33 @@ class aclTensor(TensorBase):  # noqa: N801 - the CANN type name
             memory.DEVICE.region(self.addr, self.storage_nbytes, "aclCreateTensor")  # bounds check now
 
     def array(self) -> np.ndarray:
-        """The live strided view; raises if the tensor or its memory is gone."""
+        """The live strided view; raises if the tensor or its memory is gone.
+
+        Built once and kept with the allocation it views: addresses are never reused, so the
+        view stays right for as long as that allocation is live (one flag read per call, which
+        is what keeps a repeated launch of a small tensor cheap)."""
         if self.destroyed:
             raise AclnnError(Status.ERR_PARAM_INVALID, "tensor was destroyed (aclDestroyTensor) before use")
+        cached = self._view
+        if cached is not None and cached[0].live:
+            return cached[1]
         np_dtype = dtypes.to_numpy(self.dtype)
         if self.storage_nbytes == 0 or self.is_empty:
             return np.empty(self.shape, dtype=np_dtype)
-        raw = memory.DEVICE.region(self.addr, self.storage_nbytes, "tensor data")
-        flat = raw.view(np_dtype)
+        alloc, start = memory.DEVICE.locate(self.addr, self.storage_nbytes, "tensor data")
         size = np_dtype.itemsize
-        return np.lib.stride_tricks.as_strided(
-            flat[self.offset:], shape=self.shape, strides=tuple(s * size for s in self.strides))
+        view = np.ndarray(self.shape, np_dtype, buffer=alloc.buffer, offset=start + self.offset * size,
+                          strides=tuple(s * size for s in self.strides))
+        self._view = (alloc, view)
+        return view
+
+    @property
+    def allocation(self) -> memory.Allocation | None:
+        """The device allocation the data lives in (None for a tensor with no bytes)."""
+        if self.storage_nbytes == 0 or self.is_empty:
+            return None
+        self.array()
+        return self._view[0]
 
     def __repr__(self) -> str:
         return f"<aclTensor {self.describe()} offset {self.offset} at {hex(self.addr)}>"
