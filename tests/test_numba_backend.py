@@ -54,7 +54,9 @@ def both(backend, fn, *args, **kwargs):
 
 
 # ---- the bit conversions ------------------------------------------------------------------------
-@numba.njit(cache=True)
+# Not cache=True: numba's cache is keyed by this file alone, so a cached copy would keep testing an
+# old _numba_support after that module changes.
+@numba.njit
 def _map16(fn_id, a, out):
     for i in range(a.size):
         if fn_id == 0:
@@ -65,7 +67,7 @@ def _map16(fn_id, a, out):
             out[i] = S.bf2f(a[i])
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _narrow(a, o1, o2, o3, o4):
     for i in range(a.size):
         o1[i] = S.f2h(a[i])
@@ -74,7 +76,7 @@ def _narrow(a, o1, o2, o3, o4):
         o4[i] = S.f2bf_canonical(a[i])
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _from64(a, o1, o2, o3):
     for i in range(a.size):
         o1[i] = S.h2d(np.uint16(i & 0xFFFF)) if i < 65536 else 0.0
@@ -154,7 +156,7 @@ def test_float64_conversions():
         np.testing.assert_array_equal(d2bf, ref.view(np.uint16))
 
 
-@numba.njit(cache=True)
+@numba.njit
 def _zero_unless(keep, a, out):
     for i in range(a.size):
         out[i] = S.zero_unless(keep[i], a[i])

@@ -241,25 +241,39 @@ def bf2f(b):
     return bits_f32((np.uint32(b) & np.uint32(0xFFFF)) << np.uint32(16))
 
 
-@njit(cache=True, nogil=True)
-def f2bf(f):
-    """float32 -> bfloat16 as ``dtypes.cast_into``: RNE; a NaN keeps its top bits, quiet bit set."""
-    u = f32_bits(f)
-    # 32-bit arithmetic: only a NaN (replaced below) can carry out of bit 31
-    rounded = np.uint32(u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
-    nan = (u >> np.uint32(16)) | np.uint32(0x0040)
-    r = nan if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else np.uint32(rounded)
-    return np.uint16(r)
+def _float_to_bf16(canonical_nan: bool):
+    """float32 -> bfloat16 bits, rounded to nearest even, as LLVM IR on 32-bit integers.
+
+    Written as IR because numba widens uint32 arithmetic to 64 bits, which vectorizes to 8 lanes
+    per zmm register instead of 16 (~0.19 ns per element). A NaN becomes its top 16 bits with the
+    quiet bit set (``canonical_nan`` False) or 0x7FC0 with its sign (True)."""
+    def generic(typingctx, value):
+        if value != types.float32:
+            return None
+
+        def codegen(context, builder, signature, args):
+            f = args[0]
+            u = builder.bitcast(f, _I32)
+            top = builder.lshr(u, ir.Constant(_I32, 16))
+            lsb = builder.and_(top, ir.Constant(_I32, 1))
+            # wraps only for a NaN (replaced below), so 32 bits suffice
+            rounded = builder.lshr(builder.add(builder.add(u, ir.Constant(_I32, 0x7FFF)), lsb),
+                                   ir.Constant(_I32, 16))
+            if canonical_nan:
+                nan = builder.or_(builder.and_(top, ir.Constant(_I32, 0x8000)), ir.Constant(_I32, 0x7FC0))
+            else:
+                nan = builder.or_(top, ir.Constant(_I32, 0x0040))
+            is_nan = builder.fcmp_unordered("uno", f, f)
+            return builder.trunc(builder.select(is_nan, nan, rounded), ir.IntType(16))
+
+        return types.uint16(types.float32), codegen
+
+    return generic
 
 
-@njit(cache=True, nogil=True)
-def f2bf_canonical(f):
-    """float32 value -> bfloat16 as ml_dtypes casts other dtypes: RNE; NaN -> 0x7FC0, sign kept."""
-    u = f32_bits(f)
-    rounded = np.uint32(u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
-    nan = ((u >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7FC0)
-    r = nan if (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000) else np.uint32(rounded)
-    return np.uint16(r)
+# f2bf: ``dtypes.cast_into`` (DECISION 1); f2bf_canonical: ml_dtypes' own casts (from float16)
+f2bf = intrinsic(_float_to_bf16(canonical_nan=False))
+f2bf_canonical = intrinsic(_float_to_bf16(canonical_nan=True))
 
 
 @njit(cache=True, nogil=True)
