@@ -39,19 +39,26 @@ _NO = object()
 
 def hit(spec, kwargs: dict, out):
     """The result of a cache hit that ran, else None (then take the full path)."""
-    return _key_func(spec)(kwargs, out)[0]
+    return _key_funcs(spec)[0](kwargs, out)[0]
 
 
 def key(spec, kwargs: dict, out) -> tuple | None:
     """The cache key of a Pythonic call, or None when it is not cacheable."""
-    return _key_func(spec)(kwargs, out, False)[1]
+    return _key_funcs(spec)[0](kwargs, out, False)[1]
 
 
-def _key_func(spec):
-    fn = _KEY_FUNCS.get(spec.name)
-    if fn is None:
-        fn = _KEY_FUNCS[spec.name] = _make_key(spec)
-    return fn
+def caller(spec):
+    """``call(*args, out)`` with the spec's parameters in order (``out`` last): the result of a
+    cache hit that ran, else None. For the public functions, which call it before anything
+    else; it never raises (anything unexpected is a miss: the full path reports it)."""
+    return _key_funcs(spec)[1]
+
+
+def _key_funcs(spec):
+    fns = _KEY_FUNCS.get(spec.name)
+    if fns is None:
+        fns = _KEY_FUNCS[spec.name] = _make_key(spec)
+    return fns
 
 
 def _number_key(value):
@@ -64,45 +71,56 @@ def _number_key(value):
 
 
 def _make_key(spec):
-    """A key function specialised to ``spec``'s parameters (generated: this runs every call)."""
-    lines = ["def key(kw, out, lookup=True):"]
+    """The key function specialised to ``spec``'s parameters (generated: this runs every call),
+    as ``key(kw, out, lookup=True)`` and positional ``fast(*args, out)`` (see ``caller``)."""
+    names = [p.name for p in spec.params if p.name != "out"]
+    body = []
     parts = []
     tensors = []
     for i, p in enumerate(q for q in spec.params if q.name != "out"):
-        lines.append(f"    v{i} = kw[{p.name!r}]")
         if p.kind == "tensor":
             tensors.append(f"v{i}")
-            lines.append(f"    if type(v{i}) is not ndarray: return None, None")
+            body.append(f"if type(v{i}) is not ndarray: return None, None")
             parts += [f"v{i}.dtype", f"v{i}.shape", f"v{i}.strides"]
         else:
-            lines += [f"    t{i} = type(v{i})",
-                      f"    if t{i} is float:",
-                      f"        if v{i} != v{i}: return None, None",
-                      f"        s{i} = copysign(1.0, v{i})",
-                      f"    elif t{i} is bool or t{i} is int:",
-                      f"        s{i} = None",
-                      "    else:",
-                      f"        s{i} = number_key(v{i})",
-                      f"        if s{i} is NO: return None, None"]
+            body += [f"t{i} = type(v{i})",
+                     f"if t{i} is float:",
+                     f"    if v{i} != v{i}: return None, None",
+                     f"    s{i} = copysign(1.0, v{i})",
+                     f"elif t{i} is bool or t{i} is int:",
+                     f"    s{i} = None",
+                     "else:",
+                     f"    s{i} = number_key(v{i})",
+                     f"    if s{i} is NO: return None, None"]
             parts += [f"t{i}", f"v{i}", f"s{i}"]
-    lines += ["    if out is None:",
-              "        o = None",
-              "    elif type(out) is ndarray and out.flags.writeable:",
-              "        o = (out.dtype, out.shape, out.strides)",
-              "    else:",
-              "        return None, None",
-              # the SoC and backend *selections* (thread / process / environment), inlined:
-              # platform.current_name() and kernels.default_name() cost more than the rest
-              "    soc = local.soc or platform._process_soc or env_get(SOC_ENV)",
-              "    backend = kernels.DEFAULT or env_get(BACKEND_ENV)",
-              f"    k = ({spec.name!r}, soc, backend, {', '.join(parts)}, o)",
-              "    if lookup:",
-              "        entry = ENTRIES.get(k)",
-              "        if entry is not None:",
-              f"            done = entry({', '.join(tensors + ['out'])})",
-              "            if done is not None:",
-              "                return done, None",
-              "    return None, k"]
+    body += ["if out is None:",
+             "    o = None",
+             "elif type(out) is ndarray and out.flags.writeable:",
+             "    o = (out.dtype, out.shape, out.strides)",
+             "else:",
+             "    return None, None",
+             # the SoC and backend *selections* (thread / process / environment), inlined:
+             # platform.current_name() and kernels.default_name() cost more than the rest
+             "soc = local.soc or platform._process_soc or env_get(SOC_ENV)",
+             "backend = kernels.DEFAULT or env_get(BACKEND_ENV)",
+             f"k = ({spec.name!r}, soc, backend, {', '.join(parts)}, o)",
+             "if lookup:",
+             "    entry = ENTRIES.get(k)",
+             "    if entry is not None:",
+             f"        done = entry({', '.join(tensors + ['out'])})",
+             "        if done is not None:",
+             "            return done, None",
+             "return None, k"]
+    args = ", ".join(f"v{i}" for i in range(len(names)))
+    lines = [f"def found({args}, out, lookup=True):"]
+    lines += [f"    {line}" for line in body]
+    lines += ["def key(kw, out, lookup=True):",
+              f"    return found({', '.join(f'kw[{name!r}]' for name in names)}, out, lookup)"]
+    lines += [f"def fast({args}, out):",
+              "    try:",
+              f"        return found({args}, out)[0]",
+              "    except Exception:  # noqa: BLE001 - a miss; the full path reports the error",
+              "        return None"]
     env = {"ENTRIES": ENTRIES, "ndarray": np.ndarray, "copysign": math.copysign, "number_key": _number_key, "NO": _NO,
            "local": platform._thread, "platform": platform, "kernels": kernels, "env_get": platform.getenv,
            "SOC_ENV": platform.ENV_VAR, "BACKEND_ENV": kernels.ENV_VAR}
@@ -110,7 +128,7 @@ def _make_key(spec):
         env.update(env_get=platform._ENV_DATA.get, SOC_ENV=platform._encode(platform.ENV_VAR),
                    BACKEND_ENV=platform._encode(kernels.ENV_VAR))
     exec("\n".join(lines), env)  # noqa: S102 - source built above from parameter names only
-    return env["key"]
+    return env["key"], env["fast"]
 
 
 def remember(cache_key: tuple, spec, executor) -> None:
@@ -302,4 +320,4 @@ class _Entry:
         return None if ret else out
 
 
-__all__ = ["ENTRIES", "MAX_ENTRIES", "clear", "compiled", "hit", "key", "remember"]
+__all__ = ["ENTRIES", "MAX_ENTRIES", "caller", "clear", "compiled", "hit", "key", "remember"]
