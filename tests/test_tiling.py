@@ -390,11 +390,11 @@ def test_cli_json_for_an_aclnn_name_maps_onto_the_kernel_op(capsys):
 
 
 def test_cli_aclnn_order_and_second_shape(capsys):
-    steps = lambda args: ["Contiguous(self)", "HardtanhGrad"]  # noqa: E731 - the lead's hook
+    details = lambda args: {"executorSteps": ["Contiguous(self)", "HardtanhGrad"]}  # noqa: E731
     parser = argparse.ArgumentParser()
     tiling_cli.add_arguments(parser)
     args = parser.parse_args(["HardtanhBackward", "--shape", "4,1", "--shape2", "4", "--soc", "Ascend950"])
-    assert tiling_cli.run(args, executor_steps=steps) == 1  # result (= self) [4] vs grad [4, 1]
+    assert tiling_cli.run(args, aclnn_details=details) == 1  # result (= self) [4] vs grad [4, 1]
     out = capsys.readouterr().out
     assert "HardtanhGrad(result=self, grad=gradOutput)" in out and "step       Contiguous(self)" in out
     assert "infershape   y = [4]" in out and "the shapes of result and grad must be the same" in out

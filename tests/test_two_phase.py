@@ -152,6 +152,30 @@ def test_repeatable_executor_reads_current_device_data(acl_env):
     expect_acl_failure(LEAKY.phase2(wsp, ws, ex, acl_env.stream), 161002)
 
 
+@pytest.mark.parametrize("grad_dtype", [F32, F16])  # F16: a Cast into the workspace first
+def test_repeatable_executor_under_each_backend(acl_env, grad_dtype):
+    """One repeatable executor launched under the numpy, then the numba, then the numpy backend
+    again (each launch binds the backend in force): every run is the reference's bits."""
+    from opsnn import kernels
+
+    g, x = cases.grid(grad_dtype, F32)
+    ws, ex, gt, xt, ot = _leaky(acl_env, g, x, 0.5)
+    assert (ws > 0) == (grad_dtype == F16)
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    wsp = acl_env.malloc(ws) if ws else None
+    saved = kernels.DEFAULT
+    try:
+        for name in ("numpy", "numba", "numpy"):
+            kernels.set_default(name)
+            acl_env.write(ot.addr, np.zeros(ot.view().shape, F32))
+            assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0, acl.get_recent_err_msg()
+            assert acl.rt.synchronize_stream(acl_env.stream) == 0, acl.get_recent_err_msg()
+            cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.5)))
+    finally:
+        kernels.set_default(saved)
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
 def test_repeatable_hardtanh_executor(acl_env):
     g = np.array([1.0, 2.0], F16)
     x = np.array([0.0, 3.0], F16)

@@ -108,11 +108,12 @@ def _add_tiling_arguments(parser) -> None:
 def _run_tiling(args) -> int:
     from . import tiling_cli
 
-    return tiling_cli.run(args, executor_steps=_executor_steps)
+    return tiling_cli.run(args, aclnn_details=_aclnn_details)
 
 
-def _executor_steps(args) -> list[str]:
-    """The steps phase 1 of the aclnn call records for these shapes and dtypes (or its error)."""
+def _aclnn_details(args) -> dict:
+    """The steps phase 1 of the aclnn call records for these shapes and dtypes (or its error),
+    and the host plan opsnn's kernel walks for it here."""
     from . import engine
     from ._core.status import AclnnError
     from ._core.tensor import ArrayTensor, aclScalar
@@ -134,10 +135,35 @@ def _executor_steps(args) -> list[str]:
         elif p.kind == "flag":
             call[p.name] = False
     try:
-        plan = engine.plan(spec, call).plan
+        executor = engine.plan(spec, call)
     except AclnnError as exc:
-        return [f"phase 1 fails: {exc.status} {exc.message}"]
-    return [f"workspace {plan.workspace_size} B"] + plan.describe()
+        return {"executorSteps": [f"phase 1 fails: {exc.status} {exc.message}"]}
+    plan = executor.plan
+    return {"executorSteps": [f"workspace {plan.workspace_size} B"] + plan.describe(),
+            "hostPlan": _host_launch_lines(executor)}
+
+
+def _host_launch_lines(executor) -> list[str]:
+    """How opsnn's compiled kernel would walk this call on this machine (the host plan), or
+    why there is none (the NumPy backend, an empty tensor, a layout it runs step by step)."""
+    from . import kernels
+
+    impl = kernels.get()
+    if not hasattr(impl, "host_launch"):
+        return [f"none: the {impl.NAME} backend runs each step whole"]
+    if not executor.plan.steps:
+        return ["none: nothing to launch (empty tensor)"]
+    arrays = {name: t.array() for name, t in executor.tensors.items()}
+    out = arrays["out"]
+    threads = impl.threads_for(out.nbytes)
+    try:
+        launch = impl.host_launch(executor.plan, arrays, threads)
+    except impl.Fallback as exc:
+        return [f"none: the steps run one by one ({exc})"]
+    if launch is None:
+        return ["none: the steps run one by one (no fused compiled program)"]
+    first, *rest = launch.describe().removeprefix("host launch: ").splitlines()
+    return [f"{threads} of {impl.get_num_threads()} threads ({out.nbytes} output bytes): {first}"] + rest
 
 
 # ---- run ---------------------------------------------------------------------------------

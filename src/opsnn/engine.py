@@ -208,7 +208,7 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
     impl = kernels.get(backend)
     if not plan.steps:
         return _nothing
-    if not plan.slots:
+    if not plan.slots and hasattr(impl, "program"):
         args = [arrays[p.name] for p in spec.params if p.kind == "tensor"]
         key = (id(plan), impl.NAME, tuple((a.dtype, a.shape, a.strides) for a in args))
         hit = _BOUND_CALLS.get(key)

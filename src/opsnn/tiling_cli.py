@@ -24,7 +24,7 @@ from ._core.status import AclnnError
 from ._core.tiling import flatten
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
-ExecutorStepsHook = Callable[[argparse.Namespace], Sequence[str]]
+AclnnDetailsHook = Callable[[argparse.Namespace], dict]
 
 _DTYPE_ALIASES = {"fp16": DataType.FLOAT16, "half": DataType.FLOAT16, "bfloat16": DataType.BF16,
                   "float32": DataType.FLOAT, "fp32": DataType.FLOAT, "float64": DataType.DOUBLE,
@@ -133,7 +133,7 @@ def _attrs(args: argparse.Namespace, op: OpDef) -> dict[str, float]:
     return op.attr_values(given)
 
 
-def build_report(args: argparse.Namespace, executor_steps: ExecutorStepsHook | None = None) -> tuple[dict, int]:
+def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None = None) -> tuple[dict, int]:
     """The whole answer as a JSON-ready dict, and the exit code (0 ok, 1 a tiling or check failed).
     Raises _UsageError for arguments that do not fit the op."""
     op, alias, profile, soc_note = _resolve(args)
@@ -145,8 +145,8 @@ def build_report(args: argparse.Namespace, executor_steps: ExecutorStepsHook | N
                             "note": soc_note}}
     if alias:
         report["aclnn"] = alias.to_dict()
-        if executor_steps is not None:
-            report["executorSteps"] = list(executor_steps(args))
+        if aclnn_details is not None:
+            report.update(aclnn_details(args))
     row = op.match_dtypes(dtypes)
     report["defMatch"] = {"dtypes": [d.name for d in dtypes], "rowIndex": row,
                           "rows": [[d.name for d in r] for r in op.dtype_rows]}
@@ -191,6 +191,7 @@ def _text(report: dict) -> str:
         feeds = ", ".join(f"{report['inputs'][i]}={a['tensors'][j]}" for i, j in enumerate(a["kernelInputs"]))
         lines.append(f"aclnn        aclnn{a['api']}({', '.join(a['tensors'])}) -> {a['kernel']}({feeds})")
         lines += [f"  step       {step}" for step in report.get("executorSteps", [])]
+        lines += [f"  host       {line}" for line in report.get("hostPlan", [])]
     soc = report["soc"]
     lines.append(f"soc          {soc['name']}: {soc['vectorCoreNum']} vector cores, UB {soc['ubSize']} B"
                  + (f"; {soc['note']}" if soc["note"] else ""))
@@ -237,14 +238,15 @@ def _simulation_text(sim: dict) -> list[str]:
     return lines
 
 
-def run(args: argparse.Namespace, *, executor_steps: ExecutorStepsHook | None = None) -> int:
+def run(args: argparse.Namespace, *, aclnn_details: AclnnDetailsHook | None = None) -> int:
     """Run ``opsnn tiling``; returns the exit code (0 ok, 1 tiling/check failed, 2 bad arguments).
 
-    ``executor_steps(args)``, when given, returns the executor steps the aclnn call would record;
-    they are shown for aclnn names (the lead wires the engine in here).
+    ``aclnn_details(args)``, when given, returns report entries for aclnn names: the executor
+    steps the aclnn call would record (``executorSteps``) and how opsnn's compiled kernel walks
+    it on this machine (``hostPlan``); ``opsnn.cli`` wires the engine in here.
     """
     try:
-        report, code = build_report(args, executor_steps)
+        report, code = build_report(args, aclnn_details)
     except _UsageError as exc:
         print(f"opsnn tiling: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,8 @@ import numpy as np
 
 from .._core import dtypes
 
+NAME = "numpy"
+
 
 def _maximum(a, b):
     """max(a, b): NaN if either is NaN; on a tie (-0.0 vs +0.0) ``a`` (torch's clamp keeps x)."""
