@@ -215,8 +215,9 @@ def test_leaky_special_values(backend, dts):
 def test_hardtanh_special_values(backend, dt):
     for lo, hi in ((-1.0, 1.0), (-0.5, 0.7), (0.0, 6.0), (1.0, -1.0), (-np.inf, np.inf)):
         g, x = cases.grid(dt, dt, (lo, hi))
-        g = np.concatenate([g, np.full((1, g.shape[1]), cases.signaling_nan(dt), dt)])
-        x = np.concatenate([x, x[:1]])
+        snan = np.full((1, g.shape[1]), cases.signaling_nan(dt), dt)
+        g = np.concatenate([g, snan, g[:2]])
+        x = np.concatenate([x, x[:1], snan, -snan])  # a signalling NaN self passes grad too
         both(backend, opsnn.hardtanh_backward, g, x, lo, hi)
 
 
@@ -407,6 +408,19 @@ def test_trace_records_numpy_dtypes():
     dag = numba_codegen.trace(hardtanh_backward_kernel, numpy_backend.OPS, [F32, BF16],
                               {"min_val": F32, "max_val": F32})
     assert dag.dtype == BF16  # grad is native: where(..., bf16, 0) stays bf16 (bits copied)
+
+
+def test_value_inputs_leave_out_compared_only_operands():
+    """HardtanhBackward only compares self, so its float16 loads need no NaN screen."""
+    from opsnn.kernels import numpy_backend
+    from opsnn.ops.activation import hardtanh_backward_kernel, leaky_relu_backward_kernel
+
+    dag = numba_codegen.trace(hardtanh_backward_kernel, numpy_backend.OPS, [F32, F16],
+                              {"min_val": F32, "max_val": F32})
+    assert numba_codegen.value_inputs(dag) == {1}
+    dag = numba_codegen.trace(leaky_relu_backward_kernel, numpy_backend.OPS, [F32, F32], {"negative_slope": F32})
+    assert numba_codegen.value_inputs(dag) == {0}
+    assert numba_codegen.value_inputs(numba_codegen.Node("input", (), F16, 0)) == {0}
 
 
 def test_uncompilable_expression_falls_back_once(backend, caplog):

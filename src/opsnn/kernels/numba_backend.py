@@ -146,17 +146,18 @@ _NAN_SCREEN = {cg.F16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.u
                cg.F32: ("np.uint32", "(f32_bits({r}) & np.uint32(0x7FFFFFFF))", "np.uint32(0x7F800000)")}
 
 
-def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, screened: set,
+def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, hw: bool, screened: set,
           hoisted: dict) -> list[str]:
     """``for var in range(count)``: load, compute and store one element. Names it defines:
     ``ld<k>`` (raw loads), ``x<k>`` (converted inputs), ``m<k>`` (NaN screens); the element code
     defines ``e_<n>``. Walker names must not clash with these.
 
     ``loads``: operand -> (raw load, dtype chain) inside the loop; ``hoisted``: the same for
-    loop-invariant operands, loaded before it. When the code converts float16 and the host has
-    F16C, ``screened`` operands are screened for NaN: the tile runs with the F16C instructions
-    (exact for every value but a signalling NaN) and is recomputed with the bit formulas if any
-    input of the tile is a NaN. If ``out`` aliases an input the screen runs first instead."""
+    loop-invariant operands, loaded before it. ``hw``: the code converts float16 and the host has
+    F16C; the loop then runs with the F16C instructions (exact for every value but a signalling
+    NaN, which they quiet). ``screened`` operands are those a quieted NaN could reach the result
+    from: they are screened for NaN and the tile is recomputed with the bit formulas if any of
+    them holds a NaN. If ``out`` aliases an input the screen runs first instead."""
     def body(hw: bool, only_raw=False):
         lines = [f"ld{k} = {raw}" for k, (raw, _) in loads.items()]
         if only_raw:
@@ -169,7 +170,7 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, s
     pre = [f"ld{k} = {raw}" for k, (raw, _) in hoisted.items()]
     pre += [f"x{k} = {cg.convert_source(f'ld{k}', chain)}" for k, (_, chain) in hoisted.items()]
     if not screened:
-        return pre + [head] + _indent(body(False), 1)
+        return pre + [head] + _indent(body(hw), 1)
     inner = [k for k in screened if k in loads]
     outer = [k for k in screened if k in hoisted]
     chains = {**loads, **hoisted}
@@ -197,9 +198,10 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
     all_text = "\n".join([*code.lines, code.result, *(cg.load_source("a", "i", c) for c in in_chains)])
     hw = _numba_support.HAS_F16C and bool(_HW_NAMES.search(all_text))
     # screen an input whose own load converts float16, or every input when the element code or
-    # the store converts (a loaded value may pass through to it); native bits need no screen
+    # the store converts (a loaded value may pass through to it); native bits need no screen, nor
+    # an input only compared (F16C keeps a NaN a NaN, only its payload may change)
     converts_later = bool(_HW_NAMES.search("\n".join([*code.lines, code.result])))
-    screened = {k for k in range(n) if hw and in_chains[k][0] in _NAN_SCREEN
+    screened = {k for k in range(n) if hw and in_chains[k][0] in _NAN_SCREEN and k in code.value_inputs
                 and (converts_later or _HW_NAMES.search(cg.load_source("a", "i", in_chains[k])))}
 
     def idx(k, var):  # element index of operand k (0 = out) at inner position var (strided walkers)
@@ -226,13 +228,13 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                       "    stop = min(start + block_former, numel)",
                       "    for t0 in range(start, stop, tile):",
                       "        run = min(t0 + tile, stop) - t0"]
-            lines += _indent(_loop("j", "run", loads, code, "out[np.uint64(t0 + j)]", screened, hoisted), 2)
+            lines += _indent(_loop("j", "run", loads, code, "out[np.uint64(t0 + j)]", hw, screened, hoisted), 2)
             lines.append("return 0")
         else:
             ops = range(n + 1)
             hoisted = {k: (f"{arr[k + 1]}[{idx(k + 1, '0')}]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
             loads = {k: (f"{arr[k + 1]}[{idx(k + 1, 'j')}]", in_chains[k]) for k in range(n) if in_modes[k] != "b"}
-            inner = _loop("j", "run", loads, code, f"out[{idx(0, 'j')}]", screened, hoisted)
+            inner = _loop("j", "run", loads, code, f"out[{idx(0, 'j')}]", hw, screened, hoisted)
             if walker == "rows":
                 sig = f"def {name}({params}, dims, strides, offsets, n_blocks, block_former, numel, tile, check):"
                 lines = _check_source(n, strided=True)
@@ -320,7 +322,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += ["            for r in range(nr):",
                           "                srow = r * tile_cols"]
                 lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
-                lines += _indent(_loop("j", "run", p_loads, code, p_store, screened, p_hoisted), 4)
+                lines += _indent(_loop("j", "run", p_loads, code, p_store, hw, screened, p_hoisted), 4)
                 if scatter:
                     lines += ["            go = base0 + r0 * sr0 + c0 * si0",
                               "            for c in range(run):",

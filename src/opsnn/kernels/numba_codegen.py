@@ -338,6 +338,7 @@ class ElementCode:
     lines: tuple[str, ...]
     result: str
     helpers: frozenset
+    value_inputs: frozenset  # inputs whose value (not only a comparison of it) can reach the result
 
 
 def _zero_bits(node: Node) -> bool:
@@ -393,7 +394,33 @@ def element_source(dag: Node, store_chain: tuple) -> ElementCode:
                                     "f2bf_canonical", "d2bf", "isnan16", "bits_f32", "bits_f64",
                                     "zero_unless")
                         if re.search(rf"\b{h}\(", text))
-    return ElementCode(tuple(lines), value, helpers)
+    return ElementCode(tuple(lines), value, helpers, value_inputs(dag))
+
+
+_PREDICATES = frozenset(_COMPARE) | {"isnan", "isinf", "isfinite"}
+
+
+def value_inputs(dag: Node) -> frozenset:
+    """Indices of the inputs whose value can flow into the result. An input read only by
+    comparisons and NaN/inf tests (HardtanhBackward's self) is not one: its NaN payload, or the
+    quieting of a signalling NaN, cannot change the result."""
+    found, seen = set(), set()
+
+    def visit(node: Node) -> None:
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        if node.op == "input":
+            found.add(node.attr)
+        elif node.op == "where":  # the condition's operands only steer the selection
+            visit(node.args[1])
+            visit(node.args[2])
+        elif node.op == "ufunc" and node.attr not in _PREDICATES:
+            for arg in node.args:
+                visit(arg)
+
+    visit(dag)
+    return frozenset(found)
 
 
 def scalar_param(name: str) -> str:
