@@ -597,6 +597,63 @@ def _index(data: dict) -> dict:
             for r in data["results"]}
 
 
+# The issue's targets as speed ratios (other time / opsnn time >= threshold), for the backward
+# pair at the largest thread count: (text, layout, sizes, other method, opsnn method, threshold).
+TARGET_OPS = ("LeakyReluBackward", "HardtanhBackward")
+TARGETS = (
+    (">= 1e6, contiguous: Pythonic out= >= 0.9x bandwidth", "contiguous", lambda n: n >= 10**6,
+     "bandwidth", "py_out", 0.9),
+    (">= 1e6, contiguous: Pythonic out= >= 1.0x torch out=", "contiguous", lambda n: n >= 10**6,
+     "torch_out", "py_out", 1.0),
+    (">= 1e6, contiguous: allocating Pythonic >= 1.5x torch allocating", "contiguous",
+     lambda n: n >= 10**6, "torch_alloc", "py_alloc", 1.5),
+    ("1e5 (cache resident): Pythonic out= >= 1.4x torch out=", "contiguous", lambda n: n == 10**5,
+     "torch_out", "py_out", 1.4),
+    ("4 elements: Pythonic call <= 1.0x the torch.ops.aten call (allocating)", None, lambda n: n == 4,
+     "torch_alloc", "py_alloc", 1.0),
+    ("4 elements: Pythonic call <= 1.0x the torch.ops.aten call (out=)", None, lambda n: n == 4,
+     "torch_out", "py_out", 1.0),
+    ("4 elements: two-phase, repeatable executor <= 2x torch", None, lambda n: n == 4,
+     "torch_alloc", "acl_repeat", 0.5),
+    (">= 1e5, broadcast: Pythonic out= >= 1.0x torch out=", "broadcast", lambda n: n >= 10**5,
+     "torch_out", "py_out", 1.0),
+    (">= 1e5, strided input: Pythonic out= >= 0.5x bandwidth", "strided", lambda n: n >= 10**5,
+     "bandwidth", "py_out", 0.5),
+)
+
+
+def targets(data: dict) -> str:
+    """The targets table of this run: per target, how many measured rows meet it, the range of
+    the speed ratio and the rows that miss it (worst first)."""
+    idx = _index(data)
+    top = max(r["threads"] for r in data["results"])
+    lines = ["| target | met | speed ratio (min - max) | misses (worst first) |", "|---|---|---|---|"]
+    for text, layout, size_ok, other, mine, threshold in TARGETS:
+        ratios = []
+        for (op, dt, n, lay, th, method), value in idx.items():
+            if (method != mine or th != top or op not in TARGET_OPS or not size_ok(n)
+                    or (layout is not None and lay != layout)):
+                continue
+            ref = idx.get((op, dt, n, lay, th, other))
+            if ref and value:
+                ratios.append((ref / value, f"{op} {dt} {n:.0e}" + ("" if layout else f" {lay}")))
+        if not ratios:
+            continue
+        ratios.sort()
+        misses = [f"{label} {r:.2f}" for r, label in ratios if r < threshold]
+        shown = ", ".join(misses[:6]) + (f", ... ({len(misses) - 6} more)" if len(misses) > 6 else "")
+        lines.append(f"| {text} | {len(ratios) - len(misses)}/{len(ratios)} | {ratios[0][0]:.2f} - "
+                     f"{ratios[-1][0]:.2f} | {shown or '-'} |")
+    memory = data.get("memory")
+    if memory:
+        worst = max(max(m["tracemalloc_peak_bytes"], m["rss_peak_extra_bytes"] or 0)
+                    for key, m in memory.items() if isinstance(m, dict))
+        lines.append(f"| peak memory of a {memory['elements']:.0e}-element f32 out= call <= inputs + output "
+                     f"+ 64 MiB | {'yes' if worst <= 64 << 20 else 'no'} | {worst / 2**20:.2f} MiB above "
+                     f"inputs + output (tracemalloc / RSS high-water, worst layout) | - |")
+    return "\n".join(lines) + "\n"
+
+
 def summarize(data: dict) -> str:
     """Markdown tables of the headline comparisons (speed ratios: other time / opsnn time)."""
     idx = _index(data)
@@ -614,7 +671,7 @@ def summarize(data: dict) -> str:
     def us(v):
         return "-" if v is None else (f"{v * 1e6:.2f} us" if v < 1e-3 else f"{v * 1e3:.2f} ms")
 
-    out = []
+    out = [f"\n### targets ({top} threads; speed ratios, other time / opsnn time)\n", targets(data)]
     for lay in LAYOUTS:
         rows = []
         for op in ops:

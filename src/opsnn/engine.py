@@ -191,7 +191,7 @@ def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | No
                 return
             except impl.Fallback:
                 pass  # a layout the compiled walkers cannot address: run the steps below
-    _run_steps(executor.plan, arrays, workspace, impl)
+    _exec_steps(_prepare_steps(executor.plan, arrays, workspace), impl)
 
 
 def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
@@ -222,7 +222,8 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
         call = hit[1]
         if call is not None:
             return lambda: call(*args)
-    return lambda: _run_steps(plan, arrays, workspace, impl)
+    prepared = _prepare_steps(plan, arrays, workspace)
+    return lambda: _exec_steps(prepared, impl)
 
 
 # bind()'s compiled calls by plan and array layout: a fresh executor of a cached plan (the
@@ -234,23 +235,25 @@ def _nothing() -> None:
     pass
 
 
-def _run_steps(plan: Plan, arrays: dict, workspace: np.ndarray | None, impl) -> None:
-    slots = plan.slots
-    launch = impl.launch
-    copy = getattr(impl, "copy", dtypes.cast_into)
-
+def _prepare_steps(plan: Plan, arrays: dict, workspace: np.ndarray | None) -> list:
+    """Each step with its operands resolved: the bound tensors' views, or views of the workspace
+    at the slots' byte offsets."""
     def resolve(ref: Ref) -> np.ndarray:
         if ref.tensor is not None:
             return arrays[ref.tensor]
-        slot = slots[ref.slot]
+        slot = plan.slots[ref.slot]
         np_dtype = dtypes.to_numpy(slot.dtype)
         count = int(np.prod(slot.shape, dtype=np.int64))
         return workspace[slot.offset:slot.offset + count * np_dtype.itemsize].view(np_dtype).reshape(slot.shape)
 
+    return [(step, [resolve(s) for s in step.srcs], resolve(step.dst)) for step in plan.steps]
+
+
+def _exec_steps(prepared: list, impl) -> None:
+    launch = impl.launch
+    copy = getattr(impl, "copy", dtypes.cast_into)
     with np.errstate(all="ignore"):
-        for step in plan.steps:
-            dst = resolve(step.dst)
-            srcs = [resolve(s) for s in step.srcs]
+        for step, srcs, dst in prepared:
             if step.kind == "Kernel":
                 launch(step, srcs, dst)
             else:  # Contiguous / Cast / ViewCopy: a copy; a Cast rounds once to nearest even
