@@ -176,6 +176,24 @@ def test_zero_unless_keeps_bits_or_gives_zero_bits(dt):
     np.testing.assert_array_equal(got.view(f"u{dt.itemsize}"), want)
 
 
+@numba.njit
+def _transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride):
+    S.transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride)
+
+
+@pytest.mark.parametrize("dt", [np.dtype(np.uint16), F32, F64, np.dtype(np.int64)], ids=str)
+def test_transpose_block_moves_bits(dt):
+    lanes = S.transpose_lanes(dt.itemsize)
+    src = np.random.default_rng(5).integers(0, 256, 40 * 50 * dt.itemsize, dtype=np.uint8).view(dt)
+    dst = np.zeros(40 * 50, dt)
+    start = 7 + 50 * (lanes - 1)
+    _transpose_block(src, start, -50, dst, 3, 40)  # a negative source stride: reversed columns
+    i, k = np.arange(lanes)[:, None], np.arange(lanes)[None, :]
+    want = np.zeros_like(dst)
+    want[3 + i * 40 + k] = src[start - 50 * k + i]
+    np.testing.assert_array_equal(dst.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
+
+
 @pytest.mark.parametrize("src", [F16, BF16, F32, F64], ids=str)
 @pytest.mark.parametrize("dst", [F16, BF16, F32, F64, C64, C128], ids=str)
 def test_copy_kernel_casts_like_cast_into(src, dst):
@@ -499,6 +517,19 @@ def test_panels_gather_and_scatter(backend):
     prog = numba_backend.program(engine_plan_for(g, x), {"grad_output": g.dtype, "self": x.dtype,
                                                           "out": g.dtype})[0]
     assert prog.launch_for(np.zeros((80, 27), g.dtype)[::2, ::3], [g, x], 1).walker == "panels"
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_panels_register_transposes(backend, dt):
+    """Transposed inputs large enough for the L x L register transposes of the panels walker, with
+    ragged edges, reversed columns (negative stride) and a row step of 2 (element gather)."""
+    for rows, cols in ((300, 70), (37, 129)):
+        x_mem = cases.filled((cols, 2 * rows), dt, 30, cases.self_specials(dt, (-1.0, 1.0)))
+        g = cases.filled((rows, cols), dt, 31, cases.grad_specials(dt))
+        for x in (x_mem[:, :rows].T, x_mem[::-1, :rows].T, x_mem[:, ::2].T):
+            both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
+            if dt != F64:
+                both(backend, opsnn.hardtanh_backward, g, x, -1.0, 1.0)
 
 
 def engine_plan_for(g, x):

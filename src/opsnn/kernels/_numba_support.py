@@ -21,6 +21,10 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
 * ``d2bf`` float64 -> bfloat16: one rounding (``dtypes.cast_into``: round to float32 *to odd*, then
   ``f2bf``).
 
+Two more helpers are LLVM IR because numba's own lowering is slower: ``zero_unless`` (a select
+against +0.0 that keeps the load unconditional) and ``transpose_block`` (an L x L register transpose
+for the panels walker's gather of a transposed input).
+
 This module imports numba; only the numba backend imports it, on first use.
 """
 
@@ -128,6 +132,63 @@ def zero_unless(typingctx, cond, value):
         return builder.bitcast(builder.call(umin, [bits, builder.sext(c, int_type)]), v.type)
 
     return value(cond, value), codegen
+
+
+def transpose_lanes(itemsize: int) -> int:
+    """Side of the square block ``transpose_block`` moves for elements of ``itemsize`` bytes: 16
+    for 2- and 4-byte elements, 8 for 8-byte ones (at most 512-bit rows)."""
+    return min(16, 64 // itemsize)
+
+
+def _shuffle_masks(lanes: int, h: int) -> tuple[list, list]:
+    """Masks over (row i, row i + h) swapping their off-diagonal h x h blocks: one butterfly stage
+    of a lanes x lanes transpose (stages h = lanes/2, ..., 1 transpose it completely)."""
+    low = [c if c & h == 0 else lanes + c - h for c in range(lanes)]
+    high = [c + h if c & h == 0 else lanes + c for c in range(lanes)]
+    return low, high
+
+
+@intrinsic
+def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_stride):
+    """``dst[dst_start + i * dst_stride + k] = src[src_start + k * src_stride + i]`` for i, k <
+    ``transpose_lanes(itemsize)``: L row loads, L * log2(L) two-vector shuffles, L row stores.
+
+    A scalar gather of a transposed operand costs ~1.5 cycles per element here; numba has no
+    shuffles, so the block is written as LLVM IR. Bits are moved, never converted."""
+    if not (isinstance(src, types.Array) and isinstance(dst, types.Array) and src.dtype == dst.dtype
+            and src.ndim == dst.ndim == 1 and src.dtype.bitwidth in (16, 32, 64)):
+        return None
+    lanes = transpose_lanes(src.dtype.bitwidth // 8)
+
+    def codegen(context, builder, signature, args):
+        vec_ptr = ir.VectorType(context.get_data_type(src.dtype), lanes).as_pointer()
+        align = src.dtype.bitwidth // 8
+
+        def row_pointers(first: int):
+            """Pointers to the L rows of the array argument ``first`` (start and stride follow)."""
+            ty, start_ty, stride_ty = signature.args[first:first + 3]
+            arr, start, stride = args[first:first + 3]
+            data = context.make_array(ty)(context, builder, arr).data
+            start = context.cast(builder, start, start_ty, types.int64)
+            stride = context.cast(builder, stride, stride_ty, types.int64)
+            offsets = [builder.add(start, builder.mul(stride, ir.Constant(_I64, i))) for i in range(lanes)]
+            return [builder.bitcast(builder.gep(data, [offset]), vec_ptr) for offset in offsets]
+
+        rows = [builder.load(p, align=align) for p in row_pointers(0)]
+        h = lanes // 2
+        while h:
+            low, high = (ir.Constant(ir.VectorType(_I32, lanes), m) for m in _shuffle_masks(lanes, h))
+            for i in range(lanes):
+                if i & h == 0:
+                    a, b = rows[i], rows[i + h]
+                    rows[i] = builder.shuffle_vector(a, b, low)
+                    rows[i + h] = builder.shuffle_vector(a, b, high)
+            h //= 2
+        for row, p in zip(rows, row_pointers(3)):
+            builder.store(row, p, align=align)
+        return context.get_dummy_value()
+
+    return types.none(src, src_start, src_stride, dst, dst_start, dst_stride), codegen
 
 
 def _host_has_f16c() -> bool:
@@ -309,4 +370,4 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "h2d", "d2h", "bf2f", "f2bf",
                  "f2bf_canonical", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64", "f32_bits",
-                 "f64_bits", "zero_unless")
+                 "f64_bits", "zero_unless", "transpose_block")

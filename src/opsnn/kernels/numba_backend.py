@@ -190,6 +190,30 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
     return pre + ["if alias:"] + _indent(scan_first, 1) + ["else:"] + _indent(fused, 1)
 
 
+def _gather(k: int, itemsize: int) -> list[str]:
+    """Panels walker: copy the tile of gathered input ``k`` into its scratch ``s<k>`` (row r of
+    the tile at ``r * tile_cols``). A transposed operand (unit stride along the tile's rows) goes
+    through L x L register transposes (``transpose_block``); the rest of the tile, and any other
+    layout, element by element along the operand's own memory order."""
+    a, sr, si = f"a{k}", f"sr{k + 1}", f"si{k + 1}"
+    lines = [f"g{k} = base{k + 1} + r0 * {sr} + c0 * {si}",
+             f"nb{k} = 0",  # rows and columns of the tile that the register transposes cover
+             f"cb{k} = 0"]
+    if itemsize in (2, 4, 8):
+        lanes = _numba_support.transpose_lanes(itemsize)
+        lines += [f"if {sr} == 1:",
+                  f"    nb{k} = nr - nr % {lanes}",
+                  f"    cb{k} = run - run % {lanes}",
+                  f"    for c in range(0, cb{k}, {lanes}):",
+                  f"        for r in range(0, nb{k}, {lanes}):",
+                  f"            transpose_block({a}, g{k} + r + c * {si}, {si},",
+                  f"                            s{k}, r * tile_cols + c, tile_cols)"]
+    lines += ["for c in range(run):",
+              f"    for r in range(nb{k} if c < cb{k} else 0, nr):",
+              f"        s{k}[np.uint64(r * tile_cols + c)] = {a}[np.uint64(g{k} + r * {sr} + c * {si})]"]
+    return lines
+
+
 def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker: str, modes: str) -> str:
     """Module source with ``kernel_serial`` and ``kernel_parallel`` for one walker/modes variant."""
     n = len(in_chains)
@@ -313,12 +337,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += [f"            base{k} += i_d * strides[{k}, d]" for k in ops]
                 lines += ["        for c0 in range(0, cols, tile_cols):",
                           "            run = min(c0 + tile_cols, cols) - c0"]
-                for k in gathered:  # read along the operand's own memory order: its rows
-                    lines += [f"            g{k} = base{k + 1} + r0 * sr{k + 1} + c0 * si{k + 1}",
-                              "            for c in range(run):",
-                              "                for r in range(nr):",
-                              f"                    s{k}[np.uint64(r * tile_cols + c)] = "
-                              f"a{k}[np.uint64(g{k} + r * sr{k + 1} + c * si{k + 1})]"]
+                for k in gathered:
+                    lines += _indent(_gather(k, in_chains[k][0].itemsize), 3)
                 lines += ["            for r in range(nr):",
                           "                srow = r * tile_cols"]
                 lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
