@@ -53,6 +53,35 @@ def test_repeated_calls_hit_and_agree(dt):
     cases.assert_bits_equal(out, first, nan_payload=True)
 
 
+def _unaligned(a: np.ndarray) -> np.ndarray:
+    """A copy of ``a`` at an address one byte past an aligned one (NumPy flags it unaligned)."""
+    raw = np.zeros(a.nbytes + 1, np.uint8)
+    view = raw[1:].view(a.dtype).reshape(a.shape)
+    view[...] = a
+    assert not view.flags.aligned or a.itemsize == 1
+    return view
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_hits_for_every_argument_type(dt):
+    """The cache key fixes the compiled call's argument types (_fastpath._entry_point): aligned,
+    unaligned and read-only inputs and an unaligned out each get their own entry, in any order,
+    and every hit gives the reference's bits (half floats reach the kernel as their bits)."""
+    g, x = _data((3, 5), dt)
+    want = cases.ref_leaky(g, x, np.float32(0.25))
+    read_only = x.copy()
+    read_only.setflags(write=False)
+    variants = [(g, x), (_unaligned(g), x), (g, _unaligned(x)), (g, read_only), (g, x)]
+    for _ in range(2):
+        for gv, xv in variants:
+            cases.assert_bits_equal(opsnn.leaky_relu_backward(gv, xv, 0.25), want, nan_payload=True)
+            out = _unaligned(np.zeros(want.shape, want.dtype))
+            assert opsnn.leaky_relu_backward(gv, xv, 0.25, out=out) is out
+            cases.assert_bits_equal(out, want, nan_payload=True)
+    if kernels.default_name() == "numba":
+        assert len(_fastpath.ENTRIES) == 2 * 4  # allocating and out=, per distinct argument type
+
+
 def test_strided_and_broadcast_hits_agree():
     g, x = _data((6, 5))
     xt = np.ascontiguousarray(x.T).T

@@ -210,7 +210,8 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
         return _nothing
     if not plan.slots and hasattr(impl, "program"):
         args = [arrays[p.name] for p in spec.params if p.kind == "tensor"]
-        key = (id(plan), impl.NAME, tuple((a.dtype, a.shape, a.strides) for a in args))
+        # everything that fixes the compiled call's argument types (see _fastpath._entry_point)
+        key = (id(plan), impl.NAME, tuple((a.dtype, a.shape, a.strides, a.flags.aligned) for a in args))
         hit = _BOUND_CALLS.get(key)
         if hit is None or hit[0] is not plan:
             from . import _fastpath
