@@ -319,7 +319,9 @@ def aclSetAclOpExecutorRepeatable(executor) -> int:
 def aclDestroyAclOpExecutor(executor) -> int:
     """Destroy an executor; later phase-2 calls with it return 161002. Returns ret."""
     with _LAUNCH_LOCK:
-        _live_executor(executor, "aclDestroyAclOpExecutor").destroyed = True
+        executor = _live_executor(executor, "aclDestroyAclOpExecutor")
+        executor.destroyed = True
+        executor.last_launch = None  # its views of device memory go with it (queued tasks keep theirs)
     return 0
 
 
