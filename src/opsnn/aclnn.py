@@ -84,7 +84,7 @@ class _Launch:
             self.memory.append(("the workspace", alloc))
             buffer = alloc.buffer[start:start + size]
         self.op = spec.name
-        self.run = engine.bind(spec, executor, buffer)
+        self.run = engine.bind(spec, executor, buffer, repeated=executor.repeatable)
 
     @classmethod
     def of(cls, spec, executor: aclOpExecutor, workspace: int | None, size: int) -> "_Launch":

@@ -195,13 +195,15 @@ def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | No
 
 
 def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
-         backend: str | None = None):
+         backend: str | None = None, repeated: bool = False):
     """Phase 2 prepared now, run later (an aclnn launch): a no-argument function that runs the
     steps on the arrays the tensors view *now*, so destroying an aclTensor after the launch
     does not reach the queued work (the kernel got addresses, as on a device).
 
     A plan that is a single Kernel step writing ``out`` in place (no temporaries: nothing in the
-    workspace to observe) binds the compiled call of that step once; the rest walk the steps.
+    workspace to observe) binds the compiled call of that step once; the rest walk the steps,
+    each prepared once on its fixed operands when the call will be ``repeated`` (a repeatable
+    executor; preparing costs more than one run).
     """
     plan = executor.plan
     arrays = {name: t.array() for name, t in executor.tensors.items()}
@@ -224,6 +226,13 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
         if call is not None:
             return lambda: call(*args)
     prepared = _prepare_steps(plan, arrays, workspace)
+    if repeated and hasattr(impl, "bind_step"):
+        calls = [impl.bind_step(step, srcs, dst) for step, srcs, dst in prepared]
+
+        def run_bound() -> None:
+            for call in calls:
+                call()
+        return run_bound
     return lambda: _exec_steps(prepared, impl)
 
 

@@ -439,17 +439,39 @@ class Program:
             self.call(tmp_fn, tmp_launch, geometry, tmp, ins, scalars, 0)
             np.copyto(out, tmp)
 
+    def bind(self, arrays: dict, scalars: tuple):
+        """``run`` prepared once for these very arrays: a no-argument call. For an aclnn launch,
+        whose operands (device views, workspace slots) are fixed when it is queued."""
+        out = arrays[self.output]
+        ins = [arrays[name] for name in self.inputs]
+        launch = self.launch_for(out, ins)
+        same = sum(1 << (k + 1) for k, a in enumerate(ins)
+                   if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
+        geometry = launch_arrays(launch) if launch.walker != "flat" else None
+        fn = self.function(launch.walker, launch.modes, use_parallel(out.size * out.itemsize))
+        args = self.arguments(launch, geometry, out, ins, scalars, 1 | same)
+
+        def call() -> None:
+            if fn(*args):  # out meets an input other than exactly: run's temporary path
+                self.run(arrays, scalars)
+        return call
+
     def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
+        return fn(*self.arguments(launch, geometry, out, ins, scalars, check))
+
+    @staticmethod
+    def arguments(launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> tuple:
+        """The kernel's arguments for this launch: operands, scalars, the walk."""
         plan = launch.plan
-        bases = [base(out)] + [base(a) for a in ins]
+        bases = (base(out),) + tuple(base(a) for a in ins)
         if launch.walker == "flat":
-            return fn(*bases, *scalars, plan.n_blocks, plan.block_former, plan.numel, plan.tile, check)
+            return (*bases, *scalars, plan.n_blocks, plan.block_former, plan.numel, plan.tile, check)
         dims, strides, offsets = geometry
         if launch.walker == "rows":
-            return fn(*bases, *scalars, dims, strides, offsets, plan.n_blocks, plan.block_former,
-                      plan.numel, plan.tile, check)
-        return fn(*bases, *scalars, dims, strides, offsets, plan.n_blocks, plan.block_former,
-                  plan.numel, launch.tile_rows, launch.tile_cols, check)
+            return (*bases, *scalars, dims, strides, offsets, plan.n_blocks, plan.block_former,
+                    plan.numel, plan.tile, check)
+        return (*bases, *scalars, dims, strides, offsets, plan.n_blocks, plan.block_former,
+                plan.numel, launch.tile_rows, launch.tile_cols, check)
 
 
 # Below this many output bytes a launch stays on the calling thread: waking the pool costs more
@@ -621,6 +643,43 @@ _STEPS: dict[int, tuple] = {}  # id(step) -> (step, dtypes, Program or None, sca
 
 def launch(step, srcs: list, dst: np.ndarray) -> None:
     """The launch contract (see ``kernels``): one Kernel step on arrays, compiled."""
+    prog, scalars = _step_program(step, srcs, dst)
+    if prog is not None and dst.size:
+        try:
+            prog.run({"out": dst, **{f"in{k}": s for k, s in enumerate(srcs)}}, scalars)
+            return
+        except Fallback as exc:
+            _warn_once(("layout", str(exc)), f"{step.name}: {exc}")
+    numpy_backend.launch(step, srcs, dst)
+
+
+def bind_step(step, srcs: list, dst: np.ndarray):
+    """A Kernel / Contiguous / Cast / ViewCopy step on these very arrays as a no-argument call,
+    prepared once (``Program.bind``); what cannot be compiled runs as ``launch`` / ``copy`` would."""
+    if step.kind == "Kernel":
+        prog, scalars = _step_program(step, srcs, dst)
+        arrays = {"out": dst, **{f"in{k}": s for k, s in enumerate(srcs)}}
+    else:
+        src = srcs[0]
+        prog = _copy_program(np.dtype(src.dtype), np.dtype(dst.dtype)) if dst.shape == src.shape else None
+        scalars, arrays = (), {"out": dst, "src": src}
+    if prog is not None and dst.size:
+        try:
+            return prog.bind(arrays, scalars)
+        except Fallback as exc:
+            _warn_once(("layout", str(exc)), f"{step.name or step.kind}: {exc}")
+
+    def fallback() -> None:
+        with np.errstate(all="ignore"):
+            if step.kind == "Kernel":
+                numpy_backend.launch(step, srcs, dst)
+            else:
+                dtypes.cast_into(dst, srcs[0])
+    return fallback
+
+
+def _step_program(step, srcs: list, dst: np.ndarray) -> tuple:
+    """(Program or None, scalar values) of a Kernel step for these dtypes, cached per step."""
     dts = (dst.dtype,) + tuple(s.dtype for s in srcs)
     hit = _STEPS.get(id(step))
     if hit is not None and hit[0] is step and hit[1] == dts:
@@ -636,13 +695,7 @@ def launch(step, srcs: list, dst: np.ndarray) -> None:
         if len(_STEPS) > 4096:
             _STEPS.clear()
         _STEPS[id(step)] = (step, dts, prog, scalars)
-    if prog is not None and dst.size:
-        try:
-            prog.run({"out": dst, **{f"in{k}": s for k, s in enumerate(srcs)}}, scalars)
-            return
-        except Fallback as exc:
-            _warn_once(("layout", str(exc)), f"{step.name}: {exc}")
-    numpy_backend.launch(step, srcs, dst)
+    return prog, scalars
 
 
 _COPIES: dict[tuple, Program | None] = {}
@@ -690,6 +743,6 @@ def set_num_threads(n: int) -> None:
     numba.set_num_threads(n)
 
 
-__all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "cache_dir", "copy", "get_num_threads",
+__all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "cache_dir", "copy", "get_num_threads",
            "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
            "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]
