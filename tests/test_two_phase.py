@@ -152,22 +152,28 @@ def test_repeatable_executor_reads_current_device_data(acl_env):
     expect_acl_failure(LEAKY.phase2(wsp, ws, ex, acl_env.stream), 161002)
 
 
-@pytest.mark.parametrize("grad_dtype", [F32, F16])  # F16: a Cast into the workspace first
-def test_repeatable_executor_under_each_backend(acl_env, grad_dtype):
+@pytest.mark.parametrize("grad_dtype, layouts, out_layout", [
+    (F32, ("contig", "contig"), "contig"),        # one Kernel step into out
+    (F16, ("contig", "contig"), "contig"),        # Cast grad into the workspace first
+    (F16, ("transposed", "sliced"), "offset"),    # Contiguous, Cast, Kernel, ViewCopy
+    (F32, ("offset", "transposed"), "transposed"),
+])
+def test_repeatable_executor_under_each_backend(acl_env, grad_dtype, layouts, out_layout):
     """One repeatable executor launched under the numpy, then the numba, then the numpy backend
-    again (each launch binds the backend in force): every run is the reference's bits."""
+    again (each launch binds the backend in force; numba prepares each step once on its fixed
+    operands): every run is the reference's bits."""
     from opsnn import kernels
 
     g, x = cases.grid(grad_dtype, F32)
-    ws, ex, gt, xt, ot = _leaky(acl_env, g, x, 0.5)
-    assert (ws > 0) == (grad_dtype == F16)
+    ws, ex, gt, xt, ot = _leaky(acl_env, g, x, 0.5, layouts=layouts, out_layout=out_layout)
+    assert (ws > 0) == (grad_dtype == F16 or layouts != ("contig", "contig") or out_layout != "contig")
     assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
     wsp = acl_env.malloc(ws) if ws else None
     saved = kernels.DEFAULT
     try:
         for name in ("numpy", "numba", "numpy"):
             kernels.set_default(name)
-            acl_env.write(ot.addr, np.zeros(ot.view().shape, F32))
+            acl_env.write(ot.addr, np.zeros(ot.base_shape, ot.dtype))  # the whole storage
             assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0, acl.get_recent_err_msg()
             assert acl.rt.synchronize_stream(acl_env.stream) == 0, acl.get_recent_err_msg()
             cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.5)))
