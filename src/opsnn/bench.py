@@ -744,7 +744,10 @@ def run(args) -> int:
     json_path.write_text(json.dumps(data, separators=(",", ":")))
     md_path = out_dir / "bench.md"
     md_path.write_text(summarize(data))
-    print(f"\nwrote {json_path} and {md_path}")
+    if not args.json_only:
+        print(f"\ntargets ({max(args.threads or (1, 2))} threads; speed ratios, other time / opsnn time):")
+        print(targets(data))
+    print(f"wrote {json_path} and {md_path}")
     if data["memory"]:
         mem = data["memory"]
         print(f"peak extra memory of one {mem['elements']:.0e}-element f32 LeakyReluBackward call with out=:")
