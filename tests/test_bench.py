@@ -36,6 +36,22 @@ def test_quick_run_writes_json_and_plot(tmp_path, capsys):
     assert "vs torch_out" in out and "bench.json" in out
 
 
+def test_targets_table_counts_what_the_data_says():
+    """The targets table is computed from the samples: a made-up run where one of two rows
+    meets "4 elements: two-phase <= 2x torch" reports 1/2 with the miss named."""
+    rows = []
+    for dtype, repeat in (("f32", 3e-6), ("f16", 5e-6)):  # torch 2 us: 1.5x (met), 2.5x (missed)
+        for method, median in (("torch_alloc", 2e-6), ("acl_repeat", repeat), ("py_alloc", 1e-6)):
+            rows.append({"op": "LeakyReluBackward", "dtype": dtype, "size": 4, "layout": "contiguous",
+                         "threads": 2, "method": method, "median": median})
+    table = bench.targets({"results": rows, "memory": None})
+    line = next(ln for ln in table.splitlines() if "two-phase" in ln)
+    assert "| 1/2 | 0.40 - 0.67 | LeakyReluBackward f16 4e+00 contiguous 0.40 |" in line, line
+    line = next(ln for ln in table.splitlines() if "(allocating)" in ln)
+    assert "| 2/2 | 2.00 - 2.00 | - |" in line, line
+    assert "bandwidth" not in table  # no rows measured for the large-size targets
+
+
 def test_cli_hook_arguments():
     import argparse
 
