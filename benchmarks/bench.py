@@ -3,14 +3,16 @@
 
     python benchmarks/bench.py                 # the full grid (~10 minutes), results in benchmarks/results/
     python benchmarks/bench.py --quick         # seconds
-    opsnn bench --help                         # the same, through the CLI
+    opsnn bench --help                         # the same through the CLI (results in ./bench-results)
 
-See benchmarks/BENCHMARKS.md for a recorded run and src/opsnn/bench.py for what is measured.
+See BENCHMARKS.md for a recorded run and src/opsnn/bench.py for what is measured.
 """
 
 import sys
+from pathlib import Path
 
 from opsnn.bench import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # this script records into benchmarks/results unless told otherwise (a later --out-dir wins)
+    sys.exit(main(["--out-dir", str(Path(__file__).parent / "results"), *sys.argv[1:]]))

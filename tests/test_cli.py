@@ -31,8 +31,21 @@ def test_demo_prints_both_samples_results_and_a_bit_exact_table():
     start = lines.index(hardtanh[0], start + 4)
     assert lines[start:start + 8] == hardtanh
     assert "NO" not in out  # every dtype row is bit-exact
-    for dtype in ("DT_FLOAT", "DT_FLOAT16", "DT_BF16", "DT_DOUBLE"):
+    for dtype in ("DT_FLOAT", "DT_FLOAT16", "DT_BF16", "DT_DOUBLE", "DT_INT8", "DT_UINT8"):
         assert dtype in out
+    rows = {line.split()[1] for line in lines if line.startswith("│")}
+    assert rows == {"LeakyReluBackward", "HardtanhBackward", "LeakyRelu", "Hardtanh"}, rows
+
+
+def test_demo_on_ascend310b_prints_the_samples_status_and_goes_on():
+    """LeakyReluBackward has no kernel on Ascend310B: its sample prints the 561003 line, as the C
+    sample does, and the demo goes on with the HardtanhBackward sample and the operators there."""
+    code, out = _run_process("--soc", "Ascend310B", "demo", "--shape", "8", "--repeat", "1")
+    assert code == 0, out
+    assert "aclnnLeakyReluBackwardGetWorkspaceSize failed. ERROR: 561003" in out
+    assert "result[3] is: 3.000000" in out and "Traceback" not in out
+    rows = {line.split()[1] for line in out.splitlines() if line.startswith("│")}
+    assert rows == {"HardtanhBackward"}, rows
 
 
 def test_demo_on_ascend910_has_no_bf16_rows():
@@ -155,3 +168,48 @@ def test_run_releases_everything_it_allocated(capsys):
     code, _ = _run(capsys, "run", "LeakyReluBackward", "--shape", "3", "4", "--transpose", "--out-dtype", "float64")
     assert code == 0
     assert (memory.DEVICE.allocation_count, memory.DEVICE.allocated_bytes) == before
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["run", "HardtanhBackward", "--scalar", "1"], 2, ["takes 2 scalar(s)", "gave 1"]),
+    (["run", "LeakyReluBackward", "--shape", "2", "3", "--grad-shape", "4", "3"], 1,
+     ["161002", "cannot broadcast"]),
+    (["run", "LeakyReluBackward", "--shape", "3", "--dtype", "int8"], 1, ["161002", "DT_INT8"]),
+    (["run", "LeakyReluBackward", "--dtype", "nonsense"], 2, ["unknown dtype 'nonsense'"]),
+    (["run", "LeakyReluBackward", "--shape", "2,x"], 2, ["expected dims"]),
+    (["verify", "/nonexistent/cases.csv"], 2, ["No such file"]),
+    (["verify", "--max-elements", "-1", "x.csv"], 2, ["at least 1"]),
+    (["tiling", "LeakyReluBackward", "--shape", "2,3", "--shape2", "4,5", "--dtype", "float32"], 1,
+     ["phase 1 fails: 161002", "cannot broadcast"]),
+])
+def test_cli_errors_are_messages_not_tracebacks(capsys, argv, code, words):
+    """Bad arguments, impossible shapes, unsupported dtypes and missing files: a status line or
+    a one-line error and exit 1 (the call failed) or 2 (usage / input file), no traceback."""
+    try:
+        got = cli.main(argv)
+    except SystemExit as exc:  # argparse's own usage errors
+        got = exc.code
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert got == code, text
+    assert "Traceback" not in text
+    for word in words:
+        assert word in text, text
+
+
+def test_cli_verify_malformed_case_files(tmp_path, capsys):
+    (tmp_path / "a.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "b.json").write_text('{"x": 1}')
+    (tmp_path / "c.json").write_text("{x")
+    for name, kind in (("a.csv", "ttk kernel ST csv"), ("b.json", "atk aclnn ST json"),
+                       ("c.json", "atk aclnn ST json")):
+        assert cli.main(["verify", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert f"not a readable {kind} case file" in err and name in err, err
+
+
+def test_cli_run_accepts_comma_dims_and_0d(capsys):
+    code, out = _run(capsys, "run", "LeakyReluBackward", "--shape", "2,3", "--dtype", "bf16")
+    assert code == 0 and "bit-exact" in out and "DT_BF16" in out
+    code, out = _run(capsys, "run", "HardtanhBackward", "--shape")
+    assert code == 0 and "bit-exact" in out

@@ -174,11 +174,13 @@ def test_leaky_py_default_out_dtype_and_shape():
         cases.assert_bits_equal(res, cases.ref_leaky(g, x, np.float32(0.5)))
 
 
-def test_leaky_py_default_slope_is_zero():
+def test_leaky_py_default_slope_is_leaky_relus():
+    """The Pythonic default slope is 0.01, leaky_relu's and torch's (F10), as float32."""
     g = np.array([1.0, -2.0, np.inf, 3.0], F32)
     x = np.array([1.0, -1.0, -1.0, 0.0], F32)
     res = opsnn.leaky_relu_backward(g, x)
-    cases.assert_bits_equal(res, np.array([1.0, -0.0, np.nan, 0.0], F32))
+    s = np.float32(0.01)
+    cases.assert_bits_equal(res, np.array([1.0, np.float32(-2.0) * s, np.inf, np.float32(3.0) * s], F32))
 
 
 def test_py_python_scalar_input_takes_other_dtype():

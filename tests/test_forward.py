@@ -711,6 +711,36 @@ def test_round_trip_leaky(dtype, slope):
         expect_py_failure(opsnn.leaky_relu_backward, g, res, slope, True, status=INVALID, words=["slope"])
 
 
+def test_round_trip_with_default_slopes():
+    """F10: leaky_relu and leaky_relu_backward share the default slope (0.01, torch's), so the
+    backward of a default forward call is torch autograd's gradient."""
+    torch = _torch()
+    x = cases.filled((5, 4), F32, 43, cases.self_specials(F32)[:8])
+    g = cases.filled((5, 4), F32, 44)
+    xt = to_torch(torch, x).requires_grad_(True)
+    torch.nn.functional.leaky_relu(xt).backward(to_torch(torch, g))
+    cases.assert_bits_equal(opsnn.leaky_relu(x), from_torch(torch, torch.nn.functional.leaky_relu(to_torch(torch, x))))
+    cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x), from_torch(torch, xt.grad))
+
+
+def test_set_soc_none_restores_the_default(monkeypatch):
+    """set_soc(name) selects the process SoC; set_soc(None) goes back to $OPSNN_SOC / the default;
+    an unknown name raises ValueError naming the known ones."""
+    from opsnn._core import platform
+
+    monkeypatch.delenv(platform.ENV_VAR, raising=False)
+    try:
+        assert opsnn.set_soc("Ascend310B").name == "Ascend310B"
+        expect_py_failure(opsnn.leaky_relu_backward, np.ones(2, F32), np.ones(2, F32), status=561003)
+        assert opsnn.set_soc(None).name == platform.DEFAULT_SOC
+        cases.assert_bits_equal(opsnn.leaky_relu_backward(np.ones(2, F32), np.ones(2, F32)), np.ones(2, F32))
+        with pytest.raises(ValueError, match="Ascend910B"):
+            opsnn.set_soc("Ascend999")
+        assert platform.current().name == platform.DEFAULT_SOC
+    finally:
+        opsnn.set_soc(None)
+
+
 @pytest.mark.parametrize("dtype", (F32, F16, BF16), ids=str)
 @pytest.mark.parametrize("bounds", ((-1.0, 1.0), (0.0, 6.0), (-0.5, 0.25), (2.0, 2.0)), ids=str)
 def test_round_trip_hardtanh(dtype, bounds):

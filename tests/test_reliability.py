@@ -607,10 +607,13 @@ def test_workspace_overlaps_tensor(dev):
 # executors and phase 2
 # ============================================================================================
 def test_executor_run_twice(dev):
-    """A second phase 2 with the same executor -> 161002; after
-    aclSetAclOpExecutorRepeatable it runs again until destroyed."""
+    """A second phase 2 with the same executor -> 161002, and so does making it repeatable
+    after it ran; made repeatable before its first launch it runs again until destroyed."""
     ws, ex, oa = planned(dev)
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "already run")
+    # released by its launch: it cannot be made repeatable afterwards
+    fail_msg(aclnn.aclSetAclOpExecutorRepeatable(ex), 161002, "already ran", "before the first launch")
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "already run")
     assert acl.rt.synchronize_stream(dev.stream) == 0
     ws, ex, oa = planned(dev)

@@ -309,9 +309,16 @@ def aclnnInplaceHardtanh(workspace, workspace_size, executor, stream) -> int:
 
 @_ret
 def aclSetAclOpExecutorRepeatable(executor) -> int:
-    """Make an executor reusable by phase 2 until ``aclDestroyAclOpExecutor``. Returns ret."""
+    """Make an executor reusable by phase 2 until ``aclDestroyAclOpExecutor``. Call it between
+    phase 1 and the first launch. Returns ret: 0, 161001 (None), 161002 (not an executor,
+    destroyed, or a single-use executor that already ran)."""
     with _LAUNCH_LOCK:
-        _live_executor(executor, "aclSetAclOpExecutorRepeatable").repeatable = True
+        executor = _live_executor(executor, "aclSetAclOpExecutorRepeatable")
+        if executor.consumed and not executor.repeatable:
+            raise AclnnError(161002, "aclSetAclOpExecutorRepeatable: the executor already ran; a "
+                                     "single-use executor is released by its launch. Make it "
+                                     "repeatable before the first launch")
+        executor.repeatable = True
     return 0
 
 

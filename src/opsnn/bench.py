@@ -713,7 +713,9 @@ def summarize(data: dict) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="a small grid that runs in seconds")
-    parser.add_argument("--out-dir", default="benchmarks/results", help="where bench.json / bench.png go")
+    parser.add_argument("--out-dir", default="bench-results",
+                        help="where bench.json / bench.md / bench.png go (default ./bench-results; the "
+                             "recorded run of BENCHMARKS.md is benchmarks/results)")
     parser.add_argument("--ops", nargs="*", help="operators (default: all registered ones benchmarked)")
     parser.add_argument("--dtypes", nargs="*", choices=list(DTYPES), help="dtypes (default: each op's)")
     parser.add_argument("--sizes", nargs="*", type=lambda s: int(float(s)), help="element counts")

@@ -1,7 +1,7 @@
 """The ``opsnn`` command: ``demo | run | verify | tiling | bench | describe | list``.
 
-Exit status: 0 on success, 1 when an operator call or a verified case fails, 2 for usage
-errors (argparse). Operator statuses (161002, ...) are printed, not used as exit codes: they do
+Exit status: 0 on success, 1 when an operator call or a verified case fails (or host memory
+runs out), 2 for usage errors (argparse) and unreadable or malformed input files. Operator statuses (161002, ...) are printed, not used as exit codes: they do
 not fit in 0-255.
 """
 
@@ -16,6 +16,7 @@ from rich.console import Console
 
 from . import registry
 from ._core import dtypes, platform
+from ._core.status import AclnnError
 
 # subcommand -> module providing add_arguments(parser) and run(args) -> int
 _COMMANDS = {
@@ -46,8 +47,18 @@ def main(argv: list[str] | None = None) -> int:
         adder(sub)
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
     args = parser.parse_args(argv)
-    with platform.use_soc(args.soc or platform.current().name):
-        return int(args.handler(args))
+    try:
+        with platform.use_soc(args.soc or platform.current().name):
+            return int(args.handler(args))
+    except AclnnError as exc:
+        print(f"opsnn {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:  # a missing or malformed file, an impossible request
+        print(f"opsnn {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:
+        print(f"opsnn {args.command}: out of host memory ({exc or 'allocation failed'})", file=sys.stderr)
+        return 1
 
 
 # ---- list / describe ---------------------------------------------------------------------
@@ -126,7 +137,10 @@ def _aclnn_details(args) -> dict:
     kinds = list(args.dtype) * (len(spec.inputs) + 1) if len(args.dtype) == 1 else list(args.dtype)
     call = {p.name: ArrayTensor(np.zeros(shape, dtypes.to_numpy(kind)))
             for p, shape, kind in zip(spec.inputs, shapes, kinds)}
-    out_shape = np.broadcast_shapes(*shapes) if spec.broadcast else shapes[-1]
+    try:
+        out_shape = np.broadcast_shapes(*shapes) if spec.broadcast else shapes[-1]
+    except ValueError:  # not broadcastable: phase 1 reports it (161002)
+        out_shape = shapes[-1]
     call["out"] = ArrayTensor(np.zeros(out_shape, dtypes.to_numpy(kinds[len(spec.inputs)])))
     for p in spec.params:
         if p.kind == "scalar":
@@ -173,11 +187,12 @@ _SCALAR_DEFAULTS = {"negative_slope": 0.01, "min_val": -1.0, "max_val": 1.0}
 
 def _add_run_arguments(parser) -> None:
     parser.add_argument("op", help="any operator of `opsnn list` (aclnn prefix optional)")
-    parser.add_argument("--shape", type=int, nargs="*", default=[2, 3], help="shape of self (default 2 3)")
-    parser.add_argument("--grad-shape", type=int, nargs="*", help="shape of gradOutput (default: --shape)")
-    parser.add_argument("--dtype", default="float32",
+    parser.add_argument("--shape", type=_dims, nargs="*", default=[[2, 3]],
+                        help="shape of self: 2 3 or 2,3 (default 2 3; nothing for 0-d)")
+    parser.add_argument("--grad-shape", type=_dims, nargs="*", help="shape of gradOutput (default: --shape)")
+    parser.add_argument("--dtype", default=np.dtype(np.float32), type=_np_dtype,
                         help="float32 | float16 | bfloat16 | float64 | int32 ... (default float32)")
-    parser.add_argument("--out-dtype", help="dtype of out (default: the result dtype)")
+    parser.add_argument("--out-dtype", type=_np_dtype, help="dtype of out (default: --dtype)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
     parser.add_argument("--scalar", type=float, nargs="*",
                         help="scalar arguments in the API's order (default: slope 0.01; min -1 max 1)")
@@ -193,23 +208,32 @@ def _run_run(args) -> int:
     spec = _spec_or_exit(args.op)
     console = Console(highlight=False, soft_wrap=True)
     rng = np.random.default_rng(args.seed)
-    dtype = np.dtype(_np_dtype(args.dtype))
+    dtype = args.dtype
+    scalars = args.scalar if args.scalar else [_SCALAR_DEFAULTS[p.name] for p in spec.scalars]
+    if len(scalars) != len(spec.scalars):
+        names = " ".join(p.api_name for p in spec.scalars) or "none"
+        print(f"opsnn run: error: {spec.api_name} takes {len(spec.scalars)} scalar(s) ({names}); "
+              f"--scalar gave {len(scalars)}", file=sys.stderr)
+        return 2
+    shapes = {"self": _flat(args.shape), "grad": _flat(args.shape if args.grad_shape is None else args.grad_shape)}
     host = {}
     for p in spec.inputs:
-        shape = args.shape if p.name == "self" or args.grad_shape is None else args.grad_shape
-        host[p.name] = (rng.uniform(-2, 2, tuple(shape)) * (2 if p.name != "self" else 1)).astype(dtype)
+        values = rng.uniform(-2, 2, shapes["self" if p.name == "self" else "grad"])
+        host[p.name] = (values * (2 if p.name != "self" else 1)).astype(dtype)
     if args.transpose:
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
-    scalars = args.scalar if args.scalar else [_SCALAR_DEFAULTS[p.name] for p in spec.scalars]
-    expected = _REFERENCES[spec.name.removeprefix("Inplace")](*host.values(), *scalars)
-    out_dtype = np.dtype(_np_dtype(args.out_dtype)) if args.out_dtype else expected.dtype
+    try:
+        out_shape = np.broadcast_shapes(*(a.shape for a in host.values()))
+    except ValueError:  # not broadcastable: phase 1 says so (161002)
+        out_shape = host["self"].shape
+    out_dtype = args.out_dtype or dtype
 
     owns_runtime = acl.init() == 0  # leave a runtime someone else initialised as it was
     acl.rt.set_device(0)
     stream, _ = acl.rt.create_stream()
     tensors = {name: _device_tensor(acl, array) for name, array in host.items()}
     if not spec.inplace:
-        tensors["out"] = _device_tensor(acl, np.zeros(expected.shape, dtype=out_dtype))
+        tensors["out"] = _device_tensor(acl, np.zeros(out_shape, dtype=out_dtype))
     scalar_handles = [acl.create_scalar(v, acl.ACL_DOUBLE) for v in scalars]
     workspace = None
     try:
@@ -250,7 +274,8 @@ def _run_run(args) -> int:
         acl.rt.reset_device(0)
         if owns_runtime:
             acl.finalize()
-    golden = np.empty(expected.shape, dtype=out_dtype)
+    expected = _REFERENCES[spec.name.removeprefix("Inplace")](*host.values(), *scalars)
+    golden = np.empty(expected.shape, dtype=result.dtype)
     dtypes.cast_into(golden, expected)
     exact = result.tobytes() == golden.tobytes()
     console.print(f"result vs float64 reference: {'bit-exact' if exact else '[red]MISMATCH[/red]'}")
@@ -281,12 +306,31 @@ def _read_back(acl, addr: int, tensor, host: np.ndarray) -> np.ndarray:
     return storage if host.flags.c_contiguous else storage.T
 
 
-def _np_dtype(name: str):
+def _np_dtype(name: str) -> np.dtype:
     import ml_dtypes
 
     aliases = {"bfloat16": ml_dtypes.bfloat16, "bf16": ml_dtypes.bfloat16, "fp16": np.float16,
                "fp32": np.float32, "fp64": np.float64}
-    return aliases.get(name, name)
+    try:
+        return np.dtype(aliases.get(name, name))
+    except TypeError:
+        raise argparse.ArgumentTypeError(f"unknown dtype {name!r} (float32, float16, bfloat16, "
+                                         "float64, int32, ...)") from None
+
+
+def _dims(text: str) -> list[int]:
+    """One --shape word: ``2`` or ``2,3`` (commas as in ``opsnn tiling``)."""
+    try:
+        dims = [int(d) for d in text.split(",") if d.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected dims like 2 3 or 2,3, got {text!r}") from None
+    if any(d < 0 for d in dims):
+        raise argparse.ArgumentTypeError(f"dims must be >= 0, got {text!r}")
+    return dims
+
+
+def _flat(words: list[list[int]]) -> tuple[int, ...]:
+    return tuple(d for word in words for d in word)
 
 
 def _reference(name: str):

@@ -27,14 +27,14 @@ _HIT = {name: _fastpath.caller(registry.get(name))
         for name in ("LeakyReluBackward", "HardtanhBackward", "LeakyRelu", "Hardtanh")}
 
 
-def leaky_relu_backward(grad_output, self, negative_slope=0.0, self_is_result=False, *, out=None):
+def leaky_relu_backward(grad_output, self, negative_slope=0.01, self_is_result=False, *, out=None):
     """Gradient of LeakyReLU: ``grad_output if self > 0 else grad_output * float32(negative_slope)``.
 
     Args:
         grad_output: array, float16/bfloat16/float32/float64, 0-8 dims, broadcastable with self.
         self: array, same dtypes (promoted with grad_output by CANN's PromoteType); the forward
             input, or the forward result when ``self_is_result``.
-        negative_slope: number (used as float32, DECISION 2).
+        negative_slope: number (used as float32, DECISION 2); default 0.01, leaky_relu's (F10).
         self_is_result: True when ``self`` is the in-place forward's result; then a negative
             slope is refused.
         out: optional array (any strides) of the broadcast shape and a float or complex dtype.

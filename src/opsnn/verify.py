@@ -380,11 +380,14 @@ def _json_tolerance(case: dict, out_dtype: np.dtype) -> Tolerance:
 def load_cases(path: str | Path) -> list[Case]:
     """Cases of one file, by extension (``.csv`` kernel ST, ``.json`` aclnn ST)."""
     suffix = Path(path).suffix.lower()
-    if suffix == ".csv":
-        return parse_csv(path)
-    if suffix == ".json":
-        return parse_json(path)
-    raise ValueError(f"{path}: expected a .csv (kernel ST) or .json (aclnn ST) case file")
+    parse = {".csv": parse_csv, ".json": parse_json}.get(suffix)
+    if parse is None:
+        raise ValueError(f"{path}: expected a .csv (kernel ST) or .json (aclnn ST) case file")
+    try:
+        return parse(path)
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # JSONDecodeError too
+        kind = "ttk kernel ST csv" if suffix == ".csv" else "atk aclnn ST json"
+        raise ValueError(f"{path}: not a readable {kind} case file ({type(exc).__name__}: {exc})") from exc
 
 
 # ---- case selection -----------------------------------------------------------------------------
@@ -760,13 +763,23 @@ def _run_and_compare(case: Case, settings: Settings, session: Session, result: R
 
 # ---- CLI ----------------------------------------------------------------------------------------
 
+def _positive_count(text: str) -> int:
+    try:
+        value = int(float(text))
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``opsnn verify``."""
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="case files: kernel ST .csv (ttk_kernel_*) or aclnn ST .json (atk_aclnn*)")
     parser.add_argument("--golden", choices=("reference", "torch"), default="reference",
                         help="compare with opsnn.reference (default) or torch.ops.aten like CANN's harness")
-    parser.add_argument("--max-elements", type=lambda s: int(float(s)), default=DEFAULT_MAX_ELEMENTS,
+    parser.add_argument("--max-elements", type=_positive_count, default=DEFAULT_MAX_ELEMENTS,
                         help=f"skip cases whose largest tensor has more elements (default {DEFAULT_MAX_ELEMENTS:.0e}, "
                              "sized for a 24 GiB / 2-core machine)")
     parser.add_argument("--soc", default=None,

@@ -120,12 +120,13 @@ def getenv(name: str) -> str | None:
 _ENV_KEYS: dict[str, object] = {}
 
 
-def set_soc(name: str) -> SocProfile:
-    """Select the emulated SoC for the whole process; returns its profile."""
+def set_soc(name: str | None) -> SocProfile:
+    """Select the emulated SoC for the whole process (None: back to $OPSNN_SOC or the default);
+    returns the profile now in force for the calling thread. Raises ValueError for an unknown
+    name."""
     global _process_soc
-    profile = get_profile(name)
-    _process_soc = profile.name
-    return profile
+    _process_soc = None if name is None else get_profile(name).name
+    return current()
 
 
 @contextlib.contextmanager
