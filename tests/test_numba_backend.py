@@ -194,6 +194,29 @@ def test_transpose_block_moves_bits(dt):
     np.testing.assert_array_equal(dst.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
 
 
+@numba.njit
+def _stream_copy(dst, dst_start, src, n):
+    S.stream_copy(dst, dst_start, src, n)
+    S.store_fence()
+
+
+@pytest.mark.parametrize("dt", [np.dtype(np.uint8), np.dtype(np.uint16), F32, F64, C128], ids=str)
+def test_stream_copy_moves_bits(dt):
+    """Non-temporal copy: every start within a cache line, lengths below and across a line, an
+    address that is not a multiple of the itemsize (copied normally); nothing outside is touched."""
+    src = np.random.default_rng(6).integers(0, 256, 300 * dt.itemsize, dtype=np.uint8).view(dt)
+    raw = np.full(400 * dt.itemsize + 1, 0xA5, np.uint8)
+    for shift in (0, 1) if dt.itemsize > 1 else (0,):
+        for start in range(0, 80 // dt.itemsize + 2):
+            for n in (0, 1, 7, 64 // dt.itemsize + 3, 300):
+                dst = raw[shift:shift + 400 * dt.itemsize].view(dt)
+                raw[:] = 0xA5
+                want = dst.copy()
+                want[start:start + n] = src[:n]
+                _stream_copy(dst, start, src, n)
+                np.testing.assert_array_equal(dst.view(np.uint8), want.view(np.uint8))
+
+
 @pytest.mark.parametrize("src", [F16, BF16, F32, F64], ids=str)
 @pytest.mark.parametrize("dst", [F16, BF16, F32, F64, C64, C128], ids=str)
 def test_copy_kernel_casts_like_cast_into(src, dst):
@@ -385,6 +408,45 @@ def test_parallel_walkers(backend, dt):
     xt = _big(dt, (cols, rows), 20).T
     gt = _big(dt, (rows, cols), 21)
     both(backend, opsnn.leaky_relu_backward, gt, xt, 0.1)               # panels
+
+
+@pytest.fixture
+def streaming(monkeypatch):
+    """Stream every output the walkers may stream (STREAM_MIN_BYTES 0), serial or ``parallel``
+    (2 threads); plan-cache entries made before are dropped so the new kernels run."""
+    from opsnn import _fastpath
+
+    def setup(parallel: bool):
+        monkeypatch.setattr(numba_backend, "STREAM_MIN_BYTES", 0)
+        monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0 if parallel else 1 << 62)
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS) if parallel else 1)
+        _fastpath.clear()
+
+    yield setup
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    _fastpath.clear()
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
+@pytest.mark.parametrize("dt", [F32, F64, F16, BF16], ids=str)
+def test_streamed_outputs(backend, streaming, dt, parallel):
+    """Outputs written with non-temporal stores (rows walker: grad (N, 1) x self (1, M)) are the
+    NumPy backend's bit for bit: odd sizes, several tiles, an out that starts mid cache line,
+    special values. 2-byte outputs run the normal walker (not streamed)."""
+    streaming(parallel)
+    rows, cols = 29, 1031  # not multiples of a cache line; several 16 KiB tiles
+    g = cases.filled((rows, 1), dt, 40, cases.grad_specials(dt))
+    x = cases.filled((1, cols), dt, 41, cases.self_specials(dt, (-1.0, 1.0)))
+    gb, xb = np.broadcast_to(g, (rows, cols)), np.broadcast_to(x, (rows, cols))
+    for shift in (0, 1, 3):
+        out = np.zeros(rows * cols + shift, dt)[shift:].reshape(rows, cols)
+        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=out.copy()))
+        if dt != F64:
+            both(backend, lambda: opsnn.hardtanh_backward(gb, xb, -1.0, 1.0, out=out.copy()))
+    assert numba_backend.streams_output("rows", "cbc", dt) == (dt.itemsize >= 4)
+    assert numba_backend.streams_output("rows", "ccc", F32)  # decided per launch by the sizes
+    assert not numba_backend.streams_output("flat", "cc", F32)  # every input as large as out
+    assert not numba_backend.streams_output("panels", "ccg", F32)
 
 
 # ---- the host launch ------------------------------------------------------------------------------

@@ -21,9 +21,11 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
 * ``d2bf`` float64 -> bfloat16: one rounding (``dtypes.cast_into``: round to float32 *to odd*, then
   ``f2bf``).
 
-Two more helpers are LLVM IR because numba's own lowering is slower: ``zero_unless`` (a select
-against +0.0 that keeps the load unconditional) and ``transpose_block`` (an L x L register transpose
-for the panels walker's gather of a transposed input).
+More helpers are LLVM IR because numba's own lowering is slower or has no such operation:
+``zero_unless`` (a select against +0.0 that keeps the load unconditional), ``transpose_block`` (an
+L x L register transpose for the panels walker's gather of a transposed input), and
+``stream_copy`` / ``store_fence`` (non-temporal stores of a large output, which skip the
+read-for-ownership a normal store costs).
 
 This module imports numba; only the numba backend imports it, on first use.
 """
@@ -189,6 +191,75 @@ def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_s
         return context.get_dummy_value()
 
     return types.none(src, src_start, src_stride, dst, dst_start, dst_stride), codegen
+
+
+STREAM_LINE = 64  # bytes one non-temporal store writes: a cache line, a 512-bit vector
+
+
+@intrinsic
+def _stream_line(typingctx, dst, dst_start, src, src_start):
+    """``dst[dst_start:][:L] = src[src_start:][:L]`` (L = 64 bytes) with one non-temporal store;
+    ``dst``'s address there must be 64-byte aligned, ``src``'s need not be."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype
+            and dst.ndim == src.ndim == 1):
+        return None
+
+    def codegen(context, builder, signature, args):
+        vec = ir.VectorType(_I64, STREAM_LINE // 8)
+
+        def line(k: int):
+            data = context.make_array(signature.args[k])(context, builder, args[k]).data
+            start = context.cast(builder, args[k + 1], signature.args[k + 1], types.int64)
+            return builder.bitcast(builder.gep(data, [start]), vec.as_pointer())
+
+        value = builder.load(line(2), align=1)
+        store = builder.store(value, line(0), align=STREAM_LINE)
+        store.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(_I32, 1)]))
+        return context.get_dummy_value()
+
+    return types.none(dst, dst_start, src, src_start), codegen
+
+
+def _host_is_x86() -> bool:
+    from llvmlite import binding
+
+    return binding.get_process_triple().split("-")[0] in ("x86_64", "i386", "i686")
+
+
+@intrinsic
+def store_fence(typingctx):
+    """Orders the non-temporal stores before it (weakly ordered) before any later store, so a
+    thread that sees the kernel finish sees the output: ``sfence`` on x86 (the fence Intel and AMD
+    document for them), a sequentially consistent fence elsewhere."""
+    def codegen(context, builder, signature, args):
+        if _host_is_x86():
+            sfence = builder.module.declare_intrinsic("llvm.x86.sse.sfence",
+                                                      fnty=ir.FunctionType(ir.VoidType(), []))
+            builder.call(sfence, [])
+        else:  # pragma: no cover - non-x86 hosts
+            builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
+@njit(cache=True, nogil=True)
+def stream_copy(dst, dst_start, src, n):
+    """``dst[dst_start:dst_start + n] = src[:n]``, whole 64-byte lines of ``dst`` written with
+    non-temporal stores (no read-for-ownership; the lines leave the cache), the partial lines at
+    either end with normal stores. A ``dst`` not aligned to its own itemsize is copied normally.
+    Call ``store_fence`` before the output is handed to another thread."""
+    item = dst.itemsize
+    addr = dst.ctypes.data + dst_start * item
+    lanes = STREAM_LINE // item
+    head = n if addr % item else min(n, (-addr) % STREAM_LINE // item)
+    body = head + (n - head) // lanes * lanes
+    for j in range(head):
+        dst[dst_start + j] = src[j]
+    for j in range(head, body, lanes):
+        _stream_line(dst, dst_start + j, src, j)
+    for j in range(body, n):
+        dst[dst_start + j] = src[j]
 
 
 def _host_has_f16c() -> bool:
@@ -370,4 +441,4 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "h2d", "d2h", "bf2f", "f2bf",
                  "f2bf_canonical", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64", "f32_bits",
-                 "f64_bits", "zero_unless", "transpose_block")
+                 "f64_bits", "zero_unless", "transpose_block", "stream_copy", "store_fence")

@@ -18,6 +18,9 @@ compiled with ``cache=True``, so a second process loads machine code instead of 
 Nothing is compiled at import; each variant compiles on first use (the serial walker below
 ``PARALLEL_MIN_BYTES`` of output, the ``prange`` one above).
 
+Large outputs of broadcast inputs (rows walker, ``STREAM_MIN_BYTES``) are computed tile by tile
+into an L1 scratch row and written with non-temporal stores (``_numba_support.stream_copy``).
+
 float16/bfloat16 are read and written as uint16 bits and computed in float32 with one
 round-to-nearest-even (``_numba_support``), so results are bit-identical to the NumPy backend.
 Expressions, dtypes or layouts it cannot lower run on the NumPy backend instead (logged once).
@@ -214,11 +217,53 @@ def _gather(k: int, itemsize: int) -> list[str]:
     return lines
 
 
-def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker: str, modes: str) -> str:
-    """Module source with ``kernel_serial`` and ``kernel_parallel`` for one walker/modes variant."""
+def _stream_source(n_inputs: int, stream_min: int) -> list[str]:
+    """Prologue of a rows walker that may stream its output (``streams_output``). ``stream``: the
+    output has at least ``stream_min`` bytes, the inputs' memory is at most a quarter of it
+    (broadcast inputs), and out is dense in the walk's order, so a tile ``[t0, t1)`` of the walk
+    is ``out[t0:t1]``. Tiles are then computed into the block's scratch row ``so`` (``tgt`` with
+    index offset ``qs``) and written out in whole lines with non-temporal stores (``stream_copy``).
+
+    Measured (2-core EPYC, 1e7-1e8 elements, 1 thread): 1.2x (f32) and 1.35x (f64) for
+    LeakyReluBackward grad (N, 1) x self (1, M); but 0.6-0.9x when two full-size inputs are read
+    as well (contiguous), hence the size rule."""
+    in_bytes = " + ".join(f"a{k}.size * a{k}.itemsize" for k in range(n_inputs)) or "0"
+    return ["out_bytes = out.size * out.itemsize",
+            f"stream = out_bytes >= {stream_min} and 4 * ({in_bytes}) <= out_bytes and offsets[0] == 0",
+            "span = 1",
+            "for d in range(ndim - 1, -1, -1):",
+            "    stream = stream and strides[0, d] == span",
+            "    span *= dims[d]",
+            "scr_out = np.empty((n_blocks, tile if stream else 0), out.dtype)"]
+
+
+# a tile's store target: the block's scratch row when streaming (index t0 - qs from 0), else out
+_STREAM_TILE = ["tgt = so if stream else out",
+                "qs = t0 if stream else 0"]
+# after a tile: write it out from the scratch row
+_STREAM_TILE_END = ["if stream:",
+                    "    stream_copy(out, t0, so, t1 - t0)"]
+# after a block: its streamed lines are visible before the kernel returns
+_STREAM_BLOCK_END = ["if stream:",
+                     "    store_fence()"]
+
+
+def streams_output(walker: str, modes: str, store_dtype: np.dtype) -> bool:
+    """Whether the walker may stream its output (decided per launch, see ``_stream_source``):
+    rows with a unit-stride out of 4- or 8-byte elements. Not flat (its inputs are as large as
+    out), nor 2-byte outputs: f16/bf16 are converted per element and already written at about
+    the memory's rate; the extra pass through L1 cost more than it saved (bf16 1e8, 1 thread: 0.8x)."""
+    return walker == "rows" and modes[0] == "c" and store_dtype.itemsize >= 4
+
+
+def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker: str, modes: str,
+             stream_min: int) -> str:
+    """Module source with ``kernel_serial`` and ``kernel_parallel`` for one walker/modes variant.
+    ``stream_min``: the output bytes from which it streams, where it may (``streams_output``)."""
     n = len(in_chains)
     params = ", ".join(["out"] + [f"a{k}" for k in range(n)] + [cg.scalar_param(s) for s in scalar_names])
     out_mode, in_modes = modes[0], modes[1:]
+    streams = streams_output(walker, modes, np.dtype(store_dtype))
     all_text = "\n".join([*code.lines, code.result, *(cg.load_source("a", "i", c) for c in in_chains)])
     hw = _numba_support.HAS_F16C and bool(_HW_NAMES.search(all_text))
     # screen an input whose own load converts float16, or every input when the element code or
@@ -258,19 +303,24 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             ops = range(n + 1)
             hoisted = {k: (f"{arr[k + 1]}[{idx(k + 1, '0')}]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
             loads = {k: (f"{arr[k + 1]}[{idx(k + 1, 'j')}]", in_chains[k]) for k in range(n) if in_modes[k] != "b"}
-            inner = _loop("j", "run", loads, code, f"out[{idx(0, 'j')}]", hw, screened, hoisted)
+            inner = _loop("j", "run", loads, code, "tgt[np.uint64(q0 + j)]" if streams else f"out[{idx(0, 'j')}]",
+                          hw, screened, hoisted)
             if walker == "rows":
                 sig = f"def {name}({params}, dims, strides, offsets, n_blocks, block_former, numel, tile, check):"
                 lines = _check_source(n, strided=True)
                 lines += ["ndim = dims.shape[0]",
                           "inner = dims[ndim - 1]",
                           "idxbuf = np.zeros((n_blocks, 16), np.int64)"]  # 128-byte rows: no false sharing
+                if streams:
+                    lines += _stream_source(n, stream_min)
                 lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
                 lines += [f"for b in {rng}(n_blocks):",
                           "    start = b * block_former",
                           "    stop = min(start + block_former, numel)",
-                          "    idx = idxbuf[b]",
-                          "    t0 = start",
+                          "    idx = idxbuf[b]"]
+                if streams:
+                    lines.append("    so = scr_out[b]")
+                lines += ["    t0 = start",
                           "    while t0 < stop:",
                           "        t1 = min(t0 + tile, stop)",
                           "        rem = t0",
@@ -280,11 +330,13 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += [f"        p{k} = offsets[{k}]" for k in ops]
                 lines += ["        for d in range(ndim - 1):"]
                 lines += [f"            p{k} += idx[d] * strides[{k}, d]" for k in ops]
+                if streams:
+                    lines += _indent(_STREAM_TILE, 2)
                 lines += ["        c = idx[ndim - 1]",
                           "        pos = t0",
                           "        while pos < t1:",
                           "            run = min(inner - c, t1 - pos)"]
-                lines += [f"            q{k} = p{k} + c * si{k}" for k in ops]
+                lines += [f"            q{k} = p{k} + c * si{k}" + (" - qs" if k == 0 and streams else "") for k in ops]
                 lines += _indent(inner, 3)
                 lines += ["            pos += run",
                           "            c = 0",
@@ -296,9 +348,13 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "                    break"]
                 lines += [f"                p{k} -= dims[d] * strides[{k}, d]" for k in ops]
                 lines += ["                idx[d] = 0",
-                          "                d -= 1",
-                          "        t0 = t1",
-                          "return 0"]
+                          "                d -= 1"]
+                if streams:
+                    lines += _indent(_STREAM_TILE_END, 2)
+                lines.append("        t0 = t1")
+                if streams:
+                    lines += _indent(_STREAM_BLOCK_END, 1)
+                lines.append("return 0")
             else:  # panels: 2-D tiles; operands read with a large inner stride go through scratch
                 gathered = [k for k in range(n) if in_modes[k] == "g"]
                 scatter = out_mode == "g"
@@ -394,11 +450,11 @@ class Program:
     def function(self, walker: str, modes: str, parallel: bool):
         """The compiled walker (generated and imported on first use; numba compiles or loads its
         on-disk cache at the first call)."""
-        key = (walker, modes, parallel)
+        key = (walker, modes, parallel, STREAM_MIN_BYTES)
         fn = self._fns.get(key)
         if fn is None:
             source = generate(self.code, self.in_chains, self.store_chain[-1], self.scalar_names,
-                              walker, modes)
+                              walker, modes, STREAM_MIN_BYTES)
             module = _load_module(source)
             fn = module.kernel_parallel if parallel else module.kernel_serial
             self._fns[key] = fn
@@ -479,6 +535,13 @@ class Program:
 # second thread costs 40-80 us, about a 1e6-element float32 launch). Override with
 # OPSNN_PARALLEL_MIN_BYTES (lower it where the OpenMP pool spins and cores are not shared).
 PARALLEL_MIN_BYTES = int(os.environ.get("OPSNN_PARALLEL_MIN_BYTES", 4 << 20))
+
+
+# From this many output bytes, the rows walker writes a dense output whose inputs are small
+# (broadcast) with non-temporal stores (see ``_stream_source``): such an output leaves the
+# last level cache anyway, and each tile is computed in L1 and then written in whole lines. Default:
+# the 32 MiB L3 of the host of BENCHMARKS.md. Override with OPSNN_STREAM_MIN_BYTES.
+STREAM_MIN_BYTES = int(os.environ.get("OPSNN_STREAM_MIN_BYTES", 32 << 20))
 
 
 def threads_for(out_bytes: int) -> int:
