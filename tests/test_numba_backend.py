@@ -262,6 +262,22 @@ def test_hardtanh_special_values(backend, dt):
         both(backend, opsnn.hardtanh_backward, g, x, lo, hi)
 
 
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_every_input_one_broadcast_element(backend, dt):
+    """Every input a single element seen through 0 strides (an expanded scalar, torch's
+    ``t.expand(n)``): the screened inputs are all loop-invariant, so the kernel's NaN screen has
+    no loop to run. Special values incl. a signalling NaN, with and without out=, each op."""
+    values = list(cases.self_specials(dt)[:10]) + [cases.signaling_nan(dt)]
+    for v in values:
+        b = np.broadcast_to(np.array(v, dt), (3, 5))
+        both(backend, opsnn.leaky_relu_backward, b, b, 0.3)
+        both(backend, opsnn.leaky_relu_backward, b, b, -0.5, out=np.zeros((3, 5), dt).T.copy().T)
+        both(backend, opsnn.leaky_relu, b, 0.2)
+        both(backend, opsnn.hardtanh, b, -1.0, 1.0)
+        if dt != F64:
+            both(backend, opsnn.hardtanh_backward, b, b, -1.0, 1.0)
+
+
 def _ties(dtype) -> np.ndarray:
     """float32 values exactly halfway between two neighbours of ``dtype`` (and just around)."""
     grid = cases.filled((64,), dtype, 5).astype(F32)

@@ -187,7 +187,9 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
     n_raw = len(loads)
     fused = init + [head] + _indent(fast[:n_raw] + update + fast[n_raw:], 1)
     fused += [f"if {cond}:", "    " + head] + _indent(body(False), 2)
-    scan_first = init + [head] + _indent(body(False, only_raw=True) + update, 1)
+    # the screen first: a pass over the raw loads of the screened inputs read in the loop (none
+    # when every screened input is loop-invariant: its screen is a hoisted value)
+    scan_first = init + ([head] + _indent(body(False, only_raw=True) + update, 1) if inner else [])
     scan_first += [f"if {cond}:", "    " + head] + _indent(body(False), 2)
     scan_first += ["else:", "    " + head] + _indent(fast, 2)
     return pre + ["if alias:"] + _indent(scan_first, 1) + ["else:"] + _indent(fused, 1)
