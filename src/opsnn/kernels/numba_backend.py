@@ -542,8 +542,10 @@ PARALLEL_MIN_BYTES = int(os.environ.get("OPSNN_PARALLEL_MIN_BYTES", 4 << 20))
 # From this many output bytes, the rows walker writes a dense output whose inputs are small
 # (broadcast) with non-temporal stores (see ``_stream_source``): such an output leaves the
 # last level cache anyway, and each tile is computed in L1 and then written in whole lines. Default:
-# the 32 MiB L3 of the host of BENCHMARKS.md. Override with OPSNN_STREAM_MIN_BYTES.
-STREAM_MIN_BYTES = int(os.environ.get("OPSNN_STREAM_MIN_BYTES", 32 << 20))
+# twice the 32 MiB L3 of the host of BENCHMARKS.md (at 40 MB, f32 1e7, an output written again and
+# again still partly hits L3 with ordinary stores: streaming measured 0.75x there). Override with
+# OPSNN_STREAM_MIN_BYTES.
+STREAM_MIN_BYTES = int(os.environ.get("OPSNN_STREAM_MIN_BYTES", 64 << 20))
 
 
 def threads_for(out_bytes: int) -> int:
