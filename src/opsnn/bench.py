@@ -13,8 +13,9 @@ registered), dtype, size, thread count and layout:
   the same threads with the same host plan: what the memory system allows.
 
 Layouts: ``contiguous``; ``broadcast`` (grad (N, 1) with self (1, M); binary broadcasting ops
-only); ``strided`` (self a transposed view, the rest dense). Times are medians of several
-samples (each sample a loop long enough to time); the spread printed is the inter-quartile range.
+only); ``strided`` (self a transposed view, the rest dense). Times are medians of 5 samples
+(3 in ``--quick``), each a loop long enough to time; the methods of a row take turns sample by
+sample, so an outside disturbance hits them alike. The spread printed is the inter-quartile range.
 Ratios are speed ratios (other time / opsnn time: above 1 means opsnn is faster). Threads:
 ``numba.set_num_threads`` for opsnn, ``torch.set_num_threads`` for torch.
 
@@ -334,20 +335,27 @@ class Timing:
         return self.q3 - self.q1
 
 
-def measure(fn, sample_seconds: float, samples: int) -> Timing:
-    """Median per-call seconds over ``samples`` samples of ``loops`` calls each (after a warm-up)."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-9)
-    loops = max(1, int(sample_seconds / once))
-    per_call = []
-    for _ in range(samples):
+def measure(fns: dict, sample_seconds: float, samples: int) -> dict:
+    """Per method, the median per-call seconds over ``samples`` samples of ``loops`` calls each
+    (after a warm-up). The methods take turns sample by sample, so a disturbance from outside
+    (another job on a shared machine) lands on every method of a row alike, not on one."""
+    loops = {}
+    for name, fn in fns.items():
+        fn()
         t0 = time.perf_counter()
-        for _ in range(loops):
-            fn()
-        per_call.append((time.perf_counter() - t0) / loops)
-    per_call.sort()
+        fn()
+        loops[name] = max(1, int(sample_seconds / max(time.perf_counter() - t0, 1e-9)))
+    per_call: dict = {name: [] for name in fns}
+    for _ in range(samples):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(loops[name]):
+                fn()
+            per_call[name].append((time.perf_counter() - t0) / loops[name])
+    return {name: _timing(sorted(values), samples, loops[name]) for name, values in per_call.items()}
+
+
+def _timing(per_call: list, samples: int, loops: int) -> Timing:
     q = statistics.quantiles(per_call, n=4) if len(per_call) >= 2 else [per_call[0]] * 3
     return Timing(statistics.median(per_call), q[0], q[2], per_call[0], samples, loops)
 
@@ -422,7 +430,7 @@ def run_grid(args) -> dict:
                     tensors = [to_torch(a) for a in arrays]
                     tout = to_torch(out)
                     acl_case = AclCase(op, arrays, out_shape, dtype) if {"acl_fresh", "acl_repeat"} & set(methods) else None
-                    samples = 3 if (args.quick or n >= 10**7) else 5
+                    samples = 3 if args.quick else 5
                     for th in threads:
                         set_threads(th)
                         calls = {
@@ -437,12 +445,12 @@ def run_grid(args) -> dict:
                             calls["acl_repeat"] = acl_case.repeatable()
                         if "bandwidth" in methods:
                             calls["bandwidth"] = bandwidth_call(len(op.inputs), dtype, n, th)
-                        row = {}
-                        for method in methods:
-                            if method == "numpy" and n >= 10**7 and dtype in (F16, BF16) and not args.slow_numpy:
-                                continue  # ml_dtypes/half ufuncs: seconds per call, skipped unless asked
-                            timing = measure(calls[method], sample_s, samples)
-                            row[method] = timing
+                        timed = {m: calls[m] for m in methods
+                                 # ml_dtypes/half ufuncs: seconds per call, skipped unless asked
+                                 if not (m == "numpy" and n >= 10**7 and dtype in (F16, BF16)
+                                         and not args.slow_numpy)}
+                        row = measure(timed, sample_s, samples)
+                        for method, timing in row.items():
                             records.append({"op": op.name, "dtype": dname, "size": n, "shape": list(out_shape),
                                             "layout": layout, "threads": th, "method": method,
                                             **dataclasses.asdict(timing)})
