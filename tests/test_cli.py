@@ -106,21 +106,21 @@ def test_tiling_shows_the_worked_example_and_the_aclnn_executor_steps(capsys):
     assert "step       workspace 0 B" in out
     assert "HardtanhGrad(self, grad_output; min_val=-1.0, max_val=1.0) -> out" in out
     # the host plan opsnn's kernel walks: 8192 float16 elements, one 16 KiB tile, one thread
-    assert ("host       1 of" in out and "(16384 output bytes): flat walk over dims [8192], 1 block(s) "
+    assert ("host       1 of" in out and "(49152 bytes moved): flat walk over dims [8192], 1 block(s) "
             "of 8192 elements (last 8192), tiles of 8192 elements" in out), out
 
 
 def test_tiling_host_plan_of_a_broadcast_call(capsys):
-    """grad (3000, 1) with self (1, 3000) in bfloat16: 18 MB of output, above the parallel
-    threshold, walked row-wise over both threads without a copy."""
+    """grad (3000, 1) with self (1, 3000) in bfloat16: 18 MB of output and 12 KB of inputs moved,
+    above the parallel threshold, walked row-wise over both threads without a copy."""
     from opsnn.kernels import numba_backend
 
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "3000,1", "--shape2", "1,3000",
                      "--dtype", "bfloat16")
     assert code == 0
-    threads = numba_backend.threads_for(3000 * 3000 * 2)
+    threads = numba_backend.threads_for(3000 * 3000 * 2 + 2 * 3000 * 2)
     assert threads == min(2, numba_backend.get_num_threads())
-    assert f"host       {threads} of {numba_backend.get_num_threads()} threads (18000000 output bytes): " \
+    assert f"host       {threads} of {numba_backend.get_num_threads()} threads (18012000 bytes moved): " \
            f"rows walk over dims [3000, 3000], {threads} block(s)" in out, out
 
 

@@ -412,7 +412,7 @@ def _big(dt, shape, seed):
 
 @pytest.mark.parametrize("dt", [F32, F16], ids=str)
 def test_parallel_walkers(backend, dt):
-    """Outputs above PARALLEL_MIN_BYTES split into one block per thread (2 threads), in each
+    """Launches moving more than PARALLEL_MIN_BYTES split into one block per thread (2 threads), in each
     walker; NaNs in some tiles send those tiles down the exact float16 path."""
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
     n = numba_backend.PARALLEL_MIN_BYTES // dt.itemsize * 3 + 37

@@ -245,8 +245,9 @@ class _Entry:
         self.modes = launch.modes
         self.tile = launch.plan.tile
         self.nbytes = self.numel * self.dtype.itemsize
+        self.moved = impl.moved_bytes(out, ins)
         # small: one block on the calling thread (no thread query, the serial walker)
-        self.small = not impl.use_parallel(self.nbytes)
+        self.small = not impl.use_parallel(self.moved)
         self.launches = {1: launch}
         self.geometry = {1: impl.launch_arrays(launch)} if self.walker != "flat" else {}
         self.halves = tuple(a.dtype.itemsize == 2 and a.dtype.kind not in "iu" for a in [out] + ins)
@@ -304,7 +305,7 @@ class _Entry:
         return env["call"]
 
     def _launch(self, out, ins):
-        threads = self.impl.threads_for(self.nbytes)
+        threads = self.impl.threads_for(self.moved)
         launch = self.launches.get(threads)
         if launch is None:
             launch = self.launches[threads] = self.prog.launch_for(out, ins, threads)

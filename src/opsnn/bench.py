@@ -224,7 +224,7 @@ def bandwidth_call(n_inputs: int, dtype: np.dtype, n: int, threads: int):
     serial, parallel = _bandwidth_kernels()["read2_write1" if n_inputs == 2 else "read1_write1"]
     udt = np.dtype(f"u{dtype.itemsize}")
     arrays = [np.ones(n, udt) for _ in range(n_inputs + 1)]
-    big = numba_backend.use_parallel(n * dtype.itemsize)
+    big = numba_backend.use_parallel((n_inputs + 1) * n * dtype.itemsize)  # the bytes it moves
     plan = plan_host(n, dtype.itemsize, threads if big else 1)
     fn = parallel if big else serial
     return lambda: fn(*arrays, plan.n_blocks, plan.block_former, n)

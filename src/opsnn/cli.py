@@ -169,7 +169,8 @@ def _host_launch_lines(executor) -> list[str]:
         return ["none: nothing to launch (empty tensor)"]
     arrays = {name: t.array() for name, t in executor.tensors.items()}
     out = arrays["out"]
-    threads = impl.threads_for(out.nbytes)
+    moved = impl.moved_bytes(out, [a for name, a in arrays.items() if name != "out"])
+    threads = impl.threads_for(moved)
     try:
         launch = impl.host_launch(executor.plan, arrays, threads)
     except impl.Fallback as exc:
@@ -177,7 +178,7 @@ def _host_launch_lines(executor) -> list[str]:
     if launch is None:
         return ["none: the steps run one by one (no fused compiled program)"]
     first, *rest = launch.describe().removeprefix("host launch: ").splitlines()
-    return [f"{threads} of {impl.get_num_threads()} threads ({out.nbytes} output bytes): {first}"] + rest
+    return [f"{threads} of {impl.get_num_threads()} threads ({moved} bytes moved): {first}"] + rest
 
 
 # ---- run ---------------------------------------------------------------------------------

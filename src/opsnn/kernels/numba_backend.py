@@ -16,7 +16,7 @@ of the host plan (``prange``, one block per thread) and the tiles inside them. T
 module is written to a cache directory (``OPSNN_CACHE_DIR``, default ``~/.cache/opsnn``) and
 compiled with ``cache=True``, so a second process loads machine code instead of compiling.
 Nothing is compiled at import; each variant compiles on first use (the serial walker below
-``PARALLEL_MIN_BYTES`` of output, the ``prange`` one above).
+``PARALLEL_MIN_BYTES`` moved, the ``prange`` one above).
 
 Large outputs of broadcast inputs (rows walker, ``STREAM_MIN_BYTES``) are computed tile by tile
 into an L1 scratch row and written with non-temporal stores (``_numba_support.stream_copy``).
@@ -466,7 +466,7 @@ class Program:
         """The host launch these arrays get (raises Fallback for layouts it cannot address)."""
         shape = out.shape
         operands = [_aligned_strides(out, shape)] + [_aligned_strides(a, shape) for a in ins]
-        threads = n_threads if n_threads is not None else threads_for(out.size * out.itemsize)
+        threads = n_threads if n_threads is not None else threads_for(moved_bytes(out, ins))
         return plan_launch(shape, operands, self.itemsizes, threads)
 
     def run(self, arrays: dict, scalars: tuple) -> None:
@@ -475,7 +475,8 @@ class Program:
         address ranges first) and the result goes through a temporary, as NumPy would."""
         out = arrays[self.output]
         ins = [arrays[name] for name in self.inputs]
-        threads = threads_for(out.size * out.itemsize)
+        moved = moved_bytes(out, ins)
+        threads = threads_for(moved)
         key = (threads, out.shape, out.strides, tuple((a.shape, a.strides) for a in ins))
         cached = self._launches.get(key)
         if cached is None:
@@ -483,7 +484,7 @@ class Program:
             same = sum(1 << (k + 1) for k, a in enumerate(ins)
                        if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
             geometry = launch_arrays(launch) if launch.walker != "flat" else None
-            fn = self.function(launch.walker, launch.modes, use_parallel(out.size * out.itemsize))
+            fn = self.function(launch.walker, launch.modes, use_parallel(moved))
             cached = (launch, geometry, 1 | same, fn)
             if len(self._launches) > 256:
                 self._launches.clear()
@@ -492,7 +493,7 @@ class Program:
         if self.call(fn, launch, geometry, out, ins, scalars, check):
             tmp = np.empty(out.shape, out.dtype)
             tmp_launch = self.launch_for(tmp, ins, threads)
-            tmp_fn = self.function(tmp_launch.walker, tmp_launch.modes, use_parallel(tmp.nbytes))
+            tmp_fn = self.function(tmp_launch.walker, tmp_launch.modes, use_parallel(moved))
             geometry = launch_arrays(tmp_launch) if tmp_launch.walker != "flat" else None
             self.call(tmp_fn, tmp_launch, geometry, tmp, ins, scalars, 0)
             np.copyto(out, tmp)
@@ -506,7 +507,7 @@ class Program:
         same = sum(1 << (k + 1) for k, a in enumerate(ins)
                    if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
         geometry = launch_arrays(launch) if launch.walker != "flat" else None
-        fn = self.function(launch.walker, launch.modes, use_parallel(out.size * out.itemsize))
+        fn = self.function(launch.walker, launch.modes, use_parallel(moved_bytes(out, ins)))
         args = self.arguments(launch, geometry, out, ins, scalars, 1 | same)
 
         def call() -> None:
@@ -532,11 +533,15 @@ class Program:
                 plan.numel, launch.tile_rows, launch.tile_cols, check)
 
 
-# Below this many output bytes a launch stays on the calling thread: waking the pool costs more
-# than it saves (on the 2-vCPU host of BENCHMARKS.md, with OMP_WAIT_POLICY=PASSIVE, waking the
-# second thread costs 40-80 us, about a 1e6-element float32 launch). Override with
-# OPSNN_PARALLEL_MIN_BYTES (lower it where the OpenMP pool spins and cores are not shared).
-PARALLEL_MIN_BYTES = int(os.environ.get("OPSNN_PARALLEL_MIN_BYTES", 4 << 20))
+# Below this many bytes moved (``moved_bytes``) a launch stays on the calling thread: waking the
+# pool costs more than it saves (on the 2-vCPU host of BENCHMARKS.md, with OMP_WAIT_POLICY=PASSIVE,
+# waking the second thread costs 40-80 us, what moving ~12 MB within L3 takes: a 1e6-element
+# float32 LeakyReluBackward, or an 8 MB output of broadcast inputs, ran 1.3-1.7x faster on one
+# thread, a 24 MB launch 1.3x faster on two). Counted in bytes moved, not output bytes, so a
+# broadcast launch (a small input, a large output) and a contiguous one of equal traffic are
+# treated alike. Override with OPSNN_PARALLEL_MIN_BYTES (lower it where the OpenMP pool spins
+# and cores are not shared).
+PARALLEL_MIN_BYTES = int(os.environ.get("OPSNN_PARALLEL_MIN_BYTES", 16 << 20))
 
 
 # From this many output bytes, the rows walker writes a dense output whose inputs are small
@@ -548,16 +553,28 @@ PARALLEL_MIN_BYTES = int(os.environ.get("OPSNN_PARALLEL_MIN_BYTES", 4 << 20))
 STREAM_MIN_BYTES = int(os.environ.get("OPSNN_STREAM_MIN_BYTES", 64 << 20))
 
 
-def threads_for(out_bytes: int) -> int:
-    """Worker threads the host plan may use for an output of ``out_bytes``."""
-    return 1 if out_bytes < PARALLEL_MIN_BYTES else numba.get_num_threads()
+def moved_bytes(out: np.ndarray, ins: list) -> int:
+    """Bytes a launch moves: the output plus the memory each input spans (a broadcast input
+    spans only its own elements, however large the output)."""
+    return out.size * out.itemsize + sum(_span_bytes(a) for a in ins)
 
 
-def use_parallel(out_bytes: int) -> bool:
+def _span_bytes(a: np.ndarray) -> int:
+    if a.size == 0:
+        return 0
+    return sum((d - 1) * abs(s) for d, s in zip(a.shape, a.strides)) + a.itemsize
+
+
+def threads_for(moved: int) -> int:
+    """Worker threads the host plan may use for a launch moving ``moved`` bytes."""
+    return 1 if moved < PARALLEL_MIN_BYTES else numba.get_num_threads()
+
+
+def use_parallel(moved: int) -> bool:
     """Whether to run the ``prange`` variant of a walker. Above PARALLEL_MIN_BYTES always, even
     for one block: numba compiles a parfor body as its own function, which LLVM optimises better
     (the panels walker runs up to 1.6x faster), for ~1 us more launch cost."""
-    return out_bytes >= PARALLEL_MIN_BYTES
+    return moved >= PARALLEL_MIN_BYTES
 
 
 def launch_arrays(launch: HostLaunch) -> tuple:
@@ -812,4 +829,4 @@ def set_num_threads(n: int) -> None:
 
 __all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "cache_dir", "copy", "get_num_threads",
            "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
-           "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]
+           "moved_bytes", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]
