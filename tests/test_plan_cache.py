@@ -92,6 +92,26 @@ def test_strided_and_broadcast_hits_agree():
     cases.assert_bits_equal(opsnn.leaky_relu_backward(gc_, xr, 0.3), first, nan_payload=True)
 
 
+@pytest.mark.parametrize("dt", [F32, F16, BF16], ids=str)
+def test_hits_write_through_permuted_and_nd_outs(dt):
+    """A hit flattens each operand in memory order (ravel / ravel('K')); for out that must be a
+    view, or the result would land in a copy: transposed (dense) and 3-D outs, inputs and a
+    transposed input of another permutation, every call checked against the reference."""
+    g, x = _data((4, 3, 5), dt)
+    want = cases.ref_leaky(g, x, np.float32(0.3))
+    outs = {"c": np.empty((4, 3, 5), dt), "t": np.empty((5, 3, 4), dt).transpose(2, 1, 0),
+            "p": np.empty((3, 5, 4), dt).transpose(2, 0, 1)}
+    xp = np.ascontiguousarray(x.transpose(1, 2, 0)).transpose(2, 0, 1)  # x's values, permuted memory
+    cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.3), want)  # NaN payloads: below
+    first = opsnn.leaky_relu_backward(g, x, 0.3)
+    for _ in range(3):  # the first call of each kind fills the cache, the others hit
+        for out in outs.values():
+            out[...] = 0
+            assert opsnn.leaky_relu_backward(g, xp, 0.3, out=out) is out
+            cases.assert_bits_equal(out, first, nan_payload=True)
+        cases.assert_bits_equal(opsnn.leaky_relu_backward(g.T.copy().T, xp, 0.3), first, nan_payload=True)
+
+
 def test_scalar_values_are_part_of_the_key():
     g = np.full(4, 2.0, F32)
     x = np.full(4, -1.0, F32)

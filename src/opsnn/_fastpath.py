@@ -270,12 +270,13 @@ class _Entry:
             if tmpl.ndim == 1 and tmpl.strides[0] == tmpl.itemsize:
                 flat.append(src)
             elif tmpl.flags.c_contiguous:
-                flat.append(f"{src}.reshape(-1)")
+                flat.append(f"{src}.ravel()")  # a view: the key fixes these strides
             else:
                 perm = tuple(sorted(range(tmpl.ndim), key=lambda d: -tmpl.strides[d]))
                 if min(tmpl.strides, default=0) >= 0 and tmpl.transpose(perm).flags.c_contiguous:
-                    env[f"P{k}"] = perm  # a permutation of a dense array (e.g. a transposed view)
-                    flat.append(f"{src}.transpose(P{k}).reshape(-1)")
+                    # a permutation of a dense array (e.g. a transposed view): in memory order,
+                    # a view (ravel("K") copies only what is not dense in some order)
+                    flat.append(f"{src}.ravel('K')")
                 else:  # a general view: its memory span from the lowest address (half floats as bits)
                     flat.append(f"base({src})")
         if self.walker == "flat":
