@@ -77,7 +77,8 @@ class _Launch:
         tensors = [(names.get(key, key), t) for key, t in executor.tensors.items()
                    if isinstance(t, aclTensor)]
         self.handles = tuple(t for _, t in tensors)
-        self.memory = [(f"{name}'s data", t.allocation) for name, t in tensors if t.allocation is not None]
+        allocations = [(f"{name}'s data", t.allocation) for name, t in tensors]
+        self.memory = [(what, alloc) for what, alloc in allocations if alloc is not None]
         buffer = None
         if size:
             alloc, start = memory.DEVICE.locate(workspace, size, "workspace")

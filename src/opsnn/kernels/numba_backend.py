@@ -476,25 +476,17 @@ class Program:
         out = arrays[self.output]
         ins = [arrays[name] for name in self.inputs]
         moved = moved_bytes(out, ins)
-        threads = threads_for(moved)
-        key = (threads, out.shape, out.strides, tuple((a.shape, a.strides) for a in ins))
+        key = (threads_for(moved), out.shape, out.strides, tuple((a.shape, a.strides) for a in ins))
         cached = self._launches.get(key)
         if cached is None:
-            launch = self.launch_for(out, ins, threads)
-            same = sum(1 << (k + 1) for k, a in enumerate(ins)
-                       if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
-            geometry = launch_arrays(launch) if launch.walker != "flat" else None
-            fn = self.function(launch.walker, launch.modes, use_parallel(moved))
-            cached = (launch, geometry, 1 | same, fn)
+            cached = self._prepare(out, ins, moved)
             if len(self._launches) > 256:
                 self._launches.clear()
             self._launches[key] = cached
         launch, geometry, check, fn = cached
         if self.call(fn, launch, geometry, out, ins, scalars, check):
             tmp = np.empty(out.shape, out.dtype)
-            tmp_launch = self.launch_for(tmp, ins, threads)
-            tmp_fn = self.function(tmp_launch.walker, tmp_launch.modes, use_parallel(moved))
-            geometry = launch_arrays(tmp_launch) if tmp_launch.walker != "flat" else None
+            tmp_launch, geometry, _, tmp_fn = self._prepare(tmp, ins, moved)
             self.call(tmp_fn, tmp_launch, geometry, tmp, ins, scalars, 0)
             np.copyto(out, tmp)
 
@@ -503,17 +495,23 @@ class Program:
         whose operands (device views, workspace slots) are fixed when it is queued."""
         out = arrays[self.output]
         ins = [arrays[name] for name in self.inputs]
-        launch = self.launch_for(out, ins)
-        same = sum(1 << (k + 1) for k, a in enumerate(ins)
-                   if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
-        geometry = launch_arrays(launch) if launch.walker != "flat" else None
-        fn = self.function(launch.walker, launch.modes, use_parallel(moved_bytes(out, ins)))
-        args = self.arguments(launch, geometry, out, ins, scalars, 1 | same)
+        launch, geometry, check, fn = self._prepare(out, ins, moved_bytes(out, ins))
+        args = self.arguments(launch, geometry, out, ins, scalars, check)
 
         def call() -> None:
             if fn(*args):  # out meets an input other than exactly: run's temporary path
                 self.run(arrays, scalars)
         return call
+
+    def _prepare(self, out: np.ndarray, ins: list, moved: int) -> tuple:
+        """``(launch, geometry, check, compiled walker)`` for arrays laid out like these, moving
+        ``moved`` bytes. ``check`` has the kernel compare out's address range with each input's
+        first, bit k + 1 allowing input k to be exactly out's view (in place)."""
+        launch = self.launch_for(out, ins, threads_for(moved))
+        same = sum(1 << (k + 1) for k, a in enumerate(ins)
+                   if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
+        geometry = launch_arrays(launch) if launch.walker != "flat" else None
+        return launch, geometry, 1 | same, self.function(launch.walker, launch.modes, use_parallel(moved))
 
     def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
         return fn(*self.arguments(launch, geometry, out, ins, scalars, check))
@@ -756,9 +754,9 @@ def bind_step(step, srcs: list, dst: np.ndarray):
     def fallback() -> None:
         with np.errstate(all="ignore"):
             if step.kind == "Kernel":
-                numpy_backend.launch(step, srcs, dst)
+                launch(step, srcs, dst)
             else:
-                dtypes.cast_into(dst, srcs[0])
+                copy(dst, srcs[0])
     return fallback
 
 
