@@ -1,8 +1,8 @@
 """The ``opsnn`` command: ``demo | run | verify | tiling | bench | describe | list``.
 
 Exit status: 0 on success, 1 when an operator call or a verified case fails (or host memory
-runs out), 2 for usage errors (argparse) and unreadable or malformed input files. Operator statuses (161002, ...) are printed, not used as exit codes: they do
-not fit in 0-255.
+runs out), 2 for usage errors (argparse) and unreadable or malformed input files. Operator
+statuses (161002, ...) are printed, not used as exit codes: they do not fit in 0-255.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from . import kernels
+from . import _fastpath, kernels
 from ._core import checks, dtypes, overlap, platform
 from ._core.dtypes import DataType
 from ._core.executor import Plan, Ref, SlotAllocator, Step, aclOpExecutor
@@ -216,8 +216,6 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
         key = (id(plan), impl.NAME, tuple((a.dtype, a.shape, a.strides, a.flags.aligned) for a in args))
         hit = _BOUND_CALLS.get(key)
         if hit is None or hit[0] is not plan:
-            from . import _fastpath
-
             hit = (plan, _fastpath.compiled(impl, spec, plan, arrays, check_overlap=False))
             if len(_BOUND_CALLS) >= PLAN_CACHE_SIZE:
                 _BOUND_CALLS.clear()
