@@ -586,15 +586,16 @@ def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path):
 def test_panels_gather_and_scatter(backend):
     """A transposed input and an out with no unit stride: both go through the tile scratch."""
     for dt in (F32, F16, BF16):
-        x = cases.filled((9, 40), dt, 22, cases.self_specials(dt)).T        # (40, 9) transposed
-        g = cases.filled((40, 9), dt, 23, cases.grad_specials(dt))
-        launch = numba_backend._program_for  # noqa: F841 - the walker choice is checked below
-        for out_base in (np.zeros((80, 27), dt), np.zeros((27, 80), dt)):
+        x = cases.filled((90, 40), dt, 22, cases.self_specials(dt)).T       # (40, 90) transposed
+        g = cases.filled((40, 90), dt, 23, cases.grad_specials(dt))
+        for out_base in (np.zeros((80, 270), dt), np.zeros((270, 80), dt)):
             out = out_base[::2, ::3] if out_base.shape[0] == 80 else out_base[::3, ::2].T
             both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=out.copy()))
     prog = numba_backend.program(engine_plan_for(g, x), {"grad_output": g.dtype, "self": x.dtype,
                                                           "out": g.dtype})[0]
-    assert prog.launch_for(np.zeros((80, 27), g.dtype)[::2, ::3], [g, x], 1).walker == "panels"
+    assert prog.launch_for(np.zeros((80, 270), g.dtype)[::2, ::3], [g, x], 1).walker == "panels"
+    # up to SMALL_BYTES of output everything sits in L1: the rows walker reads in place
+    assert prog.launch_for(np.zeros((4, 9), g.dtype)[::2, ::3], [g[:2, :3], x[:2, :3]], 1).walker == "rows"
 
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)

@@ -64,7 +64,7 @@ def _unaligned(a: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
 def test_hits_for_every_argument_type(dt):
-    """The cache key fixes the compiled call's argument types (_fastpath._entry_point): aligned,
+    """The cache key fixes the compiled call's argument types (numba_backend.entry_point): aligned,
     unaligned and read-only inputs and an unaligned out each get their own entry, in any order,
     and every hit gives the reference's bits (half floats reach the kernel as their bits)."""
     g, x = _data((3, 5), dt)

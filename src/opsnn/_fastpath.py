@@ -200,24 +200,6 @@ def _allocate(shape, dtype) -> np.ndarray:
         raise AclnnError(AclError.BAD_ALLOC, f"out: cannot allocate {nbytes} bytes: {exc}") from None
 
 
-def _entry_point(fn, sample: tuple):
-    """The machine-code entry of the numba dispatcher ``fn`` for arguments typed like ``sample``:
-    a call then skips numba's per-call type dispatch (about 0.2 us of a 4-element call).
-
-    Sound only because the plan-cache key fixes the numba type of every argument a hit passes:
-    dtype, shape and strides (so ndim and layout), alignment and writeability of each array (the
-    scalars are this entry's own constants). The entry takes a float16/bfloat16 array where the
-    kernel reads uint16 bits: it unboxes an array by its data pointer, shape, strides and
-    itemsize (checked), which is what ``.view(np.uint16)`` would give it, without the view's
-    0.12 us. A numba that checked more would raise TypeError there, and a raising hit is a miss
-    (``caller``/``hit``: the full path runs). Falls back to the dispatcher itself."""
-    try:
-        return fn.compile(tuple(fn.typeof_pyval(a) for a in sample))
-    except Exception:  # noqa: BLE001 - a numba without this interface: dispatch per call
-        log.debug("no numba entry point for %s; dispatching per call", fn, exc_info=True)
-        return fn
-
-
 class _Entry:
     """A cached call: the fused program, its scalars and the precomputed layout of the launch.
     Called as ``entry(*tensor_params, out)`` (the spec's tensor parameters in order)."""
@@ -283,17 +265,17 @@ class _Entry:
             tail = "1, NUMEL, NUMEL, TILE, CHECK"
         else:
             launch = self.launches[1]
-            env.update(zip(("DIMS", "STRIDES", "OFFSETS"), self.geometry[1]))
+            env["GEOM"] = self.geometry[1]
             last = "TILE" if self.walker == "rows" else f"{launch.tile_rows}, {launch.tile_cols}"
-            tail = f"DIMS, STRIDES, OFFSETS, 1, {launch.plan.block_former}, {launch.plan.numel}, {last}, CHECK"
+            tail = f"GEOM, 1, {launch.plan.block_former}, {launch.plan.numel}, {last}, CHECK"
         scalars = "".join(f"S{k}, " for k in range(len(self.scalars)))
         # numba's dispatcher types an array by its dtype, so half floats go as their uint16 bits;
-        # the entry point takes them as they are (see _entry_point)
+        # the entry point takes them as they are (see numba_backend.entry_point)
         bits = [f"{e}.view(u16)" if half and not e.startswith("base(") else e
                 for e, half in zip(flat, self.halves)]
         sample = eval(f"({', '.join(bits)}, {scalars}{tail})", {**env, **dict(zip(operands, templates))})  # noqa: S307
         env["DISPATCHER"] = self.serial  # kept for introspection (numba's cache statistics)
-        env["FN"] = _entry_point(self.serial, sample)
+        env["FN"] = self.impl.entry_point(self.serial, sample)
         exprs = bits if env["FN"] is self.serial else flat
         lines = [f"def call({', '.join([f't{i}' for i in range(n_tensors)] + ['out'])}):"]
         if self.allocating:
@@ -337,15 +319,14 @@ class _Entry:
         else:
             threads, launch = (1, self.launches[1]) if self.small else self._launch(out, ins)
             p = launch.plan
-            dims, strides, offsets = self.geometry[threads]
+            geom = self.geometry[threads]
             fn = self.serial if self.small else self.prog.function(self.walker, self.modes, True)
             bases = [self.impl.base(a) for a in [out] + ins]
             if self.walker == "rows":
-                ret = fn(*bases, *self.scalars, dims, strides, offsets, p.n_blocks, p.block_former,
-                         p.numel, p.tile, check)
+                ret = fn(*bases, *self.scalars, geom, p.n_blocks, p.block_former, p.numel, p.tile, check)
             else:
-                ret = fn(*bases, *self.scalars, dims, strides, offsets, p.n_blocks, p.block_former,
-                         p.numel, launch.tile_rows, launch.tile_cols, check)
+                ret = fn(*bases, *self.scalars, geom, p.n_blocks, p.block_former, p.numel,
+                         launch.tile_rows, launch.tile_cols, check)
         return None if ret else out
 
 

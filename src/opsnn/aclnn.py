@@ -38,15 +38,18 @@ _LAUNCH_LOCK = threading.Lock()
 
 
 def _is_address(value) -> bool:
+    if type(value) is int:  # the common case first: a launch costs microseconds
+        return True
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _phase2(op: str, workspace, workspace_size, executor, stream) -> int:
     spec = registry.get(op)
-    present = workspace is not None and not (_is_address(workspace) and workspace == 0)
+    address = _is_address(workspace)
+    present = workspace is not None and not (address and workspace == 0)
     with _LAUNCH_LOCK:
         engine.check_launch(executor, workspace_size, present, spec)
-        if present and not _is_address(workspace):
+        if present and not address:
             raise AclnnError(161002, f"{op}: workspace must be a device address (int from acl.rt.malloc), "
                                      f"got {type(workspace).__name__}")
         size = executor.workspace_size

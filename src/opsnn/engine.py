@@ -212,7 +212,7 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
         return _nothing
     if not plan.slots and hasattr(impl, "program"):
         args = [arrays[p.name] for p in spec.params if p.kind == "tensor"]
-        # everything that fixes the compiled call's argument types (see _fastpath._entry_point)
+        # everything that fixes the compiled call's argument types (see numba_backend.entry_point)
         key = (id(plan), impl.NAME, tuple((a.dtype, a.shape, a.strides, a.flags.aligned) for a in args))
         hit = _BOUND_CALLS.get(key)
         if hit is None or hit[0] is not plan:
@@ -481,7 +481,8 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
                               "aclSetAclOpExecutorRepeatable was called")
     if executor.plan.op != op:
         raise checks.fail(op, f"the executor belongs to aclnn{executor.plan.op}, not {spec.api_name}")
-    if isinstance(workspace_size, bool) or not isinstance(workspace_size, (int, np.integer)) \
+    if type(workspace_size) is not int and (isinstance(workspace_size, bool)
+                                            or not isinstance(workspace_size, (int, np.integer))) \
             or workspace_size < 0:
         raise checks.fail(op, f"workspaceSize must be a non-negative integer (bytes), got {workspace_size!r}")
     if workspace_size < executor.workspace_size:

@@ -23,7 +23,8 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
 
 More helpers are LLVM IR because numba's own lowering is slower or has no such operation:
 ``zero_unless`` (a select against +0.0 that keeps the load unconditional), ``transpose_block`` (an
-L x L register transpose for the panels walker's gather of a transposed input), and
+L x L register transpose for the panels walker's gather of a transposed input), ``index_buffer``
+(a walker's multi-index on the stack instead of the heap), and
 ``stream_copy`` / ``store_fence`` (non-temporal stores of a large output, which skip the
 read-for-ownership a normal store costs).
 
@@ -136,6 +137,10 @@ def zero_unless(typingctx, cond, value):
     return value(cond, value), codegen
 
 
+import os
+PREFETCH = bool(int(os.environ.get("OPSNN_PF", "0")))
+
+
 def transpose_lanes(itemsize: int) -> int:
     """Side of the square block ``transpose_block`` moves for elements of ``itemsize`` bytes: 16
     for 2- and 4-byte elements, 8 for 8-byte ones (at most 512-bit rows)."""
@@ -177,6 +182,12 @@ def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_s
             return [builder.bitcast(builder.gep(data, [offset]), vec_ptr) for offset in offsets]
 
         rows = [builder.load(p, align=align) for p in row_pointers(0)]
+        if PREFETCH:
+            pf = builder.module.declare_intrinsic("llvm.prefetch", [ir.IntType(8).as_pointer()])
+            ahead = builder.mul(context.cast(builder, args[2], signature.args[2], types.int64), ir.Constant(_I64, lanes))
+            for p in row_pointers(0):
+                q = builder.gep(builder.bitcast(p, ir.IntType(8).as_pointer()), [builder.mul(ahead, ir.Constant(_I64, align))])
+                builder.call(pf, [q, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)])
         h = lanes // 2
         while h:
             low, high = (ir.Constant(ir.VectorType(_I32, lanes), m) for m in _shuffle_masks(lanes, h))
@@ -191,6 +202,29 @@ def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_s
         return context.get_dummy_value()
 
     return types.none(src, src_start, src_stride, dst, dst_start, dst_stride), codegen
+
+
+INDEX_SLOTS = 16  # entries of an ``index_buffer``: more than the dims of any collapsed launch
+
+
+@intrinsic
+def index_buffer(typingctx):
+    """A 1-D int64 array of ``INDEX_SLOTS`` uninitialised entries on the calling function's stack
+    (no allocation, no reference count): a walker's multi-index, one per thread (a ``prange``
+    body is its own function). Never returned or stored: it lives as long as that frame."""
+    array_type = types.Array(types.int64, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        from numba.core import cgutils
+        from numba.np.arrayobj import make_array, populate_array
+
+        data = cgutils.alloca_once(builder, _I64, size=INDEX_SLOTS)
+        array = make_array(array_type)(context, builder)
+        populate_array(array, data=data, shape=[ir.Constant(_I64, INDEX_SLOTS)], strides=[ir.Constant(_I64, 8)],
+                       itemsize=ir.Constant(_I64, 8), meminfo=None)
+        return array._getvalue()
+
+    return array_type(), codegen
 
 
 STREAM_LINE = 64  # bytes one non-temporal store writes: a cache line, a 512-bit vector
@@ -441,4 +475,4 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "h2d", "d2h", "bf2f", "f2bf",
                  "f2bf_canonical", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64", "f32_bits",
-                 "f64_bits", "zero_unless", "transpose_block", "stream_copy", "store_fence")
+                 "f64_bits", "zero_unless", "transpose_block", "index_buffer", "stream_copy", "store_fence")
