@@ -80,52 +80,56 @@ def _make_key(spec):
     """The key function specialised to ``spec``'s parameters (generated: this runs every call),
     as ``key(kw, out, lookup=True)`` and positional ``fast(*args, out)`` (see ``caller``)."""
     names = [p.name for p in spec.params if p.name != "out"]
-    body = []
+    body = []  # "MISS" stands for the function's not-cacheable return
     parts = []
     tensors = []
     for i, p in enumerate(q for q in spec.params if q.name != "out"):
         if p.kind == "tensor":
             tensors.append(f"v{i}")
-            body += [f"if type(v{i}) is not ndarray: return None, None",
+            body += [f"if type(v{i}) is not ndarray: MISS",
                      f"f{i} = v{i}.flags"]
             parts += [f"v{i}.dtype", f"v{i}.shape", f"v{i}.strides", f"f{i}.aligned", f"f{i}.writeable"]
         else:
             body += [f"t{i} = type(v{i})",
                      f"if t{i} is float:",
-                     f"    if v{i} != v{i}: return None, None",
+                     f"    if v{i} != v{i}: MISS",
                      f"    s{i} = copysign(1.0, v{i})",
                      f"elif t{i} is bool or t{i} is int:",
                      f"    s{i} = None",
                      "else:",
                      f"    s{i} = number_key(v{i})",
-                     f"    if s{i} is NO: return None, None"]
+                     f"    if s{i} is NO: MISS"]
             parts += [f"t{i}", f"v{i}", f"s{i}"]
     body += ["if out is None:",
              "    o = None",
              "elif type(out) is ndarray and (fo := out.flags).writeable:",
              "    o = (out.dtype, out.shape, out.strides, fo.aligned)",
              "else:",
-             "    return None, None",
+             "    MISS",
              # the SoC and backend *selections* (thread / process / environment), inlined:
              # platform.current_name() and kernels.default_name() cost more than the rest
              "soc = local.soc or platform._process_soc or env_get(SOC_ENV)",
              "backend = kernels.DEFAULT or env_get(BACKEND_ENV)",
-             f"k = ({spec.name!r}, soc, backend, {', '.join(parts)}, o)",
-             "if lookup:",
-             "    entry = ENTRIES.get(k)",
-             "    if entry is not None:",
-             f"        done = entry({', '.join(tensors + ['out'])})",
-             "        if done is not None:",
-             "            return done, None",
-             "return None, k"]
+             f"k = ({spec.name!r}, soc, backend, {', '.join(parts)}, o)"]
+    call = f"entry({', '.join(tensors + ['out'])})"
     args = ", ".join(f"v{i}" for i in range(len(names)))
     lines = [f"def found({args}, out, lookup=True):"]
-    lines += [f"    {line}" for line in body]
+    lines += [f"    {line.replace('MISS', 'return None, None')}" for line in body]
+    lines += ["    if lookup:",
+              "        entry = ENTRIES.get(k)",
+              "        if entry is not None:",
+              f"            done = {call}",
+              "            if done is not None:",
+              "                return done, None",
+              "    return None, k"]
     lines += ["def key(kw, out, lookup=True):",
               f"    return found({', '.join(f'kw[{name!r}]' for name in names)}, out, lookup)"]
+    # the same body inline (one Python call less on the hot path)
     lines += [f"def fast({args}, out):",
-              "    try:",
-              f"        return found({args}, out)[0]",
+              "    try:"]
+    lines += [f"        {line.replace('MISS', 'return None')}" for line in body]
+    lines += ["        entry = ENTRIES.get(k)",
+              f"        return None if entry is None else {call}",
               "    except Exception:  # noqa: BLE001 - a miss; the full path reports the error",
               "        return None"]
     env = {"ENTRIES": ENTRIES, "ndarray": np.ndarray, "copysign": math.copysign, "number_key": _number_key, "NO": _NO,
