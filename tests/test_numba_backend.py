@@ -601,8 +601,10 @@ def test_panels_gather_and_scatter(backend):
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
 def test_panels_register_transposes(backend, dt):
     """Transposed inputs large enough for the L x L register transposes of the panels walker, with
-    ragged edges, reversed columns (negative stride) and a row step of 2 (element gather)."""
-    for rows, cols in ((300, 70), (37, 129)):
+    ragged edges (the last block of a row or column overlaps its neighbour), tiles narrower than
+    L (element gather), exact multiples of L, reversed columns (negative stride) and a row step
+    of 2 (element gather)."""
+    for rows, cols in ((300, 70), (37, 129), (15, 200), (200, 15), (32, 48)):
         x_mem = cases.filled((cols, 2 * rows), dt, 30, cases.self_specials(dt, (-1.0, 1.0)))
         g = cases.filled((rows, cols), dt, 31, cases.grad_specials(dt))
         for x in (x_mem[:, :rows].T, x_mem[::-1, :rows].T, x_mem[:, ::2].T):

@@ -206,26 +206,27 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
 
 def _gather(k: int, itemsize: int) -> list[str]:
     """Panels walker: copy the tile of gathered input ``k`` into its scratch ``s<k>`` (row r of
-    the tile at ``r * tile_cols``). A transposed operand (unit stride along the tile's rows) goes
-    through L x L register transposes (``transpose_block``); the rest of the tile, and any other
-    layout, element by element along the operand's own memory order."""
+    the tile at ``r * tile_cols``). A transposed operand (unit stride along the tile's rows) of a
+    tile at least L x L goes through L x L register transposes (``transpose_block``), the last
+    block of each row and column shifted back to end at the tile's edge (it overlaps its
+    neighbour, which it rewrites with the same values): no element is left to a scalar loop.
+    Smaller tiles, and any other layout, are copied element by element in the operand's own
+    memory order."""
     a, sr, si = f"a{k}", f"sr{k + 1}", f"si{k + 1}"
-    lines = [f"g{k} = base{k + 1} + r0 * {sr} + c0 * {si}",
-             f"nb{k} = 0",  # rows and columns of the tile that the register transposes cover
-             f"cb{k} = 0"]
-    if itemsize in (2, 4, 8):
-        lanes = _numba_support.transpose_lanes(itemsize)
-        lines += [f"if {sr} == 1:",
-                  f"    nb{k} = nr - nr % {lanes}",
-                  f"    cb{k} = run - run % {lanes}",
-                  f"    for c in range(0, cb{k}, {lanes}):",
-                  f"        for r in range(0, nb{k}, {lanes}):",
-                  f"            transpose_block({a}, g{k} + r + c * {si}, {si},",
-                  f"                            s{k}, r * tile_cols + c, tile_cols)"]
-    lines += ["for c in range(run):",
-              f"    for r in range(nb{k} if c < cb{k} else 0, nr):",
+    lines = [f"g{k} = base{k + 1} + r0 * {sr} + c0 * {si}"]
+    scalar = ["for c in range(run):",
+              "    for r in range(nr):",
               f"        s{k}[np.uint64(r * tile_cols + c)] = {a}[np.uint64(g{k} + r * {sr} + c * {si})]"]
-    return lines
+    if itemsize not in (2, 4, 8):
+        return lines + scalar
+    lanes = _numba_support.transpose_lanes(itemsize)
+    return lines + [f"if {sr} == 1 and nr >= {lanes} and run >= {lanes}:",
+                    f"    for c in range(0, run, {lanes}):",
+                    f"        cc = min(c, run - {lanes})",
+                    f"        for r in range(0, nr, {lanes}):",
+                    f"            rr = min(r, nr - {lanes})",
+                    f"            transpose_block({a}, g{k} + rr + cc * {si}, {si}, s{k}, rr * tile_cols + cc, tile_cols)",
+                    "else:"] + _indent(scalar, 1)
 
 
 def _stream_source(n_inputs: int, stream_min: int) -> list[str]:
