@@ -137,10 +137,6 @@ def zero_unless(typingctx, cond, value):
     return value(cond, value), codegen
 
 
-import os
-PREFETCH = bool(int(os.environ.get("OPSNN_PF", "0")))
-
-
 def transpose_lanes(itemsize: int) -> int:
     """Side of the square block ``transpose_block`` moves for elements of ``itemsize`` bytes: 16
     for 2- and 4-byte elements, 8 for 8-byte ones (at most 512-bit rows)."""
@@ -182,12 +178,6 @@ def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_s
             return [builder.bitcast(builder.gep(data, [offset]), vec_ptr) for offset in offsets]
 
         rows = [builder.load(p, align=align) for p in row_pointers(0)]
-        if PREFETCH:
-            pf = builder.module.declare_intrinsic("llvm.prefetch", [ir.IntType(8).as_pointer()])
-            ahead = builder.mul(context.cast(builder, args[2], signature.args[2], types.int64), ir.Constant(_I64, lanes))
-            for p in row_pointers(0):
-                q = builder.gep(builder.bitcast(p, ir.IntType(8).as_pointer()), [builder.mul(ahead, ir.Constant(_I64, align))])
-                builder.call(pf, [q, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)])
         h = lanes // 2
         while h:
             low, high = (ir.Constant(ir.VectorType(_I32, lanes), m) for m in _shuffle_masks(lanes, h))

@@ -1,0 +1,65 @@
+#!/usr/bin/env python
+"""Refresh the generated blocks of BENCHMARKS.md from the recorded run in benchmarks/results.
+
+    python benchmarks/bench.py     # the full grid (~10 minutes) into benchmarks/results
+    python benchmarks/record.py    # the machine table, targets and result tables of BENCHMARKS.md
+
+Each generated block sits between ``<!-- generated:NAME -->`` and ``<!-- /generated -->``; the
+rest of the page (how to read it, where each target stands and why) is written by hand and kept.
+Re-read that prose against the new numbers after each run.
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+PAGE = ROOT / "BENCHMARKS.md"
+
+
+def machine_table(data: dict) -> str:
+    m = data["machine"]
+    threading = f" ({m['numba_threading_layer']} threading layer)" if m.get("numba_threading_layer") else ""
+    rows = [
+        ("CPUs", f"`nproc` = {m['nproc']}"),
+        ("CPU model", f"`{m.get('cpu', '?')}` (as `/proc/cpuinfo` names it)"),
+        ("Memory", f"{m.get('memory_gib', '?')} GiB"),
+        ("Platform", m.get("platform", "?")),
+        ("Software", f"Python {m['python']}, NumPy {m['numpy']}, numba {m['numba']}{threading}, "
+                     f"torch {m.get('torch', '-')}"),
+        ("Environment", f"`OMP_WAIT_POLICY={m.get('OMP_WAIT_POLICY') or 'unset'}`"),
+        ("Full run", f"{data['elapsed_s']:.0f} s (`python benchmarks/bench.py`)"),
+    ]
+    return "\n".join(["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
+
+
+def sections(bench_md: str) -> tuple[str, str]:
+    """(the targets table, the result tables) of bench.md."""
+    parts = bench_md.split("\n### ")
+    targets = next(p for p in parts if p.startswith("targets"))
+    results = [p for p in parts[1:] if not p.startswith("targets")]
+    return targets.split("\n", 1)[1].strip(), "\n\n".join("### " + p.strip() for p in results)
+
+
+def replace_block(page: str, name: str, body: str) -> str:
+    pattern = re.compile(rf"(<!-- generated:{name} -->\n).*?(\n<!-- /generated -->)", re.S)
+    if not pattern.search(page):
+        raise SystemExit(f"BENCHMARKS.md has no '<!-- generated:{name} -->' block")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), page)
+
+
+def main() -> int:
+    data = json.loads((RESULTS / "bench.json").read_text())
+    targets, results = sections((RESULTS / "bench.md").read_text())
+    page = PAGE.read_text()
+    for name, body in (("machine", machine_table(data)), ("targets", targets), ("results", results)):
+        page = replace_block(page, name, body)
+    PAGE.write_text(page)
+    print(f"updated {PAGE.relative_to(ROOT)} from {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
