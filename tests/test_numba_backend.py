@@ -620,3 +620,17 @@ def engine_plan_for(g, x):
     args = {"grad_output": ArrayTensor(g), "self": ArrayTensor(x), "negative_slope": aclScalar(0.3, DataType.DOUBLE),
             "self_is_result": False, "out": ArrayTensor(np.zeros(g.shape, g.dtype))}
     return engine.plan(opsnn.registry.get("LeakyReluBackward"), args).plan
+
+
+def test_widening_cast_quiets_a_signalling_nan(backend):
+    """grad float32/bfloat16 with self float64 runs in float64 (Cast, kernel, Cast back). NumPy's
+    float32 -> float64 cast quiets a signalling NaN; the fused kernel must too, although LLVM may
+    fold a widening and the narrowing after it into a plain copy (``f2d``)."""
+    x = np.array([1.0, -1.0, 2.0, 0.5])                                   # float64: promotes
+    grads = (np.array([0x7FA00005, 0xFFA00005, 0x7F800001, 0x7FC00007], np.uint32).view(F32),
+             np.array([0x7F85, 0xFF81, 0x7F81, 0x7FC1], np.uint16).view(BF16))
+    for g in grads:
+        for odt in (F32, BF16, F16, F64):
+            got = both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=np.zeros(4, odt)))
+            if odt == F32:  # every NaN comes out quiet (bit 22), payload kept where it fits
+                assert (got.view(np.uint32) & 0x7FC00000 == 0x7FC00000).all(), got.view(np.uint32)

@@ -322,7 +322,7 @@ def _np_dtype(name: str) -> np.dtype:
 def _dims(text: str) -> list[int]:
     """One --shape word: ``2`` or ``2,3`` (commas as in ``opsnn tiling``)."""
     try:
-        dims = [int(d) for d in text.split(",") if d.strip()]
+        dims = [int(d) for d in text.split(",")]  # an empty part ("2,,3", ",") is an error
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected dims like 2 3 or 2,3, got {text!r}") from None
     if any(d < 0 for d in dims):

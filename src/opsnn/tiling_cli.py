@@ -37,12 +37,12 @@ class _UsageError(Exception):
 
 
 def _parse_shape(text: str) -> tuple[int, ...]:
-    """``1,64,2,64``, ``[1, 64]``, ``1x64`` or ``[]``/empty for a 0-d shape."""
-    parts = [p for p in re.split(r"[,x\s]+", text.strip().strip("[]()")) if p]
-    try:
-        return tuple(int(p) for p in parts)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"bad shape {text!r}; write e.g. 1,64,2,64 or [] for 0-d") from None
+    """``1,64,2,64``, ``[1, 64]``, ``1x64`` or ``[]``/empty for a 0-d shape (negative dims pass:
+    phase 1 reports them). Anything else, a stray separator included, is a usage error."""
+    body = text.strip().strip("[]()").strip()
+    if body and not re.fullmatch(r"-?\d+(?:(?:\s*[,x]\s*|\s+)-?\d+)*", body):
+        raise argparse.ArgumentTypeError(f"bad shape {text!r}; write e.g. 1,64,2,64 or [] for 0-d")
+    return tuple(int(p) for p in re.findall(r"-?\d+", body))
 
 
 def _parse_dtype(text: str) -> DataType:

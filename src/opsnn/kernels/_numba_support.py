@@ -11,6 +11,7 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
   (arithmetic never makes a signalling NaN, so only a loaded value can be one).
 * ``f2h``  float32 -> float16: round to nearest even; overflow to +-inf; subnormals exact; a NaN
   keeps the top 10 payload bits and stays a NaN (``npy_floatbits_to_halfbits``).
+* ``f2d``  float32 -> float64: exact; a NaN gets its quiet bit, as NumPy's (hardware) cast does.
 * ``h2d``  float16 -> float64: exact, NaN payload kept (``npy_halfbits_to_doublebits``).
 * ``d2h``  float64 -> float16: one rounding to nearest even (``npy_doublebits_to_halfbits``).
 * ``bf2f`` bfloat16 -> float32: the 16 bits shifted up (exact).
@@ -352,6 +353,17 @@ def f2h_canonical(f):
 
 
 @njit(cache=True, nogil=True)
+def f2d(f):
+    """float32 -> float64 as NumPy's cast (the hardware's cvtss2sd): exact, a NaN quieted. Spelled
+    out because LLVM may fold a widening and a later narrowing back to float32 away, which would
+    carry a signalling NaN through where NumPy's two casts quiet it."""
+    d = np.float64(f)
+    if d != d:
+        return bits_f64(f64_bits(d) | np.uint64(0x0008000000000000))
+    return d
+
+
+@njit(cache=True, nogil=True)
 def h2d(h):
     h32 = np.uint32(h) & np.uint32(0xFFFF)
     if (h32 & np.uint32(0x7FFF)) > np.uint32(0x7C00):  # NaN: payload shifted, not quieted
@@ -463,6 +475,6 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
     return 0 if same_start else 1
 
 
-SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "h2d", "d2h", "bf2f", "f2bf",
+SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f", "f2bf",
                  "f2bf_canonical", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64", "f32_bits",
                  "f64_bits", "zero_unless", "transpose_block", "index_buffer", "stream_copy", "store_fence")

@@ -261,9 +261,9 @@ def conv(expr: str, src: np.dtype, dst: np.dtype) -> str:
     if src == F16:
         return {F32: f"h2f({expr})", F64: f"h2d({expr})", BF16: f"f2bf_canonical(h2f({expr}))"}[dst]
     if src == BF16:
-        return {F32: f"bf2f({expr})", F64: f"np.float64(bf2f({expr}))", F16: f"f2h_canonical(bf2f({expr}))"}[dst]
+        return {F32: f"bf2f({expr})", F64: f"f2d(bf2f({expr}))", F16: f"f2h_canonical(bf2f({expr}))"}[dst]
     if src == F32:
-        return {F64: f"np.float64({expr})", F16: f"f2h({expr})", BF16: f"f2bf({expr})"}[dst]
+        return {F64: f"f2d({expr})", F16: f"f2h({expr})", BF16: f"f2bf({expr})"}[dst]
     if src == F64:
         return {F32: f"np.float32({expr})", F16: f"d2h({expr})", BF16: f"d2bf({expr})"}[dst]
     raise Unsupported(f"{src} -> {dst}")
