@@ -177,17 +177,19 @@ def test_zero_unless_keeps_bits_or_gives_zero_bits(dt):
 
 
 @numba.njit
-def _transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride):
-    S.transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride)
+def _transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride, ahead):
+    S.transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride, ahead)
 
 
+@pytest.mark.parametrize("ahead", [0, -16 * 50, 10**6], ids=["no-prefetch", "prefetch", "prefetch-past-end"])
 @pytest.mark.parametrize("dt", [np.dtype(np.uint16), F32, F64, np.dtype(np.int64)], ids=str)
-def test_transpose_block_moves_bits(dt):
+def test_transpose_block_moves_bits(dt, ahead):
+    """Bits moved exactly; a prefetch (even of addresses past the array) changes nothing."""
     lanes = S.transpose_lanes(dt.itemsize)
     src = np.random.default_rng(5).integers(0, 256, 40 * 50 * dt.itemsize, dtype=np.uint8).view(dt)
     dst = np.zeros(40 * 50, dt)
     start = 7 + 50 * (lanes - 1)
-    _transpose_block(src, start, -50, dst, 3, 40)  # a negative source stride: reversed columns
+    _transpose_block(src, start, -50, dst, 3, 40, ahead)  # a negative source stride: reversed columns
     i, k = np.arange(lanes)[:, None], np.arange(lanes)[None, :]
     want = np.zeros_like(dst)
     want[3 + i * 40 + k] = src[start - 50 * k + i]

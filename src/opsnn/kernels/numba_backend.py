@@ -225,7 +225,8 @@ def _gather(k: int, itemsize: int) -> list[str]:
                     f"        cc = min(c, run - {lanes})",
                     f"        for r in range(0, nr, {lanes}):",
                     f"            rr = min(r, nr - {lanes})",
-                    f"            transpose_block({a}, g{k} + rr + cc * {si}, {si}, s{k}, rr * tile_cols + cc, tile_cols)",
+                    f"            transpose_block({a}, g{k} + rr + cc * {si}, {si}, s{k}, rr * tile_cols + cc, tile_cols,",
+                    f"                            far * {lanes} * {si})",
                     "else:"] + _indent(scalar, 1)
 
 
@@ -386,6 +387,9 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                     lines.append("scro = np.empty((n_blocks, area), out.dtype)")
                 lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
                 lines += [f"sr{k} = strides[{k}, ndim - 2]" for k in ops]
+                # from memory, not cache: the gathers prefetch the next block of source rows
+                span = " + ".join(f"{x}.size * {x}.itemsize" for x in arr)
+                lines.append(f"far = 1 if {span} >= {PREFETCH_MIN_BYTES} else 0")
                 lines += [f"for b in {rng}(n_blocks):",
                           "    pstart = b * block_former",
                           "    pstop = min(pstart + block_former, n_panels)"]
@@ -556,6 +560,13 @@ def entry_point(fn, sample: tuple):
     except Exception:  # noqa: BLE001 - a numba without this interface: dispatch per call
         log.debug("no numba entry point for %s; dispatching per call", fn, exc_info=True)
         return fn
+
+
+# From this many bytes spanned by a panels launch's operands, its register-transpose gathers
+# prefetch the next block's source rows (``transpose_block``'s ``ahead``): the L3 of the host of
+# BENCHMARKS.md. Measured (A/B in one process, 2-core EPYC): 4-14% faster at 1e7-1e8 elements,
+# 0-8% slower at 1e5-1e6, where the lines come from cache anyway.
+PREFETCH_MIN_BYTES = 32 << 20
 
 
 # Below this many bytes moved (``moved_bytes``) a launch stays on the calling thread: waking the
