@@ -10,9 +10,11 @@ numba backend passes these numbers to its kernels and the kernels walk them exac
   input (e.g. LeakyReluBackward grad (N, 1) with self (1, M)). The flat output range is split as
   for ``flat``; inside a tile the kernel runs along the inner dim, operands advancing by their
   element strides (0 on broadcast dims), so nothing is copied.
-* ``panels``: some input reads the inner dim with a large stride (a transposed view). Work units
-  are panels of ``tile_rows`` output rows; blocks take whole panels, and each panel is walked in
-  ``tile_rows x tile_cols`` tiles so both the strided and the dense operands stay in cache.
+* ``panels``: some input reads the inner dim with a large stride (a transposed view), and the
+  output is larger than ``SMALL_BYTES`` (smaller ones take ``rows``, reading it in place). Work
+  units are panels of ``tile_rows`` output rows; blocks take whole panels, and each panel is
+  walked in ``tile_rows x tile_cols`` tiles so both the strided and the dense operands stay in
+  cache.
 """
 
 from __future__ import annotations
