@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
 from . import engine, kernels, registry
-from ._core import memory, overlap
+from ._core import checks, memory, overlap
 from ._core.status import AclnnError, Status, boundary
 from ._core.executor import aclOpExecutor
 from ._core.tensor import aclTensor
@@ -37,15 +35,9 @@ def _phase1(op: str, **args):
 _LAUNCH_LOCK = threading.Lock()
 
 
-def _is_address(value) -> bool:
-    if type(value) is int:  # the common case first: a launch costs microseconds
-        return True
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 def _phase2(op: str, workspace, workspace_size, executor, stream) -> int:
     spec = registry.get(op)
-    address = _is_address(workspace)
+    address = checks.is_c_int(workspace)
     present = workspace is not None and not (address and workspace == 0)
     with _LAUNCH_LOCK:
         engine.check_launch(executor, workspace_size, present, spec)
@@ -87,7 +79,6 @@ class _Launch:
             alloc, start = memory.DEVICE.locate(workspace, size, "workspace")
             self.memory.append(("the workspace", alloc))
             buffer = alloc.buffer[start:start + size]
-        self.op = spec.name
         self.run = engine.bind(spec, executor, buffer, repeated=executor.repeatable)
 
     @classmethod

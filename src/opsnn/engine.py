@@ -206,10 +206,10 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
     executor; preparing costs more than one run).
     """
     plan = executor.plan
-    arrays = {name: t.array() for name, t in executor.tensors.items()}
-    impl = kernels.get(backend)
     if not plan.steps:
         return _nothing
+    arrays = {name: t.array() for name, t in executor.tensors.items()}
+    impl = kernels.get(backend)
     if not plan.slots and hasattr(impl, "program"):
         args = [arrays[p.name] for p in spec.params if p.kind == "tensor"]
         # everything that fixes the compiled call's argument types (see numba_backend.entry_point)
@@ -481,9 +481,7 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
                               "aclSetAclOpExecutorRepeatable was called")
     if executor.plan.op != op:
         raise checks.fail(op, f"the executor belongs to aclnn{executor.plan.op}, not {spec.api_name}")
-    if type(workspace_size) is not int and (isinstance(workspace_size, bool)
-                                            or not isinstance(workspace_size, (int, np.integer))) \
-            or workspace_size < 0:
+    if not checks.is_c_int(workspace_size) or workspace_size < 0:
         raise checks.fail(op, f"workspaceSize must be a non-negative integer (bytes), got {workspace_size!r}")
     if workspace_size < executor.workspace_size:
         raise checks.fail(op, f"workspaceSize {workspace_size} is smaller than the "

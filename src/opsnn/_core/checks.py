@@ -3,10 +3,20 @@ operator and argument, the expected and the actual value (spec §10 paraphrased)
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import dtypes
 from .dtypes import DataType
 from .shape import MAX_DIM, fmt
 from .status import AclnnError, Status
+
+
+def is_c_int(value) -> bool:
+    """Whether ``value`` is an integer a C API argument can be in Python: an ``int`` or a NumPy
+    integer, never a bool. The plain int is tested first: launches check several per call."""
+    if type(value) is int:
+        return True
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def fail(op: str, message: str, status: int = Status.ERR_PARAM_INVALID) -> AclnnError:

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from . import dtypes, memory
+from .checks import is_c_int
 from .dtypes import DataType, Format
 from .shape import contiguous_strides, is_contiguous, numel
 from .status import AclError, AclnnError, Status
@@ -62,14 +63,14 @@ class aclTensor(TensorBase):  # noqa: N801 - the CANN type name
         self.strides = _dims(strides, "stride")
         if len(self.strides) != len(self.shape):
             raise _bad(f"stride has {len(self.strides)} entries but viewDims has {len(self.shape)}")
-        if not isinstance(offset, (int, np.integer)) or isinstance(offset, bool) or offset < 0:
+        if not is_c_int(offset) or offset < 0:
             raise _bad(f"offset must be a non-negative integer (elements), got {offset!r}")
         self.offset = int(offset)
         self.format = _enum(Format, fmt, "format")
         if self.format == Format.UNDEFINED:
             raise _bad("format ACL_FORMAT_UNDEFINED cannot describe a tensor")
         self.storage_shape = _dims(storage_shape, "storageDims")
-        if not isinstance(addr, (int, np.integer)) or isinstance(addr, bool):
+        if not is_c_int(addr):
             raise _bad(f"tensorData must be a device address (int from acl.rt.malloc), got {type(addr).__name__}")
         self.addr = int(addr)
         self.destroyed = False
@@ -264,13 +265,13 @@ def _dims(values, what: str) -> tuple[int, ...]:
         values = values.tolist()
     dims = tuple(values)
     for d in dims:
-        if not isinstance(d, (int, np.integer)) or isinstance(d, (bool, np.bool_)) or d < 0:
+        if not is_c_int(d) or d < 0:
             raise _bad(f"{what} must hold non-negative integers, got {list(dims)!r}")
     return tuple(int(d) for d in dims)
 
 
 def _enum(enum_type, value, what: str):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not is_c_int(value):
         raise _bad(f"{what} must be an {enum_type.__name__} value (int), got {value!r}")
     try:
         return enum_type(int(value))

@@ -9,6 +9,7 @@ import weakref
 import numpy as np
 
 from .._core import memory
+from .._core.checks import is_c_int
 from .._core.status import AclError, AclnnError
 
 _lock = threading.Lock()
@@ -89,7 +90,7 @@ def as_bytes(obj, what: str, writable: bool) -> np.ndarray:
 
 
 def region(ptr, nbytes: int, what: str, writable: bool) -> np.ndarray:
-    if isinstance(ptr, (int, np.integer)) and not isinstance(ptr, bool):
+    if is_c_int(ptr):
         view = lookup(int(ptr), nbytes, what)
         if writable and not view.flags.writeable:
             raise AclnnError(AclError.INVALID_PARAM, f"{what}: {hex(int(ptr))} is read-only host memory")

@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from .._core import memory
+from .._core.checks import is_c_int
 from .._core.status import AclError, AclnnError, boundary
 from .._core.stream import StreamTable
 from . import _host
@@ -55,7 +56,7 @@ _pair = boundary(lambda code: (0, code))
 
 
 def _int(value, what: str, call: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+    if not is_c_int(value) or value < minimum:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: {what} must be an integer >= {minimum}, "
                                                  f"got {value!r}")
     return int(value)
@@ -188,15 +189,14 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
 
 
 def _side_of(ptr) -> str:
-    if isinstance(ptr, (int, np.integer)) and not isinstance(ptr, bool) \
-            and memory.DEVICE.find(int(ptr)) is not None:
+    if is_c_int(ptr) and memory.DEVICE.find(int(ptr)) is not None:
         return "device"
     return "host"
 
 
 def _region(ptr, nbytes: int, side: str, what: str, writable: bool) -> np.ndarray:
     if side == "device":
-        if isinstance(ptr, bool) or not isinstance(ptr, (int, np.integer)):
+        if not is_c_int(ptr):
             raise AclnnError(AclError.INVALID_PARAM, f"{what}: a device address (int) was expected "
                                                      f"for this memcpy kind, got {type(ptr).__name__}")
         return memory.DEVICE.region(int(ptr), nbytes, what)

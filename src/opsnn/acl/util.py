@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .._core.checks import is_c_int
 from .._core.status import AclError, AclnnError, boundary
 from . import _host
 
@@ -60,7 +61,7 @@ def ptr_to_numpy(ptr: int, shape, npy_type: int) -> np.ndarray:
         raise AclnnError(AclError.INVALID_PARAM, f"ptr_to_numpy: npy_type {code} is not one of "
                                                  f"{sorted(NPY_TYPES)}")
     dtype = np.dtype(NPY_TYPES[code])
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+    if is_c_int(shape):
         shape = (shape,)
     if not isinstance(shape, (list, tuple, np.ndarray)) or (isinstance(shape, np.ndarray) and shape.ndim != 1):
         raise AclnnError(AclError.INVALID_PARAM, f"ptr_to_numpy: shape must be a list of integers, "
@@ -72,6 +73,6 @@ def ptr_to_numpy(ptr: int, shape, npy_type: int) -> np.ndarray:
 
 def _count(value, what: str, call: str) -> int:
     """A non-negative Python int (products of them cannot wrap, unlike NumPy int64)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+    if not is_c_int(value) or value < 0:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: {what} must be an integer >= 0, got {value!r}")
     return int(value)
