@@ -282,3 +282,32 @@ def test_concurrent_pythonic_calls_are_independent():
     for t in threads:
         t.join()
     assert not errors
+
+
+@pytest.mark.parametrize("layout", ["flat", "broadcast", "transposed"])
+def test_hits_of_multi_block_launches(monkeypatch, layout):
+    """A hit on a launch moving PARALLEL_MIN_BYTES or more runs the ``prange`` walker through the
+    cached entry (not the one-block generated call): same bits as the full path, allocating and
+    with ``out=``, and an overlapping ``out`` still takes the full path's check."""
+    if kernels.default_name() != "numba":
+        pytest.skip("the compiled backend's plan cache")
+    from opsnn.kernels import numba_backend
+
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 1)
+    g, x = _data((40, 50), F16, 7)
+    if layout == "broadcast":
+        g = g[:, :1]
+    elif layout == "transposed":
+        x = np.ascontiguousarray(x.T).T
+    first = opsnn.leaky_relu_backward(g, x, 0.1)
+    entries = [e for e in _fastpath.ENTRIES.values() if isinstance(e, _fastpath._Entry)]
+    assert len(entries) == 1, "a multi-block launch caches the entry itself"
+    for _ in range(2):
+        cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.1), first, nan_payload=True)
+    out = np.empty_like(first)
+    for _ in range(2):  # the full path, then the out= entry's hit
+        assert opsnn.leaky_relu_backward(g, x, 0.1, out=out) is out
+        cases.assert_bits_equal(out, first, nan_payload=True)
+    if layout == "flat":  # out overlapping self by half a row: refused by the kernel, then 161002
+        both = np.concatenate([x.ravel(), x.ravel()]).reshape(2, 40, 50)
+        assert _status(opsnn.leaky_relu_backward, g, both[0], 0.1, out=both.reshape(-1)[25:2025].reshape(40, 50)) == 161002

@@ -221,25 +221,15 @@ class _Entry:
         self.shape = out.shape
         self.dtype = out.dtype
         self.numel = out.size
-        same = sum(1 << (k + 1) for k, a in enumerate(ins)
-                   if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
         # an out the caller gave: the kernel compares address ranges first (see module doc);
         # an allocated out is a buffer nobody else references
-        self.check = 1 | same if check_overlap else 0
+        self.check = impl.overlap_check(out, ins) if check_overlap else 0
         launch = prog.launch_for(out, ins, 1)
         self.walker = launch.walker
         self.modes = launch.modes
-        self.tile = launch.plan.tile
-        self.nbytes = self.numel * self.dtype.itemsize
         self.moved = impl.moved_bytes(out, ins)
-        # small: one block on the calling thread (no thread query, the serial walker)
-        self.small = not impl.use_parallel(self.moved)
-        self.launches = {1: launch}
-        self.geometry = {1: impl.launch_arrays(launch)} if self.walker != "flat" else {}
-        self.halves = tuple(a.dtype.itemsize == 2 and a.dtype.kind not in "iu" for a in [out] + ins)
-        self.ndims = tuple(a.ndim for a in [out] + ins)
-        self.serial = prog.function(self.walker, self.modes, False)
-        if self.small:
+        self.launches = {1: (launch, impl.launch_arrays(launch))}  # threads -> (launch, geometry)
+        if not impl.use_parallel(self.moved):  # one block on the calling thread
             self.fast = self._make_small(len(tensor_names), [out] + ins)
 
     def _make_small(self, n_tensors: int, templates: list):
@@ -247,9 +237,11 @@ class _Entry:
         transposes this key needs (fixed by its shapes and strides), the allocation, one kernel
         call -- nothing else."""
         operands = ["out"] + [f"t{pos}" for pos in self.positions]
-        env = {"alloc": np.empty if self.nbytes < outpool.MIN_BYTES else _allocate, "SHAPE": self.shape,
+        launch, geometry = self.launches[1]
+        nbytes = self.numel * self.dtype.itemsize
+        env = {"alloc": np.empty if nbytes < outpool.MIN_BYTES else _allocate, "SHAPE": self.shape,
                "DTYPE": self.dtype, "CHECK": self.check, "u16": np.uint16, "NUMEL": self.numel,
-               "TILE": self.tile, "base": self.impl.base}
+               "TILE": launch.plan.tile, "base": self.impl.base}
         env.update({f"S{k}": v for k, v in enumerate(self.scalars)})
         flat = []  # per operand, the 1-D array the kernel walks
         for k, (src, tmpl) in enumerate(zip(operands, templates)):
@@ -268,19 +260,19 @@ class _Entry:
         if self.walker == "flat":
             tail = "1, NUMEL, NUMEL, TILE, CHECK"
         else:
-            launch = self.launches[1]
-            env["GEOM"] = self.geometry[1]
+            env["GEOM"] = geometry
             last = "TILE" if self.walker == "rows" else f"{launch.tile_rows}, {launch.tile_cols}"
             tail = f"GEOM, 1, {launch.plan.block_former}, {launch.plan.numel}, {last}, CHECK"
         scalars = "".join(f"S{k}, " for k in range(len(self.scalars)))
         # numba's dispatcher types an array by its dtype, so half floats go as their uint16 bits;
         # the entry point takes them as they are (see numba_backend.entry_point)
-        bits = [f"{e}.view(u16)" if half and not e.startswith("base(") else e
-                for e, half in zip(flat, self.halves)]
+        halves = [a.dtype.itemsize == 2 and a.dtype.kind not in "iu" for a in templates]
+        bits = [f"{e}.view(u16)" if half and not e.startswith("base(") else e for e, half in zip(flat, halves)]
         sample = eval(f"({', '.join(bits)}, {scalars}{tail})", {**env, **dict(zip(operands, templates))})  # noqa: S307
-        env["DISPATCHER"] = self.serial  # kept for introspection (numba's cache statistics)
-        env["FN"] = self.impl.entry_point(self.serial, sample)
-        exprs = bits if env["FN"] is self.serial else flat
+        serial = self.prog.function(self.walker, self.modes, False)
+        env["DISPATCHER"] = serial  # kept for introspection (numba's cache statistics)
+        env["FN"] = self.impl.entry_point(serial, sample)
+        exprs = bits if env["FN"] is serial else flat
         lines = [f"def call({', '.join([f't{i}' for i in range(n_tensors)] + ['out'])}):"]
         if self.allocating:
             lines.append("    out = alloc(SHAPE, DTYPE)")
@@ -291,47 +283,21 @@ class _Entry:
         exec("\n".join(lines), env)  # noqa: S102 - source built from this entry's own fields
         return env["call"]
 
-    def _launch(self, out, ins):
-        threads = self.impl.threads_for(self.moved)
-        launch = self.launches.get(threads)
-        if launch is None:
-            launch = self.launches[threads] = self.prog.launch_for(out, ins, threads)
-            if self.walker != "flat":
-                self.geometry[threads] = self.impl.launch_arrays(launch)
-        return threads, launch
-
     def __call__(self, *tensors_and_out):
+        """A launch moving PARALLEL_MIN_BYTES or more (smaller ones are ``fast``): the ``prange``
+        walker over the plan for the current thread count."""
         out = tensors_and_out[-1]
         ins = [tensors_and_out[pos] for pos in self.positions]
         if self.allocating:
             out = _allocate(self.shape, self.dtype)
-        check = self.check
-        if self.walker == "flat":
-            bases = []
-            for a, half in zip([out] + ins, self.halves):
-                if a.ndim != 1:
-                    a = a.reshape(-1)
-                bases.append(a.view(np.uint16) if half else a)
-            n = self.numel
-            if self.small:
-                ret = self.serial(*bases, *self.scalars, 1, n, n, self.tile, check)
-            else:
-                _, launch = self._launch(out, ins)
-                p = launch.plan
-                fn = self.prog.function("flat", self.modes, True)
-                ret = fn(*bases, *self.scalars, p.n_blocks, p.block_former, n, p.tile, check)
-        else:
-            threads, launch = (1, self.launches[1]) if self.small else self._launch(out, ins)
-            p = launch.plan
-            geom = self.geometry[threads]
-            fn = self.serial if self.small else self.prog.function(self.walker, self.modes, True)
-            bases = [self.impl.base(a) for a in [out] + ins]
-            if self.walker == "rows":
-                ret = fn(*bases, *self.scalars, geom, p.n_blocks, p.block_former, p.numel, p.tile, check)
-            else:
-                ret = fn(*bases, *self.scalars, geom, p.n_blocks, p.block_former, p.numel,
-                         launch.tile_rows, launch.tile_cols, check)
-        return None if ret else out
+        threads = self.impl.threads_for(self.moved)
+        prepared = self.launches.get(threads)
+        if prepared is None:
+            launch = self.prog.launch_for(out, ins, threads)
+            prepared = self.launches[threads] = (launch, self.impl.launch_arrays(launch))
+        launch, geometry = prepared
+        fn = self.prog.function(self.walker, self.modes, True)
+        return None if fn(*self.prog.arguments(launch, geometry, out, ins, self.scalars, self.check)) else out
 
 
 __all__ = ["ENTRIES", "MAX_ENTRIES", "caller", "clear", "compiled", "hit", "key", "remember"]

@@ -157,9 +157,8 @@ def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_s
     """``dst[dst_start + i * dst_stride + k] = src[src_start + k * src_stride + i]`` for i, k <
     ``transpose_lanes(itemsize)``: L row loads, L * log2(L) two-vector shuffles, L row stores.
     With ``ahead`` != 0, each of the L source rows is also prefetched ``ahead`` elements further
-    on (where the gather reads next): the lines come from memory in parallel, not one miss at a
-    time (5-11% faster gathers from DRAM, 1e7-1e8 elements; no gain from cache, so the walker
-    passes 0 there).
+    on (where the gather reads next), so the lines come from memory in parallel rather than one
+    miss at a time (when it pays: ``numba_backend.PREFETCH_MIN_BYTES``).
 
     A scalar gather of a transposed operand costs ~1.5 cycles per element here; numba has no
     shuffles, so the block is written as LLVM IR. Bits are moved, never converted."""

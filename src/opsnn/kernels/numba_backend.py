@@ -317,11 +317,11 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             lines.append("return 0")
         else:
             ops = range(n + 1)
-            hoisted = {k: (f"{arr[k + 1]}[{idx(k + 1, '0')}]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
-            loads = {k: (f"{arr[k + 1]}[{idx(k + 1, 'j')}]", in_chains[k]) for k in range(n) if in_modes[k] != "b"}
-            inner = _loop("j", "run", loads, code, "tgt[np.uint64(q0 + j)]" if streams else f"out[{idx(0, 'j')}]",
-                          hw, screened, hoisted)
             if walker == "rows":
+                hoisted = {k: (f"{arr[k + 1]}[{idx(k + 1, '0')}]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
+                loads = {k: (f"{arr[k + 1]}[{idx(k + 1, 'j')}]", in_chains[k]) for k in range(n) if in_modes[k] != "b"}
+                inner = _loop("j", "run", loads, code, "tgt[np.uint64(q0 + j)]" if streams else f"out[{idx(0, 'j')}]",
+                              hw, screened, hoisted)
                 sig = f"def {name}({params}, geom, n_blocks, block_former, numel, tile, check):"
                 lines = _geometry_source(n + 1) + _check_source(n, strided=True)
                 lines += ["inner = dims[ndim - 1]"]
@@ -519,13 +519,10 @@ class Program:
 
     def _prepare(self, out: np.ndarray, ins: list, moved: int) -> tuple:
         """``(launch, geometry, check, compiled walker)`` for arrays laid out like these, moving
-        ``moved`` bytes. ``check`` has the kernel compare out's address range with each input's
-        first, bit k + 1 allowing input k to be exactly out's view (in place)."""
+        ``moved`` bytes (``check``: ``overlap_check``)."""
         launch = self.launch_for(out, ins, threads_for(moved))
-        same = sum(1 << (k + 1) for k, a in enumerate(ins)
-                   if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
-        geometry = launch_arrays(launch) if launch.walker != "flat" else None
-        return launch, geometry, 1 | same, self.function(launch.walker, launch.modes, use_parallel(moved))
+        return (launch, launch_arrays(launch), overlap_check(out, ins),
+                self.function(launch.walker, launch.modes, use_parallel(moved)))
 
     def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
         return fn(*self.arguments(launch, geometry, out, ins, scalars, check))
@@ -613,10 +610,21 @@ def use_parallel(moved: int) -> bool:
     return moved >= PARALLEL_MIN_BYTES
 
 
-def launch_arrays(launch: HostLaunch) -> np.ndarray:
+def overlap_check(out: np.ndarray, ins: list) -> int:
+    """A walker's ``check`` argument for an ``out`` the caller gave: bit 0 has the kernel compare
+    out's address range with each input's first, bit k + 1 allows input k to be exactly out's
+    view (in place)."""
+    return 1 | sum(1 << (k + 1) for k, a in enumerate(ins)
+                   if a.shape == out.shape and a.strides == out.strides and a.dtype == out.dtype)
+
+
+def launch_arrays(launch: HostLaunch) -> np.ndarray | None:
     """The geometry of a strided launch as the walkers take it: one int64 array of the dims, the
-    element strides of each operand (out first) and their offsets (``_geometry_source``). One
-    array, not three: each array argument costs a 4-element call ~0.06 us to unbox."""
+    element strides of each operand (out first) and their offsets (``_geometry_source``); None
+    for the flat walker, which takes none. One array, not three: each array argument costs a
+    4-element call ~0.06 us to unbox."""
+    if launch.walker == "flat":
+        return None
     parts = [*launch.dims, *(s for lay in launch.operands for s in lay.strides),
              *(lay.offset for lay in launch.operands)]
     return np.array(parts, dtype=np.int64)
@@ -867,4 +875,4 @@ def set_num_threads(n: int) -> None:
 
 __all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "cache_dir", "copy", "entry_point", "get_num_threads",
            "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
-           "moved_bytes", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]
+           "moved_bytes", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]

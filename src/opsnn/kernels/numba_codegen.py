@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import numbers
-import re
 
 import ml_dtypes
 import numpy as np
@@ -337,7 +336,6 @@ class ElementCode:
 
     lines: tuple[str, ...]
     result: str
-    helpers: frozenset
     value_inputs: frozenset  # inputs whose value (not only a comparison of it) can reach the result
 
 
@@ -389,12 +387,7 @@ def element_source(dag: Node, store_chain: tuple) -> ElementCode:
     for dst in store_chain[1:]:
         value = conv(value, src, dst)
         src = dst
-    text = "\n".join([*lines, value])
-    helpers = frozenset(h for h in ("h2f", "f2h", "f2h_canonical", "h2d", "d2h", "bf2f", "f2bf",
-                                    "f2bf_canonical", "d2bf", "isnan16", "bits_f32", "bits_f64",
-                                    "zero_unless")
-                        if re.search(rf"\b{h}\(", text))
-    return ElementCode(tuple(lines), value, helpers, value_inputs(dag))
+    return ElementCode(tuple(lines), value, value_inputs(dag))
 
 
 _PREDICATES = frozenset(_COMPARE) | {"isnan", "isinf", "isfinite"}
