@@ -497,8 +497,6 @@ def peak_memory(args) -> dict:
     """Extra memory of one 1e8-element float32 LeakyReluBackward call with out= (contiguous,
     strided and broadcast), beyond its inputs and output: tracemalloc peak (NumPy reports its
     allocations) and, where Linux allows resetting it, the RSS high-water mark."""
-    import opsnn
-
     n = 10**8 if not args.quick else 10**6
     rng = np.random.default_rng(1)
     op = available_ops()["LeakyReluBackward"]
@@ -508,13 +506,13 @@ def peak_memory(args) -> dict:
         out = np.empty(out_shape, F32)
         call = op.py_call(arrays, out=out)
         call()  # warm: compile, plan cache
-        rss_before = _rss()
+        rss_before = _proc_status_bytes("VmRSS")
         hwm_reset = _reset_hwm()
         tracemalloc.start()
         call()
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        hwm = _hwm() if hwm_reset else None
+        hwm = _proc_status_bytes("VmHWM") if hwm_reset else None
         io_bytes = sum(a.nbytes for a in arrays) + out.nbytes
         result[layout] = {"io_bytes": io_bytes, "tracemalloc_peak_bytes": peak,
                           "rss_peak_extra_bytes": None if hwm is None else max(0, hwm - rss_before)}
@@ -522,16 +520,10 @@ def peak_memory(args) -> dict:
     return result
 
 
-def _rss() -> int:
+def _proc_status_bytes(field: str) -> int:
+    """A ``/proc/self/status`` memory field (``VmRSS``, ``VmHWM``: kB there) in bytes; 0 if absent."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-def _hwm() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) * 1024
     return 0
 
