@@ -6,7 +6,7 @@ in ``step.kernel``'s order (already contiguous and in the promoted dtype, broadc
 being widened to ``step.compute`` (float32/float64, or an integer dtype computed natively),
 ``step.scalars`` are the kernel attributes as Python numbers exact in ``step.compute`` (float32
 values for ToFloat attrs; values of self's dtype for Hardtanh's bounds), the ``ops`` namespace
-offers ``where``, ``isnan``, ``zero``, ``maximum`` and ``minimum`` (NaN-propagating, a signed-zero
+offers ``where``, ``zero``, ``maximum`` and ``minimum`` (NaN-propagating, a signed-zero
 tie returns the first operand; see numpy_backend), and ``dst`` receives the result rounded once
 (to nearest even) to its dtype. No checks, no allocation decisions, no dtype policy: the engine
 made those in phase 1.

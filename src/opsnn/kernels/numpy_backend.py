@@ -24,7 +24,7 @@ def _minimum(a, b):
 # The ``ops`` namespace a kernel expression is written against (operators cover the rest).
 # maximum/minimum are not np.maximum/np.minimum: those return the second operand on a signed-zero
 # tie for float32/float64 (np.maximum(-0.0, 0.0) is +0.0), the opposite of torch.clamp.
-OPS = types.SimpleNamespace(where=np.where, isnan=np.isnan, zero=0, maximum=_maximum, minimum=_minimum)
+OPS = types.SimpleNamespace(where=np.where, zero=0, maximum=_maximum, minimum=_minimum)
 
 
 def launch(step, srcs: list[np.ndarray], dst: np.ndarray) -> None:
