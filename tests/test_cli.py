@@ -1,5 +1,6 @@
 """The command line: demo prints the samples' lines; run/describe/list; exit codes."""
 
+import re
 import subprocess
 import sys
 
@@ -176,8 +177,9 @@ def test_run_releases_everything_it_allocated(capsys):
      ["161002", "cannot broadcast"]),
     (["run", "LeakyReluBackward", "--shape", "3", "--dtype", "int8"], 1, ["161002", "DT_INT8"]),
     (["run", "LeakyReluBackward", "--dtype", "nonsense"], 2, ["unknown dtype 'nonsense'"]),
-    (["run", "LeakyReluBackward", "--shape", "2,x"], 2, ["expected dims"]),
-    (["run", "LeakyReluBackward", "--shape", "2,,3"], 2, ["expected dims"]),
+    (["run", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
+    (["run", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),
+    (["run", "LeakyReluBackward", "--shape=-2,3"], 2, ["dims must be >= 0"]),
     (["tiling", "LeakyReluBackward", "--shape", "x"], 2, ["bad shape 'x'"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),
@@ -217,3 +219,9 @@ def test_cli_run_accepts_comma_dims_and_0d(capsys):
     assert code == 0 and "bit-exact" in out and "DT_BF16" in out
     code, out = _run(capsys, "run", "HardtanhBackward", "--shape")
     assert code == 0 and "bit-exact" in out
+    code, out = _run(capsys, "run", "HardtanhBackward", "--shape", "[]")  # 0-d: a bare number printed
+    assert code == 0 and "bit-exact" in out and "[" not in out.strip().splitlines()[-1]
+    code, out = _run(capsys, "run", "HardtanhBackward", "--shape", "2x3")
+    rows = out.strip().splitlines()[-2:]  # the printed result: 2 rows of 3 numbers
+    assert code == 0 and rows[0].startswith("[[") and rows[1].endswith("]]")
+    assert [len(re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?", row)) for row in rows] == [3, 3], rows

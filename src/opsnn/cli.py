@@ -188,8 +188,8 @@ _SCALAR_DEFAULTS = {"negative_slope": 0.01, "min_val": -1.0, "max_val": 1.0}
 
 def _add_run_arguments(parser) -> None:
     parser.add_argument("op", help="any operator of `opsnn list` (aclnn prefix optional)")
-    parser.add_argument("--shape", type=_dims, nargs="*", default=[[2, 3]],
-                        help="shape of self: 2 3 or 2,3 (default 2 3; nothing for 0-d)")
+    parser.add_argument("--shape", type=_dims, nargs="*", default=[(2, 3)],
+                        help="shape of self: 2 3, 2,3 or 2x3 (default 2 3; nothing or [] for 0-d)")
     parser.add_argument("--grad-shape", type=_dims, nargs="*", help="shape of gradOutput (default: --shape)")
     parser.add_argument("--dtype", default=np.dtype(np.float32), type=_np_dtype,
                         help="float32 | float16 | bfloat16 | float64 | int32 ... (default float32)")
@@ -319,18 +319,18 @@ def _np_dtype(name: str) -> np.dtype:
                                          "float64, int32, ...)") from None
 
 
-def _dims(text: str) -> list[int]:
-    """One --shape word: ``2`` or ``2,3`` (commas as in ``opsnn tiling``)."""
-    try:
-        dims = [int(d) for d in text.split(",")]  # an empty part ("2,,3", ",") is an error
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected dims like 2 3 or 2,3, got {text!r}") from None
+def _dims(text: str) -> tuple[int, ...]:
+    """One --shape word of ``opsnn run``, in ``opsnn tiling``'s grammar (``2``, ``2,3``, ``2x3``,
+    ``[2, 3]``); a negative dim is a usage error here (run allocates the arrays)."""
+    from .tiling_cli import parse_shape
+
+    dims = parse_shape(text)
     if any(d < 0 for d in dims):
         raise argparse.ArgumentTypeError(f"dims must be >= 0, got {text!r}")
     return dims
 
 
-def _flat(words: list[list[int]]) -> tuple[int, ...]:
+def _flat(words: list[tuple[int, ...]]) -> tuple[int, ...]:
     return tuple(d for word in words for d in word)
 
 

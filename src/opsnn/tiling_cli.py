@@ -36,9 +36,10 @@ class _UsageError(Exception):
     pass
 
 
-def _parse_shape(text: str) -> tuple[int, ...]:
-    """``1,64,2,64``, ``[1, 64]``, ``1x64`` or ``[]``/empty for a 0-d shape (negative dims pass:
-    phase 1 reports them). Anything else, a stray separator included, is a usage error."""
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``1,64,2,64``, ``[1, 64]``, ``1x64``, ``1 64`` or ``[]``/empty for a 0-d shape (negative dims
+    pass: phase 1 reports them). Anything else, a stray separator included, is a usage error. The
+    one shape grammar of the CLI (``opsnn run`` takes it per word and refuses negative dims)."""
     body = text.strip().strip("[]()").strip()
     if body and not re.fullmatch(r"-?\d+(?:(?:\s*[,x]\s*|\s+)-?\d+)*", body):
         raise argparse.ArgumentTypeError(f"bad shape {text!r}; write e.g. 1,64,2,64 or [] for 0-d")
@@ -63,10 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``tiling`` subcommand's arguments to ``parser``."""
     parser.add_argument("op", help="kernel op (HardtanhGrad, LeakyReluGrad, LeakyRelu) or aclnn API "
                                    "(HardtanhBackward, LeakyReluBackward, LeakyRelu)")
-    parser.add_argument("--shape", action="append", type=_parse_shape, default=[], metavar="DIMS",
+    parser.add_argument("--shape", action="append", type=parse_shape, default=[], metavar="DIMS",
                         help="an input shape, e.g. 1,64,2,64 ([] for 0-d; --shape=-1,8 when it starts with -); "
                              "repeat once per input in argument order; a single --shape applies to every input")
-    parser.add_argument("--shape2", type=_parse_shape, metavar="DIMS",
+    parser.add_argument("--shape2", type=parse_shape, metavar="DIMS",
                         help="the second input's shape (the same as a second --shape)")
     parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
                         help="dtype of every tensor (float16, bfloat16, float32, ...), or one per tensor, "
