@@ -66,18 +66,13 @@ class _Launch:
     (and a failed one reruns the full checks, which say what is wrong)."""
 
     def __init__(self, spec, executor: aclOpExecutor, workspace: int | None, size: int):
-        _check_bound_tensors(spec, executor, workspace, size)
+        self.memory = _check_bound_tensors(spec, executor, workspace, size)
         self.key = (workspace, kernels.default_name())
-        names = {p.name: p.api_name for p in spec.params}
-        tensors = [(names.get(key, key), t) for key, t in executor.tensors.items()
-                   if isinstance(t, aclTensor)]
-        self.handles = tuple(t for _, t in tensors)
-        allocations = [(f"{name}'s data", t.allocation) for name, t in tensors]
-        self.memory = [(what, alloc) for what, alloc in allocations if alloc is not None]
+        self.handles = tuple(t for t in executor.tensors.values() if isinstance(t, aclTensor))
         buffer = None
         if size:
-            alloc, start = memory.DEVICE.locate(workspace, size, "workspace")
-            self.memory.append(("the workspace", alloc))
+            alloc = self.memory[-1][1]
+            start = workspace - alloc.addr
             buffer = alloc.buffer[start:start + size]
         self.run = engine.bind(spec, executor, buffer, repeated=executor.repeatable)
 
@@ -110,37 +105,44 @@ class _Launch:
         self.run()
 
 
-def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, size: int) -> None:
+def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, size: int) -> list:
     """At launch: the executor's tensors are alive (not destroyed, memory not freed since phase
-    1) and the workspace is ``size`` bytes of live device memory that no tensor uses (161002)."""
+    1) and the workspace is ``size`` bytes of live device memory that no tensor uses (161002).
+    Returns ``(what, allocation)`` for each tensor's data and the workspace: what the queued task
+    checks again when it runs."""
     op = spec.name
     names = {p.name: p.api_name for p in spec.params}
+    found = []
     for key, tensor in executor.tensors.items():
         name = names.get(key, key)
         if getattr(tensor, "destroyed", False):
             raise AclnnError(161002, f"{op}: {name} was destroyed (aclDestroyTensor) after "
                                      "GetWorkspaceSize; destroy tensors only after the launch")
         if isinstance(tensor, aclTensor) and tensor.storage_nbytes:
-            try:
-                memory.DEVICE.region(tensor.addr, tensor.storage_nbytes, f"{name} data")
+            try:  # the tensor's cached view answers while its allocation is live
+                alloc = tensor.allocation or memory.DEVICE.locate(tensor.addr, tensor.storage_nbytes,
+                                                                  f"{name} data")[0]
             except AclnnError as exc:
                 raise AclnnError(161002, f"{op}: {name}'s device memory is gone: {exc.message}") from None
+            found.append((f"{name}'s data", alloc, tensor))
     if not size:
-        return
+        return [(what, alloc) for what, alloc, _ in found]
     try:
-        memory.DEVICE.region(workspace, size, "workspace")
+        ws_alloc, _ = memory.DEVICE.locate(workspace, size, "workspace")
     except AclnnError as exc:
         raise AclnnError(161002, f"{op}: workspace must be {size} bytes of live device memory "
                                  f"(from acl.rt.malloc): {exc.message}") from None
     lo, hi = workspace * 8, (workspace + size) * 8
-    for key, tensor in executor.tensors.items():
-        name = names.get(key, key)
-        if isinstance(tensor, aclTensor) and not tensor.is_empty:
-            t_lo, t_hi = overlap.layout(tensor).bit_range()
-            if t_lo < hi and lo < t_hi:
-                raise AclnnError(161002, f"{op}: the workspace [{workspace:#x}, {workspace + size:#x}) "
-                                         f"overlaps {name}'s data; the temporaries would overwrite it. "
-                                         "Allocate the workspace separately")
+    for what, alloc, tensor in found:
+        if alloc is not ws_alloc or tensor.is_empty:
+            continue  # another allocation: no overlap possible
+        t_lo, t_hi = overlap.layout(tensor).bit_range()
+        if t_lo < hi and lo < t_hi:
+            name = what.removesuffix("'s data")
+            raise AclnnError(161002, f"{op}: the workspace [{workspace:#x}, {workspace + size:#x}) "
+                                     f"overlaps {name}'s data; the temporaries would overwrite it. "
+                                     "Allocate the workspace separately")
+    return [(what, alloc) for what, alloc, _ in found] + [("the workspace", ws_alloc)]
 
 
 def _launch_stream(op: str, stream):

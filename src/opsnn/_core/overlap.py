@@ -12,6 +12,7 @@ are views of the same emulated allocation, so their host addresses mirror the de
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -55,7 +56,16 @@ class Layout(NamedTuple):
 
 
 def layout(tensor) -> Layout:
-    """The Layout of an aclTensor (from its metadata; no memory access) or an ArrayTensor."""
+    """The Layout of an aclTensor (from its metadata; no memory access; kept on the tensor, whose
+    metadata never changes) or an ArrayTensor."""
+    if isinstance(tensor, aclTensor):
+        if tensor.layout is None:
+            tensor.layout = _layout(tensor)
+        return tensor.layout
+    return _layout(tensor)
+
+
+def _layout(tensor) -> Layout:
     if isinstance(tensor, aclTensor):
         bits = dtypes.BITS[tensor.dtype]
         start = tensor.addr * 8 + tensor.offset * bits
@@ -97,12 +107,17 @@ def shares_memory(a_arr: np.ndarray, b_arr: np.ndarray) -> bool:
 def internal_overlap(lay: Layout) -> bool | None:
     """Whether two elements of one view share memory: False (proved distinct), True (found),
     or None (too large to decide). A 0 stride on a dim > 1 (a broadcast view) always overlaps."""
-    dims = sorted(((abs(s), d) for d, s in zip(lay.shape, lay.strides) if d > 1))
+    return _internal_overlap(lay.shape, lay.strides, lay.bits)
+
+
+@functools.lru_cache(maxsize=1024)  # a property of the geometry alone; outs repeat call after call
+def _internal_overlap(shape: tuple, strides: tuple, bits: int) -> bool | None:
+    dims = sorted(((abs(s), d) for d, s in zip(shape, strides) if d > 1))
     if not dims:
         return False
     if dims[0][0] == 0:
         return True
-    extent = lay.bits  # sufficient condition: each stride clears the span of the smaller ones
+    extent = bits  # sufficient condition: each stride clears the span of the smaller ones
     for stride, dim in dims:
         if stride < extent:
             break
@@ -119,4 +134,4 @@ def internal_overlap(lay: Layout) -> bool | None:
         offsets = (offsets[:, None] + np.arange(dim, dtype=offsets.dtype)[None, :] * stride).reshape(-1)
     offsets.sort()
     # elements overlap when two starts are closer than one element's width
-    return bool((np.diff(offsets) < lay.bits).any())
+    return bool((np.diff(offsets) < bits).any())

@@ -75,6 +75,7 @@ class aclTensor(TensorBase):  # noqa: N801 - the CANN type name
         self.addr = int(addr)
         self.destroyed = False
         self._view: tuple[memory.Allocation, np.ndarray] | None = None  # see array()
+        self.layout = None  # overlap.layout() of this view, computed on first use
         storage_numel = numel(self.storage_shape)
         if not self.is_empty:
             reach = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides)) + 1
