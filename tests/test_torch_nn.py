@@ -162,3 +162,20 @@ def test_compile_dynamic_shapes_with_autograd_does_not_recompile():
         f(y).backward()
         assert same_bits(x.grad, y.grad)
     assert counter.frame_count == 1
+
+
+def test_compile_with_scalars_that_vary_between_calls():
+    """A slope or bound that changes between calls reaches the fake kernels as a SymFloat
+    (torch.compile makes it dynamic after the first change, and ``dynamic=True`` from the start):
+    they check metadata with its example value, and every call equals eager to the bit."""
+    f = torch.compile(lambda t, s, lo: ot.hardtanh(ot.leaky_relu(t, s), lo, 0.5), backend="aot_eager", fullgraph=True)
+    x = torch.randn(6, 5) * 2
+    for s, lo in ((0.1, -0.5), (0.2, -0.25), (0.3, -0.125), (-0.5, -1.0)):
+        want = torch.nn.functional.hardtanh(torch.nn.functional.leaky_relu(x, s), lo, 0.5)
+        assert same_bits(f(x, s, lo), want)
+    x.requires_grad_(True)
+    y = x.detach().clone().requires_grad_()
+    module = torch.compile(ot.nn.LeakyReLU(0.2), backend="aot_eager", dynamic=True, fullgraph=True)
+    module(x).sum().backward()
+    torch.nn.functional.leaky_relu(y, 0.2).sum().backward()
+    assert same_bits(x.grad, y.grad)

@@ -323,6 +323,51 @@ def test_inplace_autograd_edge_cases():
         ot.leaky_relu_(torch.zeros(1).expand(4), 0.1)
 
 
+
+def _leaf():
+    return torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+
+
+def _no_grad_view():
+    x = _leaf() * 1
+    with torch.no_grad():
+        return x[0:2]
+
+
+@pytest.mark.parametrize("make", [_leaf, lambda: _leaf()[0:3:2], lambda: (_leaf()[None] * 1).unbind(0)[0],
+                                  _no_grad_view], ids=["leaf", "view of leaf", "one of several outputs", "no-grad view"])
+@pytest.mark.parametrize("op", ["leaky_relu_", "hardtanh_"])
+def test_inplace_refused_like_torch_before_anything_is_written(make, op):
+    """Where torch refuses an in-place update under autograd, opsnn raises torch's own error and
+    leaves the tensor as it was (an autograd.Function checks only after its forward wrote)."""
+    ours, theirs = make(), make()
+    before = ours.detach().clone()
+    call = {"leaky_relu_": lambda x, f: f.leaky_relu_(x, 0.1), "hardtanh_": lambda x, f: f.hardtanh_(x)}[op]
+    with pytest.raises(RuntimeError) as torch_error:
+        call(theirs, torch.nn.functional)
+    with pytest.raises(RuntimeError) as opsnn_error:
+        call(ours, ot)
+    assert str(opsnn_error.value) == str(torch_error.value)
+    assert torch.equal(ours.detach(), before)
+
+
+@pytest.mark.parametrize("shapes", [((5,), ()), ((), (5,)), ((), ())], ids=["self 0-d", "grad 0-d", "both 0-d"])
+@pytest.mark.parametrize("dtypes", [(torch.float16, torch.float32), (torch.bfloat16, torch.float64),
+                                    (torch.float32, torch.float16), (torch.float64, torch.bfloat16)],
+                         ids=lambda d: f"{str(d[0])[6:]}-{str(d[1])[6:]}")
+def test_leaky_relu_backward_promotes_zero_dim_operands_like_torch(shapes, dtypes):
+    """A 0-d operand defers to a dimensioned one in torch's promotion (torch.result_type); the
+    binding follows it (CANN's PromoteType would not), values, dtype and fake kernel alike. A
+    float32 self of 1e-8 cast to float16 is 0, so it takes the slope branch, as in torch."""
+    (g_shape, s_shape), (g_dtype, s_dtype) = shapes, dtypes
+    g = (torch.randn(g_shape) * 3).to(g_dtype)
+    for value in (1e-8, -1e-9, 2.5):
+        s = torch.full(s_shape, value).to(s_dtype) if s_shape == () else (torch.randn(s_shape) * 3).to(s_dtype)
+        want = torch.ops.aten.leaky_relu_backward(g, s, -0.375, False)
+        got = ot.leaky_relu_backward(g, s, -0.375, False)
+        assert_same_bits(got, want)
+        assert ops.leaky_relu_backward(g.to("meta"), s.to("meta"), -0.375, False).dtype == want.dtype
+
 # ---- fake / meta ----------------------------------------------------------------------------
 
 def test_meta_shapes_and_dtypes_come_from_the_specs():

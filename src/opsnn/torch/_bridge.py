@@ -111,12 +111,27 @@ def infer_output(spec_name: str, *values) -> torch.Tensor:
             device = device or value.device
             args[param.name] = MetaTensor(value)
         elif param.kind == "scalar":
-            args[param.name] = _as_scalar(value, param.api_name)
+            args[param.name] = _as_scalar(_example(value), param.api_name)
         else:
             args[param.name] = value
     with raising():
         shape, dtype = engine.infer_output(spec, args)
     return torch.empty(shape, dtype=torch_dtype(dtype), device=device)
+
+
+_SYMBOLIC = {torch.SymFloat: float, torch.SymInt: int, torch.SymBool: bool}
+
+
+def _example(value):
+    """A scalar as the metadata checks take it. torch.compile passes a Python number that varies
+    between calls as a SymFloat/SymInt/SymBool: it becomes a number of its type, its example value
+    where torch knows one (read without adding a guard), else 0. A refusal that depends on the
+    value is made again by the real kernel, with the real value, when the graph runs."""
+    kind = _SYMBOLIC.get(type(value))
+    if kind is None:
+        return value
+    hint = getattr(value.node, "hint", None)
+    return kind(hint if hint is not None else 0)
 
 
 class raising:

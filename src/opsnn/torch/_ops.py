@@ -67,7 +67,20 @@ def _leaky_relu_(self, negative_slope=0.01):
     return self
 
 
+def _as_torch_promotes(grad_output: torch.Tensor, self: torch.Tensor) -> tuple:
+    """The two operands cast to torch's result dtype where it differs from the plain promotion of
+    their dtypes, i.e. where a 0-d tensor defers to a dimensioned one (``torch.result_type``: f16
+    [3] with a float32 0-d gives float16). CANN's PromoteType has no such rule; the binding
+    follows torch, whose kernel casts the operands the same way first, so results stay
+    bit-identical to torch.ops.aten.leaky_relu_backward."""
+    dtype = torch.result_type(grad_output, self)
+    if dtype == torch.promote_types(grad_output.dtype, self.dtype):
+        return grad_output, self
+    return grad_output.to(dtype), self.to(dtype)
+
+
 def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    grad_output, self = _as_torch_promotes(grad_output, self)
     with B.raising():
         return B.from_numpy(F.leaky_relu_backward(
             B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"),
@@ -131,6 +144,7 @@ def _(self, negative_slope=0.01):
 
 @leaky_relu_backward.register_fake
 def _(grad_output, self, negative_slope, self_is_result):
+    grad_output, self = _as_torch_promotes(grad_output, self)
     return B.infer_output(SPECS["leaky_relu_backward"], grad_output, self, negative_slope, self_is_result)
 
 
@@ -232,14 +246,29 @@ class _HardtanhInplace(torch.autograd.Function):
         return _ops.hardtanh_backward(grad, original, *ctx.bounds), None, None, None
 
 
+def _check_inplace(self: torch.Tensor) -> None:
+    """torch's refusals of an in-place update of ``self`` (which requires grad, in grad mode),
+    made before the kernel writes: an autograd.Function's own checks run after its forward, when
+    ``self`` would already be overwritten. Where torch refuses (a leaf, a view of a leaf, a view
+    of a kind that may not be modified: one of several outputs, made in no-grad or inference
+    mode), an ATen in-place op that would not change a bit, ``copy_`` from itself, raises
+    torch's own error before writing."""
+    if self.is_leaf or (self._is_view() and (
+            self._base.is_leaf
+            or torch._C._autograd._get_creation_meta(self) != torch._C._autograd.CreationMeta.DEFAULT)):
+        self.copy_(self)
+
+
 def _leaky_relu_autograd(keyset, self, negative_slope=0.01):
     if torch.is_grad_enabled() and self.requires_grad:
+        _check_inplace(self)
         return _LeakyReluInplace.apply(self, negative_slope, keyset)
     return _below_autograd(_ops.leaky_relu_.default, keyset, self, negative_slope)
 
 
 def _hardtanh_autograd(keyset, self, min_val=-1, max_val=1):
     if torch.is_grad_enabled() and self.requires_grad:
+        _check_inplace(self)
         return _HardtanhInplace.apply(self, min_val, max_val, keyset)
     return _below_autograd(_ops.hardtanh_.default, keyset, self, min_val, max_val)
 
