@@ -211,20 +211,10 @@ def _pythonic_boundary(call):
 @_pythonic_boundary
 def _call(spec: registry.OpSpec, out, **kwargs):
     key = _fastpath.key(spec, kwargs, out)  # a miss of the plan cache: remembered after the full path
-    arrays = {p.name: _as_array(kwargs[p.name], p.api_name) for p in spec.inputs}
-    for p in spec.inputs:  # Python scalars are weak: they take another input's dtype
-        if _is_python_scalar(kwargs[p.name]):
-            partner = next((arrays[q.name] for q in spec.inputs
-                            if q.name != p.name and not _is_python_scalar(kwargs[q.name])
-                            and arrays[q.name] is not None), None)
-            if partner is not None:
-                arrays[p.name] = _weak_scalar(kwargs[p.name], partner.dtype, p.api_name)
-    args = {name: (None if arr is None else ArrayTensor(arr)) for name, arr in arrays.items()}
-    for p in spec.params:
-        if p.kind == "scalar":
-            args[p.name] = _as_scalar(kwargs[p.name], p.api_name)
-        elif p.kind == "flag":
-            args[p.name] = kwargs[p.name]
+    try:
+        args = _handles(spec, kwargs)
+    except AclnnError as exc:  # name the operator, as phase 1's own messages do
+        raise AclnnError(exc.status, f"{spec.name}: {exc.message}") from None
     if out is None:
         args["out"] = engine.ALLOCATE
         result: list[np.ndarray] = []
@@ -247,6 +237,26 @@ def _call(spec: registry.OpSpec, out, **kwargs):
     if key is not None:
         _fastpath.remember(key, spec, executor)
     return out if out is not None else result[0]
+
+
+def _handles(spec: registry.OpSpec, kwargs: dict) -> dict:
+    """The engine's arguments for a Pythonic call: tensor handles over the arrays, aclScalars,
+    flags (``out`` is added by the caller)."""
+    arrays = {p.name: _as_array(kwargs[p.name], p.api_name) for p in spec.inputs}
+    for p in spec.inputs:  # Python scalars are weak: they take another input's dtype
+        if _is_python_scalar(kwargs[p.name]):
+            partner = next((arrays[q.name] for q in spec.inputs
+                            if q.name != p.name and not _is_python_scalar(kwargs[q.name])
+                            and arrays[q.name] is not None), None)
+            if partner is not None:
+                arrays[p.name] = _weak_scalar(kwargs[p.name], partner.dtype, p.api_name)
+    args = {name: (None if arr is None else ArrayTensor(arr)) for name, arr in arrays.items()}
+    for p in spec.params:
+        if p.kind == "scalar":
+            args[p.name] = _as_scalar(kwargs[p.name], p.api_name)
+        elif p.kind == "flag":
+            args[p.name] = kwargs[p.name]
+    return args
 
 
 def _is_python_scalar(value) -> bool:

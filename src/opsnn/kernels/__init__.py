@@ -32,6 +32,7 @@ import logging
 import warnings
 
 from .._core import platform
+from .._core.status import AclnnError, Status
 
 _BACKENDS = {"numpy": "opsnn.kernels.numpy_backend", "numba": "opsnn.kernels.numba_backend"}
 ENV_VAR = "OPSNN_BACKEND"
@@ -80,8 +81,18 @@ def default_name() -> str:
 
 def get(name: str | None = None):
     """The backend module by name (``numpy``, ``numba``); None selects the default. A named
-    backend that cannot load raises ImportError; the automatic default falls back to numpy."""
-    return _import(name or default_name())
+    backend that cannot load raises ImportError (ValueError for an unknown name); the automatic
+    default falls back to numpy. A default that ``$OPSNN_BACKEND`` names and that cannot load is a
+    configuration error of the run, not of the call: AclnnError 561003 (no kernel found), which the
+    aclnn layer returns as its status."""
+    if name:
+        return _import(name)
+    key = default_name()
+    try:
+        return _import(key)
+    except (ValueError, ImportError) as exc:  # set_default() checks its name, so this is the env
+        raise AclnnError(Status.ERR_INNER_FIND_KERNEL_ERROR,
+                         f"${ENV_VAR}={key!r} selects no usable kernel backend: {exc}") from None
 
 
 def set_default(name: str | None) -> None:
