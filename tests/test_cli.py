@@ -1,5 +1,6 @@
 """The command line: demo prints the samples' lines; run/describe/list; exit codes."""
 
+import json
 import re
 import subprocess
 import sys
@@ -7,6 +8,7 @@ import sys
 import pytest
 
 from opsnn import cli
+from opsnn.cli_args import join_words
 
 
 def _run(capsys, *argv):
@@ -187,6 +189,33 @@ def test_run_releases_everything_it_allocated(capsys):
     (["verify", "--max-elements", "-1", "x.csv"], 2, ["at least 1"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,3", "--shape2", "4,5", "--dtype", "float32"], 1,
      ["phase 1 fails: 161002", "cannot broadcast"]),
+    # a dtype no aclTensor can hold is a usage error, not a null-pointer status
+    (["run", "HardtanhBackward", "--dtype", "object"], 2, ["argument --dtype", "'object'", "no aclDataType"]),
+    (["run", "LeakyReluBackward", "--out-dtype", "str"], 2, ["argument --out-dtype", "'str'", "no aclDataType"]),
+    (["run", "HardtanhBackward", "--seed", "-1"], 2, ["argument --seed", "integer >= 0", "'-1'"]),
+    (["run", "HardtanhBackward", "--shape", "[[2,3))"], 2, ["argument --shape", "bad shape '[[2,3))'"]),
+    # options the operator has no parameter for are refused, not dropped
+    (["run", "HardtanhBackward", "--self-is-result"], 2,
+     ["--self-is-result does not apply to aclnnHardtanhBackward", "selfIsResult"]),
+    (["run", "LeakyRelu", "--grad-shape", "2", "3"], 2, ["--grad-shape does not apply to aclnnLeakyRelu"]),
+    (["run", "InplaceHardtanh", "--out-dtype", "float32"], 2,
+     ["--out-dtype does not apply to aclnnInplaceHardtanh", "no out tensor"]),
+    # demo's options fail before the samples run
+    (["demo", "--repeat", "0"], 2, ["argument --repeat", "integer >= 1", "'0'"]),
+    (["demo", "--shape=-5"], 2, ["argument --shape", "dims must be >= 0", "'-5'"]),
+    (["demo", "--seed", "-3"], 2, ["argument --seed", "integer >= 0", "'-3'"]),
+    (["tiling", "LeakyReluBackward", "--shape", "(2,3]"], 2, ["bad shape '(2,3]'"]),
+    (["tiling", "LeakyRelu", "--shape", "4", "--simulate", "--seed", "-1"], 2, ["argument --seed", "'-1'"]),
+    (["tiling", "HardtanhBackward", "--shape", "[[2,3]]"], 2, ["bad shape '[[2,3]]'"]),
+    # no def row, phase 1 fails: exit 1 on every SoC, whether or not the tiling itself goes through
+    (["tiling", "HardtanhBackward", "--shape", "2,3", "--dtype", "float64"], 1,
+     ["phase 1 fails: 161002", "FAILED       aclnnHardtanhBackward fails in phase 1 with 161002",
+      "FAILED       no binary row of the HardtanhGrad def matches DOUBLE, DOUBLE, DOUBLE"]),
+    (["--soc", "Ascend950", "tiling", "HardtanhBackward", "--shape", "2,3", "--dtype", "float64"], 1,
+     ["FAILED       no binary row of the HardtanhGrad def matches DOUBLE", "result dtype DT_DOUBLE is not supported"]),
+    # a dynamic shape: infershape, then FAILED (docs/tiling.md), even for an aclnn name
+    (["tiling", "HardtanhBackward", "--shape=-1,4"], 1,
+     ["phase 1 not run", "y = [-1, 4]", "needs static shapes"]),
 ])
 def test_cli_errors_are_messages_not_tracebacks(capsys, argv, code, words):
     """Bad arguments, impossible shapes, unsupported dtypes and missing files: a status line or
@@ -225,3 +254,64 @@ def test_cli_run_accepts_comma_dims_and_0d(capsys):
     rows = out.strip().splitlines()[-2:]  # the printed result: 2 rows of 3 numbers
     assert code == 0 and rows[0].startswith("[[") and rows[1].endswith("]]")
     assert [len(re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?", row)) for row in rows] == [3, 3], rows
+
+
+def test_run_transpose_keeps_a_0d_or_1d_self(capsys):
+    """Nothing to transpose: the shape stays (a 0-d self became [1] and failed against its grad)."""
+    code, out = _run(capsys, "run", "HardtanhBackward", "--shape", "[]", "--transpose")
+    assert code == 0 and "ret 0 (ACLNN_SUCCESS)" in out and "bit-exact" in out
+    assert "[" not in out.strip().splitlines()[-1]  # a bare 0-d number
+    code, out = _run(capsys, "run", "LeakyRelu", "--shape", "4", "--transpose")
+    assert code == 0 and "Contiguous(self)" not in out and "bit-exact" in out
+    assert len(re.findall(r"-?\d+\.\d*", out.strip().splitlines()[-1])) == 4
+
+
+@pytest.mark.parametrize("text, dims", [("2", (2,)), ("[2, 3]", (2, 3)), ("(2,3)", (2, 3)), ("2x3", (2, 3)),
+                                        ("[]", ()), ("()", ()), ("", ()), (" [ 4 ] ", (4,))])
+def test_parse_shape_takes_one_bracket_pair(text, dims):
+    from opsnn.cli_args import parse_shape
+
+    assert parse_shape(text) == dims
+
+
+@pytest.mark.parametrize("text", ["[[2,3))", "[[2,3]]", "((2))", "[2,3)", "(2,3]", "[2,3", "2,3]", "[", "]["])
+def test_parse_shape_refuses_stray_brackets(text):
+    import argparse
+
+    from opsnn.cli_args import parse_shape
+
+    with pytest.raises(argparse.ArgumentTypeError, match="bad shape"):
+        parse_shape(text)
+
+
+@pytest.mark.parametrize("argv, shape", [([], (256, 1024)), (["--shape", "2x3"], (2, 3)),
+                                         (["--shape", "2,3", "4"], (2, 3, 4)), (["--shape", "[]"], ())])
+def test_demo_shape_takes_the_run_grammar(argv, shape):
+    import argparse
+
+    from opsnn import demo
+
+    parser = argparse.ArgumentParser()
+    demo.add_arguments(parser)
+    assert join_words(parser.parse_args(argv).shape) == shape
+
+
+def test_tiling_json_lists_why_it_failed(capsys):
+    code, out = _run(capsys, "tiling", "HardtanhBackward", "--shape", "2,3", "--dtype", "float64", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["phase1Status"] == 161002 and report["defMatch"]["rowIndex"] is None
+    assert [f.split(" ")[0] for f in report["failures"]] == ["aclnnHardtanhBackward", "no"]
+    assert "tilingData" in report  # what op_host would compute is still shown
+    code, out = _run(capsys, "tiling", "HardtanhBackward", "--shape", "2,3", "--dtype", "float32", "--json")
+    assert code == 0 and "failures" not in json.loads(out)
+
+
+def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):
+    """DECISIONS 8: with a NaN bound the kernels differ from PyTorch, the 910B and the 950 one alike."""
+    for soc in ("Ascend910B", "Ascend950"):
+        code, out = _run(capsys, "--soc", soc, "tiling", "HardtanhBackward", "--shape", "1000",
+                         "--min-val", "nan", "--simulate")
+        line = next(line for line in out.splitlines() if "vs PyTorch" in line)
+        differ = int(line.split()[2])
+        assert code == 0 and differ > 300 and "differ from PyTorch's result" in line and "NaN bound" in line, out
+        assert "strict-bound semantics" not in out

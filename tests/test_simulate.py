@@ -179,6 +179,34 @@ def test_check_op_explains_the_experimental_difference():
     assert check.ok and check.torch_differences is None and check.semantics.startswith("strict bounds")
 
 
+@pytest.mark.parametrize("soc, variant", [(A910B, "experimental"), (A950, "main")])
+def test_a_nan_bound_is_compared_with_pytorch_not_with_strict_bounds(soc, variant):
+    """DECISIONS 8: a NaN bound passes grad only at NaN results in both kernels; PyTorch zeroes only
+    where result <= min or result >= max, so it passes grad on the NaN bound's side."""
+    op, _ = opdef.find("HardtanhGrad", soc)
+    assert op.variant == variant
+    formula = simulate.formula_for(op, {"min_val": float("nan")})
+    result = np.array([-2.0, -1.0, 0.5, 1.0, 2.0, np.nan], dtype=np.float32)
+    grad = np.array([1, 2, 3, 4, 5, 6], dtype=np.float32)
+    assert same_bits(formula.reference(result, grad), np.array([0, 0, 0, 0, 0, 6], dtype=np.float32))
+    assert same_bits(formula.torch_reference(result, grad), np.array([1, 2, 3, 0, 0, 6], dtype=np.float32))
+    assert "NaN bound" in formula.torch_note and "DECISIONS 8" in formula.torch_note
+    ins, outs = [T((3000,), D.FLOAT)] * 2, [T((3000,), D.FLOAT)]
+    check = simulate.check_op(opdef.tile(op, soc, ins, outs, {"min_val": float("nan")}), op, ins, outs,
+                              {"min_val": float("nan")}, seed=7)
+    assert check.ok and check.torch_differences > 1000  # about half the uniform(-2, 2) data is below 1
+
+
+def test_the_pytorch_form_equals_strict_bounds_for_ordinary_bounds():
+    op, _ = opdef.find("HardtanhGrad", A910B)
+    formula = simulate.formula_for(op, {"min_val": -1.0, "max_val": 1.0})
+    result = np.array([-2.0, -1.0, -0.5, 1.0, 2.0, np.nan, np.inf], dtype=np.float32)
+    grad = np.arange(1, 8, dtype=np.float32)
+    strict = ref_hardtanh_grad(result, grad, -1.0, 1.0, inclusive=False)
+    assert same_bits(formula.torch_reference(result, grad), strict)
+    assert "NaN bound" not in formula.torch_note
+
+
 # ---- the checks themselves, on broken launches --------------------------------------------------
 
 

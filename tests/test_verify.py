@@ -167,6 +167,31 @@ def test_case_filter():
     assert keep(case(99, "leaky_relu_grad_fuzz_44")) and not keep(case(99, "other"))
 
 
+@pytest.mark.parametrize("spec, words", [
+    ("3-1", ["reversed range '3-1'", "1-3"]),
+    ("3-", ["bad item '3-'"]),
+    ("-1", ["bad item '-1'"]),
+    ("1-2-3", ["bad item '1-2-3'"]),
+    (",", ["expected indexes", "got ','"]),
+])
+def test_case_filter_refuses_malformed_selections(spec, words):
+    with pytest.raises(argparse.ArgumentTypeError) as exc:
+        V.case_filter(spec)
+    for word in words:
+        assert word in str(exc.value)
+
+
+def test_case_selection_names_the_items_that_match_nothing():
+    case = lambda i, name: V.Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",  # noqa: E731
+                                  V.Tolerance(0, 0, "exact"))
+    cases = [case(i, f"fuzz_{i}") for i in range(5)]
+    V.case_filter("0-4,FUZZ_3").check_matches(cases)  # every item matches: no error
+    with pytest.raises(ValueError) as exc:
+        V.case_filter("1,99,nope").check_matches(cases)
+    assert str(exc.value) == ("--cases '1,99,nope': '99', 'nope' match no case; expected indexes 0-4 or a "
+                              "substring of a case name such as 'fuzz_0'")
+
+
 def test_compare_nan_signed_zero_and_tolerance():
     golden = np.array([np.nan, 0.0, 1.0, np.inf], np.float32)
     exact = V.compare(golden.copy(), golden, V.Tolerance(0, 0, "exact"))
@@ -262,3 +287,60 @@ def test_torch_golden_reports_documented_differences(tmp_path):
     assert run_verify(csv_path, json_path, "--golden", "torch", "--json", out) == 0
     reasons = [c["reason"] for c in json.loads(out.read_text())["cases"]]
     assert [r.split(":")[0] for r in reasons] == ["DECISIONS 8", "DECISIONS 2"]
+
+
+@needs_cases
+@pytest.mark.parametrize("spec, code, words", [
+    ("99", 2, ["--cases '99'", "matches no case", "indexes 0-4"]),
+    ("foo", 2, ["--cases 'foo'", "matches no case", "hardtanh_grad"]),
+    ("3-1", 2, ["argument --cases", "reversed range '3-1'"]),
+    ("0,7", 2, ["'7' matches no case"]),
+])
+def test_cli_cases_matching_nothing_is_a_usage_error(capsys, spec, code, words):
+    """A typo in --cases must not give a green run of 0 cases."""
+    from opsnn import cli
+
+    files = [str(CASES / "ttk_kernel_hardtanh_grad_st.csv"), str(CASES / "ttk_kernel_leaky_relu_grad_st.csv")]
+    try:
+        got = cli.main(["verify", *files, "--cases", spec])
+    except SystemExit as exc:  # argparse's own usage error
+        got = exc.code
+    captured = capsys.readouterr()
+    assert got == code and "0 cases" not in captured.out, captured.out + captured.err
+    for word in words:
+        assert word in captured.err
+
+
+def test_cli_unwritable_json_path_fails_before_running(tmp_path, monkeypatch, capsys):
+    from opsnn import cli
+
+    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    missing_dir = tmp_path / "no" / "such" / "dir" / "x.json"
+    assert cli.main(["verify", *map(str, small_files(tmp_path)), "--json", str(missing_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "--json: cannot write" in err and str(missing_dir) in err and "No such file" in err
+    # a writable path is checked without leaving a file behind when the run stops early
+    out = tmp_path / "results.json"
+    assert cli.main(["verify", str(small_files(tmp_path)[0]), "--cases", "nope", "--json", str(out)]) == 2
+    assert not out.exists()
+
+
+def test_cli_verify_help_prints_the_default_exactly(capsys):
+    from opsnn import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["verify", "--help"])
+    assert f"(default {V.DEFAULT_MAX_ELEMENTS}," in " ".join(capsys.readouterr().out.split())
+
+
+@needs_cases
+def test_readme_states_the_verify_skips_of_the_backward_files():
+    """The README's verify paragraph: default and sizes of the skipped cases, from the files."""
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    files = ["ttk_kernel_leaky_relu_grad_st.csv", "ttk_kernel_hardtanh_grad_st.csv", "atk_aclnnLeakyReluBackward.json"]
+    sizes = sorted(c.numel for f in files for c in V.load_cases(CASES / f))
+    big = [n for n in sizes if n > V.DEFAULT_MAX_ELEMENTS]
+    assert V.DEFAULT_MAX_ELEMENTS == 1.2e8 and "(default 1.2e8 elements" in readme
+    claim = f"{len(sizes) - len(big)} of {len(sizes)} cases pass, all bit-exact, {len(big)} skipped for size " \
+            f"({big[0]:.3g} to {big[-1]:.3g} elements)".replace("e+0", "e")
+    assert claim in readme, claim

@@ -15,6 +15,7 @@ import numpy as np
 from rich.console import Console
 
 from . import registry
+from .cli_args import dims_word, int_at_least, join_words
 from ._core import dtypes, platform
 from ._core.status import AclnnError
 
@@ -134,6 +135,8 @@ def _aclnn_details(args) -> dict:
     if args.shape2 is not None:
         shapes[1:2] = [args.shape2]
     shapes = shapes * len(spec.inputs) if len(shapes) == 1 else shapes
+    if any(d < 0 for shape in shapes for d in shape):
+        return {"executorSteps": ["phase 1 not run: aclnn tensors have static shapes"]}
     kinds = list(args.dtype) * (len(spec.inputs) + 1) if len(args.dtype) == 1 else list(args.dtype)
     call = {p.name: ArrayTensor(np.zeros(shape, dtypes.to_numpy(kind)))
             for p, shape, kind in zip(spec.inputs, shapes, kinds)}
@@ -151,7 +154,7 @@ def _aclnn_details(args) -> dict:
     try:
         executor = engine.plan(spec, call)
     except AclnnError as exc:
-        return {"executorSteps": [f"phase 1 fails: {exc.status} {exc.message}"]}
+        return {"executorSteps": [f"phase 1 fails: {exc.status} {exc.message}"], "phase1Status": int(exc.status)}
     plan = executor.plan
     return {"executorSteps": [f"workspace {plan.workspace_size} B"] + plan.describe(),
             "hostPlan": _host_launch_lines(executor)}
@@ -188,17 +191,17 @@ _SCALAR_DEFAULTS = {"negative_slope": 0.01, "min_val": -1.0, "max_val": 1.0}
 
 def _add_run_arguments(parser) -> None:
     parser.add_argument("op", help="any operator of `opsnn list` (aclnn prefix optional)")
-    parser.add_argument("--shape", type=_dims, nargs="*", default=[(2, 3)],
+    parser.add_argument("--shape", type=dims_word, nargs="*", default=[(2, 3)],
                         help="shape of self: 2 3, 2,3 or 2x3 (default 2 3; nothing or [] for 0-d)")
-    parser.add_argument("--grad-shape", type=_dims, nargs="*", help="shape of gradOutput (default: --shape)")
+    parser.add_argument("--grad-shape", type=dims_word, nargs="*", help="shape of gradOutput (default: --shape)")
     parser.add_argument("--dtype", default=np.dtype(np.float32), type=_np_dtype,
                         help="float32 | float16 | bfloat16 | float64 | int32 ... (default float32)")
     parser.add_argument("--out-dtype", type=_np_dtype, help="dtype of out (default: --dtype)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
     parser.add_argument("--scalar", type=float, nargs="*",
                         help="scalar arguments in the API's order (default: slope 0.01; min -1 max 1)")
-    parser.add_argument("--self-is-result", action="store_true")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--self-is-result", action="store_true", help="selfIsResult (LeakyReluBackward)")
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
 
 
 def _run_run(args) -> int:
@@ -207,6 +210,11 @@ def _run_run(args) -> int:
     from . import acl, aclnn
 
     spec = _spec_or_exit(args.op)
+    unused = _options_not_taken(spec, args)
+    for option, why in unused:
+        print(f"opsnn run: error: {option} does not apply to {spec.api_name}: {why}", file=sys.stderr)
+    if unused:
+        return 2
     console = Console(highlight=False, soft_wrap=True)
     rng = np.random.default_rng(args.seed)
     dtype = args.dtype
@@ -216,12 +224,12 @@ def _run_run(args) -> int:
         print(f"opsnn run: error: {spec.api_name} takes {len(spec.scalars)} scalar(s) ({names}); "
               f"--scalar gave {len(scalars)}", file=sys.stderr)
         return 2
-    shapes = {"self": _flat(args.shape), "grad": _flat(args.shape if args.grad_shape is None else args.grad_shape)}
+    shapes = {"self": join_words(args.shape), "grad": join_words(args.shape if args.grad_shape is None else args.grad_shape)}
     host = {}
     for p in spec.inputs:
         values = rng.uniform(-2, 2, shapes["self" if p.name == "self" else "grad"])
         host[p.name] = (values * (2 if p.name != "self" else 1)).astype(dtype)
-    if args.transpose:
+    if args.transpose and host["self"].ndim >= 2:  # a 0-d or 1-d self has nothing to transpose
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
     try:
         out_shape = np.broadcast_shapes(*(a.shape for a in host.values()))
@@ -307,31 +315,32 @@ def _read_back(acl, addr: int, tensor, host: np.ndarray) -> np.ndarray:
     return storage if host.flags.c_contiguous else storage.T
 
 
+def _options_not_taken(spec: registry.OpSpec, args) -> list[tuple[str, str]]:
+    """(option, why) for each option given that the operator has no parameter for: dropping it
+    silently would run another call than the one asked for."""
+    unused = []
+    if args.self_is_result and not any(p.kind == "flag" for p in spec.params):
+        unused.append(("--self-is-result", "it has no selfIsResult parameter"))
+    if args.grad_shape is not None and all(p.name == "self" for p in spec.inputs):
+        unused.append(("--grad-shape", "it has no gradOutput tensor"))
+    if args.out_dtype is not None and spec.inplace:
+        unused.append(("--out-dtype", "it has no out tensor (the result is written to self)"))
+    return unused
+
+
 def _np_dtype(name: str) -> np.dtype:
     import ml_dtypes
 
     aliases = {"bfloat16": ml_dtypes.bfloat16, "bf16": ml_dtypes.bfloat16, "fp16": np.float16,
                "fp32": np.float32, "fp64": np.float64}
+    expected = "float32, float16, bfloat16, float64, int32, ..."
     try:
-        return np.dtype(aliases.get(name, name))
+        dtype = np.dtype(aliases.get(name, name))
     except TypeError:
-        raise argparse.ArgumentTypeError(f"unknown dtype {name!r} (float32, float16, bfloat16, "
-                                         "float64, int32, ...)") from None
-
-
-def _dims(text: str) -> tuple[int, ...]:
-    """One --shape word of ``opsnn run``, in ``opsnn tiling``'s grammar (``2``, ``2,3``, ``2x3``,
-    ``[2, 3]``); a negative dim is a usage error here (run allocates the arrays)."""
-    from .tiling_cli import parse_shape
-
-    dims = parse_shape(text)
-    if any(d < 0 for d in dims):
-        raise argparse.ArgumentTypeError(f"dims must be >= 0, got {text!r}")
-    return dims
-
-
-def _flat(words: list[tuple[int, ...]]) -> tuple[int, ...]:
-    return tuple(d for word in words for d in word)
+        raise argparse.ArgumentTypeError(f"unknown dtype {name!r} ({expected})") from None
+    if dtypes.from_numpy(dtype) == dtypes.DataType.DT_UNDEFINED:  # object, str, datetime64, ...
+        raise argparse.ArgumentTypeError(f"dtype {name!r} has no aclDataType; expected {expected}")
+    return dtype
 
 
 def _reference(name: str):

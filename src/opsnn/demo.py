@@ -13,6 +13,7 @@ from rich.table import Table
 
 from . import acl, reference, registry
 from ._core import dtypes, platform
+from .cli_args import dims_word, int_at_least, join_words
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
 from .samples import hardtanh_backward as hardtanh_sample
 from .samples import leaky_relu_backward as leaky_sample
@@ -22,10 +23,12 @@ DEMO_SHAPE = (256, 1024)  # elements per call in the timing table: 262 144
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--shape", type=int, nargs="+", default=list(DEMO_SHAPE),
-                        help="shape of the random inputs for the dtype table (default 256 1024)")
-    parser.add_argument("--repeat", type=int, default=20, help="timed calls per row (median shown)")
-    parser.add_argument("--seed", type=int, default=0)
+    # opsnn run's shape grammar, so that a bad or negative shape fails before the samples run
+    parser.add_argument("--shape", type=dims_word, nargs="*", default=[DEMO_SHAPE],
+                        help="shape of the random inputs for the dtype table: 256 1024, 256,1024 or 256x1024 "
+                             "(default 256 1024; nothing or [] for 0-d)")
+    parser.add_argument("--repeat", type=int_at_least(1), default=20, help="timed calls per row (median shown)")
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
     parser.add_argument("--train", nargs=argparse.REMAINDER, metavar="...",
                         help="instead: train the digits MLP with torch's and with opsnn's activations "
                              "and compare (needs the torch extra; options after --train go to it, "
@@ -49,7 +52,7 @@ def run(args) -> int:
             console.print(str(exc))
             acl.finalize()  # the C sample's process would end here, and its runtime with it
         console.print()
-    console.print(_dtype_table(profile, tuple(args.shape), args.repeat, np.random.default_rng(args.seed)))
+    console.print(_dtype_table(profile, join_words(args.shape), args.repeat, np.random.default_rng(args.seed)))
     return 0
 
 

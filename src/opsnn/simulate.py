@@ -258,6 +258,19 @@ def _hardtanh_reference(min_val: float, max_val: float, inclusive: bool):
     return ref
 
 
+def _torch_hardtanh_reference(min_val: float, max_val: float):
+    """PyTorch's hardtanh_backward as its scalar CPU path, CUDA and torch._decomp write it: +0.0
+    where result <= min or result >= max, grad elsewhere (bounds float32, as the kernel's). Equal to
+    the strict test with NaN passing, except against a NaN bound, which zeroes nothing."""
+    lo, hi = np.float64(_f32(min_val)), np.float64(_f32(max_val))
+
+    def ref(result: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        x = result.astype(np.float64)
+        return np.where((x <= lo) | (x >= hi), np.zeros((), dtype=grad.dtype), grad)
+
+    return ref
+
+
 def _leaky_relu_grad_reference(negative_slope: float):
     s = np.float64(_f32(negative_slope))
 
@@ -300,15 +313,24 @@ def formula_for(opdef: OpDef, attrs: Mapping[str, float]) -> Formula:
     values = opdef.attr_values(attrs)
     if opdef.name == "HardtanhGrad":
         lo, hi = values["min_val"], values["max_val"]
+        # A NaN bound fails every kernel's bound test, so only NaN results pass; PyTorch's
+        # "result <= min or result >= max" is false against it and passes grad on that side.
+        nan_note = ("expected: with a NaN bound the kernel passes grad only where result is NaN; PyTorch "
+                    "zeroes only where result <= min or result >= max, never true against NaN (DECISIONS 8)"
+                    if np.isnan(_f32(lo)) or np.isnan(_f32(hi)) else "")
+        torch_reference = _torch_hardtanh_reference(lo, hi)
         if opdef.variant == "experimental":
+            # no result equals a NaN bound, so then the NaN note is the whole story
+            note = nan_note or ("expected: the 910B experimental kernel keeps grad where result == min or == max; "
+                                "the arch35 kernel, the ops-nn golden and PyTorch use strict bounds (spec §4.3)")
             return Formula("inclusive bounds: grad passes where min <= result <= max or result is NaN "
                            "(experimental 910B kernel, hardtanh_grad.h)",
                            hardtanh_grad_tile(lo, hi, inclusive=True), _hardtanh_reference(lo, hi, inclusive=True),
-                           _hardtanh_reference(lo, hi, inclusive=False),
-                           "expected: the 910B experimental kernel keeps grad where result == min or == max; "
-                           "the arch35 kernel, the ops-nn golden and PyTorch use strict bounds (spec §4.3)")
-        return Formula("strict bounds: grad passes where min < result < max or result is NaN (arch35 DAG, PyTorch)",
-                       hardtanh_grad_tile(lo, hi, inclusive=False), _hardtanh_reference(lo, hi, inclusive=False))
+                           torch_reference, note)
+        return Formula("strict bounds: grad passes where min < result < max or result is NaN "
+                       + ("(arch35 DAG)" if nan_note else "(arch35 DAG, PyTorch)"),
+                       hardtanh_grad_tile(lo, hi, inclusive=False), _hardtanh_reference(lo, hi, inclusive=False),
+                       torch_reference if nan_note else None, nan_note)
     slope = values["negative_slope"]
     if opdef.name == "LeakyReluGrad":
         return Formula("grad where features > 0, else grad * float32(slope) rounded once (arch35 DAG, PyTorch)",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable, Sequence
 
@@ -22,6 +21,7 @@ from ._core import platform
 from ._core.dtypes import DataType
 from ._core.status import AclnnError
 from ._core.tiling import flatten
+from .cli_args import int_at_least, parse_shape
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace], dict]
@@ -34,16 +34,6 @@ _ATTR_OPTIONS = {"negative_slope": "--negative-slope", "min_val": "--min-val", "
 
 class _UsageError(Exception):
     pass
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    """``1,64,2,64``, ``[1, 64]``, ``1x64``, ``1 64`` or ``[]``/empty for a 0-d shape (negative dims
-    pass: phase 1 reports them). Anything else, a stray separator included, is a usage error. The
-    one shape grammar of the CLI (``opsnn run`` takes it per word and refuses negative dims)."""
-    body = text.strip().strip("[]()").strip()
-    if body and not re.fullmatch(r"-?\d+(?:(?:\s*[,x]\s*|\s+)-?\d+)*", body):
-        raise argparse.ArgumentTypeError(f"bad shape {text!r}; write e.g. 1,64,2,64 or [] for 0-d")
-    return tuple(int(p) for p in re.findall(r"-?\d+", body))
 
 
 def _parse_dtype(text: str) -> DataType:
@@ -81,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-val", type=float, help="HardtanhGrad attr (default 1.0)")
     parser.add_argument("--simulate", action="store_true",
                         help="run the tiling on a simulated device and check it (random data, see --seed)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the --simulate data")
+    parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the --simulate data")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -135,8 +125,26 @@ def _attrs(args: argparse.Namespace, op: OpDef) -> dict[str, float]:
 
 
 def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None = None) -> tuple[dict, int]:
-    """The whole answer as a JSON-ready dict, and the exit code (0 ok, 1 a tiling or check failed).
+    """The whole answer as a JSON-ready dict, and the exit code: 0 ok; 1 when the aclnn call fails
+    in phase 1, no def row matches the dtypes, or the infershape, tiling or simulation check fails.
     Raises _UsageError for arguments that do not fit the op."""
+    report, code = _tile_and_check(args, aclnn_details)
+    # The tiling is still shown for these two (it says what op_host would compute), but no kernel
+    # would ever run it, so they fail the command like a failed check does.
+    failures = []
+    if "phase1Status" in report:
+        failures.append(f"aclnn{report['aclnn']['api']} fails in phase 1 with {report['phase1Status']} "
+                        "(see the step above): no kernel is launched")
+    match = report["defMatch"]
+    if match["rowIndex"] is None:
+        failures.append(f"no binary row of the {report['op']} def matches {', '.join(match['dtypes'])}: "
+                        "ops-nn builds no kernel for these dtypes")
+    if failures:
+        report["failures"] = failures
+    return report, 1 if failures else code
+
+
+def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None) -> tuple[dict, int]:
     op, alias, profile, soc_note = _resolve(args)
     shapes, dtypes = _tensors(args, op, alias)
     attrs = _attrs(args, op)
@@ -213,6 +221,7 @@ def _text(report: dict) -> str:
         lines.append(f"FAILED       {report['error']}")
     if "simulation" in report:
         lines += _simulation_text(report["simulation"])
+    lines += [f"FAILED       {failure}" for failure in report.get("failures", [])]
     return "\n".join(lines)
 
 
@@ -233,7 +242,7 @@ def _simulation_text(sim: dict) -> list[str]:
     exact = "bit-exact" if sim["referenceMismatches"] == 0 else f"{sim['referenceMismatches']} elements differ"
     lines.append(f"  result     {exact} vs the float64-derived reference ({sim['semantics']})")
     if sim["torchDifferences"] is not None:
-        lines.append(f"  vs PyTorch {sim['torchDifferences']} elements differ from strict-bound semantics - "
+        lines.append(f"  vs PyTorch {sim['torchDifferences']} elements differ from PyTorch's result - "
                      f"{sim['torchNote']}")
     lines.append(f"  verdict    {'OK' if sim['ok'] else 'FAILED'}")
     return lines

@@ -55,11 +55,12 @@ from rich.table import Table
 from opsnn import reference
 from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
+from opsnn.cli_args import int_at_least
 
 # A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
 # element for fp64 (inputs and output on host and "device", float64 golden and comparison
 # temporaries), so 1.2e8 elements stay near 10 GB, inside a 24 GiB machine, while the next case
-# sizes in CANN's files (3.7e8 fp64 elements and up, ~29 GB) do not fit. With it the three
+# sizes in CANN's files (3.5e8 fp64 elements and up, ~28 GB) do not fit. With it the three
 # backward files run 249 of their 260 cases in ~70 s on 2 cores; pass a smaller value for speed.
 DEFAULT_MAX_ELEMENTS = 120_000_000
 # Fraction of a tensor's elements replaced by the special values of a range spec (at least one
@@ -392,19 +393,50 @@ def load_cases(path: str | Path) -> list[Case]:
 
 # ---- case selection -----------------------------------------------------------------------------
 
-def case_filter(spec: str | None) -> Callable[[Case], bool]:
-    """``--cases``: comma-separated indexes (``7``), inclusive ranges (``0-9``) or name substrings."""
-    if not spec:
-        return lambda case: True
-    ranges, words = [], []
+_CASES_EXPECTED = "indexes '7', ranges '0-9' or name substrings 'fuzz_4', comma-separated"
+
+
+class CaseSelection:
+    """``--cases``: which cases run. Each item is an index, an inclusive range or a name substring
+    (case-insensitive); a case runs when any item matches it."""
+
+    def __init__(self, spec: str, items: list[tuple[str, Callable[[Case], bool]]]):
+        self.spec, self.items = spec, items
+
+    def __call__(self, case: Case) -> bool:
+        return any(test(case) for _, test in self.items)
+
+    def check_matches(self, cases: list[Case]) -> None:
+        """Raise ValueError naming the items that match none of ``cases``: a typo must not turn
+        into a green run of 0 cases (or of fewer than meant)."""
+        missing = [text for text, test in self.items if not any(test(c) for c in cases)]
+        if not missing:
+            return
+        have = (f"indexes 0-{max(c.index for c in cases)} or a substring of a case name such as "
+                f"{cases[0].name!r}" if cases else "no case at all: the files hold none")
+        raise ValueError(f"--cases {self.spec!r}: {', '.join(map(repr, missing))} "
+                         f"{'matches' if len(missing) == 1 else 'match'} no case; expected {have}")
+
+
+def case_filter(spec: str) -> CaseSelection:
+    """The argparse type of ``--cases``: a malformed item (``3-``, ``-1``) or a reversed range
+    (``3-1``) is a usage error."""
+    items = []
     for item in (part.strip() for part in spec.split(",") if part.strip()):
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
-        if match:
-            ranges.append((int(match[1]), int(match[2] or match[1])))
+        if re.fullmatch(r"[\d\s-]+", item):  # numeric: an index or a range, nothing looser
+            match = re.fullmatch(r"(\d+)\s*(?:-\s*(\d+))?", item)
+            if not match:
+                raise argparse.ArgumentTypeError(f"bad item {item!r} in {spec!r}; expected {_CASES_EXPECTED}")
+            lo, hi = int(match[1]), int(match[2] or match[1])
+            if lo > hi:
+                raise argparse.ArgumentTypeError(f"reversed range {item!r} in {spec!r}; "
+                                                 f"expected low-high, e.g. {hi}-{lo}")
+            items.append((item, lambda case, lo=lo, hi=hi: lo <= case.index <= hi))
         else:
-            words.append(item.lower())
-    return lambda case: (any(lo <= case.index <= hi for lo, hi in ranges)
-                         or any(w in case.name.lower() for w in words))
+            items.append((item, lambda case, word=item.lower(): word in case.name.lower()))
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected {_CASES_EXPECTED}, got {spec!r}")
+    return CaseSelection(spec, items)
 
 
 # ---- input generation ---------------------------------------------------------------------------
@@ -780,13 +812,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--golden", choices=("reference", "torch"), default="reference",
                         help="compare with opsnn.reference (default) or torch.ops.aten like CANN's harness")
     parser.add_argument("--max-elements", type=_positive_count, default=DEFAULT_MAX_ELEMENTS,
-                        help=f"skip cases whose largest tensor has more elements (default {DEFAULT_MAX_ELEMENTS:.0e}, "
+                        help=f"skip cases whose largest tensor has more elements (default {DEFAULT_MAX_ELEMENTS}, "
                              "sized for a 24 GiB / 2-core machine)")
     parser.add_argument("--soc", default=None,
                         help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the input data (default 0)")
-    parser.add_argument("--cases", default=None,
-                        help="select cases: indexes '7', ranges '0-9', name substrings 'fuzz_4', comma-separated")
+    parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the input data (default 0)")
+    parser.add_argument("--cases", type=case_filter, default=None,
+                        help=f"select cases: {_CASES_EXPECTED}; each must match a case")
     parser.add_argument("--json", dest="json_path", default=None, metavar="PATH",
                         help="also write machine-readable results to PATH")
 
@@ -798,10 +830,14 @@ def run(args: argparse.Namespace) -> int:
         console.width = max(console.width, _LOG_WIDTH)
     if args.golden == "torch":
         import torch  # noqa: F401 - fail before running anything when the torch extra is missing
+    if args.json_path:
+        _check_writable(args.json_path)
     soc = args.soc or platform.current().name
     settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name)
-    selected = case_filter(args.cases)
-    files = [(path, [c for c in load_cases(path) if selected(c)]) for path in args.files]
+    files = [(path, load_cases(path)) for path in args.files]
+    if args.cases:
+        args.cases.check_matches([c for _, cases in files for c in cases])
+        files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     start = time.perf_counter()
     with platform.use_soc(settings.soc), Session() as session:
         results = _run_all(files, settings, session, console)
@@ -872,6 +908,19 @@ def _summary_line(summary: dict, settings: Settings) -> str:
             f"({summary['bit_exact']} bit-exact), [cyan]{summary[DOC]} documented differences[/], "
             f"[yellow]{summary[SKIP]} skipped[/], [bold red]{summary[FAIL]} failed[/] "
             f"in {summary['seconds']:.1f} s (golden {settings.golden}, SoC {settings.soc}, seed {settings.seed})")
+
+
+def _check_writable(path: str) -> None:
+    """Fail before the run, not after it, when ``--json PATH`` cannot be written."""
+    target = Path(path)
+    existed = target.exists()
+    try:
+        with open(target, "a"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"--json: cannot write {path!r}: {exc.strerror}") from None
+    if not existed:
+        target.unlink()  # leave no empty file behind if the run stops early
 
 
 def _write_json(path: str, settings: Settings, summary: dict, results: list[Result]) -> None:
