@@ -15,7 +15,9 @@ registered), dtype, size, thread count and layout:
 Layouts: ``contiguous``; ``broadcast`` (grad (N, 1) with self (1, M); binary broadcasting ops
 only); ``strided`` (self a transposed view, the rest dense). Times are medians of 5 samples
 (3 in ``--quick``), each a loop long enough to time; the methods of a row take turns sample by
-sample, so an outside disturbance hits them alike. The spread printed is the inter-quartile range.
+sample, so an outside disturbance hits them alike, and each loop starts after one untimed call
+(the method before it left its own data in the caches). The spread printed is the inter-quartile
+range.
 Ratios are speed ratios (other time / opsnn time: above 1 means opsnn is faster). Threads:
 ``numba.set_num_threads`` for opsnn, ``torch.set_num_threads`` for torch.
 
@@ -342,12 +344,23 @@ def measure(fns: dict, sample_seconds: float, samples: int) -> dict:
     loops = {}
     for name, fn in fns.items():
         fn()
-        t0 = time.perf_counter()
-        fn()
-        loops[name] = max(1, int(sample_seconds / max(time.perf_counter() - t0, 1e-9)))
+        one = sample_seconds
+        for _ in range(3):  # the loop length from a warm call: a cold one would give short loops
+            t0 = time.perf_counter()
+            fn()
+            one = min(one, time.perf_counter() - t0)
+            if one >= sample_seconds:  # a one-call sample: no loop to size
+                break
+        loops[name] = max(1, int(sample_seconds / max(one, 1e-9)))
     per_call: dict = {name: [] for name in fns}
     for _ in range(samples):
         for name, fn in fns.items():
+            if loops[name] > 1:
+                # untimed: the method before this one left its own data in the caches, and the
+                # first calls after it would time refilling them (for a data set that fits in
+                # them, ~1e6 elements: 2-3x slower calls at first); a one-call sample moves more
+                # than the caches hold anyway
+                fn()
             t0 = time.perf_counter()
             for _ in range(loops[name]):
                 fn()
