@@ -368,6 +368,22 @@ def test_leaky_relu_backward_promotes_zero_dim_operands_like_torch(shapes, dtype
         assert_same_bits(got, want)
         assert ops.leaky_relu_backward(g.to("meta"), s.to("meta"), -0.375, False).dtype == want.dtype
 
+
+@pytest.mark.parametrize("grad_mode", [False, True], ids=["no autograd", "autograd"])
+def test_inplace_bumps_the_version_counter_once_like_torch(grad_mode):
+    """An in-place op bumps the tensor's (and its base's) version counter once, as ATen's do, so
+    torch's "modified by an inplace operation" checks see the same versions."""
+    for ours, theirs in ((lambda t: ot.leaky_relu_(t, 0.1), lambda t: torch.nn.functional.leaky_relu_(t, 0.1)),
+                         (ot.hardtanh_, torch.nn.functional.hardtanh_)):
+        versions = []
+        for op in (ours, theirs):
+            base = torch.randn(6, requires_grad=grad_mode)
+            x = (base * 1)[1:5] if grad_mode else base[1:5]
+            before = (x._version, x._base._version)
+            op(x)
+            versions.append((x._version - before[0], x._base._version - before[1]))
+        assert versions[0] == versions[1] == (1, 1)
+
 # ---- fake / meta ----------------------------------------------------------------------------
 
 def test_meta_shapes_and_dtypes_come_from_the_specs():

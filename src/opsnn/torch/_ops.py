@@ -215,10 +215,17 @@ def _below_autograd(op, keyset, *args):
         return op.redispatch(keyset & torch._C._after_autograd_keyset, *args)
 
 
+def _kernel_only(op, keyset, *args):
+    """The op below ADInplaceOrView too, inside an autograd.Function: its ``mark_dirty`` bumps the
+    version counter, once, as an ATen in-place op does (ADInplaceOrView would bump it again)."""
+    with torch._C._AutoDispatchBelowADInplaceOrView():
+        return op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, *args)
+
+
 class _LeakyReluInplace(torch.autograd.Function):
     @staticmethod
     def forward(ctx, self, negative_slope, keyset):
-        _below_autograd(_ops.leaky_relu_.default, keyset, self, negative_slope)
+        _kernel_only(_ops.leaky_relu_.default, keyset, self, negative_slope)
         ctx.mark_dirty(self)
         ctx.save_for_backward(self)  # the result: the input is gone
         ctx.negative_slope = negative_slope
@@ -234,7 +241,7 @@ class _HardtanhInplace(torch.autograd.Function):
     @staticmethod
     def forward(ctx, self, min_val, max_val, keyset):
         original = self.clone()  # hardtanh_backward needs the input, which the op overwrites
-        _below_autograd(_ops.hardtanh_.default, keyset, self, min_val, max_val)
+        _kernel_only(_ops.hardtanh_.default, keyset, self, min_val, max_val)
         ctx.mark_dirty(self)
         ctx.save_for_backward(original)
         ctx.bounds = (min_val, max_val)
