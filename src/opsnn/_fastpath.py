@@ -93,7 +93,8 @@ def _make_key(spec):
             body += [f"t{i} = type(v{i})",
                      f"if t{i} is float:",
                      f"    if v{i} != v{i}: MISS",
-                     f"    s{i} = copysign(1.0, v{i})",
+                     # the value tells a nonzero's sign; only a zero needs it spelled out
+                     f"    s{i} = None if v{i} else copysign(1.0, v{i})",
                      f"elif t{i} is bool or t{i} is int:",
                      f"    s{i} = None",
                      "else:",
