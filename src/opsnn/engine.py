@@ -251,7 +251,7 @@ def _prepare_steps(plan: Plan, arrays: dict, workspace: np.ndarray | None) -> li
             return arrays[ref.tensor]
         slot = plan.slots[ref.slot]
         np_dtype = dtypes.to_numpy(slot.dtype)
-        count = int(np.prod(slot.shape, dtype=np.int64))
+        count = math.prod(slot.shape)
         return workspace[slot.offset:slot.offset + count * np_dtype.itemsize].view(np_dtype).reshape(slot.shape)
 
     return [(step, [resolve(s) for s in step.srcs], resolve(step.dst)) for step in plan.steps]
