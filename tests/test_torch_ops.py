@@ -384,6 +384,33 @@ def test_inplace_bumps_the_version_counter_once_like_torch(grad_mode):
             versions.append((x._version - before[0], x._base._version - before[1]))
         assert versions[0] == versions[1] == (1, 1)
 
+
+def _channels_last(seed):
+    return torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(seed)).to(memory_format=torch.channels_last)
+
+
+def _transposed(seed):
+    return torch.randn(6, 7, generator=torch.Generator().manual_seed(seed)).T
+
+
+@pytest.mark.parametrize("make", [_channels_last, _transposed], ids=["channels_last", "transposed"])
+def test_results_keep_a_shared_dense_layout_like_torch(make):
+    """Operands sharing one dense layout give a result in that layout, as torch's TensorIterator
+    does (values bit-identical; the fake kernels agree, opcheck passes); mixed layouts give a
+    C-contiguous result."""
+    x, g = make(0) * 2, make(1)
+    cases = [(ops.leaky_relu.default, (x, 0.1), torch.nn.functional.leaky_relu),
+             (ops.hardtanh.default, (x, -0.5, 0.5), torch.nn.functional.hardtanh),
+             (ops.leaky_relu_backward.default, (g, x, 0.125, False), torch.ops.aten.leaky_relu_backward),
+             (ops.hardtanh_backward.default, (g, x, -0.5, 0.5), torch.ops.aten.hardtanh_backward)]
+    for op, args, reference in cases:
+        got, want = op(*args), reference(*args)
+        assert got.stride() == want.stride() == x.stride(), op
+        assert_same_bits(got, want)
+        assert op(*(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)).stride() == x.stride()
+        torch.library.opcheck(op, args)
+    assert ops.leaky_relu_backward(g.contiguous(), x, 0.125, False).is_contiguous()
+
 # ---- fake / meta ----------------------------------------------------------------------------
 
 def test_meta_shapes_and_dtypes_come_from_the_specs():
@@ -428,10 +455,12 @@ def test_to_numpy_is_a_view(dtype):
     assert back.dtype == dtype and back.data_ptr() == view.data_ptr()
 
 
-def test_results_are_fresh_contiguous_tensors_not_copies_of_numpy():
+def test_results_are_fresh_tensors_in_torchs_layout():
     x = torch.randn(4, 6).t()
     y = ot.leaky_relu(x, 0.1)
-    assert y.is_contiguous() and y.data_ptr() != x.data_ptr()
+    assert y.stride() == torch.nn.functional.leaky_relu(x, 0.1).stride() == (1, 6)
+    assert y.data_ptr() != x.data_ptr()
+    assert ot.leaky_relu(x[::2], 0.1).is_contiguous()  # not dense: opsnn's C order
     y2 = ot.leaky_relu(x.requires_grad_(), 0.1)
     assert y2.requires_grad
 

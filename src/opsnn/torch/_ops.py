@@ -55,9 +55,30 @@ def _opsnn(name: str):
 
 # ---- CPU kernels ---------------------------------------------------------------------------
 
-def _leaky_relu(self, negative_slope=0.01):
+def _kept_layout(*tensors: torch.Tensor) -> torch.Tensor | None:
+    """An empty result in the operands' layout where torch's TensorIterator keeps it: every
+    tensor operand of the same shape, strides and dtype, and that layout dense and non-overlapping
+    but not C-contiguous (channels_last, a transposed matrix). Else None: the result is
+    C-contiguous, opsnn's own. The kernel then walks both in memory order, with no gather."""
+    first = tensors[0]
+    if first.is_contiguous() or any(t.shape != first.shape or t.stride() != first.stride()
+                                    or t.dtype != first.dtype for t in tensors[1:]):
+        return None
+    out = torch.empty_like(first)  # preserve_format: the strides of a dense, non-overlapping tensor
+    return out if out.stride() == first.stride() else None
+
+
+def _result(compute, *tensors: torch.Tensor) -> torch.Tensor:
+    """``compute(out)``, an opsnn Pythonic call given ``out`` (a NumPy view of the result, or None
+    to allocate one), as a torch tensor in the layout ``_kept_layout`` chooses."""
+    out = _kept_layout(*tensors)
     with B.raising():
-        return B.from_numpy(_opsnn("leaky_relu")(B.to_numpy(self, "self"), negative_slope))
+        result = compute(None if out is None else B.to_numpy(out, "out"))
+    return B.from_numpy(result) if out is None else out
+
+
+def _leaky_relu(self, negative_slope=0.01):
+    return _result(lambda out: _opsnn("leaky_relu")(B.to_numpy(self, "self"), negative_slope, out=out), self)
 
 
 def _leaky_relu_(self, negative_slope=0.01):
@@ -81,15 +102,13 @@ def _as_torch_promotes(grad_output: torch.Tensor, self: torch.Tensor) -> tuple:
 
 def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     grad_output, self = _as_torch_promotes(grad_output, self)
-    with B.raising():
-        return B.from_numpy(F.leaky_relu_backward(
-            B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"),
-            negative_slope, self_is_result))
+    return _result(lambda out: F.leaky_relu_backward(
+        B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), negative_slope, self_is_result,
+        out=out), grad_output, self)
 
 
 def _hardtanh(self, min_val=-1, max_val=1):
-    with B.raising():
-        return B.from_numpy(_opsnn("hardtanh")(B.to_numpy(self, "self"), min_val, max_val))
+    return _result(lambda out: _opsnn("hardtanh")(B.to_numpy(self, "self"), min_val, max_val, out=out), self)
 
 
 def _hardtanh_(self, min_val=-1, max_val=1):
@@ -100,9 +119,9 @@ def _hardtanh_(self, min_val=-1, max_val=1):
 
 
 def _hardtanh_backward(grad_output, self, min_val, max_val):
-    with B.raising():
-        return B.from_numpy(F.hardtanh_backward(
-            B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), min_val, max_val))
+    return _result(lambda out: F.hardtanh_backward(
+        B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), min_val, max_val, out=out),
+        grad_output, self)
 
 
 def _check_writable(t: torch.Tensor, op: str) -> None:
@@ -139,23 +158,31 @@ hardtanh_backward = _define(
 
 @leaky_relu.register_fake
 def _(self, negative_slope=0.01):
-    return B.infer_output(SPECS["leaky_relu"], self, negative_slope)
+    return _fake(B.infer_output(SPECS["leaky_relu"], self, negative_slope), self)
 
 
 @leaky_relu_backward.register_fake
 def _(grad_output, self, negative_slope, self_is_result):
     grad_output, self = _as_torch_promotes(grad_output, self)
-    return B.infer_output(SPECS["leaky_relu_backward"], grad_output, self, negative_slope, self_is_result)
+    return _fake(B.infer_output(SPECS["leaky_relu_backward"], grad_output, self, negative_slope, self_is_result),
+                 grad_output, self)
 
 
 @hardtanh.register_fake
 def _(self, min_val=-1, max_val=1):
-    return B.infer_output(SPECS["hardtanh"], self, min_val, max_val)
+    return _fake(B.infer_output(SPECS["hardtanh"], self, min_val, max_val), self)
 
 
 @hardtanh_backward.register_fake
 def _(grad_output, self, min_val, max_val):
-    return B.infer_output(SPECS["hardtanh_backward"], grad_output, self, min_val, max_val)
+    return _fake(B.infer_output(SPECS["hardtanh_backward"], grad_output, self, min_val, max_val),
+                 grad_output, self)
+
+
+def _fake(inferred: torch.Tensor, *tensors: torch.Tensor) -> torch.Tensor:
+    """The fake result: the checked shape and dtype, in the layout the CPU kernel gives it."""
+    kept = _kept_layout(*tensors)
+    return inferred if kept is None else kept
 
 
 # ---- autograd: functional ops --------------------------------------------------------------
