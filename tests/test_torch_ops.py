@@ -411,6 +411,23 @@ def test_results_keep_a_shared_dense_layout_like_torch(make):
         torch.library.opcheck(op, args)
     assert ops.leaky_relu_backward(g.contiguous(), x, 0.125, False).is_contiguous()
 
+
+@pytest.mark.parametrize("dtype, bounds", [(torch.uint8, (-1, 300)), (torch.uint8, (0, 300)), (torch.int8, (-129, 5)),
+                                           (torch.int32, (0, 2**40))])
+def test_integer_bounds_outside_the_dtype_are_refused_like_torch(dtype, bounds):
+    """torch refuses a bound an integer self cannot hold; the binding does too (the aclnn layer
+    would wrap it modulo 2^bits, DECISION F5), for the op, its in-place form and its fake kernel,
+    and leaves self untouched. Bounds that fit give torch's result."""
+    x = torch.tensor([0, 5, 100], dtype=dtype)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.hardtanh(x, *bounds)
+    for call in (lambda: ops.hardtanh(x, *bounds), lambda: ops.hardtanh_(x, *bounds),
+                 lambda: ops.hardtanh(x.to("meta"), *bounds)):
+        with pytest.raises(AclnnRuntimeError, match="does not fit self's dtype"):
+            call()
+    assert x.tolist() == [0, 5, 100]
+    assert torch.equal(ops.hardtanh(x, 1, 50), torch.nn.functional.hardtanh(x, 1, 50))
+
 # ---- fake / meta ----------------------------------------------------------------------------
 
 def test_meta_shapes_and_dtypes_come_from_the_specs():

@@ -60,16 +60,16 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
     (opsnn computes on the host), sparse, or of a dtype NumPy/ml_dtypes cannot represent.
     """
     if t.device.type != "cpu":
-        raise _refuse(f"{name} is on device {t.device}; opsnn computes on the host, pass CPU tensors")
+        raise refuse(f"{name} is on device {t.device}; opsnn computes on the host, pass CPU tensors")
     if t.layout != torch.strided:
-        raise _refuse(f"{name} has layout {t.layout}; opsnn reads dense (strided) tensors only")
+        raise refuse(f"{name} has layout {t.layout}; opsnn reads dense (strided) tensors only")
     t = t.detach().resolve_conj().resolve_neg()  # no-ops unless a lazy conj/neg bit is set
     try:
         if t.dtype == torch.bfloat16:
             return np.from_dlpack(t.view(torch.int16)).view(_BF16)
         return np.from_dlpack(t)
     except (BufferError, RuntimeError, TypeError) as exc:
-        raise _refuse(f"{name} of dtype {t.dtype} cannot be read through DLPack: {exc}") from None
+        raise refuse(f"{name} of dtype {t.dtype} cannot be read through DLPack: {exc}") from None
 
 
 def from_numpy(a: np.ndarray) -> torch.Tensor:
@@ -146,5 +146,6 @@ class raising:
         return False
 
 
-def _refuse(message: str) -> AclnnRuntimeError:
+def refuse(message: str) -> AclnnRuntimeError:
+    """A 161002 refusal of the binding itself (``opsnn.torch: `` and the message)."""
     return AclnnRuntimeError(Status.ERR_PARAM_INVALID, "opsnn.torch: " + message)

@@ -107,12 +107,26 @@ def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
         out=out), grad_output, self)
 
 
+def _check_integer_bounds(self: torch.Tensor, min_val, max_val) -> None:
+    """torch's refusal of a bound that an integer self's dtype cannot hold (the aclnn layer
+    converts it as C++ does, modulo 2^bits: DECISION F5; a torch user expects torch's error)."""
+    if self.dtype.is_floating_point or self.dtype.is_complex or self.dtype == torch.bool:
+        return
+    info = torch.iinfo(self.dtype)
+    for name, value in (("min_val", min_val), ("max_val", max_val)):
+        if isinstance(value, (int, float)) and not info.min <= value <= info.max:
+            raise B.refuse(f"hardtanh: {name} {value} does not fit self's dtype {self.dtype} "
+                           f"([{info.min}, {info.max}]); torch refuses it too")
+
+
 def _hardtanh(self, min_val=-1, max_val=1):
+    _check_integer_bounds(self, min_val, max_val)
     return _result(lambda out: _opsnn("hardtanh")(B.to_numpy(self, "self"), min_val, max_val, out=out), self)
 
 
 def _hardtanh_(self, min_val=-1, max_val=1):
     _check_writable(self, "hardtanh_")
+    _check_integer_bounds(self, min_val, max_val)
     with B.raising():
         _opsnn("hardtanh_")(B.to_numpy(self, "self"), min_val, max_val)
     return self
@@ -170,6 +184,7 @@ def _(grad_output, self, negative_slope, self_is_result):
 
 @hardtanh.register_fake
 def _(self, min_val=-1, max_val=1):
+    _check_integer_bounds(self, min_val, max_val)
     return _fake(B.infer_output(SPECS["hardtanh"], self, min_val, max_val), self)
 
 
