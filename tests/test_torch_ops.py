@@ -410,14 +410,18 @@ def test_results_keep_a_shared_dense_layout_like_torch(make):
         assert op(*(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)).stride() == x.stride()
         torch.library.opcheck(op, args)
     assert ops.leaky_relu_backward(g.contiguous(), x, 0.125, False).is_contiguous()
+    mixed = ops.leaky_relu_backward(g.half(), x, 0.125, False)  # one layout, two dtypes: promoted, kept
+    assert mixed.stride() == torch.ops.aten.leaky_relu_backward(g.half(), x, 0.125, False).stride() == x.stride()
+    torch.library.opcheck(ops.leaky_relu_backward.default, (g.half(), x, 0.125, False))
 
 
 @pytest.mark.parametrize("dtype, bounds", [(torch.uint8, (-1, 300)), (torch.uint8, (0, 300)), (torch.int8, (-129, 5)),
-                                           (torch.int32, (0, 2**40))])
+                                           (torch.int32, (0, 2**40)), (torch.uint8, (0, float("nan"))),
+                                           (torch.int16, (float("-inf"), 0)), (torch.int8, (0, 128.0))])
 def test_integer_bounds_outside_the_dtype_are_refused_like_torch(dtype, bounds):
     """torch refuses a bound an integer self cannot hold; the binding does too (the aclnn layer
     would wrap it modulo 2^bits, DECISION F5), for the op, its in-place form and its fake kernel,
-    and leaves self untouched. Bounds that fit give torch's result."""
+    before anything is written or the version counter moves."""
     x = torch.tensor([0, 5, 100], dtype=dtype)
     with pytest.raises(RuntimeError):
         torch.nn.functional.hardtanh(x, *bounds)
@@ -425,8 +429,18 @@ def test_integer_bounds_outside_the_dtype_are_refused_like_torch(dtype, bounds):
                  lambda: ops.hardtanh(x.to("meta"), *bounds)):
         with pytest.raises(AclnnRuntimeError, match="does not fit self's dtype"):
             call()
-    assert x.tolist() == [0, 5, 100]
-    assert torch.equal(ops.hardtanh(x, 1, 50), torch.nn.functional.hardtanh(x, 1, 50))
+    assert x.tolist() == [0, 5, 100] and x._version == 0
+
+
+@pytest.mark.parametrize("dtype, bounds", [(torch.uint8, (-0.5, 50)), (torch.uint8, (0, 255.5)), (torch.int8, (-128.5, 127.9)),
+                                           (torch.int32, (1, 50)), (torch.int16, (-3.7, 2.2))])
+def test_integer_bounds_torch_accepts_give_torchs_result(dtype, bounds):
+    """A float bound counts truncated toward zero, as torch converts it (-0.5 on uint8 is 0)."""
+    x = torch.tensor([0, 5, 100], dtype=dtype)
+    assert torch.equal(ops.hardtanh(x, *bounds), torch.nn.functional.hardtanh(x, *bounds))
+    y = x.clone()
+    ops.hardtanh_(y, *bounds)
+    assert torch.equal(y, torch.nn.functional.hardtanh(x, *bounds))
 
 # ---- fake / meta ----------------------------------------------------------------------------
 

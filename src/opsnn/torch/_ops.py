@@ -33,6 +33,8 @@ Per operator:
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .. import functional as F
@@ -55,30 +57,30 @@ def _opsnn(name: str):
 
 # ---- CPU kernels ---------------------------------------------------------------------------
 
-def _kept_layout(*tensors: torch.Tensor) -> torch.Tensor | None:
-    """An empty result in the operands' layout where torch's TensorIterator keeps it: every
-    tensor operand of the same shape, strides and dtype, and that layout dense and non-overlapping
+def _kept_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | None:
+    """An empty ``dtype`` result in the operands' layout where torch's TensorIterator keeps it:
+    every tensor operand of the same shape and strides, and that layout dense and non-overlapping
     but not C-contiguous (channels_last, a transposed matrix). Else None: the result is
-    C-contiguous, opsnn's own. The kernel then walks both in memory order, with no gather."""
+    C-contiguous, opsnn's own. The kernel then walks operands and result in memory order."""
     first = tensors[0]
-    if first.is_contiguous() or any(t.shape != first.shape or t.stride() != first.stride()
-                                    or t.dtype != first.dtype for t in tensors[1:]):
+    if first.is_contiguous() or any(t.shape != first.shape or t.stride() != first.stride() for t in tensors[1:]):
         return None
-    out = torch.empty_like(first)  # preserve_format: the strides of a dense, non-overlapping tensor
+    out = torch.empty_like(first, dtype=dtype)  # preserve_format: a dense, non-overlapping tensor's strides
     return out if out.stride() == first.stride() else None
 
 
-def _result(compute, *tensors: torch.Tensor) -> torch.Tensor:
-    """``compute(out)``, an opsnn Pythonic call given ``out`` (a NumPy view of the result, or None
-    to allocate one), as a torch tensor in the layout ``_kept_layout`` chooses."""
-    out = _kept_layout(*tensors)
+def _result(compute, dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor:
+    """``compute(out)``, an opsnn Pythonic call given ``out`` (a NumPy view of the ``dtype`` result,
+    or None to allocate one), as a torch tensor in the layout ``_kept_layout`` chooses."""
+    out = _kept_layout(dtype, *tensors)
     with B.raising():
         result = compute(None if out is None else B.to_numpy(out, "out"))
     return B.from_numpy(result) if out is None else out
 
 
 def _leaky_relu(self, negative_slope=0.01):
-    return _result(lambda out: _opsnn("leaky_relu")(B.to_numpy(self, "self"), negative_slope, out=out), self)
+    return _result(lambda out: _opsnn("leaky_relu")(B.to_numpy(self, "self"), negative_slope, out=out),
+                   self.dtype, self)
 
 
 def _leaky_relu_(self, negative_slope=0.01):
@@ -104,24 +106,30 @@ def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     grad_output, self = _as_torch_promotes(grad_output, self)
     return _result(lambda out: F.leaky_relu_backward(
         B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), negative_slope, self_is_result,
-        out=out), grad_output, self)
+        out=out), torch.promote_types(grad_output.dtype, self.dtype), grad_output, self)
 
 
 def _check_integer_bounds(self: torch.Tensor, min_val, max_val) -> None:
     """torch's refusal of a bound that an integer self's dtype cannot hold (the aclnn layer
-    converts it as C++ does, modulo 2^bits: DECISION F5; a torch user expects torch's error)."""
+    converts an integer bound as C++ does, modulo 2^bits: DECISION F5; a torch user expects
+    torch's error). A float bound counts truncated toward zero, as torch converts it (-0.5 on
+    uint8 is 0, accepted); NaN and inf are refused."""
     if self.dtype.is_floating_point or self.dtype.is_complex or self.dtype == torch.bool:
         return
     info = torch.iinfo(self.dtype)
     for name, value in (("min_val", min_val), ("max_val", max_val)):
-        if isinstance(value, (int, float)) and not info.min <= value <= info.max:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue  # opsnn's own scalar checks report these
+        fits = math.isfinite(value) and info.min <= int(value) <= info.max
+        if not fits:
             raise B.refuse(f"hardtanh: {name} {value} does not fit self's dtype {self.dtype} "
                            f"([{info.min}, {info.max}]); torch refuses it too")
 
 
 def _hardtanh(self, min_val=-1, max_val=1):
     _check_integer_bounds(self, min_val, max_val)
-    return _result(lambda out: _opsnn("hardtanh")(B.to_numpy(self, "self"), min_val, max_val, out=out), self)
+    return _result(lambda out: _opsnn("hardtanh")(B.to_numpy(self, "self"), min_val, max_val, out=out),
+                   self.dtype, self)
 
 
 def _hardtanh_(self, min_val=-1, max_val=1):
@@ -135,7 +143,7 @@ def _hardtanh_(self, min_val=-1, max_val=1):
 def _hardtanh_backward(grad_output, self, min_val, max_val):
     return _result(lambda out: F.hardtanh_backward(
         B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), min_val, max_val, out=out),
-        grad_output, self)
+        self.dtype, grad_output, self)
 
 
 def _check_writable(t: torch.Tensor, op: str) -> None:
@@ -196,7 +204,7 @@ def _(grad_output, self, min_val, max_val):
 
 def _fake(inferred: torch.Tensor, *tensors: torch.Tensor) -> torch.Tensor:
     """The fake result: the checked shape and dtype, in the layout the CPU kernel gives it."""
-    kept = _kept_layout(*tensors)
+    kept = _kept_layout(inferred.dtype, *tensors)
     return inferred if kept is None else kept
 
 
@@ -316,6 +324,7 @@ def _leaky_relu_autograd(keyset, self, negative_slope=0.01):
 
 
 def _hardtanh_autograd(keyset, self, min_val=-1, max_val=1):
+    _check_integer_bounds(self, min_val, max_val)  # before the version bump below, as torch refuses
     if torch.is_grad_enabled() and self.requires_grad:
         _check_inplace(self)
         return _HardtanhInplace.apply(self, min_val, max_val, keyset)
