@@ -250,14 +250,12 @@ class _Entry:
                 flat.append(src)
             elif tmpl.flags.c_contiguous:
                 flat.append(f"{src}.ravel()")  # a view: the key fixes these strides
-            else:
-                perm = tuple(sorted(range(tmpl.ndim), key=lambda d: -tmpl.strides[d]))
-                if min(tmpl.strides, default=0) >= 0 and tmpl.transpose(perm).flags.c_contiguous:
-                    # a permutation of a dense array (e.g. a transposed view): in memory order,
-                    # a view (ravel("K") copies only what is not dense in some order)
-                    flat.append(f"{src}.ravel('K')")
-                else:  # a general view: its memory span from the lowest address (half floats as bits)
-                    flat.append(f"base({src})")
+            elif self.impl.dense_order(tmpl) is not None:
+                # a permutation of a dense array (e.g. a transposed view): in memory order, a view
+                # (ravel("K") copies only what is not dense in some order)
+                flat.append(f"{src}.ravel('K')")
+            else:  # a general view: its memory span from the lowest address (half floats as bits)
+                flat.append(f"base({src})")
         if self.walker == "flat":
             tail = "1, NUMEL, NUMEL, TILE, CHECK"
         else:

@@ -108,11 +108,11 @@ class _Launch:
 def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, size: int) -> list:
     """At launch: the executor's tensors are alive (not destroyed, memory not freed since phase
     1) and the workspace is ``size`` bytes of live device memory that no tensor uses (161002).
-    Returns ``(what, allocation)`` for each tensor's data and the workspace: what the queued task
-    checks again when it runs."""
+    Returns ``(what, allocation)`` for each tensor's data, then for the workspace (when ``size``):
+    what the queued task checks again when it runs."""
     op = spec.name
     names = {p.name: p.api_name for p in spec.params}
-    found = []
+    found = []  # (api name, allocation, tensor)
     for key, tensor in executor.tensors.items():
         name = names.get(key, key)
         if getattr(tensor, "destroyed", False):
@@ -124,25 +124,25 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
                                                                   f"{name} data")[0]
             except AclnnError as exc:
                 raise AclnnError(161002, f"{op}: {name}'s device memory is gone: {exc.message}") from None
-            found.append((f"{name}'s data", alloc, tensor))
+            found.append((name, alloc, tensor))
+    allocations = [(f"{name}'s data", alloc) for name, alloc, _ in found]
     if not size:
-        return [(what, alloc) for what, alloc, _ in found]
+        return allocations
     try:
         ws_alloc, _ = memory.DEVICE.locate(workspace, size, "workspace")
     except AclnnError as exc:
         raise AclnnError(161002, f"{op}: workspace must be {size} bytes of live device memory "
                                  f"(from acl.rt.malloc): {exc.message}") from None
     lo, hi = workspace * 8, (workspace + size) * 8
-    for what, alloc, tensor in found:
+    for name, alloc, tensor in found:
         if alloc is not ws_alloc or tensor.is_empty:
             continue  # another allocation: no overlap possible
         t_lo, t_hi = overlap.layout(tensor).bit_range()
         if t_lo < hi and lo < t_hi:
-            name = what.removesuffix("'s data")
             raise AclnnError(161002, f"{op}: the workspace [{workspace:#x}, {workspace + size:#x}) "
                                      f"overlaps {name}'s data; the temporaries would overwrite it. "
                                      "Allocate the workspace separately")
-    return [(what, alloc) for what, alloc, _ in found] + [("the workspace", ws_alloc)]
+    return allocations + [("the workspace", ws_alloc)]
 
 
 def _launch_stream(op: str, stream):

@@ -642,6 +642,16 @@ def _aligned_strides(a: np.ndarray, shape) -> tuple:
     return tuple(out)
 
 
+def dense_order(a: np.ndarray) -> tuple | None:
+    """The axis order in which ``a`` is one C-contiguous block (a transposed view: its axes
+    reversed), or None: ``a`` has a negative stride or gaps. ``a.transpose(order).reshape(-1)``
+    (equally ``a.ravel("K")``) is then a view of its memory, lowest address first."""
+    if a.ndim and min(a.strides) < 0:
+        return None
+    order = tuple(sorted(range(a.ndim), key=lambda d: -a.strides[d]))
+    return order if a.transpose(order).flags.c_contiguous else None
+
+
 def base(a: np.ndarray) -> np.ndarray:
     """A 1-D view of ``a``'s memory from its lowest-addressed element (f16/bf16 as uint16)."""
     if a.flags.c_contiguous:
@@ -649,9 +659,9 @@ def base(a: np.ndarray) -> np.ndarray:
     else:
         low = a if min(a.strides) >= 0 else a[tuple(slice(None, None, -1) if s < 0 else slice(None)
                                                     for s in a.strides)]
-        dense = low.transpose(sorted(range(low.ndim), key=lambda d: -low.strides[d]))
-        if dense.flags.c_contiguous:  # dense in some order (a transposed view): 4x cheaper than as_strided
-            flat = dense.reshape(-1)
+        order = dense_order(low)
+        if order is not None:  # a transposed view: 3x cheaper than as_strided
+            flat = low.transpose(order).reshape(-1)
         else:
             span = 1 + sum((d - 1) * s for d, s in zip(low.shape, low.strides)) // a.itemsize
             flat = np.lib.stride_tricks.as_strided(low, shape=(span,), strides=(a.itemsize,))
@@ -878,6 +888,6 @@ def set_num_threads(n: int) -> None:
     numba.set_num_threads(n)
 
 
-__all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "cache_dir", "copy", "entry_point", "get_num_threads",
+__all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "dense_order", "cache_dir", "copy", "entry_point", "get_num_threads",
            "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
            "moved_bytes", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]
