@@ -243,6 +243,13 @@ def test_cli_verify_malformed_case_files(tmp_path, capsys):
         assert f"not a readable {kind} case file" in err and name in err, err
 
 
+@pytest.mark.parametrize("name, acl", [("f16", "DT_FLOAT16"), ("f32", "DT_FLOAT"), ("f64", "DT_DOUBLE"), ("bf16", "DT_BF16")])
+def test_cli_run_takes_the_bench_dtype_names(capsys, name, acl):
+    """f16 means float16 here (NumPy alone would read it as a 16-byte float128)."""
+    code, out = _run(capsys, "run", "LeakyReluBackward", "--dtype", name)
+    assert code == 0 and acl in out and "bit-exact" in out
+
+
 def test_cli_run_accepts_comma_dims_and_0d(capsys):
     code, out = _run(capsys, "run", "LeakyReluBackward", "--shape", "2,3", "--dtype", "bf16")
     assert code == 0 and "bit-exact" in out and "DT_BF16" in out

@@ -331,8 +331,9 @@ def _options_not_taken(spec: registry.OpSpec, args) -> list[tuple[str, str]]:
 def _np_dtype(name: str) -> np.dtype:
     import ml_dtypes
 
-    aliases = {"bfloat16": ml_dtypes.bfloat16, "bf16": ml_dtypes.bfloat16, "fp16": np.float16,
-               "fp32": np.float32, "fp64": np.float64}
+    # the short names opsnn bench prints too; NumPy would read "f16" as a 16-byte float128
+    aliases = {"bfloat16": ml_dtypes.bfloat16, "bf16": ml_dtypes.bfloat16, "fp16": np.float16, "f16": np.float16,
+               "fp32": np.float32, "f32": np.float32, "fp64": np.float64, "f64": np.float64}
     expected = "float32, float16, bfloat16, float64, int32, ..."
     try:
         dtype = np.dtype(aliases.get(name, name))
