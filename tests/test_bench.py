@@ -60,3 +60,18 @@ def test_cli_hook_arguments():
     args = parser.parse_args(["--quick", "--sizes", "4", "1e3", "--threads", "1", "--dtypes", "f32"])
     assert args.sizes == [4, 1000] and args.threads == [1] and args.quick
     assert bench.factor(10**5) == (100, 1000) and bench.factor(4) == (2, 2) and bench.factor(10**8) == (10**4, 10**4)
+
+
+def test_summary_of_a_method_subset():
+    """``--methods`` may leave out the two-phase and bandwidth methods: the tables then show "-"
+    for what was not measured (a subset once crashed the 4-element table)."""
+    rows = [{"op": "HardtanhBackward", "dtype": "f32", "size": 4, "layout": "strided", "threads": 2,
+             "method": m, "median": v} for m, v in (("py_out", 1.8e-6), ("py_alloc", 1.6e-6),
+                                                     ("torch_out", 1.82e-6), ("torch_alloc", 2e-6))]
+    text = bench.summarize({"results": rows, "memory": None})
+    line = next(ln for ln in text.splitlines() if ln.startswith("| HardtanhBackward | f32 | strided"))
+    assert line == ("| HardtanhBackward | f32 | strided | 1.60 us | 1.80 us | 2.00 us | 1.82 us | 0.80 | - | - |"), line
+    rows.append({**rows[0], "method": "acl_repeat", "median": 3.5e-6})
+    line = next(ln for ln in bench.summarize({"results": rows, "memory": None}).splitlines()
+                if ln.startswith("| HardtanhBackward"))
+    assert line.endswith("| 0.80 | 3.50 us (1.8x) | - |"), line

@@ -678,8 +678,11 @@ def summarize(data: dict) -> str:
     def t(op, dt, n, lay, th, m):
         return idx.get((op, dt, n, lay, th, m))
 
-    def ratio(a, b):
-        return f"{a / b:.2f}x" if a and b else "-"
+    def ratio(a, b, spec=".2f", unit="x"):  # "-" where a method was not measured (--methods)
+        return f"{a / b:{spec}}{unit}" if a and b else "-"
+
+    def with_ratio(v, ref):
+        return "-" if v is None else f"{us(v)} ({ratio(v, ref, '.1f')})"
 
     def us(v):
         return "-" if v is None else (f"{v * 1e6:.2f} us" if v < 1e-3 else f"{v * 1e3:.2f} ms")
@@ -712,8 +715,8 @@ def summarize(data: dict) -> str:
                 py, pya = t(op, dt, small, lay, top, "py_out"), t(op, dt, small, lay, top, "py_alloc")
                 rep, fresh = t(op, dt, small, lay, top, "acl_repeat"), t(op, dt, small, lay, top, "acl_fresh")
                 rows.append(f"| {op} | {dt} | {lay} | {us(pya)} | {us(py)} | {us(torch_t)} | "
-                            f"{us(t(op, dt, small, lay, top, 'torch_out'))} | {pya / torch_t:.2f} | "
-                            f"{us(rep)} ({rep / torch_t:.1f}x) | {us(fresh)} |")
+                            f"{us(t(op, dt, small, lay, top, 'torch_out'))} | {ratio(pya, torch_t, '.2f', '')} | "
+                            f"{with_ratio(rep, torch_t)} | {us(fresh)} |")
     if rows:
         out += [f"\n### {small} elements: call times ({top} threads)\n",
                 "| op | dtype | layout | opsnn alloc | opsnn out= | torch alloc | torch out= "
