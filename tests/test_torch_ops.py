@@ -12,6 +12,7 @@ from same-dtype inputs happen to agree on payloads too.
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 
@@ -396,8 +397,7 @@ def _transposed(seed):
 @pytest.mark.parametrize("make", [_channels_last, _transposed], ids=["channels_last", "transposed"])
 def test_results_keep_a_shared_dense_layout_like_torch(make):
     """Operands sharing one dense layout give a result in that layout, as torch's TensorIterator
-    does (values bit-identical; the fake kernels agree, opcheck passes); mixed layouts give a
-    C-contiguous result."""
+    does (values bit-identical; the fake kernels agree, opcheck passes)."""
     x, g = make(0) * 2, make(1)
     cases = [(ops.leaky_relu.default, (x, 0.1), torch.nn.functional.leaky_relu),
              (ops.hardtanh.default, (x, -0.5, 0.5), torch.nn.functional.hardtanh),
@@ -409,10 +409,55 @@ def test_results_keep_a_shared_dense_layout_like_torch(make):
         assert_same_bits(got, want)
         assert op(*(a.to("meta") if isinstance(a, torch.Tensor) else a for a in args)).stride() == x.stride()
         torch.library.opcheck(op, args)
-    assert ops.leaky_relu_backward(g.contiguous(), x, 0.125, False).is_contiguous()
     mixed = ops.leaky_relu_backward(g.half(), x, 0.125, False)  # one layout, two dtypes: promoted, kept
     assert mixed.stride() == torch.ops.aten.leaky_relu_backward(g.half(), x, 0.125, False).stride() == x.stride()
     torch.library.opcheck(ops.leaky_relu_backward.default, (g.half(), x, 0.125, False))
+
+
+def _random_layout(rng, shape, seed):
+    """A tensor of ``shape`` in one of four layouts: C-contiguous, dims permuted, every dim
+    stepped by 2, or channels_last (4-D)."""
+    gen = torch.Generator().manual_seed(seed)
+    kind = rng.choice(["c", "permuted", "stepped", "channels_last"])
+    if kind == "permuted":
+        order = list(range(len(shape)))
+        rng.shuffle(order)
+        return torch.randn([shape[d] for d in order], generator=gen).permute([order.index(d) for d in range(len(shape))])
+    if kind == "stepped":
+        return torch.randn([2 * n for n in shape], generator=gen)[tuple(slice(None, None, 2) for _ in shape)]
+    if kind == "channels_last" and len(shape) == 4:
+        return torch.randn(shape, generator=gen).to(memory_format=torch.channels_last)
+    return torch.randn(shape, generator=gen)
+
+
+def test_result_strides_are_torchs_for_any_layout():
+    """Mixed, broadcast, stepped and permuted operands: the result's strides are the ones torch
+    gives (TensorIterator's dim order for leaky_relu, leaky_relu_backward, hardtanh_backward --
+    the first operand that tells two dims apart decides, self first for leaky_relu_backward;
+    empty_like(self) for hardtanh), size-1 dims included, for the CPU and the fake kernels;
+    values equal torch's."""
+    rng = random.Random(7)
+    for trial in range(300):
+        ndim = rng.randint(0, 5)
+        shape = [rng.choice([0, 1, 2, 3, 4]) if rng.random() < 0.05 else rng.choice([1, 2, 3, 4]) for _ in range(ndim)]
+        g_shape = [1 if rng.random() < 0.15 else n for n in shape][rng.randint(0, ndim) if rng.random() < 0.2 else 0:]
+        s_shape = [1 if rng.random() < 0.15 else n for n in shape]
+        g, s = _random_layout(rng, g_shape, trial), _random_layout(rng, s_shape, trial + 1)
+        if rng.random() < 0.2:
+            g = g.half()
+        cases = [(ops.leaky_relu, (s, 0.1), torch.nn.functional.leaky_relu),
+                 (ops.hardtanh, (s, -0.5, 0.5), torch.nn.functional.hardtanh),
+                 (ops.leaky_relu_backward, (g, s, 0.1, False), torch.ops.aten.leaky_relu_backward)]
+        if g.shape == s.shape:  # HardtanhBackward does not broadcast (CANN's shape check)
+            cases.append((ops.hardtanh_backward, (g, s.to(g.dtype), -0.5, 0.5), torch.ops.aten.hardtanh_backward))
+        for op, args, reference in cases:
+            got, want = op(*args), reference(*args)
+            label = (op, [(a.shape, a.stride()) for a in args if isinstance(a, torch.Tensor)])
+            assert got.stride() == want.stride(), label
+            assert torch.equal(got, want), label
+            meta = op(*(torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device="meta")
+                        if isinstance(a, torch.Tensor) else a for a in args))
+            assert meta.stride() == want.stride(), label
 
 
 @pytest.mark.parametrize("dtype, bounds", [(torch.uint8, (-1, 300)), (torch.uint8, (0, 300)), (torch.int8, (-129, 5)),
@@ -491,7 +536,8 @@ def test_results_are_fresh_tensors_in_torchs_layout():
     y = ot.leaky_relu(x, 0.1)
     assert y.stride() == torch.nn.functional.leaky_relu(x, 0.1).stride() == (1, 6)
     assert y.data_ptr() != x.data_ptr()
-    assert ot.leaky_relu(x[::2], 0.1).is_contiguous()  # not dense: opsnn's C order
+    stepped = ot.leaky_relu(x[::2], 0.1)  # not dense: ordered by its strides, as TensorIterator does
+    assert stepped.stride() == torch.nn.functional.leaky_relu(x[::2], 0.1).stride() == (1, 3)
     y2 = ot.leaky_relu(x.requires_grad_(), 0.1)
     assert y2.requires_grad
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 
 import torch
+from torch._prims_common import is_non_overlapping_and_dense_or_false
 
 from .. import functional as F
 from .._core.status import Status
@@ -57,30 +58,151 @@ def _opsnn(name: str):
 
 # ---- CPU kernels ---------------------------------------------------------------------------
 
-def _kept_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | None:
-    """An empty ``dtype`` result in the operands' layout where torch's TensorIterator keeps it:
-    every tensor operand of the same shape and strides, and that layout dense and non-overlapping
-    but not C-contiguous (channels_last, a transposed matrix). Else None: the result is
-    C-contiguous, opsnn's own. The kernel then walks operands and result in memory order."""
+def _dense(t: torch.Tensor) -> bool:
+    """Non-overlapping and dense: the elements fill one block in some dim order (size-1 dims
+    aside). A symbolic (torch.compile) shape goes to torch's own predicate, which answers False
+    where the shape leaves it open rather than guard (and recompile) on it; it costs ~7 us."""
+    sizes, strides = tuple(t.shape), t.stride()
+    if any(isinstance(v, torch.SymInt) for v in sizes + strides):
+        return is_non_overlapping_and_dense_or_false(t)
+    if 0 in sizes:  # c10 counts an empty tensor dense (and contiguous)
+        return True
+    span = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(sizes, strides) if sz != 1):
+        if stride != span:
+            return False
+        span *= size
+    return True
+
+
+def _broadcast_shape(tensors) -> tuple | None:
+    """The operands' broadcast shape, or None where they do not broadcast (torch.broadcast_shapes
+    costs ~8 us a call)."""
+    shapes = [tuple(t.shape) for t in tensors]
+    out = [1] * max(len(sh) for sh in shapes)
+    for sh in shapes:
+        for i, n in enumerate(sh, len(out) - len(sh)):
+            if n != 1:
+                if out[i] not in (1, n):
+                    return None
+                out[i] = n
+    return tuple(out)
+
+
+def _iteration_order(shape, tensors) -> list[int]:
+    """The dims of ``shape`` fastest first, as TensorIterator orders them for an output it
+    allocates: an insertion sort by the operands' strides, the first operand that tells two dims
+    apart deciding (a broadcast dim tells nothing; equal strides fall back to the smaller size
+    first), C order where none does."""
+    n = len(shape)
+    strides = []
+    for t in tensors:  # element strides over ``shape``, 0 on broadcast dims
+        pad = n - t.dim()
+        strides.append([0] * pad + [0 if size == 1 and shape[pad + i] != 1 else st
+                                    for i, (size, st) in enumerate(zip(t.shape, t.stride()))])
+
+    def should_swap(d0, d1) -> int:
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(n - 1, -1, -1))
+    for i in range(1, n):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            order = should_swap(perm[d0], perm[d1])
+            if order > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif order < 0:
+                break
+    return perm
+
+
+def _torch_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | None:
+    """An empty ``dtype`` result of the operands' broadcast shape with the strides torch's
+    TensorIterator gives an output it allocates for these operands (in TensorIterator's operand
+    order), or None where that is C-contiguous (opsnn allocates it) or the shapes do not
+    broadcast (opsnn's phase 1 reports that). Operands of one shape that are all contiguous, all
+    channels_last, or all dense with one set of strides keep that layout; otherwise the dims are
+    ordered as ``_iteration_order`` says (torch: TensorIteratorBase::reorder_dimensions and
+    allocate_or_resize_outputs). The kernel then walks inputs and result in memory order."""
     first = tensors[0]
-    if first.is_contiguous() or any(t.shape != first.shape or t.stride() != first.stride() for t in tensors[1:]):
+    shape = tuple(first.shape)
+    if all(t.shape == shape for t in tensors[1:]):
+        if all(t.is_contiguous() for t in tensors):
+            return None
+        if all(t.is_contiguous(memory_format=torch.channels_last) for t in tensors):
+            return torch.empty(shape, dtype=dtype, device=first.device, memory_format=torch.channels_last)
+        if all(_dense(t) and t.stride() == first.stride() for t in tensors):
+            return first.new_empty_strided(shape, first.stride(), dtype=dtype)
+    else:
+        shape = _broadcast_shape(tensors)
+        if shape is None:
+            return None
+    if len(shape) <= 1:
         return None
-    out = torch.empty_like(first, dtype=dtype)  # preserve_format: a dense, non-overlapping tensor's strides
-    return out if out.stride() == first.stride() else None
+    perm = _iteration_order(shape, tensors)
+    if perm == list(range(len(shape) - 1, -1, -1)):
+        return None
+    strides, span = [0] * len(shape), 1
+    for d in perm:
+        strides[d] = span
+        span *= shape[d]
+    return first.new_empty_strided(shape, strides, dtype=dtype)
 
 
-def _result(compute, dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor:
-    """``compute(out)``, an opsnn Pythonic call given ``out`` (a NumPy view of the ``dtype`` result,
-    or None to allocate one), as a torch tensor in the layout ``_kept_layout`` chooses."""
-    out = _kept_layout(dtype, *tensors)
+def _strides_like_channels_last(t: torch.Tensor) -> bool:
+    """torch's guess that a 4-D (5-D) tensor is channels_last (channels_last_3d) from its strides
+    alone: dims C, W, H, N (C, W, H, D, N) in increasing stride, ambiguous cases C order
+    (c10's is_channels_last_strides_2d / _3d)."""
+    order = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}.get(t.dim())
+    if order is None or t.stride(1) == 0:
+        return False
+    low = 0
+    for d in order:
+        if t.shape[d] == 0 or t.stride(d) < low or (d == 0 and low == t.stride(1)):
+            return False
+        low = t.stride(d) * (t.shape[d] if t.shape[d] > 1 else 1)
+    return True
+
+
+def _like_layout(dtype: torch.dtype, self: torch.Tensor) -> torch.Tensor | None:
+    """``torch.empty_like(self, dtype=dtype)``'s layout (preserve_format), which torch's hardtanh
+    allocates before its out= kernel: self's strides where self is dense, else channels_last
+    where the strides suggest it, else None (C-contiguous, opsnn allocates)."""
+    # contiguous first: is_contiguous() decides a symbolic (torch.compile) shape without a guard
+    if self.is_contiguous() and list(self.stride()) == [math.prod(self.shape[d + 1:]) for d in range(self.dim())]:
+        return None
+    if _dense(self):
+        return self.new_empty_strided(self.shape, self.stride(), dtype=dtype)
+    if _strides_like_channels_last(self):
+        fmt = torch.channels_last if self.dim() == 4 else torch.channels_last_3d
+        return torch.empty(self.shape, dtype=dtype, device=self.device, memory_format=fmt)
+    return None
+
+
+def _result(compute, out: torch.Tensor | None) -> torch.Tensor:
+    """``compute(out)``, an opsnn Pythonic call given ``out`` (a NumPy view of the result laid out
+    as torch lays it out, or None where that is C-contiguous: opsnn then allocates one), as a
+    torch tensor."""
     with B.raising():
         result = compute(None if out is None else B.to_numpy(out, "out"))
-    return B.from_numpy(result) if out is None else out
+    if out is not None:
+        return out
+    result = B.from_numpy(result)  # NumPy's strides of an empty array are not torch's
+    return result if result.numel() else torch.empty(result.shape, dtype=result.dtype)
 
 
 def _leaky_relu(self, negative_slope=0.01):
     return _result(lambda out: _opsnn("leaky_relu")(B.to_numpy(self, "self"), negative_slope, out=out),
-                   self.dtype, self)
+                   _torch_layout(self.dtype, self))
 
 
 def _leaky_relu_(self, negative_slope=0.01):
@@ -106,7 +228,7 @@ def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     grad_output, self = _as_torch_promotes(grad_output, self)
     return _result(lambda out: F.leaky_relu_backward(
         B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), negative_slope, self_is_result,
-        out=out), torch.promote_types(grad_output.dtype, self.dtype), grad_output, self)
+        out=out), _torch_layout(torch.promote_types(grad_output.dtype, self.dtype), self, grad_output))
 
 
 def _check_integer_bounds(self: torch.Tensor, min_val, max_val) -> None:
@@ -129,7 +251,7 @@ def _check_integer_bounds(self: torch.Tensor, min_val, max_val) -> None:
 def _hardtanh(self, min_val=-1, max_val=1):
     _check_integer_bounds(self, min_val, max_val)
     return _result(lambda out: _opsnn("hardtanh")(B.to_numpy(self, "self"), min_val, max_val, out=out),
-                   self.dtype, self)
+                   _like_layout(self.dtype, self))
 
 
 def _hardtanh_(self, min_val=-1, max_val=1):
@@ -143,7 +265,7 @@ def _hardtanh_(self, min_val=-1, max_val=1):
 def _hardtanh_backward(grad_output, self, min_val, max_val):
     return _result(lambda out: F.hardtanh_backward(
         B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), min_val, max_val, out=out),
-        self.dtype, grad_output, self)
+        _torch_layout(self.dtype, grad_output, self))
 
 
 def _check_writable(t: torch.Tensor, op: str) -> None:
@@ -180,32 +302,33 @@ hardtanh_backward = _define(
 
 @leaky_relu.register_fake
 def _(self, negative_slope=0.01):
-    return _fake(B.infer_output(SPECS["leaky_relu"], self, negative_slope), self)
+    return _fake(B.infer_output(SPECS["leaky_relu"], self, negative_slope), _torch_layout, self)
 
 
 @leaky_relu_backward.register_fake
 def _(grad_output, self, negative_slope, self_is_result):
     grad_output, self = _as_torch_promotes(grad_output, self)
     return _fake(B.infer_output(SPECS["leaky_relu_backward"], grad_output, self, negative_slope, self_is_result),
-                 grad_output, self)
+                 _torch_layout, self, grad_output)
 
 
 @hardtanh.register_fake
 def _(self, min_val=-1, max_val=1):
     _check_integer_bounds(self, min_val, max_val)
-    return _fake(B.infer_output(SPECS["hardtanh"], self, min_val, max_val), self)
+    return _fake(B.infer_output(SPECS["hardtanh"], self, min_val, max_val), _like_layout, self)
 
 
 @hardtanh_backward.register_fake
 def _(grad_output, self, min_val, max_val):
     return _fake(B.infer_output(SPECS["hardtanh_backward"], grad_output, self, min_val, max_val),
-                 grad_output, self)
+                 _torch_layout, grad_output, self)
 
 
-def _fake(inferred: torch.Tensor, *tensors: torch.Tensor) -> torch.Tensor:
-    """The fake result: the checked shape and dtype, in the layout the CPU kernel gives it."""
-    kept = _kept_layout(inferred.dtype, *tensors)
-    return inferred if kept is None else kept
+def _fake(inferred: torch.Tensor, layout, *tensors: torch.Tensor) -> torch.Tensor:
+    """The fake result: the checked shape and dtype, in the layout the CPU kernel gives it
+    (``layout``: ``_torch_layout`` or ``_like_layout``, given the same operands)."""
+    laid_out = layout(inferred.dtype, *tensors)
+    return inferred if laid_out is None else laid_out
 
 
 # ---- autograd: functional ops --------------------------------------------------------------
