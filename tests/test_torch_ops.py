@@ -386,6 +386,43 @@ def test_inplace_bumps_the_version_counter_once_like_torch(grad_mode):
         assert versions[0] == versions[1] == (1, 1)
 
 
+@pytest.mark.parametrize("no_grad", [False, True], ids=["grad mode", "no_grad"])
+@pytest.mark.parametrize("make", [lambda: torch.ones(4, dtype=torch.bool), lambda: torch.randn(1).expand(4)],
+                         ids=["bool", "expanded"])
+def test_a_refused_inplace_call_leaves_the_version_counter(no_grad, make):
+    """An in-place call the kernel refuses (a dtype opsnn does not take, an expanded self) raises
+    and leaves the version counter where it was, as torch's own in-place ops do (they bump after
+    the kernel); a call that runs bumps it once."""
+    for ours, theirs in ((lambda t: ot.leaky_relu_(t, 0.1), lambda t: torch.nn.functional.leaky_relu_(t, 0.1)),
+                         (ot.hardtanh_, torch.nn.functional.hardtanh_)):
+        with torch.no_grad() if no_grad else torch.enable_grad():
+            for op, error in ((ours, AclnnRuntimeError), (theirs, (RuntimeError, NotImplementedError))):
+                x = make()
+                with pytest.raises(error):
+                    op(x)
+                assert x._version == 0
+            x = torch.randn(4)
+            ours(x)
+            assert x._version == 1
+
+
+def test_inplace_on_an_inference_tensor_outside_inference_mode_is_refused_like_torch():
+    """torch refuses it (there is no version counter to bump); opsnn too, before writing."""
+    with torch.inference_mode():
+        x = torch.randn(4)
+        ot.leaky_relu_(x, 0.5)  # inside: allowed, as in torch
+    before = x.clone()
+    for ours, theirs in ((lambda t: ot.leaky_relu_(t, 0.1), lambda t: torch.nn.functional.leaky_relu_(t, 0.1)),
+                         (ot.hardtanh_, torch.nn.functional.hardtanh_)):
+        with pytest.raises(AclnnRuntimeError, match="inference tensor"):
+            ours(x)
+        assert torch.equal(x, before)  # refused before writing (torch writes, then raises)
+        with torch.inference_mode():
+            y = x.clone()
+        with pytest.raises(RuntimeError, match="inference"):
+            theirs(y)
+
+
 def _channels_last(seed):
     return torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(seed)).to(memory_format=torch.channels_last)
 

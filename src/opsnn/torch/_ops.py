@@ -269,7 +269,13 @@ def _hardtanh_backward(grad_output, self, min_val, max_val):
 
 
 def _check_writable(t: torch.Tensor, op: str) -> None:
-    # torch refuses in-place writes where elements share memory (expanded views); so does opsnn
+    # torch refuses in-place writes to an inference tensor outside inference mode (it has no
+    # version counter to bump) and where elements share memory (expanded views); so does opsnn
+    if t.is_inference() and not torch.is_inference_mode_enabled():
+        raise B.AclnnRuntimeError(
+            Status.ERR_PARAM_INVALID,
+            f"opsnn.torch: {op}: self is an inference tensor (made in torch.inference_mode); torch allows "
+            "updating it in place only inside inference mode; clone() it outside to get a normal tensor")
     if torch._debug_has_internal_overlap(t) == 1:
         raise B.AclnnRuntimeError(
             Status.ERR_PARAM_INVALID,
@@ -439,19 +445,28 @@ def _check_inplace(self: torch.Tensor) -> None:
         self.copy_(self)
 
 
+def _untracked_inplace(op, keyset, self, *args):
+    """An in-place op where no graph is recorded: the kernel, then one version bump, in ATen's
+    order, so a call the kernel refuses leaves the version as it was (ADInplaceOrView, which
+    bumps first, is skipped). Inference tensors never get here: they carry no autograd keys."""
+    _kernel_only(op, keyset, self, *args)
+    torch.autograd.graph.increment_version(self)
+    return self
+
+
 def _leaky_relu_autograd(keyset, self, negative_slope=0.01):
     if torch.is_grad_enabled() and self.requires_grad:
         _check_inplace(self)
         return _LeakyReluInplace.apply(self, negative_slope, keyset)
-    return _below_autograd(_ops.leaky_relu_.default, keyset, self, negative_slope)
+    return _untracked_inplace(_ops.leaky_relu_.default, keyset, self, negative_slope)
 
 
 def _hardtanh_autograd(keyset, self, min_val=-1, max_val=1):
-    _check_integer_bounds(self, min_val, max_val)  # before the version bump below, as torch refuses
+    _check_integer_bounds(self, min_val, max_val)  # before mark_dirty's version bump, as torch refuses
     if torch.is_grad_enabled() and self.requires_grad:
         _check_inplace(self)
         return _HardtanhInplace.apply(self, min_val, max_val, keyset)
-    return _below_autograd(_ops.hardtanh_.default, keyset, self, min_val, max_val)
+    return _untracked_inplace(_ops.hardtanh_.default, keyset, self, min_val, max_val)
 
 
 # Kept alive for the life of the process: dropping a Library removes its registrations.
