@@ -8,7 +8,6 @@ import sys
 import pytest
 
 from opsnn import cli
-from opsnn.cli_args import join_words
 
 
 def _run(capsys, *argv):
@@ -292,7 +291,8 @@ def test_parse_shape_refuses_stray_brackets(text):
 
 
 @pytest.mark.parametrize("argv, shape", [([], (256, 1024)), (["--shape", "2x3"], (2, 3)),
-                                         (["--shape", "2,3", "4"], (2, 3, 4)), (["--shape", "[]"], ())])
+                                         (["--shape", "2,3", "4"], (2, 3, 4)), (["--shape", "[]"], ()),
+                                         (["--shape"], ()), (["--shape", "[2,", "3]"], (2, 3))])
 def test_demo_shape_takes_the_run_grammar(argv, shape):
     import argparse
 
@@ -300,7 +300,7 @@ def test_demo_shape_takes_the_run_grammar(argv, shape):
 
     parser = argparse.ArgumentParser()
     demo.add_arguments(parser)
-    assert join_words(parser.parse_args(argv).shape) == shape
+    assert parser.parse_args(argv).shape == shape
 
 
 def test_tiling_json_lists_why_it_failed(capsys):

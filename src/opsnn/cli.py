@@ -15,7 +15,7 @@ import numpy as np
 from rich.console import Console
 
 from . import registry
-from .cli_args import dims_word, int_at_least, join_words
+from .cli_args import ShapeWords, int_at_least
 from ._core import dtypes, platform
 from ._core.status import AclnnError
 
@@ -191,9 +191,9 @@ _SCALAR_DEFAULTS = {"negative_slope": 0.01, "min_val": -1.0, "max_val": 1.0}
 
 def _add_run_arguments(parser) -> None:
     parser.add_argument("op", help="any operator of `opsnn list` (aclnn prefix optional)")
-    parser.add_argument("--shape", type=dims_word, nargs="*", default=[(2, 3)],
-                        help="shape of self: 2 3, 2,3 or 2x3 (default 2 3; nothing or [] for 0-d)")
-    parser.add_argument("--grad-shape", type=dims_word, nargs="*", help="shape of gradOutput (default: --shape)")
+    parser.add_argument("--shape", action=ShapeWords, nargs="*", default=(2, 3),
+                        help="shape of self: 2 3, 2,3, 2x3 or [2, 3] (default 2 3; nothing or [] for 0-d)")
+    parser.add_argument("--grad-shape", action=ShapeWords, nargs="*", help="shape of gradOutput (default: --shape)")
     parser.add_argument("--dtype", default=np.dtype(np.float32), type=_np_dtype,
                         help="float32 | float16 | bfloat16 | float64 | int32 ... (default float32)")
     parser.add_argument("--out-dtype", type=_np_dtype, help="dtype of out (default: --dtype)")
@@ -224,7 +224,7 @@ def _run_run(args) -> int:
         print(f"opsnn run: error: {spec.api_name} takes {len(spec.scalars)} scalar(s) ({names}); "
               f"--scalar gave {len(scalars)}", file=sys.stderr)
         return 2
-    shapes = {"self": join_words(args.shape), "grad": join_words(args.shape if args.grad_shape is None else args.grad_shape)}
+    shapes = {"self": args.shape, "grad": args.shape if args.grad_shape is None else args.grad_shape}
     host = {}
     for p in spec.inputs:
         values = rng.uniform(-2, 2, shapes["self" if p.name == "self" else "grad"])

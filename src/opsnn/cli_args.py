@@ -22,19 +22,22 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"-?\d+", body))
 
 
-def dims_word(text: str) -> tuple[int, ...]:
-    """One word of a ``--shape`` taking several (``nargs="*"``: ``2 3``, ``2,3``, ``2x3``, ``[]``),
-    in ``parse_shape``'s grammar; a negative dim is a usage error (the command allocates arrays).
-    ``join_words`` makes the shape."""
-    dims = parse_shape(text)
-    if any(d < 0 for d in dims):
-        raise argparse.ArgumentTypeError(f"dims must be >= 0, got {text!r}")
-    return dims
+class ShapeWords(argparse.Action):
+    """``--shape`` taking one or several words (``nargs="*"``), read together in
+    ``parse_shape``'s grammar: ``2 3``, ``2,3``, ``2x3``, ``[]`` or nothing for 0-d, and an
+    unquoted ``[2, 3]``, which the shell splits into ``[2,`` and ``3]``. Stores the shape as a
+    tuple; a bad shape or a negative dim is a usage error naming the option (the commands that
+    use it allocate arrays)."""
 
-
-def join_words(words: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """The shape given by a ``--shape`` of ``dims_word`` words."""
-    return tuple(d for word in words for d in word)
+    def __call__(self, parser, namespace, values, option_string=None):
+        text = " ".join(values)
+        try:
+            dims = parse_shape(text)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"argument {option_string}: {exc}")
+        if any(d < 0 for d in dims):
+            parser.error(f"argument {option_string}: dims must be >= 0, got {text!r}")
+        setattr(namespace, self.dest, dims)
 
 
 def int_at_least(low: int):

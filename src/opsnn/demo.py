@@ -13,7 +13,7 @@ from rich.table import Table
 
 from . import acl, reference, registry
 from ._core import dtypes, platform
-from .cli_args import dims_word, int_at_least, join_words
+from .cli_args import ShapeWords, int_at_least
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
 from .samples import hardtanh_backward as hardtanh_sample
 from .samples import leaky_relu_backward as leaky_sample
@@ -24,7 +24,7 @@ DEMO_SHAPE = (256, 1024)  # elements per call in the timing table: 262 144
 
 def add_arguments(parser) -> None:
     # opsnn run's shape grammar, so that a bad or negative shape fails before the samples run
-    parser.add_argument("--shape", type=dims_word, nargs="*", default=[DEMO_SHAPE],
+    parser.add_argument("--shape", action=ShapeWords, nargs="*", default=DEMO_SHAPE,
                         help="shape of the random inputs for the dtype table: 256 1024, 256,1024 or 256x1024 "
                              "(default 256 1024; nothing or [] for 0-d)")
     parser.add_argument("--repeat", type=int_at_least(1), default=20, help="timed calls per row (median shown)")
@@ -52,7 +52,7 @@ def run(args) -> int:
             console.print(str(exc))
             acl.finalize()  # the C sample's process would end here, and its runtime with it
         console.print()
-    console.print(_dtype_table(profile, join_words(args.shape), args.repeat, np.random.default_rng(args.seed)))
+    console.print(_dtype_table(profile, args.shape, args.repeat, np.random.default_rng(args.seed)))
     return 0
 
 
