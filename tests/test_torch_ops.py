@@ -452,29 +452,37 @@ def test_results_keep_a_shared_dense_layout_like_torch(make):
 
 
 def _random_layout(rng, shape, seed):
-    """A tensor of ``shape`` in one of four layouts: C-contiguous, dims permuted, every dim
-    stepped by 2, or channels_last (4-D)."""
+    """A tensor of ``shape`` in one of six layouts: C-contiguous, dims permuted, every dim stepped
+    by 2 (in C order or permuted: gaps in another dim order), some dims expanded, or
+    channels_last (4-D)."""
     gen = torch.Generator().manual_seed(seed)
-    kind = rng.choice(["c", "permuted", "stepped", "channels_last"])
+    kind = rng.choice(["c", "permuted", "stepped", "stepped permuted", "expanded", "channels_last"])
+    order = list(range(len(shape)))
+    rng.shuffle(order)
+    back = [order.index(d) for d in range(len(shape))]
     if kind == "permuted":
-        order = list(range(len(shape)))
-        rng.shuffle(order)
-        return torch.randn([shape[d] for d in order], generator=gen).permute([order.index(d) for d in range(len(shape))])
+        return torch.randn([shape[d] for d in order], generator=gen).permute(back)
     if kind == "stepped":
         return torch.randn([2 * n for n in shape], generator=gen)[tuple(slice(None, None, 2) for _ in shape)]
+    if kind == "stepped permuted":
+        stepped = torch.randn([2 * shape[d] for d in order], generator=gen)[tuple(slice(None, None, 2) for _ in shape)]
+        return stepped.permute(back)
+    if kind == "expanded":
+        return torch.randn([1 if rng.random() < 0.5 else n for n in shape], generator=gen).expand(shape)
     if kind == "channels_last" and len(shape) == 4:
         return torch.randn(shape, generator=gen).to(memory_format=torch.channels_last)
     return torch.randn(shape, generator=gen)
 
 
 def test_result_strides_are_torchs_for_any_layout():
-    """Mixed, broadcast, stepped and permuted operands: the result's strides are the ones torch
-    gives (TensorIterator's dim order for leaky_relu, leaky_relu_backward, hardtanh_backward --
-    the first operand that tells two dims apart decides, self first for leaky_relu_backward;
-    empty_like(self) for hardtanh), size-1 dims included, for the CPU and the fake kernels;
-    values equal torch's."""
+    """Mixed, broadcast, expanded, stepped and permuted operands, some of another dtype: the
+    result's strides are the ones torch gives (TensorIterator's dim order for leaky_relu,
+    leaky_relu_backward, hardtanh_backward -- the first operand that tells two dims apart
+    decides, self first for leaky_relu_backward, an operand of another dtype as torch converts
+    it first; empty_like(self) for hardtanh), size-1 and size-0 dims included, for the CPU and
+    the fake kernels; values equal torch's."""
     rng = random.Random(7)
-    for trial in range(300):
+    for trial in range(400):
         ndim = rng.randint(0, 5)
         shape = [rng.choice([0, 1, 2, 3, 4]) if rng.random() < 0.05 else rng.choice([1, 2, 3, 4]) for _ in range(ndim)]
         g_shape = [1 if rng.random() < 0.15 else n for n in shape][rng.randint(0, ndim) if rng.random() < 0.2 else 0:]
@@ -495,6 +503,45 @@ def test_result_strides_are_torchs_for_any_layout():
             meta = op(*(torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device="meta")
                         if isinstance(a, torch.Tensor) else a for a in args))
             assert meta.stride() == want.stride(), label
+
+
+def test_tensors_on_two_devices_are_refused_like_torch():
+    """A CPU tensor with a meta one picks the fake kernel; it refuses the mix as torch does
+    (it had returned uninitialised CPU memory). A 0-d CPU tensor joins any device, as in torch."""
+    meta = torch.empty(4, device="meta")
+    with pytest.raises(RuntimeError, match="device"):
+        torch.ops.aten.hardtanh_backward(torch.ones(4), meta, -1.0, 1.0)
+    for call in (lambda: ops.hardtanh_backward(torch.ones(4), meta, -1.0, 1.0),
+                 lambda: ops.leaky_relu_backward(meta, torch.ones(4), 0.1, False)):
+        with pytest.raises(AclnnRuntimeError, match="different devices"):
+            call()
+    for args in ((torch.tensor(2.0), meta), (meta, torch.tensor(2.0))):
+        got = ops.leaky_relu_backward(*args, 0.1, False)
+        want = torch.ops.aten.leaky_relu_backward(*args, 0.1, False)
+        assert (got.device, got.shape, got.dtype) == (want.device, want.shape, want.dtype)
+
+
+def test_lazy_negative_and_conjugate_views_are_not_viewed_silently():
+    """``to_numpy`` gives a view or refuses, as ``Tensor.numpy()`` does for a lazy negative or
+    conjugate view (a materialised copy would lose writes); the ops themselves get such views
+    resolved by torch's dispatcher and match torch."""
+    base = torch.tensor([-2.0, 3.0])
+    with pytest.raises(AclnnRuntimeError, match="lazy negative view"):
+        ot.to_numpy(torch._neg_view(base))
+    with pytest.raises(AclnnRuntimeError, match="lazy conjugate view"):
+        ot.to_numpy(torch.tensor([1 + 2j]).conj())
+    mine, theirs = torch._neg_view(base.clone()), torch._neg_view(base.clone())
+    ot.leaky_relu_(mine, 0.1)
+    torch.nn.functional.leaky_relu_(theirs, 0.1)
+    assert torch.equal(mine, theirs) and mine.tolist() == [2.0, -0.30000001192092896]
+
+
+def test_sub_byte_dtypes_are_refused_cleanly():
+    for dtype in (torch.uint4, torch.int4, torch.bits8):
+        x = torch.empty(4, dtype=dtype)
+        for call in (lambda: ops.hardtanh(x, 0, 1), lambda: ops.hardtanh(x.to("meta"), 0, 1), lambda: ops.hardtanh_(x, 0, 1)):
+            with pytest.raises(AclnnRuntimeError):
+                call()
 
 
 @pytest.mark.parametrize("dtype, bounds", [(torch.uint8, (-1, 300)), (torch.uint8, (0, 300)), (torch.int8, (-129, 5)),

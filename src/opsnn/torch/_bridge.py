@@ -57,16 +57,18 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
     """A NumPy view of ``t``'s memory (no copy): same shape, strides and storage offset.
 
     Raises AclnnRuntimeError (161002) for tensors opsnn cannot read in place: not on the CPU
-    (opsnn computes on the host), sparse, or of a dtype NumPy/ml_dtypes cannot represent.
+    (opsnn computes on the host), sparse, a lazy conjugate/negative view, or of a dtype
+    NumPy/ml_dtypes cannot represent.
     """
     if t.device.type != "cpu":
         raise refuse(f"{name} is on device {t.device}; opsnn computes on the host, pass CPU tensors")
     if t.layout != torch.strided:
         raise refuse(f"{name} has layout {t.layout}; opsnn reads dense (strided) tensors only")
+    if t.is_conj() or t.is_neg():  # as Tensor.numpy(): a view of it would read the stored values
+        raise refuse(f"{name} is a lazy {'conjugate' if t.is_conj() else 'negative'} view; "
+                     "resolve_conj() / resolve_neg() it first")
     if t.requires_grad:
         t = t.detach()
-    if t.is_conj() or t.is_neg():  # a lazy conjugate / negative view: materialise it
-        t = t.resolve_conj().resolve_neg()
     try:
         if t.dtype == torch.bfloat16:
             return t.view(torch.int16).numpy().view(_BF16)
@@ -98,9 +100,9 @@ class MetaTensor(TensorBase):
 def infer_output(spec_name: str, *values) -> torch.Tensor:
     """The output a fake/meta kernel returns: an empty tensor whose shape and dtype come from
     ``engine.infer_output`` on the op's spec (the checks phase 1 runs, then broadcast/self and
-    PROMOTE/SAME), on the device of the first tensor input. ``values`` are the op's arguments in
-    the spec's (C) order without ``out``. Raises AclnnRuntimeError like the real kernel would for
-    the same metadata."""
+    PROMOTE/SAME), on the tensors' device (a 0-d CPU tensor joins any device, as in torch;
+    tensors on two devices are refused). ``values`` are the op's arguments in the spec's (C) order
+    without ``out``. Raises AclnnRuntimeError like the real kernel would for the same metadata."""
     from ..functional import _as_scalar  # the one rule for Python numbers -> aclScalar
 
     spec = registry.get(spec_name)
@@ -108,10 +110,15 @@ def infer_output(spec_name: str, *values) -> torch.Tensor:
     if len(params) != len(values):
         raise TypeError(f"{spec.api_name} takes {len(params)} arguments without out, got {len(values)}")
     args: dict = {}
-    device = None
+    tensors = [v for p, v in zip(params, values) if p.kind == "tensor"]
+    # as torch: one device for all tensors, but a 0-d CPU tensor may join any (a wrapped scalar)
+    devices = list(dict.fromkeys(t.device for t in tensors if not (t.dim() == 0 and t.device.type == "cpu")))
+    if len(devices) > 1:
+        raise refuse(f"{spec.api_name}: tensors on different devices ({', '.join(map(str, devices))}); "
+                     "pass them all on one device")
+    device = devices[0] if devices else tensors[0].device
     for param, value in zip(params, values):
         if param.kind == "tensor":
-            device = device or value.device
             args[param.name] = MetaTensor(value)
         elif param.kind == "scalar":
             args[param.name] = _as_scalar(_example(value), param.api_name)

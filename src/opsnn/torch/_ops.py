@@ -133,15 +133,20 @@ def _torch_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | 
     channels_last, or all dense with one set of strides keep that layout; otherwise the dims are
     ordered as ``_iteration_order`` says (torch: TensorIteratorBase::reorder_dimensions and
     allocate_or_resize_outputs). The kernel then walks inputs and result in memory order."""
+    # on CPU torch converts an operand of another dtype first (.to(dtype), laid out like
+    # empty_like) and orders the dims by the converted operands
+    device = tensors[0].device
+    tensors = [t if t.dtype == dtype else torch.empty_strided(t.shape, _like_strides(t), dtype=dtype, device="meta")
+               for t in tensors]
     first = tensors[0]
     shape = tuple(first.shape)
     if all(t.shape == shape for t in tensors[1:]):
         if all(t.is_contiguous() for t in tensors):
             return None
         if all(t.is_contiguous(memory_format=torch.channels_last) for t in tensors):
-            return torch.empty(shape, dtype=dtype, device=first.device, memory_format=torch.channels_last)
+            return torch.empty(shape, dtype=dtype, device=device, memory_format=torch.channels_last)
         if all(_dense(t) and t.stride() == first.stride() for t in tensors):
-            return first.new_empty_strided(shape, first.stride(), dtype=dtype)
+            return torch.empty_strided(shape, first.stride(), dtype=dtype, device=device)
     else:
         shape = _broadcast_shape(tensors)
         if shape is None:
@@ -151,41 +156,44 @@ def _torch_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | 
     perm = _iteration_order(shape, tensors)
     if perm == list(range(len(shape) - 1, -1, -1)):
         return None
+    return torch.empty_strided(shape, _dense_strides(shape, perm, grow_by_size_one=True), dtype=dtype, device=device)
+
+
+def _dense_strides(shape, perm, grow_by_size_one: bool) -> list[int]:
+    """Dense strides with the dims laid out in ``perm`` order (fastest first). TensorIterator
+    multiplies the running stride by every size (``grow_by_size_one``); infer_dense_strides
+    (empty_like) only by sizes above 1."""
     strides, span = [0] * len(shape), 1
     for d in perm:
         strides[d] = span
-        span *= shape[d]
-    return first.new_empty_strided(shape, strides, dtype=dtype)
+        if grow_by_size_one or shape[d] > 1:
+            span *= shape[d]
+    return strides
 
 
-def _strides_like_channels_last(t: torch.Tensor) -> bool:
-    """torch's guess that a 4-D (5-D) tensor is channels_last (channels_last_3d) from its strides
-    alone: dims C, W, H, N (C, W, H, D, N) in increasing stride, ambiguous cases C order
-    (c10's is_channels_last_strides_2d / _3d)."""
-    order = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}.get(t.dim())
-    if order is None or t.stride(1) == 0:
-        return False
-    low = 0
-    for d in order:
-        if t.shape[d] == 0 or t.stride(d) < low or (d == 0 and low == t.stride(1)):
-            return False
-        low = t.stride(d) * (t.shape[d] if t.shape[d] > 1 else 1)
-    return True
+def _like_strides(t: torch.Tensor) -> list:
+    """The strides ``torch.empty_like(t)`` (preserve_format) gives, and ``t.to(dtype)`` on CPU:
+    t's own where t is dense, else dense strides in t's dim order (ATen's infer_dense_strides:
+    dims of size 0 or 1 take the running stride without growing it)."""
+    shape = tuple(t.shape)
+    if _dense(t):
+        return list(t.stride())
+    return _dense_strides(shape, _iteration_order(shape, [t]), grow_by_size_one=False)
 
 
 def _like_layout(dtype: torch.dtype, self: torch.Tensor) -> torch.Tensor | None:
-    """``torch.empty_like(self, dtype=dtype)``'s layout (preserve_format), which torch's hardtanh
-    allocates before its out= kernel: self's strides where self is dense, else channels_last
-    where the strides suggest it, else None (C-contiguous, opsnn allocates)."""
+    """An empty ``dtype`` result laid out as ``torch.empty_like(self)``, which torch's hardtanh
+    allocates before its out= kernel, or None where that is C-contiguous (opsnn allocates)."""
+    shape = tuple(self.shape)
+    c_strides, span = [0] * len(shape), 1
+    for d in range(len(shape) - 1, -1, -1):  # c10's contiguous strides: a size-0 dim counts as 1
+        c_strides[d] = span
+        span *= max(shape[d], 1)
     # contiguous first: is_contiguous() decides a symbolic (torch.compile) shape without a guard
-    if self.is_contiguous() and list(self.stride()) == [math.prod(self.shape[d + 1:]) for d in range(self.dim())]:
+    if self.is_contiguous() and list(self.stride()) == c_strides:
         return None
-    if _dense(self):
-        return self.new_empty_strided(self.shape, self.stride(), dtype=dtype)
-    if _strides_like_channels_last(self):
-        fmt = torch.channels_last if self.dim() == 4 else torch.channels_last_3d
-        return torch.empty(self.shape, dtype=dtype, device=self.device, memory_format=fmt)
-    return None
+    strides = _like_strides(self)
+    return None if strides == c_strides else self.new_empty_strided(shape, strides, dtype=dtype)
 
 
 def _result(compute, out: torch.Tensor | None) -> torch.Tensor:
@@ -238,7 +246,10 @@ def _check_integer_bounds(self: torch.Tensor, min_val, max_val) -> None:
     uint8 is 0, accepted); NaN and inf are refused."""
     if self.dtype.is_floating_point or self.dtype.is_complex or self.dtype == torch.bool:
         return
-    info = torch.iinfo(self.dtype)
+    try:
+        info = torch.iinfo(self.dtype)
+    except TypeError:  # sub-byte / bits dtypes: opsnn's own dtype check refuses them
+        return
     for name, value in (("min_val", min_val), ("max_val", max_val)):
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             continue  # opsnn's own scalar checks report these
