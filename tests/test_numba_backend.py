@@ -254,6 +254,21 @@ def test_leaky_special_values(backend, dts):
     both(backend, opsnn.leaky_relu_backward, g, x, 0.2, True)
 
 
+@pytest.mark.parametrize("self_dt, grad_dt", [(F16, F16), (BF16, BF16), (F16, F32), (BF16, F64)], ids=str)
+def test_sign_tests_on_half_bits_cover_every_pattern(backend, self_dt, grad_dt):
+    """A float16/bfloat16 self that is only widened has its ``self > 0`` made on its bits
+    (``numba_codegen._sign_test``): every one of the 65,536 patterns (zeros, subnormals, infs,
+    quiet and signalling NaNs of both signs) selects as the float compare does, in the
+    LeakyReluBackward kernel (self only compared) and LeakyRelu (self also the value); a
+    transposed self too (panels walker, bits through the scratch tile)."""
+    x = ALL16.view(self_dt).reshape(256, 256)
+    g = cases.filled(x.shape, grad_dt, 3)
+    for slope in (0.25, -0.0):
+        both(backend, opsnn.leaky_relu_backward, g, x, slope)
+        both(backend, opsnn.leaky_relu_backward, g, x.T, slope)
+    both(backend, opsnn.leaky_relu, x, 0.125)
+
+
 @pytest.mark.parametrize("dt", [F32, F16, BF16], ids=str)
 def test_hardtanh_special_values(backend, dt):
     for lo, hi in ((-1.0, 1.0), (-0.5, 0.7), (0.0, 6.0), (1.0, -1.0), (-np.inf, np.inf)):

@@ -455,7 +455,10 @@ class Program:
         self.output = output
         self.scalar_names = scalar_names
         self.label = label
-        self.code = cg.element_source(dag, store_chain)
+        # inputs stored as float16/bfloat16 and only widened (exact): sign tests on their bits
+        raw = {k: chain[0] for k, chain in enumerate(in_chains)
+               if chain[0] in cg.HALVES and all(dt in (cg.F32, cg.F64) for dt in chain[1:])}
+        self.code = cg.element_source(dag, store_chain, raw)
         for chain in in_chains:  # every conversion must lower now, not at first run
             cg.load_source("a", "i", chain)
         self.itemsizes = (store_chain[-1].itemsize,) + tuple(c[0].itemsize for c in in_chains)
