@@ -181,6 +181,7 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
     (["run", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),
     (["run", "LeakyReluBackward", "--shape=-2,3"], 2, ["dims must be >= 0"]),
+    (["run", "LeakyReluBackward", "--shape", "99999999999999999999"], 2, ["argument --shape", "< 2**63"]),
     (["tiling", "LeakyReluBackward", "--shape", "x"], 2, ["bad shape 'x'"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),

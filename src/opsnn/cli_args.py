@@ -35,8 +35,8 @@ class ShapeWords(argparse.Action):
             dims = parse_shape(text)
         except argparse.ArgumentTypeError as exc:
             parser.error(f"argument {option_string}: {exc}")
-        if any(d < 0 for d in dims):
-            parser.error(f"argument {option_string}: dims must be >= 0, got {text!r}")
+        if any(d < 0 or d >= 2**63 for d in dims):  # NumPy's limit: arrays are allocated from it
+            parser.error(f"argument {option_string}: dims must be >= 0 and < 2**63, got {text!r}")
         setattr(namespace, self.dest, dims)
 
 

@@ -25,7 +25,7 @@ DEMO_SHAPE = (256, 1024)  # elements per call in the timing table: 262 144
 def add_arguments(parser) -> None:
     # opsnn run's shape grammar, so that a bad or negative shape fails before the samples run
     parser.add_argument("--shape", action=ShapeWords, nargs="*", default=DEMO_SHAPE,
-                        help="shape of the random inputs for the dtype table: 256 1024, 256,1024 or 256x1024 "
+                        help="shape of the random inputs for the dtype table: 256 1024, 256,1024, 256x1024 or [256, 1024] "
                              "(default 256 1024; nothing or [] for 0-d)")
     parser.add_argument("--repeat", type=int_at_least(1), default=20, help="timed calls per row (median shown)")
     parser.add_argument("--seed", type=int_at_least(0), default=0)
