@@ -145,7 +145,7 @@ def _torch_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | 
             return None
         if all(t.is_contiguous(memory_format=torch.channels_last) for t in tensors):
             return torch.empty(shape, dtype=dtype, device=device, memory_format=torch.channels_last)
-        if all(_dense(t) and t.stride() == first.stride() for t in tensors):
+        if all(t.stride() == first.stride() for t in tensors[1:]) and _dense(first):
             return torch.empty_strided(shape, first.stride(), dtype=dtype, device=device)
     else:
         shape = _broadcast_shape(tensors)
@@ -400,14 +400,10 @@ hardtanh_backward.register_autograd(_hardtanh_backward_grad, setup_context=_save
 # Autograd-key kernel of their own: an autograd.Function that runs the op below autograd and
 # marks ``self`` dirty (its history is rebased onto the new node, as for ATen's in-place ops).
 
-def _below_autograd(op, keyset, *args):
-    with torch._C._AutoDispatchBelowAutograd():
-        return op.redispatch(keyset & torch._C._after_autograd_keyset, *args)
-
-
 def _kernel_only(op, keyset, *args):
-    """The op below ADInplaceOrView too, inside an autograd.Function: its ``mark_dirty`` bumps the
-    version counter, once, as an ATen in-place op does (ADInplaceOrView would bump it again)."""
+    """The op below autograd and ADInplaceOrView: the caller bumps the version counter once, as
+    an ATen in-place op does (``mark_dirty`` in an autograd.Function, or ``_untracked_inplace``);
+    ADInplaceOrView would bump it again, and before the kernel."""
     with torch._C._AutoDispatchBelowADInplaceOrView():
         return op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, *args)
 
