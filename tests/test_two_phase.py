@@ -62,6 +62,26 @@ def test_phase1_writes_nothing_phase2_writes_out(acl_env):
     cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.5)))
 
 
+def test_a_backend_that_cannot_load_fails_phase1_with_561003(acl_env, monkeypatch):
+    """$OPSNN_BACKEND naming no usable backend: GetWorkspaceSize returns 561003 (no kernel found,
+    where CANN finds the kernel), after the argument checks (a bad dtype still reports 161002);
+    an empty output, which launches nothing, still succeeds."""
+    from opsnn import kernels
+
+    g, x = cases.grid(F32, F32)
+    gt, xt = acl_env.put_layout(g, "contig"), acl_env.put_layout(x, "contig")
+    ot = acl_env.out(g.shape, F32, "contig")
+    monkeypatch.setenv(kernels.ENV_VAR, "foo")
+    monkeypatch.setattr(kernels, "DEFAULT", None)
+    ws, ex, ret = LEAKY.phase1(gt.tensor, xt.tensor, acl_env.scalar(0.5, "DOUBLE"), False, ot.tensor)
+    assert (ret, ex) == (561003, None) and "OPSNN_BACKEND='foo'" in acl.get_recent_err_msg()
+    bad = acl_env.out(g.shape, np.dtype(np.int32), "contig")
+    assert LEAKY.phase1(gt.tensor, xt.tensor, acl_env.scalar(0.5, "DOUBLE"), False, bad.tensor)[2] == 161002
+    e = np.ones((0, 3), F32)
+    et, eo = acl_env.put_layout(e, "contig"), acl_env.out(e.shape, F32, "contig")
+    assert LEAKY.phase1(et.tensor, et.tensor, acl_env.scalar(0.5, "DOUBLE"), False, eo.tensor)[2] == 0
+
+
 def test_workspace_size_is_deterministic(acl_env):
     g, x = cases.filled((4, 5), F16, 1), cases.filled((4, 5), F32, 2)
     sizes = {_leaky(acl_env, g, x, out_dtype=F64, layouts=("sliced", "transposed"), out_layout="sliced")[0]
