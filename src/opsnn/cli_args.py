@@ -1,7 +1,8 @@
-"""argparse types the ``opsnn`` subcommands share: one shape grammar, counts with a floor.
+"""argparse pieces the ``opsnn`` subcommands share: one shape grammar, counts with a floor.
 
-Each raises ``argparse.ArgumentTypeError``, so argparse names the option in its usage error
-(exit 2) and the message adds what was expected and what was given.
+Each bad value is a usage error (exit 2) naming the option, with what was expected and what was
+given: the types raise ``argparse.ArgumentTypeError``, the ``--shape`` action (which reads all its
+words together) calls ``parser.error``.
 """
 
 from __future__ import annotations

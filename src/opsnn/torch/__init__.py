@@ -10,8 +10,9 @@ with ATen's schemas, fake (meta) kernels derived from the OpSpecs (so ``torch.co
 meta tensors work), and autograd that runs opsnn's backward operators (double backward too).
 Tensors cross to the kernels without copies (NumPy views; bfloat16 through an int16 view), with any
 strides, in float16, bfloat16, float32 and float64 (and whatever else the operator's dtype list
-admits); results get the strides torch's own ops would give them (docs/torch.md, decision 7). CPU tensors only: opsnn computes on the host. The SoC profile in force
-(``opsnn.use_soc`` / ``OPSNN_SOC``) decides the dtype lists, as for every opsnn call.
+admits); results get the strides torch's own ops would give them (docs/torch.md, decision 7).
+CPU tensors only: opsnn computes on the host. The SoC profile in force (``opsnn.use_soc`` /
+``OPSNN_SOC``) decides the dtype lists, as for every opsnn call.
 
 Functions here follow ``torch.nn.functional``'s signatures::
 

@@ -39,6 +39,7 @@ import torch
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 
 from .. import functional as F
+from .._core.shape import broadcast_shape, contiguous_strides
 from .._core.status import Status
 from . import _bridge as B
 
@@ -73,20 +74,6 @@ def _dense(t: torch.Tensor) -> bool:
             return False
         span *= size
     return True
-
-
-def _broadcast_shape(tensors) -> tuple | None:
-    """The operands' broadcast shape, or None where they do not broadcast (torch.broadcast_shapes
-    costs ~8 us a call)."""
-    shapes = [tuple(t.shape) for t in tensors]
-    out = [1] * max(len(sh) for sh in shapes)
-    for sh in shapes:
-        for i, n in enumerate(sh, len(out) - len(sh)):
-            if n != 1:
-                if out[i] not in (1, n):
-                    return None
-                out[i] = n
-    return tuple(out)
 
 
 def _iteration_order(shape, tensors) -> list[int]:
@@ -148,9 +135,10 @@ def _torch_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | 
         if all(t.stride() == first.stride() for t in tensors[1:]) and _dense(first):
             return torch.empty_strided(shape, first.stride(), dtype=dtype, device=device)
     else:
-        shape = _broadcast_shape(tensors)
-        if shape is None:
-            return None
+        for t in tensors[1:]:
+            shape = broadcast_shape(shape, tuple(t.shape))
+            if shape is None:
+                return None
     if len(shape) <= 1:
         return None
     perm = _iteration_order(shape, tensors)
@@ -185,10 +173,7 @@ def _like_layout(dtype: torch.dtype, self: torch.Tensor) -> torch.Tensor | None:
     """An empty ``dtype`` result laid out as ``torch.empty_like(self)``, which torch's hardtanh
     allocates before its out= kernel, or None where that is C-contiguous (opsnn allocates)."""
     shape = tuple(self.shape)
-    c_strides, span = [0] * len(shape), 1
-    for d in range(len(shape) - 1, -1, -1):  # c10's contiguous strides: a size-0 dim counts as 1
-        c_strides[d] = span
-        span *= max(shape[d], 1)
+    c_strides = list(contiguous_strides(shape))  # as c10's: a size-0 dim counts as 1
     # contiguous first: is_contiguous() decides a symbolic (torch.compile) shape without a guard
     if self.is_contiguous() and list(self.stride()) == c_strides:
         return None
