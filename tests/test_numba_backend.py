@@ -104,6 +104,24 @@ def test_widening_every_16_bit_pattern():
             assert same.all()
 
 
+@numba.njit
+def _quiet_bf16(a, round_trip, quiet):
+    for i in range(a.size):
+        round_trip[i] = S.f2bf(S.bf2f(a[i]))
+        quiet[i] = S.bf16_quiet(a[i])
+
+
+def test_bf16_quiet_is_the_round_trip_on_every_pattern():
+    """``bf16_quiet`` (a selected bfloat16 input's stored bits) equals widening then rounding:
+    the same bits, a signalling NaN quieted (0x7F81 -> 0x7FC1, 0xFF81 -> 0xFFC1)."""
+    round_trip, quiet = np.empty(65536, np.uint16), np.empty(65536, np.uint16)
+    _quiet_bf16(ALL16, round_trip, quiet)
+    np.testing.assert_array_equal(quiet, round_trip)
+    assert quiet[0x7F81] == 0x7FC1 and quiet[0xFF81] == 0xFFC1 and quiet[0x7FC0] == 0x7FC0
+    nan = (ALL16 & 0x7FFF) > 0x7F80
+    np.testing.assert_array_equal(quiet[~nan], ALL16[~nan])
+
+
 def _f32_sample() -> np.ndarray:
     """Every float32 with a 16-bit pattern in its top half, plus neighbours of every rounding
     boundary, random values, subnormals and NaN payloads."""
@@ -267,6 +285,20 @@ def test_sign_tests_on_half_bits_cover_every_pattern(backend, self_dt, grad_dt):
         both(backend, opsnn.leaky_relu_backward, g, x, slope)
         both(backend, opsnn.leaky_relu_backward, g, x.T, slope)
     both(backend, opsnn.leaky_relu, x, 0.125)
+
+
+@pytest.mark.parametrize("dt", [BF16, F16], ids=str)
+def test_hardtanh_selects_bits_of_every_pattern(backend, dt):
+    """Hardtanh's clamp stores one of self, min and max: for bfloat16 it selects their bits
+    (``numba_codegen._selects_exact_bf16``) instead of rounding a float32. Every one of the 65,536
+    self patterns, contiguous and transposed, with bounds that are and are not bfloat16 values,
+    signed zeros, infinite and NaN bounds, into a bfloat16 out and (rounding kept) a float16 one."""
+    x = ALL16.view(dt).reshape(256, 256)
+    for lo, hi in ((-1.0, 1.0), (-0.3, 0.7), (-0.0, 0.0), (0.0, -0.0), (-np.inf, np.inf), (np.nan, 2.0),
+                   (-2.0, np.nan), (1e-40, 3e38)):
+        both(backend, opsnn.hardtanh, x, lo, hi)
+        both(backend, opsnn.hardtanh, x.T, lo, hi)
+    both(backend, opsnn.hardtanh, x, -0.5, 0.5, out=np.zeros_like(x))
 
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16], ids=str)

@@ -19,6 +19,7 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
   bit set (``dtypes.cast_into``, DECISION 1). ``f2bf_canonical``: NaN -> 0x7FC0 with the sign kept
   (ml_dtypes' own casts, used from float16); ``f2h_canonical`` likewise for bfloat16 -> float16
   (NaN -> 0x7E00 with the sign kept).
+* ``bf16_quiet``: ``f2bf(bf2f(b))`` on the bits, for a selected bfloat16 input.
 * ``d2bf`` float64 -> bfloat16: one rounding (``dtypes.cast_into``: round to float32 *to odd*, then
   ``f2bf``).
 
@@ -457,6 +458,13 @@ f2bf_canonical = intrinsic(_float_to_bf16(canonical_nan=True))
 
 
 @njit(cache=True, nogil=True)
+def bf16_quiet(b):
+    """``f2bf(bf2f(b))`` without the round trip: ``b`` itself, a NaN with its quiet bit set. A
+    bfloat16 kernel whose result is a selection among its inputs and scalars stores this."""
+    return np.uint16(b | np.uint16(0x0040)) if np.uint16(b & np.uint16(0x7FFF)) > np.uint16(0x7F80) else b
+
+
+@njit(cache=True, nogil=True)
 def d2f_odd(d):
     """float64 -> float32 rounded to odd (finite inexact results get their last bit set)."""
     n = np.float32(d)
@@ -488,5 +496,5 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f", "f2bf",
-                 "f2bf_canonical", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64", "f32_bits",
-                 "f64_bits", "zero_unless", "transpose_block", "index_buffer", "stream_copy", "store_fence")
+                 "f2bf_canonical", "bf16_quiet", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64",
+                 "f32_bits", "f64_bits", "zero_unless", "transpose_block", "index_buffer", "stream_copy", "store_fence")
