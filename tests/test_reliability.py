@@ -312,6 +312,15 @@ def test_create_tensor_outside_allocation(dev):
     assert t is not None and acl.destroy_tensor(t) == 0
 
 
+def test_create_tensor_null_data(dev):
+    """tensorData None (the null pointer) is 0: a view with no elements may have it (C callers
+    pass nullptr there); one with elements is refused like any address outside an allocation."""
+    empty = acl.create_tensor([0, 3], acl.ACL_FLOAT, [3, 1], 0, acl.ACL_FORMAT_ND, [0, 3], None)
+    assert isinstance(empty, acl.aclTensor) and empty.shape == (0, 3)
+    assert acl.destroy_tensor(empty) == 0
+    check_null(acl.create_tensor(*GOOD_TENSOR_ARGS, None))
+
+
 def test_huge_dims_refused_before_allocation(dev):
     """Huge dims never make opsnn allocate: a 2**62-element view is refused by the bounds check;
     dims whose NumPy int64 product wraps are not mistaken for small or empty; an op on a
@@ -403,6 +412,33 @@ def test_null_arguments(dev):
     fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(gt, xt, s, None, ot)[2], 161001, "max")
     py_fail(161001, opsnn.leaky_relu_backward, None, X, 0.5, words=["gradOutput"])
     py_fail(161001, opsnn.hardtanh_backward, G, X, None, 1.0, words=["min"])
+
+
+def test_wrong_argument_count(dev):
+    """A call whose arguments do not bind to the function (C would not compile it) -> 161002 for
+    an operator (both phases), 100000 for a runtime call; the message is Python's own."""
+    gt, xt, s, ot, _ = leaky(dev)
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s)[2], 161002, "missing 2 required")
+    fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(gt, xt, s, s, ot, ot)[2], 161002, "takes 5")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0), 161002, "aclnnLeakyReluBackward()")
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot, bogus=1)[2], 161002, "bogus")
+    fail_msg(acl.rt.malloc(16)[1], 100000, "malloc()")
+    fail_msg(acl.rt.synchronize_stream(dev.stream, 1), 100000, "synchronize_stream()")
+
+
+def test_unknown_soc_in_environment(dev, monkeypatch):
+    """$OPSNN_SOC naming no emulated SoC: get_soc_name() -> None (NULL) + message; phase 1 ->
+    361001 (the runtime cannot report its SoC), the Pythonic API raises it; not 561000."""
+    gt, xt, s, ot, _ = leaky(dev)
+    monkeypatch.setenv("OPSNN_SOC", "Ascend999")
+    assert acl.get_soc_name() is None
+    assert "Ascend999" in acl.get_recent_err_msg()
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)[2], 361001, "OPSNN_SOC",
+             "Ascend999", "Ascend910B")
+    py_fail(361001, opsnn.hardtanh_backward, G, X, words=["OPSNN_SOC"], untouched=[G, X])
+    monkeypatch.setenv("OPSNN_SOC", "ascend910")  # names are case-insensitive
+    assert acl.get_soc_name() == "Ascend910"
+    np.testing.assert_array_equal(opsnn.hardtanh_backward(G, X), HT_01)
 
 
 @pytest.mark.parametrize("slot", range(5))
@@ -674,7 +710,7 @@ def test_workspace_misuse(dev):
         fail_msg(aclnn.aclnnLeakyReluBackward(bad, ws, ex, dev.stream), 161002, "live device memory")
     for junk in ("ws", 1.5, [good], Sentinel(), True):
         fail_msg(aclnn.aclnnLeakyReluBackward(junk, ws, ex, dev.stream), 161002, "workspace")
-    for size in (-1, float(ws), None, "512", True):
+    for size in (-1, float(ws), None, "512", True, 2**64):  # a uint64_t in C
         fail_msg(aclnn.aclnnLeakyReluBackward(good, size, ex, dev.stream), 161002, "workspaceSize")
     assert not read_out(dev, oa).any()
     assert aclnn.aclnnLeakyReluBackward(np.int64(good), np.uint64(ws), ex, dev.stream) == 0
@@ -888,6 +924,77 @@ def test_pythonic_failure_leaves_arguments_unchanged():
                 opsnn.leaky_relu_backward, g, x, out=out, untouched=[g, x, out], **kwargs)
     py_fail(161002, opsnn.hardtanh_backward, g.astype(F16), x, out=out, untouched=[g, x, out])
     assert (out == 7.0).all() and (g == G).all() and (x == X).all()
+
+
+def test_pythonic_failure_sets_recent_error():
+    """A failing Pythonic call leaves AclnnError.message as get_recent_err_msg()'s next text, as
+    the aclnn boundary does; the in-place functions' own refusals too."""
+    acl.get_recent_err_msg()
+    err = py_fail(161002, opsnn.hardtanh, X, 2.0, 1.0, words=["clipValueMin"])
+    assert acl.get_recent_err_msg() == err.message
+    ro = X.copy()
+    ro.flags.writeable = False
+    err = py_fail(161002, opsnn.hardtanh_, ro, words=["read-only"], untouched=[ro])
+    assert acl.get_recent_err_msg() == err.message
+    err = py_fail(161002, opsnn.leaky_relu_, "x", words=["self"])
+    assert acl.get_recent_err_msg() == err.message and acl.get_recent_err_msg() is None
+
+
+def test_aclnn_error_pickles():
+    """AclnnError (and its subclasses, whose __init__ takes other arguments) survives pickling,
+    as a failure sent back from a worker process: same type, status, message and text."""
+    import pickle
+
+    from opsnn._core.tiling.base import TilingError
+
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.hardtanh(X, 2.0, 1.0)
+    for exc in (info.value, TilingError("LeakyReluGrad", "tile of 0 elements")):
+        back = pickle.loads(pickle.dumps(exc))
+        assert type(back) is type(exc) and str(back) == str(exc)
+        assert (back.status, back.message) == (exc.status, exc.message)
+
+
+def test_pythonic_scalar_ints_beyond_torch():
+    """A Python int scalar outside [-2**63, 2**64) (what torch.Scalar holds) -> 161002 naming the
+    argument, the value shortened; one in [2**63, 2**64) is used (as a double, its float32 value
+    here, like torch's uint64 Scalar)."""
+    for value in (2**64, -2**63 - 1, 10**400):
+        err = py_fail(161002, opsnn.leaky_relu_backward, G, X, value, words=["negativeSlope", "2**64"])
+        assert len(err.message) < 200
+    py_fail(161002, opsnn.hardtanh, X, -10**30, 1, words=["clipValueMin"])
+    big = 2**63 + 2**40
+    expected = np.where(X > 0, G, G * np.float32(big))
+    np.testing.assert_array_equal(opsnn.leaky_relu_backward(G, X, big), expected)
+
+
+def test_pythonic_numpy_scalars_are_strong():
+    """A NumPy scalar passed as a tensor is a 0-d array of its own dtype (NumPy 2 / NEP 50),
+    np.float64 included, though it subclasses float; a Python float is weak (takes the other
+    input's dtype)."""
+    x16 = X.astype(F16)
+    assert opsnn.leaky_relu_backward(np.float64(2.0), x16, 0.5).dtype == F64
+    assert opsnn.leaky_relu_backward(np.float32(2.0), x16, 0.5).dtype == F32
+    assert opsnn.leaky_relu_backward(2.0, x16, 0.5).dtype == F16
+    np.testing.assert_array_equal(opsnn.leaky_relu_backward(np.float64(2.0), x16, 0.5),
+                                  np.where(x16 > 0, 2.0, 1.0))
+
+
+def test_dlpack_pending_negation():
+    """A torch view with a pending negation (``z.conj().imag``: is_neg()) would cross DLPack
+    without it, with every value's sign wrong: refused (161002, naming the argument and the
+    fix); resolved, it computes. A view with a pending conjugation is refused by DLPack itself."""
+    torch = pytest.importorskip("torch")
+    z = torch.tensor([1 + 1j, 2 - 3j, -1 + 0.5j])
+    neg = z.conj().imag
+    assert neg.is_neg()
+    before = neg.clone()
+    py_fail(161002, opsnn.hardtanh, neg, -10.0, 10.0, words=["self", "resolve_neg"])
+    py_fail(161002, opsnn.leaky_relu_backward, neg, torch.ones(3), words=["gradOutput", "resolve_neg"])
+    py_fail(161002, opsnn.hardtanh_, neg, words=["self", "resolve_neg"])
+    assert torch.equal(neg, before)
+    np.testing.assert_array_equal(opsnn.hardtanh(neg.resolve_neg(), -10.0, 10.0), [-1.0, 3.0, -0.5])
+    py_fail(161002, opsnn.hardtanh, z.conj(), words=["DLPack"])
 
 
 def test_recent_error_is_fetched_once():

@@ -47,7 +47,7 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
          allocate=None) -> aclOpExecutor:
     """Phase 1. ``args`` maps every param name to a tensor handle, aclScalar, bool or None.
 
-    Returns a bound executor; raises AclnnError (161001, 161002, 561003, 561103). Repeated
+    Returns a bound executor; raises AclnnError (161001, 161002, 361001, 561003, 561103). Repeated
     calls with the same metadata reuse the cached Plan (see ``plan_key``).
     """
     key = plan_key(spec, args, profile)
@@ -114,10 +114,20 @@ def clear_plan_cache() -> None:
     _PLAN_CACHE.clear()
 
 
+def _current_profile(op: str) -> platform.SocProfile:
+    """The SoC in force. An unknown name can only come from $OPSNN_SOC (set_soc and use_soc check
+    theirs): the runtime cannot say which SoC it runs on, ACLNN_ERR_RUNTIME_ERROR (361001), as a
+    failed runtime query is in CANN; not an opsnn bug (561000)."""
+    try:
+        return platform.current()
+    except ValueError as exc:
+        raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: ${platform.ENV_VAR}: {exc}") from None
+
+
 def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
                    allocate=None) -> aclOpExecutor:
     """Phase 1 without the cache: every check, in CANN's order, then the steps."""
-    profile = profile or platform.current()
+    profile = profile or _current_profile(spec.name)
     op = spec.name
     _check_presence(spec, args)
     out = args["out"]
@@ -486,8 +496,8 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
                               "aclSetAclOpExecutorRepeatable was called")
     if executor.plan.op != op:
         raise checks.fail(op, f"the executor belongs to aclnn{executor.plan.op}, not {spec.api_name}")
-    if not checks.is_c_int(workspace_size) or workspace_size < 0:
-        raise checks.fail(op, f"workspaceSize must be a non-negative integer (bytes), got {workspace_size!r}")
+    if not checks.is_c_int(workspace_size) or not 0 <= workspace_size < 2**64:  # a uint64_t in C
+        raise checks.fail(op, f"workspaceSize must be an integer in [0, 2**64) (bytes), got {workspace_size!r}")
     if workspace_size < executor.workspace_size:
         raise checks.fail(op, f"workspaceSize {workspace_size} is smaller than the "
                               f"{executor.workspace_size} bytes GetWorkspaceSize asked for")

@@ -17,7 +17,7 @@ import numpy as np
 from . import _fastpath, engine, registry
 from ._core import dtypes, memory, outpool
 from ._core.dtypes import DataType
-from ._core.status import AclError, AclnnError, Status
+from ._core.status import AclError, AclnnError, Status, set_recent_error
 from ._core.tensor import ArrayTensor, aclScalar
 
 
@@ -173,6 +173,16 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     """Run an in-place spec on ``self``'s own memory (out = self) and return ``self``."""
     if self is None:  # the engine reports the null self (161001)
         return _call(spec, None, self=None, **scalars)
+    try:
+        arr = _writable_self(spec, self)
+    except AclnnError as exc:
+        set_recent_error(exc.message)
+        raise
+    _call(spec, arr, self=arr, **scalars)
+    return self
+
+
+def _writable_self(spec: registry.OpSpec, self) -> np.ndarray:
     if not (isinstance(self, np.ndarray) or hasattr(self, "__dlpack__")):
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{spec.name}: self must be an array (NumPy or DLPack) to be updated in "
@@ -181,29 +191,33 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     if not arr.flags.writeable:
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: self is read-only; the in-place "
                                                    "call needs a writable array")
-    _call(spec, arr, self=arr, **scalars)
-    return self
+    return arr
 
 
 def _pythonic_boundary(call):
-    """The Pythonic layer's counterpart of the aclnn boundary: only AclnnError leaves it. A host
+    """The Pythonic layer's counterpart of the aclnn boundary: only AclnnError leaves it, and its
+    text is also what ``acl.get_recent_err_msg()`` returns next on this thread. A host
     MemoryError becomes 200000 (ACL_ERROR_BAD_ALLOC); anything else is an opsnn bug and becomes
     561000 (ACLNN_ERR_INNER) with the original exception chained (``__cause__``)."""
 
     @functools.wraps(call)
     def inner(spec, out, **kwargs):
         try:
-            done = _fastpath.hit(spec, kwargs, out)  # the plan cache (see _fastpath): a hit skips phase 1
-            if done is not None:
-                return done
-            return call(spec, out, **kwargs)
-        except AclnnError:
+            try:
+                done = _fastpath.hit(spec, kwargs, out)  # the plan cache (see _fastpath): a hit skips phase 1
+                if done is not None:
+                    return done
+                return call(spec, out, **kwargs)
+            except AclnnError:
+                raise
+            except MemoryError as exc:
+                raise AclnnError(AclError.BAD_ALLOC, f"{spec.name}: out of host memory: {exc}") from exc
+            except Exception as exc:  # noqa: BLE001 - nothing but AclnnError may escape
+                raise AclnnError(Status.ERR_INNER, f"{spec.name}: internal error: "
+                                                   f"{type(exc).__name__}: {exc}") from exc
+        except AclnnError as exc:
+            set_recent_error(exc.message)
             raise
-        except MemoryError as exc:
-            raise AclnnError(AclError.BAD_ALLOC, f"{spec.name}: out of host memory: {exc}") from exc
-        except Exception as exc:  # noqa: BLE001 - nothing but AclnnError may escape
-            raise AclnnError(Status.ERR_INNER, f"{spec.name}: internal error: {type(exc).__name__}: "
-                                               f"{exc}") from exc
 
     return inner
 
@@ -260,7 +274,9 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> dict:
 
 
 def _is_python_scalar(value) -> bool:
-    return isinstance(value, (bool, int, float, complex))
+    """A Python number, which is weak; a NumPy scalar is strong (NumPy 2 / NEP 50), although
+    np.float64 and np.complex128 subclass float and complex."""
+    return isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
 
 
 def _host_empty(shape: tuple[int, ...], dtype: np.dtype, what: str, pooled: bool = False) -> np.ndarray:
@@ -283,7 +299,7 @@ def _weak_scalar(value, dtype: np.dtype, api_name: str) -> np.ndarray:
         with np.errstate(all="ignore"):  # overflow gives +-inf, as before (C conversion)
             return np.asarray(value, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as exc:  # e.g. a complex for a float tensor
-        raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {value!r} cannot be made a "
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {_brief(value)} cannot be made a "
                                                    f"{dtype} tensor: {exc}") from None
 
 
@@ -297,6 +313,11 @@ def _as_array(value, api_name: str) -> np.ndarray | None:
     except Exception:  # noqa: BLE001 - a hostile __getattr__ must not escape
         has_dlpack = False
     if has_dlpack:
+        if _pending_negation(value):
+            raise AclnnError(Status.ERR_PARAM_INVALID,
+                             f"{api_name} is a torch view with a pending negation (is_neg(), e.g. "
+                             f"z.conj().imag), which DLPack exports without applying it; pass "
+                             f"{api_name}.resolve_neg()")
         try:
             return np.from_dlpack(value)
         except Exception as exc:  # noqa: BLE001 - BufferError, TypeError, RuntimeError, ...
@@ -312,6 +333,21 @@ def _as_array(value, api_name: str) -> np.ndarray | None:
                      f"{api_name} must be an array (NumPy, DLPack) or a number, got {type(value).__name__}")
 
 
+def _pending_negation(value) -> bool:
+    """A torch tensor whose negation is lazy (a bit torch applies on read): DLPack hands over
+    the memory without it, so the values read would have the wrong sign."""
+    try:
+        return bool(value.is_neg())
+    except Exception:  # noqa: BLE001 - not a torch tensor: nothing is pending
+        return False
+
+
+def _brief(value) -> str:
+    """``repr(value)``, shortened for a message when it is long (a 400-digit int)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+
+
 _SCALAR_TYPES = ((bool, DataType.BOOL), (int, DataType.INT64), (float, DataType.DOUBLE),
                  (complex, DataType.COMPLEX128))
 
@@ -319,6 +355,9 @@ _SCALAR_TYPES = ((bool, DataType.BOOL), (int, DataType.INT64), (float, DataType.
 def _as_scalar(value, api_name: str) -> aclScalar | None:
     if value is None or isinstance(value, aclScalar):
         return value
+    if isinstance(value, int) and not -2**63 <= value < 2**64:  # torch.Scalar: int64 or uint64
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be an int in [-2**63, 2**64) "
+                                                   f"(int64 or uint64, as torch takes), got {_brief(value)}")
     try:
         if isinstance(value, np.generic):
             kind = value.dtype.kind
@@ -326,10 +365,10 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
         for python_type, dtype in _SCALAR_TYPES:
             if isinstance(value, python_type):
                 if python_type is int and not -2**63 <= value < 2**63:
-                    return aclScalar(float(value), DataType.DOUBLE)  # beyond int64: a double
+                    return aclScalar(float(value), DataType.DOUBLE)  # uint64 range: a double
                 return aclScalar(value, dtype)
     except (AclnnError, OverflowError, TypeError, ValueError) as exc:
         raise AclnnError(Status.ERR_PARAM_INVALID,
-                         f"{api_name} {value!r} cannot be made an aclScalar: {exc}") from None
+                         f"{api_name} {_brief(value)} cannot be made an aclScalar: {exc}") from None
     raise AclnnError(Status.ERR_PARAM_INVALID,
                      f"{api_name} must be a number, got {type(value).__name__}")

@@ -78,6 +78,18 @@ class AclnnError(Exception):
         self.status = int(status)
         self.message = message
 
+    def __reduce__(self):
+        # pickled (a failure in a worker process): rebuilt without calling __init__, whose
+        # parameters differ from ``args`` (the formatted text) here and in the subclasses
+        return _restore, (type(self), self.args, self.__dict__)
+
+
+def _restore(cls, args: tuple, state: dict) -> AclnnError:
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
 
 _recent = threading.local()
 
@@ -94,11 +106,13 @@ def pop_recent_error() -> str | None:
     return message
 
 
-def boundary(failure, *, fallback: int = Status.ERR_INNER):
+def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status.ERR_PARAM_INVALID):
     """Decorator for the C-shaped boundary: turn any exception into a status return.
 
     ``failure(code)`` builds the function's failure return value (e.g. ``(0, None, code)``).
-    An ``AclnnError`` keeps its status; any other exception is an opsnn bug and is reported as
+    An ``AclnnError`` keeps its status; a call with arguments the function's signature cannot
+    take (a C compiler would refuse it) is ``invalid`` (ACLNN_ERR_PARAM_INVALID; the runtime
+    passes ACL_ERROR_INVALID_PARAM); any other exception is an opsnn bug and is reported as
     ``fallback`` (ACLNN_ERR_INNER) with the exception text, so nothing escapes to the caller.
     """
 
@@ -113,6 +127,10 @@ def boundary(failure, *, fallback: int = Status.ERR_INNER):
                 set_recent_error(exc.message)
                 return failure(exc.status)
             except Exception as exc:  # noqa: BLE001 - the boundary must never raise
+                if isinstance(exc, TypeError) and exc.__traceback__.tb_next is None:
+                    # raised by the call itself, before fn's first line: the arguments do not bind
+                    set_recent_error(str(exc))  # names the function: "f() missing 2 required ..."
+                    return failure(int(invalid))
                 set_recent_error(f"{fn.__name__}: internal error: {type(exc).__name__}: {exc}")
                 return failure(int(fallback))
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 
 from .._core import platform
-from .._core.status import AclError, AclnnError, boundary, pop_recent_error
+from .._core.status import AclError, AclnnError, boundary, pop_recent_error, set_recent_error
 from .._core.tensor import aclScalar, aclTensor
 from . import rt, util
 from .constants import *  # noqa: F403 - the CANN constant names are this module's API
 
-_ret = boundary(lambda code: code)
-_null = boundary(lambda code: None)
+_ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
+_null = boundary(lambda code: None, invalid=AclError.INVALID_PARAM)
 
 
 @_ret
@@ -68,9 +68,14 @@ def get_recent_err_msg() -> str | None:
     return pop_recent_error()
 
 
-def get_soc_name() -> str:
-    """aclrtGetSocName: the emulated SoC (see ``opsnn.set_soc`` / ``OPSNN_SOC``)."""
-    return platform.current().name
+def get_soc_name() -> str | None:
+    """aclrtGetSocName: the emulated SoC (see ``opsnn.set_soc`` / ``OPSNN_SOC``); None, the C
+    API's NULL, when $OPSNN_SOC names no emulated SoC (the reason: ``get_recent_err_msg()``)."""
+    try:
+        return platform.current().name
+    except ValueError as exc:
+        set_recent_error(f"aclrtGetSocName: ${platform.ENV_VAR}: {exc}")
+        return None
 
 
 @_null
@@ -84,13 +89,15 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
         offset: element offset of the view's first element in the storage.
         fmt: aclFormat; carried, not checked against the rank (DECISION 13).
         storage_dims: shape of the storage the address points to.
-        tensor_data: device address from ``acl.rt.malloc`` (or inside such an allocation).
+        tensor_data: device address from ``acl.rt.malloc`` (or inside such an allocation);
+            None or 0, the null pointer, for a view with no elements (as C callers pass it).
 
     Returns:
         The aclTensor, or None when an argument is invalid or the view reaches outside the
         storage or the storage outside its allocation (message in ``get_recent_err_msg()``).
     """
-    return aclTensor(view_dims, data_type, stride, offset, fmt, storage_dims, tensor_data)
+    return aclTensor(view_dims, data_type, stride, offset, fmt, storage_dims,
+                     0 if tensor_data is None else tensor_data)
 
 
 @_ret

@@ -51,8 +51,8 @@ _POLICIES = frozenset(range(8))
 _BANDWIDTH_FLAGS = 0x0100 | 0x1000
 _POLICY_FLAGS = _BANDWIDTH_FLAGS | 0x100000
 
-_ret = boundary(lambda code: code)
-_pair = boundary(lambda code: (0, code))
+_ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
+_pair = boundary(lambda code: (0, code), invalid=AclError.INVALID_PARAM)
 
 
 def _int(value, what: str, call: str, minimum: int = 0) -> int:

@@ -21,7 +21,7 @@ NPY_TYPES = {0: np.bool_, 1: np.int8, 2: np.uint8, 3: np.int16, 4: np.uint16, 5:
              6: np.uint32, 7: np.int64, 8: np.uint64, 11: np.float32, 12: np.float64, 23: np.float16}
 
 
-@boundary(lambda code: 0)
+@boundary(lambda code: 0, invalid=AclError.INVALID_PARAM)
 def numpy_to_ptr(array: np.ndarray) -> int:
     """Address of a C-contiguous array's data (a non-contiguous array is copied first)."""
     if not isinstance(array, np.ndarray):
@@ -40,20 +40,20 @@ def numpy_to_ptr(array: np.ndarray) -> int:
     return _host.register(copy.reshape(-1).view(np.uint8))
 
 
-@boundary(lambda code: 0)
+@boundary(lambda code: 0, invalid=AclError.INVALID_PARAM)
 def bytes_to_ptr(data) -> int:
     """Address of a bytes / bytearray object's buffer (read-only for bytes)."""
     return _host.register(_host.as_bytes(data, "bytes_to_ptr", writable=False))
 
 
-@boundary(lambda code: None)
+@boundary(lambda code: None, invalid=AclError.INVALID_PARAM)
 def ptr_to_bytes(ptr: int, size: int) -> bytes:
     """Copy ``size`` bytes (>= 0) of known host memory at ``ptr`` into a bytes object."""
     nbytes = _count(size, "size", "ptr_to_bytes")
     return _host.region(ptr, nbytes, "ptr_to_bytes", writable=False).tobytes()
 
 
-@boundary(lambda code: None)
+@boundary(lambda code: None, invalid=AclError.INVALID_PARAM)
 def ptr_to_numpy(ptr: int, shape, npy_type: int) -> np.ndarray:
     """A NumPy array copied from known host memory (``npy_type``: NumPy C enum number)."""
     code = _count(npy_type, "npy_type", "ptr_to_numpy")
