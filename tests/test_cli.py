@@ -86,8 +86,6 @@ def test_describe_and_list(capsys):
 
 
 def test_unknown_operator_and_usage_errors():
-    with pytest.raises(SystemExit, match="unknown operator"):
-        cli.main(["describe", "Nope"])
     with pytest.raises(SystemExit) as exc:
         cli.main(["--soc", "Ascend999", "list"])
     assert exc.value.code == 2
@@ -216,6 +214,13 @@ def test_run_releases_everything_it_allocated(capsys):
     # a dynamic shape: infershape, then FAILED (docs/tiling.md), even for an aclnn name
     (["tiling", "HardtanhBackward", "--shape=-1,4"], 1,
      ["phase 1 not run", "y = [-1, 4]", "needs static shapes"]),
+    # an unknown operator name is a usage error in every command, with the names it knows
+    (["describe", "Nope"], 2, ["opsnn describe: error: unknown operator 'Nope'; known: LeakyReluBackward, "
+                               "HardtanhBackward, LeakyRelu, InplaceLeakyRelu, Hardtanh, InplaceHardtanh"]),
+    (["run", "Nope"], 2, ["opsnn run: error: unknown operator 'Nope'; known: LeakyReluBackward, "]),
+    (["tiling", "Hardtanh", "--shape", "2,3"], 2,  # no op_host def of ClipByValueV2 here
+     ["opsnn tiling: no op definition for 'Hardtanh': opsnn has the tilings of HardtanhBackward, HardtanhGrad, LeakyRelu, "
+      "LeakyReluBackward, LeakyReluGrad"]),
 ])
 def test_cli_errors_are_messages_not_tracebacks(capsys, argv, code, words):
     """Bad arguments, impossible shapes, unsupported dtypes and missing files: a status line or
@@ -312,6 +317,26 @@ def test_tiling_json_lists_why_it_failed(capsys):
     assert "tilingData" in report  # what op_host would compute is still shown
     code, out = _run(capsys, "tiling", "HardtanhBackward", "--shape", "2,3", "--dtype", "float32", "--json")
     assert code == 0 and "failures" not in json.loads(out)
+
+
+def test_tiling_of_an_empty_aclnn_call_shows_the_fast_path(capsys):
+    """aclnn returns at its empty-tensor fast path before any kernel is built, so there is no
+    tiling to fail (not even a def row to match); the kernel op itself is still refused by op_host."""
+    fast_path = ("tiling       none: aclnnLeakyReluBackward takes the empty-tensor fast path: success, "
+                 "workspace 0, no LeakyReluGrad kernel launched, nothing tiled")
+    for dtype in ("float16", "float64"):  # float64: no binary row, which no kernel needs here
+        code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "0,3", "--dtype", dtype, "--simulate")
+        lines = out.splitlines()
+        assert code == 0 and "FAILED" not in out, out
+        assert lines[-2:] == ["infershape   backprops = [0, 3]", fast_path], out
+        assert "  step       (no steps: empty tensor fast path)" in lines
+    code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "0,3", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["emptyFastPath"] == fast_path.removeprefix("tiling       none: ")
+    assert "tilingData" not in report and "failures" not in report
+    code, out = _run(capsys, "tiling", "LeakyReluGrad", "--shape", "0,3")
+    assert code == 1
+    assert out.splitlines()[-1] == "FAILED       LeakyReluGrad tiling failed: output dim 0 must be positive, got 0"
 
 
 def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):

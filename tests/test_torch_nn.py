@@ -29,6 +29,11 @@ def same_bits(a, b) -> bool:
     (lambda: onn.Hardtanh(min_val=0.0, max_val=0.5), lambda: torch.nn.Hardtanh(min_val=0.0, max_val=0.5)),
     (lambda: onn.ReLU6(), lambda: torch.nn.ReLU6()),
     (lambda: onn.ReLU6(inplace=True), lambda: torch.nn.ReLU6(inplace=True)),
+    # 0-d tensors as the scalars, as torch.nn.functional takes them
+    (lambda: onn.LeakyReLU(torch.tensor(0.3, dtype=torch.float16)),
+     lambda: torch.nn.LeakyReLU(torch.tensor(0.3, dtype=torch.float16))),
+    (lambda: onn.Hardtanh(torch.tensor(-0.7), torch.tensor(2), True),
+     lambda: torch.nn.Hardtanh(torch.tensor(-0.7), torch.tensor(2), True)),
 ])
 def test_modules_match_torch_nn(ours, theirs):
     a, b = ours(), theirs()

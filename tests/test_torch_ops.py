@@ -16,6 +16,7 @@ import random
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -142,6 +143,60 @@ def test_inplace_forward_bits_match_torch(dtype, layout):
         assert_same_bits(a, b)
         if layout in (1, 2):
             assert_same_bits(a_base, b_base)  # untouched elements stay untouched
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+def test_scalars_as_torch_nn_functional_takes_them(dtype):
+    """A 0-d tensor that does not require grad, of any dtype, or a NumPy scalar is read with
+    .item(), as F's argument parser reads a Scalar; the result and the gradient are torch's."""
+    x = values(dtype)
+    slopes = (torch.tensor(0.1), torch.tensor(-0.3, dtype=torch.float16), torch.tensor(0.1, dtype=torch.bfloat16),
+              torch.tensor(0.2, dtype=torch.float64), torch.tensor(2), torch.tensor(True), np.float32(0.1),
+              np.float16(-0.3), np.int8(3))
+    bounds = ((torch.tensor(-0.7), torch.tensor(0.3, dtype=torch.float16)), (torch.tensor(-1), torch.tensor(2)),
+              (np.float32(-0.7), 0.3), (-0.1, torch.tensor(0.1, dtype=torch.bfloat16)))
+    for ours, theirs, scalar_sets in ((ot.leaky_relu, F.leaky_relu, [(s,) for s in slopes]),
+                                      (ot.hardtanh, F.hardtanh, bounds)):
+        for scalars in scalar_sets:
+            assert_same_bits(ours(x, *scalars), theirs(x, *scalars))
+            a, b = x.clone(), x.clone()
+            ours(a, *scalars, inplace=True)
+            theirs(b, *scalars, inplace=True)
+            assert_same_bits(a, b)
+    for ours, theirs, scalars in ((ot.leaky_relu_, F.leaky_relu_, slopes[:1]), (ot.hardtanh_, F.hardtanh_, bounds[0])):
+        a, b = x.clone(), x.clone()
+        ours(a, *scalars)
+        theirs(b, *scalars)
+        assert_same_bits(a, b)
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ot.leaky_relu(xa, slopes[0]).backward(torch.ones_like(x))
+    F.leaky_relu(xb, slopes[0]).backward(torch.ones_like(x))
+    assert_same_bits(xa.grad, xb.grad)
+
+
+def test_scalars_torch_refuses_are_refused():
+    """Only a 0-d tensor that does not require grad stands for a Scalar in F; the backward ops take
+    numbers only, as aten's do."""
+    x = torch.randn(4)
+    for bad, shape in ((torch.tensor([0.5]), "[1]"),
+                       (torch.tensor(0.5, requires_grad=True), "[] that requires grad")):
+        with pytest.raises(TypeError, match="must be Number, not Tensor"):
+            F.leaky_relu(x, bad)
+        for call, where in ((lambda: ot.leaky_relu(x, bad), "leaky_relu: negative_slope"),
+                            (lambda: ot.leaky_relu_(x.clone(), bad), "leaky_relu_: negative_slope"),
+                            (lambda: ot.hardtanh(x, -1.0, bad), "hardtanh: max_val"),
+                            (lambda: ot.hardtanh_(x.clone(), bad, 1.0), "hardtanh_: min_val")):
+            with pytest.raises(TypeError) as info:
+                call()
+            assert str(info.value) == (f"opsnn.torch.{where} must be a number or a 0-d tensor that does not "
+                                       f"require grad, got a tensor of shape {shape}")
+    slope = torch.tensor(0.5)
+    for call, name in ((lambda: ot.leaky_relu_backward(x, x, slope), "negative_slope"),
+                       (lambda: aten.leaky_relu_backward(x, x, slope, False), "negative_slope"),
+                       (lambda: ot.hardtanh_backward(x, x, -1.0, slope), "max_val"),
+                       (lambda: aten.hardtanh_backward(x, x, -1.0, slope), "max_val")):
+        with pytest.raises(RuntimeError, match=f"Expected a value of type 'number' for argument '{name}'"):
+            call()
 
 
 @pytest.mark.parametrize("dtype", LOW, ids=str)

@@ -277,6 +277,26 @@ def test_bf16_case_skipped_on_soc_without_bf16(tmp_path):
     assert skipped == {"hardtanh_bf16", "aclnnLeakyReluBackward_0", "aclnnLeakyReluBackward_2"}
 
 
+@pytest.mark.parametrize("argv, env", [(["--soc", "Ascend910", "verify"], None),
+                                       (["verify", "--soc", "Ascend910"], None),
+                                       (["verify"], "Ascend910")], ids=["opsnn --soc", "verify --soc", "OPSNN_SOC"])
+def test_cli_verify_runs_on_the_soc_asked_for(tmp_path, monkeypatch, capsys, argv, env):
+    """The top-level --soc reaches verify (its own --soc no longer overwrites it with None)."""
+    from opsnn import cli
+
+    if env:
+        monkeypatch.setenv("OPSNN_SOC", env)
+    else:
+        monkeypatch.delenv("OPSNN_SOC", raising=False)
+    out = tmp_path / "results.json"
+    assert cli.main([*argv, *map(str, small_files(tmp_path)), "--max-elements", "2000", "--json", str(out)]) == 0
+    assert "(golden reference, SoC Ascend910, seed 0)" in capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["settings"]["soc"] == "Ascend910"
+    skipped = {c["name"] for c in report["cases"] if c["status"] == "SKIP"}
+    assert skipped == {"hardtanh_bf16", "aclnnLeakyReluBackward_0", "aclnnLeakyReluBackward_2"}
+
+
 def test_torch_golden_reports_documented_differences(tmp_path):
     """DECISIONS 8 (NaN self, SIMD-sized tensor) and DECISIONS 2 (double slope) are DOC, not FAIL."""
     pytest.importorskip("torch")

@@ -418,7 +418,7 @@ def run_grid(args) -> dict:
 
     rng = np.random.default_rng(0)
     ops = available_ops()
-    chosen_ops = [ops[name] for name in (args.ops or list(ops)) if name in ops]
+    chosen_ops = [ops[name] for name in (args.ops or list(ops))]  # argparse checked the names
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     threads = args.threads or (1, 2)
     layouts = args.layouts or LAYOUTS
@@ -732,7 +732,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-dir", default="bench-results",
                         help="where bench.json / bench.md / bench.png go (default ./bench-results; the "
                              "recorded run of BENCHMARKS.md is benchmarks/results)")
-    parser.add_argument("--ops", nargs="*", help="operators (default: all registered ones benchmarked)")
+    parser.add_argument("--ops", nargs="*", choices=list(available_ops()),
+                        help="operators (default: all registered ones benchmarked)")
     parser.add_argument("--dtypes", nargs="*", choices=list(DTYPES), help="dtypes (default: each op's)")
     parser.add_argument("--sizes", nargs="*", type=lambda s: int(float(s)), help="element counts")
     parser.add_argument("--threads", nargs="*", type=int, help="thread counts (default 1 2)")

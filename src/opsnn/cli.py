@@ -1,8 +1,9 @@
 """The ``opsnn`` command: ``demo | run | verify | tiling | bench | describe | list``.
 
 Exit status: 0 on success, 1 when an operator call or a verified case fails (or host memory
-runs out), 2 for usage errors (argparse) and unreadable or malformed input files. Operator
-statuses (161002, ...) are printed, not used as exit codes: they do not fit in 0-255.
+runs out), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
+input files. Operator statuses (161002, ...) are printed, not used as exit codes: they do not
+fit in 0-255.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     except AclnnError as exc:
         print(f"opsnn {args.command}: {exc}", file=sys.stderr)
         return 1
-    except (OSError, ValueError) as exc:  # a missing or malformed file, an impossible request
+    except (OSError, ValueError) as exc:  # a missing or malformed file, an unknown operator, an impossible request
         print(f"opsnn {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except MemoryError as exc:
@@ -79,7 +80,7 @@ def _add_describe_arguments(parser) -> None:
 
 
 def _run_describe(args) -> int:
-    spec = _spec_or_exit(args.op)
+    spec = _spec_or_usage_error(args.op)
     print(f"{spec.api_name}GetWorkspaceSize / {spec.api_name}   (kernel op {spec.kernel_name})")
     print(f"  formula:    {spec.formula}")
     print(f"  source:     {spec.source}")
@@ -209,7 +210,7 @@ def _run_run(args) -> int:
     steps and the comparison with the float64 reference."""
     from . import acl, aclnn
 
-    spec = _spec_or_exit(args.op)
+    spec = _spec_or_usage_error(args.op)
     unused = _options_not_taken(spec, args)
     for option, why in unused:
         print(f"opsnn run: error: {option} does not apply to {spec.api_name}: {why}", file=sys.stderr)
@@ -367,11 +368,12 @@ def _status_name(code: int) -> str:
     return status_name(int(code))
 
 
-def _spec_or_exit(name: str) -> registry.OpSpec:
+def _spec_or_usage_error(name: str) -> registry.OpSpec:
+    """The operator's spec; an unknown name is a usage error (exit 2 in ``main``), as in ``opsnn tiling``."""
     try:
         return registry.get(name)
     except KeyError as exc:
-        raise SystemExit(f"opsnn: {exc.args[0]}") from None
+        raise ValueError(exc.args[0]) from None
 
 
 

@@ -125,9 +125,10 @@ def _attrs(args: argparse.Namespace, op: OpDef) -> dict[str, float]:
 
 
 def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None = None) -> tuple[dict, int]:
-    """The whole answer as a JSON-ready dict, and the exit code: 0 ok; 1 when the aclnn call fails
-    in phase 1, no def row matches the dtypes, or the infershape, tiling or simulation check fails.
-    Raises _UsageError for arguments that do not fit the op."""
+    """The whole answer as a JSON-ready dict, and the exit code: 0 ok (an aclnn call on an empty
+    output included: it launches nothing); 1 when the aclnn call fails in phase 1, no def row
+    matches the dtypes, or the infershape, tiling or simulation check fails. Raises _UsageError
+    for arguments that do not fit the op."""
     report, code = _tile_and_check(args, aclnn_details)
     # The tiling is still shown for these two (it says what op_host would compute), but no kernel
     # would ever run it, so they fail the command like a failed check does.
@@ -136,7 +137,7 @@ def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | Non
         failures.append(f"aclnn{report['aclnn']['api']} fails in phase 1 with {report['phase1Status']} "
                         "(see the step above): no kernel is launched")
     match = report["defMatch"]
-    if match["rowIndex"] is None:
+    if match["rowIndex"] is None and "emptyFastPath" not in report:  # no kernel is needed then
         failures.append(f"no binary row of the {report['op']} def matches {', '.join(match['dtypes'])}: "
                         "ops-nn builds no kernel for these dtypes")
     if failures:
@@ -168,6 +169,11 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     if any(d < 0 for d in out_shape):
         report["error"] = f"{op.name} tiling needs static shapes; the inferred shape {list(out_shape)} is dynamic"
         return report, 1
+    if alias and 0 in out_shape and "phase1Status" not in report:
+        # CANN's aclnn returns before building any kernel; op_host's tiling would refuse the empty shape
+        report["emptyFastPath"] = (f"aclnn{alias.api} takes the empty-tensor fast path: success, workspace 0, "
+                                   f"no {op.name} kernel launched, nothing tiled")
+        return report, 0
     inputs = [TensorDesc(s, d) for s, d in zip(shapes, dtypes)]
     outputs = [TensorDesc(out_shape, d) for d in dtypes[len(inputs):]]
     try:
@@ -211,6 +217,8 @@ def _text(report: dict) -> str:
     lines.append(f"def match    {', '.join(match['dtypes'])}: {found} ({rows})")
     if "inferredShape" in report:
         lines.append(f"infershape   {report['outputs'][0]} = {report['inferredShape']}")
+    if "emptyFastPath" in report:
+        lines.append(f"tiling       none: {report['emptyFastPath']}")
     if "tilingData" in report:
         lines.append(f"tiling       {report['template']} -> {report['tilingStruct']}")
         lines += [f"  {key} = {value}" for key, value in flatten(report["tilingData"])]

@@ -814,7 +814,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-elements", type=_positive_count, default=DEFAULT_MAX_ELEMENTS,
                         help=f"skip cases whose largest tensor has more elements (default {DEFAULT_MAX_ELEMENTS}, "
                              "sized for a 24 GiB / 2-core machine)")
-    parser.add_argument("--soc", default=None,
+    # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X verify ...`` is not overwritten
+    parser.add_argument("--soc", default=argparse.SUPPRESS,
                         help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
     parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the input data (default 0)")
     parser.add_argument("--cases", type=case_filter, default=None,
@@ -832,7 +833,7 @@ def run(args: argparse.Namespace) -> int:
         import torch  # noqa: F401 - fail before running anything when the torch extra is missing
     if args.json_path:
         _check_writable(args.json_path)
-    soc = args.soc or platform.current().name
+    soc = getattr(args, "soc", None) or platform.current().name
     settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name)
     files = [(path, load_cases(path)) for path in args.files]
     if args.cases:

@@ -51,7 +51,7 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
     defs = [d for d in OPDEFS if d.name.lower() == kernel]
     if not defs:
         known = sorted({d.name for d in OPDEFS} | {a.api for a in ALIASES})
-        raise ValueError(f"unknown op {name!r}; known: {', '.join(known)}")
+        raise ValueError(f"no op definition for {name!r}: opsnn has the tilings of {', '.join(known)}")
     if profile is None:
         return defs[0], alias
     for opdef in defs:

@@ -22,6 +22,9 @@ Functions here follow ``torch.nn.functional``'s signatures::
     dx = opsnn.torch.leaky_relu_backward(dy, x, negative_slope, self_is_result=False)
     dx = opsnn.torch.hardtanh_backward(dy, x, min_val, max_val)
 
+and take the scalars it takes: a number, a NumPy scalar or a 0-d tensor that does not require grad
+(read with ``.item()``); the backward functions take numbers only, as ``torch.ops.aten``'s do.
+
 Modules: ``opsnn.torch.nn.LeakyReLU``, ``Hardtanh``, ``ReLU6``; ``swap_activations(model)``
 replaces torch's in an existing model.
 
@@ -39,6 +42,8 @@ leaky_relu uses float32(negative_slope) (DECISION 2), and aclnnHardtanhBackward 
 
 from __future__ import annotations
 
+import numpy as np
+
 try:
     import torch
 except ImportError as exc:  # an explicitly requested optional part: fail loudly, with the fix
@@ -50,9 +55,25 @@ from ._bridge import AclnnRuntimeError, from_numpy, to_numpy  # noqa: E402
 _op = torch.ops.opsnn
 
 
+def _number(value, name: str, function: str):
+    """``value`` as torch.nn.functional's argument parser reads a Scalar: a NumPy scalar or a 0-d
+    tensor that does not require grad becomes the number it holds; torch refuses any other tensor
+    (the torch.ops schemas would refuse a NumPy scalar too); anything else goes to the schema."""
+    if isinstance(value, torch.Tensor):
+        if value.dim() != 0 or value.requires_grad:
+            raise TypeError(f"opsnn.torch.{function}: {name} must be a number or a 0-d tensor that does not "
+                            f"require grad, got a tensor of shape {list(value.shape)}"
+                            + (" that requires grad" if value.requires_grad else ""))
+        return value.item()
+    if isinstance(value, (np.bool_, np.number)):  # np.longdouble's item() stays a NumPy scalar
+        return float(value) if isinstance(value, np.floating) else value.item()
+    return value
+
+
 def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:
     """``torch.nn.functional.leaky_relu`` on opsnn's aclnnLeakyRelu:
     ``input if input > 0 else input * float32(negative_slope)``; dtype and shape of ``input``."""
+    negative_slope = _number(negative_slope, "negative_slope", "leaky_relu")
     if inplace:
         return _op.leaky_relu_(input, negative_slope)
     return _op.leaky_relu(input, negative_slope)
@@ -61,15 +82,16 @@ def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool 
 def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
     """In-place ``leaky_relu``; autograd keeps only the result, so backward refuses a negative
     slope (161002), as torch does."""
-    return _op.leaky_relu_(input, negative_slope)
+    return _op.leaky_relu_(input, _number(negative_slope, "negative_slope", "leaky_relu_"))
 
 
 def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> torch.Tensor:
     """``torch.nn.functional.hardtanh`` on opsnn's aclnnHardtanh: ``min(max(input, min), max)``
     with the bounds converted to ``input``'s dtype. Raises ValueError when min_val > max_val."""
-    if min_val > max_val:
+    if min_val > max_val:  # before reading tensors: torch compares in the tensor's dtype
         raise ValueError("min_val cannot be greater than max_val")
+    min_val, max_val = _number(min_val, "min_val", "hardtanh"), _number(max_val, "max_val", "hardtanh")
     if inplace:
         return _op.hardtanh_(input, min_val, max_val)
     return _op.hardtanh(input, min_val, max_val)
@@ -77,7 +99,7 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
 
 def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
     """In-place ``hardtanh``."""
-    return _op.hardtanh_(input, min_val, max_val)
+    return _op.hardtanh_(input, _number(min_val, "min_val", "hardtanh_"), _number(max_val, "max_val", "hardtanh_"))
 
 
 def relu6(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
