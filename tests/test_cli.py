@@ -339,6 +339,17 @@ def test_tiling_of_an_empty_aclnn_call_shows_the_fast_path(capsys):
     assert out.splitlines()[-1] == "FAILED       LeakyReluGrad tiling failed: output dim 0 must be positive, got 0"
 
 
+def test_tiling_of_tensors_too_large_for_the_host_still_tiles(capsys):
+    """The tiling needs shapes only; phase 1 here needs arrays (its overlap check, the host plan):
+    2**45 float16 elements (64 TiB) cannot be allocated, which the step line says, and the
+    tiling is printed with exit 0 (it was 'out of host memory', exit 1)."""
+    code, out = _run(capsys, "--soc", "Ascend910B", "tiling", "aclnnHardtanhBackward", "--shape", str(2**45),
+                     "--dtype", "fp16")
+    assert code == 0, out
+    assert "  step       phase 1 not run here: its tensors cannot be allocated on this host" in out
+    assert "tiling key   1" in out and "block dim    48" in out
+
+
 def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):
     """DECISIONS 8: with a NaN bound the kernels differ from PyTorch, the 910B and the 950 one alike."""
     for soc in ("Ascend910B", "Ascend950"):

@@ -104,9 +104,10 @@ def test_swap_activations_replaces_in_place_and_keeps_the_numbers():
     assert ot.swap_activations(model) is model  # idempotent: opsnn modules are not swapped again
 
 
-def test_swap_activations_on_a_bare_activation_returns_the_replacement():
-    new = ot.swap_activations(torch.nn.ReLU6(inplace=True))
-    assert type(new) is onn.ReLU6 and new.inplace
+def test_swap_activations_on_a_bare_activation_swaps_it():
+    act = torch.nn.ReLU6(inplace=True)
+    assert ot.swap_activations(act) is act
+    assert type(act) is onn.ReLU6 and act.inplace
 
 
 class Net(torch.nn.Module):

@@ -626,6 +626,71 @@ def test_integer_bounds_torch_accepts_give_torchs_result(dtype, bounds):
     ops.hardtanh_(y, *bounds)
     assert torch.equal(y, torch.nn.functional.hardtanh(x, *bounds))
 
+_ATEN = torch.ops.aten
+# (what to call on ops / aten, its args after the tensors, the dtype of the tensors)
+_OUT_OF_RANGE = [
+    ("hardtanh", (-1.0, 1e5), torch.float16), ("hardtanh", (-70000, 1), torch.float16),
+    ("hardtanh", (-1.0, 3.4e38), torch.bfloat16), ("hardtanh", (-1e39, 1.0), torch.float32),
+    ("leaky_relu", (1e39,), torch.float16), ("leaky_relu", (-3.5e38,), torch.float32),
+    ("hardtanh_backward", (-1.0, 1e39), torch.bfloat16), ("leaky_relu_backward", (1e39, False), torch.float16),
+    ("leaky_relu", (0.1 + 0.5j,), torch.float32), ("hardtanh", (-1 + 1j, 1.0), torch.float32),
+    ("hardtanh_backward", (-1.0, 1 - 2j), torch.float16), ("leaky_relu_backward", (0.5j, False), torch.bfloat16),
+    ("leaky_relu_backward", (float("nan"), True), torch.float32)]
+
+
+@pytest.mark.parametrize("name, scalars, dtype", _OUT_OF_RANGE, ids=lambda v: str(v))
+def test_scalars_torch_cannot_convert_are_refused_like_torch(name, scalars, dtype):
+    """A scalar torch's kernel cannot convert to the dtype it computes with (self's for
+    hardtanh, float32 for the half types elsewhere) -- out of range, complex with an imaginary
+    part -- and a NaN slope with self_is_result=True: torch refuses them; so do the op, its
+    in-place form and its fake kernel (the aclnn layer would make inf, 0 or pass NaN), with
+    nothing written and the version counter unmoved."""
+    x = torch.tensor([0.5, -3.0, 2.0], dtype=dtype)
+    tensors = (x, x) if name.endswith("backward") else (x,)
+    with pytest.raises(RuntimeError):
+        getattr(_ATEN, name)(*tensors, *scalars)
+    calls = [lambda: getattr(ops, name)(*tensors, *scalars),
+             lambda: getattr(ops, name)(*(t.to("meta") for t in tensors), *scalars)]
+    if not name.endswith("backward"):
+        calls.append(lambda: getattr(ops, name + "_")(x, *scalars))
+    for call in calls:
+        with pytest.raises(AclnnRuntimeError, match="torch refuses it too|which torch refuses too") as info:
+            call()
+        assert info.value.status == 161002
+    assert x.tolist() == [0.5, -3.0, 2.0] and x._version == 0
+
+
+@pytest.mark.parametrize("name, scalars, dtype", [
+    ("hardtanh", (-65504.0, 65504.0), torch.float16), ("hardtanh", (float("-inf"), 1e5), torch.float32),
+    ("leaky_relu", (1e5,), torch.float16), ("hardtanh_backward", (-1e5, 1e5), torch.bfloat16),
+    ("leaky_relu", (0.25 + 0j,), torch.float16), ("hardtanh", (-1 + 0j, 0.5 + 0j), torch.bfloat16),
+    ("leaky_relu_backward", (-0.5 + 0j, False), torch.float32), ("hardtanh", (-1e300, 1e300), torch.float64)],
+    ids=lambda v: str(v))
+def test_scalars_torch_converts_give_torchs_result(name, scalars, dtype):
+    """At the edge of the range (float16's max, inf, a float16 slope beyond float16 but within
+    float32, which torch computes in) and complex numbers without an imaginary part (their real
+    part): the result is torch's, bit for bit."""
+    x = torch.tensor([0.5, -3.0, 2.0, -0.0, 70.0], dtype=dtype)
+    tensors = (x, x) if name.endswith("backward") else (x,)
+    assert_same_bits(getattr(ops, name)(*tensors, *scalars), getattr(_ATEN, name)(*tensors, *scalars))
+
+
+def test_swap_activations_keeps_shared_modules_shared():
+    """One activation held twice (two slots, and two parents): every slot runs opsnn's op, and
+    it stays one object, with its forward hook and the user's reference."""
+    act = torch.nn.LeakyReLU(0.2)
+    calls = []
+    act.register_forward_hook(lambda module, args, out: calls.append(type(module)))
+    inner = torch.nn.Sequential(torch.nn.Linear(2, 2), act)
+    model = torch.nn.Sequential(act, torch.nn.Linear(2, 2), act, inner)
+    assert ot.swap_activations(model) is model
+    assert model[0] is act and model[2] is act and inner[1] is act and type(act) is ot.nn.LeakyReLU
+    x = torch.randn(3, 2)
+    assert_same_bits(model(x), torch.nn.functional.leaky_relu(
+        inner[0](torch.nn.functional.leaky_relu(model[1](torch.nn.functional.leaky_relu(x, 0.2)), 0.2)), 0.2))
+    assert calls == [ot.nn.LeakyReLU] * 3
+
+
 # ---- fake / meta ----------------------------------------------------------------------------
 
 def test_meta_shapes_and_dtypes_come_from_the_specs():

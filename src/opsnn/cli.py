@@ -139,13 +139,16 @@ def _aclnn_details(args) -> dict:
     if any(d < 0 for shape in shapes for d in shape):
         return {"executorSteps": ["phase 1 not run: aclnn tensors have static shapes"]}
     kinds = list(args.dtype) * (len(spec.inputs) + 1) if len(args.dtype) == 1 else list(args.dtype)
-    call = {p.name: ArrayTensor(np.zeros(shape, dtypes.to_numpy(kind)))
-            for p, shape, kind in zip(spec.inputs, shapes, kinds)}
     try:
         out_shape = np.broadcast_shapes(*shapes) if spec.broadcast else shapes[-1]
     except ValueError:  # not broadcastable: phase 1 reports it (161002)
         out_shape = shapes[-1]
-    call["out"] = ArrayTensor(np.zeros(out_shape, dtypes.to_numpy(kinds[len(spec.inputs)])))
+    try:  # phase 1 reads no data, but its overlap check and the host plan need real arrays
+        call = {p.name: ArrayTensor(np.zeros(shape, dtypes.to_numpy(kind)))
+                for p, shape, kind in zip(spec.inputs, shapes, kinds)}
+        call["out"] = ArrayTensor(np.zeros(out_shape, dtypes.to_numpy(kinds[len(spec.inputs)])))
+    except (MemoryError, ValueError) as exc:  # more than this host can map: the tiling needs shapes only
+        return {"executorSteps": [f"phase 1 not run here: its tensors cannot be allocated on this host ({exc})"]}
     for p in spec.params:
         if p.kind == "scalar":
             value = getattr(args, p.name, None)

@@ -194,12 +194,14 @@ def _result(compute, out: torch.Tensor | None) -> torch.Tensor:
 
 
 def _leaky_relu(self, negative_slope=0.01):
+    (negative_slope,) = _torch_scalars("leaky_relu", _opmath(self.dtype), negative_slope=negative_slope)
     return _result(lambda out: _opsnn("leaky_relu")(B.to_numpy(self, "self"), negative_slope, out=out),
                    _torch_layout(self.dtype, self))
 
 
 def _leaky_relu_(self, negative_slope=0.01):
     _check_writable(self, "leaky_relu_")
+    (negative_slope,) = _torch_scalars("leaky_relu_", _opmath(self.dtype), negative_slope=negative_slope)
     with B.raising():
         _opsnn("leaky_relu_")(B.to_numpy(self, "self"), negative_slope)
     return self
@@ -219,46 +221,86 @@ def _as_torch_promotes(grad_output: torch.Tensor, self: torch.Tensor) -> tuple:
 
 def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     grad_output, self = _as_torch_promotes(grad_output, self)
+    negative_slope = _backward_slope(grad_output, self, negative_slope, self_is_result)
     return _result(lambda out: F.leaky_relu_backward(
         B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), negative_slope, self_is_result,
         out=out), _torch_layout(torch.promote_types(grad_output.dtype, self.dtype), self, grad_output))
 
 
-def _check_integer_bounds(self: torch.Tensor, min_val, max_val) -> None:
-    """torch's refusal of a bound that an integer self's dtype cannot hold (the aclnn layer
-    converts an integer bound as C++ does, modulo 2^bits: DECISION F5; a torch user expects
-    torch's error). A float bound counts truncated toward zero, as torch converts it (-0.5 on
-    uint8 is 0, accepted); NaN and inf are refused."""
-    if self.dtype.is_floating_point or self.dtype.is_complex or self.dtype == torch.bool:
+def _opmath(dtype: torch.dtype) -> torch.dtype:
+    """The dtype torch's CPU kernel computes in, and converts its scalars to: float32 for the
+    half types (``at::opmath_type``)."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
+def _torch_scalars(op: str, target: torch.dtype, **values) -> list:
+    """The scalars as torch's kernel takes them, converting to ``target``: a complex number with no
+    imaginary part is its real part; torch refuses ("cannot be converted ... without overflow")
+    any other complex, a finite number outside a float target's range (1e5 for float16, 1e39 for
+    float32), and for an integer target NaN, inf or a value outside its range (a float counted
+    truncated toward zero: -0.5 is 0 for uint8). The aclnn layer would convert these (a complex
+    to 0 with a warning, DECISION 9; an overflow to inf; an integer modulo 2^bits, DECISION F5);
+    a torch user gets torch's refusal instead (161002, a RuntimeError). Other values (symbolic
+    scalars under torch.compile, wrong types) go on to opsnn's own checks."""
+    taken = []
+    for name, value in values.items():
+        if isinstance(value, complex):
+            if value.imag != 0:
+                raise B.refuse(f"{op}: {name} {value} has an imaginary part; torch refuses it too (it "
+                               f"cannot be converted to {target} without overflow)")
+            value = value.real
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            _check_fits(op, name, value, target)
+        taken.append(value)
+    return taken
+
+
+def _check_fits(op: str, name: str, value, target: torch.dtype) -> None:
+    if target.is_floating_point:
+        limit = torch.finfo(target).max
+        if math.isfinite(value) and abs(value) > limit:
+            raise B.refuse(f"{op}: {name} {value} is outside {target}'s range (+-{limit:g}), which torch "
+                           "refuses too; the aclnn layer would make it inf")
+        return
+    if target.is_complex or target == torch.bool:
         return
     try:
-        info = torch.iinfo(self.dtype)
+        info = torch.iinfo(target)
     except TypeError:  # sub-byte / bits dtypes: opsnn's own dtype check refuses them
         return
-    for name, value in (("min_val", min_val), ("max_val", max_val)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            continue  # opsnn's own scalar checks report these
-        fits = math.isfinite(value) and info.min <= int(value) <= info.max
-        if not fits:
-            raise B.refuse(f"hardtanh: {name} {value} does not fit self's dtype {self.dtype} "
-                           f"([{info.min}, {info.max}]); torch refuses it too")
+    if not (math.isfinite(value) and info.min <= int(value) <= info.max):
+        raise B.refuse(f"{op}: {name} {value} does not fit self's dtype {target} "
+                       f"([{info.min}, {info.max}]); torch refuses it too")
+
+
+def _backward_slope(grad_output, self, negative_slope, self_is_result):
+    """leaky_relu_backward's slope as torch takes it; with ``self_is_result`` a NaN slope is
+    refused too: torch requires ``slope >= 0`` there, where CANN refuses only ``slope < 0``
+    (DECISION 4), which NaN passes. (A negative slope: opsnn's own 161002.)"""
+    dtype = _opmath(torch.promote_types(grad_output.dtype, self.dtype))
+    (slope,) = _torch_scalars("leaky_relu_backward", dtype, negative_slope=negative_slope)
+    if self_is_result and isinstance(slope, float) and slope != slope:
+        raise B.refuse("leaky_relu_backward: negative_slope is NaN with self_is_result=True (the "
+                       "backward of an in-place leaky_relu_); torch refuses it too: the slope must be >= 0")
+    return slope
 
 
 def _hardtanh(self, min_val=-1, max_val=1):
-    _check_integer_bounds(self, min_val, max_val)
+    min_val, max_val = _torch_scalars("hardtanh", self.dtype, min_val=min_val, max_val=max_val)
     return _result(lambda out: _opsnn("hardtanh")(B.to_numpy(self, "self"), min_val, max_val, out=out),
                    _like_layout(self.dtype, self))
 
 
 def _hardtanh_(self, min_val=-1, max_val=1):
     _check_writable(self, "hardtanh_")
-    _check_integer_bounds(self, min_val, max_val)
+    min_val, max_val = _torch_scalars("hardtanh_", self.dtype, min_val=min_val, max_val=max_val)
     with B.raising():
         _opsnn("hardtanh_")(B.to_numpy(self, "self"), min_val, max_val)
     return self
 
 
 def _hardtanh_backward(grad_output, self, min_val, max_val):
+    min_val, max_val = _torch_scalars("hardtanh_backward", _opmath(self.dtype), min_val=min_val, max_val=max_val)
     return _result(lambda out: F.hardtanh_backward(
         B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), min_val, max_val, out=out),
         _torch_layout(self.dtype, grad_output, self))
@@ -304,24 +346,27 @@ hardtanh_backward = _define(
 
 @leaky_relu.register_fake
 def _(self, negative_slope=0.01):
+    (negative_slope,) = _torch_scalars("leaky_relu", _opmath(self.dtype), negative_slope=negative_slope)
     return _fake(B.infer_output(SPECS["leaky_relu"], self, negative_slope), _torch_layout, self)
 
 
 @leaky_relu_backward.register_fake
 def _(grad_output, self, negative_slope, self_is_result):
     grad_output, self = _as_torch_promotes(grad_output, self)
+    negative_slope = _backward_slope(grad_output, self, negative_slope, self_is_result)
     return _fake(B.infer_output(SPECS["leaky_relu_backward"], grad_output, self, negative_slope, self_is_result),
                  _torch_layout, self, grad_output)
 
 
 @hardtanh.register_fake
 def _(self, min_val=-1, max_val=1):
-    _check_integer_bounds(self, min_val, max_val)
+    min_val, max_val = _torch_scalars("hardtanh", self.dtype, min_val=min_val, max_val=max_val)
     return _fake(B.infer_output(SPECS["hardtanh"], self, min_val, max_val), _like_layout, self)
 
 
 @hardtanh_backward.register_fake
 def _(grad_output, self, min_val, max_val):
+    min_val, max_val = _torch_scalars("hardtanh_backward", _opmath(self.dtype), min_val=min_val, max_val=max_val)
     return _fake(B.infer_output(SPECS["hardtanh_backward"], grad_output, self, min_val, max_val),
                  _torch_layout, grad_output, self)
 
@@ -447,6 +492,8 @@ def _untracked_inplace(op, keyset, self, *args):
 
 
 def _leaky_relu_autograd(keyset, self, negative_slope=0.01):
+    # before mark_dirty's version bump, as torch refuses
+    (negative_slope,) = _torch_scalars("leaky_relu_", _opmath(self.dtype), negative_slope=negative_slope)
     if torch.is_grad_enabled() and self.requires_grad:
         _check_inplace(self)
         return _LeakyReluInplace.apply(self, negative_slope, keyset)
@@ -454,7 +501,8 @@ def _leaky_relu_autograd(keyset, self, negative_slope=0.01):
 
 
 def _hardtanh_autograd(keyset, self, min_val=-1, max_val=1):
-    _check_integer_bounds(self, min_val, max_val)  # before mark_dirty's version bump, as torch refuses
+    # before mark_dirty's version bump, as torch refuses
+    min_val, max_val = _torch_scalars("hardtanh_", self.dtype, min_val=min_val, max_val=max_val)
     if torch.is_grad_enabled() and self.requires_grad:
         _check_inplace(self)
         return _HardtanhInplace.apply(self, min_val, max_val, keyset)

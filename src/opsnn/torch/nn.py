@@ -41,36 +41,25 @@ class ReLU6(torch.nn.ReLU6):
         return hardtanh(input, self.min_val, self.max_val, self.inplace)
 
 
-def _replacement(module: torch.nn.Module) -> torch.nn.Module | None:
-    kind = type(module)  # exact types: subclasses (ours included) may have their own forward
-    if kind is torch.nn.LeakyReLU:
-        new: torch.nn.Module = LeakyReLU(module.negative_slope, module.inplace)
-    elif kind is torch.nn.ReLU6:
-        new = ReLU6(module.inplace)
-    elif kind is torch.nn.Hardtanh:
-        new = Hardtanh(module.min_val, module.max_val, module.inplace)
-    else:
-        return None
-    new.train(module.training)
-    return new
+# torch's activation -> opsnn's subclass of it (exact types: a user subclass may have its own forward)
+_OPSNN_CLASS = {torch.nn.LeakyReLU: LeakyReLU, torch.nn.Hardtanh: Hardtanh, torch.nn.ReLU6: ReLU6}
 
 
 def swap_activations(model: torch.nn.Module) -> torch.nn.Module:
-    """Replace every ``torch.nn.LeakyReLU``, ``Hardtanh`` and ``ReLU6`` inside ``model`` (any
-    depth, exact types only) by the opsnn module with the same arguments, in place.
+    """Make every ``torch.nn.LeakyReLU``, ``Hardtanh`` and ``ReLU6`` inside ``model`` (any depth,
+    ``model`` itself included, exact types only) run on opsnn's kernels, in place; returns
+    ``model``.
 
-    Returns ``model``; when ``model`` itself is one of those activations, returns its
-    replacement (a module cannot replace itself). ``torch.nn.ReLU`` is left alone (see the module
-    docstring: no opsnn op is bit-identical to it).
+    Each such module's class becomes opsnn's subclass of it: the module stays the same object
+    (opsnn's classes add no state), so every place that holds it -- one activation used twice
+    or shared by two parents, a user's own reference -- and its hooks, train/eval flag and
+    attributes all carry over. ``torch.nn.ReLU`` is left alone (see the module docstring: no
+    opsnn op is bit-identical to it).
     """
-    root = _replacement(model)
-    if root is not None:
-        return root
-    for parent in model.modules():
-        for name, child in list(parent.named_children()):
-            new = _replacement(child)
-            if new is not None:
-                setattr(parent, name, new)
+    for module in model.modules():
+        opsnn_class = _OPSNN_CLASS.get(type(module))
+        if opsnn_class is not None:
+            module.__class__ = opsnn_class
     return model
 
 
