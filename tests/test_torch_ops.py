@@ -675,6 +675,29 @@ def test_scalars_torch_converts_give_torchs_result(name, scalars, dtype):
     assert_same_bits(getattr(ops, name)(*tensors, *scalars), getattr(_ATEN, name)(*tensors, *scalars))
 
 
+def test_forward_mode_ad_is_refused_not_silently_zero():
+    """torch 2.13 custom ops have no forward-mode formula: through the functions and modules,
+    torch.autograd.forward_ad, torch.func.jvp and jacfwd raise NotImplementedError (the op itself
+    would return zero tangents); reverse mode and vmap (torch's per-sample fallback) are exact."""
+    import torch.autograd.forward_ad as fwAD
+
+    x = torch.tensor([-2.0, -0.5, 1.0, 3.0])
+    calls = [lambda t: ot.leaky_relu(t, 0.1), lambda t: ot.hardtanh(t, -1.0, 1.0), lambda t: ot.relu6(t),
+             lambda t: ot.nn.LeakyReLU(0.1)(t), lambda t: ot.leaky_relu_backward(t, x, 0.1),
+             lambda t: ot.hardtanh_backward(x, t, -1.0, 1.0), lambda t: ot.leaky_relu_(t.clone(), 0.1)]
+    for call in calls:
+        with fwAD.dual_level():
+            with pytest.raises(NotImplementedError, match="forward-mode AD"):
+                call(fwAD.make_dual(x, torch.ones_like(x)))
+            assert torch.equal(call(x), call(x.clone()))  # no tangent: runs
+        with pytest.raises(NotImplementedError, match="forward-mode AD"):
+            torch.func.jvp(call, (x,), (torch.ones_like(x),))
+    with pytest.raises(NotImplementedError, match="forward-mode AD"):
+        torch.func.jacfwd(lambda t: ot.hardtanh(t))(x)
+    batch = torch.randn(3, 4)
+    assert_same_bits(torch.func.vmap(lambda t: ot.leaky_relu(t, 0.1))(batch), F.leaky_relu(batch, 0.1))
+
+
 def test_swap_activations_keeps_shared_modules_shared():
     """One activation held twice (two slots, and two parents): every slot runs opsnn's op, and
     it stays one object, with its forward hook and the user's reference."""

@@ -46,6 +46,7 @@ import numpy as np
 
 try:
     import torch
+    import torch.autograd.forward_ad as _forward_ad
 except ImportError as exc:  # an explicitly requested optional part: fail loudly, with the fix
     raise ImportError("opsnn.torch needs PyTorch; install it with `pip install opsnn[torch]`") from exc
 
@@ -70,9 +71,21 @@ def _number(value, name: str, function: str):
     return value
 
 
+def _no_forward_ad(function: str, *tensors: torch.Tensor) -> None:
+    """Refuse forward-mode AD (torch.autograd.forward_ad, torch.func.jvp / jacfwd): torch 2.13's
+    custom ops have no forward-mode formula and would give zero tangents without a word. One int
+    compare when no dual level is active (the usual case)."""
+    if _forward_ad._current_level >= 0 and any(_forward_ad.unpack_dual(t).tangent is not None for t in tensors):
+        raise NotImplementedError(
+            f"opsnn.torch.{function}: forward-mode AD (torch.func.jvp / jacfwd, torch.autograd.forward_ad) is not "
+            "supported: torch's custom ops have no forward-mode derivative and would return zero tangents; use "
+            "reverse mode (backward(), torch.autograd.grad) or torch.nn.functional's op for this part")
+
+
 def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:
     """``torch.nn.functional.leaky_relu`` on opsnn's aclnnLeakyRelu:
     ``input if input > 0 else input * float32(negative_slope)``; dtype and shape of ``input``."""
+    _no_forward_ad("leaky_relu", input)
     negative_slope = _number(negative_slope, "negative_slope", "leaky_relu")
     if inplace:
         return _op.leaky_relu_(input, negative_slope)
@@ -82,6 +95,7 @@ def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool 
 def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
     """In-place ``leaky_relu``; autograd keeps only the result, so backward refuses a negative
     slope (161002), as torch does."""
+    _no_forward_ad("leaky_relu_", input)
     return _op.leaky_relu_(input, _number(negative_slope, "negative_slope", "leaky_relu_"))
 
 
@@ -91,6 +105,7 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
     with the bounds converted to ``input``'s dtype. Raises ValueError when min_val > max_val."""
     if min_val > max_val:  # before reading tensors: torch compares in the tensor's dtype
         raise ValueError("min_val cannot be greater than max_val")
+    _no_forward_ad("hardtanh", input)
     min_val, max_val = _number(min_val, "min_val", "hardtanh"), _number(max_val, "max_val", "hardtanh")
     if inplace:
         return _op.hardtanh_(input, min_val, max_val)
@@ -99,6 +114,7 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
 
 def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
     """In-place ``hardtanh``."""
+    _no_forward_ad("hardtanh_", input)
     return _op.hardtanh_(input, _number(min_val, "min_val", "hardtanh_"), _number(max_val, "max_val", "hardtanh_"))
 
 
@@ -111,6 +127,7 @@ def leaky_relu_backward(grad_output: torch.Tensor, self: torch.Tensor, negative_
                         self_is_result: bool = False) -> torch.Tensor:
     """aclnnLeakyReluBackward (``torch.ops.aten.leaky_relu_backward``): broadcast shape,
     promoted dtype."""
+    _no_forward_ad("leaky_relu_backward", grad_output, self)
     return _op.leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
 
 
@@ -118,6 +135,7 @@ def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: fl
                       max_val: float) -> torch.Tensor:
     """aclnnHardtanhBackward (``torch.ops.aten.hardtanh_backward``): grad_output and self of one
     dtype (float16/bfloat16/float32) and one shape."""
+    _no_forward_ad("hardtanh_backward", grad_output, self)
     return _op.hardtanh_backward(grad_output, self, min_val, max_val)
 
 
