@@ -675,6 +675,7 @@ def test_scalars_torch_converts_give_torchs_result(name, scalars, dtype):
     assert_same_bits(getattr(ops, name)(*tensors, *scalars), getattr(_ATEN, name)(*tensors, *scalars))
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.func.jvp uses torch.jit.script inside
 def test_forward_mode_ad_is_refused_not_silently_zero():
     """torch 2.13 custom ops have no forward-mode formula: through the functions and modules,
     torch.autograd.forward_ad, torch.func.jvp and jacfwd raise NotImplementedError (the op itself
