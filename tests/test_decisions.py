@@ -69,11 +69,14 @@ def test_decision_01_slope_branch_is_ieee_multiplication(layer, env, slope, expe
 @pytest.mark.parametrize("layer", LAYERS)
 @pytest.mark.parametrize("dt", [F32, F64, F16, BF16], ids=str)
 def test_decision_01_pass_branch_copies_grad_bits(layer, env, dt):
-    """Same-dtype pass branch: grad's bits come back unchanged, a quiet NaN's payload included."""
+    """Same-dtype pass branch: grad's bits come back unchanged, a quiet NaN's payload and a
+    signalling NaN included (bfloat16 too: widened to float32 and narrowed back, nothing changes)."""
     sub = cases.from_bits(1, dt)
     g = np.array([cases.quiet_nan_with_payload(dt), -cases.quiet_nan_with_payload(dt), -0.0, sub, -sub,
-                  np.inf], dt)
-    x = np.ones(6, dt)
+                  np.inf, cases.signaling_nan(dt), np.inf], dt)
+    bits = g.view(f"u{g.itemsize}")
+    bits[7] = bits[6] | (1 << (8 * g.itemsize - 1))  # the negative signalling NaN, set bitwise
+    x = np.ones(8, dt)
     res = run_leaky(layer, env, g, x, 0.5)
     cases.assert_bits_equal(res, g, nan_payload=True)
 

@@ -207,9 +207,12 @@ def cast_into(dst: np.ndarray, src: np.ndarray) -> None:
         src = narrow
     np.copyto(dst, src, casting="unsafe")
     if dst.dtype == NUMPY[D.BF16] and src.dtype == np.float32:
-        # ml_dtypes makes every NaN 0x7FC0; keep the payload (top half of the float32 bits, quiet
-        # bit set), as a bf16 NaN widened to float32 and narrowed back must be unchanged (DECISION 1)
+        # ml_dtypes makes every NaN 0x7FC0; keep the payload (top half of the float32 bits): as
+        # they are where the low half is zero, so a bf16 NaN widened to float32 and narrowed back
+        # is unchanged, a signalling one included (DECISION 1); else with the quiet bit set (the
+        # top half alone might read as infinity)
         nan = np.isnan(src)
         if nan.any():
-            bits = (src.view(np.uint32)[nan] >> 16).astype(np.uint16) | np.uint16(0x0040)
-            dst.view(np.uint16)[nan] = bits
+            u = src.view(np.uint32)[nan]
+            bits = (u >> 16).astype(np.uint16)
+            dst.view(np.uint16)[nan] = np.where((u & 0xFFFF) != 0, bits | np.uint16(0x0040), bits)

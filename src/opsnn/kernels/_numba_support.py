@@ -15,11 +15,12 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
 * ``h2d``  float16 -> float64: exact, NaN payload kept (``npy_halfbits_to_doublebits``).
 * ``d2h``  float64 -> float16: one rounding to nearest even (``npy_doublebits_to_halfbits``).
 * ``bf2f`` bfloat16 -> float32: the 16 bits shifted up (exact).
-* ``f2bf`` float32 -> bfloat16: round to nearest even; a NaN keeps its top 16 bits with the quiet
-  bit set (``dtypes.cast_into``, DECISION 1). ``f2bf_canonical``: NaN -> 0x7FC0 with the sign kept
-  (ml_dtypes' own casts, used from float16); ``f2h_canonical`` likewise for bfloat16 -> float16
-  (NaN -> 0x7E00 with the sign kept).
-* ``bf16_quiet``: ``f2bf(bf2f(b))`` on the bits, for a selected bfloat16 input.
+* ``f2bf`` float32 -> bfloat16: round to nearest even; a NaN keeps its top 16 bits, exactly where
+  its low 16 bits are zero (a bfloat16 value widened: ``f2bf(bf2f(b)) == b`` for every ``b``,
+  signalling NaNs included), else with the quiet bit set (``dtypes.cast_into``, DECISION 1).
+  ``f2bf_computed``: the same for values arithmetic made (their NaNs are quiet), one check less.
+  ``f2bf_canonical``: NaN -> 0x7FC0 with the sign kept (ml_dtypes' own casts, used from float16);
+  ``f2h_canonical`` likewise for bfloat16 -> float16 (NaN -> 0x7E00 with the sign kept).
 * ``d2bf`` float64 -> bfloat16: one rounding (``dtypes.cast_into``: round to float32 *to odd*, then
   ``f2bf``).
 
@@ -422,12 +423,21 @@ def bf2f(b):
     return bits_f32((np.uint32(b) & np.uint32(0xFFFF)) << np.uint32(16))
 
 
-def _float_to_bf16(canonical_nan: bool):
+def _float_to_bf16(nan_rule: str):
     """float32 -> bfloat16 bits, rounded to nearest even, as LLVM IR on 32-bit integers.
 
     Written as IR because numba widens uint32 arithmetic to 64 bits, which vectorizes to 8 lanes
-    per zmm register instead of 16 (~0.19 ns per element). A NaN becomes its top 16 bits with the
-    quiet bit set (``canonical_nan`` False) or 0x7FC0 with its sign (True)."""
+    per zmm register instead of 16 (~0.19 ns per element). NaNs, by ``nan_rule``:
+
+    * ``exact`` (``f2bf``, ``dtypes.cast_into``): where the low 16 bits are zero, the top 16
+      bits as they are -- a bfloat16 value widened and narrowed back is unchanged, a signalling
+      NaN included (DECISION 1: the pass branch copies grad's bits); the rounding formula gives
+      exactly that, so only a NaN with payload in the low half is patched: its top 16 bits with
+      the quiet bit set (without it they could read as infinity).
+    * ``computed`` (``f2bf_computed``): the top 16 bits with the quiet bit set, one check less.
+      Equal to ``exact`` for every value arithmetic produces (its NaNs are quiet), so the kernels
+      use it for those: LeakyReluBackward bfloat16 1e6 64 us instead of 76.
+    * ``canonical`` (``f2bf_canonical``): 0x7FC0 with the sign, as ml_dtypes' own casts."""
     def generic(typingctx, value):
         if value != types.float32:
             return None
@@ -437,31 +447,27 @@ def _float_to_bf16(canonical_nan: bool):
             u = builder.bitcast(f, _I32)
             top = builder.lshr(u, ir.Constant(_I32, 16))
             lsb = builder.and_(top, ir.Constant(_I32, 1))
-            # wraps only for a NaN (replaced below), so 32 bits suffice
+            # wraps only for a NaN (patched below), so 32 bits suffice
             rounded = builder.lshr(builder.add(builder.add(u, ir.Constant(_I32, 0x7FFF)), lsb),
                                    ir.Constant(_I32, 16))
-            if canonical_nan:
+            patch = builder.fcmp_unordered("uno", f, f)
+            if nan_rule == "canonical":
                 nan = builder.or_(builder.and_(top, ir.Constant(_I32, 0x8000)), ir.Constant(_I32, 0x7FC0))
             else:
                 nan = builder.or_(top, ir.Constant(_I32, 0x0040))
-            is_nan = builder.fcmp_unordered("uno", f, f)
-            return builder.trunc(builder.select(is_nan, nan, rounded), ir.IntType(16))
+                if nan_rule == "exact":
+                    low = builder.and_(u, ir.Constant(_I32, 0xFFFF))
+                    patch = builder.and_(patch, builder.icmp_unsigned("!=", low, ir.Constant(_I32, 0)))
+            return builder.trunc(builder.select(patch, nan, rounded), ir.IntType(16))
 
         return types.uint16(types.float32), codegen
 
     return generic
 
 
-# f2bf: ``dtypes.cast_into`` (DECISION 1); f2bf_canonical: ml_dtypes' own casts (from float16)
-f2bf = intrinsic(_float_to_bf16(canonical_nan=False))
-f2bf_canonical = intrinsic(_float_to_bf16(canonical_nan=True))
-
-
-@njit(cache=True, nogil=True)
-def bf16_quiet(b):
-    """``f2bf(bf2f(b))`` without the round trip: ``b`` itself, a NaN with its quiet bit set. A
-    bfloat16 kernel whose result is a selection among its inputs and scalars stores this."""
-    return np.uint16(b | np.uint16(0x0040)) if np.uint16(b & np.uint16(0x7FFF)) > np.uint16(0x7F80) else b
+f2bf = intrinsic(_float_to_bf16("exact"))
+f2bf_computed = intrinsic(_float_to_bf16("computed"))
+f2bf_canonical = intrinsic(_float_to_bf16("canonical"))  # from float16 (ml_dtypes' cast)
 
 
 @njit(cache=True, nogil=True)
@@ -496,5 +502,5 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f", "f2bf",
-                 "f2bf_canonical", "bf16_quiet", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64",
+                 "f2bf_canonical", "f2bf_computed", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64",
                  "f32_bits", "f64_bits", "zero_unless", "transpose_block", "index_buffer", "stream_copy", "store_fence")

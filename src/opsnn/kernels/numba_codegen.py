@@ -362,23 +362,26 @@ def _sign_test(node: Node, raw: dict) -> str | None:
     return f"(np.uint16(ld{a.attr} - np.uint16({first:#06x})) < np.uint16({HALVES[raw[a.attr]][2]:#06x}))"
 
 
-def _selects_exact_bf16(node: Node, raw: dict) -> bool:
-    """Whether float32 ``node`` is a selection (nested ``where``) whose every candidate is a
-    bfloat16 input widened exactly (``raw``), a scalar or a constant: rounding it to bfloat16 then
-    commutes into the candidates, so an input's bits need no rounding at all (``bf16_quiet``)."""
+def _selects_bf16_input(node: Node, raw: dict) -> bool:
+    """Whether float32 ``node`` is a selection (nested ``where``) with a bfloat16 input widened
+    exactly (``raw``) among its candidates: narrowed to bfloat16, that candidate is its own bits."""
     if node.dtype != F32:
         return False
     if node.op == "where":
-        return all(_selects_exact_bf16(arg, raw) for arg in node.args[1:])
-    return node.op in ("scalar", "const") or (node.op == "input" and raw.get(node.attr) == BF16)
+        return any(_selects_bf16_input(arg, raw) for arg in node.args[1:])
+    return node.op == "input" and raw.get(node.attr) == BF16
 
 
 def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> ElementCode:
     """Code for the DAG, then the casts of ``store_chain`` (dtypes from the DAG result's onwards).
     ``raw``: inputs whose raw float16/bfloat16 bits ``ld<k>`` the walker loads and widens exactly
-    into ``x<k>`` (input index -> half dtype): a sign test of one is made on its bits, and a
-    float32 selection among them stored as bfloat16 selects their bits (``_selects_exact_bf16``;
-    Hardtanh bfloat16 1e6: 65 -> 52 us, its clamp no longer rounds every element). float16 keeps
+    into ``x<k>`` (input index -> half dtype): a sign test of one is made on its bits.
+
+    A float32 result stored as bfloat16 is narrowed where it is cheapest, with the same bits: a
+    selection with a bfloat16 input among its candidates (``_selects_bf16_input``) narrows each
+    candidate instead -- the input is its own bits ``ld<k>``, an arithmetic result takes
+    ``f2bf_computed``, a scalar ``f2bf`` once per launch -- so LeakyReluBackward rounds only its
+    products (bfloat16 1e6: 69 -> 64 us) and Hardtanh's clamp nothing (65 -> 52 us). float16 keeps
     the round trip: F16C converts for free there."""
     lines: list[str] = []
     names: dict[int, str] = {}
@@ -427,16 +430,18 @@ def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> El
         c = emit(node)
         return c if node.dtype == BOOL else conv(c, node.dtype, BOOL)
 
-    def bf16_selection(node: Node) -> str:
-        if node.op == "where":
+    def bf16_store(node: Node) -> str:
+        """float32 ``node`` narrowed to bfloat16 bits (see the docstring)."""
+        if _selects_bf16_input(node, raw):
+            if node.op == "input":
+                return f"ld{node.attr}"
             cond = condition(node.args[0])
-            return f"({bf16_selection(node.args[1])} if {cond} else {bf16_selection(node.args[2])})"
-        if node.op == "input":
-            return f"bf16_quiet(ld{node.attr})"
-        return f"f2bf({emit(node)})"  # a scalar or constant: loop-invariant
+            return f"({bf16_store(node.args[1])} if {cond} else {bf16_store(node.args[2])})"
+        computed = node.op == "ufunc" and node.attr in _ARITH  # IEEE arithmetic: quiet NaNs only
+        return f"{'f2bf_computed' if computed else 'f2bf'}({emit(node)})"
 
-    if tuple(store_chain) == (F32, BF16) and _selects_exact_bf16(dag, raw):
-        value = bf16_selection(dag)
+    if tuple(store_chain) == (F32, BF16):
+        value = bf16_store(dag)
     else:
         value = emit(dag)
         src = dag.dtype
