@@ -237,7 +237,8 @@ def test_memcpy_misuse(dev):
 
 def test_host_pointer_misuse(dev):
     """acl.util: a negative size, an unknown or dead pointer, a bad npy_type or shape, an object
-    array -> None / 0 with a message; pointers to arrays that died are forgotten (no leak)."""
+    array -> None / 0 with a message; pointers to arrays that died are forgotten (no leak); a
+    non-contiguous array's pointer is to a copy, with a RuntimeWarning."""
     keep = np.arange(4, dtype=F32)
     ptr = acl.util.numpy_to_ptr(keep)
     assert acl.util.ptr_to_bytes(ptr, 16) == keep.tobytes()
@@ -250,6 +251,10 @@ def test_host_pointer_misuse(dev):
     check_null(acl.util.ptr_to_bytes(0x1234, 4))
     assert acl.util.numpy_to_ptr(np.array([object()])) == 0 and check_null(None)
     assert acl.util.numpy_to_ptr(Exploding()) == 0 and check_null(None)
+    strided = np.arange(8, dtype=F32)[::2]  # pyACL warns: the pointer is to a private copy
+    with pytest.warns(RuntimeWarning, match="not C-contiguous, so the pointer is to a private copy"):
+        sptr = acl.util.numpy_to_ptr(strided)
+    np.testing.assert_array_equal(acl.util.ptr_to_numpy(sptr, [4], 11), strided)
     # a pointer is valid while its array lives; after that it is unknown (not a dangling read)
     temp = np.ones(1024, F32)
     tptr = acl.util.numpy_to_ptr(temp)

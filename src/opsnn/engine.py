@@ -156,7 +156,7 @@ def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile | None
         checks.max_rank(op, inputs[p.name].shape, p.api_name)
     out_shape = _out_shape(spec, inputs)
     if out is not ALLOCATE:
-        ref = "self" if spec.out_equals_self else "the broadcast result"
+        ref = "the broadcast result" if spec.broadcast else "self"
         checks.same_shape(op, out.shape, out_shape, "out", ref)
 
     for check in spec.extra_checks:

@@ -66,11 +66,11 @@ class AddressSpace:
             bisect.insort(self._starts, addr)
         return addr
 
-    def free(self, addr: int) -> None:
+    def free(self, addr: int, call: str = "free") -> None:
         with self._lock:
             if addr not in self._allocs:
                 raise AclnnError(AclError.INVALID_PARAM,
-                                 f"free: {_hex(addr)} is not the start of a live {self._kind} allocation "
+                                 f"{call}: {_hex(addr)} is not the start of a live {self._kind} allocation "
                                  "(never allocated, already freed, or an interior address)")
             alloc = self._allocs.pop(addr)
             alloc.live = False

@@ -273,8 +273,8 @@ def _dims(values, what: str) -> tuple[int, ...]:
 
 def _enum(enum_type, value, what: str):
     if not is_c_int(value):
-        raise _bad(f"{what} must be an {enum_type.__name__} value (int), got {value!r}")
+        raise _bad(f"{what} must be a {enum_type.__name__} value (int), got {value!r}")
     try:
         return enum_type(int(value))
     except ValueError:
-        raise _bad(f"{what} {value} is not an {enum_type.__name__} value") from None
+        raise _bad(f"{what} {value} is not a {enum_type.__name__} value") from None

@@ -154,7 +154,7 @@ def malloc_host(size):
 def free_host(host_ptr) -> int:
     """aclrtFreeHost. Returns ret."""
     STATE.require_init("free_host")
-    memory.HOST.free(_int(host_ptr, "hostPtr", "free_host"))
+    memory.HOST.free(_int(host_ptr, "hostPtr", "free_host"), "free_host")
     return 0
 
 

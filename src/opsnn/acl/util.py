@@ -9,6 +9,7 @@ addresses. Errors return 0 / None and leave the message in ``acl.get_recent_err_
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -23,20 +24,27 @@ NPY_TYPES = {0: np.bool_, 1: np.int8, 2: np.uint8, 3: np.int16, 4: np.uint16, 5:
 
 @boundary(lambda code: 0, invalid=AclError.INVALID_PARAM)
 def numpy_to_ptr(array: np.ndarray) -> int:
-    """Address of a C-contiguous array's data (a non-contiguous array is copied first)."""
-    if not isinstance(array, np.ndarray):
+    """Address of a C-contiguous array's data. A non-contiguous array is copied first, with a
+    RuntimeWarning (pyACL warns there too): writes through the pointer, such as a device-to-host
+    memcpy, land in that private copy, not in the array."""
+    given = isinstance(array, np.ndarray)
+    if not given:
         try:
             array = np.asarray(array)
         except Exception as exc:  # noqa: BLE001 - whatever the object's conversion raises
             raise AclnnError(AclError.INVALID_PARAM, f"numpy_to_ptr: {type(array).__name__} is not "
                                                      f"an array: {exc}") from None
-        array = np.ascontiguousarray(array)
-    elif array.flags.c_contiguous and not array.dtype.hasobject:  # valid while the caller keeps it
-        return _host.register(array.reshape(-1).view(np.uint8), owner=array)
     if array.dtype.hasobject:
         raise AclnnError(AclError.INVALID_PARAM, "numpy_to_ptr: an object array holds Python references, "
                                                  "not raw data")
-    copy = np.ascontiguousarray(array)  # a private copy: opsnn keeps it alive
+    if given and array.flags.c_contiguous:  # valid while the caller keeps the array
+        return _host.register(array.reshape(-1).view(np.uint8), owner=array)
+    if given:
+        warnings.warn(f"numpy_to_ptr: the array (shape {array.shape}, strides {array.strides}) is not "
+                      "C-contiguous, so the pointer is to a private copy: what is written through it "
+                      "does not reach the array; pass np.ascontiguousarray(array) and keep that array",
+                      RuntimeWarning, stacklevel=3)
+    copy = np.ascontiguousarray(array)  # a private copy (or the array made of a list): opsnn keeps it
     return _host.register(copy.reshape(-1).view(np.uint8))
 
 
