@@ -174,6 +174,22 @@ def test_scalars_as_torch_nn_functional_takes_them(dtype):
     assert_same_bits(xa.grad, xb.grad)
 
 
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")  # torch's own, for np.complex64
+def test_numpy_scalars_as_torch_takes_them():
+    """NumPy scalars as torch.nn.functional reads them: integers within int64 (uint64 beyond is a
+    TypeError), floats incl. float16 and long double, complex and long-double complex (the real
+    part when the imaginary one is 0), bools; timedelta64 / datetime64 are TypeErrors."""
+    x = torch.tensor([-1.0, 2.0, -0.5])
+    for value in (np.uint64(5), np.int64(-3), np.float16(0.5), np.longdouble(0.25), np.complex64(0.5 + 0j),
+                  np.clongdouble(0.1), np.bool_(True)):
+        assert_same_bits(ot.leaky_relu(x, value), F.leaky_relu(x, value))
+    for value in (np.uint64(2**63), np.timedelta64(3), np.datetime64("2026-01-01")):
+        with pytest.raises(TypeError):
+            F.leaky_relu(x, value)
+        with pytest.raises(TypeError, match="negative_slope"):
+            ot.leaky_relu(x, value)
+
+
 def test_scalars_torch_refuses_are_refused():
     """Only a 0-d tensor that does not require grad stands for a Scalar in F; the backward ops take
     numbers only, as aten's do."""
@@ -697,6 +713,25 @@ def test_forward_mode_ad_is_refused_not_silently_zero():
         torch.func.jacfwd(lambda t: ot.hardtanh(t))(x)
     batch = torch.randn(3, 4)
     assert_same_bits(torch.func.vmap(lambda t: ot.leaky_relu(t, 0.1))(batch), F.leaky_relu(batch, 0.1))
+    # forward over reverse: a tangent on the gradient given to the backward formulas
+    for forward in (lambda t: ot.leaky_relu(t, 0.1), lambda t: ot.hardtanh(t), lambda t: ot.leaky_relu_(t * 1, 0.1),
+                    lambda t: ot.hardtanh_(t * 1)):
+        with fwAD.dual_level():
+            leaf = x.clone().requires_grad_()
+            with pytest.raises(NotImplementedError, match="forward-mode AD"):
+                torch.autograd.grad(forward(leaf), leaf, fwAD.make_dual(torch.ones(4), torch.ones(4)))
+            (plain,) = torch.autograd.grad(forward(leaf), leaf, torch.ones(4))  # no tangent: runs
+            assert plain.shape == (4,)
+
+
+def test_swap_activations_refuses_torchscript():
+    """A scripted or traced module runs its compiled graph: swapping its submodules' classes would
+    change nothing, so it is refused (swap first, then script)."""
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.LeakyReLU(0.1))
+    for compiled in (torch.jit.script(model), torch.jit.trace(model, torch.randn(1, 2))):
+        with pytest.raises(TypeError, match="TorchScript"):
+            ot.swap_activations(compiled)
+    assert type(model[1]) is torch.nn.LeakyReLU
 
 
 def test_swap_activations_keeps_shared_modules_shared():

@@ -189,7 +189,10 @@ def _writable_self(spec: registry.OpSpec, self) -> np.ndarray:
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{spec.name}: self must be an array (NumPy or DLPack) to be updated in "
                          f"place, got {type(self).__name__}")
-    arr = _as_array(self, "self")
+    try:
+        arr = _as_array(self, "self")
+    except AclnnError as exc:  # name the operator, as phase 1's own messages do
+        raise AclnnError(exc.status, f"{spec.name}: {exc.message}") from None
     if not arr.flags.writeable:
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: self is read-only; the in-place "
                                                    "call needs a writable array")
@@ -319,7 +322,8 @@ def _as_array(value, api_name: str) -> np.ndarray | None:
             raise AclnnError(Status.ERR_PARAM_INVALID,
                              f"{api_name} is a torch view with a pending negation (is_neg(), e.g. "
                              f"z.conj().imag), which DLPack exports without applying it; pass "
-                             f"{api_name}.resolve_neg()")
+                             f"{api_name}.resolve_neg() (a copy: an in-place update of it does not "
+                             "reach the original)")
         try:
             return np.from_dlpack(value)
         except Exception as exc:  # noqa: BLE001 - BufferError, TypeError, RuntimeError, ...

@@ -46,11 +46,11 @@ import numpy as np
 
 try:
     import torch
-    import torch.autograd.forward_ad as _forward_ad
 except ImportError as exc:  # an explicitly requested optional part: fail loudly, with the fix
     raise ImportError("opsnn.torch needs PyTorch; install it with `pip install opsnn[torch]`") from exc
 
 from . import _ops  # noqa: E402 - registers torch.ops.opsnn.*
+from ._ops import no_forward_ad as _no_forward_ad  # noqa: E402
 from ._bridge import AclnnRuntimeError, from_numpy, to_numpy  # noqa: E402
 
 _op = torch.ops.opsnn
@@ -66,20 +66,16 @@ def _number(value, name: str, function: str):
                             f"require grad, got a tensor of shape {list(value.shape)}"
                             + (" that requires grad" if value.requires_grad else ""))
         return value.item()
-    if isinstance(value, (np.bool_, np.number)):  # np.longdouble's item() stays a NumPy scalar
-        return float(value) if isinstance(value, np.floating) else value.item()
+    if isinstance(value, (np.timedelta64, np.datetime64)):  # NumPy integers, not numbers, for torch
+        raise TypeError(f"opsnn.torch.{function}: {name} must be a number, got {type(value).__name__}")
+    if isinstance(value, np.integer):
+        if not -2**63 <= int(value) < 2**63:
+            raise TypeError(f"opsnn.torch.{function}: {name} {value} does not fit int64, which torch refuses too")
+        return int(value)
+    if isinstance(value, (np.bool_, np.number)):  # not .item(): a long double's stays a NumPy scalar
+        return complex(value) if isinstance(value, np.complexfloating) else value.item() if isinstance(
+            value, np.bool_) else float(value)
     return value
-
-
-def _no_forward_ad(function: str, *tensors: torch.Tensor) -> None:
-    """Refuse forward-mode AD (torch.autograd.forward_ad, torch.func.jvp / jacfwd): torch 2.13's
-    custom ops have no forward-mode formula and would give zero tangents without a word. One int
-    compare when no dual level is active (the usual case)."""
-    if _forward_ad._current_level >= 0 and any(_forward_ad.unpack_dual(t).tangent is not None for t in tensors):
-        raise NotImplementedError(
-            f"opsnn.torch.{function}: forward-mode AD (torch.func.jvp / jacfwd, torch.autograd.forward_ad) is not "
-            "supported: torch's custom ops have no forward-mode derivative and would return zero tangents; use "
-            "reverse mode (backward(), torch.autograd.grad) or torch.nn.functional's op for this part")
 
 
 def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:

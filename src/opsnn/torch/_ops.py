@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.autograd.forward_ad as _forward_ad
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 
 from .. import functional as F
@@ -382,18 +383,31 @@ def _fake(inferred: torch.Tensor, layout, *tensors: torch.Tensor) -> torch.Tenso
 _ops = torch.ops.opsnn
 
 
+def no_forward_ad(function: str, *tensors: torch.Tensor) -> None:
+    """Refuse forward-mode AD (torch.autograd.forward_ad, torch.func.jvp / jacfwd, a tangent on
+    the gradient of a backward pass): torch 2.13's custom ops have no forward-mode formula and
+    would drop the tangent without a word. One int compare when no dual level is active."""
+    if _forward_ad._current_level >= 0 and any(_forward_ad.unpack_dual(t).tangent is not None for t in tensors):
+        raise NotImplementedError(
+            f"opsnn.torch.{function}: forward-mode AD (torch.func.jvp / jacfwd, torch.autograd.forward_ad) is not "
+            "supported: torch's custom ops have no forward-mode derivative and would drop the tangent; use "
+            "reverse mode (backward(), torch.autograd.grad) or torch.nn.functional's op for this part")
+
+
 def _save_self(ctx, inputs, output):
     ctx.save_for_backward(inputs[0])
     ctx.scalars = inputs[1:]
 
 
 def _leaky_relu_grad(ctx, grad):
+    no_forward_ad("leaky_relu (backward)", grad)
     (self,) = ctx.saved_tensors
     (slope,) = ctx.scalars
     return _ops.leaky_relu_backward(grad, self, slope, False), None
 
 
 def _hardtanh_grad(ctx, grad):
+    no_forward_ad("hardtanh (backward)", grad)
     (self,) = ctx.saved_tensors
     return _ops.hardtanh_backward(grad, self, *ctx.scalars), None, None
 
@@ -405,6 +419,7 @@ def _save_backward_self(ctx, inputs, output):
 
 def _leaky_relu_backward_grad(ctx, grad):
     # linear in grad_output; self_is_result is False here, as in derivatives.yaml
+    no_forward_ad("leaky_relu_backward (backward)", grad)
     (self,) = ctx.saved_tensors
     slope = ctx.scalars[0]
     grad_grad = _ops.leaky_relu_backward(grad, self, slope, False) if ctx.needs_input_grad[0] else None
@@ -413,6 +428,7 @@ def _leaky_relu_backward_grad(ctx, grad):
 
 
 def _hardtanh_backward_grad(ctx, grad):
+    no_forward_ad("hardtanh_backward (backward)", grad)
     (self,) = ctx.saved_tensors
     grad_grad = _ops.hardtanh_backward(grad, self, *ctx.scalars) if ctx.needs_input_grad[0] else None
     grad_self = torch.zeros_like(self) if ctx.needs_input_grad[1] else None
@@ -449,6 +465,7 @@ class _LeakyReluInplace(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
+        no_forward_ad("leaky_relu_ (backward)", grad)
         (result,) = ctx.saved_tensors
         return _ops.leaky_relu_backward(grad, result, ctx.negative_slope, True), None, None
 
@@ -465,6 +482,7 @@ class _HardtanhInplace(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
+        no_forward_ad("hardtanh_ (backward)", grad)
         (original,) = ctx.saved_tensors
         return _ops.hardtanh_backward(grad, original, *ctx.bounds), None, None, None
 

@@ -54,8 +54,13 @@ def swap_activations(model: torch.nn.Module) -> torch.nn.Module:
     (opsnn's classes add no state), so every place that holds it -- one activation used twice
     or shared by two parents, a user's own reference -- and its hooks, train/eval flag and
     attributes all carry over. ``torch.nn.ReLU`` is left alone (see the module docstring: no
-    opsnn op is bit-identical to it).
+    opsnn op is bit-identical to it). Raises TypeError for a TorchScript module
+    (``torch.jit.script`` / ``trace``): it runs its compiled graph, whatever its submodules' classes;
+    swap before scripting or tracing.
     """
+    if isinstance(model, torch.jit.ScriptModule):
+        raise TypeError("swap_activations: a TorchScript module (torch.jit.script / trace) runs its compiled "
+                        "graph, not its submodules' forward; swap the activations before scripting or tracing")
     for module in model.modules():
         opsnn_class = _OPSNN_CLASS.get(type(module))
         if opsnn_class is not None:
