@@ -724,6 +724,7 @@ def test_forward_mode_ad_is_refused_not_silently_zero():
             assert plain.shape == (4,)
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit itself is deprecated
 def test_swap_activations_refuses_torchscript():
     """A scripted or traced module runs its compiled graph: swapping its submodules' classes would
     change nothing, so it is refused (swap first, then script)."""
