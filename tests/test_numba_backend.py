@@ -635,6 +635,7 @@ def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path):
         "assert 'numba' not in sys.modules, 'opsnn imported numba'\n"
         "g = np.arange(6, dtype=np.float32) - 3\n"
         "opsnn.leaky_relu_backward(g, g, 0.5)\n"
+        "opsnn.leaky_relu_backward(g, g, 0.5)  # the second call builds the cached entry\n"
         "from opsnn import _fastpath\n"
         "entry = next(iter(_fastpath.ENTRIES.values()))\n"
         "fn = entry.__globals__['DISPATCHER']  # a one-block hit: the generated call\n"

@@ -43,6 +43,8 @@ def _data(shape=(4, 5), dt=F32, seed=0):
 def test_repeated_calls_hit_and_agree(dt):
     g, x = _data(dt=dt)
     first = opsnn.leaky_relu_backward(g, x, 0.1)
+    assert not _fastpath.ENTRIES  # built at the second sighting of the key
+    cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.1), first, nan_payload=True)
     assert len(_fastpath.ENTRIES) == 1 or kernels.default_name() == "numpy"
     for _ in range(3):
         cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.1), first, nan_payload=True)
@@ -247,6 +249,24 @@ def test_pool_respects_its_budget():
     assert pool.pooled_bytes == 0
 
 
+def test_pool_keeps_few_idle_buffers_when_sizes_change():
+    """Outputs whose size changes every call have nothing to reuse: the pool keeps at most
+    MAX_IDLE free buffers (the most recently used), not its whole budget; a held result is never
+    released or handed out again, and a repeated size still hits."""
+    pool = outpool.OutputPool(max_bytes=256 << 20)
+    held = pool.empty((1 << 18,), np.dtype(F32))
+    held[:] = 7.0
+    for k in range(12):  # twelve sizes, each dropped at once
+        pool.empty(((1 << 18) + 1024 * (k + 1),), np.dtype(F32))
+    free = outpool.MAX_IDLE
+    assert pool.pooled_bytes <= held.nbytes + free * ((1 << 18) + 12 * 1024) * 4
+    assert pool.misses == 13 and pool.hits == 0 and (held == 7.0).all()
+    last = (1 << 18) + 12 * 1024
+    again = pool.empty((last,), np.dtype(F32))  # the most recent size is still pooled
+    assert pool.hits == 1 and again.size == last
+    assert _addr(pool.empty((1 << 18,), np.dtype(F32))) != _addr(held)
+
+
 def test_pythonic_results_are_never_overwritten_by_later_calls():
     n = (2 << 20) // 4
     g = np.linspace(-1, 1, n, dtype=F32)
@@ -300,14 +320,33 @@ def test_hits_of_multi_block_launches(monkeypatch, layout):
     elif layout == "transposed":
         x = np.ascontiguousarray(x.T).T
     first = opsnn.leaky_relu_backward(g, x, 0.1)
+    cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.1), first, nan_payload=True)  # builds it
     entries = [e for e in _fastpath.ENTRIES.values() if isinstance(e, _fastpath._Entry)]
     assert len(entries) == 1, "a multi-block launch caches the entry itself"
     for _ in range(2):
         cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.1), first, nan_payload=True)
     out = np.empty_like(first)
-    for _ in range(2):  # the full path, then the out= entry's hit
+    for _ in range(3):  # the full path twice (the second builds the entry), then the out= entry's hit
         assert opsnn.leaky_relu_backward(g, x, 0.1, out=out) is out
         cases.assert_bits_equal(out, first, nan_payload=True)
     if layout == "flat":  # out overlapping self by half a row: refused by the kernel, then 161002
         both = np.concatenate([x.ravel(), x.ravel()]).reshape(2, 40, 50)
         assert _status(opsnn.leaky_relu_backward, g, both[0], 0.1, out=both.reshape(-1)[25:2025].reshape(40, 50)) == 161002
+
+
+def test_a_full_cache_keeps_its_newer_half(monkeypatch):
+    """Past MAX_ENTRIES the older half of the entries goes, not all of them: the keys used last
+    still hit. (An entry is built at a key's second call.)"""
+    if kernels.default_name() != "numba":
+        pytest.skip("the compiled backend's plan cache")
+    monkeypatch.setattr(_fastpath, "MAX_ENTRIES", 4)
+    g = np.linspace(-2, 2, 12, dtype=F32)
+    keys = []
+    for n in range(5, 12):  # seven shapes, each called twice: seven entries built
+        for _ in range(2):
+            opsnn.leaky_relu_backward(g[:n], g[:n], 0.1)
+        keys.append(_fastpath.key(opsnn.registry.get("LeakyReluBackward"),
+                                  {"grad_output": g[:n], "self": g[:n], "negative_slope": 0.1,
+                                   "self_is_result": False}, None))
+    assert 2 <= len(_fastpath.ENTRIES) <= 4
+    assert keys[-1] in _fastpath.ENTRIES and keys[-2] in _fastpath.ENTRIES and keys[0] not in _fastpath.ENTRIES
