@@ -315,15 +315,17 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             # in place (out is an input's own memory): LLVM's vectorized loop checks the two
             # ranges at run time and, finding them the same, runs its scalar loop (3.7x slower:
             # float32 LeakyRelu 1e6, 249 us against 67); so each tile is computed into a scratch
-            # row, then copied into out
-            lines += ["scr = np.empty((n_blocks if alias else 0, tile if alias else 0), out.dtype)"]
+            # row, then copied into out (allocated per block, and only then: a 1e5-element call
+            # measured 4 % slower with an empty allocation made every call)
             lines += [f"for b in {rng}(n_blocks):",
                       "    start = b * block_former",
                       "    stop = min(start + block_former, numel)",
+                      "    so = out[:0]",
+                      "    if alias:",
+                      "        so = np.empty(tile, out.dtype)",
                       "    for t0 in range(start, stop, tile):",
                       "        run = min(t0 + tile, stop) - t0",
-                      "        if alias:",
-                      "            so = scr[b]"]
+                      "        if alias:"]
             lines += _indent(_loop("j", "run", loads, code, "so[np.uint64(j)]", hw, screened, hoisted,
                                    store_apart=True), 3)
             lines += ["            for j in range(run):",
