@@ -72,9 +72,13 @@ def _number(value, name: str, function: str):
         if not -2**63 <= int(value) < 2**63:
             raise TypeError(f"opsnn.torch.{function}: {name} {value} does not fit int64, which torch refuses too")
         return int(value)
-    if isinstance(value, (np.bool_, np.number)):  # not .item(): a long double's stays a NumPy scalar
-        return complex(value) if isinstance(value, np.complexfloating) else value.item() if isinstance(
-            value, np.bool_) else float(value)
+    # Python's own types, not .item(): a long double's item() stays a NumPy scalar
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.complexfloating):
+        return complex(value)
+    if isinstance(value, np.floating):
+        return float(value)
     return value
 
 
