@@ -295,7 +295,7 @@ def test_sign_tests_on_half_bits_cover_every_pattern(backend, self_dt, grad_dt):
 @pytest.mark.parametrize("dt", [BF16, F16], ids=str)
 def test_hardtanh_selects_bits_of_every_pattern(backend, dt):
     """Hardtanh's clamp stores one of self, min and max: for bfloat16 it selects their bits
-    (``numba_codegen._selects_exact_bf16``) instead of rounding a float32. Every one of the 65,536
+    (``numba_codegen._selects_bf16_input``) instead of rounding a float32. Every one of the 65,536
     self patterns, contiguous and transposed, with bounds that are and are not bfloat16 values,
     signed zeros, infinite and NaN bounds, into a bfloat16 out and (rounding kept) a float16 one."""
     x = ALL16.view(dt).reshape(256, 256)
