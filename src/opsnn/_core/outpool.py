@@ -30,21 +30,20 @@ import numpy as np
 MIN_BYTES = 1 << 20
 DEFAULT_MAX_BYTES = 2 << 30
 MAX_IDLE = 4
-# references to a pooled buffer while it is tested, when the caller holds none: its bucket list,
-# the order list, the loop variable and getrefcount's argument
-_BASELINE = 4
+# references to a pooled buffer the caller no longer holds, while it is tested: the pool's list,
+# the local name and getrefcount's argument
+_BASELINE = 3
 
 
 class OutputPool:
-    """Buffers by exact byte size; ``empty(shape, dtype)`` returns a reused or new array."""
+    """Large buffers, least recently handed out first; ``empty(shape, dtype)`` returns a reused
+    buffer of exactly that many bytes, or a new one."""
 
     def __init__(self, max_bytes: int | None = None):
         if max_bytes is None:
             max_bytes = int(os.environ.get("OPSNN_POOL_BYTES", DEFAULT_MAX_BYTES))
         self.max_bytes = max_bytes
-        self._buckets: dict[int, list[np.ndarray]] = {}
-        self._order: list[np.ndarray] = []  # every pooled buffer, least recently handed out first
-        self._bytes = 0
+        self._buffers: list[np.ndarray] = []  # in use and free, least recently handed out first
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -55,52 +54,41 @@ class OutputPool:
         if nbytes < MIN_BYTES or nbytes > self.max_bytes:
             return np.empty(shape, dtype)
         with self._lock:
-            for buf in self._buckets.get(nbytes, ()):
-                if sys.getrefcount(buf) == _BASELINE:
+            for i in range(len(self._buffers)):
+                buf = self._buffers[i]
+                if buf.nbytes == nbytes and sys.getrefcount(buf) == _BASELINE:
                     self.hits += 1
-                    self._order.append(self._order.pop(_index(self._order, buf)))
+                    self._buffers.append(self._buffers.pop(i))
                     return buf.view(dtype).reshape(shape)
+            buf = None  # the last one tested must not look held below
             self.misses += 1
-            self._release_free(keep=MAX_IDLE - 1, needed=self._bytes + nbytes - self.max_bytes)
-            if self._bytes + nbytes > self.max_bytes:  # everything pooled is in use
+            self._release_free(keep=MAX_IDLE - 1, needed=self.pooled_bytes + nbytes - self.max_bytes)
+            if self.pooled_bytes + nbytes > self.max_bytes:  # everything pooled is in use
                 return np.empty(shape, dtype)
             buf = np.empty(nbytes, np.uint8)
-            self._buckets.setdefault(nbytes, []).append(buf)
-            self._order.append(buf)
-            self._bytes += nbytes
+            self._buffers.append(buf)
             return buf.view(dtype).reshape(shape)
 
     def _release_free(self, keep: int, needed: int) -> None:
         """Release free buffers, least recently used first, until at most ``keep`` are left and
         ``needed`` bytes (if positive) were freed."""
-        free = [buf for buf in self._order if sys.getrefcount(buf) == _BASELINE]
-        freed = 0
+        free = [buf for buf in self._buffers if sys.getrefcount(buf) == _BASELINE]
+        released, freed = set(), 0
         for count, buf in enumerate(free):
             if len(free) - count <= keep and freed >= needed:
-                return
-            bucket = self._buckets[buf.nbytes]
-            bucket.pop(_index(bucket, buf))
-            if not bucket:
-                del self._buckets[buf.nbytes]
-            self._order.pop(_index(self._order, buf))
-            self._bytes -= buf.nbytes
+                break
+            released.add(id(buf))
             freed += buf.nbytes
+        self._buffers = [buf for buf in self._buffers if id(buf) not in released]
 
     def clear(self) -> None:
         """Forget every buffer (arrays the caller holds stay valid: they keep their memory)."""
         with self._lock:
-            self._buckets.clear()
-            self._order.clear()
-            self._bytes = 0
+            self._buffers = []
 
     @property
     def pooled_bytes(self) -> int:
-        return self._bytes
-
-
-def _index(buffers: list[np.ndarray], buf: np.ndarray) -> int:
-    """Position of ``buf`` itself in ``buffers`` (``list.index`` would compare arrays' values)."""
-    return next(i for i, b in enumerate(buffers) if b is buf)
+        return sum(buf.nbytes for buf in self._buffers)
 
 
 POOL = OutputPool()
