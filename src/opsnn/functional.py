@@ -178,7 +178,7 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     try:
         arr = _writable_self(spec, self)
     except AclnnError as exc:
-        set_recent_error(exc.message)
+        set_recent_error(exc.message)  # as the boundary of _call does
         raise
     _call(spec, arr, self=arr, **scalars)
     return self
@@ -208,23 +208,26 @@ def _pythonic_boundary(call):
     @functools.wraps(call)
     def inner(spec, out, **kwargs):
         try:
-            try:
-                done = _fastpath.hit(spec, kwargs, out)  # the plan cache (see _fastpath): a hit skips phase 1
-                if done is not None:
-                    return done
-                return call(spec, out, **kwargs)
-            except AclnnError:
-                raise
-            except MemoryError as exc:
-                raise AclnnError(AclError.BAD_ALLOC, f"{spec.name}: out of host memory: {exc}") from exc
-            except Exception as exc:  # noqa: BLE001 - nothing but AclnnError may escape
-                raise AclnnError(Status.ERR_INNER, f"{spec.name}: internal error: "
-                                                   f"{type(exc).__name__}: {exc}") from exc
+            done = _fastpath.hit(spec, kwargs, out)  # the plan cache (see _fastpath): a hit skips phase 1
+            if done is not None:
+                return done
+            return call(spec, out, **kwargs)
         except AclnnError as exc:
             set_recent_error(exc.message)
             raise
+        except MemoryError as exc:
+            raise _recorded(AclnnError(AclError.BAD_ALLOC, f"{spec.name}: out of host memory: {exc}")) from exc
+        except Exception as exc:  # noqa: BLE001 - nothing but AclnnError may escape
+            raise _recorded(AclnnError(Status.ERR_INNER, f"{spec.name}: internal error: "
+                                                         f"{type(exc).__name__}: {exc}")) from exc
 
     return inner
+
+
+def _recorded(exc: AclnnError) -> AclnnError:
+    """``exc``, its text left for ``acl.get_recent_err_msg()`` as the aclnn boundary leaves it."""
+    set_recent_error(exc.message)
+    return exc
 
 
 @_pythonic_boundary
