@@ -195,14 +195,14 @@ def _result(compute, out: torch.Tensor | None) -> torch.Tensor:
 
 
 def _leaky_relu(self, negative_slope=0.01):
-    (negative_slope,) = _torch_scalars("leaky_relu", _opmath(self.dtype), negative_slope=negative_slope)
+    (negative_slope,) = _torch_scalars("leaky_relu", self.dtype, negative_slope=negative_slope)
     return _result(lambda out: _opsnn("leaky_relu")(B.to_numpy(self, "self"), negative_slope, out=out),
                    _torch_layout(self.dtype, self))
 
 
 def _leaky_relu_(self, negative_slope=0.01):
     _check_writable(self, "leaky_relu_")
-    (negative_slope,) = _torch_scalars("leaky_relu_", _opmath(self.dtype), negative_slope=negative_slope)
+    (negative_slope,) = _torch_scalars("leaky_relu_", self.dtype, negative_slope=negative_slope)
     with B.raising():
         _opsnn("leaky_relu_")(B.to_numpy(self, "self"), negative_slope)
     return self
@@ -234,15 +234,22 @@ def _opmath(dtype: torch.dtype) -> torch.dtype:
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
-def _torch_scalars(op: str, target: torch.dtype, **values) -> list:
-    """The scalars as torch's kernel takes them, converting to ``target``: a complex number with no
-    imaginary part is its real part; torch refuses ("cannot be converted ... without overflow")
+# the dtype torch's kernel converts an op's scalars to, from its tensors' dtype: clamp (hardtanh)
+# converts to that dtype itself, the others to their compute type
+_SCALAR_DTYPE = {"hardtanh": lambda dtype: dtype, "hardtanh_": lambda dtype: dtype}
+
+
+def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
+    """The scalars as torch's kernel for ``op`` on tensors of ``dtype`` takes them, converting to
+    its target (``_SCALAR_DTYPE``, else ``_opmath``): a complex number with no imaginary part is
+    its real part; torch refuses ("cannot be converted ... without overflow")
     any other complex, a finite number outside a float target's range (1e5 for float16, 1e39 for
     float32), and for an integer target NaN, inf or a value outside its range (a float counted
     truncated toward zero: -0.5 is 0 for uint8). The aclnn layer would convert these (a complex
     to 0 with a warning, DECISION 9; an overflow to inf; an integer modulo 2^bits, DECISION F5);
     a torch user gets torch's refusal instead (161002, a RuntimeError). Other values (symbolic
     scalars under torch.compile, wrong types) go on to opsnn's own checks."""
+    target = _SCALAR_DTYPE.get(op, _opmath)(dtype)
     taken = []
     for name, value in values.items():
         if isinstance(value, complex):
@@ -278,7 +285,7 @@ def _backward_slope(grad_output, self, negative_slope, self_is_result):
     """leaky_relu_backward's slope as torch takes it; with ``self_is_result`` a NaN slope is
     refused too: torch requires ``slope >= 0`` there, where CANN refuses only ``slope < 0``
     (DECISION 4), which NaN passes. (A negative slope: opsnn's own 161002.)"""
-    dtype = _opmath(torch.promote_types(grad_output.dtype, self.dtype))
+    dtype = torch.promote_types(grad_output.dtype, self.dtype)
     (slope,) = _torch_scalars("leaky_relu_backward", dtype, negative_slope=negative_slope)
     if self_is_result and isinstance(slope, float) and slope != slope:
         raise B.refuse("leaky_relu_backward: negative_slope is NaN with self_is_result=True (the "
@@ -301,7 +308,7 @@ def _hardtanh_(self, min_val=-1, max_val=1):
 
 
 def _hardtanh_backward(grad_output, self, min_val, max_val):
-    min_val, max_val = _torch_scalars("hardtanh_backward", _opmath(self.dtype), min_val=min_val, max_val=max_val)
+    min_val, max_val = _torch_scalars("hardtanh_backward", self.dtype, min_val=min_val, max_val=max_val)
     return _result(lambda out: F.hardtanh_backward(
         B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), min_val, max_val, out=out),
         _torch_layout(self.dtype, grad_output, self))
@@ -347,7 +354,7 @@ hardtanh_backward = _define(
 
 @leaky_relu.register_fake
 def _(self, negative_slope=0.01):
-    (negative_slope,) = _torch_scalars("leaky_relu", _opmath(self.dtype), negative_slope=negative_slope)
+    (negative_slope,) = _torch_scalars("leaky_relu", self.dtype, negative_slope=negative_slope)
     return _fake(B.infer_output(SPECS["leaky_relu"], self, negative_slope), _torch_layout, self)
 
 
@@ -367,7 +374,7 @@ def _(self, min_val=-1, max_val=1):
 
 @hardtanh_backward.register_fake
 def _(grad_output, self, min_val, max_val):
-    min_val, max_val = _torch_scalars("hardtanh_backward", _opmath(self.dtype), min_val=min_val, max_val=max_val)
+    min_val, max_val = _torch_scalars("hardtanh_backward", self.dtype, min_val=min_val, max_val=max_val)
     return _fake(B.infer_output(SPECS["hardtanh_backward"], grad_output, self, min_val, max_val),
                  _torch_layout, grad_output, self)
 
@@ -511,7 +518,7 @@ def _untracked_inplace(op, keyset, self, *args):
 
 def _leaky_relu_autograd(keyset, self, negative_slope=0.01):
     # before mark_dirty's version bump, as torch refuses
-    (negative_slope,) = _torch_scalars("leaky_relu_", _opmath(self.dtype), negative_slope=negative_slope)
+    (negative_slope,) = _torch_scalars("leaky_relu_", self.dtype, negative_slope=negative_slope)
     if torch.is_grad_enabled() and self.requires_grad:
         _check_inplace(self)
         return _LeakyReluInplace.apply(self, negative_slope, keyset)
