@@ -25,6 +25,7 @@ def test_quick_run_writes_json_and_plot(tmp_path, capsys):
     assert {"LeakyReluBackward", "HardtanhBackward"} <= ops
     layouts = {(r["op"], r["layout"]) for r in data["results"]}
     assert ("LeakyReluBackward", "broadcast") in layouts and ("HardtanhBackward", "broadcast") not in layouts
+    assert ("HardtanhBackward", "permuted") in layouts and ("LeakyReluBackward", "strided") in layouts
     assert {r["threads"] for r in data["results"]} == {1, 2}
     for r in data["results"]:
         assert 0 < r["q1"] <= r["median"] <= r["q3"] and r["samples"] >= 3
@@ -60,6 +61,8 @@ def test_cli_hook_arguments():
     args = parser.parse_args(["--quick", "--sizes", "4", "1e3", "--threads", "1", "--dtypes", "f32"])
     assert args.sizes == [4, 1000] and args.threads == [1] and args.quick
     assert bench.factor(10**5) == (100, 1000) and bench.factor(4) == (2, 2) and bench.factor(10**8) == (10**4, 10**4)
+    assert bench.factor3(10**6) == (100, 100, 100) and bench.factor3(4) == (1, 2, 2)
+    assert bench.factor3(10**5) == (10, 100, 100) and bench.factor3(10**8) == (100, 1000, 1000)
 
 
 def test_summary_of_a_method_subset():

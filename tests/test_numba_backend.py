@@ -557,7 +557,7 @@ def test_host_launch_walkers_and_plan():
     assert panels.walker == "panels" and panels.tile_rows * 4 >= 64
     assert "panels walk" in panels.describe() and panels.to_dict()["walker"] == "panels"
     rev = host_launch.plan_launch((2, 3), [(3, 1), (-3, -1), (3, 1)], (4, 4, 4), 1)
-    assert rev.operands[1].offset == 5
+    assert rev.operands[1].offset == 5 and rev.modes == "crc"
     with pytest.raises(dataclasses_frozen_error()):
         flat.walker = "rows"  # frozen
 
@@ -705,6 +705,73 @@ def test_panels_register_transposes(backend, dt):
             both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
             if dt != F64:
                 both(backend, opsnn.hardtanh_backward, g, x, -1.0, 1.0)
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_nd_permutations(backend, dt):
+    """Every permutation of a 3-D input and the 4-D ones that move the unit-stride dim (reversal,
+    NCHW <-> NHWC, a sliced reversal), inputs permuted differently and a permuted out: bit for bit.
+    The panels walker tiles the dim the input reads with unit stride, wherever it is."""
+    import itertools
+
+    shape3 = (24, 20, 36)
+    x3 = cases.filled(shape3, dt, 40, cases.self_specials(dt, (-1.0, 1.0)))
+    for perm in itertools.permutations(range(3)):
+        x = x3.transpose(perm)
+        g = cases.filled(x.shape, dt, 41, cases.grad_specials(dt))
+        both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
+        both(backend, opsnn.leaky_relu_backward, g.copy(order="F"), x, 0.3)          # g reversed too
+        out = np.zeros(x.shape[::-1], dt).T                                          # out reversed
+        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=out.copy()))
+        if dt != F64:
+            both(backend, opsnn.hardtanh_backward, g, x, -1.0, 1.0)
+    x4 = cases.filled((6, 10, 12, 18), dt, 42, cases.self_specials(dt, (-1.0, 1.0)))
+    for perm in ((3, 2, 1, 0), (0, 2, 3, 1), (0, 3, 1, 2), (2, 3, 0, 1)):
+        for x in (x4.transpose(perm), x4[:, :, ::-1, 1:].transpose(perm)):
+            g = cases.filled(x.shape, dt, 43, cases.grad_specials(dt))
+            both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_reversed_runs(backend, dt):
+    """Inner dims read or written backwards (stride -1, mode ``r``): 1-D and 2-D, rows long enough
+    for the vector loops plus ragged tails, a reversed out, both reversed, a transposed grad
+    beside them (panels walker), and in place on a reversed view: bit for bit."""
+    x2 = cases.filled((37, 300), dt, 50, cases.self_specials(dt, (-1.0, 1.0)))
+    g2 = cases.filled((37, 300), dt, 51, cases.grad_specials(dt))
+    gt = cases.filled((300, 37), dt, 52, cases.grad_specials(dt)).T
+    for x, g in ((x2[0, ::-1], g2[0]), (x2[:, ::-1], g2), (x2[::-1, ::-1], g2[:, ::-1]), (x2[:, ::-1], gt)):
+        both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
+        out = np.zeros(x.shape[:-1] + (x.shape[-1] + 5,), dt)[..., -1:4:-1]
+        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=out.copy()))
+        if dt != F64:
+            both(backend, opsnn.hardtanh_backward, g, x, -1.0, 1.0)
+
+    def in_place():
+        base = g2.copy()
+        return opsnn.leaky_relu_backward(base[:, ::-1], x2, 0.3, out=base[:, ::-1])
+    both(backend, in_place)
+    rev = host_launch.plan_launch((37, 300), [(300, 1), (300, -1), (300, 1)], (4, 4, 4), 1)
+    assert rev.modes == "crc" and rev.walker == "rows"
+
+
+def test_panels_row_dim_is_the_gathered_unit_stride_dim():
+    """A reversed 3-D input (strides (1, 64, 4096) over the output's dims): the walk moves its
+    unit-stride dim to the rows of the 2-D tiles, keeping the others in the output's order, so
+    the register transposes read unit-stride rows; the collapsed dims of a 2-D transpose stay."""
+    out = (4096, 64, 1)
+    rev = host_launch.plan_launch((64, 64, 64), [out, out, (1, 64, 4096)], (4, 4, 4), 1)
+    assert rev.walker == "panels" and rev.dims == (64, 64, 64)
+    assert [op.strides for op in rev.operands] == [(64, 4096, 1), (64, 4096, 1), (64, 1, 4096)]
+    assert rev.plan.n_blocks * rev.plan.block_former >= 64 * 1 and rev.tile_rows == 64
+    # the smaller of the strides below the inner one; a dim broadcast (stride 0) is never the rows
+    mid = host_launch.plan_launch((30, 40, 50), [(2000, 50, 1), (1, 7, 500)], (4, 4), 1)
+    assert mid.walker == "panels" and mid.dims == (40, 30, 50)
+    assert [op.strides for op in mid.operands] == [(50, 2000, 1), (7, 1, 500)]
+    bcast = host_launch.plan_launch((30, 40), [(40, 1), (0, 2)], (4, 4), 1)
+    assert bcast.walker == "rows"
+    t2 = host_launch.plan_launch((300, 400), [(400, 1), (400, 1), (1, 300)], (4, 4, 4), 1)
+    assert t2.walker == "panels" and t2.operands[2].strides == (1, 300)
 
 
 def engine_plan_for(g, x):

@@ -13,7 +13,8 @@ registered), dtype, size, thread count and layout:
   the same threads with the same host plan: what the memory system allows.
 
 Layouts: ``contiguous``; ``broadcast`` (grad (N, 1) with self (1, M); binary broadcasting ops
-only); ``strided`` (self a transposed view, the rest dense). Times are medians of 5 samples
+only); ``strided`` (self a transposed view, the rest dense); ``permuted`` (self a 3-D view with
+its axes reversed, ``transpose(2, 1, 0)``, the rest dense: no two dims of it merge). Times are medians of 5 samples
 (3 in ``--quick``), each a loop long enough to time; the methods of a row take turns sample by
 sample, so an outside disturbance hits them alike, and each loop starts after one untimed call
 (the method before it left its own data in the caches). The spread printed is the inter-quartile
@@ -47,7 +48,7 @@ F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = {"f32": F32, "f16": F16, "bf16": BF16, "f64": F64}
 METHODS = ("py_out", "py_alloc", "acl_fresh", "acl_repeat", "torch_out", "torch_alloc", "numpy", "bandwidth")
-LAYOUTS = ("contiguous", "broadcast", "strided")
+LAYOUTS = ("contiguous", "broadcast", "strided", "permuted")
 FULL_SIZES = (4, 10**4, 10**5, 10**6, 10**7, 10**8)
 QUICK_SIZES = (4, 1024)
 QUICK_DTYPES = ("f32", "bf16")
@@ -158,6 +159,15 @@ def factor(n: int) -> tuple[int, int]:
     return rows, n // rows
 
 
+def factor3(n: int) -> tuple[int, int, int]:
+    """A 3-D shape of ``n`` elements: a power of ten near the cube root, then ``factor`` of the rest
+    (1e6 -> (100, 100, 100), 4 -> (1, 2, 2))."""
+    first = 10 ** (int(round(math.log10(n))) // 3) if n >= 10 else 1
+    while n % first:
+        first -= 1
+    return (first, *factor(n // first))
+
+
 def make_inputs(op: OpBench, dtype: np.dtype, n: int, layout: str, rng) -> tuple[list, tuple[int, ...]]:
     """The operator's input arrays for ``layout`` and the output shape."""
     def fill(shape):
@@ -168,6 +178,11 @@ def make_inputs(op: OpBench, dtype: np.dtype, n: int, layout: str, rng) -> tuple
         return [fill((n,)) for _ in op.inputs], (n,)
     if layout == "broadcast":
         return [fill((rows, 1)), fill((1, cols))], (rows, cols)
+    if layout == "permuted":
+        shape = factor3(n)
+        arrays = [fill(shape) for _ in op.inputs]
+        arrays[-1] = fill(shape[::-1]).transpose(2, 1, 0)  # self: its axes reversed
+        return arrays, shape
     arrays = [fill((rows, cols)) for _ in op.inputs]
     arrays[-1] = fill((cols, rows)).T  # self: a transposed view
     return arrays, (rows, cols)
@@ -632,6 +647,8 @@ TARGETS = (
      "torch_out", "py_out", 1.0),
     (">= 1e5, strided input: Pythonic out= >= 0.5x bandwidth", "strided", lambda n: n >= 10**5,
      "bandwidth", "py_out", 0.5),
+    (">= 1e5, permuted input (3-D, axes reversed): Pythonic out= >= 0.5x bandwidth", "permuted",
+     lambda n: n >= 10**5, "bandwidth", "py_out", 0.5),
 )
 
 

@@ -10,11 +10,13 @@ numba backend passes these numbers to its kernels and the kernels walk them exac
   input (e.g. LeakyReluBackward grad (N, 1) with self (1, M)). The flat output range is split as
   for ``flat``; inside a tile the kernel runs along the inner dim, operands advancing by their
   element strides (0 on broadcast dims), so nothing is copied.
-* ``panels``: some input reads the inner dim with a large stride (a transposed view), and the
-  output is larger than ``SMALL_BYTES`` (smaller ones take ``rows``, reading it in place). Work
-  units are panels of ``tile_rows`` output rows; blocks take whole panels, and each panel is
-  walked in ``tile_rows x tile_cols`` tiles so both the strided and the dense operands stay in
-  cache.
+* ``panels``: some input reads the inner dim with a large stride and an outer dim with a smaller
+  one (a transposed view, or in N-D any permutation that moves its unit-stride dim), and the
+  output is larger than ``SMALL_BYTES`` (smaller ones take ``rows``, reading it in place). That
+  outer dim becomes the walk's rows (second-last of ``dims``; the others keep the output's
+  order). Work units are panels of ``tile_rows`` rows; blocks take whole panels, and each panel
+  is walked in ``tile_rows x tile_cols`` tiles so both the strided and the dense operands stay
+  in cache.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ SMALL_BYTES = 512
 class OperandLayout:
     """An operand over the collapsed output dims: element ``strides`` (0 = broadcast), the element
     ``offset`` of its first element from its lowest-addressed one, and the inner-dim ``mode``:
-    ``c`` (stride 1), ``b`` (stride 0), ``s`` (one element, flat walk) or ``g`` (any other)."""
+    ``c`` (stride 1), ``b`` (stride 0), ``r`` (stride -1: a reversed view, which the walkers read
+    or write as a run backwards), ``s`` (one element, flat walk) or ``g`` (any other)."""
 
     strides: tuple[int, ...]
     offset: int
@@ -112,6 +115,27 @@ def _offset(dims, strides) -> int:
     return sum((d - 1) * -s for d, s in zip(dims, strides) if s < 0)
 
 
+def _panel_row_dim(layouts, itemsizes) -> int | None:
+    """The dim the panels walker tiles as rows, or None for the rows walker: for the widest input
+    read with a large inner stride, the outer dim it reads with the smallest stride, if smaller
+    than its inner one (a transposed view: in N-D, any permutation that moves its unit-stride
+    dim off the last). The widest, as its gather moves the most bytes."""
+    gathered = [(itemsizes[k], -k) for k, lay in enumerate(layouts) if k and lay.mode == "g"]
+    if not gathered or len(layouts[0].strides) < 2:
+        return None
+    strides = layouts[-max(gathered)[1]].strides
+    # not a dim it is broadcast along (nothing to gather); of equal strides the rightmost, so a
+    # 2-D transpose keeps its dims in place
+    read = [d for d in range(len(strides) - 1) if 0 < abs(strides[d]) < abs(strides[-1])]
+    return min(read, key=lambda d: (abs(strides[d]), -d)) if read else None
+
+
+def _move_to_row(values, row: int) -> tuple:
+    """``values`` (one per dim) with dim ``row`` moved to the second-last place, the others in order."""
+    rest = [v for d, v in enumerate(values) if d != row]
+    return tuple(rest[:-1] + [values[row], rest[-1]])
+
+
 def plan_launch(out_shape, operands, itemsizes, n_threads: int,
                 tile_bytes: int = DEFAULT_TILE_BYTES) -> HostLaunch:
     """The launch for ``out_shape`` (numel > 0) with ``operands`` = per operand (out first) its
@@ -126,12 +150,14 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     layouts = []
     for s in strides:
         inner = s[-1]
-        mode = "c" if inner == 1 else "b" if inner == 0 else "g"
+        mode = {1: "c", 0: "b", -1: "r"}.get(inner, "g")
         layouts.append(OperandLayout(s, _offset(dims, s), mode))
-    transposed = numel * max(itemsizes) > SMALL_BYTES and len(dims) >= 2 and any(
-        lay.mode == "g" and abs(lay.strides[-2]) < abs(lay.strides[-1]) for lay in layouts)
-    if not transposed:
+    row = _panel_row_dim(layouts, itemsizes) if numel * max(itemsizes) > SMALL_BYTES else None
+    if row is None:
         return HostLaunch("rows", dims, tuple(layouts), plan_host(numel, out_item, n_threads, tile_bytes))
+    if row != len(dims) - 2:
+        dims = _move_to_row(dims, row)
+        layouts = [OperandLayout(_move_to_row(lay.strides, row), lay.offset, lay.mode) for lay in layouts]
     min_item = min(itemsizes)
     max_item = max(itemsizes)
     rows, cols = dims[-2], dims[-1]
