@@ -755,6 +755,28 @@ def test_reversed_runs(backend, dt):
     assert rev.modes == "crc" and rev.walker == "rows"
 
 
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_panels_few_channels(backend, dt):
+    """Image layouts with 3 channels, both ways (NHWC <-> NCHW): tiles 3 rows or 3 columns wide,
+    gathered element by element along their longer side and computed as one run where every
+    operand holds the tile's rows back to back (a grad reversed as a whole too, rows running
+    backwards); and the same with a gap between rows, which keeps a run per row."""
+    nhwc = cases.filled((2, 20, 30, 3), dt, 60, cases.self_specials(dt, (-1.0, 1.0)))
+    nchw = cases.filled((2, 3, 20, 30), dt, 61, cases.self_specials(dt, (-1.0, 1.0)))
+    for x in (nhwc.transpose(0, 3, 1, 2), nchw.transpose(0, 2, 3, 1)):
+        g = cases.filled(x.shape, dt, 62, cases.grad_specials(dt))
+        g_rev = g.reshape(-1)[::-1].copy()[::-1].reshape(x.shape)    # same values, strides all negative
+        g_gap = np.zeros(x.shape[:-1] + (x.shape[-1] + 1,), dt)[..., :-1]
+        g_gap[...] = g
+        for gv in (g, g_rev, g_gap):
+            both(backend, opsnn.leaky_relu_backward, gv, x, 0.3)
+            if dt != F64:
+                both(backend, opsnn.hardtanh_backward, gv, x, -1.0, 1.0)
+    prog = numba_backend.program(engine_plan_for(g, x), {"grad_output": g.dtype, "self": x.dtype,
+                                                          "out": g.dtype})[0]
+    assert prog.launch_for(np.zeros(x.shape, dt), [g, x], 1).walker == "panels"
+
+
 def test_panels_row_dim_is_the_gathered_unit_stride_dim():
     """A reversed 3-D input (strides (1, 64, 4096) over the output's dims): the walk moves its
     unit-stride dim to the rows of the 2-D tiles, keeping the others in the output's order, so
