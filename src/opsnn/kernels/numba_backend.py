@@ -349,17 +349,18 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             if walker == "rows":
                 hoisted = {k: (f"{arr[k + 1]}[{idx(k + 1, '0')}]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
                 loads = {k: (f"{arr[k + 1]}[{idx(k + 1, 'j')}]", in_chains[k]) for k in range(n) if in_modes[k] != "b"}
-                inner = _loop("j", "run", loads, code, "tgt[np.uint64(q0 + j)]" if streams else f"out[{idx(0, 'j')}]",
-                              hw, screened, hoisted)
+                store = "tgt[np.uint64(q0 + j)]" if streams else f"out[{idx(0, 'j')}]"
+                row_loop = _loop("j", "inner", loads, code, store, hw, screened, hoisted)
+                run_loop = _loop("j", "run", loads, code, store, hw, screened, hoisted)
                 sig = f"def {name}({params}, geom, n_blocks, block_former, numel, tile, check):"
                 lines = _geometry_source(n + 1) + _check_source(n, strided=True)
                 lines += ["inner = dims[ndim - 1]"]
                 if streams:
                     lines += _stream_source(n, stream_min)
                 lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
-                # the row dim (second-last) in locals: a run ends, the next row starts one row
-                # stride on; the multi-index in memory is touched only when the rows wrap
-                # (short rows measured 1.5-3x slower with every dim carried through memory)
+                # the row dim (second-last) in locals: the next row starts one row stride on;
+                # the multi-index in memory is touched only when the rows wrap (rows of 16-50
+                # elements: up to 15 % faster than carrying every dim through memory)
                 lines += ["nrow = dims[ndim - 2] if ndim >= 2 else 1"]
                 lines += [f"sr{k} = strides[{k}, ndim - 2] if ndim >= 2 else 0" for k in ops]
                 lines += [f"for b in {rng}(n_blocks):",
@@ -380,17 +381,31 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += [f"            p{k} += idx[d] * strides[{k}, d]" for k in ops]
                 if streams:
                     lines += _indent(_STREAM_TILE, 2)
+                # whole rows up to the tile's end or the row dim's, in a counted loop: their
+                # starts step by constant strides, so LLVM checks the operands' overlap once for
+                # all of them, not once per row (rows of 32 float32: 1.35x faster); a row begun
+                # in the tile before, or cut by the tile's end, is a run of its own
                 lines += ["        c = idx[ndim - 1]",
                           "        r = idx[ndim - 2] if ndim >= 2 else 0",
                           "        pos = t0",
                           "        while pos < t1:",
-                          "            run = min(inner - c, t1 - pos)"]
-                lines += [f"            q{k} = p{k} + c * si{k}" + (" - qs" if k == 0 and streams else "") for k in ops]
-                lines += _indent(inner, 3)
-                lines += ["            pos += run",
-                          "            c = 0",
-                          "            r += 1"]
-                lines += [f"            p{k} += sr{k}" for k in ops]
+                          "            if c == 0 and t1 - pos >= inner:",
+                          "                n_rows = min(nrow - r, (t1 - pos) // inner)",
+                          "                for rr in range(n_rows):"]
+                lines += [f"                    q{k} = p{k} + rr * sr{k}" + (" - qs" if k == 0 and streams else "")
+                          for k in ops]
+                lines += _indent(row_loop, 5)
+                lines += ["                pos += n_rows * inner",
+                          "                r += n_rows"]
+                lines += [f"                p{k} += n_rows * sr{k}" for k in ops]
+                lines += ["            else:",
+                          "                run = min(inner - c, t1 - pos)"]
+                lines += [f"                q{k} = p{k} + c * si{k}" + (" - qs" if k == 0 and streams else "") for k in ops]
+                lines += _indent(run_loop, 4)
+                lines += ["                pos += run",
+                          "                c = 0",
+                          "                r += 1"]
+                lines += [f"                p{k} += sr{k}" for k in ops]
                 lines += ["            if r == nrow:",
                           "                r = 0"]
                 lines += [f"                p{k} -= nrow * sr{k}" for k in ops]
