@@ -204,15 +204,23 @@ def _transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride, ahe
     S.transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride, ahead)
 
 
+@numba.njit
+def _transpose_block_half(src, src_start, src_stride, dst, dst_start, dst_stride, ahead):
+    S.transpose_block_half(src, src_start, src_stride, dst, dst_start, dst_stride, ahead)
+
+
+@pytest.mark.parametrize("half", [False, True], ids=["full", "half"])
 @pytest.mark.parametrize("ahead", [0, -16 * 50, 10**6], ids=["no-prefetch", "prefetch", "prefetch-past-end"])
 @pytest.mark.parametrize("dt", [np.dtype(np.uint16), F32, F64, np.dtype(np.int64)], ids=str)
-def test_transpose_block_moves_bits(dt, ahead):
-    """Bits moved exactly; a prefetch (even of addresses past the array) changes nothing."""
-    lanes = S.transpose_lanes(dt.itemsize)
+def test_transpose_block_moves_bits(dt, ahead, half):
+    """Bits moved exactly, L x L or L/2 x L/2 of them and nothing else; a prefetch (even of
+    addresses past the array) changes nothing."""
+    lanes = S.transpose_lanes(dt.itemsize) // (2 if half else 1)
     src = np.random.default_rng(5).integers(0, 256, 40 * 50 * dt.itemsize, dtype=np.uint8).view(dt)
     dst = np.zeros(40 * 50, dt)
     start = 7 + 50 * (lanes - 1)
-    _transpose_block(src, start, -50, dst, 3, 40, ahead)  # a negative source stride: reversed columns
+    move = _transpose_block_half if half else _transpose_block
+    move(src, start, -50, dst, 3, 40, ahead)  # a negative source stride: reversed columns
     i, k = np.arange(lanes)[:, None], np.arange(lanes)[None, :]
     want = np.zeros_like(dst)
     want[3 + i * 40 + k] = src[start - 50 * k + i]
@@ -695,10 +703,10 @@ def test_panels_gather_and_scatter(backend):
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
 def test_panels_register_transposes(backend, dt):
     """Transposed inputs large enough for the L x L register transposes of the panels walker, with
-    ragged edges (the last block of a row or column overlaps its neighbour), tiles narrower than
-    L (element gather), exact multiples of L, reversed columns (negative stride) and a row step
-    of 2 (element gather)."""
-    for rows, cols in ((300, 70), (37, 129), (15, 200), (200, 15), (32, 48)):
+    ragged edges (the last block of a row or column overlaps its neighbour), tiles of L/2 to L - 1
+    rows or columns (L/2 x L/2 blocks), narrower ones (element gather), exact multiples of L,
+    reversed columns (negative stride) and a row step of 2 (element gather)."""
+    for rows, cols in ((300, 70), (37, 129), (15, 200), (200, 15), (32, 48), (9, 100), (100, 8), (5, 90)):
         x_mem = cases.filled((cols, 2 * rows), dt, 30, cases.self_specials(dt, (-1.0, 1.0)))
         g = cases.filled((rows, cols), dt, 31, cases.grad_specials(dt))
         for x in (x_mem[:, :rows].T, x_mem[::-1, :rows].T, x_mem[:, ::2].T):

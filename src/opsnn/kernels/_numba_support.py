@@ -154,20 +154,14 @@ def _shuffle_masks(lanes: int, h: int) -> tuple[list, list]:
     return low, high
 
 
-@intrinsic
-def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_stride, ahead):
-    """``dst[dst_start + i * dst_stride + k] = src[src_start + k * src_stride + i]`` for i, k <
-    ``transpose_lanes(itemsize)``: L row loads, L * log2(L) two-vector shuffles, L row stores.
-    With ``ahead`` != 0, each of the L source rows is also prefetched ``ahead`` elements further
-    on (where the gather reads next), so the lines come from memory in parallel rather than one
-    miss at a time (when it pays: ``numba_backend.PREFETCH_MIN_BYTES``).
-
-    A scalar gather of a transposed operand costs ~1.5 cycles per element here; numba has no
-    shuffles, so the block is written as LLVM IR. Bits are moved, never converted."""
+def _transpose_typed(arg_types: tuple, shrink: int):
+    """Signature and codegen of a ``lanes x lanes`` block transpose, ``lanes`` =
+    ``transpose_lanes(itemsize) // shrink`` (None when the arrays do not qualify)."""
+    src, dst = arg_types[0], arg_types[3]
     if not (isinstance(src, types.Array) and isinstance(dst, types.Array) and src.dtype == dst.dtype
             and src.ndim == dst.ndim == 1 and src.dtype.bitwidth in (16, 32, 64)):
         return None
-    lanes = transpose_lanes(src.dtype.bitwidth // 8)
+    lanes = transpose_lanes(src.dtype.bitwidth // 8) // shrink
 
     def codegen(context, builder, signature, args):
         vec_ptr = ir.VectorType(context.get_data_type(src.dtype), lanes).as_pointer()
@@ -206,7 +200,27 @@ def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_s
             builder.store(row, p, align=align)
         return context.get_dummy_value()
 
-    return types.none(src, src_start, src_stride, dst, dst_start, dst_stride, ahead), codegen
+    return types.none(*arg_types), codegen
+
+
+@intrinsic
+def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_stride, ahead):
+    """``dst[dst_start + i * dst_stride + k] = src[src_start + k * src_stride + i]`` for i, k <
+    L = ``transpose_lanes(itemsize)``: L row loads, L * log2(L) two-vector shuffles, L row stores.
+    With ``ahead`` != 0, each of the L source rows is also prefetched ``ahead`` elements further
+    on (where the gather reads next), so the lines come from memory in parallel rather than one
+    miss at a time (when it pays: ``numba_backend.PREFETCH_MIN_BYTES``).
+
+    A scalar gather of a transposed operand costs ~1.5 cycles per element here; numba has no
+    shuffles, so the block is written as LLVM IR. Bits are moved, never converted."""
+    return _transpose_typed((src, src_start, src_stride, dst, dst_start, dst_stride, ahead), 1)
+
+
+@intrinsic
+def transpose_block_half(typingctx, src, src_start, src_stride, dst, dst_start, dst_stride, ahead):
+    """``transpose_block`` for an L/2 x L/2 block: for tiles with 8-15 rows or columns (4 to 7 of
+    8-byte elements), which the full block does not fit."""
+    return _transpose_typed((src, src_start, src_stride, dst, dst_start, dst_stride, ahead), 2)
 
 
 INDEX_SLOTS = 16  # entries of an ``index_buffer``: more than the dims of any collapsed launch
@@ -503,4 +517,4 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f", "f2bf",
                  "f2bf_canonical", "f2bf_computed", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64",
-                 "f32_bits", "f64_bits", "zero_unless", "transpose_block", "index_buffer", "stream_copy", "store_fence")
+                 "f32_bits", "f64_bits", "zero_unless", "transpose_block", "transpose_block_half", "index_buffer", "stream_copy", "store_fence")
