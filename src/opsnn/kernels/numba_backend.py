@@ -396,22 +396,21 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "        pos = t0",
                           "        while pos < t1:",
                           "            if c == 0 and t1 - pos >= inner:",
-                          "                n_rows = min(nrow - r, (t1 - pos) // inner)",
-                          "                for rr in range(n_rows):"]
+                          "                rows_done = min(nrow - r, (t1 - pos) // inner)",
+                          "                for rr in range(rows_done):"]
                 lines += [f"                    q{k} = p{k} + rr * sr{k}" + (" - qs" if k == 0 and streams else "")
                           for k in ops]
                 lines += _indent(row_loop, 5)
-                lines += ["                pos += n_rows * inner",
-                          "                r += n_rows"]
-                lines += [f"                p{k} += n_rows * sr{k}" for k in ops]
-                lines += ["            else:",
+                lines += ["                pos += rows_done * inner",
+                          "            else:",
                           "                run = min(inner - c, t1 - pos)"]
                 lines += [f"                q{k} = p{k} + c * si{k}" + (" - qs" if k == 0 and streams else "") for k in ops]
                 lines += _indent(run_loop, 4)
                 lines += ["                pos += run",
                           "                c = 0",
-                          "                r += 1"]
-                lines += [f"                p{k} += sr{k}" for k in ops]
+                          "                rows_done = 1",
+                          "            r += rows_done"]
+                lines += [f"            p{k} += rows_done * sr{k}" for k in ops]
                 lines += ["            if r == nrow:",
                           "                r = 0"]
                 lines += [f"                p{k} -= nrow * sr{k}" for k in ops]
