@@ -785,6 +785,26 @@ def test_panels_few_channels(backend, dt):
     assert prog.launch_for(np.zeros(x.shape, dt), [g, x], 1).walker == "panels"
 
 
+def test_base_spans_each_view_from_its_lowest_address(backend):
+    """``numba_backend.base``: the 1-D view the kernels index from, for dense, transposed,
+    reversed, gapped and broadcast views (a broadcast one reduced to the memory of one slice
+    first): it starts at the view's lowest-addressed element and spans exactly to its highest."""
+    m = np.arange(24.0).reshape(4, 6)
+    views = [m, m.T, m[:, ::-1], m[::2, 1:5], m[:, :1], np.broadcast_to(m[:, :1], (4, 6)),
+             np.broadcast_to(np.float64(7.0), (3, 2)), np.broadcast_to(m[:, ::-2], (5, 4, 3)),
+             np.broadcast_to(m.T[None], (2, 6, 4))[:, ::-1], np.broadcast_to(m[1], (4, 6))]
+    for v in views:
+        offsets = [sum(i * s for i, s in zip(idx, v.strides)) for idx in np.ndindex(v.shape)]
+        flat = numba_backend.base(v)
+        assert flat.ndim == 1 and flat.flags.c_contiguous
+        assert flat.ctypes.data == v.ctypes.data + min(offsets)
+        assert flat.size * flat.itemsize == max(offsets) - min(offsets) + v.itemsize
+    for v in views[5:]:
+        g = np.linspace(-2.0, 2.0, v.size).reshape(v.shape)
+        both(backend, opsnn.leaky_relu_backward, v, g, 0.3)
+        both(backend, lambda: opsnn.leaky_relu_backward(g, v, 0.3, out=np.zeros(v.shape)))
+
+
 def test_panels_row_dim_is_the_gathered_unit_stride_dim():
     """A reversed 3-D input (strides (1, 64, 4096) over the output's dims): the walk moves its
     unit-stride dim to the rows of the 2-D tiles, keeping the others in the output's order, so

@@ -731,6 +731,10 @@ def base(a: np.ndarray) -> np.ndarray:
     if a.flags.c_contiguous:
         flat = a.reshape(-1)
     else:
+        if a.size and 0 in a.strides:  # broadcast: the memory of one slice across the repeated dims
+            a = a[tuple(0 if s == 0 else slice(None) for s in a.strides) + (Ellipsis,)]
+            if a.flags.c_contiguous:   # (32, 1) broadcast to (32, 32): no as_strided
+                return base(a)
         low = a if min(a.strides) >= 0 else a[tuple(slice(None, None, -1) if s < 0 else slice(None)
                                                     for s in a.strides)]
         order = dense_order(low)
