@@ -785,6 +785,27 @@ def test_panels_few_channels(backend, dt):
     assert prog.launch_for(np.zeros(x.shape, dt), [g, x], 1).walker == "panels"
 
 
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_every_second_element(backend, dt):
+    """Inputs and outs read or written with a step of 2 (mode ``e`` for 2-byte elements, ``g`` for
+    wider ones), alone, beside contiguous and reversed operands, and in place: bit for bit."""
+    x2 = cases.filled((23, 2 * 150), dt, 70, cases.self_specials(dt, (-1.0, 1.0)))
+    g2 = cases.filled((23, 2 * 150), dt, 71, cases.grad_specials(dt))
+    for g, x in ((g2[:, ::2], x2[:, ::2]), (g2[:, :150], x2[:, 1::2]), (g2[:, ::-2], x2[:, ::2]), (g2[0, ::2], x2[0, ::2])):
+        both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
+        out = np.zeros(g.shape[:-1] + (2 * g.shape[-1],), dt)[..., ::2]
+        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=out.copy()))
+        if dt != F64:
+            both(backend, opsnn.hardtanh_backward, g, x, -1.0, 1.0)
+
+    def in_place():
+        base = g2.copy()
+        return opsnn.leaky_relu_backward(base[:, ::2], x2[:, 1::2], 0.3, out=base[:, ::2])
+    both(backend, in_place)
+    step = host_launch.plan_launch((23, 150), [(150, 1), (300, 2), (300, 2)], (dt.itemsize,) * 3, 1)
+    assert step.modes == ("cee" if dt.itemsize == 2 else "cgg") and step.walker == "rows"
+
+
 def test_base_spans_each_view_from_its_lowest_address(backend):
     """``numba_backend.base``: the 1-D view the kernels index from, for dense, transposed,
     reversed, gapped and broadcast views (a broadcast one reduced to the memory of one slice

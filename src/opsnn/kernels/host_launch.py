@@ -45,7 +45,8 @@ class OperandLayout:
     """An operand over the collapsed output dims: element ``strides`` (0 = broadcast), the element
     ``offset`` of its first element from its lowest-addressed one, and the inner-dim ``mode``:
     ``c`` (stride 1), ``b`` (stride 0), ``r`` (stride -1: a reversed view, which the walkers read
-    or write as a run backwards), ``s`` (one element, flat walk) or ``g`` (any other)."""
+    or write as a run backwards), ``e`` (stride 2, 2-byte elements), ``s`` (one element, flat
+    walk) or ``g`` (any other)."""
 
     strides: tuple[int, ...]
     offset: int
@@ -148,9 +149,12 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
                         for s in strides)
         return HostLaunch("flat", dims, layouts, plan_host(numel, out_item, n_threads, tile_bytes))
     layouts = []
-    for s in strides:
+    for s, item in zip(strides, itemsizes):
         inner = s[-1]
-        mode = {1: "c", 0: "b", -1: "r"}.get(inner, "g")
+        # a step of 2 as a mode of its own only for 2-byte elements: LLVM then reads whole vectors
+        # and picks every second (float16 [:, ::2] 3x faster), but for 4-byte ones its gathers
+        # of a run-time stride were 3x faster than what it made of the constant one
+        mode = {1: "c", 0: "b", -1: "r", 2: "e" if item == 2 else "g"}.get(inner, "g")
         layouts.append(OperandLayout(s, _offset(dims, s), mode))
     row = _panel_row_dim(layouts, itemsizes) if numel * max(itemsizes) > SMALL_BYTES else None
     if row is None:

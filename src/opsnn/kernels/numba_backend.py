@@ -316,6 +316,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             return f"np.uint64(q{k})"
         if mode == "r":  # a constant stride, so LLVM vectorizes it (loads, then a reversing shuffle)
             return f"np.uint64(q{k} - {var})"
+        if mode == "e":  # every second element: a constant stride LLVM reads as whole vectors
+            return f"np.uint64(q{k} + 2 * {var})"
         return f"np.uint64(q{k} + {var} * si{k})"
 
     arr = ["out"] + [f"a{k}" for k in range(n)]
