@@ -791,7 +791,11 @@ def test_every_second_element(backend, dt):
     wider ones), alone, beside contiguous and reversed operands, and in place: bit for bit."""
     x2 = cases.filled((23, 2 * 150), dt, 70, cases.self_specials(dt, (-1.0, 1.0)))
     g2 = cases.filled((23, 2 * 150), dt, 71, cases.grad_specials(dt))
-    for g, x in ((g2[:, ::2], x2[:, ::2]), (g2[:, :150], x2[:, 1::2]), (g2[:, ::-2], x2[:, ::2]), (g2[0, ::2], x2[0, ::2])):
+    xt = cases.filled((150, 23), dt, 72, cases.self_specials(dt, (-1.0, 1.0))).T  # beside a transposed
+    g_dense = np.zeros((23, 2 * 150), dt)                                           # input: panels, and
+    g_dense[:, ::2] = g2[:, ::2]                                                    # rows back to back
+    for g, x in ((g2[:, ::2], x2[:, ::2]), (g2[:, :150], x2[:, 1::2]), (g2[:, ::-2], x2[:, ::2]), (g2[0, ::2], x2[0, ::2]),
+                 (g2[:, ::2], xt), (g_dense[:, ::2], xt)):
         both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
         out = np.zeros(g.shape[:-1] + (2 * g.shape[-1],), dt)[..., ::2]
         both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=out.copy()))
@@ -804,6 +808,8 @@ def test_every_second_element(backend, dt):
     both(backend, in_place)
     step = host_launch.plan_launch((23, 150), [(150, 1), (300, 2), (300, 2)], (dt.itemsize,) * 3, 1)
     assert step.modes == ("cee" if dt.itemsize == 2 else "cgg") and step.walker == "rows"
+    beside = host_launch.plan_launch((23, 150), [(150, 1), (300, 2), (1, 23)], (dt.itemsize,) * 3, 1)
+    assert beside.walker == "panels" and beside.modes[:2] == ("ce" if dt.itemsize == 2 else "cg")
 
 
 def test_base_spans_each_view_from_its_lowest_address(backend):

@@ -117,18 +117,21 @@ def _offset(dims, strides) -> int:
 
 
 def _panel_row_dim(layouts, itemsizes) -> int | None:
-    """The dim the panels walker tiles as rows, or None for the rows walker: for the widest input
-    read with a large inner stride, the outer dim it reads with the smallest stride, if smaller
-    than its inner one (a transposed view: in N-D, any permutation that moves its unit-stride
-    dim off the last). The widest, as its gather moves the most bytes."""
-    gathered = [(itemsizes[k], -k) for k, lay in enumerate(layouts) if k and lay.mode == "g"]
-    if not gathered or len(layouts[0].strides) < 2:
-        return None
-    strides = layouts[-max(gathered)[1]].strides
-    # not a dim it is broadcast along (nothing to gather); of equal strides the rightmost, so a
-    # 2-D transpose keeps its dims in place
-    read = [d for d in range(len(strides) - 1) if 0 < abs(strides[d]) < abs(strides[-1])]
-    return min(read, key=lambda d: (abs(strides[d]), -d)) if read else None
+    """The dim the panels walker tiles as rows, or None for the rows walker: an outer dim that an
+    input read with a large inner stride reads with a smaller one (a transposed view: in N-D, any
+    permutation that moves its unit-stride dim off the last), the smallest such stride of the
+    widest such input (its gather moves the most bytes; of equal widths the first)."""
+    best = None
+    for k, lay in enumerate(layouts):
+        if k == 0 or lay.mode != "g":
+            continue
+        strides = lay.strides
+        # not a dim it is broadcast along (nothing to gather); of equal strides the rightmost, so
+        # a 2-D transpose keeps its dims in place
+        read = [d for d in range(len(strides) - 1) if 0 < abs(strides[d]) < abs(strides[-1])]
+        if read and (best is None or itemsizes[k] > best[0]):
+            best = (itemsizes[k], min(read, key=lambda d: (abs(strides[d]), -d)))
+    return None if best is None else best[1]
 
 
 def _move_to_row(values, row: int) -> tuple:

@@ -451,7 +451,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += [f"sr{k} = strides[{k}, ndim - 2]" for k in ops]
                 # a tile spanning whole rows that every operand holds back to back (its scratch
                 # rows too) is one run: short rows (an image's 3 channels) then pay no loop per row
-                row_step = {"c": "cols", "r": "-cols", "b": "0"}
+                row_step = {"c": "cols", "r": "-cols", "e": "2 * cols", "b": "0"}
                 dense = [f"sr{k} == {row_step[modes[k]]}" for k in ops
                          if not (k == 0 and scatter) and (k == 0 or k - 1 not in gathered)]
                 lines.append("whole = " + " and ".join(["tile_cols == cols"] + dense))
