@@ -730,13 +730,13 @@ def dense_order(a: np.ndarray) -> tuple | None:
 
 def base(a: np.ndarray) -> np.ndarray:
     """A 1-D view of ``a``'s memory from its lowest-addressed element (f16/bf16 as uint16)."""
+    if not a.flags.c_contiguous and a.size and 0 in a.strides:
+        # broadcast: the memory of one slice across the repeated dims, often dense ((32, 1)
+        # broadcast to (32, 32): no as_strided, 7.6 -> 2.8 us a call)
+        a = a[tuple(0 if s == 0 else slice(None) for s in a.strides) + (Ellipsis,)]
     if a.flags.c_contiguous:
         flat = a.reshape(-1)
     else:
-        if a.size and 0 in a.strides:  # broadcast: the memory of one slice across the repeated dims
-            a = a[tuple(0 if s == 0 else slice(None) for s in a.strides) + (Ellipsis,)]
-            if a.flags.c_contiguous:   # (32, 1) broadcast to (32, 32): no as_strided
-                return base(a)
         low = a if min(a.strides) >= 0 else a[tuple(slice(None, None, -1) if s < 0 else slice(None)
                                                     for s in a.strides)]
         order = dense_order(low)
