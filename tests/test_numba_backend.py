@@ -515,6 +515,33 @@ def test_parallel_walkers(backend, dt):
     both(backend, opsnn.leaky_relu_backward, gt, xt, 0.1)               # panels
 
 
+def test_work_counts_transposed_inputs_more():
+    """The serial/parallel rule weighs an input read across its memory order (the panels walker's
+    gather) GATHER_WEIGHT times its bytes, and no other: not a dense, broadcast or stepped input,
+    nor one transposed exactly as out is (the walk follows out's memory order)."""
+    w = numba_backend.GATHER_WEIGHT
+    work, moved = numba_backend.work_bytes, numba_backend.moved_bytes
+    g = np.zeros((300, 200), F32)
+    out = np.empty((300, 200), F32)
+    t = np.zeros((200, 300), F32).T
+    assert moved(out, [g, t]) == 3 * g.nbytes
+    assert work(out, [g, t]) == (2 + w) * g.nbytes                     # t gathered
+    assert work(out, [g, g]) == 3 * g.nbytes                           # dense
+    assert work(out, [np.zeros((300, 1), F32), np.zeros((1, 200), F32)]) == g.nbytes + 4 * 500
+    stepped = np.zeros((300, 400), F32)[:, ::2]
+    assert work(out, [g, stepped]) == moved(out, [g, stepped])         # rows walker, no gather
+    out_t = np.empty((200, 300), F32).T
+    assert work(out_t, [t, t]) == 3 * g.nbytes                         # read in out's own order
+    assert work(out_t, [g, t]) == (2 + w) * g.nbytes                   # g is across out_t's order
+    cube = np.zeros((20, 30, 40), F32)
+    assert work(cube, [cube, np.zeros((40, 30, 20), F32).transpose(2, 1, 0)]) == (2 + w) * cube.nbytes
+    assert work(np.empty(5, F32), [np.zeros(5, F32), np.zeros(10, F32)[::2]]) == 20 + 20 + 36
+    # the rule: a 12 MB float32 transposed launch (1000 x 1000) is worth two threads, its
+    # contiguous counterpart is not
+    big, big_t = np.empty((1000, 1000), F32), np.empty((1000, 1000), F32).T
+    assert work(big, [big, big_t]) >= numba_backend.PARALLEL_MIN_BYTES > work(big, [big, big])
+
+
 @pytest.fixture
 def streaming(monkeypatch):
     """Stream every output the walkers may stream (STREAM_MIN_BYTES 0), serial or ``parallel``

@@ -241,9 +241,9 @@ class _Entry:
         launch = prog.launch_for(out, ins, 1)
         self.walker = launch.walker
         self.modes = launch.modes
-        self.moved = impl.moved_bytes(out, ins)
+        self.work = impl.work_bytes(out, ins)
         self.launches = {1: (launch, impl.launch_arrays(launch))}  # threads -> (launch, geometry)
-        if not impl.use_parallel(self.moved):  # one block on the calling thread
+        if not impl.use_parallel(self.work):  # one block on the calling thread
             self.fast = self._make_small(len(tensor_names), [out] + ins)
 
     def _make_small(self, n_tensors: int, templates: list):
@@ -302,7 +302,7 @@ class _Entry:
         ins = [tensors_and_out[pos] for pos in self.positions]
         if self.allocating:
             out = _allocate(self.shape, self.dtype)
-        threads = self.impl.threads_for(self.moved)
+        threads = self.impl.threads_for(self.work)
         prepared = self.launches.get(threads)
         if prepared is None:
             launch = self.prog.launch_for(out, ins, threads)

@@ -176,8 +176,9 @@ def _host_launch_lines(executor) -> list[str]:
         return ["none: nothing to launch (empty tensor)"]
     arrays = {name: t.array() for name, t in executor.tensors.items()}
     out = arrays["out"]
-    moved = impl.moved_bytes(out, [a for name, a in arrays.items() if name != "out"])
-    threads = impl.threads_for(moved)
+    ins = [a for name, a in arrays.items() if name != "out"]
+    moved = impl.moved_bytes(out, ins)
+    threads = impl.threads_for(impl.work_bytes(out, ins))
     try:
         launch = impl.host_launch(executor.plan, arrays, threads)
     except impl.Fallback as exc:

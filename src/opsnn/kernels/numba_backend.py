@@ -16,7 +16,7 @@ of the host plan (``prange``, one block per thread) and the tiles inside them. T
 module is written to a cache directory (``OPSNN_CACHE_DIR``, default ``~/.cache/opsnn``) and
 compiled with ``cache=True``, so a second process loads machine code instead of compiling.
 Nothing is compiled at import; each variant compiles on first use (the serial walker below
-``PARALLEL_MIN_BYTES`` moved, the ``prange`` one above).
+``PARALLEL_MIN_BYTES`` of work, the ``prange`` one above).
 
 Large outputs of broadcast inputs (rows walker, ``STREAM_MIN_BYTES``) are computed tile by tile
 into an L1 scratch row and written with non-temporal stores (``_numba_support.stream_copy``).
@@ -555,7 +555,7 @@ class Program:
         """The host launch these arrays get (raises Fallback for layouts it cannot address)."""
         shape = out.shape
         operands = [_aligned_strides(out, shape)] + [_aligned_strides(a, shape) for a in ins]
-        threads = n_threads if n_threads is not None else threads_for(moved_bytes(out, ins))
+        threads = n_threads if n_threads is not None else threads_for(work_bytes(out, ins))
         return plan_launch(shape, operands, self.itemsizes, threads)
 
     def run(self, arrays: dict, scalars: tuple) -> None:
@@ -564,18 +564,18 @@ class Program:
         address ranges first) and the result goes through a temporary, as NumPy would."""
         out = arrays[self.output]
         ins = [arrays[name] for name in self.inputs]
-        moved = moved_bytes(out, ins)
-        key = (threads_for(moved), out.shape, out.strides, tuple((a.shape, a.strides) for a in ins))
+        work = work_bytes(out, ins)
+        key = (threads_for(work), out.shape, out.strides, tuple((a.shape, a.strides) for a in ins))
         cached = self._launches.get(key)
         if cached is None:
-            cached = self._prepare(out, ins, moved)
+            cached = self._prepare(out, ins, work)
             if len(self._launches) > 256:
                 self._launches.clear()
             self._launches[key] = cached
         launch, geometry, check, fn = cached
         if self.call(fn, launch, geometry, out, ins, scalars, check):
             tmp = np.empty(out.shape, out.dtype)
-            tmp_launch, geometry, _, tmp_fn = self._prepare(tmp, ins, moved)
+            tmp_launch, geometry, _, tmp_fn = self._prepare(tmp, ins, work)
             self.call(tmp_fn, tmp_launch, geometry, tmp, ins, scalars, 0)
             np.copyto(out, tmp)
 
@@ -584,7 +584,7 @@ class Program:
         whose operands (device views, workspace slots) are fixed when it is queued."""
         out = arrays[self.output]
         ins = [arrays[name] for name in self.inputs]
-        launch, geometry, check, fn = self._prepare(out, ins, moved_bytes(out, ins))
+        launch, geometry, check, fn = self._prepare(out, ins, work_bytes(out, ins))
         args = self.arguments(launch, geometry, out, ins, scalars, check)
         fn = entry_point(fn, args)
 
@@ -593,12 +593,12 @@ class Program:
                 self.run(arrays, scalars)
         return call
 
-    def _prepare(self, out: np.ndarray, ins: list, moved: int) -> tuple:
+    def _prepare(self, out: np.ndarray, ins: list, work: int) -> tuple:
         """``(launch, geometry, check, compiled walker)`` for arrays laid out like these, moving
-        ``moved`` bytes (``check``: ``overlap_check``)."""
-        launch = self.launch_for(out, ins, threads_for(moved))
+        ``work`` bytes (``work_bytes``; ``check``: ``overlap_check``)."""
+        launch = self.launch_for(out, ins, threads_for(work))
         return (launch, launch_arrays(launch), overlap_check(out, ins),
-                self.function(launch.walker, launch.modes, use_parallel(moved)))
+                self.function(launch.walker, launch.modes, use_parallel(work)))
 
     def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
         return fn(*self.arguments(launch, geometry, out, ins, scalars, check))
@@ -642,8 +642,8 @@ def entry_point(fn, sample: tuple):
 PREFETCH_MIN_BYTES = 32 << 20
 
 
-# Below this many bytes moved (``moved_bytes``) a launch stays on the calling thread: waking the
-# pool costs more than it saves (on the 2-vCPU host of BENCHMARKS.md, with OMP_WAIT_POLICY=PASSIVE,
+# Below this much work (``work_bytes``) a launch stays on the calling thread: waking the pool
+# costs more than it saves (on the 2-vCPU host of BENCHMARKS.md, with OMP_WAIT_POLICY=PASSIVE,
 # waking the second thread costs 40-80 us, what moving ~12 MB within L3 takes: a 1e6-element
 # float32 LeakyReluBackward, or an 8 MB output of broadcast inputs, ran 1.3-1.7x faster on one
 # thread, a 24 MB launch 1.3x faster on two). Counted in bytes moved, not output bytes, so a
@@ -674,16 +674,48 @@ def _span_bytes(a: np.ndarray) -> int:
     return sum((d - 1) * abs(s) for d, s in zip(a.shape, a.strides)) + a.itemsize
 
 
-def threads_for(moved: int) -> int:
-    """Worker threads the host plan may use for a launch moving ``moved`` bytes."""
-    return 1 if moved < PARALLEL_MIN_BYTES else numba.get_num_threads()
+# An input read across its memory order (a transposed view: the panels walker gathers it through
+# register transposes) costs about this many dense bytes per byte. Measured (2-core EPYC, one
+# thread, LeakyReluBackward 1000 x 1000, self transposed): float32 230 us against 110 us
+# contiguous, float16 123 against 61: the 4 or 2 MB gathered cost what ~13 or ~7 MB moved
+# densely do. So such a launch goes to two threads from about a third of the bytes: float32
+# 850 x 850 147 -> 125 us, 1000 x 1000 230 -> 179 us.
+GATHER_WEIGHT = 4
 
 
-def use_parallel(moved: int) -> bool:
+def work_bytes(out: np.ndarray, ins: list) -> int:
+    """A launch's work in dense bytes moved, what the serial/parallel rule compares with
+    ``PARALLEL_MIN_BYTES``: ``moved_bytes``, an input read across its memory order counted
+    ``GATHER_WEIGHT`` times."""
+    return moved_bytes(out, ins) + (GATHER_WEIGHT - 1) * sum(_span_bytes(a) for a in ins if _reads_across(a, out))
+
+
+def _reads_across(a: np.ndarray, out: np.ndarray) -> bool:
+    """``a`` is read along out's fastest dim with a larger stride than along another dim of its
+    own (what ``host_launch`` gathers in panels), and is not broadcast along it."""
+    if a.size < 2 or (a.flags.c_contiguous and out.flags.c_contiguous):
+        return False  # the common case, decided without a loop
+    dims = [d for d in range(out.ndim) if out.shape[d] > 1]
+    if len(dims) < 2:
+        return False
+    try:
+        strides = _aligned_strides(a, out.shape)
+    except Fallback:
+        return False
+    inner = abs(strides[min(dims, key=lambda d: abs(out.strides[d]))])
+    return inner > 0 and any(0 < abs(strides[d]) < inner for d in dims)
+
+
+def threads_for(work: int) -> int:
+    """Worker threads the host plan may use for a launch of ``work`` bytes (``work_bytes``)."""
+    return 1 if work < PARALLEL_MIN_BYTES else numba.get_num_threads()
+
+
+def use_parallel(work: int) -> bool:
     """Whether to run the ``prange`` variant of a walker. Above PARALLEL_MIN_BYTES always, even
     for one block: numba compiles a parfor body as its own function, which LLVM optimises better
     (the panels walker runs up to 1.6x faster), for ~1 us more launch cost."""
-    return moved >= PARALLEL_MIN_BYTES
+    return work >= PARALLEL_MIN_BYTES
 
 
 def overlap_check(out: np.ndarray, ins: list) -> int:
@@ -970,4 +1002,4 @@ def set_num_threads(n: int) -> None:
 
 __all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "dense_order", "cache_dir", "copy", "entry_point", "get_num_threads",
            "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
-           "moved_bytes", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]
+           "moved_bytes", "work_bytes", "GATHER_WEIGHT", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]
