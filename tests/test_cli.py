@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from opsnn import cli
@@ -61,6 +62,23 @@ def test_run_reports_status_steps_and_a_bit_exact_result(capsys):
     assert code == 0
     assert "ret 0 (ACLNN_SUCCESS)" in out and "bit-exact" in out
     assert "Cast(ws[0] -> DT_FLOAT) -> out" in out
+    # the float32 attr as the shortest decimal that reads back as it, not its double's digits
+    assert "negative_slope=0.01) -> ws[0] [DT_FLOAT16, computed in DT_FLOAT]" in out, out
+
+
+def test_attr_text_reads_back_exactly():
+    """``value_text``: the attr's own precision; the text parses back to the very value."""
+    from opsnn._core import dtypes
+
+    for value, dt in [(0.01, np.float32), (-0.3, np.float32), (1e-45, np.float32), (0.1, np.float64),
+                      (-0.0, np.float32), (65504.0, np.float16), (3.4028234663852886e38, np.float32)]:
+        exact = float(dt(value))
+        text = dtypes.value_text(exact, dtypes.from_numpy(dt))
+        assert dt(float(text)) == dt(exact) and str(np.copysign(1, float(text))) == str(np.copysign(1, exact))
+        assert len(text) <= len(repr(value)) + 4, text
+    assert dtypes.value_text(0.009999999776482582, dtypes.DataType.FLOAT) == "0.01"
+    assert dtypes.value_text(0.009999999776482582, dtypes.DataType.DOUBLE) == "0.009999999776482582"
+    assert dtypes.value_text(3, dtypes.DataType.INT32) == "3"
 
 
 def test_run_strided_hardtanh_records_a_contiguous_step(capsys):

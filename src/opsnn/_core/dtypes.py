@@ -125,6 +125,15 @@ def nbytes(dtype: DataType, numel: int) -> int:
     return (numel * BITS[DataType(dtype)] + 7) // 8
 
 
+def value_text(value, dtype: DataType) -> str:
+    """``value`` (exact in ``dtype``) as the shortest decimal that reads back as it in ``dtype``:
+    a float32 attr 0.01, not its double 0.009999999776482582. Integers and non-float dtypes as
+    Python writes them."""
+    if isinstance(value, float) and dtype in (D.FLOAT, D.FLOAT16, D.DOUBLE):
+        return str(to_numpy(dtype).type(value))
+    return repr(value)
+
+
 def name(dtype: int) -> str:
     """CANN-style name for messages (``DT_FLOAT16``), tolerant of unknown values."""
     try:

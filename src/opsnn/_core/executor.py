@@ -61,7 +61,7 @@ class Step:
     def describe(self) -> str:
         srcs = ", ".join(str(s) for s in self.srcs)
         if self.kind == "Kernel":
-            attrs = ", ".join(f"{k}={v!r}" for k, v in self.scalars)
+            attrs = ", ".join(f"{k}={dtypes.value_text(v, self.compute)}" for k, v in self.scalars)
             return (f"{self.name}({srcs}; {attrs}) -> {self.dst} "
                     f"[{dtypes.name(self.dtype)}, computed in {dtypes.name(self.compute)}]")
         if self.kind == "Cast":
