@@ -6,6 +6,7 @@ fallback, on-disk compile caching, and that importing opsnn compiles nothing."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import subprocess
 import sys
@@ -847,13 +848,22 @@ def test_base_spans_each_view_from_its_lowest_address(backend):
     views = [m, m.T, m[:, ::-1], m[::2, 1:5], m[:, :1], np.broadcast_to(m[:, :1], (4, 6)),
              np.broadcast_to(np.float64(7.0), (3, 2)), np.broadcast_to(m[:, ::-2], (5, 4, 3)),
              np.broadcast_to(m.T[None], (2, 6, 4))[:, ::-1], np.broadcast_to(m[1], (4, 6))]
+    cube = np.arange(120.0).reshape(4, 5, 6)
+    views += [cube[:, 1:4, ::2], cube[::-1, :, 1::3], m.astype(F16)[:, 1::2], m.astype(BF16)[::-1, ::-3]]
     for v in views:
         offsets = [sum(i * s for i, s in zip(idx, v.strides)) for idx in np.ndindex(v.shape)]
         flat = numba_backend.base(v)
         assert flat.ndim == 1 and flat.flags.c_contiguous
+        assert flat.dtype == (np.uint16 if v.dtype in (F16, BF16) else v.dtype)
         assert flat.ctypes.data == v.ctypes.data + min(offsets)
         assert flat.size * flat.itemsize == max(offsets) - min(offsets) + v.itemsize
-    for v in views[5:]:
+        at = [(v.ctypes.data + o - flat.ctypes.data) // v.itemsize for o in offsets]
+        np.testing.assert_array_equal(flat[at], np.ascontiguousarray(v).reshape(-1).view(flat.dtype))
+    # the view keeps the memory it spans alive when every other reference is gone
+    flat = numba_backend.base(np.arange(35.0 * 32).reshape(32, 35)[:, :32])
+    gc.collect()
+    np.testing.assert_array_equal(flat, np.arange(31.0 * 35 + 32))
+    for v in views[5:10]:
         g = np.linspace(-2.0, 2.0, v.size).reshape(v.shape)
         both(backend, opsnn.leaky_relu_backward, v, g, 0.3)
         both(backend, lambda: opsnn.leaky_relu_backward(g, v, 0.3, out=np.zeros(v.shape)))

@@ -29,7 +29,8 @@ More helpers are LLVM IR because numba's own lowering is slower or has no such o
 L x L register transpose for the panels walker's gather of a transposed input), ``index_buffer``
 (a walker's multi-index on the stack instead of the heap), and
 ``stream_copy`` / ``store_fence`` (non-temporal stores of a large output, which skip the
-read-for-ownership a normal store costs).
+read-for-ownership a normal store costs). ``span_view`` is the host's: the 1-D view of a strided
+operand's memory that the kernels take.
 
 This module imports numba; only the numba backend imports it, on first use.
 """
@@ -313,6 +314,17 @@ def stream_copy(dst, dst_start, src, n):
         _stream_line(dst, dst_start + j, src, j)
     for j in range(body, n):
         dst[dst_start + j] = src[j]
+
+
+@njit(cache=True, nogil=True)
+def span_view(a):
+    """A 1-D view of the memory ``a`` spans (every stride >= 0, at least one element), from its
+    first element: what ``np.lib.stride_tricks.as_strided`` builds, at a compiled call's cost
+    (0.5 us against 2.1-2.8 us for a gapped (32, 32) view). The view keeps ``a`` alive."""
+    extent = a.itemsize
+    for d in range(a.ndim):
+        extent += (a.shape[d] - 1) * a.strides[d]
+    return np.lib.stride_tricks.as_strided(a, (extent // a.itemsize,), (a.itemsize,))
 
 
 def _host_has_f16c() -> bool:
