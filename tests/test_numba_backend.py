@@ -582,6 +582,45 @@ def test_streamed_outputs(backend, streaming, dt, parallel):
     assert not numba_backend.streams_output("panels", "ccg", F32)
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["stored", "streamed"])
+def test_rows_walker_carries_its_position_across_tiles(backend, monkeypatch, stream):
+    """The rows walker decodes a block's first element once and carries the position from tile to
+    tile: tiles of a few cache lines, cut anywhere in a row, at a row's end or the row dim's, in
+    1-4 dims with a broadcast input and a reversed one, one and two blocks, streamed or not: the
+    NumPy backend's bits."""
+    from opsnn import _fastpath
+
+    monkeypatch.setattr(numba_backend, "STREAM_MIN_BYTES", 0 if stream else 1 << 62)
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    rng = np.random.default_rng(7)
+    try:
+        for tile_bytes in (64, 192, 320):
+            monkeypatch.setattr(numba_backend, "plan_launch",
+                                lambda *a, tb=tile_bytes: host_launch.plan_launch(*a, tile_bytes=tb))
+            _fastpath.clear()
+            for prog in numba_backend._PROGRAM_CACHE.values():
+                if prog is not None:
+                    prog._launches.clear()
+            for ndim in (1, 2, 3, 4):
+                shape = tuple(int(d) for d in rng.integers(2, 9, ndim))
+                shape = shape[:-1] + (int(rng.integers(3, 40)),)
+                dt = (F32, F64, F16)[ndim % 3]
+                x = cases.filled(shape, dt, ndim, cases.self_specials(dt))
+                g = cases.filled(shape[:-1] + (1,), dt, ndim + 10, cases.grad_specials(dt))
+                both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=np.zeros(shape, dt)))
+                both(backend, lambda: opsnn.leaky_relu_backward(g, x[..., ::-1], 0.3, out=np.zeros(shape, dt)))
+                launch = numba_backend.plan_launch(shape, [numba_backend._aligned_strides(a, shape)
+                                                           for a in (x, g, x)], (dt.itemsize,) * 3, 2)
+                assert launch.walker == ("flat" if ndim == 1 else "rows") and launch.plan.tile * dt.itemsize <= tile_bytes
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        _fastpath.clear()
+        for prog in numba_backend._PROGRAM_CACHE.values():
+            if prog is not None:
+                prog._launches.clear()
+
+
 # ---- the host launch ------------------------------------------------------------------------------
 def test_host_launch_walkers_and_plan():
     flat = host_launch.plan_launch((10**6,), [(1,), (1,), (1,)], (4, 4, 4), 2)
@@ -589,6 +628,11 @@ def test_host_launch_walkers_and_plan():
     assert sum(hi - lo for b in range(flat.plan.n_blocks) for lo, hi in flat.plan.tiles(b)) == 10**6
     rows = host_launch.plan_launch((1000, 1000), [(1000, 1), (1, 0), (0, 1)], (4, 4, 4), 2)
     assert rows.walker == "rows" and rows.modes == "cbc"
+    # its tiles hold whole rows where a run of rows starting on a cache line fits one: no row is
+    # cut into two runs (two vector loops' scalar remainders)
+    assert rows.plan.tile == 4000 and host_launch.plan_launch((1000, 1000), [(1000, 1), (1, 0), (0, 1)],
+                                                              (4, 4, 4), 2, tile_bytes=3999 * 4).plan.tile == 2000
+    assert host_launch.plan_launch((99, 1031), [(1031, 1), (1, 0), (0, 1)], (4, 4, 4), 1).plan.tile == 4096
     panels = host_launch.plan_launch((1000, 1000), [(1000, 1), (1000, 1), (1, 1000)], (4, 4, 4), 2)
     assert panels.walker == "panels" and panels.tile_rows * 4 >= 64
     assert "panels walk" in panels.describe() and panels.to_dict()["walker"] == "panels"

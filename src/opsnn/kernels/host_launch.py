@@ -8,8 +8,9 @@ numba backend passes these numbers to its kernels and the kernels walk them exac
   are ranges of the flat index.
 * ``rows``: any broadcast or strided layout whose inner dim is read with stride 0 or 1 by every
   input (e.g. LeakyReluBackward grad (N, 1) with self (1, M)). The flat output range is split as
-  for ``flat``; inside a tile the kernel runs along the inner dim, operands advancing by their
-  element strides (0 on broadcast dims), so nothing is copied.
+  for ``flat``, tiles cut to whole rows where they can be (``_whole_rows``); inside a tile the
+  kernel runs along the inner dim, operands advancing by their element strides (0 on broadcast
+  dims), so nothing is copied.
 * ``panels``: some input reads the inner dim with a large stride and an outer dim with a smaller
   one (a transposed view, or in N-D any permutation that moves its unit-stride dim), and the
   output is larger than ``SMALL_BYTES`` (smaller ones take ``rows``, reading it in place). That
@@ -25,7 +26,7 @@ import dataclasses
 import math
 
 from .._core.tiling import HostPlan, Printable, plan_host
-from .._core.tiling.host import DEFAULT_TILE_BYTES
+from .._core.tiling.host import CACHE_LINE_BYTES, DEFAULT_TILE_BYTES
 
 # Panels: a panel spans PANEL_BYTES of the strided operand's unit-stride dim, and a tile holds
 # PANEL_TILE_BYTES of each operand. Measured (2-core EPYC, f16..f64, shapes 1e3 x 1e3 to
@@ -134,6 +135,17 @@ def _panel_row_dim(layouts, itemsizes) -> int | None:
     return None if best is None else best[1]
 
 
+def _whole_rows(plan: HostPlan, inner: int) -> HostPlan:
+    """The rows walker's plan with its tile cut to whole rows of ``inner`` elements where a run of
+    rows that starts on a cache line fits it: a tile that ends mid-row splits that row into two
+    runs, each with its own vector loop's scalar remainder (grad (2000, 1) x self (2000, 2000)
+    float32, one thread: 610 -> 497 us, torch 492)."""
+    unit = math.lcm(inner, max(1, CACHE_LINE_BYTES // plan.itemsize))
+    if unit > plan.tile:
+        return plan
+    return dataclasses.replace(plan, tile=plan.tile // unit * unit)
+
+
 def _move_to_row(values, row: int) -> tuple:
     """``values`` (one per dim) with dim ``row`` moved to the second-last place, the others in order."""
     rest = [v for d, v in enumerate(values) if d != row]
@@ -161,7 +173,8 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
         layouts.append(OperandLayout(s, _offset(dims, s), mode))
     row = _panel_row_dim(layouts, itemsizes) if numel * max(itemsizes) > SMALL_BYTES else None
     if row is None:
-        return HostLaunch("rows", dims, tuple(layouts), plan_host(numel, out_item, n_threads, tile_bytes))
+        plan = plan_host(numel, out_item, n_threads, tile_bytes)
+        return HostLaunch("rows", dims, tuple(layouts), _whole_rows(plan, dims[-1]))
     if row != len(dims) - 2:
         dims = _move_to_row(dims, row)
         layouts = [OperandLayout(_move_to_row(lay.strides, row), lay.offset, lay.mode) for lay in layouts]
