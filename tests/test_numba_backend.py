@@ -836,13 +836,15 @@ def test_reversed_runs(backend, dt):
 
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
-def test_panels_few_channels(backend, dt):
-    """Image layouts with 3 channels, both ways (NHWC <-> NCHW): tiles 3 rows or 3 columns wide,
-    gathered element by element along their longer side and computed as one run where every
+@pytest.mark.parametrize("channels", [2, 3, 4, 5])
+def test_panels_few_channels(backend, dt, channels):
+    """Image layouts with 2-5 channels, both ways (NHWC <-> NCHW): tiles that many rows or columns
+    wide, gathered by loops of a constant step (2-4: de-interleaved or interleaved with vector
+    shuffles) or element by element along their longer side, and computed as one run where every
     operand holds the tile's rows back to back (a grad reversed as a whole too, rows running
     backwards); and the same with a gap between rows, which keeps a run per row."""
-    nhwc = cases.filled((2, 20, 30, 3), dt, 60, cases.self_specials(dt, (-1.0, 1.0)))
-    nchw = cases.filled((2, 3, 20, 30), dt, 61, cases.self_specials(dt, (-1.0, 1.0)))
+    nhwc = cases.filled((2, 20, 30, channels), dt, 60, cases.self_specials(dt, (-1.0, 1.0)))
+    nchw = cases.filled((2, channels, 20, 30), dt, 61, cases.self_specials(dt, (-1.0, 1.0)))
     for x in (nhwc.transpose(0, 3, 1, 2), nchw.transpose(0, 2, 3, 1)):
         g = cases.filled(x.shape, dt, 62, cases.grad_specials(dt))
         g_rev = g.reshape(-1)[::-1].copy()[::-1].reshape(x.shape)    # same values, strides all negative
