@@ -94,6 +94,31 @@ def test_strided_and_broadcast_hits_agree():
     cases.assert_bits_equal(opsnn.leaky_relu_backward(gc_, xr, 0.3), first, nan_payload=True)
 
 
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_hits_on_gapped_and_stepped_views(dt):
+    """A hit takes a gapped or stepped operand's memory span through ``span_view``'s machine-code
+    entry (half floats as their bits): inputs and outs sliced out of larger arrays, in 2-D and
+    3-D, every call (the first fills the cache, the rest hit) the reference's bits, and nothing
+    of the larger arrays outside the views written."""
+    g, x = _data((6, 10), dt)
+    want = opsnn.leaky_relu_backward(g, x, 0.3)  # NaN payloads: grad's bits where it passes
+    cases.assert_bits_equal(want, cases.ref_leaky(g, x, np.float32(0.3)))
+    wide_g, wide_x = np.zeros((6, 13), dt), np.zeros((6, 20), dt)
+    wide_g[:, 2:12], wide_x[:, ::2] = g, x
+    g3 = np.zeros((2, 6, 10), dt)
+    g3[1] = g
+    for _ in range(3):
+        cases.assert_bits_equal(opsnn.leaky_relu_backward(wide_g[:, 2:12], wide_x[:, ::2], 0.3), want,
+                                nan_payload=True)
+        cases.assert_bits_equal(opsnn.leaky_relu_backward(g3[1:, :, :], x[None], 0.3)[0], want,
+                                nan_payload=True)
+        wide_out = np.zeros((6, 21), dt)
+        out = wide_out[:, 1:21:2]
+        assert opsnn.leaky_relu_backward(wide_g[:, 2:12], x, 0.3, out=out) is out
+        cases.assert_bits_equal(out, want, nan_payload=True)
+        assert not np.ascontiguousarray(wide_out[:, ::2]).view(np.uint8).any()
+
+
 @pytest.mark.parametrize("dt", [F32, F16, BF16], ids=str)
 def test_hits_write_through_permuted_and_nd_outs(dt):
     """A hit flattens each operand in memory order (ravel / ravel('K')); for out that must be a

@@ -267,7 +267,10 @@ class _Entry:
                 # a permutation of a dense array (e.g. a transposed view): in memory order, a view
                 # (ravel("K") copies only what is not dense in some order)
                 flat.append(f"{src}.ravel('K')")
-            else:  # a general view: its memory span from the lowest address (half floats as bits)
+            elif min(tmpl.strides) > 0:  # gapped or stepped: its memory span (half floats as bits)
+                env[f"SPAN{k}"] = self.impl.span_entry(tmpl)
+                flat.append(f"SPAN{k}({src})")
+            else:  # broadcast or reversed: its memory span from the lowest address
                 flat.append(f"base({src})")
         if self.walker == "flat":
             tail = "1, NUMEL, NUMEL, TILE, CHECK"
@@ -279,7 +282,8 @@ class _Entry:
         # numba's dispatcher types an array by its dtype, so half floats go as their uint16 bits;
         # the entry point takes them as they are (see numba_backend.entry_point)
         halves = [a.dtype.itemsize == 2 and a.dtype.kind not in "iu" for a in templates]
-        bits = [f"{e}.view(u16)" if half and not e.startswith("base(") else e for e, half in zip(flat, halves)]
+        bits = [f"{e}.view(u16)" if half and not e.startswith(("base(", "SPAN")) else e
+                for e, half in zip(flat, halves)]
         sample = eval(f"({', '.join(bits)}, {scalars}{tail})", {**env, **dict(zip(operands, templates))})  # noqa: S307
         serial = self.prog.function(self.walker, self.modes, False)
         env["DISPATCHER"] = serial  # kept for introspection (numba's cache statistics)

@@ -795,6 +795,15 @@ def base(a: np.ndarray) -> np.ndarray:
     return _numba_support.span_view(a)
 
 
+def span_entry(template: np.ndarray):
+    """``base`` for arrays laid out like ``template`` (every stride > 0, not C-contiguous): the
+    machine-code entry of ``span_view`` for its type (``entry_point``), which takes float16 and
+    bfloat16 arrays as their bits. For a plan-cache hit, whose key fixes that layout: a gapped
+    (32, 32) operand 0.9 -> ~0.3 us."""
+    sample = template.view(np.uint16) if template.dtype in cg.HALVES else template
+    return entry_point(_numba_support.span_view, (sample,))
+
+
 def scalar_values(step) -> tuple:
     """The Kernel step's scalars as the compiled code takes them: ``compute.type(value)`` (what
     the NumPy backend passes), f16/bf16 as bits."""
@@ -1014,5 +1023,5 @@ def set_num_threads(n: int) -> None:
 
 
 __all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "dense_order", "cache_dir", "copy", "entry_point", "get_num_threads",
-           "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
+           "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads", "span_entry",
            "moved_bytes", "work_bytes", "GATHER_WEIGHT", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]
