@@ -915,6 +915,29 @@ def test_base_spans_each_view_from_its_lowest_address(backend):
         both(backend, lambda: opsnn.leaky_relu_backward(g, v, 0.3, out=np.zeros(v.shape)))
 
 
+def test_fused_pythonic_call_allocates_no_workspace(backend):
+    """The Pythonic API hands the engine its workspace as a function: the fused pass reads a
+    transposed input in place and never calls it (the 4 MB Contiguous slot of a 1000 x 1000
+    float32 input is not allocated); the NumPy backend runs the steps and gets it."""
+    import tracemalloc
+
+    from opsnn import _fastpath
+
+    g = np.ones((1000, 1000), F32)
+    x = -np.arange(1e6, dtype=F32).reshape(1000, 1000).T
+    out = np.empty((1000, 1000), F32)
+    opsnn.leaky_relu_backward(g, x, 0.5, out=out)  # compiled and warm
+    for name in ("numba", "numpy"):
+        _fastpath.clear()  # the full path, with its plan and workspace
+        out[...] = 0
+        tracemalloc.start()
+        backend(name, opsnn.leaky_relu_backward, g, x, 0.5, out=out)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert (peak < 1 << 20) == (name == "numba"), (name, peak)
+        assert (out[:, 0] == np.where(x[:, 0] > 0, 1.0, 0.5)).all() and out[0, 1] == 0.5
+
+
 def test_panels_row_dim_is_the_gathered_unit_stride_dim():
     """A reversed 3-D input (strides (1, 64, 4096) over the output's dims): the walk moves its
     unit-stride dim to the rows of the 2-D tiles, keeping the others in the output's order, so

@@ -185,14 +185,14 @@ def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile | None
     return aclOpExecutor(_build_steps(spec, args, tensors, out_shape, promoted), tensors)
 
 
-def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | None = None,
-        fused: bool = False) -> None:
+def run(executor: aclOpExecutor, workspace, backend: str | None = None, fused: bool = False) -> None:
     """Phase 2: execute the recorded steps; ``workspace`` is a uint8 buffer of at least
-    ``executor.workspace_size`` bytes (or None when that is 0).
+    ``executor.workspace_size`` bytes (or None when that is 0), or a function returning one.
 
     ``fused``: the caller does not look at the workspace (the Pythonic API owns it), so a
     backend that can (numba) may run the whole chain as one pass reading the inputs in place;
-    the results are the same bits. The aclnn API runs the steps, temporaries in the workspace.
+    the results are the same bits, and a workspace given as a function is never allocated. The
+    aclnn API runs the steps, temporaries in the workspace.
     """
     if not executor.plan.steps:
         return
@@ -206,6 +206,8 @@ def run(executor: aclOpExecutor, workspace: np.ndarray | None, backend: str | No
                 return
             except impl.Fallback:
                 pass  # a layout the compiled walkers cannot address: run the steps below
+    if callable(workspace):
+        workspace = workspace()
     _exec_steps(_prepare_steps(executor.plan, arrays, workspace), impl)
 
 

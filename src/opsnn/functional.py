@@ -254,8 +254,10 @@ def _call(spec: registry.OpSpec, out, **kwargs):
         allocate = None
     executor = engine.plan(spec, args, allocate=allocate)
     size = executor.workspace_size
-    engine.run(executor, _host_empty((size,), np.dtype(np.uint8), f"{spec.name}: workspace") if size else None,
-               fused=True)
+    # allocated only if the steps run: the fused pass reads strided inputs in place (a 1e6
+    # float32 transposed input's 4 MB Contiguous slot, never touched, was allocated every call)
+    workspace = (lambda: _host_empty((size,), np.dtype(np.uint8), f"{spec.name}: workspace")) if size else None
+    engine.run(executor, workspace, fused=True)
     if key is not None:
         _fastpath.remember(key, spec, executor)
     return out if out is not None else result[0]
