@@ -521,7 +521,13 @@ def test_work_counts_transposed_inputs_more():
     gather) GATHER_WEIGHT times its bytes, and no other: not a dense, broadcast or stepped input,
     nor one transposed exactly as out is (the walk follows out's memory order)."""
     w = numba_backend.GATHER_WEIGHT
-    work, moved = numba_backend.work_bytes, numba_backend.moved_bytes
+    moved = numba_backend.moved_bytes
+
+    def work(out, ins):  # as Program.planned counts it: from the one-thread launch
+        operands = [numba_backend._aligned_strides(a, out.shape) for a in (out, *ins)]
+        launch = host_launch.plan_launch(out.shape, operands, [a.itemsize for a in (out, *ins)], 1)
+        return numba_backend.work_bytes(out, ins, launch)
+
     g = np.zeros((300, 200), F32)
     out = np.empty((300, 200), F32)
     t = np.zeros((200, 300), F32).T

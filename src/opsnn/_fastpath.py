@@ -241,7 +241,7 @@ class _Entry:
         launch = prog.launch_for(out, ins, 1)
         self.walker = launch.walker
         self.modes = launch.modes
-        self.work = impl.work_bytes(out, ins)
+        self.work = impl.work_bytes(out, ins, launch)
         self.launches = {1: (launch, impl.launch_arrays(launch))}  # threads -> (launch, geometry)
         if not impl.use_parallel(self.work):  # one block on the calling thread
             self.fast = self._make_small(len(tensor_names), [out] + ins)

@@ -176,15 +176,14 @@ def _host_launch_lines(executor) -> list[str]:
         return ["none: nothing to launch (empty tensor)"]
     arrays = {name: t.array() for name, t in executor.tensors.items()}
     out = arrays["out"]
-    ins = [a for name, a in arrays.items() if name != "out"]
-    moved = impl.moved_bytes(out, ins)
-    threads = impl.threads_for(impl.work_bytes(out, ins))
+    moved = impl.moved_bytes(out, [a for name, a in arrays.items() if name != "out"])
     try:
-        launch = impl.host_launch(executor.plan, arrays, threads)
+        found = impl.host_launch(executor.plan, arrays)
     except impl.Fallback as exc:
         return [f"none: the steps run one by one ({exc})"]
-    if launch is None:
+    if found is None:
         return ["none: the steps run one by one (no fused compiled program)"]
+    launch, threads = found
     first, *rest = launch.describe().removeprefix("host launch: ").splitlines()
     return [f"{threads} of {impl.get_num_threads()} threads ({moved} bytes moved): {first}"] + rest
 

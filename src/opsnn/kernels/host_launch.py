@@ -71,6 +71,12 @@ class HostLaunch(Printable):
     def modes(self) -> str:
         return "".join(op.mode for op in self.operands)
 
+    @property
+    def gathered(self) -> tuple[bool, ...]:
+        """Per kernel input, whether the walk copies it into a scratch tile first (the panels
+        walker's gather of an operand read with a large inner stride)."""
+        return tuple(self.walker == "panels" and op.mode == "g" for op in self.operands[1:])
+
     def describe(self) -> str:
         p = self.plan
         head = (f"host launch: {self.walker} walk over dims {list(self.dims)}, {p.n_blocks} block(s) of "

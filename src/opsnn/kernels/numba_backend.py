@@ -571,12 +571,21 @@ class Program:
             self._fns[key] = fn
         return fn
 
-    def launch_for(self, out: np.ndarray, ins: list, n_threads: int | None = None) -> HostLaunch:
-        """The host launch these arrays get (raises Fallback for layouts it cannot address)."""
+    def launch_for(self, out: np.ndarray, ins: list, n_threads: int) -> HostLaunch:
+        """The host launch these arrays get on ``n_threads`` (raises Fallback for layouts it
+        cannot address)."""
         shape = out.shape
         operands = [_aligned_strides(out, shape)] + [_aligned_strides(a, shape) for a in ins]
-        threads = n_threads if n_threads is not None else threads_for(work_bytes(out, ins))
-        return plan_launch(shape, operands, self.itemsizes, threads)
+        return plan_launch(shape, operands, self.itemsizes, n_threads)
+
+    def planned(self, out: np.ndarray, ins: list) -> tuple[HostLaunch, int]:
+        """The launch under the thread rule, and its work (``work_bytes``): planned for one
+        thread, and again for the pool when the work pays for waking it."""
+        launch = self.launch_for(out, ins, 1)
+        work = work_bytes(out, ins, launch)
+        if use_parallel(work):
+            launch = self.launch_for(out, ins, threads_for(work))
+        return launch, work
 
     def run(self, arrays: dict, scalars: tuple) -> None:
         """Run on live arrays (``arrays[name]``). ``out`` may be exactly an input's view (in
@@ -584,18 +593,17 @@ class Program:
         address ranges first) and the result goes through a temporary, as NumPy would."""
         out = arrays[self.output]
         ins = [arrays[name] for name in self.inputs]
-        work = work_bytes(out, ins)
-        key = (threads_for(work), out.shape, out.strides, tuple((a.shape, a.strides) for a in ins))
+        key = (numba.get_num_threads(), out.shape, out.strides, tuple((a.shape, a.strides) for a in ins))
         cached = self._launches.get(key)
         if cached is None:
-            cached = self._prepare(out, ins, work)
+            cached = self._prepare(out, ins)
             if len(self._launches) > 256:
                 self._launches.clear()
             self._launches[key] = cached
         launch, geometry, check, fn = cached
         if self.call(fn, launch, geometry, out, ins, scalars, check):
             tmp = np.empty(out.shape, out.dtype)
-            tmp_launch, geometry, _, tmp_fn = self._prepare(tmp, ins, work)
+            tmp_launch, geometry, _, tmp_fn = self._prepare(tmp, ins)
             self.call(tmp_fn, tmp_launch, geometry, tmp, ins, scalars, 0)
             np.copyto(out, tmp)
 
@@ -604,7 +612,7 @@ class Program:
         whose operands (device views, workspace slots) are fixed when it is queued."""
         out = arrays[self.output]
         ins = [arrays[name] for name in self.inputs]
-        launch, geometry, check, fn = self._prepare(out, ins, work_bytes(out, ins))
+        launch, geometry, check, fn = self._prepare(out, ins)
         args = self.arguments(launch, geometry, out, ins, scalars, check)
         fn = entry_point(fn, args)
 
@@ -613,10 +621,10 @@ class Program:
                 self.run(arrays, scalars)
         return call
 
-    def _prepare(self, out: np.ndarray, ins: list, work: int) -> tuple:
-        """``(launch, geometry, check, compiled walker)`` for arrays laid out like these, moving
-        ``work`` bytes (``work_bytes``; ``check``: ``overlap_check``)."""
-        launch = self.launch_for(out, ins, threads_for(work))
+    def _prepare(self, out: np.ndarray, ins: list) -> tuple:
+        """``(launch, geometry, check, compiled walker)`` for arrays laid out like these
+        (``planned``; ``check``: ``overlap_check``)."""
+        launch, work = self.planned(out, ins)
         return (launch, launch_arrays(launch), overlap_check(out, ins),
                 self.function(launch.walker, launch.modes, use_parallel(work)))
 
@@ -703,27 +711,12 @@ def _span_bytes(a: np.ndarray) -> int:
 GATHER_WEIGHT = 4
 
 
-def work_bytes(out: np.ndarray, ins: list) -> int:
+def work_bytes(out: np.ndarray, ins: list, launch: HostLaunch) -> int:
     """A launch's work in dense bytes moved, what the serial/parallel rule compares with
-    ``PARALLEL_MIN_BYTES``: ``moved_bytes``, an input read across its memory order counted
-    ``GATHER_WEIGHT`` times."""
-    return moved_bytes(out, ins) + (GATHER_WEIGHT - 1) * sum(_span_bytes(a) for a in ins if _reads_across(a, out))
-
-
-def _reads_across(a: np.ndarray, out: np.ndarray) -> bool:
-    """``a`` is read along out's fastest dim with a larger stride than along another dim of its
-    own (what ``host_launch`` gathers in panels), and is not broadcast along it."""
-    if a.size < 2 or (a.flags.c_contiguous and out.flags.c_contiguous):
-        return False  # the common case, decided without a loop
-    dims = [d for d in range(out.ndim) if out.shape[d] > 1]
-    if len(dims) < 2:
-        return False
-    try:
-        strides = _aligned_strides(a, out.shape)
-    except Fallback:
-        return False
-    inner = abs(strides[min(dims, key=lambda d: abs(out.strides[d]))])
-    return inner > 0 and any(0 < abs(strides[d]) < inner for d in dims)
+    ``PARALLEL_MIN_BYTES``: ``moved_bytes``, each input the launch gathers
+    (``HostLaunch.gathered``) counted ``GATHER_WEIGHT`` times. ``ins`` in the kernel's order."""
+    gathered = sum(_span_bytes(a) for a, g in zip(ins, launch.gathered) if g)
+    return moved_bytes(out, ins) + (GATHER_WEIGHT - 1) * gathered
 
 
 def threads_for(work: int) -> int:
@@ -1005,13 +998,15 @@ def copy(dst: np.ndarray, src: np.ndarray) -> None:
     dtypes.cast_into(dst, src)
 
 
-def host_launch(plan, arrays: dict, n_threads: int | None = None) -> HostLaunch | None:
-    """The HostLaunch the fused program of ``plan`` uses for ``arrays`` (``opsnn tiling``)."""
+def host_launch(plan, arrays: dict) -> tuple[HostLaunch, int] | None:
+    """The HostLaunch the fused program of ``plan`` uses for ``arrays`` and the threads it may
+    use (``Program.planned``, for ``opsnn tiling``); None when there is no fused program."""
     bound = program(plan, {k: v.dtype for k, v in arrays.items()})
     if bound is None:
         return None
     prog = bound[0]
-    return prog.launch_for(arrays[prog.output], [arrays[n] for n in prog.inputs], n_threads)
+    launch, work = prog.planned(arrays[prog.output], [arrays[n] for n in prog.inputs])
+    return launch, threads_for(work)
 
 
 def get_num_threads() -> int:
