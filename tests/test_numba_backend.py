@@ -588,14 +588,28 @@ def test_streamed_outputs(backend, streaming, dt, parallel):
     assert not numba_backend.streams_output("panels", "ccg", F32)
 
 
+@pytest.fixture
+def fresh_launches():
+    """Forget every cached launch (the plan cache's and each program's) before and after, so a
+    test that patches the host launch's constants gets launches planned with them."""
+    from opsnn import _fastpath
+
+    def clear():
+        _fastpath.clear()
+        for prog in numba_backend._PROGRAM_CACHE.values():
+            if prog is not None:
+                prog._launches.clear()
+    clear()
+    yield clear
+    clear()
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["stored", "streamed"])
-def test_rows_walker_carries_its_position_across_tiles(backend, monkeypatch, stream):
+def test_rows_walker_carries_its_position_across_tiles(backend, monkeypatch, fresh_launches, stream):
     """The rows walker decodes a block's first element once and carries the position from tile to
     tile: tiles of a few cache lines, cut anywhere in a row, at a row's end or the row dim's, in
     1-4 dims with a broadcast input and a reversed one, one and two blocks, streamed or not: the
     NumPy backend's bits."""
-    from opsnn import _fastpath
-
     monkeypatch.setattr(numba_backend, "STREAM_MIN_BYTES", 0 if stream else 1 << 62)
     monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
@@ -604,10 +618,7 @@ def test_rows_walker_carries_its_position_across_tiles(backend, monkeypatch, str
         for tile_bytes in (64, 192, 320):
             monkeypatch.setattr(numba_backend, "plan_launch",
                                 lambda *a, tb=tile_bytes: host_launch.plan_launch(*a, tile_bytes=tb))
-            _fastpath.clear()
-            for prog in numba_backend._PROGRAM_CACHE.values():
-                if prog is not None:
-                    prog._launches.clear()
+            fresh_launches()
             for ndim in (1, 2, 3, 4):
                 shape = tuple(int(d) for d in rng.integers(2, 9, ndim))
                 shape = shape[:-1] + (int(rng.integers(3, 40)),)
@@ -621,10 +632,6 @@ def test_rows_walker_carries_its_position_across_tiles(backend, monkeypatch, str
                 assert launch.walker == ("flat" if ndim == 1 else "rows") and launch.plan.tile * dt.itemsize <= tile_bytes
     finally:
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        _fastpath.clear()
-        for prog in numba_backend._PROGRAM_CACHE.values():
-            if prog is not None:
-                prog._launches.clear()
 
 
 # ---- the host launch ------------------------------------------------------------------------------
@@ -819,6 +826,50 @@ def test_nd_permutations(backend, dt):
 
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_panels_slices_side_by_side(backend, monkeypatch, fresh_launches, dt):
+    """Rows shorter than a tile, which out continues in the dim above (a 3-D reversal's), are
+    computed as runs across several slices of that dim (``seg``): one group of slices, groups
+    whose last one is short, one slice (the walker without them), with outer dims above, a grad
+    reversed across both dims (rows running backwards), in place, on two threads: the NumPy
+    backend's bits in every element of out. A grad that does not continue its rows there
+    (broadcast across that dim, or with a gap) keeps one slice per tile."""
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)
+    x3 = cases.filled((36, 20, 24), dt, 70, cases.self_specials(dt, (-1.0, 1.0))).transpose(2, 1, 0)
+    g3 = cases.filled(x3.shape, dt, 71, cases.grad_specials(dt))
+    x4 = cases.filled((18, 12, 10, 6), dt, 72, cases.self_specials(dt, (-1.0, 1.0))).transpose(3, 2, 1, 0)
+    g4 = cases.filled(x4.shape, dt, 73, cases.grad_specials(dt))
+    one_slice = 24 * 36 * dt.itemsize
+    try:
+        for tile_bytes, seg in ((1, 1), (3 * one_slice, 3), (1 << 30, 20)):
+            monkeypatch.setattr(host_launch, "SEGMENT_TILE_BYTES", tile_bytes)
+            fresh_launches()
+            for g, x in ((g3, x3), (g4, x4), (g3[:, ::-1, ::-1].copy()[:, ::-1, ::-1], x3)):
+                prefilled = np.full(x.shape, 7, dt)
+                both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=prefilled.copy()))
+                if dt != F64:
+                    both(backend, lambda: opsnn.hardtanh_backward(g, x, -1.0, 1.0, out=prefilled.copy()))
+
+            def in_place():
+                mem = g3.copy()
+                return opsnn.leaky_relu_backward(mem, x3, 0.3, out=mem)
+            both(backend, in_place)
+            shape = x3.shape
+            launch = numba_backend.plan_launch(shape, [numba_backend._aligned_strides(a, shape) for a in (g3, g3, x3)],
+                                               (dt.itemsize,) * 3, 2)
+            assert launch.walker == "panels" and launch.dims == (20, 24, 36) and launch.seg == seg
+            assert launch.plan.n_blocks == (2 if seg < 20 else 1)
+            assert (f"x {seg} slices of dim 0" in launch.describe()) == (seg > 1)
+        gapped = np.zeros((24, 20, 37), dt)[..., :36]
+        for g in (np.broadcast_to(g3[:, :1], g3.shape), gapped):
+            both(backend, lambda: opsnn.leaky_relu_backward(g, x3, 0.3))
+            strides = [numba_backend._aligned_strides(a, shape) for a in (g3, g, x3)]
+            assert numba_backend.plan_launch(shape, strides, (dt.itemsize,) * 3, 1).seg == 1
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
 def test_reversed_runs(backend, dt):
     """Inner dims read or written backwards (stride -1, mode ``r``): 1-D and 2-D, rows long enough
     for the vector loops plus ragged tails, a reversed out, both reversed, a transposed grad
@@ -952,7 +1003,8 @@ def test_panels_row_dim_is_the_gathered_unit_stride_dim():
     rev = host_launch.plan_launch((64, 64, 64), [out, out, (1, 64, 4096)], (4, 4, 4), 1)
     assert rev.walker == "panels" and rev.dims == (64, 64, 64)
     assert [op.strides for op in rev.operands] == [(64, 4096, 1), (64, 4096, 1), (64, 1, 4096)]
-    assert rev.plan.n_blocks * rev.plan.block_former >= 64 * 1 and rev.tile_rows == 64
+    # rows of 64 that out continues in the dim above: 16 slices (256 KiB) side by side per tile
+    assert rev.tile_rows == 64 and rev.tile_cols == 64 and rev.seg == 16 and rev.plan.numel == 64 // 16
     # the smaller of the strides below the inner one; a dim broadcast (stride 0) is never the rows
     mid = host_launch.plan_launch((30, 40, 50), [(2000, 50, 1), (1, 7, 500)], (4, 4), 1)
     assert mid.walker == "panels" and mid.dims == (40, 30, 50)

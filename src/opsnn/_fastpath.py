@@ -240,7 +240,6 @@ class _Entry:
         self.check = impl.overlap_check(out, ins) if check_overlap else 0
         launch = prog.launch_for(out, ins, 1)
         self.walker = launch.walker
-        self.modes = launch.modes
         self.work = impl.work_bytes(out, ins, launch)
         self.launches = {1: (launch, impl.launch_arrays(launch))}  # threads -> (launch, geometry)
         if not impl.use_parallel(self.work):  # one block on the calling thread
@@ -276,7 +275,7 @@ class _Entry:
             tail = "1, NUMEL, NUMEL, TILE, CHECK"
         else:
             env["GEOM"] = geometry
-            last = "TILE" if self.walker == "rows" else f"{launch.tile_rows}, {launch.tile_cols}"
+            last = "TILE" if self.walker == "rows" else f"{launch.tile_rows}, {launch.tile_cols}, {launch.seg}"
             tail = f"GEOM, 1, {launch.plan.block_former}, {launch.plan.numel}, {last}, CHECK"
         scalars = "".join(f"S{k}, " for k in range(len(self.scalars)))
         # numba's dispatcher types an array by its dtype, so half floats go as their uint16 bits;
@@ -285,7 +284,7 @@ class _Entry:
         bits = [f"{e}.view(u16)" if half and not e.startswith(("base(", "SPAN")) else e
                 for e, half in zip(flat, halves)]
         sample = eval(f"({', '.join(bits)}, {scalars}{tail})", {**env, **dict(zip(operands, templates))})  # noqa: S307
-        serial = self.prog.function(self.walker, self.modes, False)
+        serial = self.prog.function(launch, False)
         env["DISPATCHER"] = serial  # kept for introspection (numba's cache statistics)
         env["FN"] = self.impl.entry_point(serial, sample)
         exprs = bits if env["FN"] is serial else flat
@@ -312,7 +311,7 @@ class _Entry:
             launch = self.prog.launch_for(out, ins, threads)
             prepared = self.launches[threads] = (launch, self.impl.launch_arrays(launch))
         launch, geometry = prepared
-        fn = self.prog.function(self.walker, self.modes, True)
+        fn = self.prog.function(launch, True)
         return None if fn(*self.prog.arguments(launch, geometry, out, ins, self.scalars, self.check)) else out
 
 

@@ -208,9 +208,10 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
     return pre + ["if alias:"] + _indent(scan_first, 1) + ["else:"] + _indent(fused, 1)
 
 
-def _gather(k: int, itemsize: int) -> list[str]:
+def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     """Panels walker: copy the tile of gathered input ``k`` into its scratch ``s<k>`` (row r of
-    the tile at ``r * tile_cols``). A transposed operand (unit stride along the tile's rows) of a
+    the tile at ``r * tile_cols``; ``segmented``: slice ``sg`` of the tile's group at column
+    ``co`` of rows ``rs`` apart). A transposed operand (unit stride along the tile's rows) of a
     tile at least L x L goes through L x L register transposes (``transpose_block``), the last
     block of each row and column shifted back to end at the tile's edge (it overlaps its
     neighbour, which it rewrites with the same values): no element is left to a scalar loop.
@@ -220,11 +221,12 @@ def _gather(k: int, itemsize: int) -> list[str]:
     constant step, which LLVM turns into vector loads and shuffles. Any other tile is copied
     element by element."""
     a, sr, si = f"a{k}", f"sr{k + 1}", f"si{k + 1}"
-    lines = [f"g{k} = base{k + 1} + r0 * {sr} + c0 * {si}"]
+    lines = [f"g{k} = base{k + 1} + r0 * {sr} + c0 * {si}" + (f" + sg * s3_{k + 1}" if segmented else "")]
+    rs, co = ("rs", " + co") if segmented else ("tile_cols", "")
     # a few interleaved rows of another step are read along the columns, a loop of nr
     # iterations per element costing its overhead each time (2.6x slower); otherwise along the
     # rows, in the source's memory order
-    copy = f"s{k}[np.uint64(r * tile_cols + c)] = {a}[np.uint64(g{k} + r * {sr} + c * {si})]"
+    copy = f"s{k}[np.uint64(r * {rs}{co} + c)] = {a}[np.uint64(g{k} + r * {sr} + c * {si})]"
     scalar = [f"if nr < run and abs({si}) <= nr:",
               "    for r in range(nr):",
               "        for c in range(run):",
@@ -242,7 +244,7 @@ def _gather(k: int, itemsize: int) -> list[str]:
                     f"    cc = min(c, run - {side})",
                     f"    for r in range(0, nr, {side}):",
                     f"        rr = min(r, nr - {side})",
-                    f"        {helper}({a}, g{k} + rr + cc * {si}, {si}, s{k}, rr * tile_cols + cc, tile_cols,",
+                    f"        {helper}({a}, g{k} + rr + cc * {si}, {si}, s{k}, rr * {rs}{co} + cc, {rs},",
                     f"                        far * {side} * {si})"]
         # a short dim (the 10 of a (10, 100, 100) reversal): half blocks, 1.6-2.2x faster than the
         # element copy
@@ -253,9 +255,9 @@ def _gather(k: int, itemsize: int) -> list[str]:
     # ones 3-8x (a loop of a run-time step is left to scalar loads)
     for n in (2, 3, 4):
         branches.append((f"{sr} == 1 and {si} == {n} and nr == {n}",
-                         ["for c in range(run):"] + [f"    s{k}[np.uint64({r} * tile_cols + c)] = "
+                         ["for c in range(run):"] + [f"    s{k}[np.uint64({r} * {rs}{co} + c)] = "
                                                      f"{a}[np.uint64(g{k} + {n} * c + {r})]" for r in range(n)]))
-        branches.append((f"{sr} == 1 and run == {n} and tile_cols == {n}",
+        branches.append((f"{sr} == 1 and run == {n} and {rs} == {n}",
                          ["for r in range(nr):"] + [f"    s{k}[np.uint64({n} * r + {c})] = "
                                                     f"{a}[np.uint64(g{k} + r + {c} * {si})]" for c in range(n)]))
     for i, (cond, body) in enumerate(branches):
@@ -306,9 +308,12 @@ def streams_output(walker: str, modes: str, store_dtype: np.dtype) -> bool:
 
 
 def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker: str, modes: str,
-             stream_min: int) -> str:
+             stream_min: int, segmented: bool = False) -> str:
     """Module source with ``kernel_serial`` and ``kernel_parallel`` for one walker/modes variant.
-    ``stream_min``: the output bytes from which it streams, where it may (``streams_output``)."""
+    ``stream_min``: the output bytes from which it streams, where it may (``streams_output``).
+    ``segmented``: the panels walker's tiles hold ``seg`` > 1 slices side by side (a variant of
+    its own, so launches with one keep the shorter code: a single-slice launch through this one
+    measured up to 14 % slower)."""
     n = len(in_chains)
     params = ", ".join(["out"] + [f"a{k}" for k in range(n)] + [cg.scalar_param(s) for s in scalar_names])
     out_mode, in_modes = modes[0], modes[1:]
@@ -458,23 +463,33 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                                in_chains[k]) for k in range(n) if in_modes[k] != "b"}
                 p_hoisted = {k: (f"a{k}[np.uint64(q{k + 1})]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
                 p_store = "so[np.uint64(srow + j)]" if scatter else f"out[{idx(0, 'j')}]"
-                sig = f"def {name}({params}, geom, n_blocks, block_former, n_panels, tile_rows, tile_cols, check):"
+                sig = (f"def {name}({params}, geom, n_blocks, block_former, n_panels, tile_rows, tile_cols, seg,"
+                       " check):")
                 lines = _geometry_source(n + 1) + _check_source(n, strided=True)
                 lines += ["rows = dims[ndim - 2]",
                           "cols = dims[ndim - 1]",
-                          "per_outer = (rows + tile_rows - 1) // tile_rows",
-                          "area = tile_rows * tile_cols"]
+                          "per_outer = (rows + tile_rows - 1) // tile_rows"]
+                if segmented:  # a tile row: seg slices of dim ndim - 3, each tile_cols (= cols) long
+                    lines += ["rs = tile_cols * seg",
+                              "area = tile_rows * rs",
+                              "above = dims[ndim - 3]",
+                              "groups = (above + seg - 1) // seg"]
+                else:
+                    lines += ["area = tile_rows * tile_cols"]
                 lines += [f"scr{k} = np.empty((n_blocks, area), a{k}.dtype)" for k in gathered]
                 if scatter:
                     lines.append("scro = np.empty((n_blocks, area), out.dtype)")
                 lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
                 lines += [f"sr{k} = strides[{k}, ndim - 2]" for k in ops]
+                if segmented:
+                    lines += [f"s3_{k} = strides[{k}, ndim - 3]" for k in ops]
                 # a tile spanning whole rows that every operand holds back to back (its scratch
                 # rows too) is one run: short rows (an image's 3 channels) then pay no loop per row
                 row_step = {"c": "cols", "r": "-cols", "e": "2 * cols", "b": "0"}
                 dense = [f"sr{k} == {row_step[modes[k]]}" for k in ops
                          if not (k == 0 and scatter) and (k == 0 or k - 1 not in gathered)]
-                lines.append("whole = " + " and ".join(["tile_cols == cols"] + dense))
+                if not segmented:  # (with slices side by side out continues its rows elsewhere)
+                    lines.append("whole = " + " and ".join(["tile_cols == cols"] + dense))
                 # from memory, not cache: the gathers prefetch the next block of source rows
                 span = " + ".join(f"{x}.size * {x}.itemsize" for x in arr)
                 lines.append(f"far = 1 if {span} >= {PREFETCH_MIN_BYTES} else 0")
@@ -489,24 +504,41 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "        r0 = (p - outer * per_outer) * tile_rows",
                           "        nr = min(r0 + tile_rows, rows) - r0"]
                 lines += [f"        base{k} = offsets[{k}]" for k in ops]
-                lines += ["        rem = outer",
-                          "        for d in range(ndim - 3, -1, -1):",
+                if segmented:  # outer counts groups of seg slices of dim ndim - 3, then the dims above
+                    lines += ["        rem = outer // groups",
+                              "        i3 = (outer - rem * groups) * seg",
+                              "        nseg = min(seg, above - i3)"]
+                    lines += [f"        base{k} += i3 * s3_{k}" for k in ops]
+                else:
+                    lines += ["        rem = outer"]
+                lines += [f"        for d in range(ndim - {4 if segmented else 3}, -1, -1):",
                           "            i_d = rem % dims[d]",
                           "            rem //= dims[d]"]
                 lines += [f"            base{k} += i_d * strides[{k}, d]" for k in ops]
                 lines += ["        for c0 in range(0, cols, tile_cols):",
                           "            run = min(c0 + tile_cols, cols) - c0"]
-                for k in gathered:
-                    lines += _indent(_gather(k, in_chains[k][0].itemsize), 3)
-                lines += ["            if whole:",
-                          "                srow = 0"]
-                lines += [f"                q{k} = base{k} + r0 * sr{k}" for k in ops]
-                lines += _indent(_loop("j", "nr * run", p_loads, code, p_store, hw, screened, p_hoisted), 4)
-                lines += ["            else:",
-                          "                for r in range(nr):",
-                          "                    srow = r * tile_cols"]
-                lines += [f"                    q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
-                lines += _indent(_loop("j", "run", p_loads, code, p_store, hw, screened, p_hoisted), 5)
+                if segmented:
+                    lines += ["            for sg in range(nseg):",
+                              "                co = sg * tile_cols"]
+                    for k in gathered:
+                        lines += _indent(_gather(k, in_chains[k][0].itemsize, True), 4)
+                else:
+                    for k in gathered:
+                        lines += _indent(_gather(k, in_chains[k][0].itemsize, False), 3)
+                # segmented: each tile row is one run across its slices (every operand but the
+                # gathered ones continues its rows there, host_launch._segments)
+                by_row = ["for r in range(nr):", f"    srow = r * {'rs' if segmented else 'tile_cols'}"]
+                by_row += [f"    q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
+                by_row += _indent(_loop("j", "nseg * run" if segmented else "run", p_loads, code, p_store, hw,
+                                        screened, p_hoisted), 1)
+                if segmented:
+                    lines += _indent(by_row, 3)
+                else:
+                    lines += ["            if whole:",
+                              "                srow = 0"]
+                    lines += [f"                q{k} = base{k} + r0 * sr{k}" for k in ops]
+                    lines += _indent(_loop("j", "nr * run", p_loads, code, p_store, hw, screened, p_hoisted), 4)
+                    lines += ["            else:"] + _indent(by_row, 4)
                 if scatter:
                     lines += ["            go = base0 + r0 * sr0 + c0 * si0",
                               "            for c in range(run):",
@@ -558,14 +590,15 @@ class Program:
         self._fns: dict[tuple, object] = {}
         self._launches: dict[tuple, tuple] = {}
 
-    def function(self, walker: str, modes: str, parallel: bool):
-        """The compiled walker (generated and imported on first use; numba compiles or loads its
-        on-disk cache at the first call)."""
-        key = (walker, modes, parallel, STREAM_MIN_BYTES)
+    def function(self, launch: HostLaunch, parallel: bool):
+        """The compiled walker for ``launch``'s walker, modes and tiles (generated and imported on
+        first use; numba compiles or loads its on-disk cache at the first call)."""
+        segmented = launch.seg > 1
+        key = (launch.walker, launch.modes, segmented, parallel, STREAM_MIN_BYTES)
         fn = self._fns.get(key)
         if fn is None:
             source = generate(self.code, self.in_chains, self.store_chain[-1], self.scalar_names,
-                              walker, modes, STREAM_MIN_BYTES)
+                              launch.walker, launch.modes, STREAM_MIN_BYTES, segmented)
             module = _load_module(source)
             fn = module.kernel_parallel if parallel else module.kernel_serial
             self._fns[key] = fn
@@ -626,7 +659,7 @@ class Program:
         (``planned``; ``check``: ``overlap_check``)."""
         launch, work = self.planned(out, ins)
         return (launch, launch_arrays(launch), overlap_check(out, ins),
-                self.function(launch.walker, launch.modes, use_parallel(work)))
+                self.function(launch, use_parallel(work)))
 
     def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
         return fn(*self.arguments(launch, geometry, out, ins, scalars, check))
@@ -641,7 +674,7 @@ class Program:
         if launch.walker == "rows":
             return (*bases, *scalars, geometry, plan.n_blocks, plan.block_former, plan.numel, plan.tile, check)
         return (*bases, *scalars, geometry, plan.n_blocks, plan.block_former, plan.numel, launch.tile_rows,
-                launch.tile_cols, check)
+                launch.tile_cols, launch.seg, check)
 
 
 def entry_point(fn, sample: tuple):
