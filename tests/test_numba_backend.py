@@ -590,12 +590,13 @@ def test_streamed_outputs(backend, streaming, dt, parallel):
 
 @pytest.fixture
 def fresh_launches():
-    """Forget every cached launch (the plan cache's and each program's) before and after, so a
+    """Forget every cached launch (the plan caches' and each program's) before and after, so a
     test that patches the host launch's constants gets launches planned with them."""
-    from opsnn import _fastpath
+    from opsnn import _fastpath, engine
 
     def clear():
         _fastpath.clear()
+        engine.clear_plan_cache()
         for prog in numba_backend._PROGRAM_CACHE.values():
             if prog is not None:
                 prog._launches.clear()

@@ -168,7 +168,8 @@ def _whole_rows(plan: HostPlan, inner: int) -> HostPlan:
 def _segments(dims, layouts, tile_rows: int, tile_cols: int, max_item: int) -> int:
     """How many slices of the dim above the columns a panels tile takes side by side: the most
     that fit ``SEGMENT_TILE_BYTES``, where a tile spans whole rows and every operand but the
-    gathered inputs continues its rows in that dim (its stride there is a row's), else 1."""
+    gathered inputs continues its rows in that dim (its stride there is a row's: 0 for an input
+    broadcast along the rows, which must then be broadcast along that dim too), else 1."""
     cols = dims[-1]
     if len(dims) < 3 or tile_cols != cols or layouts[0].mode == "g":
         return 1

@@ -257,9 +257,10 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
         branches.append((f"{sr} == 1 and {si} == {n} and nr == {n}",
                          ["for c in range(run):"] + [f"    s{k}[np.uint64({r} * {rs}{co} + c)] = "
                                                      f"{a}[np.uint64(g{k} + {n} * c + {r})]" for r in range(n)]))
-        branches.append((f"{sr} == 1 and run == {n} and {rs} == {n}",
-                         ["for r in range(nr):"] + [f"    s{k}[np.uint64({n} * r + {c})] = "
-                                                    f"{a}[np.uint64(g{k} + r + {c} * {si})]" for c in range(n)]))
+        if not segmented:  # (a tile of n columns whose scratch rows are back to back: never so there)
+            branches.append((f"{sr} == 1 and run == {n} and tile_cols == {n}",
+                             ["for r in range(nr):"] + [f"    s{k}[np.uint64({n} * r + {c})] = "
+                                                        f"{a}[np.uint64(g{k} + r + {c} * {si})]" for c in range(n)]))
     for i, (cond, body) in enumerate(branches):
         lines += [("if " if i == 0 else "elif ") + cond + ":"] + _indent(body, 1)
     return lines + ["else:"] + _indent(scalar, 1)
