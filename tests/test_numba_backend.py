@@ -650,6 +650,11 @@ def test_host_launch_walkers_and_plan():
     panels = host_launch.plan_launch((1000, 1000), [(1000, 1), (1000, 1), (1, 1000)], (4, 4, 4), 2)
     assert panels.walker == "panels" and panels.tile_rows * 4 >= 64
     assert "panels walk" in panels.describe() and panels.to_dict()["walker"] == "panels"
+    # a tile's columns are whole cache lines of the narrowest operand (163 -> 160 float16)
+    short = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (2, 2, 2), 1)
+    assert (short.tile_rows, short.tile_cols) == (100, 160)
+    mixed = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (4, 2, 2), 1)
+    assert (mixed.tile_rows, mixed.tile_cols) == (100, 64)
     rev = host_launch.plan_launch((2, 3), [(3, 1), (-3, -1), (3, 1)], (4, 4, 4), 1)
     assert rev.operands[1].offset == 5 and rev.modes == "crc"
     with pytest.raises(dataclasses_frozen_error()):

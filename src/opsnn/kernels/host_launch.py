@@ -215,6 +215,12 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     rows, cols = dims[-2], dims[-1]
     tile_rows = min(rows, max(1, PANEL_BYTES // min_item))
     tile_cols = min(cols, max(16, PANEL_TILE_BYTES // (tile_rows * max_item)))
+    if tile_cols < cols:
+        # whole cache lines of the narrowest operand: rows of a tile cut mid-line (163 float16
+        # columns for a 100-row tile) start their vector loops off a line and leave a longer
+        # scalar remainder; float16 (100, 1000) transposed: 12.8 -> 11.1 us (kernel, 1 thread)
+        line = max(1, CACHE_LINE_BYTES // min_item)
+        tile_cols = max(16, tile_cols // line * line)
     seg = _segments(dims, layouts, tile_rows, tile_cols, max_item)
     # panels: (outer index, group of seg slices, tile of rows); a group may hold fewer slices
     above = dims[-3] if len(dims) >= 3 else 1
