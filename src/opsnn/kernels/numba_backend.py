@@ -460,6 +460,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             else:  # panels: 2-D tiles; operands read with a large inner stride go through scratch
                 gathered = [k for k in range(n) if in_modes[k] == "g"]
                 scatter = out_mode == "g"
+                # slices side by side are for an out that continues its rows (host_launch._segments)
+                assert not (segmented and scatter), "a scattered out takes one slice per tile"
                 p_loads = {k: (f"s{k}[np.uint64(srow + j)]" if k in gathered else f"a{k}[{idx(k + 1, 'j')}]",
                                in_chains[k]) for k in range(n) if in_modes[k] != "b"}
                 p_hoisted = {k: (f"a{k}[np.uint64(q{k + 1})]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
