@@ -142,6 +142,20 @@ def test_tiling_host_plan_of_a_broadcast_call(capsys):
            f"rows walk over dims [3000, 3000], {threads} block(s)" in out, out
 
 
+def test_tiling_host_plan_of_a_transposed_self(capsys):
+    """--transpose: self's axes reversed in memory. Phase 1 records a Contiguous step; the fused
+    kernel reads self in place through 2-D tiles, here rows of 100 side by side in slices."""
+    code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "100,100,100", "--transpose")
+    assert code == 0
+    assert "step       Contiguous(self) -> ws[0]" in out and "LeakyReluGrad(grad_output, ws[0]" in out
+    assert ("(6000000 bytes moved): panels walk over dims [100, 100, 100], 1 block(s) of 8 panels (last 8), "
+            "tiles 100 x 100 x 13 slices of dim 0") in out, out
+    code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "100,100,100")
+    assert code == 0 and "Contiguous" not in out and "flat walk over dims [1000000]" in out
+    # a kernel op has no strides to reverse
+    assert _run(capsys, "tiling", "LeakyReluGrad", "--shape", "100,100", "--transpose")[0] == 2
+
+
 def test_tiling_executor_steps_show_a_phase_1_failure(capsys):
     # DECISION 10: opsnn refuses the mismatched out in phase 1, where CANN's tiling would fail
     code, out = _run(capsys, "--soc", "Ascend950", "tiling", "HardtanhBackward", "--shape", "4",

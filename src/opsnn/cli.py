@@ -143,8 +143,13 @@ def _aclnn_details(args) -> dict:
         out_shape = np.broadcast_shapes(*shapes) if spec.broadcast else shapes[-1]
     except ValueError:  # not broadcastable: phase 1 reports it (161002)
         out_shape = shapes[-1]
+    def zeros(name, shape, dtype):
+        if name == "self" and args.transpose and len(shape) >= 2:  # the same shape, axes reversed in memory
+            return np.zeros(shape[::-1], dtype).T
+        return np.zeros(shape, dtype)
+
     try:  # phase 1 reads no data, but its overlap check and the host plan need real arrays
-        call = {p.name: ArrayTensor(np.zeros(shape, dtypes.to_numpy(kind)))
+        call = {p.name: ArrayTensor(zeros(p.name, tuple(shape), dtypes.to_numpy(kind)))
                 for p, shape, kind in zip(spec.inputs, shapes, kinds)}
         call["out"] = ArrayTensor(np.zeros(out_shape, dtypes.to_numpy(kinds[len(spec.inputs)])))
     except (MemoryError, ValueError) as exc:  # more than this host can map: the tiling needs shapes only

@@ -69,6 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--negative-slope", type=float, help="LeakyRelu/LeakyReluGrad attr (default 0.0)")
     parser.add_argument("--min-val", type=float, help="HardtanhGrad attr (default -1.0)")
     parser.add_argument("--max-val", type=float, help="HardtanhGrad attr (default 1.0)")
+    parser.add_argument("--transpose", action="store_true",
+                        help="aclnn names: pass self as a view with its axes reversed (a transposed matrix), "
+                             "so the executor steps and the host launch are those of a strided input; the "
+                             "NPU tiling depends on shapes only")
     parser.add_argument("--simulate", action="store_true",
                         help="run the tiling on a simulated device and check it (random data, see --seed)")
     parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the --simulate data")
@@ -147,6 +151,8 @@ def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | Non
 
 def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None) -> tuple[dict, int]:
     op, alias, profile, soc_note = _resolve(args)
+    if getattr(args, "transpose", False) and not alias:
+        raise _UsageError(f"--transpose needs an aclnn name: {op.name}'s tiling depends on shapes only")
     shapes, dtypes = _tensors(args, op, alias)
     attrs = _attrs(args, op)
     report: dict = {"op": op.name, "variant": op.variant, "source": op.source, "inputs": list(op.inputs),
