@@ -238,10 +238,10 @@ class _Entry:
         # an out the caller gave: the kernel compares address ranges first (see module doc);
         # an allocated out is a buffer nobody else references
         self.check = impl.overlap_check(out, ins) if check_overlap else 0
-        launch = prog.launch_for(out, ins, 1)
+        launch, self.work = prog.planned(out, ins)  # the thread rule, as a full-path call applies it
         self.walker = launch.walker
-        self.work = impl.work_bytes(out, ins, launch)
-        self.launches = {1: (launch, impl.launch_arrays(launch))}  # threads -> (launch, geometry)
+        # threads -> (launch, geometry); a serial launch is planned for one thread
+        self.launches = {impl.threads_for(self.work): (launch, impl.launch_arrays(launch))}
         if not impl.use_parallel(self.work):  # one block on the calling thread
             self.fast = self._make_small(len(tensor_names), [out] + ins)
 
