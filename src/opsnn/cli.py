@@ -143,6 +143,7 @@ def _aclnn_details(args) -> dict:
         out_shape = np.broadcast_shapes(*shapes) if spec.broadcast else shapes[-1]
     except ValueError:  # not broadcastable: phase 1 reports it (161002)
         out_shape = shapes[-1]
+
     def zeros(name, shape, dtype):
         if name == "self" and args.transpose and len(shape) >= 2:  # the same shape, axes reversed in memory
             return np.zeros(shape[::-1], dtype).T
