@@ -24,12 +24,18 @@ def machine_table(data: dict) -> str:
     threading = f" ({m['numba_threading_layer']} threading layer)" if m.get("numba_threading_layer") else ""
     rows = [
         ("CPUs", f"`nproc` = {m['nproc']}"),
-        ("CPU model", f"`{m.get('cpu', '?')}` (as `/proc/cpuinfo` names it)"),
+        ("CPU model", f"`{m.get('cpu', '?')}` (as `/proc/cpuinfo` names it)"
+                      + (f", `{m['llvm_cpu']}` to LLVM, {8 * m['vector_bytes']}-bit vector registers"
+                         if m.get("llvm_cpu") else "")),
         ("Memory", f"{m.get('memory_gib', '?')} GiB"),
         ("Platform", m.get("platform", "?")),
         ("Software", f"Python {m['python']}, NumPy {m['numpy']}, numba {m['numba']}{threading}, "
                      f"torch {m.get('torch', '-')}"),
-        ("Environment", f"`OMP_WAIT_POLICY={m.get('OMP_WAIT_POLICY') or 'unset'}`"),
+        ("Environment", f"`OMP_WAIT_POLICY={m.get('OMP_WAIT_POLICY') or 'unset'}`"
+                        + (f"; launches from {m['parallel_min_bytes'] / 2**20:.1f} MiB of work on the thread "
+                           f"pool (`parallel_min_bytes`, "
+                           f"{'set' if m.get('OPSNN_PARALLEL_MIN_BYTES') else 'measured'})"
+                           if m.get("parallel_min_bytes") else "")),
         ("Full run", f"{data['elapsed_s']:.0f} s (`python benchmarks/bench.py`)"),
     ]
     return "\n".join(["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])

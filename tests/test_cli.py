@@ -128,10 +128,12 @@ def test_tiling_shows_the_worked_example_and_the_aclnn_executor_steps(capsys):
             "of 8192 elements (last 8192), tiles of 8192 elements" in out), out
 
 
-def test_tiling_host_plan_of_a_broadcast_call(capsys):
+def test_tiling_host_plan_of_a_broadcast_call(capsys, monkeypatch):
     """grad (3000, 1) with self (1, 3000) in bfloat16: 18 MB of output and 12 KB of inputs moved,
     above the parallel threshold, walked row-wise over both threads without a copy."""
     from opsnn.kernels import numba_backend
+
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 16 << 20)  # as on any host
 
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "3000,1", "--shape2", "1,3000",
                      "--dtype", "bfloat16")
@@ -142,9 +144,12 @@ def test_tiling_host_plan_of_a_broadcast_call(capsys):
            f"rows walk over dims [3000, 3000], {threads} block(s)" in out, out
 
 
-def test_tiling_host_plan_of_a_transposed_self(capsys):
+def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
     """--transpose: self's axes reversed in memory. Phase 1 records a Contiguous step; the fused
     kernel reads self in place through 2-D tiles, here rows of 100 side by side in slices."""
+    from opsnn.kernels import numba_backend
+
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 16 << 20)  # one thread, on any host
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "100,100,100", "--transpose")
     assert code == 0
     assert "step       Contiguous(self) -> ws[0]" in out and "LeakyReluGrad(grad_output, ws[0]" in out

@@ -228,6 +228,28 @@ def test_transpose_block_moves_bits(dt, ahead, half):
     np.testing.assert_array_equal(dst.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
 
 
+@pytest.mark.parametrize("vector_bytes", [16, 32, 64])
+@pytest.mark.parametrize("itemsize", [2, 4, 8])
+def test_transpose_stages_transpose_on_every_register_width(itemsize, vector_bytes, monkeypatch):
+    """The shuffle plan of every block side a host of each register width would use (full and
+    half blocks), run on (row, column) labels as LLVM's shufflevector defines it: register k ends
+    up holding column k of the block in row order. The compiled test above covers this host's."""
+    monkeypatch.setattr(S, "VECTOR_BYTES", vector_bytes)
+    full = S.transpose_lanes(itemsize)
+    assert full * itemsize == min(vector_bytes, 16 * itemsize)  # one register per row, <= 16 of them
+    for lanes in (full, full // 2):
+        rows = [[(r, c) for c in range(lanes)] for r in range(lanes)]
+        stages = S.transpose_stages(lanes, itemsize, vector_bytes)
+        assert sum(len(stage) for stage in stages) * 2 == lanes * (lanes.bit_length() - 1)  # L log2 L
+        for stage in stages:
+            new = list(rows)
+            for i, j, a, b, low, high in stage:
+                both = rows[a] + rows[b]
+                new[i], new[j] = [both[m] for m in low], [both[m] for m in high]
+            rows = new
+        assert rows == [[(r, c) for r in range(lanes)] for c in range(lanes)]
+
+
 @numba.njit
 def _stream_copy(dst, dst_start, src, n):
     S.stream_copy(dst, dst_start, src, n)
@@ -501,10 +523,11 @@ def _big(dt, shape, seed):
 
 
 @pytest.mark.parametrize("dt", [F32, F16], ids=str)
-def test_parallel_walkers(backend, dt):
+def test_parallel_walkers(backend, dt, monkeypatch):
     """Launches moving more than PARALLEL_MIN_BYTES split into one block per thread (2 threads), in each
     walker; NaNs in some tiles send those tiles down the exact float16 path."""
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 16 << 20)  # not this host's measure
     n = numba_backend.PARALLEL_MIN_BYTES // dt.itemsize * 3 + 37
     g, x = _big(dt, (n,), 16), _big(dt, (n,), 17)
     both(backend, opsnn.leaky_relu_backward, g, x, 0.1)                 # flat
@@ -516,7 +539,38 @@ def test_parallel_walkers(backend, dt):
     both(backend, opsnn.leaky_relu_backward, gt, xt, 0.1)               # panels
 
 
-def test_work_counts_transposed_inputs_more():
+def test_parallel_min_bytes_measured_once_within_range(monkeypatch):
+    """Unless set, the threshold is the pool's round trip times PARALLEL_BYTES_PER_US, clamped to
+    PARALLEL_MIN_RANGE, measured once (on the first launch inside the range: below it a launch is
+    serial, from its top parallel, whatever the measure); a set value is never measured over."""
+    lo, hi = numba_backend.PARALLEL_MIN_RANGE
+    per_us = numba_backend.PARALLEL_BYTES_PER_US
+    calls = []
+    for round_trip, want in ((20.0, 20 * per_us), (0.5, lo), (1e4, hi)):
+        monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", None)
+        monkeypatch.setattr(numba_backend, "pool_round_trip_us", lambda rt=round_trip: calls.append(rt) or rt)
+        assert not numba_backend.use_parallel(lo - 1) and numba_backend.threads_for(lo - 1) == 1
+        assert numba_backend.use_parallel(hi)
+        assert calls == [] and numba_backend.PARALLEL_MIN_BYTES is None    # nothing measured yet
+        if numba.config.NUMBA_NUM_THREADS < 2:
+            want = 16 << 20                                                 # no pool to wake
+        assert numba_backend.use_parallel(want) and not numba_backend.use_parallel(want - 1)
+        assert numba_backend.parallel_min_bytes() == want
+        assert calls == ([round_trip] if numba.config.NUMBA_NUM_THREADS >= 2 else [])
+        calls.clear()
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 3 << 20)
+    assert numba_backend.parallel_min_bytes() == 3 << 20 and calls == []
+    assert numba_backend.use_parallel(3 << 20) and not numba_backend.use_parallel((3 << 20) - 1)
+
+
+def test_pool_round_trip_measures():
+    """The real measurement: a duration, and the caller's thread count left as it was."""
+    before = numba.get_num_threads()
+    assert 0.0 <= numba_backend.pool_round_trip_us() < 1e6
+    assert numba.get_num_threads() == before
+
+
+def test_work_counts_transposed_inputs_more(monkeypatch):
     """The serial/parallel rule weighs an input read across its memory order (the panels walker's
     gather) GATHER_WEIGHT times its bytes, and no other: not a dense, broadcast or stepped input,
     nor one transposed exactly as out is (the walk follows out's memory order)."""
@@ -543,10 +597,11 @@ def test_work_counts_transposed_inputs_more():
     cube = np.zeros((20, 30, 40), F32)
     assert work(cube, [cube, np.zeros((40, 30, 20), F32).transpose(2, 1, 0)]) == (2 + w) * cube.nbytes
     assert work(np.empty(5, F32), [np.zeros(5, F32), np.zeros(10, F32)[::2]]) == 20 + 20 + 36
-    # the rule: a 12 MB float32 transposed launch (1000 x 1000) is worth two threads, its
-    # contiguous counterpart is not
+    # the rule where waking the pool costs 40-80 us (16 MiB): a 12 MB float32 transposed launch
+    # (1000 x 1000) is worth two threads, its contiguous counterpart is not
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 16 << 20)
     big, big_t = np.empty((1000, 1000), F32), np.empty((1000, 1000), F32).T
-    assert work(big, [big, big_t]) >= numba_backend.PARALLEL_MIN_BYTES > work(big, [big, big])
+    assert numba_backend.use_parallel(work(big, [big, big_t])) and not numba_backend.use_parallel(work(big, [big, big]))
 
 
 @pytest.fixture

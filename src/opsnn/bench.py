@@ -412,9 +412,15 @@ def machine_info() -> dict:
         pass
     import numba
     import torch
+    from llvmlite import binding
+
+    from .kernels import _numba_support, numba_backend
 
     info.update(numpy=np.__version__, numba=numba.__version__, torch=torch.__version__,
-                numba_threading_layer=_threading_layer(), OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY"))
+                llvm_cpu=binding.get_host_cpu_name(), vector_bytes=_numba_support.VECTOR_BYTES,
+                parallel_min_bytes=numba_backend.parallel_min_bytes(),
+                numba_threading_layer=_threading_layer(), OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY"),
+                OPSNN_PARALLEL_MIN_BYTES=os.environ.get("OPSNN_PARALLEL_MIN_BYTES"))
     return info
 
 

@@ -706,15 +706,75 @@ def entry_point(fn, sample: tuple):
 PREFETCH_MIN_BYTES = 32 << 20
 
 
-# Below this much work (``work_bytes``) a launch stays on the calling thread: waking the pool
-# costs more than it saves (on the 2-vCPU host of BENCHMARKS.md, with OMP_WAIT_POLICY=PASSIVE,
-# waking the second thread costs 40-80 us, what moving ~12 MB within L3 takes: a 1e6-element
-# float32 LeakyReluBackward, or an 8 MB output of broadcast inputs, ran 1.3-1.7x faster on one
-# thread, a 24 MB launch 1.3x faster on two). Counted in bytes moved, not output bytes, so a
-# broadcast launch (a small input, a large output) and a contiguous one of equal traffic are
-# treated alike. Override with OPSNN_PARALLEL_MIN_BYTES (lower it where the OpenMP pool spins
-# and cores are not shared).
-PARALLEL_MIN_BYTES = int(os.environ.get("OPSNN_PARALLEL_MIN_BYTES", 16 << 20))
+# Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking
+# the pool costs more than a second thread saves. What waking costs depends on the host and on
+# OMP_WAIT_POLICY, so the threshold is measured once per process, on the first launch that asks
+# (``parallel_min_bytes``): the round trip of an empty parallel region over the serial call,
+# times PARALLEL_BYTES_PER_US, within [1 MiB, 64 MiB]. Measured with OMP_WAIT_POLICY=PASSIVE: on
+# a 2-vCPU Zen 4 EPYC VM the round trip took 40-80 us, and 1e6-element float32 LeakyReluBackward
+# (12 MB) or an 8 MB output of broadcast inputs ran 1.3-1.7x faster on one thread, 24 MB 1.3x
+# faster on two; on a 2-vCPU Zen 3 EPYC VM it took 18-21 us, 1.2 MB ran 2x faster on one thread,
+# 3.6 MB the same on both, 6 and 12 MB 1.2-1.5x faster on two. Counted in bytes moved, not output
+# bytes, so a broadcast launch (a small input, a large output) and a contiguous one of equal
+# traffic are treated alike. OPSNN_PARALLEL_MIN_BYTES sets it instead (no measuring).
+PARALLEL_BYTES_PER_US = 256 << 10
+PARALLEL_MIN_RANGE = (1 << 20, 64 << 20)
+PARALLEL_MIN_BYTES: int | None = int(os.environ["OPSNN_PARALLEL_MIN_BYTES"]) \
+    if os.environ.get("OPSNN_PARALLEL_MIN_BYTES") else None
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _touch_parallel(a):
+    for i in numba.prange(a.size):  # one element per thread
+        a[i] += 1
+    return 0
+
+
+@numba.njit(nogil=True, cache=True)
+def _touch_serial(a):
+    for i in range(a.size):
+        a[i] += 1
+    return 0
+
+
+def pool_round_trip_us() -> float:
+    """Median microseconds an empty parallel region over every pool thread costs beyond the same
+    call on the calling thread: waking the pool and joining it."""
+    import time
+
+    threads = numba.config.NUMBA_NUM_THREADS
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        a = np.zeros(threads)
+        times = {}
+        for fn in (_touch_parallel, _touch_serial):
+            fn(a)  # compiled or loaded from the cache
+            samples = []
+            for _ in range(15):
+                t0 = time.perf_counter()
+                fn(a)
+                samples.append(time.perf_counter() - t0)
+            times[fn] = sorted(samples)[7]
+    finally:
+        numba.set_num_threads(before)
+    return max(0.0, times[_touch_parallel] - times[_touch_serial]) * 1e6
+
+
+def parallel_min_bytes() -> int:
+    """PARALLEL_MIN_BYTES, measured on first use (see above) unless set; 16 MiB, never measured,
+    where the pool has one thread (it then only picks the ``prange`` variant, ``use_parallel``)."""
+    global PARALLEL_MIN_BYTES
+    if PARALLEL_MIN_BYTES is None:
+        with _LOCK:
+            if PARALLEL_MIN_BYTES is None:
+                if numba.config.NUMBA_NUM_THREADS < 2:
+                    PARALLEL_MIN_BYTES = 16 << 20
+                else:
+                    lo, hi = PARALLEL_MIN_RANGE
+                    PARALLEL_MIN_BYTES = min(hi, max(lo, int(pool_round_trip_us() * PARALLEL_BYTES_PER_US)))
+                log.info("numba backend: launches of %d bytes or more go to the thread pool", PARALLEL_MIN_BYTES)
+    return PARALLEL_MIN_BYTES
 
 
 # From this many output bytes, the rows walker writes a dense output whose inputs are small
@@ -757,14 +817,17 @@ def work_bytes(out: np.ndarray, ins: list, launch: HostLaunch) -> int:
 
 def threads_for(work: int) -> int:
     """Worker threads the host plan may use for a launch of ``work`` bytes (``work_bytes``)."""
-    return 1 if work < PARALLEL_MIN_BYTES else numba.get_num_threads()
+    return numba.get_num_threads() if use_parallel(work) else 1
 
 
 def use_parallel(work: int) -> bool:
     """Whether to run the ``prange`` variant of a walker. Above PARALLEL_MIN_BYTES always, even
     for one block: numba compiles a parfor body as its own function, which LLVM optimises better
     (the panels walker runs up to 1.6x faster), for ~1 us more launch cost."""
-    return work >= PARALLEL_MIN_BYTES
+    lo, hi = PARALLEL_MIN_RANGE
+    if PARALLEL_MIN_BYTES is None and not lo <= work < hi:  # the same whatever is measured
+        return work >= hi
+    return work >= parallel_min_bytes()
 
 
 def overlap_check(out: np.ndarray, ins: list) -> int:
@@ -1055,4 +1118,5 @@ def set_num_threads(n: int) -> None:
 
 __all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "dense_order", "cache_dir", "copy", "entry_point", "get_num_threads",
            "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads", "span_entry",
-           "moved_bytes", "work_bytes", "GATHER_WEIGHT", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES"]
+           "moved_bytes", "work_bytes", "GATHER_WEIGHT", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES",
+           "parallel_min_bytes", "pool_round_trip_us"]
