@@ -558,6 +558,9 @@ def test_parallel_min_bytes_measured_once_within_range(monkeypatch):
         assert numba_backend.parallel_min_bytes() == want
         assert calls == ([round_trip] if numba.config.NUMBA_NUM_THREADS >= 2 else [])
         calls.clear()
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", None)          # a pool that fails to start
+    monkeypatch.setattr(numba_backend, "pool_round_trip_us", lambda: 1 // 0)
+    assert numba_backend.parallel_min_bytes() == 16 << 20
     monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 3 << 20)
     assert numba_backend.parallel_min_bytes() == 3 << 20 and calls == []
     assert numba_backend.use_parallel(3 << 20) and not numba_backend.use_parallel((3 << 20) - 1)

@@ -761,18 +761,27 @@ def pool_round_trip_us() -> float:
     return max(0.0, times[_touch_parallel] - times[_touch_serial]) * 1e6
 
 
+def _measured_parallel_min_bytes() -> int:
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        return 16 << 20
+    try:
+        measured = int(pool_round_trip_us() * PARALLEL_BYTES_PER_US)
+    except Exception as exc:  # noqa: BLE001 - a pool that cannot start: run as before measuring
+        log.warning("numba backend: could not time the thread pool (%s); using 16 MiB", exc)
+        return 16 << 20
+    lo, hi = PARALLEL_MIN_RANGE
+    return min(hi, max(lo, measured))
+
+
 def parallel_min_bytes() -> int:
     """PARALLEL_MIN_BYTES, measured on first use (see above) unless set; 16 MiB, never measured,
-    where the pool has one thread (it then only picks the ``prange`` variant, ``use_parallel``)."""
+    where the pool has one thread (it then only picks the ``prange`` variant, ``use_parallel``)
+    or cannot be timed."""
     global PARALLEL_MIN_BYTES
     if PARALLEL_MIN_BYTES is None:
         with _LOCK:
             if PARALLEL_MIN_BYTES is None:
-                if numba.config.NUMBA_NUM_THREADS < 2:
-                    PARALLEL_MIN_BYTES = 16 << 20
-                else:
-                    lo, hi = PARALLEL_MIN_RANGE
-                    PARALLEL_MIN_BYTES = min(hi, max(lo, int(pool_round_trip_us() * PARALLEL_BYTES_PER_US)))
+                PARALLEL_MIN_BYTES = _measured_parallel_min_bytes()
                 log.info("numba backend: launches of %d bytes or more go to the thread pool", PARALLEL_MIN_BYTES)
     return PARALLEL_MIN_BYTES
 
