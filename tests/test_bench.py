@@ -78,3 +78,14 @@ def test_summary_of_a_method_subset():
     line = next(ln for ln in bench.summarize({"results": rows, "memory": None}).splitlines()
                 if ln.startswith("| HardtanhBackward"))
     assert line.endswith("| 0.80 | 3.50 us (1.8x) | - |"), line
+
+
+def test_without_torch_a_clear_error(tmp_path, monkeypatch, capsys):
+    """Installed without the bench extra, ``opsnn bench`` names what to install instead of
+    failing with a traceback, and writes nothing."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
+    assert bench.main(["--quick", "--out-dir", str(tmp_path / "out")]) == 2
+    assert "pip install -e '.[bench]'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -779,6 +779,12 @@ def run(args) -> int:
     # default; on a machine with few cores each pool then stalls the other for milliseconds.
     # Passive waiting for both (set before either runtime loads) measures the libraries instead.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        import torch  # noqa: F401 - the reference every ratio is taken against
+    except ImportError:
+        print("opsnn bench: needs PyTorch (torch.ops.aten is the reference); install it with "
+              "`pip install -e '.[bench]'` (torch==2.13.0 CPU and matplotlib)", file=sys.stderr)
+        return 2
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     data = run_grid(args)
