@@ -540,15 +540,28 @@ def test_parallel_walkers(backend, dt, monkeypatch):
 
 
 def test_parallel_min_bytes_measured_once_within_range(monkeypatch):
-    """Unless set, the threshold is the pool's round trip times PARALLEL_BYTES_PER_US, clamped to
-    PARALLEL_MIN_RANGE, measured once (on the first launch inside the range: below it a launch is
-    serial, from its top parallel, whatever the measure); a set value is never measured over."""
+    """Unless set, the threshold is the first of 1, 1.41, 2, ... MiB where the pool copies
+    PARALLEL_GAIN times faster than the calling thread (the top of PARALLEL_MIN_RANGE if none),
+    measured once (on the first launch inside the range: below it a launch is serial, from its
+    top parallel, whatever the measure); a set value is never measured over."""
     lo, hi = numba_backend.PARALLEL_MIN_RANGE
-    per_us = numba_backend.PARALLEL_BYTES_PER_US
     calls = []
-    for round_trip, want in ((20.0, 20 * per_us), (0.5, lo), (1e4, hi)):
+
+    def host(per_core, wake_us):  # one core moves per_core bytes/us; two move twice that
+        def copy_times_us(moved):
+            calls.append(moved)
+            return moved / per_core, moved / (2 * per_core) + wake_us
+        return copy_times_us
+
+    sizes = numba_backend.threshold_candidates()                           # steps of sqrt(2)
+    assert sizes[:3] == [lo, 1482910, 2 * lo] and len(sizes) == 12 and sizes[-1] == 47453132
+    # 28 KB/us, 50 us: 2.83 MiB 106 vs 103 us (1.03x), 4 MiB 150 vs 125 (1.2x); 8 KB/us, 60 us:
+    # 1 MiB 131 vs 126 us (1.04x), 1.41 MiB 185 vs 153 (1.21x); a pool that never pays; one
+    # that pays at once
+    for per_core, wake_us, want in ((28e3, 50.0, 4 * lo), (8e3, 60.0, sizes[1]), (28e3, 1e6, hi),
+                                    (28e3, 0.0, lo)):
         monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", None)
-        monkeypatch.setattr(numba_backend, "pool_round_trip_us", lambda rt=round_trip: calls.append(rt) or rt)
+        monkeypatch.setattr(numba_backend, "copy_times_us", host(per_core, wake_us))
         assert not numba_backend.use_parallel(lo - 1) and numba_backend.threads_for(lo - 1) == 1
         assert numba_backend.use_parallel(hi)
         assert calls == [] and numba_backend.PARALLEL_MIN_BYTES is None    # nothing measured yet
@@ -556,20 +569,26 @@ def test_parallel_min_bytes_measured_once_within_range(monkeypatch):
             want = 16 << 20                                                 # no pool to wake
         assert numba_backend.use_parallel(want) and not numba_backend.use_parallel(want - 1)
         assert numba_backend.parallel_min_bytes() == want
-        assert calls == ([round_trip] if numba.config.NUMBA_NUM_THREADS >= 2 else [])
+        tried = [size for size in sizes if size <= want]
+        assert calls == (tried if numba.config.NUMBA_NUM_THREADS >= 2 else [])
         calls.clear()
     monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", None)          # a pool that fails to start
-    monkeypatch.setattr(numba_backend, "pool_round_trip_us", lambda: 1 // 0)
+    monkeypatch.setattr(numba_backend, "copy_times_us", lambda moved: 1 // 0)
     assert numba_backend.parallel_min_bytes() == 16 << 20
     monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 3 << 20)
     assert numba_backend.parallel_min_bytes() == 3 << 20 and calls == []
     assert numba_backend.use_parallel(3 << 20) and not numba_backend.use_parallel((3 << 20) - 1)
 
 
-def test_pool_round_trip_measures():
-    """The real measurement: a duration, and the caller's thread count left as it was."""
+def test_copy_times_measure():
+    """The real measurement: two durations of a copy of ``moved`` bytes, the caller's thread
+    count left as it was, and a threshold that is one of the sizes tried."""
     before = numba.get_num_threads()
-    assert 0.0 <= numba_backend.pool_round_trip_us() < 1e6
+    serial, parallel = numba_backend.copy_times_us(1 << 20, samples=3)
+    assert 0.0 < serial < 1e6 and 0.0 < parallel < 1e6
+    assert numba.get_num_threads() == before
+    lo, hi = numba_backend.PARALLEL_MIN_RANGE
+    assert numba_backend.second_thread_pays_from() in numba_backend.threshold_candidates() + [hi]
     assert numba.get_num_threads() == before
 
 

@@ -707,70 +707,94 @@ PREFETCH_MIN_BYTES = 32 << 20
 
 
 # Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking
-# the pool costs more than a second thread saves. What waking costs depends on the host and on
-# OMP_WAIT_POLICY, so the threshold is measured once per process, on the first launch that asks
-# (``parallel_min_bytes``): the round trip of an empty parallel region over the serial call,
-# times PARALLEL_BYTES_PER_US, within [1 MiB, 64 MiB]. Measured with OMP_WAIT_POLICY=PASSIVE: on
-# a 2-vCPU Zen 4 EPYC VM the round trip took 40-80 us, and 1e6-element float32 LeakyReluBackward
-# (12 MB) or an 8 MB output of broadcast inputs ran 1.3-1.7x faster on one thread, 24 MB 1.3x
-# faster on two; on a 2-vCPU Zen 3 EPYC VM it took 18-21 us, 1.2 MB ran 2x faster on one thread,
-# 3.6 MB the same on both, 6 and 12 MB 1.2-1.5x faster on two. Counted in bytes moved, not output
-# bytes, so a broadcast launch (a small input, a large output) and a contiguous one of equal
-# traffic are treated alike. OPSNN_PARALLEL_MIN_BYTES sets it instead (no measuring).
-PARALLEL_BYTES_PER_US = 256 << 10
+# the pool costs more than a second thread saves. Where that turns depends on the host (how fast
+# one core moves data from L2, L3 and memory, what waking the pool costs) and on OMP_WAIT_POLICY,
+# so it is measured once per process, on the first launch that asks (``parallel_min_bytes``): a
+# copy moving 1, 1.41, 2, 2.83, ... MiB is timed on the calling thread and on the pool, and
+# the first size where the pool is PARALLEL_GAIN times faster is the threshold (the top of
+# PARALLEL_MIN_RANGE if none is; ~20-30 ms). A model from the wake-up round trip alone (an
+# empty parallel region) missed by 2-4x across hosts: with OMP_WAIT_POLICY=PASSIVE a 2-vCPU Zen 4
+# EPYC VM woke its pool in 40-80 us and ran 12 MB launches 1.3-1.7x faster on one thread; a Zen 3
+# one woke in 18-26 us, tied at 3.6 MB and gained 1.2-1.5x from 6 MB; an AVX-512 Xeon VM woke in
+# 43-81 us yet gained 1.4x at 12 MB (one of its cores moves ~27 GB/s out of L3), and measured
+# 8-11.3 MiB this way. Counted in bytes moved, not output bytes, so a broadcast launch (a small
+# input, a large output) and a contiguous one of equal traffic are
+# treated alike. OPSNN_PARALLEL_MIN_BYTES sets it instead (no measuring).
+PARALLEL_GAIN = 1.1
 PARALLEL_MIN_RANGE = (1 << 20, 64 << 20)
 PARALLEL_MIN_BYTES: int | None = int(os.environ["OPSNN_PARALLEL_MIN_BYTES"]) \
     if os.environ.get("OPSNN_PARALLEL_MIN_BYTES") else None
 
 
 @numba.njit(parallel=True, nogil=True, cache=True)
-def _touch_parallel(a):
-    for i in numba.prange(a.size):  # one element per thread
-        a[i] += 1
+def _copy_parallel(dst, src, blocks):  # one block per thread, as the walkers' host plans
+    step = -(-src.size // blocks)
+    for b in numba.prange(blocks):
+        for i in range(b * step, min(src.size, (b + 1) * step)):
+            dst[i] = src[i]
     return 0
 
 
 @numba.njit(nogil=True, cache=True)
-def _touch_serial(a):
-    for i in range(a.size):
-        a[i] += 1
+def _copy_serial(dst, src, blocks):
+    for i in range(src.size):
+        dst[i] = src[i]
     return 0
 
 
-def pool_round_trip_us() -> float:
-    """Median microseconds an empty parallel region over every pool thread costs beyond the same
-    call on the calling thread: waking the pool and joining it."""
+def copy_times_us(moved: int, samples: int = 5) -> tuple[float, float]:
+    """Median microseconds of a copy moving ``moved`` bytes (half read, half written) on the
+    calling thread and on every pool thread: ``samples`` calls in a row each, after an untimed
+    one (compiling or loading, first touch of the pages, the lines in the caches the variant
+    leaves them in: alternating the two sample by sample moved every line between the cores'
+    L2 each call, which made both 1.1-2.5x slower than in a loop)."""
     import time
 
-    threads = numba.config.NUMBA_NUM_THREADS
     before = numba.get_num_threads()
+    threads = numba.config.NUMBA_NUM_THREADS
     numba.set_num_threads(threads)
     try:
-        a = np.zeros(threads)
-        times = {}
-        for fn in (_touch_parallel, _touch_serial):
-            fn(a)  # compiled or loaded from the cache
-            samples = []
-            for _ in range(15):
+        src = np.ones(max(1, moved // 16))
+        dst = np.empty_like(src)
+        times = {_copy_serial: [], _copy_parallel: []}
+        for fn, out in times.items():
+            fn(dst, src, threads)
+            for _ in range(samples):
                 t0 = time.perf_counter()
-                fn(a)
-                samples.append(time.perf_counter() - t0)
-            times[fn] = sorted(samples)[7]
+                fn(dst, src, threads)
+                out.append(time.perf_counter() - t0)
     finally:
         numba.set_num_threads(before)
-    return max(0.0, times[_touch_parallel] - times[_touch_serial]) * 1e6
+    serial, parallel = (sorted(t)[samples // 2] * 1e6 for t in times.values())
+    return serial, parallel
+
+
+def threshold_candidates() -> list[int]:
+    """The sizes ``second_thread_pays_from`` tries: PARALLEL_MIN_RANGE in steps of sqrt(2)
+    (1, 1.41, 2, 2.83, ... 45.25 MiB), bytes."""
+    lo, hi = PARALLEL_MIN_RANGE
+    return [int(lo * 2 ** (k / 2)) for k in range(2 * (hi // lo).bit_length() - 2)]
+
+
+def second_thread_pays_from() -> int:
+    """Bytes moved from which the pool copies PARALLEL_GAIN times faster than the calling thread
+    (``copy_times_us``): the first of ``threshold_candidates`` that does, the top of
+    PARALLEL_MIN_RANGE if none does."""
+    for size in threshold_candidates():
+        serial, parallel = copy_times_us(size)
+        if parallel * PARALLEL_GAIN <= serial:
+            return size
+    return PARALLEL_MIN_RANGE[1]
 
 
 def _measured_parallel_min_bytes() -> int:
     if numba.config.NUMBA_NUM_THREADS < 2:
         return 16 << 20
     try:
-        measured = int(pool_round_trip_us() * PARALLEL_BYTES_PER_US)
+        return second_thread_pays_from()
     except Exception as exc:  # noqa: BLE001 - a pool that cannot start: run as before measuring
         log.warning("numba backend: could not time the thread pool (%s); using 16 MiB", exc)
         return 16 << 20
-    lo, hi = PARALLEL_MIN_RANGE
-    return min(hi, max(lo, measured))
 
 
 def parallel_min_bytes() -> int:
@@ -1128,4 +1152,4 @@ def set_num_threads(n: int) -> None:
 __all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "dense_order", "cache_dir", "copy", "entry_point", "get_num_threads",
            "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads", "span_entry",
            "moved_bytes", "work_bytes", "GATHER_WEIGHT", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES",
-           "parallel_min_bytes", "pool_round_trip_us"]
+           "parallel_min_bytes", "second_thread_pays_from", "threshold_candidates", "copy_times_us"]
