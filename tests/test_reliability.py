@@ -790,6 +790,10 @@ def test_repeatable_executor_relaunch(dev):
 
     for k, workspace in enumerate((w1, w1, w2, w1)):
         np.testing.assert_array_equal(run(workspace, g16 * (k + 1)), LEAKY_05 * (k + 1))
+    other = dev.malloc(64)  # a release of memory the executor does not use: checked, still intact
+    dev.addrs.remove(other)
+    acl.rt.free(other)
+    np.testing.assert_array_equal(run(w1, g16 * 5), LEAKY_05 * 5)
     dev.addrs.remove(w2)
     acl.rt.free(w2)
     fail_msg(aclnn.aclnnLeakyReluBackward(w2, ws, ex, dev.stream), 161002, "live device memory")

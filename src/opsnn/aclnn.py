@@ -66,6 +66,7 @@ class _Launch:
     (and a failed one reruns the full checks, which say what is wrong)."""
 
     def __init__(self, spec, executor: aclOpExecutor, workspace: int | None, size: int):
+        self.verified = memory.RELEASE_COUNT  # read first: a release during the checks moves it
         self.memory = _check_bound_tensors(spec, executor, workspace, size)
         self.key = (workspace, kernels.default_name())
         self.handles = tuple(t for t in executor.tensors.values() if isinstance(t, aclTensor))
@@ -88,20 +89,26 @@ class _Launch:
 
     def intact(self) -> bool:
         """What _check_bound_tensors verified still holds: same tensors and workspace range (so
-        the overlap verdict stands); only a destroy or a free can have happened since."""
+        the overlap verdict stands); only a destroy or a free can have happened since, and none
+        has while memory.RELEASE_COUNT is where it was when this was last verified."""
+        count = memory.RELEASE_COUNT
+        if count == self.verified:
+            return True
         for tensor in self.handles:
             if tensor.destroyed:
                 return False
         for _, alloc in self.memory:
             if not alloc.live:
                 return False
+        self.verified = count
         return True
 
     def __call__(self) -> None:
-        for what, alloc in self.memory:
-            if not alloc.live:
-                raise AclnnError(161002, f"{what}: the device memory at {alloc.addr:#x} was already "
-                                         "freed when the task ran")
+        if self.verified != memory.RELEASE_COUNT:
+            for what, alloc in self.memory:
+                if not alloc.live:
+                    raise AclnnError(161002, f"{what}: the device memory at {alloc.addr:#x} was "
+                                             "already freed when the task ran")
         self.run()
 
 

@@ -31,6 +31,17 @@ class Allocation:
 
 # Capacity of the emulated memories (an Ascend910B carries 64 GiB of HBM). A request beyond what
 # is left is refused with ACL_ERROR_BAD_ALLOC before any host memory is touched.
+# Bumped after an allocation is freed or a tensor destroyed (``released``): a repeatable
+# launch that found its tensors and memory alive at one count still has them while the count has
+# not moved, so its relaunch skips walking them (aclnn._Launch.intact).
+RELEASE_COUNT = 0
+
+
+def released() -> None:
+    global RELEASE_COUNT
+    RELEASE_COUNT += 1
+
+
 DEVICE_CAPACITY = 64 << 30
 HOST_CAPACITY = 64 << 30
 
@@ -74,6 +85,7 @@ class AddressSpace:
                                  "(never allocated, already freed, or an interior address)")
             alloc = self._allocs.pop(addr)
             alloc.live = False
+            released()
             self._in_use -= alloc.buffer.size
             i = bisect.bisect_left(self._starts, addr)
             del self._starts[i]
@@ -122,6 +134,7 @@ class AddressSpace:
         with self._lock:
             for alloc in self._allocs.values():
                 alloc.live = False
+            released()
             self._allocs.clear()
             self._starts.clear()
             self._in_use = 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from .._core import platform
+from .._core import memory, platform
 from .._core.status import AclError, AclnnError, boundary, pop_recent_error, set_recent_error
 from .._core.tensor import aclScalar, aclTensor
 from . import rt, util
@@ -128,3 +128,4 @@ def _destroy(obj, kind, call: str) -> None:
     if obj.destroyed:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: the {kind.__name__} was already destroyed")
     obj.destroyed = True
+    memory.released()
