@@ -718,8 +718,8 @@ PREFETCH_MIN_BYTES = 32 << 20
 # one woke in 18-26 us, tied at 3.6 MB and gained 1.2-1.5x from 6 MB; an AVX-512 Xeon VM woke in
 # 43-81 us yet gained 1.4x at 12 MB (one of its cores moves ~27 GB/s out of L3), and measured
 # 8-11.3 MiB this way. Counted in bytes moved, not output bytes, so a broadcast launch (a small
-# input, a large output) and a contiguous one of equal traffic are
-# treated alike. OPSNN_PARALLEL_MIN_BYTES sets it instead (no measuring).
+# input, a large output) and a contiguous one of equal traffic are treated alike.
+# OPSNN_PARALLEL_MIN_BYTES sets it instead (no measuring).
 PARALLEL_GAIN = 1.1
 PARALLEL_MIN_RANGE = (1 << 20, 64 << 20)
 PARALLEL_MIN_BYTES: int | None = int(os.environ["OPSNN_PARALLEL_MIN_BYTES"]) \
@@ -736,7 +736,7 @@ def _copy_parallel(dst, src, blocks):  # one block per thread, as the walkers' h
 
 
 @numba.njit(nogil=True, cache=True)
-def _copy_serial(dst, src, blocks):
+def _copy_serial(dst, src, blocks):  # blocks unused: called as _copy_parallel is
     for i in range(src.size):
         dst[i] = src[i]
     return 0
