@@ -5,10 +5,14 @@ loss curves side by side.
     python examples/train_digits.py            # full run (30 epochs), writes train_digits.png
     python examples/train_digits.py --quick    # a few steps (CI)
 
-The work is in opsnn.torch.train_demo (also ``opsnn demo --train``).
+The work is in opsnn.torch.train_demo (also ``opsnn demo --train``). Needs the train extra:
+``pip install -e '.[train]'`` (torch 2.13.0 CPU, scikit-learn, matplotlib).
 """
 
-from opsnn.torch.train_demo import main
+try:
+    from opsnn.torch.train_demo import main
+except ImportError as exc:
+    raise SystemExit(f"{exc}\nthis example needs the train extra: pip install -e '.[train]'") from None
 
 if __name__ == "__main__":
     raise SystemExit(main())
