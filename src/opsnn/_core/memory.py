@@ -29,8 +29,6 @@ class Allocation:
     live: bool = True
 
 
-# Capacity of the emulated memories (an Ascend910B carries 64 GiB of HBM). A request beyond what
-# is left is refused with ACL_ERROR_BAD_ALLOC before any host memory is touched.
 # Bumped after an allocation is freed or a tensor destroyed (``released``): a repeatable
 # launch that found its tensors and memory alive at one count still has them while the count has
 # not moved, so its relaunch skips walking them (aclnn._Launch.intact).
@@ -42,6 +40,8 @@ def released() -> None:
     RELEASE_COUNT += 1
 
 
+# Capacity of the emulated memories (an Ascend910B carries 64 GiB of HBM). A request beyond what
+# is left is refused with ACL_ERROR_BAD_ALLOC before any host memory is touched.
 DEVICE_CAPACITY = 64 << 30
 HOST_CAPACITY = 64 << 30
 

@@ -722,6 +722,7 @@ PREFETCH_MIN_BYTES = 32 << 20
 # OPSNN_PARALLEL_MIN_BYTES sets it instead (no measuring).
 PARALLEL_GAIN = 1.1
 PARALLEL_MIN_RANGE = (1 << 20, 64 << 20)
+PARALLEL_MIN_UNMEASURED = 16 << 20  # a one-thread pool, or one that cannot be timed
 PARALLEL_MIN_BYTES: int | None = int(os.environ["OPSNN_PARALLEL_MIN_BYTES"]) \
     if os.environ.get("OPSNN_PARALLEL_MIN_BYTES") else None
 
@@ -789,18 +790,19 @@ def second_thread_pays_from() -> int:
 
 def _measured_parallel_min_bytes() -> int:
     if numba.config.NUMBA_NUM_THREADS < 2:
-        return 16 << 20
+        return PARALLEL_MIN_UNMEASURED
     try:
         return second_thread_pays_from()
     except Exception as exc:  # noqa: BLE001 - a pool that cannot start: run as before measuring
-        log.warning("numba backend: could not time the thread pool (%s); using 16 MiB", exc)
-        return 16 << 20
+        log.warning("numba backend: could not time the thread pool (%s); using %d bytes", exc,
+                    PARALLEL_MIN_UNMEASURED)
+        return PARALLEL_MIN_UNMEASURED
 
 
 def parallel_min_bytes() -> int:
-    """PARALLEL_MIN_BYTES, measured on first use (see above) unless set; 16 MiB, never measured,
-    where the pool has one thread (it then only picks the ``prange`` variant, ``use_parallel``)
-    or cannot be timed."""
+    """PARALLEL_MIN_BYTES (bytes of work), measured on first use (see above) unless set;
+    PARALLEL_MIN_UNMEASURED (16 MiB), never measured, where the pool has one thread (it then
+    only picks the ``prange`` variant, ``use_parallel``) or cannot be timed."""
     global PARALLEL_MIN_BYTES
     if PARALLEL_MIN_BYTES is None:
         with _LOCK:
