@@ -55,6 +55,24 @@ def test_repeated_calls_hit_and_agree(dt):
     cases.assert_bits_equal(out, first, nan_payload=True)
 
 
+def test_clear_sends_the_next_call_down_the_full_path(monkeypatch):
+    """After clear() no call hits, not even one repeating the last hit (each operator's memo of
+    its last hit goes with the entries)."""
+    if kernels.default_name() != "numba":
+        pytest.skip("the compiled backend's plan cache")
+    g, x = _data()
+    for _ in range(3):
+        opsnn.leaky_relu_backward(g, x, 0.1)
+    full = []
+    remember = _fastpath.remember
+    monkeypatch.setattr(_fastpath, "remember", lambda *args: full.append(args[0]) or remember(*args))
+    opsnn.leaky_relu_backward(g, x, 0.1)
+    assert full == []
+    _fastpath.clear()
+    opsnn.leaky_relu_backward(g, x, 0.1)
+    assert len(full) == 1
+
+
 def _unaligned(a: np.ndarray) -> np.ndarray:
     """A copy of ``a`` at an address one byte past an aligned one (NumPy flags it unaligned)."""
     raw = np.zeros(a.nbytes + 1, np.uint8)
@@ -67,7 +85,7 @@ def _unaligned(a: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
 def test_hits_for_every_argument_type(dt):
     """The cache key fixes the compiled call's argument types (numba_backend.entry_point): aligned,
-    unaligned and read-only inputs and an unaligned out each get their own entry, in any order,
+    unaligned and read-only inputs and an aligned or unaligned out each get their own entry, in any order,
     and every hit gives the reference's bits (half floats reach the kernel as their bits)."""
     g, x = _data((3, 5), dt)
     want = cases.ref_leaky(g, x, np.float32(0.25))
@@ -77,11 +95,11 @@ def test_hits_for_every_argument_type(dt):
     for _ in range(2):
         for gv, xv in variants:
             cases.assert_bits_equal(opsnn.leaky_relu_backward(gv, xv, 0.25), want, nan_payload=True)
-            out = _unaligned(np.zeros(want.shape, want.dtype))
-            assert opsnn.leaky_relu_backward(gv, xv, 0.25, out=out) is out
-            cases.assert_bits_equal(out, want, nan_payload=True)
+            for out in (np.zeros(want.shape, want.dtype), _unaligned(np.zeros(want.shape, want.dtype))):
+                assert opsnn.leaky_relu_backward(gv, xv, 0.25, out=out) is out
+                cases.assert_bits_equal(out, want, nan_payload=True)
     if kernels.default_name() == "numba":
-        assert len(_fastpath.ENTRIES) == 2 * 4  # allocating and out=, per distinct argument type
+        assert len(_fastpath.ENTRIES) == 3 * 4  # allocating, aligned and unaligned out=, per input type
 
 
 def test_strided_and_broadcast_hits_agree():

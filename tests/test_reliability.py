@@ -817,6 +817,57 @@ def test_repeatable_executor_relaunch(dev):
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
 
+def test_relaunch_skips_checks_only_for_the_same_call(runtime_guard, dev, monkeypatch):
+    """A relaunch passing the very objects of the last checked launch skips the phase-2 checks;
+    anything that could change their outcome takes them again: an equal float workspaceSize
+    (refused), another operator's phase 2, a destroyed stream (361001), another stream, a
+    backend switch (bound anew), acl.finalize; each refusal leaves the executor relaunchable."""
+    from opsnn import engine, kernels
+
+    gt, xt, s, ot, oa = leaky(dev, g=G.astype(F16))
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and ws > 0
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    w = dev.malloc(ws)
+    binds = []
+    real_bind = engine.bind
+    monkeypatch.setattr(engine, "bind", lambda *a, **k: binds.append(kernels.default_name()) or real_bind(*a, **k))
+
+    def relaunch(stream=dev.stream, size=ws, phase2=aclnn.aclnnLeakyReluBackward):
+        assert acl.rt.memcpy(oa, 16, np.zeros(4, F32), 16, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+        ret = phase2(w, size, ex, stream)
+        if ret == 0:
+            assert acl.rt.synchronize_stream(stream) == 0
+            np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+        return ret
+
+    for _ in range(3):
+        assert relaunch() == 0
+    assert binds == [kernels.default_name()]
+    fail_msg(relaunch(size=float(ws)), 161002, "workspaceSize")
+    fail_msg(relaunch(phase2=aclnn.aclnnHardtanhBackward), 161002, "aclnnLeakyReluBackward")
+    other, _ = acl.rt.create_stream()
+    assert relaunch() == 0 and relaunch(other) == 0 and relaunch(other) == 0
+    assert acl.rt.destroy_stream(other) == 0
+    fail_msg(relaunch(other), 361001, "stream")
+    assert relaunch() == 0
+    saved = kernels.DEFAULT
+    try:
+        kernels.set_default("numpy" if kernels.default_name() == "numba" else "numba")
+        assert relaunch() == 0 and relaunch() == 0
+    finally:
+        kernels.set_default(saved)
+    assert relaunch() == 0
+    assert binds[1:] == ["numpy" if binds[0] == "numba" else "numba", binds[0]]
+    assert acl.finalize() == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(w, ws, ex, dev.stream), 361001, "init")
+    assert acl.init() == 0 and acl.rt.set_device(0) == 0
+    stream, _ = acl.rt.create_stream()
+    assert relaunch(stream) == 0 and relaunch(stream) == 0
+    assert acl.rt.destroy_stream(stream) == 0
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
 @pytest.mark.parametrize("stream", ["destroyed", 0x7777, -1, "s", 1.5, Sentinel()])
 def test_launch_on_bad_stream(dev, stream):
     """Phase 2 on a destroyed, never-created or junk stream -> 361001 ACLNN_ERR_RUNTIME_ERROR
@@ -834,6 +885,34 @@ def test_launch_on_bad_stream(dev, stream):
 # ============================================================================================
 # streams
 # ============================================================================================
+def test_stream_runs_what_was_queued_when_synchronized():
+    """synchronize runs the tasks queued when it was called, in order; a task queued meanwhile
+    (here by a running task) waits for the next synchronize; after a failure (500003) the rest
+    of that batch is dropped for good, and what was queued meanwhile survives."""
+    from opsnn._core.stream import Stream
+
+    stream, ran = Stream(0x99), []
+    stream.enqueue("a", lambda: (ran.append("a"), stream.enqueue("c", lambda: ran.append("c"))))
+    stream.enqueue("b", lambda: ran.append("b"))
+    stream.synchronize()
+    assert ran == ["a", "b"] and stream.pending == 1
+    stream.synchronize()
+    assert ran == ["a", "b", "c"] and stream.pending == 0
+
+    def failing():
+        stream.enqueue("late", lambda: ran.append("late"))
+        raise opsnn.AclnnError(161002, "memory gone")
+
+    ran.clear()
+    stream.enqueue("x", failing)
+    stream.enqueue("y", lambda: ran.append("y"))
+    with pytest.raises(opsnn.AclnnError) as info:
+        stream.synchronize()
+    assert info.value.status == 500003 and "stream task x failed: memory gone" in info.value.message
+    stream.synchronize()
+    assert ran == ["late"] and stream.pending == 0
+
+
 def test_stream_destroyed_with_queued_work(dev):
     """destroy_stream with work queued runs it first (the destroy waits, as aclrtDestroyStream);
     afterwards launches on it -> 361001, synchronize / destroy -> 200005; the default stream
