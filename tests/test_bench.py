@@ -89,3 +89,17 @@ def test_without_torch_a_clear_error(tmp_path, monkeypatch, capsys):
     assert bench.main(["--quick", "--out-dir", str(tmp_path / "out")]) == 2
     assert "pip install -e '.[bench]'" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_measure_shuffles_each_round():
+    """Each sample round takes the methods in its own order (the after-effects of one method
+    must not land on the same neighbour every round), and every method is timed once a round."""
+    from opsnn import bench
+
+    calls = []
+    fns = {name: (lambda name=name: calls.append(name)) for name in "abcdef"}
+    timings = bench.measure(fns, sample_seconds=0.0, samples=5)
+    assert set(timings) == set(fns) and all(t.samples == 5 for t in timings.values())
+    rounds = [calls[-6 * (5 - k):][:6] for k in range(5)]  # the timed rounds close the list
+    assert all(sorted(r) == list("abcdef") for r in rounds)
+    assert len({tuple(r) for r in rounds}) == 5 and len({r[0] for r in rounds}) > 1

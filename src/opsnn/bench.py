@@ -35,6 +35,7 @@ import json
 import math
 import os
 import platform as pyplatform
+import random
 import statistics
 import sys
 import time
@@ -355,7 +356,11 @@ class Timing:
 def measure(fns: dict, sample_seconds: float, samples: int) -> dict:
     """Per method, the median per-call seconds over ``samples`` samples of ``loops`` calls each
     (after a warm-up). The methods take turns sample by sample, so a disturbance from outside
-    (another job on a shared machine) lands on every method of a row alike, not on one."""
+    (another job on a shared machine) lands on every method of a row alike, not on one; and each
+    round takes them in its own (seeded) shuffled order, so the after-effects of a method land on
+    different ones from round to round: at 1e8 elements, after the NumPy expression (GBs of
+    temporaries freed) and the bandwidth kernel, the next call ran 1.2-1.7x slower, whichever
+    method it was, and in a fixed order that was opsnn's `out=` call every round."""
     loops = {}
     for name, fn in fns.items():
         fn()
@@ -368,8 +373,11 @@ def measure(fns: dict, sample_seconds: float, samples: int) -> dict:
                 break
         loops[name] = max(1, int(sample_seconds / max(one, 1e-9)))
     per_call: dict = {name: [] for name in fns}
-    for _ in range(samples):
-        for name, fn in fns.items():
+    for sample in range(samples):
+        order = list(fns)
+        random.Random(sample).shuffle(order)
+        for name in order:
+            fn = fns[name]
             if loops[name] > 1:
                 # untimed: the method before this one left its own data in the caches, and the
                 # first calls after it would time refilling them (for a data set that fits in
