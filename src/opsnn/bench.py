@@ -16,7 +16,8 @@ Layouts: ``contiguous``; ``broadcast`` (grad (N, 1) with self (1, M); binary bro
 only); ``strided`` (self a transposed view, the rest dense); ``permuted`` (self a 3-D view with
 its axes reversed, ``transpose(2, 1, 0)``, the rest dense: no two dims of it merge). Times are
 medians of 5 samples (3 in ``--quick``), each a loop long enough to time; the methods of a row
-take turns sample by sample, so an outside disturbance hits them alike, and each loop starts
+take turns sample by sample, in a shuffled order each round, so an outside disturbance (or one
+method's after-effects) hits them alike, and each loop starts
 after one untimed call (the method before it left its own data in the caches). The spread
 printed is the inter-quartile range.
 Ratios are speed ratios (other time / opsnn time: above 1 means opsnn is faster). Threads:
