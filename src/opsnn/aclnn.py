@@ -81,7 +81,8 @@ class _Launch:
         self.called = None  # (op, workspace, workspace_size, stream, target) of its last checked launch
         self.verified = memory.RELEASE_COUNT  # read first: a release during the checks moves it
         self.memory = _check_bound_tensors(spec, executor, workspace, size)
-        self.key = (workspace, kernels.default_name())
+        self.workspace = workspace
+        self.backend = kernels.default_name()
         self.handles = tuple(t for t in executor.tensors.values() if isinstance(t, aclTensor))
         buffer = None
         if size:
@@ -93,7 +94,7 @@ class _Launch:
     @classmethod
     def of(cls, spec, executor: aclOpExecutor, workspace: int | None, size: int) -> "_Launch":
         last = executor.last_launch
-        if last is not None and last.key == (workspace, kernels.default_name()) and last.intact():
+        if last is not None and last.workspace == workspace and last.current():
             return last
         launch = cls(spec, executor, workspace, size)  # the full checks: their 161002 messages
         if executor.repeatable:
@@ -111,7 +112,12 @@ class _Launch:
         called = self.called
         return (called is not None and called[1] is workspace and called[2] is workspace_size
                 and called[3] is stream and called[0] == op and not called[4].closed
-                and self.key[1] == kernels.default_name() and self.intact())
+                and self.current())
+
+    def current(self) -> bool:
+        """Still what a launch would bind now: the backend it bound is the one selected, and
+        intact()."""
+        return self.backend == kernels.default_name() and self.intact()
 
     def intact(self) -> bool:
         """What _check_bound_tensors verified still holds: same tensors and workspace range (so

@@ -706,20 +706,20 @@ def entry_point(fn, sample: tuple):
 PREFETCH_MIN_BYTES = 32 << 20
 
 
-# Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking
-# the pool costs more than a second thread saves. Where that turns depends on the host (how fast
-# one core moves data from L2, L3 and memory, what waking the pool costs) and on OMP_WAIT_POLICY,
-# so it is measured once per process, on the first launch that asks (``parallel_min_bytes``): a
-# copy moving 1, 1.41, 2, 2.83, ... MiB is timed on the calling thread and on the pool, and
-# the first size where the pool is PARALLEL_GAIN times faster is the threshold (the top of
-# PARALLEL_MIN_RANGE if none is; the lower of two scans; ~30-50 ms). A model from the wake-up round trip alone (an
+# Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking the
+# pool costs more than a second thread saves. Where that turns depends on the host (how fast one
+# core moves data from L2, L3 and memory, what waking the pool costs) and on OMP_WAIT_POLICY, so it
+# is measured once per process, on the first launch that asks (``parallel_min_bytes``): a copy
+# moving 1, 1.41, 2, 2.83, ... MiB is timed on the calling thread and on the pool, and the first
+# size where the pool is PARALLEL_GAIN times faster is the threshold (the top of PARALLEL_MIN_RANGE
+# if none is; the lower of two scans; ~40-50 ms). A model from the wake-up round trip alone (an
 # empty parallel region) missed by 2-4x across hosts: with OMP_WAIT_POLICY=PASSIVE a 2-vCPU Zen 4
 # EPYC VM woke its pool in 40-80 us and ran 12 MB launches 1.3-1.7x faster on one thread; a Zen 3
 # one woke in 18-26 us, tied at 3.6 MB and gained 1.2-1.5x from 6 MB; an AVX-512 Xeon VM woke in
-# 43-81 us yet gained 1.4x at 12 MB (one of its cores moves ~27 GB/s out of L3), and measured
-# 8-11.3 MiB this way. Counted in bytes moved, not output bytes, so a broadcast launch (a small
-# input, a large output) and a contiguous one of equal traffic are treated alike.
-# OPSNN_PARALLEL_MIN_BYTES sets it instead (no measuring).
+# 43-81 us yet gained 1.4x at 12 MB (one of its cores moves ~27 GB/s out of L3), and measured 8-11.3
+# MiB this way. Counted in bytes moved, not output bytes, so a broadcast launch (a small input, a
+# large output) and a contiguous one of equal traffic are treated alike. OPSNN_PARALLEL_MIN_BYTES
+# sets it instead (no measuring).
 PARALLEL_GAIN = 1.1
 PARALLEL_MIN_RANGE = (1 << 20, 64 << 20)
 PARALLEL_MIN_UNMEASURED = 16 << 20  # a one-thread pool, or one that cannot be timed
