@@ -744,13 +744,17 @@ def test_host_launch_walkers_and_plan():
                                                               (4, 4, 4), 2, tile_bytes=3999 * 4).plan.tile == 2000
     assert host_launch.plan_launch((99, 1031), [(1031, 1), (1, 0), (0, 1)], (4, 4, 4), 1).plan.tile == 4096
     panels = host_launch.plan_launch((1000, 1000), [(1000, 1), (1000, 1), (1, 1000)], (4, 4, 4), 2)
-    assert panels.walker == "panels" and panels.tile_rows * 4 >= 64
-    assert "panels walk" in panels.describe() and panels.to_dict()["walker"] == "panels"
-    # a tile's columns are whole cache lines of the narrowest operand (163 -> 160 float16)
+    # tiles of 128 B of the gathered rows by 2 KiB of the dense ones; 1000 rows as 31 x 32 + 8
+    assert panels.walker == "panels" and (panels.tile_rows, panels.tile_cols) == (32, 512)
+    assert panels.plan.numel == 32 and "panels walk" in panels.describe() and panels.to_dict()["walker"] == "panels"
+    # panels of equal height (100 float32 rows: 4 x 25, not 3 x 32 + 4); a row shorter than a tile whole
+    even = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (4, 4, 4), 1)
+    assert (even.tile_rows, even.tile_cols, even.plan.numel) == (25, 512, 4)
     short = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (2, 2, 2), 1)
-    assert (short.tile_rows, short.tile_cols) == (100, 160)
+    assert (short.tile_rows, short.tile_cols) == (50, 1000)
+    # rows by the narrowest operand, columns by the widest: whole cache lines of each
     mixed = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (4, 2, 2), 1)
-    assert (mixed.tile_rows, mixed.tile_cols) == (100, 64)
+    assert (mixed.tile_rows, mixed.tile_cols) == (50, 512)
     rev = host_launch.plan_launch((2, 3), [(3, 1), (-3, -1), (3, 1)], (4, 4, 4), 1)
     assert rev.operands[1].offset == 5 and rev.modes == "crc"
     with pytest.raises(dataclasses_frozen_error()):
@@ -948,7 +952,10 @@ def test_panels_slices_side_by_side(backend, monkeypatch, fresh_launches, dt, pa
     layouts = [(g3, x3), (g4, x4)]
     if full:
         layouts.append((g3[:, ::-1, ::-1].copy()[:, ::-1, ::-1], x3))
-    one_slice = 24 * 36 * dt.itemsize
+    shape = x3.shape
+    strides = [numba_backend._aligned_strides(a, shape) for a in (g3, g3, x3)]
+    tile_rows = numba_backend.plan_launch(shape, strides, (dt.itemsize,) * 3, 2).tile_rows  # of the 24
+    one_slice = tile_rows * 36 * dt.itemsize
     try:
         for tile_bytes, seg in ((1, 1), (3 * one_slice, 3), (1 << 30, 20)):
             monkeypatch.setattr(host_launch, "SEGMENT_TILE_BYTES", tile_bytes)
@@ -963,11 +970,9 @@ def test_panels_slices_side_by_side(backend, monkeypatch, fresh_launches, dt, pa
                 mem = g3.copy()
                 return opsnn.leaky_relu_backward(mem, x3, 0.3, out=mem)
             both(backend, in_place)
-            shape = x3.shape
-            launch = numba_backend.plan_launch(shape, [numba_backend._aligned_strides(a, shape) for a in (g3, g3, x3)],
-                                               (dt.itemsize,) * 3, 2)
+            launch = numba_backend.plan_launch(shape, strides, (dt.itemsize,) * 3, 2)
             assert launch.walker == "panels" and launch.dims == (20, 24, 36) and launch.seg == seg
-            assert launch.plan.n_blocks == (2 if seg < 20 else 1)
+            assert launch.plan.n_blocks == min(2, -(-20 // seg) * -(-24 // tile_rows))
             assert (f"x {seg} slices of dim 0" in launch.describe()) == (seg > 1)
         gapped = np.zeros((24, 20, 37), dt)[..., :36]
         for g in (np.broadcast_to(g3[:, :1], g3.shape), gapped):
@@ -1112,8 +1117,9 @@ def test_panels_row_dim_is_the_gathered_unit_stride_dim():
     rev = host_launch.plan_launch((64, 64, 64), [out, out, (1, 64, 4096)], (4, 4, 4), 1)
     assert rev.walker == "panels" and rev.dims == (64, 64, 64)
     assert [op.strides for op in rev.operands] == [(64, 4096, 1), (64, 4096, 1), (64, 1, 4096)]
-    # rows of 64 that out continues in the dim above: 16 slices (256 KiB) side by side per tile
-    assert rev.tile_rows == 64 and rev.tile_cols == 64 and rev.seg == 16 and rev.plan.numel == 64 // 16
+    # rows of 64 that out continues in the dim above: 32 slices (256 KiB of 32-row tiles) side by
+    # side per tile; 2 groups of slices x 2 tiles of rows
+    assert rev.tile_rows == 32 and rev.tile_cols == 64 and rev.seg == 32 and rev.plan.numel == 2 * 2
     # the smaller of the strides below the inner one; a dim broadcast (stride 0) is never the rows
     mid = host_launch.plan_launch((30, 40, 50), [(2000, 50, 1), (1, 7, 500)], (4, 4), 1)
     assert mid.walker == "panels" and mid.dims == (40, 30, 50)

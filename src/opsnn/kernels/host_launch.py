@@ -31,12 +31,18 @@ import math
 from .._core.tiling import HostPlan, Printable, plan_host
 from .._core.tiling.host import CACHE_LINE_BYTES, DEFAULT_TILE_BYTES
 
-# Panels: a panel spans PANEL_BYTES of the strided operand's unit-stride dim, and a tile holds
-# PANEL_TILE_BYTES of each operand. Measured (2-core EPYC, f16..f64, shapes 1e3 x 1e3 to
-# 2048 x 4096): 64-128 rows x 128 columns beat 128-256 x 32 by 1.1-1.4x, as the dense operands'
-# rows are then read and written in 256-512 byte runs instead of 64-128.
-PANEL_BYTES = 256
-PANEL_TILE_BYTES = 32 * 1024
+# Panels: a tile's rows span PANEL_BYTES of the gathered operand's unit-stride dim (each of its
+# source rows is read in runs of that many bytes) and its columns PANEL_RUN_BYTES of the widest
+# operand (the dense operands' rows are read and written in runs of that many bytes). Measured
+# (2-vCPU AVX-512 Xeon VM, 2 threads, LeakyReluBackward with a transposed or axes-reversed self,
+# float16/32/64, 1e5-1e8 elements, old and new alternating in separate processes): 128 B x 2 KiB
+# against the earlier 256 B x 32 KiB tiles (64 x 128 float32, 128 x 128 float16), 1.15-1.4x
+# faster at 1e7, 1.05-1.3x at 1e8, within the noise at 1e5-1e6. Short dense runs cost more than
+# short gathered ones: the compute pass alone (grad read, out written, float32 1000 x 10000, one
+# thread) took 1.4x as long with 512 B runs as with 2 KiB ones, presumably as each run restarts
+# the hardware prefetcher on a new page.
+PANEL_BYTES = 128
+PANEL_RUN_BYTES = 2048
 # A tile of short rows side by side holds up to this many bytes of its widest operand. Measured
 # (2-core EPYC, 1 thread, (100, 100, 100) and (10, 100, 100) reversals, slices of 8-256 KiB):
 # float16/bfloat16 1.2-1.6x faster from 128 KiB up (rows of 100 elements each paid a vector
@@ -213,14 +219,11 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     min_item = min(itemsizes)
     max_item = max(itemsizes)
     rows, cols = dims[-2], dims[-1]
-    tile_rows = min(rows, max(1, PANEL_BYTES // min_item))
-    tile_cols = min(cols, max(16, PANEL_TILE_BYTES // (tile_rows * max_item)))
-    if tile_cols < cols:
-        # whole cache lines of the narrowest operand: rows of a tile cut mid-line (163 float16
-        # columns for a 100-row tile) start their vector loops off a line and leave a longer
-        # scalar remainder; float16 (100, 1000) transposed: 12.8 -> 11.1 us (kernel, 1 thread)
-        line = max(1, CACHE_LINE_BYTES // min_item)
-        tile_cols = max(16, tile_cols // line * line)
+    # panels of equal height (100 rows as 4 x 25, not 3 x 32 + 4); tile rows are whole cache
+    # lines of every operand (powers of two over at most 32x apart in width)
+    tile_rows = min(rows, PANEL_BYTES // min_item)
+    tile_rows = -(-rows // -(-rows // tile_rows))
+    tile_cols = min(cols, PANEL_RUN_BYTES // max_item)
     seg = _segments(dims, layouts, tile_rows, tile_cols, max_item)
     # panels: (outer index, group of seg slices, tile of rows); a group may hold fewer slices
     above = dims[-3] if len(dims) >= 3 else 1

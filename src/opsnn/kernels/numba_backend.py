@@ -210,8 +210,7 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
 
 def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     """Panels walker: copy the tile of gathered input ``k`` into its scratch ``s<k>`` (row r of
-    the tile at ``r * tile_cols``; ``segmented``: slice ``sg`` of the tile's group at column
-    ``co`` of rows ``rs`` apart). A transposed operand (unit stride along the tile's rows) of a
+    the tile at ``r * rs``; ``segmented``: slice ``sg`` of the tile's group at column ``co``). A transposed operand (unit stride along the tile's rows) of a
     tile at least L x L goes through L x L register transposes (``transpose_block``), the last
     block of each row and column shifted back to end at the tile's edge (it overlaps its
     neighbour, which it rewrites with the same values): no element is left to a scalar loop.
@@ -222,7 +221,7 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     element by element."""
     a, sr, si = f"a{k}", f"sr{k + 1}", f"si{k + 1}"
     lines = [f"g{k} = base{k + 1} + r0 * {sr} + c0 * {si}" + (f" + sg * s3_{k + 1}" if segmented else "")]
-    rs, co = ("rs", " + co") if segmented else ("tile_cols", "")
+    rs, co = "rs", " + co" if segmented else ""
     # a few interleaved rows of another step are read along the columns, a loop of nr
     # iterations per element costing its overhead each time (2.6x slower); otherwise along the
     # rows, in the source's memory order
@@ -257,9 +256,9 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
         branches.append((f"{sr} == 1 and {si} == {n} and nr == {n}",
                          ["for c in range(run):"] + [f"    s{k}[np.uint64({r} * {rs}{co} + c)] = "
                                                      f"{a}[np.uint64(g{k} + {n} * c + {r})]" for r in range(n)]))
-        if not segmented:  # (a tile of n columns whose scratch rows are back to back: never so there)
+        if not segmented:  # (a tile of n columns: never so there)
             branches.append((f"{sr} == 1 and run == {n} and tile_cols == {n}",
-                             ["for r in range(nr):"] + [f"    s{k}[np.uint64({n} * r + {c})] = "
+                             ["for r in range(nr):"] + [f"    s{k}[np.uint64(rs * r + {c})] = "
                                                         f"{a}[np.uint64(g{k} + r + {c} * {si})]" for c in range(n)]))
     for i, (cond, body) in enumerate(branches):
         lines += [("if " if i == 0 else "elif ") + cond + ":"] + _indent(body, 1)
@@ -473,15 +472,9 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "cols = dims[ndim - 1]",
                           "per_outer = (rows + tile_rows - 1) // tile_rows"]
                 if segmented:  # a tile row: seg slices of dim ndim - 3, each tile_cols (= cols) long
-                    lines += ["rs = tile_cols * seg",
-                              "area = tile_rows * rs",
+                    lines += [f"rs = tile_cols * seg + {SCRATCH_PAD}",
                               "above = dims[ndim - 3]",
                               "groups = (above + seg - 1) // seg"]
-                else:
-                    lines += ["area = tile_rows * tile_cols"]
-                lines += [f"scr{k} = np.empty((n_blocks, area), a{k}.dtype)" for k in gathered]
-                if scatter:
-                    lines.append("scro = np.empty((n_blocks, area), out.dtype)")
                 lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
                 lines += [f"sr{k} = strides[{k}, ndim - 2]" for k in ops]
                 if segmented:
@@ -492,7 +485,12 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 dense = [f"sr{k} == {row_step[modes[k]]}" for k in ops
                          if not (k == 0 and scatter) and (k == 0 or k - 1 not in gathered)]
                 if not segmented:  # (with slices side by side out continues its rows elsewhere)
-                    lines.append("whole = " + " and ".join(["tile_cols == cols"] + dense))
+                    lines += ["whole = " + " and ".join(["tile_cols == cols"] + dense),
+                              f"rs = tile_cols if whole else tile_cols + {SCRATCH_PAD}"]
+                lines.append("area = tile_rows * rs")
+                lines += [f"scr{k} = np.empty((n_blocks, area), a{k}.dtype)" for k in gathered]
+                if scatter:
+                    lines.append("scro = np.empty((n_blocks, area), out.dtype)")
                 # from memory, not cache: the gathers prefetch the next block of source rows
                 span = " + ".join(f"{x}.size * {x}.itemsize" for x in arr)
                 lines.append(f"far = 1 if {span} >= {PREFETCH_MIN_BYTES} else 0")
@@ -530,7 +528,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                         lines += _indent(_gather(k, in_chains[k][0].itemsize, False), 3)
                 # segmented: each tile row is one run across its slices (every operand but the
                 # gathered ones continues its rows there, host_launch._segments)
-                by_row = ["for r in range(nr):", f"    srow = r * {'rs' if segmented else 'tile_cols'}"]
+                by_row = ["for r in range(nr):", "    srow = r * rs"]
                 by_row += [f"    q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
                 by_row += _indent(_loop("j", "nseg * run" if segmented else "run", p_loads, code, p_store, hw,
                                         screened, p_hoisted), 1)
@@ -546,7 +544,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                     lines += ["            go = base0 + r0 * sr0 + c0 * si0",
                               "            for c in range(run):",
                               "                for r in range(nr):",
-                              "                    out[np.uint64(go + r * sr0 + c * si0)] = so[np.uint64(r * tile_cols + c)]"]
+                              "                    out[np.uint64(go + r * sr0 + c * si0)] = so[np.uint64(r * rs + c)]"]
                 lines.append("return 0")
         funcs.append("\n".join([deco, sig] + _indent(lines, 1)))
     text = "\n".join(funcs)
@@ -698,6 +696,13 @@ def entry_point(fn, sample: tuple):
         log.debug("no numba entry point for %s; dispatching per call", fn, exc_info=True)
         return fn
 
+
+# A panels tile's scratch rows lie this many elements further apart than its columns (unless the
+# tile is one run of whole rows): rows 2 KiB apart (512 float32 columns) fall in two of L1's 64
+# sets, and the gather into them then ran at 0.2 or at 0.4 ns per element depending on where the
+# process's allocations put the scratch against the source (float32 100 x 1000, one thread, six
+# processes each); 32 more elements (64-256 B, whole cache lines) spread the rows over the sets.
+SCRATCH_PAD = 32
 
 # From this many bytes spanned by a panels launch's operands, its register-transpose gathers
 # prefetch the next block's source rows (``transpose_block``'s ``ahead``): the L3 of the host of
