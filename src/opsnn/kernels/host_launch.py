@@ -36,8 +36,8 @@ from .._core.tiling.host import CACHE_LINE_BYTES, DEFAULT_TILE_BYTES
 # operand (the dense operands' rows are read and written in runs of that many bytes). Measured
 # (2-vCPU AVX-512 Xeon VM, 2 threads, LeakyReluBackward with a transposed or axes-reversed self,
 # float16/32/64, 1e5-1e8 elements, old and new alternating in separate processes): 128 B x 2 KiB
-# against the earlier 256 B x 32 KiB tiles (64 x 128 float32, 128 x 128 float16), 1.15-1.4x
-# faster at 1e7, 1.05-1.3x at 1e8, within the noise at 1e5-1e6. Short dense runs cost more than
+# against the earlier 256 B x 32 KiB tiles (64 x 128 float32, 128 x 128 float16), 1.1-1.4x
+# faster at 1e7, 1.1-1.3x at 1e8, within the noise at 1e5-1e6. Short dense runs cost more than
 # short gathered ones: the compute pass alone (grad read, out written, float32 1000 x 10000, one
 # thread) took 1.4x as long with 512 B runs as with 2 KiB ones, presumably as each run restarts
 # the hardware prefetcher on a new page.

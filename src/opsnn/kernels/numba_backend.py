@@ -210,10 +210,11 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
 
 def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     """Panels walker: copy the tile of gathered input ``k`` into its scratch ``s<k>`` (row r of
-    the tile at ``r * rs``; ``segmented``: slice ``sg`` of the tile's group at column ``co``). A transposed operand (unit stride along the tile's rows) of a
-    tile at least L x L goes through L x L register transposes (``transpose_block``), the last
-    block of each row and column shifted back to end at the tile's edge (it overlaps its
-    neighbour, which it rewrites with the same values): no element is left to a scalar loop.
+    the tile at ``r * rs``; ``segmented``: slice ``sg`` of the tile's group at column ``co``). A
+    transposed operand (unit stride along the tile's rows) of a tile at least L x L goes through
+    L x L register transposes (``transpose_block``), the last block of each row and column
+    shifted back to end at the tile's edge (it overlaps its neighbour, which it rewrites with the
+    same values): no element is left to a scalar loop.
     Tiles of L/2 to L - 1 rows or columns take L/2 x L/2 blocks (``transpose_block_half``).
     2-4 rows interleaved element by element (an image's channels, NHWC read as NCHW), or 2-4
     columns read from as many unit-stride rows (NCHW read as NHWC), are copied by loops of a
@@ -221,7 +222,7 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     element by element."""
     a, sr, si = f"a{k}", f"sr{k + 1}", f"si{k + 1}"
     lines = [f"g{k} = base{k + 1} + r0 * {sr} + c0 * {si}" + (f" + sg * s3_{k + 1}" if segmented else "")]
-    rs, co = "rs", " + co" if segmented else ""
+    rs, co = "rs", (" + co" if segmented else "")
     # a few interleaved rows of another step are read along the columns, a loop of nr
     # iterations per element costing its overhead each time (2.6x slower); otherwise along the
     # rows, in the source's memory order
@@ -256,7 +257,7 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
         branches.append((f"{sr} == 1 and {si} == {n} and nr == {n}",
                          ["for c in range(run):"] + [f"    s{k}[np.uint64({r} * {rs}{co} + c)] = "
                                                      f"{a}[np.uint64(g{k} + {n} * c + {r})]" for r in range(n)]))
-        if not segmented:  # (a tile of n columns: never so there)
+        if not segmented:  # (this copy leaves out a slice's column offset co)
             branches.append((f"{sr} == 1 and run == {n} and tile_cols == {n}",
                              ["for r in range(nr):"] + [f"    s{k}[np.uint64(rs * r + {c})] = "
                                                         f"{a}[np.uint64(g{k} + r + {c} * {si})]" for c in range(n)]))
