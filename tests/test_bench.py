@@ -93,13 +93,16 @@ def test_without_torch_a_clear_error(tmp_path, monkeypatch, capsys):
 
 def test_measure_shuffles_each_round():
     """Each sample round takes the methods in its own order (the after-effects of one method
-    must not land on the same neighbour every round), and every method is timed once a round."""
+    must not land on the same neighbour every round), and every method is timed once a round,
+    right after an untimed call of its own, even in a one-call sample (sample_seconds=0)."""
     from opsnn import bench
 
     calls = []
     fns = {name: (lambda name=name: calls.append(name)) for name in "abcdef"}
     timings = bench.measure(fns, sample_seconds=0.0, samples=5)
-    assert set(timings) == set(fns) and all(t.samples == 5 for t in timings.values())
-    rounds = [calls[-6 * (5 - k):][:6] for k in range(5)]  # the timed rounds close the list
+    assert set(timings) == set(fns) and all(t.samples == 5 and t.loops == 1 for t in timings.values())
+    sampled = calls[-12 * 5:]  # the rounds close the list: per method an untimed and a timed call
+    assert all(sampled[i] == sampled[i + 1] for i in range(0, len(sampled), 2))
+    rounds = [sampled[12 * k:12 * (k + 1):2] for k in range(5)]
     assert all(sorted(r) == list("abcdef") for r in rounds)
     assert len({tuple(r) for r in rounds}) == 5 and len({r[0] for r in rounds}) > 1

@@ -355,8 +355,8 @@ class Timing:
 
 
 def measure(fns: dict, sample_seconds: float, samples: int) -> dict:
-    """Per method, the median per-call seconds over ``samples`` samples of ``loops`` calls each
-    (after a warm-up). The methods take turns sample by sample, so a disturbance from outside
+    """Per method, the median per-call seconds over ``samples`` samples of ``loops`` calls each,
+    each sample after one untimed call of its own. The methods take turns sample by sample, so a disturbance from outside
     (another job on a shared machine) lands on every method of a row alike, not on one; and each
     round takes them in its own (seeded) shuffled order, so the after-effects of a method land on
     different ones from round to round: at 1e8 elements, after the NumPy expression (GBs of
@@ -379,12 +379,14 @@ def measure(fns: dict, sample_seconds: float, samples: int) -> dict:
         random.Random(sample).shuffle(order)
         for name in order:
             fn = fns[name]
-            if loops[name] > 1:
-                # untimed: the method before this one left its own data in the caches, and the
-                # first calls after it would time refilling them (for a data set that fits in
-                # them, ~1e6 elements: 2-3x slower calls at first); a one-call sample moves more
-                # than the caches hold anyway
-                fn()
+            # untimed: the method before this one left its own data in the caches, and the first
+            # calls after it would time refilling them (for a data set that fits in them, ~1e6
+            # elements: 2-3x slower calls at first). One-call samples too: a last-level cache of
+            # hundreds of MiB (the VM of BENCHMARKS.md) holds 1e7-element arrays, and without the
+            # warm call a one-call method (a transposed float32 1e7 call: 9.2 ms after 1.2 GB of
+            # other traffic, 7.1 ms the call after) was timed cold beside a two-call one (the
+            # bandwidth kernel, 4.4 ms) timed warm
+            fn()
             t0 = time.perf_counter()
             for _ in range(loops[name]):
                 fn()
