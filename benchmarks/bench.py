@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark opsnn against PyTorch, NumPy and a memory-bandwidth reference.
 
-    python benchmarks/bench.py                 # the full grid (~20-30 minutes on 2 cores), results in benchmarks/results/
+    python benchmarks/bench.py                 # the full grid (~30-40 minutes on 2 cores), results in benchmarks/results/
     python benchmarks/bench.py --quick         # seconds
     opsnn bench --help                         # the same through the CLI (results in ./bench-results)
 

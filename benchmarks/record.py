@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Refresh the generated blocks of BENCHMARKS.md from the recorded run in benchmarks/results.
 
-    python benchmarks/bench.py     # the full grid (~20-30 minutes on 2 cores) into benchmarks/results
+    python benchmarks/bench.py     # the full grid (~30-40 minutes on 2 cores) into benchmarks/results
     python benchmarks/record.py    # the machine table, targets and result tables of BENCHMARKS.md
 
 Each generated block sits between ``<!-- generated:NAME -->`` and ``<!-- /generated -->``; the
