@@ -356,12 +356,13 @@ class Timing:
 
 def measure(fns: dict, sample_seconds: float, samples: int) -> dict:
     """Per method, the median per-call seconds over ``samples`` samples of ``loops`` calls each,
-    each sample after one untimed call of its own. The methods take turns sample by sample, so a disturbance from outside
-    (another job on a shared machine) lands on every method of a row alike, not on one; and each
-    round takes them in its own (seeded) shuffled order, so the after-effects of a method land on
-    different ones from round to round: at 1e8 elements, after the NumPy expression (GBs of
-    temporaries freed) and the bandwidth kernel, the next call ran 1.2-1.7x slower, whichever
-    method it was, and in a fixed order that was opsnn's `out=` call every round."""
+    each sample after one untimed call of its own. The methods take turns sample by sample, so a
+    disturbance from outside (another job on a shared machine) lands on every method of a row
+    alike, not on one; and each round takes them in its own (seeded) shuffled order, so the
+    after-effects of a method land on different ones from round to round: at 1e8 elements, after
+    the NumPy expression (GBs of temporaries freed) and the bandwidth kernel, the next call ran
+    1.2-1.7x slower, whichever method it was, and in a fixed order that was opsnn's `out=` call
+    every round."""
     loops = {}
     for name, fn in fns.items():
         fn()
