@@ -7,6 +7,7 @@ fallback, on-disk compile caching, and that importing opsnn compiles nothing."""
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import subprocess
 import sys
@@ -542,8 +543,9 @@ def test_parallel_walkers(backend, dt, monkeypatch):
 def test_parallel_min_bytes_measured_once_within_range(monkeypatch):
     """Unless set, the threshold is the first of 1, 1.41, 2, ... MiB where the pool copies
     PARALLEL_GAIN times faster than the calling thread (the top of PARALLEL_MIN_RANGE if none;
-    the second scan stops below the first's answer), measured once (on the first launch inside the range: below it a launch is serial, from its
-    top parallel, whatever the measure); a set value is never measured over."""
+    the second scan stops below the first's answer), measured once (on the first launch inside
+    the range: below it a launch is serial, from its top parallel, whatever the measure); a set
+    value is never measured over."""
     lo, hi = numba_backend.PARALLEL_MIN_RANGE
     calls = []
 
@@ -590,7 +592,7 @@ def test_threshold_keeps_the_lower_of_two_scans(monkeypatch):
 
         def copy_times_us(moved):  # the pool pays from 4 MiB (1.2x), but looks 3x slower in one scan
             timed.append(moved)
-            scan = 1 + sum(b <= a for a, b in zip(timed, timed[1:]))  # a scan starts from the bottom
+            scan = 1 + sum(b <= a for a, b in itertools.pairwise(timed))  # a scan starts from the bottom
             parallel = moved / 56e3 + 50.0
             return moved / 28e3, parallel * (3.0 if scan == noisy_scan else 1.0)
 

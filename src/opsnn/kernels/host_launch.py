@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from .._core.tiling import HostPlan, Printable, plan_host
+from .._core.tiling import HostPlan, Printable, ceil_div, plan_host
 from .._core.tiling.host import CACHE_LINE_BYTES, DEFAULT_TILE_BYTES
 
 # Panels: a tile's rows span PANEL_BYTES of the gathered operand's unit-stride dim (each of its
@@ -222,11 +222,11 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     # panels of equal height (100 rows as 4 x 25, not 3 x 32 + 4); tile rows are whole cache
     # lines of every operand (powers of two over at most 32x apart in width)
     tile_rows = min(rows, PANEL_BYTES // min_item)
-    tile_rows = -(-rows // -(-rows // tile_rows))
+    tile_rows = ceil_div(rows, ceil_div(rows, tile_rows))
     tile_cols = min(cols, PANEL_RUN_BYTES // max_item)
     seg = _segments(dims, layouts, tile_rows, tile_cols, max_item)
     # panels: (outer index, group of seg slices, tile of rows); a group may hold fewer slices
     above = dims[-3] if len(dims) >= 3 else 1
-    n_panels = (numel // (rows * cols * above)) * -(-above // seg) * -(-rows // tile_rows)
+    n_panels = (numel // (rows * cols * above)) * ceil_div(above, seg) * ceil_div(rows, tile_rows)
     plan = plan_host(n_panels, tile_rows * cols * seg * out_item, n_threads, tile_bytes)
     return HostLaunch("panels", dims, tuple(layouts), plan, tile_rows, tile_cols, seg)
