@@ -855,9 +855,11 @@ def test_automatic_backend_falls_back_to_numpy_with_one_warning():
     assert res.returncode == 0 and "ok" in res.stdout, res.stderr
 
 
-def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path):
+@pytest.mark.parametrize("pool", [False, True], ids=["serial", "pool"])
+def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path, pool):
     """Importing opsnn does not import numba; a call in a fresh process that finds the on-disk
-    cache this process filled loads machine code (cache hits, no misses)."""
+    cache this process filled loads machine code (cache hits, no misses), for the one-thread
+    walker and for the ``prange`` one (which reads the thread count: see ``pool_threads``)."""
     code = (
         "import sys, numpy as np, opsnn\n"
         "assert 'numba' not in sys.modules, 'opsnn imported numba'\n"
@@ -866,9 +868,12 @@ def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path):
         "opsnn.leaky_relu_backward(g, g, 0.5)  # the second call builds the cached entry\n"
         "from opsnn import _fastpath\n"
         "entry = next(iter(_fastpath.ENTRIES.values()))\n"
-        "fn = entry.__globals__['DISPATCHER']  # a one-block hit: the generated call\n"
-        "print(sum(fn.stats.cache_hits.values()), sum(fn.stats.cache_misses.values()))\n")
+        "fn = entry.__globals__['DISPATCHER']  # the walker the hit calls\n"
+        "assert fn.targetoptions.get('parallel', False) == %r\n"
+        "print(sum(fn.stats.cache_hits.values()), sum(fn.stats.cache_misses.values()))\n" % pool)
     env = dict(__import__("os").environ, OPSNN_CACHE_DIR=str(tmp_path))
+    if pool:  # every launch on the thread pool
+        env["OPSNN_PARALLEL_MIN_BYTES"] = "1"
     first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert first.returncode == 0, first.stderr
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)

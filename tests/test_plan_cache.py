@@ -349,9 +349,10 @@ def test_concurrent_pythonic_calls_are_independent():
 
 @pytest.mark.parametrize("layout", ["flat", "broadcast", "transposed"])
 def test_hits_of_multi_block_launches(monkeypatch, layout):
-    """A hit on a launch moving PARALLEL_MIN_BYTES or more runs the ``prange`` walker through the
-    cached entry (not the one-block generated call): same bits as the full path, allocating and
-    with ``out=``, and an overlapping ``out`` still takes the full path's check."""
+    """A hit on a launch moving PARALLEL_MIN_BYTES or more runs the ``prange`` walker through its
+    generated call: same bits as the full path, allocating and with ``out=``, under the thread
+    count it was planned for and under another one (``set_num_threads``: planned anew), and an
+    overlapping ``out`` still takes the full path's check."""
     if kernels.default_name() != "numba":
         pytest.skip("the compiled backend's plan cache")
     from opsnn.kernels import numba_backend
@@ -364,10 +365,18 @@ def test_hits_of_multi_block_launches(monkeypatch, layout):
         x = np.ascontiguousarray(x.T).T
     first = opsnn.leaky_relu_backward(g, x, 0.1)
     cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.1), first, nan_payload=True)  # builds it
-    entries = [e for e in _fastpath.ENTRIES.values() if isinstance(e, _fastpath._Entry)]
-    assert len(entries) == 1, "a multi-block launch caches the entry itself"
+    (entry,) = _fastpath.ENTRIES.values()
+    assert entry.__globals__["DISPATCHER"].targetoptions["parallel"], "the prange walker"
     for _ in range(2):
         cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.1), first, nan_payload=True)
+    threads = numba_backend.get_num_threads()
+    try:
+        for n in {1, threads}:
+            numba_backend.set_num_threads(n)
+            cases.assert_bits_equal(opsnn.leaky_relu_backward(g, x, 0.1), first, nan_payload=True)
+    finally:
+        numba_backend.set_num_threads(threads)
+    assert set(entry.__globals__["REPLAN"].launches) == {1, threads}  # one thread: planned anew
     out = np.empty_like(first)
     for _ in range(3):  # the full path twice (the second builds the entry), then the out= entry's hit
         assert opsnn.leaky_relu_backward(g, x, 0.1, out=out) is out

@@ -207,7 +207,7 @@ def compiled(impl, spec, plan, arrays: dict, check_overlap: bool, allocating: bo
         entry = _Entry(impl, bound, arrays, tensor_names, allocating, check_overlap)
     except impl.Fallback:
         return None
-    return getattr(entry, "fast", None) or entry
+    return entry.fast
 
 
 def clear() -> None:
@@ -259,20 +259,31 @@ class _Entry:
         launch, self.work = prog.planned(out, ins)  # the thread rule, as a full-path call applies it
         self.walker = launch.walker
         # threads -> (launch, geometry); a serial launch is planned for one thread
-        self.launches = {impl.threads_for(self.work): (launch, impl.launch_arrays(launch))}
-        if not impl.use_parallel(self.work):  # one block on the calling thread
-            self.fast = self._make_small(len(tensor_names), [out] + ins)
+        threads = impl.threads_for(self.work)
+        self.launches = {threads: (launch, impl.launch_arrays(launch))}
+        self.fast = self._make_fast(len(tensor_names), [out] + ins, threads)
 
-    def _make_small(self, n_tensors: int, templates: list):
-        """The hit path of a one-block launch as one generated function: the reshapes and
-        transposes this key needs (fixed by its shapes and strides), the allocation, one kernel
-        call -- nothing else."""
+    def _make_fast(self, n_tensors: int, templates: list, threads: int):
+        """The hit path as one generated function: the reshapes and transposes this key needs
+        (fixed by its shapes and strides), the allocation, one call of the kernel's machine-code
+        entry -- nothing else. A pool launch is planned for ``threads``; under another thread
+        count (``set_num_threads`` since) its kernel returns 2 without writing and the call goes
+        to ``__call__``, which plans for that count.
+
+        Lean even for a launch of a millisecond: the Python that runs between two kernels runs
+        with the caches the kernel just swept, at ~10x its warm cost (float16 1e6 on two threads
+        of the Xeon VM of BENCHMARKS.md: 113 us in the kernel; 150 us through ``__call__``, which
+        types every argument anew in numba's dispatcher; 125 us through this call while it
+        asked ``numba.get_num_threads()`` from Python; 115 us now)."""
         operands = ["out"] + [f"t{pos}" for pos in self.positions]
-        launch, geometry = self.launches[1]
+        launch, geometry = self.launches[threads]
+        parallel = self.impl.use_parallel(self.work)
+        # a pool launch returns 2 under another thread count (numba_backend.PLANNED_THREADS_BIT)
+        check = self.check | (threads << self.impl.PLANNED_THREADS_BIT if parallel else 0)
         nbytes = self.numel * self.dtype.itemsize
         env = {"alloc": np.empty if nbytes < outpool.MIN_BYTES else _allocate, "SHAPE": self.shape,
-               "DTYPE": self.dtype, "CHECK": self.check, "u16": np.uint16, "NUMEL": self.numel,
-               "TILE": launch.plan.tile, "base": self.impl.base}
+               "DTYPE": self.dtype, "CHECK": check, "u16": np.uint16, "NUMEL": self.numel,
+               "TILE": launch.plan.tile, "base": self.impl.base, "REPLAN": self}
         env.update({f"S{k}": v for k, v in enumerate(self.scalars)})
         flat = []  # per operand, the 1-D array the kernel walks
         for k, (src, tmpl) in enumerate(zip(operands, templates)):
@@ -289,12 +300,13 @@ class _Entry:
                 flat.append(f"SPAN{k}({src})")
             else:  # broadcast or reversed: its memory span from the lowest address
                 flat.append(f"base({src})")
+        plan = launch.plan
         if self.walker == "flat":
-            tail = "1, NUMEL, NUMEL, TILE, CHECK"
+            tail = f"{plan.n_blocks}, {plan.block_former}, NUMEL, TILE, CHECK"
         else:
             env["GEOM"] = geometry
             last = "TILE" if self.walker == "rows" else f"{launch.tile_rows}, {launch.tile_cols}, {launch.seg}"
-            tail = f"GEOM, 1, {launch.plan.block_former}, {launch.plan.numel}, {last}, CHECK"
+            tail = f"GEOM, {plan.n_blocks}, {plan.block_former}, {plan.numel}, {last}, CHECK"
         scalars = "".join(f"S{k}, " for k in range(len(self.scalars)))
         # numba's dispatcher types an array by its dtype, so half floats go as their uint16 bits;
         # the entry point takes them as they are (see numba_backend.entry_point)
@@ -302,23 +314,25 @@ class _Entry:
         bits = [f"{e}.view(u16)" if half and not e.startswith(("base(", "SPAN")) else e
                 for e, half in zip(flat, halves)]
         sample = eval(f"({', '.join(bits)}, {scalars}{tail})", {**env, **dict(zip(operands, templates))})  # noqa: S307
-        serial = self.prog.function(launch, False)
-        env["DISPATCHER"] = serial  # kept for introspection (numba's cache statistics)
-        env["FN"] = self.impl.entry_point(serial, sample)
-        exprs = bits if env["FN"] is serial else flat
-        lines = [f"def call({', '.join([f't{i}' for i in range(n_tensors)] + ['out'])}):"]
+        dispatcher = self.prog.function(launch, parallel)
+        env["DISPATCHER"] = dispatcher  # kept for introspection (numba's cache statistics)
+        env["FN"] = self.impl.entry_point(dispatcher, sample)
+        exprs = bits if env["FN"] is dispatcher else flat
+        params = ", ".join([f"t{i}" for i in range(n_tensors)] + ["out"])
+        lines = [f"def call({params}):"]
         if self.allocating:
             lines.append("    out = alloc(SHAPE, DTYPE)")
         lines += [f"    b{k} = {e}" for k, e in enumerate(exprs)]
-        lines += [f"    if FN({', '.join(f'b{k}' for k in range(len(exprs)))}, {scalars}{tail}):",
-                  "        return None",
+        lines += [f"    status = FN({', '.join(f'b{k}' for k in range(len(exprs)))}, {scalars}{tail})",
+                  "    if status:",  # 1: out overlaps an input (the full path checks); 2: see above
+                  f"        return REPLAN({params}) if status == 2 else None",
                   "    return out"]
         exec("\n".join(lines), env)  # noqa: S102 - source built from this entry's own fields
         return env["call"]
 
     def __call__(self, *tensors_and_out):
-        """A launch moving PARALLEL_MIN_BYTES or more (smaller ones are ``fast``): the ``prange``
-        walker over the plan for the current thread count."""
+        """A pool launch (PARALLEL_MIN_BYTES or more) under a thread count ``fast`` was not
+        planned for: the ``prange`` walker over the plan for the current count."""
         out = tensors_and_out[-1]
         ins = [tensors_and_out[pos] for pos in self.positions]
         if self.allocating:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 _I32 = ir.IntType(32)
@@ -139,6 +140,26 @@ def zero_unless(typingctx, cond, value):
         return builder.bitcast(builder.call(umin, [bits, builder.sext(c, int_type)]), v.type)
 
     return value(cond, value), codegen
+
+
+@intrinsic
+def pool_threads(typingctx):
+    """numba's thread count for the calling thread (``numba.get_num_threads()``), read in compiled
+    code through the threading layer's C function by its symbol. numba's own overload reaches it
+    through a ctypes pointer, which keeps the calling function out of numba's on-disk cache. The
+    symbol exists once the threading layer is loaded: numba_backend asks the thread count before
+    any launch (and typing here loads it)."""
+    import numba
+
+    numba.get_num_threads()
+
+    def codegen(context, builder, signature, args):
+        # declared as numba's parallel lowering declares it in the same module (intp); the C
+        # function returns an int, so only the low 32 bits are its value
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I64, []), "get_num_threads")
+        return builder.sext(builder.trunc(builder.call(fn, []), _I32), _I64)
+
+    return types.int64(), codegen
 
 
 def _host_features() -> set:
@@ -287,7 +308,6 @@ def index_buffer(typingctx):
     array_type = types.Array(types.int64, 1, "C")
 
     def codegen(context, builder, signature, args):
-        from numba.core import cgutils
         from numba.np.arrayobj import make_array, populate_array
 
         data = cgutils.alloca_once(builder, _I64, size=INDEX_SLOTS)
@@ -572,4 +592,5 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f", "f2bf",
                  "f2bf_canonical", "f2bf_computed", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64",
-                 "f32_bits", "f64_bits", "zero_unless", "transpose_block", "transpose_block_half", "index_buffer", "stream_copy", "store_fence")
+                 "f32_bits", "f64_bits", "zero_unless", "transpose_block", "transpose_block_half", "index_buffer", "stream_copy", "store_fence",
+                 "pool_threads")

@@ -116,14 +116,29 @@ from opsnn.kernels._numba_support import {helpers}
 """
 
 
-def _check_source(n_inputs: int, strided: bool) -> list[str]:
+# A walker's ``check`` argument from this bit up: the pool size a cached launch was planned for
+# (0: any). Its ``prange`` variant then returns 2, writing nothing, under another thread count
+# (``set_num_threads`` since), and the caller plans again. Asked inside the kernel because from
+# Python, right after a kernel swept the caches, ``numba.get_num_threads()`` (two locks) cost
+# ~10 us of a 125 us call (float16 1e6 on two threads of the Xeon VM of BENCHMARKS.md).
+PLANNED_THREADS_BIT = 16
+
+
+def _check_source(n_inputs: int, strided: bool, parallel: bool) -> list[str]:
     """Kernel prologue. ``alias``: out's memory range meets an input's (in place), which the
     F16C fast path must know. With ``check`` (a plan-cache hit, see ``_fastpath``): return 1
     when out's range meets an input's other than as the same view (same start, which bit k+1 of
-    ``check`` says is possible); the caller then re-plans, running the real check."""
-    lines = ["o_lo = out.ctypes.data",
-             "o_hi = o_lo + out.size * out.itemsize",
-             "alias = False"]
+    ``check`` says is possible), and (``parallel``) 2 when the pool size differs from the one
+    the launch was planned for (PLANNED_THREADS_BIT); the caller then re-plans, running the
+    real check."""
+    lines = []
+    if parallel:
+        lines += [f"planned = check >> {PLANNED_THREADS_BIT}",
+                  "if planned and planned != pool_threads():",
+                  "    return 2"]
+    lines += ["o_lo = out.ctypes.data",
+              "o_hi = o_lo + out.size * out.itemsize",
+              "alias = False"]
     o_start = "o_lo + offsets[0] * out.itemsize" if strided else "o_lo"
     for k in range(n_inputs):
         start = f"lo{k} + offsets[{k + 1}] * a{k}.itemsize" if strided else f"lo{k}"
@@ -348,7 +363,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
         deco = f"@njit(parallel={parallel}, cache=True, nogil=True)"
         if walker == "flat":
             sig = f"def {name}({params}, n_blocks, block_former, numel, tile, check):"
-            lines = _check_source(n, strided=False)
+            lines = _check_source(n, strided=False, parallel=parallel)
             hoisted = {k: (f"a{k}[0]", in_chains[k]) for k in range(n) if in_modes[k] == "s"}
             loads = {k: (f"a{k}[np.uint64(t0 + j)]", in_chains[k]) for k in range(n) if in_modes[k] != "s"}
             # in place (out is an input's own memory): LLVM's vectorized loop checks the two
@@ -381,7 +396,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 row_loop = _loop("j", "inner", loads, code, store, hw, screened, hoisted)
                 run_loop = _loop("j", "run", loads, code, store, hw, screened, hoisted)
                 sig = f"def {name}({params}, geom, n_blocks, block_former, numel, tile, check):"
-                lines = _geometry_source(n + 1) + _check_source(n, strided=True)
+                lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
                 lines += ["inner = dims[ndim - 1]"]
                 if streams:
                     lines += _stream_source(n, stream_min)
@@ -468,7 +483,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 p_store = "so[np.uint64(srow + j)]" if scatter else f"out[{idx(0, 'j')}]"
                 sig = (f"def {name}({params}, geom, n_blocks, block_former, n_panels, tile_rows, tile_cols, seg,"
                        " check):")
-                lines = _geometry_source(n + 1) + _check_source(n, strided=True)
+                lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
                 lines += ["rows = dims[ndim - 2]",
                           "cols = dims[ndim - 1]",
                           "per_outer = (rows + tile_rows - 1) // tile_rows"]
@@ -1168,5 +1183,5 @@ def set_num_threads(n: int) -> None:
 
 __all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "dense_order", "cache_dir", "copy", "entry_point", "get_num_threads",
            "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads", "span_entry",
-           "moved_bytes", "work_bytes", "GATHER_WEIGHT", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES",
+           "moved_bytes", "work_bytes", "GATHER_WEIGHT", "PLANNED_THREADS_BIT", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES",
            "parallel_min_bytes", "second_thread_pays_from", "threshold_candidates", "copy_times_us"]
