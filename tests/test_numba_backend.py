@@ -667,22 +667,32 @@ def streaming(monkeypatch):
 @pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
 @pytest.mark.parametrize("dt", [F32, F64, F16, BF16], ids=str)
 def test_streamed_outputs(backend, streaming, dt, parallel):
-    """Outputs written with non-temporal stores (rows walker: grad (N, 1) x self (1, M)) are the
-    NumPy backend's bit for bit: odd sizes, several tiles, an out that starts mid cache line,
-    special values. 2-byte outputs run the normal walker (not streamed)."""
+    """Outputs written with non-temporal stores (rows walker: grad (N, 1) x self (1, M); flat:
+    every operand dense) are the NumPy backend's bit for bit: odd sizes, several tiles, an out
+    that starts mid cache line, special values; in place (flat: not streamed, out's lines were
+    just read). 2-byte outputs run the normal walker (not streamed)."""
     streaming(parallel)
     rows, cols = 29, 1031  # not multiples of a cache line; several 16 KiB tiles
     g = cases.filled((rows, 1), dt, 40, cases.grad_specials(dt))
     x = cases.filled((1, cols), dt, 41, cases.self_specials(dt, (-1.0, 1.0)))
     gb, xb = np.broadcast_to(g, (rows, cols)), np.broadcast_to(x, (rows, cols))
+    gf = cases.filled((rows * cols,), dt, 42, cases.grad_specials(dt))
+    xf = cases.filled((rows * cols,), dt, 43, cases.self_specials(dt, (-1.0, 1.0)))
     for shift in (0, 1, 3):
-        out = np.zeros(rows * cols + shift, dt)[shift:].reshape(rows, cols)
-        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=out.copy()))
+        def out(shape=(rows, cols), shift=shift):  # a fresh out, `shift` elements past a line
+            buf = np.zeros(rows * cols + 64, dt)
+            start = -buf.ctypes.data % 64 // dt.itemsize + shift
+            return buf[start:start + rows * cols].reshape(shape)
+        assert out().ctypes.data % 64 == shift * dt.itemsize % 64
+        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=out()))
+        both(backend, lambda: opsnn.leaky_relu_backward(gf, xf, 0.3, out=out(-1)))
         if dt != F64:
-            both(backend, lambda: opsnn.hardtanh_backward(gb, xb, -1.0, 1.0, out=out.copy()))
+            both(backend, lambda: opsnn.hardtanh_backward(gb, xb, -1.0, 1.0, out=out()))
+            both(backend, lambda: opsnn.hardtanh_backward(gf, xf, -1.0, 1.0, out=out(-1)))
+    both(backend, lambda: (lambda own: opsnn.leaky_relu_backward(own, xf, 0.3, out=own))(gf.copy()))
     assert numba_backend.streams_output("rows", "cbc", dt) == (dt.itemsize >= 4)
     assert numba_backend.streams_output("rows", "ccc", F32)  # decided per launch by the sizes
-    assert not numba_backend.streams_output("flat", "cc", F32)  # every input as large as out
+    assert numba_backend.streams_output("flat", "cc", dt) == (dt.itemsize >= 4)
     assert not numba_backend.streams_output("panels", "ccg", F32)
 
 

@@ -18,8 +18,9 @@ compiled with ``cache=True``, so a second process loads machine code instead of 
 Nothing is compiled at import; each variant compiles on first use (the serial walker below
 ``PARALLEL_MIN_BYTES`` of work, the ``prange`` one above).
 
-Large outputs of broadcast inputs (rows walker, ``STREAM_MIN_BYTES``) are computed tile by tile
-into an L1 scratch row and written with non-temporal stores (``_numba_support.stream_copy``).
+Large dense 4/8-byte outputs (flat and rows walkers, from ``STREAM_MIN_BYTES``, not in place)
+are computed tile by tile into an L1 scratch row and written with non-temporal stores
+(``_numba_support.stream_copy``).
 
 float16/bfloat16 are read and written as uint16 bits and computed in float32 with one
 round-to-nearest-even (``_numba_support``), so results are bit-identical to the NumPy backend.
@@ -281,19 +282,21 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     return lines + ["else:"] + _indent(scalar, 1)
 
 
-def _stream_source(n_inputs: int, stream_min: int) -> list[str]:
+def _stream_source(stream_min: int) -> list[str]:
     """Prologue of a rows walker that may stream its output (``streams_output``). ``stream``: the
-    output has at least ``stream_min`` bytes, the inputs' memory is at most a quarter of it
-    (broadcast inputs), and out is dense in the walk's order, so a tile ``[t0, t1)`` of the walk
-    is ``out[t0:t1]``. Tiles are then computed into the block's scratch row ``so`` (``tgt`` with
-    index offset ``qs``) and written out in whole lines with non-temporal stores (``stream_copy``).
+    output has at least ``stream_min`` bytes, meets no input's memory (in place, its lines were
+    just read: flat float32 1e8 in place took 28 ms, 41 streamed) and is dense in the walk's
+    order, so a tile ``[t0, t1)`` of the walk is ``out[t0:t1]``. Tiles are then computed into
+    the block's scratch row ``so`` (``tgt`` with index offset ``qs``) and written out in whole
+    lines with non-temporal stores (``stream_copy``).
 
     Measured (2-core EPYC, 1e7-1e8 elements, 1 thread): 1.2x (f32) and 1.35x (f64) for
-    LeakyReluBackward grad (N, 1) x self (1, M); but 0.6-0.9x when two full-size inputs are read
-    as well (contiguous), hence the size rule."""
-    in_bytes = " + ".join(f"a{k}.size * a{k}.itemsize" for k in range(n_inputs)) or "0"
+    LeakyReluBackward grad (N, 1) x self (1, M), but 0.6-0.9x with two full-size inputs read as
+    well, so it was kept to broadcast inputs there; on the Xeon VM of BENCHMARKS.md (2 threads)
+    a (10000, 10000) float32 out of a contiguous grad and a reversed self: 42.7-43.4 -> 36.5-36.9
+    ms (float64 (5000, 5000): 21.0-21.4 -> 17.9-18.6), as for flat launches (STREAM_MIN_BYTES)."""
     return ["out_bytes = out.size * out.itemsize",
-            f"stream = out_bytes >= {stream_min} and 4 * ({in_bytes}) <= out_bytes and offsets[0] == 0",
+            f"stream = out_bytes >= {stream_min} and not alias and offsets[0] == 0",
             "span = 1",
             "for d in range(ndim - 1, -1, -1):",
             "    stream = stream and strides[0, d] == span",
@@ -316,11 +319,12 @@ _STREAM_BLOCK_END = ["if stream:",
 
 
 def streams_output(walker: str, modes: str, store_dtype: np.dtype) -> bool:
-    """Whether the walker may stream its output (decided per launch, see ``_stream_source``):
-    rows with a unit-stride out of 4- or 8-byte elements. Not flat (its inputs are as large as
-    out), nor 2-byte outputs: f16/bf16 are converted per element and already written at about
-    the memory's rate; the extra pass through L1 cost more than it saved (bf16 1e8, 1 thread: 0.8x)."""
-    return walker == "rows" and modes[0] == "c" and store_dtype.itemsize >= 4
+    """Whether the walker may stream its output (decided per launch by its size, see
+    STREAM_MIN_BYTES and ``_stream_source``): flat, or rows with a unit-stride out, of 4- or
+    8-byte elements. Not 2-byte outputs: f16/bf16 are converted per element and already written
+    at about the memory's rate; the extra pass through L1 cost more than it saved (bf16 1e8,
+    1 thread: 0.8x; flat on two threads: float16 0.84-0.91x, bfloat16 0.79x)."""
+    return walker in ("flat", "rows") and modes[0] == "c" and store_dtype.itemsize >= 4
 
 
 def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker: str, modes: str,
@@ -370,22 +374,29 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             # ranges at run time and, finding them the same, runs its scalar loop (3.7x slower:
             # float32 LeakyRelu 1e6, 249 us against 67); so each tile is computed into a scratch
             # row, then copied into out (allocated per block, and only then: a 1e5-element call
-            # measured 4 % slower with an empty allocation made every call)
-            lines += [f"for b in {rng}(n_blocks):",
+            # measured 4 % slower with an empty allocation made every call). A streamed output
+            # (``streams_output``) goes through the same scratch row, written with ``stream_copy``;
+            # never in place, where out's lines were just read (float32 1e8: 28 -> 41 ms streamed)
+            stream = f"not alias and out.size * out.itemsize >= {stream_min}" if streams else "False"
+            lines += [f"stream = {stream}",
+                      f"for b in {rng}(n_blocks):",
                       "    start = b * block_former",
                       "    stop = min(start + block_former, numel)",
                       "    so = out[:0]",
-                      "    if alias:",
+                      "    if alias or stream:",
                       "        so = np.empty(tile, out.dtype)",
                       "    for t0 in range(start, stop, tile):",
-                      "        run = min(t0 + tile, stop) - t0",
-                      "        if alias:"]
-            lines += _indent(_loop("j", "run", loads, code, "so[np.uint64(j)]", hw, screened, hoisted,
-                                   store_apart=True), 3)
+                      "        run = min(t0 + tile, stop) - t0"]
+            into_scratch = _indent(_loop("j", "run", loads, code, "so[np.uint64(j)]", hw, screened, hoisted,
+                                         store_apart=True), 3)
+            if streams:  # its own copy of the loop: sharing the in-place one made that 8 % slower
+                lines += ["        if stream:"] + into_scratch + ["            stream_copy(out, t0, so, run)"]
+            lines += [f"        {'elif' if streams else 'if'} alias:"] + into_scratch
             lines += ["            for j in range(run):",
                       "                out[np.uint64(t0 + j)] = so[np.uint64(j)]",
                       "        else:"]
             lines += _indent(_loop("j", "run", loads, code, "out[np.uint64(t0 + j)]", hw, screened, hoisted), 3)
+            lines += _indent(_STREAM_BLOCK_END, 1)
             lines.append("return 0")
         else:
             ops = range(n + 1)
@@ -399,7 +410,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
                 lines += ["inner = dims[ndim - 1]"]
                 if streams:
-                    lines += _stream_source(n, stream_min)
+                    lines += _stream_source(stream_min)
                 lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
                 # the row dim (second-last) in locals: the next row starts one row stride on;
                 # the multi-index in memory is touched only when the rows wrap (rows of 16-50
@@ -842,12 +853,16 @@ def parallel_min_bytes() -> int:
     return PARALLEL_MIN_BYTES
 
 
-# From this many output bytes, the rows walker writes a dense output whose inputs are small
-# (broadcast) with non-temporal stores (see ``_stream_source``): such an output leaves the
-# last level cache anyway, and each tile is computed in L1 and then written in whole lines. Default:
-# twice the 32 MiB L3 of the host of BENCHMARKS.md (at 40 MB, f32 1e7, an output written again and
-# again still partly hits L3 with ordinary stores: streaming measured 0.75x there). Override with
-# OPSNN_STREAM_MIN_BYTES.
+# From this many output bytes, the flat and rows walkers write a dense 4/8-byte output that
+# meets no input with non-temporal stores (``streams_output``, ``_stream_source``): such an
+# output leaves the last level cache anyway, and each tile is computed in L1 and then written
+# in whole lines, without reading them first. Default: twice the
+# 32 MiB L3 of the EPYC VMs it was tuned on (at 40 MB, f32 1e7, an output written again and again
+# still partly hits L3 with ordinary stores: broadcast streamed measured 0.75x there, 0.65-0.87x on
+# the Xeon VM of BENCHMARKS.md, contiguous the same either way). Contiguous, on that Xeon
+# (LeakyReluBackward out=, 2 threads, three processes each): float32 1e8 40.1-40.8 -> 37.4-37.7
+# ms, float64 1e7 7.5-7.9 -> 7.0-7.5 ms; on the EPYC a streamed contiguous output had measured
+# 0.6-0.9x (an earlier kernel, one thread). Override with OPSNN_STREAM_MIN_BYTES.
 STREAM_MIN_BYTES = int(os.environ.get("OPSNN_STREAM_MIN_BYTES", 64 << 20))
 
 
