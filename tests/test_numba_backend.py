@@ -772,7 +772,8 @@ def test_host_launch_walkers_and_plan():
     assert host_launch.plan_launch((4000, 4000), big, (4, 4, 4), 2).tile_cols == 1024  # 192 MB
     assert host_launch.plan_launch((4000, 4000), big, (8, 8, 8), 2).tile_cols == 512
     assert host_launch.plan_launch((4000, 4000), big, (2, 2, 2), 2).tile_cols == 1024  # 2 KiB
-    assert host_launch.plan_launch((1000, 2500), [(2500, 1), (2500, 1), (1, 1000)], (4, 4, 4), 2).tile_cols == 512  # 30 MB
+    mid = [(2500, 1), (2500, 1), (1, 1000)]
+    assert host_launch.plan_launch((1000, 2500), mid, (4, 4, 4), 2).tile_cols == 512  # 30 MB
     rev = host_launch.plan_launch((2, 3), [(3, 1), (-3, -1), (3, 1)], (4, 4, 4), 1)
     assert rev.operands[1].offset == 5 and rev.modes == "crc"
     with pytest.raises(dataclasses_frozen_error()):

@@ -590,7 +590,8 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
     return 0 if same_start else 1
 
 
-SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f", "f2bf",
-                 "f2bf_canonical", "f2bf_computed", "d2bf", "isnan16", "ranges_clash", "bits_f32", "bits_f64",
-                 "f32_bits", "f64_bits", "zero_unless", "transpose_block", "transpose_block_half", "index_buffer", "stream_copy", "store_fence",
+SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f",
+                 "f2bf", "f2bf_canonical", "f2bf_computed", "d2bf", "isnan16", "ranges_clash",
+                 "bits_f32", "bits_f64", "f32_bits", "f64_bits", "zero_unless", "transpose_block",
+                 "transpose_block_half", "index_buffer", "stream_copy", "store_fence",
                  "pool_threads")

@@ -1196,7 +1196,9 @@ def set_num_threads(n: int) -> None:
     numba.set_num_threads(n)
 
 
-__all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "dense_order", "cache_dir", "copy", "entry_point", "get_num_threads",
-           "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads", "span_entry",
-           "moved_bytes", "work_bytes", "GATHER_WEIGHT", "PLANNED_THREADS_BIT", "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES",
+__all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "dense_order",
+           "cache_dir", "copy", "entry_point", "get_num_threads", "host_launch", "launch",
+           "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
+           "span_entry", "moved_bytes", "work_bytes", "GATHER_WEIGHT", "PLANNED_THREADS_BIT",
+           "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES",
            "parallel_min_bytes", "second_thread_pays_from", "threshold_candidates", "copy_times_us"]
