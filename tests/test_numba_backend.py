@@ -22,6 +22,7 @@ from conftest import run_hardtanh, run_leaky
 from opsnn import kernels
 from opsnn._core import dtypes
 from opsnn._core.executor import Step
+from opsnn._core.tiling import ceil_div
 from opsnn._core.dtypes import DataType
 
 numba = pytest.importorskip("numba")
@@ -767,7 +768,7 @@ def test_host_launch_walkers_and_plan():
     # rows by the narrowest operand, columns by the widest: whole cache lines of each
     mixed = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (4, 2, 2), 1)
     assert (mixed.tile_rows, mixed.tile_cols) == (50, 512)
-    # dense runs of 4 KiB from LONG_RUN_MIN_BYTES moved, for 4- and 8-byte operands only
+    # dense runs of 4 KiB from FAR_BYTES moved, for 4- and 8-byte operands only
     big = [(4000, 1), (4000, 1), (1, 4000)]
     assert host_launch.plan_launch((4000, 4000), big, (4, 4, 4), 2).tile_cols == 1024  # 192 MB
     assert host_launch.plan_launch((4000, 4000), big, (8, 8, 8), 2).tile_cols == 512
@@ -996,7 +997,7 @@ def test_panels_slices_side_by_side(backend, monkeypatch, fresh_launches, dt, pa
             both(backend, in_place)
             launch = numba_backend.plan_launch(shape, strides, (dt.itemsize,) * 3, 2)
             assert launch.walker == "panels" and launch.dims == (20, 24, 36) and launch.seg == seg
-            assert launch.plan.n_blocks == min(2, -(-20 // seg) * -(-24 // tile_rows))
+            assert launch.plan.n_blocks == min(2, ceil_div(20, seg) * ceil_div(24, tile_rows))
             assert (f"x {seg} slices of dim 0" in launch.describe()) == (seg > 1)
         gapped = np.zeros((24, 20, 37), dt)[..., :36]
         for g in (np.broadcast_to(g3[:, :1], g3.shape), gapped):

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import get_num_threads, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -149,9 +149,7 @@ def pool_threads(typingctx):
     through a ctypes pointer, which keeps the calling function out of numba's on-disk cache. The
     symbol exists once the threading layer is loaded: numba_backend asks the thread count before
     any launch (and typing here loads it)."""
-    import numba
-
-    numba.get_num_threads()
+    get_num_threads()
 
     def codegen(context, builder, signature, args):
         # declared as numba's parallel lowering declares it in the same module (intp); the C
@@ -283,7 +281,7 @@ def transpose_block(typingctx, src, src_start, src_stride, dst, dst_start, dst_s
     L = ``transpose_lanes(itemsize)``: L row loads, L * log2(L) two-vector shuffles, L row stores.
     With ``ahead`` != 0, each of the L source rows is also prefetched ``ahead`` elements further
     on (where the gather reads next), so the lines come from memory in parallel rather than one
-    miss at a time (when it pays: ``numba_backend.PREFETCH_MIN_BYTES``).
+    miss at a time (when it pays: ``host_launch.FAR_BYTES``).
 
     A scalar gather of a transposed operand costs ~1.5 cycles per element here; numba has no
     shuffles, so the block is written as LLVM IR. Bits are moved, never converted."""

@@ -44,7 +44,7 @@ import numpy as np
 from .._core import dtypes
 from . import _numba_support, numpy_backend
 from . import numba_codegen as cg
-from .host_launch import HostLaunch, plan_launch
+from .host_launch import FAR_BYTES, HostLaunch, plan_launch
 
 NAME = "numba"
 log = logging.getLogger("opsnn")
@@ -377,13 +377,13 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             # measured 4 % slower with an empty allocation made every call). A streamed output
             # (``streams_output``) goes through the same scratch row, written with ``stream_copy``;
             # never in place, where out's lines were just read (float32 1e8: 28 -> 41 ms streamed)
-            stream = f"not alias and out.size * out.itemsize >= {stream_min}" if streams else "False"
-            lines += [f"stream = {stream}",
-                      f"for b in {rng}(n_blocks):",
+            if streams:
+                lines.append(f"stream = not alias and out.size * out.itemsize >= {stream_min}")
+            lines += [f"for b in {rng}(n_blocks):",
                       "    start = b * block_former",
                       "    stop = min(start + block_former, numel)",
                       "    so = out[:0]",
-                      "    if alias or stream:",
+                      f"    if {'alias or stream' if streams else 'alias'}:",
                       "        so = np.empty(tile, out.dtype)",
                       "    for t0 in range(start, stop, tile):",
                       "        run = min(t0 + tile, stop) - t0"]
@@ -396,7 +396,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                       "                out[np.uint64(t0 + j)] = so[np.uint64(j)]",
                       "        else:"]
             lines += _indent(_loop("j", "run", loads, code, "out[np.uint64(t0 + j)]", hw, screened, hoisted), 3)
-            lines += _indent(_STREAM_BLOCK_END, 1)
+            if streams:
+                lines += _indent(_STREAM_BLOCK_END, 1)
             lines.append("return 0")
         else:
             ops = range(n + 1)
@@ -520,7 +521,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                     lines.append("scro = np.empty((n_blocks, area), out.dtype)")
                 # from memory, not cache: the gathers prefetch the next block of source rows
                 span = " + ".join(f"{x}.size * {x}.itemsize" for x in arr)
-                lines.append(f"far = 1 if {span} >= {PREFETCH_MIN_BYTES} else 0")
+                lines.append(f"far = 1 if {span} >= {FAR_BYTES} else 0")
                 lines += [f"for b in {rng}(n_blocks):",
                           "    pstart = b * block_former",
                           "    pstop = min(pstart + block_former, n_panels)"]
@@ -731,11 +732,10 @@ def entry_point(fn, sample: tuple):
 # processes each); 32 more elements (64-256 B, whole cache lines) spread the rows over the sets.
 SCRATCH_PAD = 32
 
-# From this many bytes spanned by a panels launch's operands, its register-transpose gathers
-# prefetch the next block's source rows (``transpose_block``'s ``ahead``): the L3 of the host of
-# BENCHMARKS.md. Measured (A/B in one process, 2-core EPYC): 4-14% faster at 1e7-1e8 elements,
-# 0-8% slower at 1e5-1e6, where the lines come from cache anyway.
-PREFETCH_MIN_BYTES = 32 << 20
+# From FAR_BYTES spanned by a panels launch's operands (``host_launch``: beyond the last-level
+# cache), its register-transpose gathers prefetch the next block's source rows
+# (``transpose_block``'s ``ahead``). Measured (A/B in one process, 2-core EPYC): 4-14% faster at
+# 1e7-1e8 elements, 0-8% slower at 1e5-1e6, where the lines come from cache anyway.
 
 
 # Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking the
@@ -856,13 +856,13 @@ def parallel_min_bytes() -> int:
 # From this many output bytes, the flat and rows walkers write a dense 4/8-byte output that
 # meets no input with non-temporal stores (``streams_output``, ``_stream_source``): such an
 # output leaves the last level cache anyway, and each tile is computed in L1 and then written
-# in whole lines, without reading them first. Default: twice the
-# 32 MiB L3 of the EPYC VMs it was tuned on (at 40 MB, f32 1e7, an output written again and again
-# still partly hits L3 with ordinary stores: broadcast streamed measured 0.75x there, 0.65-0.87x on
-# the Xeon VM of BENCHMARKS.md, contiguous the same either way). Contiguous, on that Xeon
-# (LeakyReluBackward out=, 2 threads, three processes each): float32 1e8 40.1-40.8 -> 37.4-37.7
-# ms, float64 1e7 7.5-7.9 -> 7.0-7.5 ms; on the EPYC a streamed contiguous output had measured
-# 0.6-0.9x (an earlier kernel, one thread). Override with OPSNN_STREAM_MIN_BYTES.
+# in whole lines, without reading them first. Default: twice the 32 MiB L3 of the EPYC VMs it was
+# tuned on (at 40 MB, f32 1e7, an output written again and again still partly hits L3 with
+# ordinary stores: broadcast streamed measured 0.75x there, 0.65-0.87x on the Xeon VM of
+# BENCHMARKS.md, contiguous the same either way). Contiguous, on that Xeon (LeakyReluBackward
+# out=, 2 threads, three processes each): float32 1e8 40.1-40.8 -> 37.4-37.7 ms, float64 1e7
+# 7.5-7.9 -> 7.0-7.5 ms; on the EPYC a streamed contiguous output had measured 0.6-0.9x (an
+# earlier kernel, one thread). Override with OPSNN_STREAM_MIN_BYTES.
 STREAM_MIN_BYTES = int(os.environ.get("OPSNN_STREAM_MIN_BYTES", 64 << 20))
 
 
