@@ -764,10 +764,13 @@ def test_host_launch_walkers_and_plan():
     even = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (4, 4, 4), 1)
     assert (even.tile_rows, even.tile_cols, even.plan.numel) == (25, 512, 4)
     short = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (2, 2, 2), 1)
-    assert (short.tile_rows, short.tile_cols) == (50, 1000)
-    # rows by the narrowest operand, columns by the widest: whole cache lines of each
-    mixed = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (4, 2, 2), 1)
-    assert (mixed.tile_rows, mixed.tile_cols) == (50, 512)
+    assert (short.tile_rows, short.tile_cols) == (100, 1000)
+    # rows by the narrowest operand (256 B of 2-byte rows: 128 of them), columns by the widest:
+    # whole cache lines of each
+    tall = host_launch.plan_launch((1000, 1000), [(1000, 1), (1000, 1), (1, 1000)], (2, 2, 2), 1)
+    assert (tall.tile_rows, tall.tile_cols) == (125, 1000)
+    mixed = host_launch.plan_launch((300, 1000), [(1000, 1), (1000, 1), (1, 300)], (4, 2, 2), 1)
+    assert (mixed.tile_rows, mixed.tile_cols) == (100, 512)
     # dense runs of 4 KiB from FAR_BYTES moved, for 4- and 8-byte operands only
     big = [(4000, 1), (4000, 1), (1, 4000)]
     assert host_launch.plan_launch((4000, 4000), big, (4, 4, 4), 2).tile_cols == 1024  # 192 MB
