@@ -771,11 +771,13 @@ def test_host_launch_walkers_and_plan():
     assert (tall.tile_rows, tall.tile_cols) == (125, 1000)
     mixed = host_launch.plan_launch((300, 1000), [(1000, 1), (1000, 1), (1, 300)], (4, 2, 2), 1)
     assert (mixed.tile_rows, mixed.tile_cols) == (100, 512)
-    # dense runs of 4 KiB from FAR_BYTES moved, for 4- and 8-byte operands only
+    # dense runs of 4 KiB from FAR_BYTES moved
     big = [(4000, 1), (4000, 1), (1, 4000)]
     assert host_launch.plan_launch((4000, 4000), big, (4, 4, 4), 2).tile_cols == 1024  # 192 MB
     assert host_launch.plan_launch((4000, 4000), big, (8, 8, 8), 2).tile_cols == 512
-    assert host_launch.plan_launch((4000, 4000), big, (2, 2, 2), 2).tile_cols == 1024  # 2 KiB
+    assert host_launch.plan_launch((4000, 4000), big, (2, 2, 2), 2).tile_cols == 2048  # 96 MB
+    assert host_launch.plan_launch((2000, 2000), [(2000, 1), (2000, 1), (1, 2000)], (2, 2, 2),
+                                   2).tile_cols == 1024  # 24 MB: 2 KiB
     mid = [(2500, 1), (2500, 1), (1, 1000)]
     assert host_launch.plan_launch((1000, 2500), mid, (4, 4, 4), 2).tile_cols == 512  # 30 MB
     rev = host_launch.plan_launch((2, 3), [(3, 1), (-3, -1), (3, 1)], (4, 4, 4), 1)

@@ -52,13 +52,14 @@ PANEL_RUN_BYTES = 2048
 PANEL_BYTES_16BIT = 256
 # A panels launch of FAR_BYTES or more streams its operands from memory, past the last-level
 # cache (the 32 MiB L3 of the EPYC VMs this was first tuned on). Its dense runs are then twice as
-# long where every operand is 4 or 8 bytes (here; its size counted as elements times the
-# operands' itemsizes), and its gathers prefetch the next block's source rows (numba_backend,
-# by the bytes its operands span). Long runs, measured (the same Xeon VM, 2 threads, the
-# generated kernel called with either tile width in one process, seven rounds in shuffled
-# order): float64 strided 1e8 0.88x the time, 1e7 0.96x; float32 strided 1e8 0.975x, 1e7 0.97x,
-# permuted 1e8 0.955x, 1e7 0.91x; but float32 strided 1e6 (12 MB) 1.12x, and 2-byte operands
-# 0.98-1.03x.
+# long (here; its size counted as elements times the operands' itemsizes), and its gathers
+# prefetch the next block's source rows (numba_backend, by the bytes its operands span). Long
+# runs, measured (the same Xeon VM, 2 threads, the generated kernel called with either tile
+# width in one process, seven rounds in shuffled order): float64 strided 1e8 0.88x the time,
+# 1e7 0.96x; float32 strided 1e8 0.975x, 1e7 0.97x, permuted 1e8 0.955x, 1e7 0.91x; but float32
+# strided 1e6 (12 MB) 1.12x. 2-byte operands, 0.98-1.03x with the 64-row tiles they had then,
+# took them with their 128-row ones (separate processes alternating, three rounds): float16
+# strided 1e8 38.2 -> 36.4 ms, bfloat16 1e8 and both at 1e7 within 2 %.
 FAR_BYTES = 32 << 20
 # A tile of short rows side by side holds up to this many bytes of its widest operand. Measured
 # (2-core EPYC, 1 thread, (100, 100, 100) and (10, 100, 100) reversals, slices of 8-256 KiB):
@@ -240,7 +241,7 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     # lines of every operand (powers of two over at most 32x apart in width)
     tile_rows = min(rows, (PANEL_BYTES_16BIT if min_item == 2 else PANEL_BYTES) // min_item)
     tile_rows = ceil_div(rows, ceil_div(rows, tile_rows))
-    long_runs = min_item >= 4 and numel * sum(itemsizes) >= FAR_BYTES
+    long_runs = numel * sum(itemsizes) >= FAR_BYTES
     tile_cols = min(cols, PANEL_RUN_BYTES * (2 if long_runs else 1) // max_item)
     seg = _segments(dims, layouts, tile_rows, tile_cols, max_item)
     # panels: (outer index, group of seg slices, tile of rows); a group may hold fewer slices
