@@ -778,6 +778,17 @@ def test_host_launch_walkers_and_plan():
     assert host_launch.plan_launch((4000, 4000), big, (2, 2, 2), 2).tile_cols == 2048  # 96 MB
     assert host_launch.plan_launch((2000, 2000), [(2000, 1), (2000, 1), (1, 2000)], (2, 2, 2),
                                    2).tile_cols == 1024  # 24 MB: 2 KiB
+    # beyond FAR_BYTES a short row dim is one panel (tiles of at most WHOLE_PANEL_BYTES), so no
+    # gathered source line is cut between two panels; in cache it keeps the usual height
+    def reversed_self(shape):  # out dense, self a view of shape[::-1] with its axes reversed
+        out = (shape[1] * shape[2], shape[2], 1)
+        return [out, out, (1, shape[0], shape[0] * shape[1])]
+    for shape, items, tile_rows in [((100, 1000, 1000), (4, 4, 4), 100),  # 1.2 GB
+                                    ((100, 1000, 1000), (8, 8, 8), 100),
+                                    ((100, 10, 1000), (4, 4, 4), 25),  # 12 MB
+                                    ((300, 1000, 1000), (4, 4, 4), 30)]:  # 300 x 1000 x 4 B > 512 KiB
+        launch = host_launch.plan_launch(shape, reversed_self(shape), items, 2)
+        assert launch.dims[-2] == shape[0] and launch.tile_rows == tile_rows, (shape, launch.describe())
     mid = [(2500, 1), (2500, 1), (1, 1000)]
     assert host_launch.plan_launch((1000, 2500), mid, (4, 4, 4), 2).tile_cols == 512  # 30 MB
     rev = host_launch.plan_launch((2, 3), [(3, 1), (-3, -1), (3, 1)], (4, 4, 4), 1)

@@ -61,6 +61,15 @@ PANEL_BYTES_16BIT = 256
 # took them with their 128-row ones (separate processes alternating, three rounds): float16
 # strided 1e8 38.2 -> 36.4 ms, bfloat16 1e8 and both at 1e7 within 2 %.
 FAR_BYTES = 32 << 20
+# Beyond FAR_BYTES, a row dim short enough for a tile of at most this many bytes (of the widest
+# operand) is one panel: its gathered source rows, a few hundred bytes each, are then read whole
+# by one tile. Cut into panels (100 float32 rows as 4 x 25), the cache lines a cut falls in were
+# fetched from memory once per panel. Measured (separate processes alternating, 2 threads,
+# (1000, 100, 1000) with self's axes reversed, whose gathered rows are 100 long, two rounds):
+# float32 1e8 83.4-83.6 -> 73.7 ms, float64 1e8 161-163 -> 140-142 ms, float32 1e7 5.6-5.7 ->
+# 5.0-5.1 ms, float64 1e7 1.03x the time (13.1 -> 13.5). Not beyond it: the strided
+# float32/float64 1e5 rows (100 x 1000, in cache) took 1.1x as long with one 100-row panel.
+WHOLE_PANEL_BYTES = 512 << 10
 # A tile of short rows side by side holds up to this many bytes of its widest operand. Measured
 # (2-core EPYC, 1 thread, (100, 100, 100) and (10, 100, 100) reversals, slices of 8-256 KiB):
 # float16/bfloat16 1.2-1.6x faster from 128 KiB up (rows of 100 elements each paid a vector
@@ -241,8 +250,10 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     # lines of every operand (powers of two over at most 32x apart in width)
     tile_rows = min(rows, (PANEL_BYTES_16BIT if min_item == 2 else PANEL_BYTES) // min_item)
     tile_rows = ceil_div(rows, ceil_div(rows, tile_rows))
-    long_runs = numel * sum(itemsizes) >= FAR_BYTES
-    tile_cols = min(cols, PANEL_RUN_BYTES * (2 if long_runs else 1) // max_item)
+    far = numel * sum(itemsizes) >= FAR_BYTES
+    tile_cols = min(cols, PANEL_RUN_BYTES * (2 if far else 1) // max_item)
+    if far and rows * tile_cols * max_item <= WHOLE_PANEL_BYTES:
+        tile_rows = rows
     seg = _segments(dims, layouts, tile_rows, tile_cols, max_item)
     # panels: (outer index, group of seg slices, tile of rows); a group may hold fewer slices
     above = dims[-3] if len(dims) >= 3 else 1
