@@ -948,6 +948,27 @@ def test_panels_register_transposes(backend, dt):
 
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_panels_borders_on_source_lines(backend, dt):
+    """Source rows a whole number of cache lines apart, starting at every element of a line:
+    the panels' borders move up to the lines (a first panel shorter, the last taller, up to a
+    line's elements more than a tile's rows), and every element is still computed once."""
+    line = 64 // dt.itemsize
+    rows, cols = 256, 40  # a whole number of panels for every itemsize
+    x_mem = cases.filled((cols, 512), dt, 44, cases.self_specials(dt, (-1.0, 1.0)))  # 512 elements a row
+    g = cases.filled((rows, cols), dt, 45, cases.grad_specials(dt))
+    prog = numba_backend.program(engine_plan_for(g, x_mem[:, :rows].T),
+                                 {"grad_output": dt, "self": dt, "out": dt})[0]
+    launch = prog.launch_for(np.empty((rows, cols), dt), [g, x_mem[:, :rows].T], 1)
+    assert launch.walker == "panels" and launch.tile_rows * dt.itemsize % 64 == 0 and launch.tile_rows < rows
+    starts = {(x_mem.ctypes.data + start * dt.itemsize) % 64 for start in range(line)}
+    assert len(starts) == line  # every position in a line, so every shift
+    for start in range(line):
+        x = x_mem[:, start:start + rows].T
+        # into a NaN-filled out each time (a pooled result could hold the last call's values)
+        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=np.full((rows, cols), np.nan, dt)))
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
 def test_nd_permutations(backend, dt):
     """Every permutation of a 3-D input and the 4-D ones that move the unit-stride dim (reversal,
     NCHW <-> NHWC, a sliced reversal), inputs permuted differently and a permuted out: bit for bit.

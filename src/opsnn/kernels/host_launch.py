@@ -65,7 +65,7 @@ FAR_BYTES = 32 << 20
 # operand) is one panel: its gathered source rows, a few hundred bytes each, are then read whole
 # by one tile. Cut into panels (100 float32 rows as 4 x 25), the cache lines a cut falls in were
 # fetched from memory once per panel. Measured (separate processes alternating, 2 threads,
-# (1000, 100, 1000) with self's axes reversed, whose gathered rows are 100 long, two rounds):
+# (100, 1000, 1000) with self's axes reversed, whose gathered rows are 100 long, two rounds):
 # float32 1e8 83.4-83.6 -> 73.7 ms, float64 1e8 161-163 -> 140-142 ms, float32 1e7 5.6-5.7 ->
 # 5.0-5.1 ms, float64 1e7 1.03x the time (13.1 -> 13.5). Not beyond it: the strided
 # float32/float64 1e5 rows (100 x 1000, in cache) took 1.1x as long with one 100-row panel.
