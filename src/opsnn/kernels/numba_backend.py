@@ -282,7 +282,10 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     return lines + ["else:"] + _indent(scalar, 1)
 
 
-_LINE_ROWS = 32  # the most elements of any itemsize (2, 4, 8) a 64-byte cache line holds
+def _line_rows(gathered: list, in_chains) -> int:
+    """Elements of the first gathered input in a 64-byte cache line (0 without one): how many
+    rows taller than ``tile_rows`` a panel may be (``_panel_rows``)."""
+    return 64 // in_chains[gathered[0]][0].itemsize if gathered else 0
 
 
 def _panel_rows(gathered: list, in_chains) -> list[str]:
@@ -301,7 +304,7 @@ def _panel_rows(gathered: list, in_chains) -> list[str]:
     if gathered:
         k = gathered[0]
         item = in_chains[k][0].itemsize
-        line = 64 // item
+        line = _line_rows(gathered, in_chains)
         lines += [f"        if per_outer > 1 and sr{k + 1} == 1 and tile_rows % {line} == 0 and "
                   f"si{k + 1} * {item} % 64 == 0:",
                   f"            shift = (a{k}.ctypes.data + base{k + 1} * {item}) % 64 // {item}"]
@@ -542,7 +545,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 if not segmented:  # (with slices side by side out continues its rows elsewhere)
                     lines += ["whole = " + " and ".join(["tile_cols == cols"] + dense),
                               f"rs = tile_cols if whole else tile_cols + {SCRATCH_PAD}"]
-                lines.append(f"area = (tile_rows + {_LINE_ROWS}) * rs")  # a panel grows by its shift
+                # a panel may be taller by its shift (_panel_rows)
+                lines.append(f"area = (tile_rows + {_line_rows(gathered, in_chains)}) * rs")
                 lines += [f"scr{k} = np.empty((n_blocks, area), a{k}.dtype)" for k in gathered]
                 if scatter:
                     lines.append("scro = np.empty((n_blocks, area), out.dtype)")
