@@ -965,7 +965,7 @@ def test_panels_borders_on_source_lines(backend, dt):
     for start in range(line):
         x = x_mem[:, start:start + rows].T
         # into a NaN-filled out each time (a pooled result could hold the last call's values)
-        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=np.full((rows, cols), np.nan, dt)))
+        both(backend, lambda x=x: opsnn.leaky_relu_backward(g, x, 0.3, out=np.full((rows, cols), np.nan, dt)))
 
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
