@@ -246,14 +246,15 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     min_item = min(itemsizes)
     max_item = max(itemsizes)
     rows, cols = dims[-2], dims[-1]
-    # panels of equal height (100 rows as 4 x 25, not 3 x 32 + 4); tile rows are whole cache
-    # lines of every operand (powers of two over at most 32x apart in width)
-    tile_rows = min(rows, (PANEL_BYTES_16BIT if min_item == 2 else PANEL_BYTES) // min_item)
-    tile_rows = ceil_div(rows, ceil_div(rows, tile_rows))
     far = numel * sum(itemsizes) >= FAR_BYTES
     tile_cols = min(cols, PANEL_RUN_BYTES * (2 if far else 1) // max_item)
     if far and rows * tile_cols * max_item <= WHOLE_PANEL_BYTES:
         tile_rows = rows
+    else:
+        # panels of equal height (100 rows as 4 x 25, not 3 x 32 + 4); tile rows are whole cache
+        # lines of every operand (powers of two over at most 32x apart in width)
+        tile_rows = min(rows, (PANEL_BYTES_16BIT if min_item == 2 else PANEL_BYTES) // min_item)
+        tile_rows = ceil_div(rows, ceil_div(rows, tile_rows))
     seg = _segments(dims, layouts, tile_rows, tile_cols, max_item)
     # panels: (outer index, group of seg slices, tile of rows); a group may hold fewer slices
     above = dims[-3] if len(dims) >= 3 else 1

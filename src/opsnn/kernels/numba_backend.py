@@ -42,6 +42,7 @@ import numba
 import numpy as np
 
 from .._core import dtypes
+from .._core.tiling.host import CACHE_LINE_BYTES
 from . import _numba_support, numpy_backend
 from . import numba_codegen as cg
 from .host_launch import FAR_BYTES, HostLaunch, plan_launch
@@ -283,9 +284,9 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
 
 
 def _line_rows(gathered: list, in_chains) -> int:
-    """Elements of the first gathered input in a 64-byte cache line (0 without one): how many
-    rows taller than ``tile_rows`` a panel may be (``_panel_rows``)."""
-    return 64 // in_chains[gathered[0]][0].itemsize if gathered else 0
+    """Elements of the first gathered input in a cache line (0 without one): how many rows
+    taller than ``tile_rows`` a panel may be (``_panel_rows``)."""
+    return CACHE_LINE_BYTES // in_chains[gathered[0]][0].itemsize if gathered else 0
 
 
 def _panel_rows(gathered: list, in_chains) -> list[str]:
@@ -306,8 +307,8 @@ def _panel_rows(gathered: list, in_chains) -> list[str]:
         item = in_chains[k][0].itemsize
         line = _line_rows(gathered, in_chains)
         lines += [f"        if per_outer > 1 and sr{k + 1} == 1 and tile_rows % {line} == 0 and "
-                  f"si{k + 1} * {item} % 64 == 0:",
-                  f"            shift = (a{k}.ctypes.data + base{k + 1} * {item}) % 64 // {item}"]
+                  f"si{k + 1} * {item} % {CACHE_LINE_BYTES} == 0:",
+                  f"            shift = (a{k}.ctypes.data + base{k + 1} * {item}) % {CACHE_LINE_BYTES} // {item}"]
     return lines + ["        r0 = max(0, ti * tile_rows - shift)",
                     "        nr = (rows if ti == per_outer - 1 else ti * tile_rows + tile_rows - shift) - r0"]
 
@@ -550,7 +551,10 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += [f"scr{k} = np.empty((n_blocks, area), a{k}.dtype)" for k in gathered]
                 if scatter:
                     lines.append("scro = np.empty((n_blocks, area), out.dtype)")
-                # from memory, not cache: the gathers prefetch the next block of source rows
+                # from FAR_BYTES spanned by the operands (host_launch: beyond the last-level cache)
+                # the register-transpose gathers prefetch the next block's source rows
+                # (transpose_block's ahead). Measured (A/B in one process, 2-core EPYC): 4-14 %
+                # faster at 1e7-1e8 elements, 0-8 % slower at 1e5-1e6, whose lines come from cache
                 span = " + ".join(f"{x}.size * {x}.itemsize" for x in arr)
                 lines.append(f"far = 1 if {span} >= {FAR_BYTES} else 0")
                 lines += [f"for b in {rng}(n_blocks):",
@@ -761,12 +765,6 @@ def entry_point(fn, sample: tuple):
 # process's allocations put the scratch against the source (float32 100 x 1000, one thread, six
 # processes each); 32 more elements (64-256 B, whole cache lines) spread the rows over the sets.
 SCRATCH_PAD = 32
-
-# From FAR_BYTES spanned by a panels launch's operands (``host_launch``: beyond the last-level
-# cache), its register-transpose gathers prefetch the next block's source rows
-# (``transpose_block``'s ``ahead``). Measured (A/B in one process, 2-core EPYC): 4-14% faster at
-# 1e7-1e8 elements, 0-8% slower at 1e5-1e6, where the lines come from cache anyway.
-
 
 # Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking the
 # pool costs more than a second thread saves. Where that turns depends on the host (how fast one
