@@ -789,6 +789,16 @@ def test_host_launch_walkers_and_plan():
                                     ((300, 1000, 1000), (4, 4, 4), 30)]:  # 300 x 1000 x 4 B > 512 KiB
         launch = host_launch.plan_launch(shape, reversed_self(shape), items, 2)
         assert launch.dims[-2] == shape[0] and launch.tile_rows == tile_rows, (shape, launch.describe())
+    # ... and its tiles take enough slices side by side that a 2-byte gathered source row (100
+    # elements, 200 B, its slices back to back) is read in runs of PANEL_BYTES_16BIT or more
+    for shape, items, seg in [((100, 1000, 1000), (2, 2, 2), 2), ((100, 1000, 1000), (4, 4, 4), 1),
+                              ((50, 1000, 1000), (2, 2, 2), 3), ((100, 100, 100), (2, 2, 2), 13),  # in cache
+                              ((100, 1000, 3000), (2, 2, 2), 1)]:  # 600 KB a slice: one
+        launch = host_launch.plan_launch(shape, reversed_self(shape), items, 2)
+        assert launch.tile_rows == shape[0] and launch.seg == seg, (shape, launch.describe())
+    sliced = reversed_self((100, 1000, 1000))
+    sliced[2] = (1, 200, 200 * 1000)  # self's slices 200 apart, not back to back: one
+    assert host_launch.plan_launch((100, 1000, 1000), sliced, (2, 2, 2), 2).seg == 1
     mid = [(2500, 1), (2500, 1), (1, 1000)]
     assert host_launch.plan_launch((1000, 2500), mid, (4, 4, 4), 2).tile_cols == 512  # 30 MB
     rev = host_launch.plan_launch((2, 3), [(3, 1), (-3, -1), (3, 1)], (4, 4, 4), 1)
@@ -966,6 +976,22 @@ def test_panels_borders_on_source_lines(backend, dt):
         x = x_mem[:, start:start + rows].T
         # into a NaN-filled out each time (a pooled result could hold the last call's values)
         both(backend, lambda x=x: opsnn.leaky_relu_backward(g, x, 0.3, out=np.full((rows, cols), np.nan, dt)))
+
+
+@pytest.mark.parametrize("dt", [F16, BF16], ids=str)
+def test_far_slices_gathered_column_blocks_first(backend, dt):
+    """Beyond FAR_BYTES, a reversed self whose 100-element source rows lie back to back is
+    gathered two slices a tile, each column block across both slices before the next one
+    (numba_backend._gather): an odd slice count (a last group of one), columns that are not a
+    whole number of blocks, specials in both inputs; bit for bit."""
+    shape = (100, 61, 1000)  # 6.1e6 elements, 36.6 MB moved
+    x = cases.filled(shape[::-1], dt, 46, cases.self_specials(dt, (-1.0, 1.0))).transpose(2, 1, 0)
+    g = cases.filled(shape, dt, 47, cases.grad_specials(dt))
+    prog = numba_backend.program(engine_plan_for(g, x), {"grad_output": dt, "self": dt, "out": dt})[0]
+    launch = prog.launch_for(np.empty(shape, dt), [g, x], 2)
+    assert (launch.walker, launch.tile_rows, launch.seg) == ("panels", 100, 2), launch.describe()
+    assert 3 * g.nbytes >= host_launch.FAR_BYTES
+    both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
 
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)

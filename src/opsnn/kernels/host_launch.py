@@ -20,7 +20,8 @@ numba backend passes these numbers to its kernels and the kernels walk them exac
   in cache. Where a row is shorter than a tile's columns and the output continues it in the dim
   above (a (100, 100, 100) reversal: rows of 100 elements, 10 000 apart), a tile takes ``seg``
   consecutive slices of that dim side by side (``_segments``), so its rows are runs of
-  ``seg * cols`` elements.
+  ``seg * cols`` elements; beyond ``FAR_BYTES`` enough of them that a transposed input whose
+  slices lie back to back is read in runs of ``PANEL_BYTES`` (``PANEL_BYTES_16BIT``) or more.
 """
 
 from __future__ import annotations
@@ -76,6 +77,13 @@ WHOLE_PANEL_BYTES = 512 << 10
 # loop's set-up and its 36-element scalar remainder, its NaN screen's reduction), float64 1.1x,
 # float32 within 5 %.
 SEGMENT_TILE_BYTES = 256 * 1024
+# Beyond FAR_BYTES, slices side by side also lengthen the gathered runs (``_segments``' run),
+# where a gathered input continues its source rows from one slice to the next. Measured (the
+# Xeon VM, 2 threads, separate processes alternating, three or four rounds, a (100, 1000, 1000)
+# reversal whose 2-byte source rows are 200 B): LeakyReluBackward float16 39-43 -> 32-35 ms,
+# bfloat16 36-39 -> 34 ms, both at 1e7 (100, 100, 1000) within the noise; HardtanhBackward,
+# 33-37 ms before, within the noise (float16 a few percent slower in two of three runs).
+# float32 source rows of 400 B gained nothing from 2-4 slices (75 ms either way).
 # Up to this many output bytes (at the widest itemsize) a transposed input is read in place by
 # the rows walker, which allocates no scratch: ~0.06 us less for a 4-element call. Measured
 # (2-core EPYC, f32/f16, square shapes): rows is as fast as panels up to 256 elements, 1.2x
@@ -198,17 +206,26 @@ def _whole_rows(plan: HostPlan, inner: int) -> HostPlan:
     return dataclasses.replace(plan, tile=plan.tile // unit * unit)
 
 
-def _segments(dims, layouts, tile_rows: int, tile_cols: int, max_item: int) -> int:
+def _segments(dims, layouts, tile_rows: int, tile_cols: int, max_item: int, run: int = 0) -> int:
     """How many slices of the dim above the columns a panels tile takes side by side: the most
     that fit ``SEGMENT_TILE_BYTES``, where a tile spans whole rows and every operand but the
     gathered inputs continues its rows in that dim (its stride there is a row's: 0 for an input
-    broadcast along the rows, which must then be broadcast along that dim too), else 1."""
-    cols = dims[-1]
+    broadcast along the rows, which must then be broadcast along that dim too), else 1.
+
+    ``run`` (beyond FAR_BYTES): at least as many as read each gathered source row in runs of
+    ``run`` elements, where every gathered input continues its source rows in that dim too (a
+    transposed view whose slices lie back to back), within WHOLE_PANEL_BYTES. The kernel then
+    gathers a tile's column blocks across its slices in the source's memory order."""
+    rows, cols = dims[-2], dims[-1]
     if len(dims) < 3 or tile_cols != cols or layouts[0].mode == "g":
         return 1
     if any(lay.mode != "g" and lay.strides[-3] != cols * lay.strides[-1] for lay in layouts):
         return 1
-    return max(1, min(dims[-3], SEGMENT_TILE_BYTES // (tile_rows * cols * max_item)))
+    tile = tile_rows * cols * max_item
+    fit = SEGMENT_TILE_BYTES // tile
+    if run > tile_rows == rows and all(lay.mode != "g" or lay.strides[-3:-1] == (rows, 1) for lay in layouts):
+        fit = max(fit, min(ceil_div(run, rows), WHOLE_PANEL_BYTES // tile))
+    return max(1, min(dims[-3], fit))
 
 
 def _move_to_row(values, row: int) -> tuple:
@@ -248,14 +265,14 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     rows, cols = dims[-2], dims[-1]
     far = numel * sum(itemsizes) >= FAR_BYTES
     tile_cols = min(cols, PANEL_RUN_BYTES * (2 if far else 1) // max_item)
+    gathered_run = (PANEL_BYTES_16BIT if min_item == 2 else PANEL_BYTES) // min_item
     if far and rows * tile_cols * max_item <= WHOLE_PANEL_BYTES:
         tile_rows = rows
     else:
         # panels of equal height (100 rows as 4 x 25, not 3 x 32 + 4); tile rows are whole cache
         # lines of every operand (powers of two over at most 32x apart in width)
-        tile_rows = min(rows, (PANEL_BYTES_16BIT if min_item == 2 else PANEL_BYTES) // min_item)
-        tile_rows = ceil_div(rows, ceil_div(rows, tile_rows))
-    seg = _segments(dims, layouts, tile_rows, tile_cols, max_item)
+        tile_rows = ceil_div(rows, ceil_div(rows, min(rows, gathered_run)))
+    seg = _segments(dims, layouts, tile_rows, tile_cols, max_item, gathered_run if far else 0)
     # panels: (outer index, group of seg slices, tile of rows); a group may hold fewer slices
     above = dims[-3] if len(dims) >= 3 else 1
     n_panels = (numel // (rows * cols * above)) * ceil_div(above, seg) * ceil_div(rows, tile_rows)

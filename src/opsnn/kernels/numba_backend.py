@@ -236,10 +236,23 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     2-4 rows interleaved element by element (an image's channels, NHWC read as NCHW), or 2-4
     columns read from as many unit-stride rows (NCHW read as NHWC), are copied by loops of a
     constant step, which LLVM turns into vector loads and shuffles. Any other tile is copied
-    element by element."""
+    element by element.
+
+    ``segmented``: the tile's ``nseg`` slices start ``s3`` apart in the source (``g<k>`` is the
+    current one's start). The register-transpose blocks walk the slices inside each column
+    block where the launch is ``far`` (host_launch._segments: there the slices continue the
+    source rows, so a column block reads each of its source rows in one run of ``nseg * nr``
+    elements; 2 slices of a float16 (100, 1000, 1000) reversal measured 42 -> 35-36 ms), and
+    outside them otherwise (in cache, where slice after slice measured 1.05x faster for a
+    float32 (100, 100, 100) reversal); the other copies take one slice after another."""
     a, sr, si = f"a{k}", f"sr{k + 1}", f"si{k + 1}"
-    lines = [f"g{k} = base{k + 1} + r0 * {sr} + c0 * {si}" + (f" + sg * s3_{k + 1}" if segmented else "")]
+    start = f"base{k + 1} + r0 * {sr} + c0 * {si}"
     rs, co = "rs", (" + co" if segmented else "")
+    pick = ["co = sg * tile_cols", f"g{k} = {start} + sg * s3_{k + 1}"]  # slice sg of the group
+
+    def per_slice(body: list[str]) -> list[str]:  # segmented: one slice after another
+        return ["for sg in range(nseg):"] + _indent(pick + body, 1) if segmented else body
+
     # a few interleaved rows of another step are read along the columns, a loop of nr
     # iterations per element costing its overhead each time (2.6x slower); otherwise along the
     # rows, in the source's memory order
@@ -257,12 +270,21 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
         lanes = _numba_support.transpose_lanes(itemsize)
 
         def blocks(helper: str, side: int) -> list[str]:
-            return [f"for c in range(0, run, {side}):",
-                    f"    cc = min(c, run - {side})",
-                    f"    for r in range(0, nr, {side}):",
-                    f"        rr = min(r, nr - {side})",
-                    f"        {helper}({a}, g{k} + rr + cc * {si}, {si}, s{k}, rr * {rs}{co} + cc, {rs},",
-                    f"                        far * {side} * {si})"]
+            column = [f"for r in range(0, nr, {side}):",
+                      f"    rr = min(r, nr - {side})",
+                      f"    {helper}({a}, g{k} + rr + cc * {si}, {si}, s{k}, rr * {rs}{co} + cc, {rs},",
+                      f"                    far * {side} * {si})"]
+            if not segmented:
+                return [f"for c in range(0, run, {side}):", f"    cc = min(c, run - {side})"] + _indent(column, 1)
+            return [f"blocks = (run + {side - 1}) // {side}",
+                    "for t in range(nseg * blocks):",
+                    "    if far:  # column block cb of every slice, then the next",
+                    "        cb = t // nseg",
+                    "        sg = t - cb * nseg",
+                    "    else:",
+                    "        sg = t // blocks",
+                    "        cb = t - sg * blocks",
+                    f"    cc = min(cb * {side}, run - {side})"] + _indent(pick + column, 1)
         # a short dim (the 10 of a (10, 100, 100) reversal): half blocks, 1.6-2.2x faster than the
         # element copy
         half = lanes // 2
@@ -271,16 +293,17 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     # a constant step: float32 3 or 4 channels 2.2-4.5x faster than the element copy, 2-byte
     # ones 3-8x (a loop of a run-time step is left to scalar loads)
     for n in (2, 3, 4):
-        branches.append((f"{sr} == 1 and {si} == {n} and nr == {n}",
-                         ["for c in range(run):"] + [f"    s{k}[np.uint64({r} * {rs}{co} + c)] = "
-                                                     f"{a}[np.uint64(g{k} + {n} * c + {r})]" for r in range(n)]))
+        branches.append((f"{sr} == 1 and {si} == {n} and nr == {n}", per_slice(
+            ["for c in range(run):"] + [f"    s{k}[np.uint64({r} * {rs}{co} + c)] = "
+                                        f"{a}[np.uint64(g{k} + {n} * c + {r})]" for r in range(n)])))
         if not segmented:  # (this copy leaves out a slice's column offset co)
             branches.append((f"{sr} == 1 and run == {n} and tile_cols == {n}",
                              ["for r in range(nr):"] + [f"    s{k}[np.uint64(rs * r + {c})] = "
                                                         f"{a}[np.uint64(g{k} + r + {c} * {si})]" for c in range(n)]))
+    lines = [] if segmented else [f"g{k} = {start}"]
     for i, (cond, body) in enumerate(branches):
         lines += [("if " if i == 0 else "elif ") + cond + ":"] + _indent(body, 1)
-    return lines + ["else:"] + _indent(scalar, 1)
+    return lines + ["else:"] + _indent(per_slice(scalar), 1)
 
 
 def _line_rows(gathered: list, in_chains) -> int:
@@ -580,14 +603,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += _panel_rows(gathered, in_chains)
                 lines += ["        for c0 in range(0, cols, tile_cols):",
                           "            run = min(c0 + tile_cols, cols) - c0"]
-                if segmented:
-                    lines += ["            for sg in range(nseg):",
-                              "                co = sg * tile_cols"]
-                    for k in gathered:
-                        lines += _indent(_gather(k, in_chains[k][0].itemsize, True), 4)
-                else:
-                    for k in gathered:
-                        lines += _indent(_gather(k, in_chains[k][0].itemsize, False), 3)
+                for k in gathered:
+                    lines += _indent(_gather(k, in_chains[k][0].itemsize, segmented), 3)
                 # segmented: each tile row is one run across its slices (every operand but the
                 # gathered ones continues its rows there, host_launch._segments)
                 by_row = ["for r in range(nr):", "    srow = r * rs"]
