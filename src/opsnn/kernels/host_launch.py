@@ -81,9 +81,10 @@ SEGMENT_TILE_BYTES = 256 * 1024
 # where a gathered input continues its source rows from one slice to the next. Measured (the
 # Xeon VM, 2 threads, separate processes alternating, three or four rounds, a (100, 1000, 1000)
 # reversal whose 2-byte source rows are 200 B): LeakyReluBackward float16 39-43 -> 32-35 ms,
-# bfloat16 36-39 -> 34 ms, both at 1e7 (100, 100, 1000) within the noise; HardtanhBackward,
-# 33-37 ms before, within the noise (float16 a few percent slower in two of three runs).
-# float32 source rows of 400 B gained nothing from 2-4 slices (75 ms either way).
+# bfloat16 36-39 -> 34 ms, both at 1e7 (100, 100, 1000) within the noise; HardtanhBackward
+# float16 33.4-34.7 -> 34.2-37.5 ms, bfloat16 34.4-37.5 -> 35.0-36.0 (its rows of the
+# benchmark's sub-grid: within the noise). float32 source rows of 400 B gained nothing from 2-4
+# slices (75 ms either way).
 # Up to this many output bytes (at the widest itemsize) a transposed input is read in place by
 # the rows walker, which allocates no scratch: ~0.06 us less for a 4-element call. Measured
 # (2-core EPYC, f32/f16, square shapes): rows is as fast as panels up to 256 elements, 1.2x
