@@ -793,7 +793,7 @@ def test_host_launch_walkers_and_plan():
     # elements, 200 B, its slices back to back) is read in runs of PANEL_BYTES_16BIT or more
     for shape, items, seg in [((100, 1000, 1000), (2, 2, 2), 2), ((100, 1000, 1000), (4, 4, 4), 1),
                               ((50, 1000, 1000), (2, 2, 2), 3), ((100, 100, 100), (2, 2, 2), 13),  # in cache
-                              ((100, 1000, 3000), (2, 2, 2), 1)]:  # 600 KB a slice: one
+                              ((100, 1000, 3000), (2, 2, 2), 1)]:  # tiles narrower than a row: one
         launch = host_launch.plan_launch(shape, reversed_self(shape), items, 2)
         assert launch.tile_rows == shape[0] and launch.seg == seg, (shape, launch.describe())
     sliced = reversed_self((100, 1000, 1000))
