@@ -243,9 +243,9 @@ def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
     block where the launch is ``far`` (host_launch._segments: there the slices continue the
     source rows, so a column block reads each of its source rows in one run of ``nseg * nr``
     elements; 2 slices of a float16 (100, 1000, 1000) reversal measured 42 -> 35-36 ms, 6
-    slices of a float32 (10, 1000, 1000) one 4.3-4.8 -> 3.6-3.8 ms), and
-    outside them otherwise (in cache, where slice after slice measured 1.05x faster for a
-    float32 (100, 100, 100) reversal); the other copies take one slice after another."""
+    slices of a float32 (10, 1000, 1000) one 4.3-4.8 -> 3.6-3.8 ms), and outside them
+    otherwise (in cache, where slice after slice measured 1.05x faster for a float32 (100,
+    100, 100) reversal); the other copies take one slice after another."""
     a, sr, si = f"a{k}", f"sr{k + 1}", f"si{k + 1}"
     start = f"base{k + 1} + r0 * {sr} + c0 * {si}"
     rs, co = "rs", (" + co" if segmented else "")
