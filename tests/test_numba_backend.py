@@ -602,6 +602,17 @@ def test_threshold_keeps_the_lower_of_two_scans(monkeypatch):
         assert timed.count(sizes[0]) == 2 and (4 << 20) in timed
 
 
+def test_threshold_copies_copy_every_element():
+    """The two copies the threshold scan times move every element, in blocks that do not divide
+    the size (their unsigned loop bounds included)."""
+    src = np.arange(1001, dtype=np.float64)
+    for copy in (numba_backend._copy_serial, numba_backend._copy_parallel):
+        for blocks in (1, 2, 3):
+            dst = np.full_like(src, -1.0)
+            assert copy(dst, src, blocks) == 0
+            np.testing.assert_array_equal(dst, src)
+
+
 def test_copy_times_measure():
     """The real measurement: two durations of a copy of ``moved`` bytes, the caller's thread
     count left as it was, and a threshold that is one of the sizes tried."""

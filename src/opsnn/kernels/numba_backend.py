@@ -795,9 +795,11 @@ SCRATCH_PAD = 32
 # EPYC VM woke its pool in 40-80 us and ran 12 MB launches 1.3-1.7x faster on one thread; a Zen 3
 # one woke in 18-26 us, tied at 3.6 MB and gained 1.2-1.5x from 6 MB; an AVX-512 Xeon VM woke in
 # 43-81 us yet gained 1.4x at 12 MB (one of its cores moves ~27 GB/s out of L3), and measured 8-11.3
-# MiB this way. Counted in bytes moved, not output bytes, so a broadcast launch (a small input, a
-# large output) and a contiguous one of equal traffic are treated alike. OPSNN_PARALLEL_MIN_BYTES
-# sets it instead (no measuring).
+# MiB this way (with the pool's copy still scalar, below: the threshold was then too high). A
+# 2-vCPU Zen 4 VM, scanning with both copies vectorized, answers 11.3 MiB (the pool's copy 0.73-1.16x
+# as fast as the calling thread's at 5.7-8 MiB, 1.09-1.12x at 11.3, 1.6-1.9x at 16-22.6). Counted in bytes
+# moved, not output bytes, so a broadcast launch (a small input, a large output) and a contiguous
+# one of equal traffic are treated alike. OPSNN_PARALLEL_MIN_BYTES sets it instead (no measuring).
 PARALLEL_GAIN = 1.1
 PARALLEL_MIN_RANGE = (1 << 20, 64 << 20)
 PARALLEL_MIN_UNMEASURED = 16 << 20  # a one-thread pool, or one that cannot be timed
@@ -805,18 +807,22 @@ PARALLEL_MIN_BYTES: int | None = int(os.environ["OPSNN_PARALLEL_MIN_BYTES"]) \
     if os.environ.get("OPSNN_PARALLEL_MIN_BYTES") else None
 
 
+# Both index with unsigned integers, as the walkers do: a signed index whose sign numba cannot
+# prove (a block's start) gets a wraparound test for negative values, which kept the loop scalar
+# (the pool's copy then ran 2x slower than the calling thread's at every size, 2 to 128 MiB, on a
+# Zen 4 VM whose walkers gained 1.2-1.6x from a second thread, and the scan answered 64 MiB).
 @numba.njit(parallel=True, nogil=True, cache=True)
 def _copy_parallel(dst, src, blocks):  # one block per thread, as the walkers' host plans
     step = -(-src.size // blocks)
     for b in numba.prange(blocks):
-        for i in range(b * step, min(src.size, (b + 1) * step)):
+        for i in range(np.uint64(b * step), np.uint64(min(src.size, (b + 1) * step))):
             dst[i] = src[i]
     return 0
 
 
 @numba.njit(nogil=True, cache=True)
 def _copy_serial(dst, src, blocks):  # blocks unused: called as _copy_parallel is
-    for i in range(src.size):
+    for i in range(np.uint64(src.size)):
         dst[i] = src[i]
     return 0
 
