@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Refresh the generated blocks of BENCHMARKS.md from the recorded run in benchmarks/results.
+"""Refresh the generated blocks of BENCHMARKS.md from the recorded run in benchmarks/results (and
+the machine table and targets of the runs kept from other machines, ``OTHER_RUNS``).
 
     python benchmarks/bench.py     # the full grid (~30-40 minutes on 2 cores) into benchmarks/results
     python benchmarks/record.py    # the machine table, targets and result tables of BENCHMARKS.md
@@ -17,6 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "BENCHMARKS.md"
+# Full runs on other VMs of this workplace, kept beside the recorded one (their machine table and
+# targets only): (block suffix, results folder)
+OTHER_RUNS = (("zen4", ROOT / "benchmarks" / "results-zen4"),)
 
 
 def machine_table(data: dict) -> str:
@@ -56,11 +60,22 @@ def replace_block(page: str, name: str, body: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body + m.group(2), page)
 
 
-def main() -> int:
+def blocks() -> list[tuple[str, str]]:
+    """(block name, body) of every generated block: the recorded run's machine table, targets and
+    result tables, then each other run's machine table and targets."""
     data = json.loads((RESULTS / "bench.json").read_text())
     targets, results = sections((RESULTS / "bench.md").read_text())
+    out = [("machine", machine_table(data)), ("targets", targets), ("results", results)]
+    for suffix, folder in OTHER_RUNS:
+        other = json.loads((folder / "bench.json").read_text())
+        out += [(f"machine-{suffix}", machine_table(other)),
+                (f"targets-{suffix}", sections((folder / "bench.md").read_text())[0])]
+    return out
+
+
+def main() -> int:
     page = PAGE.read_text()
-    for name, body in (("machine", machine_table(data)), ("targets", targets), ("results", results)):
+    for name, body in blocks():
         page = replace_block(page, name, body)
     PAGE.write_text(page)
     print(f"updated {PAGE.relative_to(ROOT)} from {RESULTS.relative_to(ROOT)}")
