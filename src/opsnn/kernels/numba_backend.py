@@ -796,10 +796,11 @@ SCRATCH_PAD = 32
 # one woke in 18-26 us, tied at 3.6 MB and gained 1.2-1.5x from 6 MB; an AVX-512 Xeon VM woke in
 # 43-81 us yet gained 1.4x at 12 MB (one of its cores moves ~27 GB/s out of L3), and measured 8-11.3
 # MiB this way (with the pool's copy still scalar, below: the threshold was then too high). A
-# 2-vCPU Zen 4 VM, scanning with both copies vectorized, answers 11.3 MiB (the pool's copy 0.73-1.16x
-# as fast as the calling thread's at 5.7-8 MiB, 1.09-1.12x at 11.3, 1.6-1.9x at 16-22.6). Counted in bytes
-# moved, not output bytes, so a broadcast launch (a small input, a large output) and a contiguous
-# one of equal traffic are treated alike. OPSNN_PARALLEL_MIN_BYTES sets it instead (no measuring).
+# 2-vCPU Zen 4 VM, scanning with both copies vectorized, answers 8-11.3 MiB (the pool's copy
+# 0.73-1.16x as fast as the calling thread's at 5.7-8 MiB, 1.09-1.12x at 11.3, 1.6-1.9x at
+# 16-22.6). Counted in bytes moved, not output bytes, so a broadcast launch (a small input, a
+# large output) and a contiguous one of equal traffic are treated alike. OPSNN_PARALLEL_MIN_BYTES
+# sets it instead (no measuring).
 PARALLEL_GAIN = 1.1
 PARALLEL_MIN_RANGE = (1 << 20, 64 << 20)
 PARALLEL_MIN_UNMEASURED = 16 << 20  # a one-thread pool, or one that cannot be timed
