@@ -229,6 +229,12 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "LeakyReluBackward", "--out-dtype", "str"], 2, ["argument --out-dtype", "'str'", "no aclDataType"]),
     (["run", "HardtanhBackward", "--seed", "-1"], 2, ["argument --seed", "integer >= 0", "'-1'"]),
     (["run", "HardtanhBackward", "--shape", "[[2,3))"], 2, ["argument --shape", "bad shape '[[2,3))'"]),
+    # one shape per option: a repeat is refused, not the last one kept (tiling takes one per input)
+    (["run", "LeakyReluBackward", "--shape", "2,3", "--shape", "4,3"], 2,
+     ["argument --shape: given twice (--shape 2,3 and --shape 4,3)"]),
+    (["run", "LeakyReluBackward", "--grad-shape", "3", "--grad-shape", "[]"], 2,
+     ["argument --grad-shape: given twice (--grad-shape 3 and --grad-shape [])"]),
+    (["demo", "--shape", "2", "--shape"], 2, ["argument --shape: given twice (--shape 2 and --shape)"]),
     # options the operator has no parameter for are refused, not dropped
     (["run", "HardtanhBackward", "--self-is-result"], 2,
      ["--self-is-result does not apply to aclnnHardtanhBackward", "selfIsResult"]),

@@ -28,9 +28,17 @@ class ShapeWords(argparse.Action):
     ``parse_shape``'s grammar: ``2 3``, ``2,3``, ``2x3``, ``[]`` or nothing for 0-d, and an
     unquoted ``[2, 3]``, which the shell splits into ``[2,`` and ``3]``. Stores the shape as a
     tuple; a bad shape or a negative dim is a usage error naming the option (the commands that
-    use it allocate arrays)."""
+    use it allocate arrays), and so is the option given twice: these commands take one shape per
+    option, and argparse would keep the last one silently (``opsnn tiling``, which takes one
+    ``--shape`` per input, does not use this action)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        given = f"_{self.dest}_given"  # per parse: the namespace is new each time
+        this = f"{option_string} {' '.join(values)}".rstrip()
+        if getattr(namespace, given, None):
+            parser.error(f"argument {option_string}: given twice ({getattr(namespace, given)} and {this}); "
+                         "give one shape")
+        setattr(namespace, given, this)
         text = " ".join(values)
         try:
             dims = parse_shape(text)
