@@ -33,13 +33,13 @@ class ShapeWords(argparse.Action):
     ``--shape`` per input, does not use this action)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        text = " ".join(values)
         given = f"_{self.dest}_given"  # per parse: the namespace is new each time
-        this = f"{option_string} {' '.join(values)}".rstrip()
+        this = f"{option_string} {text}".rstrip()
         if getattr(namespace, given, None):
             parser.error(f"argument {option_string}: given twice ({getattr(namespace, given)} and {this}); "
                          "give one shape")
         setattr(namespace, given, this)
-        text = " ".join(values)
         try:
             dims = parse_shape(text)
         except argparse.ArgumentTypeError as exc:
