@@ -30,6 +30,11 @@ from opsnn.kernels import _numba_support as S  # noqa: E402
 from opsnn.kernels import host_launch, numba_backend, numba_codegen  # noqa: E402
 
 NAN_U = {F16: 0x7C00, BF16: 0x7F80}
+# The walker-geometry tests (panels, permutations, reversed and stepped runs) take one dtype per
+# element size: a walker's loops and gathers depend on the itemsize, and float16 adds its F16C
+# body. bfloat16 differs from float16 only in the conversions, which the every-pattern tests and
+# every layout of LAYOUT_NAMES check; each dtype left out here saved ~20 kernel compiles.
+WALKER_DTYPES = [F32, F16, F64]
 
 
 @pytest.fixture
@@ -529,7 +534,9 @@ def test_parallel_walkers(backend, dt, monkeypatch):
     """Launches moving more than PARALLEL_MIN_BYTES split into one block per thread (2 threads), in each
     walker; NaNs in some tiles send those tiles down the exact float16 path."""
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 16 << 20)  # not this host's measure
+    # not this host's measure; 1 MiB keeps the NumPy reference's float16 pass short (at 16 MiB,
+    # 25e6 float16 elements took 18 s)
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 1 << 20)
     n = numba_backend.PARALLEL_MIN_BYTES // dt.itemsize * 3 + 37
     g, x = _big(dt, (n,), 16), _big(dt, (n,), 17)
     both(backend, opsnn.leaky_relu_backward, g, x, 0.1)                 # flat
@@ -676,8 +683,11 @@ def streaming(monkeypatch):
     _fastpath.clear()
 
 
-@pytest.mark.parametrize("parallel", [False, True], ids=["serial", "parallel"])
-@pytest.mark.parametrize("dt", [F32, F64, F16, BF16], ids=str)
+# every dtype serial; on two threads (a parallel kernel costs ~3 serial compiles) one streamed
+# dtype and one that is not: the prange walkers run the serial walkers' element code
+@pytest.mark.parametrize("dt, parallel", [(F32, False), (F64, False), (F16, False), (BF16, False),
+                                          (F64, True), (F16, True)],
+                         ids=lambda v: {False: "serial", True: "parallel"}.get(v) if isinstance(v, bool) else str(v))
 def test_streamed_outputs(backend, streaming, dt, parallel):
     """Outputs written with non-temporal stores (rows walker: grad (N, 1) x self (1, M); flat:
     every operand dense) are the NumPy backend's bit for bit: odd sizes, several tiles, an out
@@ -953,7 +963,7 @@ def test_panels_gather_and_scatter(backend):
     assert prog.launch_for(np.zeros((4, 9), g.dtype)[::2, ::3], [g[:2, :3], x[:2, :3]], 1).walker == "rows"
 
 
-@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+@pytest.mark.parametrize("dt", WALKER_DTYPES, ids=str)
 def test_panels_register_transposes(backend, dt):
     """Transposed inputs large enough for the L x L register transposes of the panels walker, with
     ragged edges (the last block of a row or column overlaps its neighbour), tiles of L/2 to L - 1
@@ -968,7 +978,7 @@ def test_panels_register_transposes(backend, dt):
                 both(backend, opsnn.hardtanh_backward, g, x, -1.0, 1.0)
 
 
-@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+@pytest.mark.parametrize("dt", WALKER_DTYPES, ids=str)
 def test_panels_borders_on_source_lines(backend, dt):
     """Source rows a whole number of cache lines apart, starting at every element of a line:
     the panels' borders move up to the lines (a first panel shorter, the last taller, up to a
@@ -989,12 +999,13 @@ def test_panels_borders_on_source_lines(backend, dt):
         both(backend, lambda x=x: opsnn.leaky_relu_backward(g, x, 0.3, out=np.full((rows, cols), np.nan, dt)))
 
 
-@pytest.mark.parametrize("dt", [F16, BF16], ids=str)
-def test_far_slices_gathered_column_blocks_first(backend, dt):
+def test_far_slices_gathered_column_blocks_first(backend):
     """Beyond FAR_BYTES, a reversed self whose 100-element source rows lie back to back is
     gathered two slices a tile, each column block across both slices before the next one
     (numba_backend._gather): an odd slice count (a last group of one), columns that are not a
-    whole number of blocks, specials in both inputs; bit for bit."""
+    whole number of blocks, specials in both inputs; bit for bit. Two-byte elements, for which
+    this shape is planned two slices a tile (float16, as in WALKER_DTYPES)."""
+    dt = F16
     shape = (100, 61, 1000)  # 6.1e6 elements, 36.6 MB moved
     x = cases.filled(shape[::-1], dt, 46, cases.self_specials(dt, (-1.0, 1.0))).transpose(2, 1, 0)
     g = cases.filled(shape, dt, 47, cases.grad_specials(dt))
@@ -1005,7 +1016,7 @@ def test_far_slices_gathered_column_blocks_first(backend, dt):
     both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
 
 
-@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+@pytest.mark.parametrize("dt", WALKER_DTYPES, ids=str)
 def test_nd_permutations(backend, dt):
     """Every permutation of a 3-D input and the 4-D ones that move the unit-stride dim (reversal,
     NCHW <-> NHWC, a sliced reversal), inputs permuted differently and a permuted out: bit for bit.
@@ -1082,7 +1093,7 @@ def test_panels_slices_side_by_side(backend, monkeypatch, fresh_launches, dt, pa
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 
-@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+@pytest.mark.parametrize("dt", WALKER_DTYPES, ids=str)
 def test_reversed_runs(backend, dt):
     """Inner dims read or written backwards (stride -1, mode ``r``): 1-D and 2-D, rows long enough
     for the vector loops plus ragged tails, a reversed out, both reversed, a transposed grad
@@ -1105,7 +1116,7 @@ def test_reversed_runs(backend, dt):
     assert rev.modes == "crc" and rev.walker == "rows"
 
 
-@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+@pytest.mark.parametrize("dt", WALKER_DTYPES, ids=str)
 @pytest.mark.parametrize("channels", [2, 3, 4, 5])
 def test_panels_few_channels(backend, dt, channels):
     """Image layouts with 2-5 channels, both ways (NHWC <-> NCHW): tiles that many rows or columns
@@ -1129,7 +1140,7 @@ def test_panels_few_channels(backend, dt, channels):
     assert prog.launch_for(np.zeros(x.shape, dt), [g, x], 1).walker == "panels"
 
 
-@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+@pytest.mark.parametrize("dt", WALKER_DTYPES, ids=str)
 def test_every_second_element(backend, dt):
     """Inputs and outs read or written with a step of 2 (mode ``e`` for 2-byte elements, ``g`` for
     wider ones), alone, beside contiguous and reversed operands, and in place: bit for bit."""
