@@ -685,9 +685,11 @@ def streaming(monkeypatch):
 
 # every dtype serial; on two threads (a parallel kernel costs ~3 serial compiles) one streamed
 # dtype and one that is not: the prange walkers run the serial walkers' element code
-@pytest.mark.parametrize("dt, parallel", [(F32, False), (F64, False), (F16, False), (BF16, False),
-                                          (F64, True), (F16, True)],
-                         ids=lambda v: {False: "serial", True: "parallel"}.get(v) if isinstance(v, bool) else str(v))
+STREAMED_RUNS = [(dt, False) for dt in (F32, F64, F16, BF16)] + [(F64, True), (F16, True)]
+
+
+@pytest.mark.parametrize("dt, parallel", STREAMED_RUNS,
+                         ids=[f"{dt}-{'parallel' if parallel else 'serial'}" for dt, parallel in STREAMED_RUNS])
 def test_streamed_outputs(backend, streaming, dt, parallel):
     """Outputs written with non-temporal stores (rows walker: grad (N, 1) x self (1, M); flat:
     every operand dense) are the NumPy backend's bit for bit: odd sizes, several tiles, an out
