@@ -32,8 +32,9 @@ from opsnn.kernels import host_launch, numba_backend, numba_codegen  # noqa: E40
 NAN_U = {F16: 0x7C00, BF16: 0x7F80}
 # The walker-geometry tests (panels, permutations, reversed and stepped runs) take one dtype per
 # element size: a walker's loops and gathers depend on the itemsize, and float16 adds its F16C
-# body. bfloat16 differs from float16 only in the conversions, which the every-pattern tests and
-# every layout of LAYOUT_NAMES check; each dtype left out here saved ~20 kernel compiles.
+# body. bfloat16 differs from float16 only in the conversions, which the every-pattern tests
+# check; it still runs every layout of LAYOUT_NAMES and the panels walker (gather and scatter,
+# permuted inputs). Each dtype left out of these tests saves ~20 kernel compiles (~4 s each).
 WALKER_DTYPES = [F32, F16, F64]
 
 
@@ -1041,6 +1042,18 @@ def test_nd_permutations(backend, dt):
         for x in (x4.transpose(perm), x4[:, :, ::-1, 1:].transpose(perm)):
             g = cases.filled(x.shape, dt, 43, cases.grad_specials(dt))
             both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
+
+
+def test_bfloat16_permuted_inputs(backend):
+    """bfloat16 through the panels walker on the benchmark's permuted layout (a 3-D self with its
+    axes reversed), both ops: bit for bit (test_nd_permutations runs every permutation for one
+    dtype per element size, WALKER_DTYPES)."""
+    x = cases.filled((24, 20, 36), BF16, 40, cases.self_specials(BF16, (-1.0, 1.0))).transpose(2, 1, 0)
+    g = cases.filled(x.shape, BF16, 41, cases.grad_specials(BF16))
+    both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
+    both(backend, opsnn.hardtanh_backward, g, x, -1.0, 1.0)
+    prog = numba_backend.program(engine_plan_for(g, x), {"grad_output": BF16, "self": BF16, "out": BF16})[0]
+    assert prog.launch_for(np.zeros(x.shape, BF16), [g, x], 1).walker == "panels"
 
 
 # (dtype, two threads forced, every layout and both ops): each combination compiles kernels of
