@@ -21,11 +21,12 @@ nothing, and their memory goes back to malloc. ``clear()`` releases them all.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import threading
 
 import numpy as np
+
+from . import settings
 
 MIN_BYTES = 1 << 20
 DEFAULT_MAX_BYTES = 2 << 30
@@ -41,7 +42,7 @@ class OutputPool:
 
     def __init__(self, max_bytes: int | None = None):
         if max_bytes is None:
-            max_bytes = int(os.environ.get("OPSNN_POOL_BYTES", DEFAULT_MAX_BYTES))
+            max_bytes = settings.env_bytes("OPSNN_POOL_BYTES", DEFAULT_MAX_BYTES)
         self.max_bytes = max_bytes
         self._buffers: list[np.ndarray] = []  # in use and free, least recently handed out first
         self._lock = threading.Lock()

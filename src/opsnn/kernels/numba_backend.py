@@ -41,7 +41,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from .._core import dtypes
+from .._core import dtypes, settings
 from .._core.tiling.host import CACHE_LINE_BYTES
 from . import _numba_support, numpy_backend
 from . import numba_codegen as cg
@@ -804,8 +804,7 @@ SCRATCH_PAD = 32
 PARALLEL_GAIN = 1.1
 PARALLEL_MIN_RANGE = (1 << 20, 64 << 20)
 PARALLEL_MIN_UNMEASURED = 16 << 20  # a one-thread pool, or one that cannot be timed
-PARALLEL_MIN_BYTES: int | None = int(os.environ["OPSNN_PARALLEL_MIN_BYTES"]) \
-    if os.environ.get("OPSNN_PARALLEL_MIN_BYTES") else None
+PARALLEL_MIN_BYTES: int | None = settings.env_bytes("OPSNN_PARALLEL_MIN_BYTES", None)
 
 
 # Both index with unsigned integers, as the walkers do: a signed index whose sign numba cannot
@@ -916,7 +915,7 @@ def parallel_min_bytes() -> int:
 # out=, 2 threads, three processes each): float32 1e8 40.1-40.8 -> 37.4-37.7 ms, float64 1e7
 # 7.5-7.9 -> 7.0-7.5 ms; on the EPYC a streamed contiguous output had measured 0.6-0.9x (an
 # earlier kernel, one thread). Override with OPSNN_STREAM_MIN_BYTES.
-STREAM_MIN_BYTES = int(os.environ.get("OPSNN_STREAM_MIN_BYTES", 64 << 20))
+STREAM_MIN_BYTES = settings.env_bytes("OPSNN_STREAM_MIN_BYTES", 64 << 20)
 
 
 def moved_bytes(out: np.ndarray, ins: list) -> int:

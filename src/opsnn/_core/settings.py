@@ -1,0 +1,49 @@
+"""The ``OPSNN_*`` byte-count tuning variables (``OPSNN_POOL_BYTES``, ``OPSNN_PARALLEL_MIN_BYTES``,
+``OPSNN_STREAM_MIN_BYTES``), read one way.
+
+A value is a count of bytes: a whole number (``16777216``, ``16_777_216``, ``1e9``), optionally
+with a unit: ``B``, binary ``KiB``/``MiB``/``GiB``/``TiB`` (powers of 1024) or decimal
+``kB``/``MB``/``GB``/``TB`` (powers of 1000), case-insensitive, a space allowed before it
+(``16MiB``, ``1.5 GiB``). A value that is not one of these (or is negative, or not a whole
+number of bytes) is ignored with a ``RuntimeWarning`` naming the variable, the value and the
+forms accepted, and the default applies: these variables only tune speed and memory, so a typo
+must neither stop ``import opsnn`` nor turn every call into an error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from decimal import Decimal
+
+_UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+          "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+_VALUE = re.compile(r"\s*([0-9](?:_?[0-9])*(?:\.[0-9]*)?(?:e\+?[0-9]+)?)\s*([a-z]*)\s*", re.IGNORECASE)
+ACCEPTED = "a whole number of bytes, optionally with a unit: 16777216, 1e9, 64MiB, 2 GiB, 500MB"
+
+
+def parse_bytes(text: str) -> int:
+    """The byte count ``text`` spells (forms above); raises ValueError naming what is wrong."""
+    match = _VALUE.fullmatch(text)
+    unit = _UNITS.get(match.group(2).lower()) if match else None
+    if unit is None:
+        raise ValueError(f"{text!r} is not {ACCEPTED}")
+    value = Decimal(match.group(1).replace("_", "")) * unit  # exact: 1.5GiB, 1e9
+    if value != value.to_integral_value():
+        raise ValueError(f"{text!r} is not a whole number of bytes")
+    return int(value)
+
+
+def env_bytes(name: str, default: int | None) -> int | None:
+    """``$name`` as a byte count, ``default`` when it is unset, empty or malformed (warned)."""
+    text = os.environ.get(name, "")
+    if not text.strip():
+        return default
+    try:
+        return parse_bytes(text)
+    except ValueError as exc:
+        shown = "measured" if default is None else f"{default} bytes"
+        warnings.warn(f"opsnn: ignoring {name}={text!r}: {exc}; using the default ({shown})",
+                      RuntimeWarning, stacklevel=2)
+        return default

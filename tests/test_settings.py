@@ -1,0 +1,58 @@
+"""The OPSNN_* byte-count variables: what they accept, and that a malformed one is ignored with a
+warning (it used to stop ``import opsnn``, or turn every call into 561000)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from opsnn._core import settings
+
+GOOD = [("16777216", 16 << 20), ("16_777_216", 16 << 20), ("0", 0), (" 7 ", 7), ("1e9", 10**9),
+        ("2.5e6", 2_500_000), ("64MiB", 64 << 20), ("2 GiB", 2 << 30), ("1.5GiB", 3 << 29),
+        ("4kib", 4096), ("500MB", 500 * 10**6), ("3kB", 3000), ("12B", 12), ("1TiB", 1 << 40)]
+BAD = ["abc", "-5", "1.5", "0.5KiB3", "16M", "1e-3", "1__0", "0x10", "16 MiB MiB", "nan", "inf", "1,000"]
+
+
+@pytest.mark.parametrize(("text", "expected"), GOOD)
+def test_parse_bytes(text, expected):
+    assert settings.parse_bytes(text) == expected
+
+
+@pytest.mark.parametrize("text", BAD)
+def test_parse_bytes_refuses(text):
+    with pytest.raises(ValueError, match=repr(text).replace("+", r"\+")):
+        settings.parse_bytes(text)
+
+
+def test_env_bytes(monkeypatch):
+    monkeypatch.delenv("OPSNN_TEST_BYTES", raising=False)
+    assert settings.env_bytes("OPSNN_TEST_BYTES", 5) == 5
+    monkeypatch.setenv("OPSNN_TEST_BYTES", " ")
+    assert settings.env_bytes("OPSNN_TEST_BYTES", None) is None
+    monkeypatch.setenv("OPSNN_TEST_BYTES", "8MiB")
+    assert settings.env_bytes("OPSNN_TEST_BYTES", 5) == 8 << 20
+    monkeypatch.setenv("OPSNN_TEST_BYTES", "8 megs")
+    with pytest.warns(RuntimeWarning, match=r"ignoring OPSNN_TEST_BYTES='8 megs'.*default \(5 bytes\)"):
+        assert settings.env_bytes("OPSNN_TEST_BYTES", 5) == 5
+    with pytest.warns(RuntimeWarning, match=r"default \(measured\)"):
+        assert settings.env_bytes("OPSNN_TEST_BYTES", None) is None
+
+
+def test_malformed_variables_do_not_stop_opsnn():
+    """A fresh process with all three variables malformed imports opsnn, runs a call on the
+    compiled backend and keeps the defaults; each variable is named in a warning."""
+    script = ("import numpy as np, opsnn\n"
+              "from opsnn._core import outpool\n"
+              "from opsnn.kernels import numba_backend as nb\n"
+              "r = opsnn.hardtanh_backward(np.ones(3, np.float32), np.array([-2, 0.5, 2], np.float32), -1.0, 1.0)\n"
+              "print(r.tolist(), outpool.POOL.max_bytes, nb.PARALLEL_MIN_BYTES is None or nb.PARALLEL_MIN_BYTES,"
+              " nb.STREAM_MIN_BYTES)\n")
+    env = dict(os.environ, OPSNN_POOL_BYTES="1e9x", OPSNN_PARALLEL_MIN_BYTES="16 megs",
+               OPSNN_STREAM_MIN_BYTES="abc", OPSNN_BACKEND="numba")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[0.0,", "1.0,", "0.0]", str(2 << 30), "True", str(64 << 20)]
+    for name in ("OPSNN_POOL_BYTES='1e9x'", "OPSNN_PARALLEL_MIN_BYTES='16 megs'", "OPSNN_STREAM_MIN_BYTES='abc'"):
+        assert f"ignoring {name}" in done.stderr
