@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import numpy as np
 
@@ -330,7 +331,7 @@ def _as_array(value, api_name: str) -> np.ndarray | None:
                              f"{api_name}.resolve_neg() (a copy: an in-place update of it does not "
                              "reach the original)")
         try:
-            return np.from_dlpack(value)
+            return _from_dlpack(value)
         except Exception as exc:  # noqa: BLE001 - BufferError, TypeError, RuntimeError, ...
             raise AclnnError(Status.ERR_PARAM_INVALID,
                              f"{api_name} cannot be read through DLPack: {exc}") from None
@@ -342,6 +343,18 @@ def _as_array(value, api_name: str) -> np.ndarray | None:
                              f"{api_name} cannot be made an array: {exc}") from None
     raise AclnnError(Status.ERR_PARAM_INVALID,
                      f"{api_name} must be an array (NumPy, DLPack) or a number, got {type(value).__name__}")
+
+
+def _from_dlpack(value) -> np.ndarray:
+    """``np.from_dlpack(value)``; a torch bfloat16 tensor, which NumPy's DLPack import refuses
+    (no bfloat16 code), crosses as its int16 view reinterpreted as ``ml_dtypes.bfloat16`` (same
+    memory and strides, so in-place updates reach it). torch is not imported here: a torch
+    tensor exists only once its module is loaded."""
+    torch = sys.modules.get("torch")
+    if (torch is not None and isinstance(value, torch.Tensor) and value.dtype == torch.bfloat16
+            and not value.requires_grad):  # torch refuses to export those: its own message below
+        return np.from_dlpack(value.view(torch.int16)).view(dtypes.to_numpy(DataType.BF16))
+    return np.from_dlpack(value)
 
 
 def _pending_negation(value) -> bool:
