@@ -291,6 +291,21 @@ def test_cli_verify_malformed_case_files(tmp_path, capsys):
         assert f"not a readable {kind} case file" in err and name in err, err
 
 
+def test_cli_verify_files_without_cases(tmp_path, capsys):
+    """An empty file, a header alone, '{}' or '[]' hold no case: a usage error, not a green run
+    of 0 cases; one such file among good ones stops the run before anything runs."""
+    (tmp_path / "a.csv").write_text("")
+    (tmp_path / "b.csv").write_text("a,b\n")
+    (tmp_path / "c.json").write_text("{}")
+    (tmp_path / "d.json").write_text("[]")
+    for name, kind in (("a.csv", "ttk kernel ST csv"), ("b.csv", "ttk kernel ST csv"),
+                       ("c.json", "atk aclnn ST json"), ("d.json", "atk aclnn ST json")):
+        assert cli.main(["verify", str(tmp_path / name)]) == 2
+        captured = capsys.readouterr()
+        assert f"{name}: holds no case; expected a case file ({kind})" in captured.err, captured.err
+        assert "0 cases" not in captured.out
+
+
 @pytest.mark.parametrize("name, acl", [("f16", "DT_FLOAT16"), ("f32", "DT_FLOAT"), ("f64", "DT_DOUBLE"), ("bf16", "DT_BF16")])
 def test_cli_run_takes_the_bench_dtype_names(capsys, name, acl):
     """f16 means float16 here (NumPy alone would read it as a 16-byte float128)."""

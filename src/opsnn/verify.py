@@ -28,7 +28,7 @@ min -1.0, max 1.0). Operators that ``opsnn.aclnn`` does not provide yet are repo
 Results: PASS (within tolerance), FAIL, SKIP (with the reason; never silently dropped) and DOC (a
 ``--golden torch`` difference that a documented decision explains element by element:
 DECISIONS 2, the float32 slope for DOUBLE tensors; DECISIONS 8, NaN in self for HardtanhBackward).
-The exit status is 1 if any case fails, else 0.
+The exit status is 1 if any case fails, else 0; a file that holds no case is a usage error (2).
 """
 
 from __future__ import annotations
@@ -384,11 +384,14 @@ def load_cases(path: str | Path) -> list[Case]:
     parse = {".csv": parse_csv, ".json": parse_json}.get(suffix)
     if parse is None:
         raise ValueError(f"{path}: expected a .csv (kernel ST) or .json (aclnn ST) case file")
+    kind = "ttk kernel ST csv" if suffix == ".csv" else "atk aclnn ST json"
     try:
-        return parse(path)
+        cases = parse(path)
     except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # JSONDecodeError too
-        kind = "ttk kernel ST csv" if suffix == ".csv" else "atk aclnn ST json"
         raise ValueError(f"{path}: not a readable {kind} case file ({type(exc).__name__}: {exc})") from exc
+    if not cases:  # an empty file, a header alone, '{}': a green run of nothing would hide it
+        raise ValueError(f"{path}: holds no case; expected a case file ({kind}) with at least one")
+    return cases
 
 
 # ---- case selection -----------------------------------------------------------------------------
