@@ -60,6 +60,22 @@ def test_cli_hook_arguments():
     bench.add_arguments(parser)
     args = parser.parse_args(["--quick", "--sizes", "4", "1e3", "--threads", "1", "--dtypes", "f32"])
     assert args.sizes == [4, 1000] and args.threads == [1] and args.quick
+    args = parser.parse_args(["--sizes", "1e8", "100_000", "2.5e3", "--forward-max-size", "1e6"])
+    assert args.sizes == [10**8, 10**5, 2500] and args.forward_max_size == 10**6
+    ops = bench.available_ops()
+    assert bench.cells(args, ops["LeakyRelu"]) == [(d, lay, n) for d in ops["LeakyRelu"].dtypes
+                                                   for lay in ("contiguous", "strided", "permuted") for n in (10**5, 2500)]
+    assert len(bench.cells(args, ops["LeakyReluBackward"])) == 4 * 4 * 3
+
+
+def test_selection_that_measures_nothing(tmp_path, capsys):
+    """The script's route (benchmarks/bench.py calls ``main``): a usage error before anything is
+    measured or written, naming the operator and why."""
+    with pytest.raises(SystemExit) as info:
+        bench.main(["--ops", "HardtanhBackward", "--dtypes", "f64", "--out-dir", str(tmp_path / "out")])
+    assert info.value.code == 2
+    assert "nothing to measure for HardtanhBackward: it has none of --dtypes f64" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
     assert bench.factor(10**5) == (100, 1000) and bench.factor(4) == (2, 2) and bench.factor(10**8) == (10**4, 10**4)
     assert bench.factor3(10**6) == (100, 100, 100) and bench.factor3(4) == (1, 2, 2)
     assert bench.factor3(10**5) == (10, 100, 100) and bench.factor3(10**8) == (100, 1000, 1000)

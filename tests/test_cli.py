@@ -257,6 +257,15 @@ def test_run_releases_everything_it_allocated(capsys):
     # a dynamic shape: infershape, then FAILED (docs/tiling.md), even for an aclnn name
     (["tiling", "HardtanhBackward", "--shape=-1,4"], 1,
      ["phase 1 not run", "y = [-1, 4]", "needs static shapes"]),
+    # a bench selection that measures nothing, or a thread count numba cannot run, fails before measuring
+    (["bench", "--quick", "--ops", "HardtanhBackward", "--dtypes", "f64"], 2,
+     ["opsnn bench: error: nothing to measure for HardtanhBackward: it has none of --dtypes f64 (its dtypes: f32 f16 bf16)"]),
+    (["bench", "--quick", "--ops", "LeakyRelu", "--layouts", "broadcast"], 2,
+     ["nothing to measure for LeakyRelu", "broadcast is the backward pair's"]),
+    (["bench", "--sizes", "-5"], 2, ["argument --sizes", "integer >= 1", "'-5'"]),
+    (["bench", "--sizes", "1.5e3", "1e-2"], 2, ["argument --sizes", "'1e-2'"]),
+    (["bench", "--threads", "0"], 2, ["argument --threads", "integer >= 1", "'0'"]),
+    (["bench", "--quick", "--threads", "1", "100000"], 2, ["--threads 100000: numba's pool has", "ask for 1 to"]),
     # an unknown operator name is a usage error in every command, with the names it knows
     (["describe", "Nope"], 2, ["opsnn describe: error: unknown operator 'Nope'; known: LeakyReluBackward, "
                                "HardtanhBackward, LeakyRelu, InplaceLeakyRelu, Hardtanh, InplaceHardtanh"]),

@@ -46,6 +46,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from .cli_args import int_at_least
+
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = {"f32": F32, "f16": F16, "bf16": BF16, "f64": F64}
@@ -445,6 +447,43 @@ def _threading_layer() -> str:
         return "not initialised"
 
 
+def cells(args, op: OpBench) -> list[tuple[str, str, int]]:
+    """``(dtype, layout, size)`` of every cell ``args`` asks of ``op``, in the order they run:
+    the dtypes it has, broadcast for the backward pair only, the forward ops up to
+    ``--forward-max-size``, 1e8 for ``--max-large-dtypes`` only."""
+    sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
+    dtypes = [d for d in (args.dtypes or (QUICK_DTYPES if args.quick else op.dtypes)) if d in op.dtypes]
+    return [(dname, layout, n) for dname in dtypes for layout in (args.layouts or LAYOUTS)
+            if layout != "broadcast" or op.broadcast
+            for n in sizes
+            if not (args.max_large_dtypes is not None and n >= 10**8 and dname not in args.max_large_dtypes)
+            and not (len(op.inputs) == 1 and n > args.forward_max_size)]
+
+
+def check_selection(args) -> None:
+    """Raise ValueError (a usage error) for a selection that would measure nothing for an operator
+    named in ``--ops`` (or for every operator, when none is named), or for more threads than
+    numba's pool has (torch would take them, opsnn could not)."""
+    import numba
+
+    ops = available_ops()
+    named = args.ops or [name for name in ops if cells(args, ops[name])][:1] or list(ops)[:1]
+    for name in named:  # each operator named, or, with none named, any one
+        op = ops[name]
+        if cells(args, op):
+            continue
+        if args.dtypes and not set(args.dtypes) & set(op.dtypes):
+            why = f"it has none of --dtypes {' '.join(args.dtypes)} (its dtypes: {' '.join(op.dtypes)})"
+        else:
+            why = ("the layouts and sizes asked for leave no cell (broadcast is the backward pair's; "
+                   "the forward operators stop at --forward-max-size)")
+        raise ValueError(f"nothing to measure for {name}: {why}")
+    most = numba.config.NUMBA_NUM_THREADS
+    if args.threads and max(args.threads) > most:
+        raise ValueError(f"--threads {max(args.threads)}: numba's pool has {most} threads here "
+                         f"(NUMBA_NUM_THREADS); ask for 1 to {most}")
+
+
 def run_grid(args) -> dict:
     import opsnn
     from ._core import outpool
@@ -452,63 +491,52 @@ def run_grid(args) -> dict:
     rng = np.random.default_rng(0)
     ops = available_ops()
     chosen_ops = [ops[name] for name in (args.ops or list(ops))]  # argparse checked the names
-    sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
     threads = args.threads or (1, 2)
-    layouts = args.layouts or LAYOUTS
     methods = args.methods or METHODS
     sample_s = 0.001 if args.quick else 0.01
     records = []
     started = time.perf_counter()
     for op in chosen_ops:
-        dtypes = [d for d in (args.dtypes or (QUICK_DTYPES if args.quick else op.dtypes)) if d in op.dtypes]
-        for dname in dtypes:
+        for dname, layout, n in cells(args, op):
             dtype = DTYPES[dname]
-            for layout in layouts:
-                if layout == "broadcast" and not op.broadcast:
-                    continue
-                for n in sizes:
-                    if args.max_large_dtypes is not None and n >= 10**8 and dname not in args.max_large_dtypes:
-                        continue
-                    if len(op.inputs) == 1 and n > args.forward_max_size:
-                        continue
-                    arrays, out_shape = make_inputs(op, dtype, n, layout, rng)
-                    out = np.empty(out_shape, dtype)
-                    tensors = [to_torch(a) for a in arrays]
-                    tout = to_torch(out)
-                    acl_case = AclCase(op, arrays, out_shape, dtype) if {"acl_fresh", "acl_repeat"} & set(methods) else None
-                    samples = 3 if args.quick else 5
-                    for th in threads:
-                        set_threads(th)
-                        calls = {
-                            "py_out": op.py_call(arrays, out=out),
-                            "py_alloc": op.py_call(arrays),
-                            "torch_out": op.torch_call(tensors, out=tout),
-                            "torch_alloc": op.torch_call(tensors),
-                            "numpy": op.numpy_call(arrays),
-                        }
-                        if acl_case is not None:
-                            calls["acl_fresh"] = acl_case.fresh
-                            calls["acl_repeat"] = acl_case.repeatable()
-                        if "bandwidth" in methods:
-                            calls["bandwidth"] = bandwidth_call(len(op.inputs), dtype, n, th)
-                        timed = {m: calls[m] for m in methods
-                                 # ml_dtypes/half ufuncs: seconds per call, skipped unless asked
-                                 if not (m == "numpy" and n >= 10**7 and dtype in (F16, BF16)
-                                         and not args.slow_numpy)}
-                        row = measure(timed, sample_s, samples)
-                        for method, timing in row.items():
-                            records.append({"op": op.name, "dtype": dname, "size": n, "shape": list(out_shape),
-                                            "layout": layout, "threads": th, "method": method,
-                                            **dataclasses.asdict(timing)})
-                        if not args.json_only:
-                            print_row(op.name, dname, n, layout, th, row)
-                        if "bandwidth" in calls:
-                            del calls["bandwidth"]
-                    if acl_case is not None:
-                        acl_case.close()
-                    del arrays, out, tensors, tout, calls
-                    outpool.clear()
-                    opsnn.engine.clear_plan_cache()
+            arrays, out_shape = make_inputs(op, dtype, n, layout, rng)
+            out = np.empty(out_shape, dtype)
+            tensors = [to_torch(a) for a in arrays]
+            tout = to_torch(out)
+            acl_case = AclCase(op, arrays, out_shape, dtype) if {"acl_fresh", "acl_repeat"} & set(methods) else None
+            samples = 3 if args.quick else 5
+            for th in threads:
+                set_threads(th)
+                calls = {
+                    "py_out": op.py_call(arrays, out=out),
+                    "py_alloc": op.py_call(arrays),
+                    "torch_out": op.torch_call(tensors, out=tout),
+                    "torch_alloc": op.torch_call(tensors),
+                    "numpy": op.numpy_call(arrays),
+                }
+                if acl_case is not None:
+                    calls["acl_fresh"] = acl_case.fresh
+                    calls["acl_repeat"] = acl_case.repeatable()
+                if "bandwidth" in methods:
+                    calls["bandwidth"] = bandwidth_call(len(op.inputs), dtype, n, th)
+                timed = {m: calls[m] for m in methods
+                         # ml_dtypes/half ufuncs: seconds per call, skipped unless asked
+                         if not (m == "numpy" and n >= 10**7 and dtype in (F16, BF16)
+                                 and not args.slow_numpy)}
+                row = measure(timed, sample_s, samples)
+                for method, timing in row.items():
+                    records.append({"op": op.name, "dtype": dname, "size": n, "shape": list(out_shape),
+                                    "layout": layout, "threads": th, "method": method,
+                                    **dataclasses.asdict(timing)})
+                if not args.json_only:
+                    print_row(op.name, dname, n, layout, th, row)
+                if "bandwidth" in calls:
+                    del calls["bandwidth"]
+            if acl_case is not None:
+                acl_case.close()
+            del arrays, out, tensors, tout, calls
+            outpool.clear()
+            opsnn.engine.clear_plan_cache()
     memory = peak_memory(args) if args.memory else None
     return {"machine": machine_info(), "args": {k: v for k, v in vars(args).items() if k != "handler"},
             "elapsed_s": round(time.perf_counter() - started, 1), "results": records, "memory": memory}
@@ -770,13 +798,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ops", nargs="*", choices=list(available_ops()),
                         help="operators (default: all registered ones benchmarked)")
     parser.add_argument("--dtypes", nargs="*", choices=list(DTYPES), help="dtypes (default: each op's)")
-    parser.add_argument("--sizes", nargs="*", type=lambda s: int(float(s)), help="element counts")
-    parser.add_argument("--threads", nargs="*", type=int, help="thread counts (default 1 2)")
+    parser.add_argument("--sizes", nargs="*", type=int_at_least(1), help="element counts (1e5 or 100000)")
+    parser.add_argument("--threads", nargs="*", type=int_at_least(1),
+                        help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
     parser.add_argument("--layouts", nargs="*", choices=LAYOUTS)
     parser.add_argument("--methods", nargs="*", choices=METHODS)
     parser.add_argument("--max-large-dtypes", nargs="*", choices=list(DTYPES),
                         help="at 1e8 elements, measure only these dtypes (default: all)")
-    parser.add_argument("--forward-max-size", type=lambda s: int(float(s)), default=10**7,
+    parser.add_argument("--forward-max-size", type=int_at_least(1), default=10**7,
                         help="largest size for the forward operators (default 1e7; the backward pair goes to 1e8)")
     parser.add_argument("--slow-numpy", action="store_true",
                         help="also time the NumPy expression for f16/bf16 at >= 1e7 elements")
@@ -797,6 +826,7 @@ def run(args) -> int:
         print("opsnn bench: needs PyTorch (torch.ops.aten is the reference); install it with "
               "`pip install -e '.[bench]'` (torch==2.13.0 CPU and matplotlib)", file=sys.stderr)
         return 2
+    check_selection(args)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     data = run_grid(args)
@@ -828,7 +858,11 @@ def run(args) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="opsnn bench", description=__doc__.splitlines()[0])
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except ValueError as exc:  # a selection that measures nothing: a usage error, as in `opsnn bench`
+        parser.error(str(exc))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from decimal import Decimal, InvalidOperation
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -50,13 +51,19 @@ class ShapeWords(argparse.Action):
 
 
 def int_at_least(low: int):
-    """The type of an integer option that must be >= ``low`` (a seed, a repeat count)."""
+    """The type of an integer option that must be >= ``low`` (a seed, a repeat count, an element
+    count): ``100000``, ``100_000`` or, for counts written as the benchmarks write them, ``1e5``
+    (a whole number in exponent notation, read exactly)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            value = None
+            try:
+                exact = Decimal(text.strip())
+                value = int(exact) if exact.is_finite() and exact == exact.to_integral_value() else None
+            except InvalidOperation:
+                value = None
         if value is None or value < low:
             raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
         return value
