@@ -245,6 +245,8 @@ def test_run_releases_everything_it_allocated(capsys):
     (["demo", "--repeat", "0"], 2, ["argument --repeat", "integer >= 1", "'0'"]),
     (["demo", "--shape=-5"], 2, ["argument --shape", "dims must be >= 0", "'-5'"]),
     (["demo", "--seed", "-3"], 2, ["argument --seed", "integer >= 0", "'-3'"]),
+    (["demo", "--shape", "1,1,1,1,1,1,1,1,1"], 2,
+     ["opsnn demo: error: --shape [1, 1, 1, 1, 1, 1, 1, 1, 1] has 9 dims; aclnn tensors have at most 8"]),
     (["tiling", "LeakyReluBackward", "--shape", "(2,3]"], 2, ["bad shape '(2,3]'"]),
     (["tiling", "LeakyRelu", "--shape", "4", "--simulate", "--seed", "-1"], 2, ["argument --seed", "'-1'"]),
     (["tiling", "HardtanhBackward", "--shape", "[[2,3]]"], 2, ["bad shape '[[2,3]]'"]),

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from . import acl, reference, registry
 from ._core import dtypes, platform
+from ._core.shape import MAX_DIM
 from .cli_args import ShapeWords, int_at_least
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
 from .samples import hardtanh_backward as hardtanh_sample
@@ -40,6 +41,8 @@ def run(args) -> int:
         from .torch.train_demo import main as train_main
 
         return train_main(args.train)
+    if len(args.shape) > MAX_DIM:  # every operator refuses it (161002): say so before the samples run
+        raise ValueError(f"--shape {list(args.shape)} has {len(args.shape)} dims; aclnn tensors have at most {MAX_DIM}")
     console = Console(highlight=False)
     profile = platform.current()
     console.print(f"[bold]opsnn demo[/bold] on the emulated {profile.name} ({profile.product_line})\n")
