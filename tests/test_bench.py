@@ -68,19 +68,6 @@ def test_cli_hook_arguments():
     assert len(bench.cells(args, ops["LeakyReluBackward"])) == 4 * 4 * 3
 
 
-def test_selection_that_measures_nothing(tmp_path, capsys):
-    """The script's route (benchmarks/bench.py calls ``main``): a usage error before anything is
-    measured or written, naming the operator and why."""
-    with pytest.raises(SystemExit) as info:
-        bench.main(["--ops", "HardtanhBackward", "--dtypes", "f64", "--out-dir", str(tmp_path / "out")])
-    assert info.value.code == 2
-    assert "nothing to measure for HardtanhBackward: it has none of --dtypes f64" in capsys.readouterr().err
-    assert not (tmp_path / "out").exists()
-    assert bench.factor(10**5) == (100, 1000) and bench.factor(4) == (2, 2) and bench.factor(10**8) == (10**4, 10**4)
-    assert bench.factor3(10**6) == (100, 100, 100) and bench.factor3(4) == (1, 2, 2)
-    assert bench.factor3(10**5) == (10, 100, 100) and bench.factor3(10**8) == (100, 1000, 1000)
-
-
 def test_summary_of_a_method_subset():
     """``--methods`` may leave out the two-phase and bandwidth methods: the tables then show "-"
     for what was not measured (a subset once crashed the 4-element table)."""

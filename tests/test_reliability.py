@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -1093,6 +1096,93 @@ def test_recent_error_is_fetched_once():
     assert aclnn.aclDestroyAclOpExecutor(None) == 161001
     msg = acl.get_recent_err_msg()
     assert "executor" in msg and acl.get_recent_err_msg() is None
+
+
+def test_bfloat16_dlpack_tensors():
+    """NumPy's DLPack import has no bfloat16: a torch bfloat16 tensor crosses as its int16 view
+    (same memory and strides), as an input and in place, a transposed view too, bit for bit
+    torch's; one that requires grad is refused as torch refuses every dtype's export."""
+    torch = pytest.importorskip("torch")
+    g = torch.tensor([1.5, -2.0, 3.0, 0.25, -0.0, 7.0], dtype=torch.bfloat16)
+    x = torch.tensor([-1.0, 0.0, 0.5, -3.0, 2.0, -0.0], dtype=torch.bfloat16)
+    got = opsnn.leaky_relu_backward(g, x, 0.2)
+    want = torch.ops.aten.leaky_relu_backward(g, x, 0.2, False)
+    assert got.dtype == np.dtype("bfloat16") and got.view(np.int16).tolist() == want.view(torch.int16).tolist()
+    got = opsnn.hardtanh_backward(g, x, -1.0, 1.0)
+    want = torch.ops.aten.hardtanh_backward(g, x, -1.0, 1.0)
+    assert got.view(np.int16).tolist() == want.view(torch.int16).tolist()
+    m = torch.tensor([[-2.0, 0.5, 3.0], [4.0, -0.25, 1.0]], dtype=torch.bfloat16)
+    view = m.t()  # in place through a transposed view: the update lands in m
+    assert opsnn.hardtanh_(view) is view
+    assert m.float().tolist() == [[-1.0, 0.5, 1.0], [1.0, -0.25, 1.0]]
+    assert opsnn.leaky_relu_(m, 0.5) is m and m.float().tolist() == [[-0.5, 0.5, 1.0], [1.0, -0.125, 1.0]]
+    needs_grad = m.clone().requires_grad_()
+    error = py_fail(161002, opsnn.leaky_relu, needs_grad, words=["self cannot be read through DLPack", "require"])
+    assert error.status == 161002
+
+
+def test_malformed_variables_do_not_stop_opsnn():
+    """A fresh process with all three variables malformed imports opsnn, runs a call on the
+    compiled backend and keeps the defaults; each variable is named in a warning."""
+    script = ("import numpy as np, opsnn\n"
+              "from opsnn._core import outpool\n"
+              "from opsnn.kernels import numba_backend as nb\n"
+              "r = opsnn.hardtanh_backward(np.ones(3, np.float32), np.array([-2, 0.5, 2], np.float32), -1.0, 1.0)\n"
+              "print(r.tolist(), outpool.POOL.max_bytes, nb.PARALLEL_MIN_BYTES is None or nb.PARALLEL_MIN_BYTES,"
+              " nb.STREAM_MIN_BYTES)\n")
+    env = dict(os.environ, OPSNN_POOL_BYTES="1e9x", OPSNN_PARALLEL_MIN_BYTES="16 megs",
+               OPSNN_STREAM_MIN_BYTES="abc", OPSNN_BACKEND="numba")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[0.0,", "1.0,", "0.0]", str(2 << 30), "True", str(64 << 20)]
+    for name in ("OPSNN_POOL_BYTES='1e9x'", "OPSNN_PARALLEL_MIN_BYTES='16 megs'", "OPSNN_STREAM_MIN_BYTES='abc'"):
+        assert f"ignoring {name}" in done.stderr
+
+
+
+def test_cli_verify_files_without_cases(tmp_path, capsys):
+    """An empty file, a header alone, '{}' or '[]' hold no case: a usage error, not a green run
+    of 0 cases."""
+    from opsnn import cli
+
+    (tmp_path / "a.csv").write_text("")
+    (tmp_path / "b.csv").write_text("a,b\n")
+    (tmp_path / "c.json").write_text("{}")
+    (tmp_path / "d.json").write_text("[]")
+    for name, kind in (("a.csv", "ttk kernel ST csv"), ("b.csv", "ttk kernel ST csv"),
+                       ("c.json", "atk aclnn ST json"), ("d.json", "atk aclnn ST json")):
+        assert cli.main(["verify", str(tmp_path / name)]) == 2
+        captured = capsys.readouterr()
+        assert f"{name}: holds no case; expected a case file ({kind})" in captured.err, captured.err
+        assert "0 cases" not in captured.out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--quick", "--ops", "HardtanhBackward", "--dtypes", "f64"],
+     ["opsnn bench: error: nothing to measure for HardtanhBackward: it has none of --dtypes f64 (its dtypes: f32 f16 bf16)"]),
+    (["--quick", "--ops", "LeakyRelu", "--layouts", "broadcast"],
+     ["nothing to measure for LeakyRelu", "broadcast is the backward pair's"]),
+    (["--quick", "--threads", "1", "100000"], ["--threads 100000: numba's pool has", "ask for 1 to"]),
+    (["--sizes", "-5"], ["argument --sizes", "integer >= 1", "'-5'"]),
+    (["--sizes", "1.5e3", "1e-2"], ["argument --sizes", "'1e-2'"]),
+    (["--threads", "0"], ["argument --threads", "integer >= 1", "'0'"]),
+], ids=str)
+def test_bench_selection_that_measures_nothing(tmp_path, capsys, argv, words):
+    """A usage error (exit 2) before anything is measured or written, naming why."""
+    pytest.importorskip("torch")
+    pytest.importorskip("numba")
+    from opsnn import cli
+
+    try:
+        code = cli.main(["bench", *argv, "--out-dir", str(tmp_path / "out")])
+    except SystemExit as exc:  # argparse's own usage errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    for word in words:
+        assert word in err, err
+    assert not (tmp_path / "out").exists()
 
 
 def test_doc_rows_match_tests():
