@@ -116,6 +116,26 @@ def test_leaky_accepts_dlpack_tensors():
 
 
 
+
+@pytest.mark.parametrize("dt", [F32, BF16], ids=str)
+def test_out_dlpack_tensor(dt):
+    """out= a torch tensor (a transposed view too): written in place through DLPack, bit for bit
+    torch's, and returned as given; one that requires grad is refused (torch will not export
+    it) and keeps its values."""
+    g, x = cases.grid(dt, dt)
+    expected = torch_leaky(g, x, 0.2)
+    out = torch.zeros(g.shape, dtype=TORCH_DT[dt])
+    assert opsnn.leaky_relu_backward(to_torch(g), to_torch(x), 0.2, out=out) is out
+    cases.assert_bits_equal(from_torch(out), expected)
+    out_t = torch.zeros(g.shape[::-1], dtype=TORCH_DT[dt]).t()
+    assert opsnn.leaky_relu_backward(g, x, 0.2, out=out_t) is out_t
+    cases.assert_bits_equal(from_torch(out_t), expected)
+    leaf = torch.zeros(g.shape, dtype=TORCH_DT[dt], requires_grad=True)
+    with pytest.raises(opsnn.AclnnError, match="out cannot be read through DLPack") as info:
+        opsnn.leaky_relu_backward(g, x, 0.2, out=leaf)
+    assert info.value.status == 161002 and not leaf.detach().any()
+
+
 # ---- HardtanhBackward ---------------------------------------------------------------------------
 TORCH_BOUNDS = [(-1.0, 1.0), (0.0, 6.0), (-0.5, 0.8), (0.1, 0.7), (-np.inf, np.inf), (-2.0, -2.0),
                 (-1e5, 1e5), (0.0, 0.0)]

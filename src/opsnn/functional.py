@@ -40,7 +40,8 @@ def leaky_relu_backward(grad_output, self, negative_slope=0.01, self_is_result=F
         negative_slope: number (used as float32, DECISION 2); default 0.01, leaky_relu's (F10).
         self_is_result: True when ``self`` is the in-place forward's result; then a negative
             slope is refused.
-        out: optional array (any strides) of the broadcast shape and a float or complex dtype.
+        out: optional NumPy array or DLPack tensor (any strides; written in place) of the
+            broadcast shape and a float or complex dtype.
 
     Returns:
         ``out``, or a new C-contiguous array of the broadcast shape and the promoted dtype.
@@ -65,7 +66,8 @@ def hardtanh_backward(grad_output, self, min_val=-1.0, max_val=1.0, *, out=None)
         grad_output: array, float16/bfloat16/float32, 0-8 dims.
         self: the forward input, same dtype and shape as grad_output.
         min_val, max_val: numbers (used as float32); min_val > max_val gives all zeros.
-        out: optional array (any strides) with self's dtype and shape.
+        out: optional NumPy array or DLPack tensor (any strides; written in place) with self's
+            dtype and shape.
 
     Returns:
         ``out``, or a new C-contiguous array like self.
@@ -88,8 +90,9 @@ def leaky_relu(self, negative_slope=0.01, *, out=None):
         self: array, float16/bfloat16/float32/float64, 0-8 dims.
         negative_slope: number (used as float32, also for float64 input). The default 0.01 is
             torch's; the aclnn API has no default.
-        out: optional array (any strides) of self's shape and a float or complex dtype; it may be
-            ``self`` itself but must not partially overlap it.
+        out: optional NumPy array or DLPack tensor (any strides; written in place) of self's
+            shape and a float or complex dtype; it may be ``self`` itself but must not partially
+            overlap it.
 
     Returns:
         ``out``, or a new C-contiguous array like self. fp16/bf16 are computed in float32 and
@@ -135,8 +138,8 @@ def hardtanh(self, min_val=-1.0, max_val=1.0, *, out=None):
             is truncated toward zero and must fit (so the default -1.0 is refused for uint8),
             an int wraps like a C cast. min_val > max_val is refused; a NaN bound (floating
             self) makes every element NaN.
-        out: optional array (any strides) with self's dtype and shape; it may be ``self``
-            itself but must not partially overlap it.
+        out: optional NumPy array or DLPack tensor (any strides; written in place) with self's
+            dtype and shape; it may be ``self`` itself but must not partially overlap it.
 
     Returns:
         ``out``, or a new C-contiguous array like self. NaN propagates; a zero keeps its sign
@@ -177,7 +180,7 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     if self is None:  # the engine reports the null self (161001)
         return _call(spec, None, self=None, **scalars)
     try:
-        arr = _writable_self(spec, self)
+        arr = _writable(spec, self, "self")
     except AclnnError as exc:
         set_recent_error(exc.message)  # as the boundary of _call does
         raise
@@ -185,18 +188,20 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     return self
 
 
-def _writable_self(spec: registry.OpSpec, self) -> np.ndarray:
-    if not (isinstance(self, np.ndarray) or hasattr(self, "__dlpack__")):
+def _writable(spec: registry.OpSpec, value, name: str) -> np.ndarray:
+    """The plain NumPy array over ``value``'s memory for a result to be written into (in-place
+    ``self``, or ``out``): a NumPy array or a DLPack tensor, writable; 161002 otherwise."""
+    if not (isinstance(value, np.ndarray) or hasattr(value, "__dlpack__")):
         raise AclnnError(Status.ERR_PARAM_INVALID,
-                         f"{spec.name}: self must be an array (NumPy or DLPack) to be updated in "
-                         f"place, got {type(self).__name__}")
+                         f"{spec.name}: {name} must be an array (NumPy or DLPack) to be written, "
+                         f"got {type(value).__name__}")
     try:
-        arr = _as_array(self, "self")
+        arr = _as_array(value, name)
     except AclnnError as exc:  # name the operator, as phase 1's own messages do
         raise AclnnError(exc.status, f"{spec.name}: {exc.message}") from None
     if not arr.flags.writeable:
-        raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: self is read-only; the in-place "
-                                                   "call needs a writable array")
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: {name} is a read-only array; "
+                                                   "the result needs a writable one")
     return arr
 
 
@@ -246,12 +251,7 @@ def _call(spec: registry.OpSpec, out, **kwargs):
             result.append(_host_empty(shape, dtypes.to_numpy(dtype), f"{spec.name}: out", pooled=True))
             return result[0]
     else:
-        if not isinstance(out, np.ndarray):
-            raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: out must be a NumPy array, "
-                                                       f"got {type(out).__name__}")
-        if not out.flags.writeable:
-            raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: out is a read-only array")
-        args["out"] = ArrayTensor(out if type(out) is np.ndarray else out.view(np.ndarray))
+        args["out"] = ArrayTensor(_writable(spec, out, "out"))
         allocate = None
     executor = engine.plan(spec, args, allocate=allocate)
     size = executor.workspace_size
