@@ -467,11 +467,9 @@ def check_selection(args) -> None:
     import numba
 
     ops = available_ops()
-    named = args.ops or [name for name in ops if cells(args, ops[name])][:1] or list(ops)[:1]
-    for name in named:  # each operator named, or, with none named, any one
-        op = ops[name]
-        if cells(args, op):
-            continue
+    empty = [name for name in (args.ops or ops) if not cells(args, ops[name])]
+    if empty and (args.ops or len(empty) == len(ops)):
+        name, op = empty[0], ops[empty[0]]
         if args.dtypes and not set(args.dtypes) & set(op.dtypes):
             why = f"it has none of --dtypes {' '.join(args.dtypes)} (its dtypes: {' '.join(op.dtypes)})"
         else:

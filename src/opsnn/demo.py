@@ -42,7 +42,8 @@ def run(args) -> int:
 
         return train_main(args.train)
     if len(args.shape) > MAX_DIM:  # every operator refuses it (161002): say so before the samples run
-        raise ValueError(f"--shape {list(args.shape)} has {len(args.shape)} dims; aclnn tensors have at most {MAX_DIM}")
+        raise ValueError(f"--shape {list(args.shape)} has {len(args.shape)} dims; aclnn tensors have at "
+                         f"most {MAX_DIM}")
     console = Console(highlight=False)
     profile = platform.current()
     console.print(f"[bold]opsnn demo[/bold] on the emulated {profile.name} ({profile.product_line})\n")
