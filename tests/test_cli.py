@@ -170,6 +170,27 @@ def test_tiling_executor_steps_show_a_phase_1_failure(capsys):
     assert "HardtanhGrad tiling failed: the dtypes of result, y must be the same" in out
 
 
+@pytest.mark.parametrize("typed, steps", [
+    ("float16,float32,float32", ["Cast(grad_output -> DT_FLOAT) -> ws[0]", "LeakyReluGrad(ws[0], self"]),
+    ("float32,float32,float16", ["-> ws[0] [DT_FLOAT, computed in DT_FLOAT]", "Cast(ws[0] -> DT_FLOAT16) -> out"]),
+])
+def test_tiling_uses_the_dtypes_the_executor_hands_the_kernel(capsys, typed, steps):
+    """Mixed dtypes for an aclnn name: the kernel is tiled in the promoted dtype the executor's
+    casts give it (it had matched the typed dtypes against the def and failed)."""
+    code, out = _run(capsys, "--soc", "Ascend950", "tiling", "LeakyReluBackward", "--shape", "4,4", "--dtype", typed)
+    assert code == 0 and "FAILED" not in out, out
+    for step in steps:
+        assert step in out
+    names = [{"float16": "FLOAT16", "float32": "FLOAT"}[t] for t in typed.split(",")]
+    assert (f"def match    FLOAT, FLOAT, FLOAT (the executor's casts; typed {', '.join(names)}): "
+            "binary row 3 of 3") in out
+    code, out = _run(capsys, "--soc", "Ascend950", "tiling", "LeakyReluBackward", "--shape", "4,4", "--dtype", typed,
+                     "--json")
+    match = json.loads(out)["defMatch"]
+    assert code == 0 and match["dtypes"] == ["FLOAT"] * 3 and match["rowIndex"] == 2
+    assert match["typed"] == names
+
+
 def test_demo_train_quick_runs_both_trainings_bit_identical(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("sklearn")

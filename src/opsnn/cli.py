@@ -166,8 +166,14 @@ def _aclnn_details(args) -> dict:
     except AclnnError as exc:
         return {"executorSteps": [f"phase 1 fails: {exc.status} {exc.message}"], "phase1Status": int(exc.status)}
     plan = executor.plan
-    return {"executorSteps": [f"workspace {plan.workspace_size} B"] + plan.describe(),
-            "hostPlan": _host_launch_lines(executor)}
+    details = {"executorSteps": [f"workspace {plan.workspace_size} B"] + plan.describe(),
+               "hostPlan": _host_launch_lines(executor)}
+    kernel = next((step for step in plan.steps if step.kind == "Kernel"), None)
+    if kernel is not None:  # what the kernel is handed after the executor's casts, kernel order
+        slot_dtype = {slot.index: slot.dtype for slot in plan.slots}
+        fed = [call[ref.tensor].dtype if ref.slot is None else slot_dtype[ref.slot] for ref in kernel.srcs]
+        details["kernelDtypes"] = [d.name for d in (*fed, kernel.dtype)]
+    return details
 
 
 def _host_launch_lines(executor) -> list[str]:

@@ -159,13 +159,19 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
                     "outputs": list(op.outputs), "attrs": attrs, "config": op.soc, "opFile": op.op_file,
                     "soc": {"name": profile.name, "vectorCoreNum": profile.vector_core_num, "ubSize": profile.ub_size,
                             "note": soc_note}}
+    typed = dtypes
     if alias:
         report["aclnn"] = alias.to_dict()
         if aclnn_details is not None:
             report.update(aclnn_details(args))
+            # the kernel gets what the executor hands it: inputs cast to the promoted dtype,
+            # the result cast to out's after it (DECISIONS 3), not the dtypes typed
+            dtypes = [DataType[name] for name in report.get("kernelDtypes", [d.name for d in dtypes])]
     row = op.match_dtypes(dtypes)
     report["defMatch"] = {"dtypes": [d.name for d in dtypes], "rowIndex": row,
                           "rows": [[d.name for d in r] for r in op.dtype_rows]}
+    if dtypes != typed:
+        report["defMatch"]["typed"] = [d.name for d in typed]
     try:
         out_shape = op.infer_shape(shapes)
     except opdef.InferShapeError as exc:
@@ -220,7 +226,8 @@ def _text(report: dict) -> str:
     rows = " | ".join(",".join(r) for r in match["rows"])
     found = (f"binary row {match['rowIndex'] + 1} of {len(match['rows'])}" if match["rowIndex"] is not None
              else "no binary row matches")
-    lines.append(f"def match    {', '.join(match['dtypes'])}: {found} ({rows})")
+    handed = f" (the executor's casts; typed {', '.join(match['typed'])})" if "typed" in match else ""
+    lines.append(f"def match    {', '.join(match['dtypes'])}{handed}: {found} ({rows})")
     if "inferredShape" in report:
         lines.append(f"infershape   {report['outputs'][0]} = {report['inferredShape']}")
     if "emptyFastPath" in report:
