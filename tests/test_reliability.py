@@ -240,8 +240,9 @@ def test_memcpy_misuse(dev):
 
 def test_host_pointer_misuse(dev):
     """acl.util: a negative size, an unknown or dead pointer, a bad npy_type or shape, an object
-    array -> None / 0 with a message; pointers to arrays that died are forgotten (no leak); a
-    non-contiguous array's pointer is to a copy, with a RuntimeWarning."""
+    array -> None / 0 with a message; pointers to arrays, bytes, bytearrays or lists that died
+    are forgotten (no leak); a non-contiguous array's pointer is to a copy, with a
+    RuntimeWarning."""
     keep = np.arange(4, dtype=F32)
     ptr = acl.util.numpy_to_ptr(keep)
     assert acl.util.ptr_to_bytes(ptr, 16) == keep.tobytes()
@@ -270,6 +271,26 @@ def test_host_pointer_misuse(dev):
         acl.util.numpy_to_ptr(np.ones(16, F32))
     gc.collect()
     assert len(_host._registered) <= n + 1, "numpy_to_ptr keeps dead arrays registered (a leak)"
+    # bytes, bytearrays, lists and non-contiguous arrays too (pyACL: keep the bytes object alive):
+    # a pointer works while its object lives, is unknown once it is gone, and a loop of them
+    # (the documented bytes_to_ptr(arr.tobytes()) pattern) holds neither memory nor slows lookups
+    raw, buf, values = keep.tobytes(), bytearray(keep.tobytes()), [1.0, 2.0]
+    with pytest.warns(RuntimeWarning):
+        noncontig = np.arange(8, dtype=F32)[::2]
+        nptr = acl.util.numpy_to_ptr(noncontig)
+    ptrs = [acl.util.bytes_to_ptr(raw), acl.util.bytes_to_ptr(buf), acl.util.numpy_to_ptr(values), nptr]
+    for _ in range(1000):
+        assert acl.util.bytes_to_ptr(np.ones(1 << 16, F32).tobytes()) != 0  # 256 KiB, dropped at once
+    assert len(_host._registered) <= n + 40
+    assert acl.util.ptr_to_bytes(ptrs[0], 16) == raw and acl.util.ptr_to_bytes(ptrs[1], 16) == raw
+    assert acl.util.ptr_to_bytes(ptrs[2], 16) == np.array(values).tobytes()
+    assert acl.util.ptr_to_bytes(ptrs[3], 16) == noncontig.tobytes()
+    del raw, buf, values, noncontig
+    gc.collect()
+    for gone in ptrs:
+        check_null(acl.util.ptr_to_bytes(gone, 16))
+    dropped = acl.util.bytes_to_ptr(keep.tobytes())  # the bytes object dies as the call returns
+    check_null(acl.util.ptr_to_bytes(dropped, 16))
 
 
 # ============================================================================================

@@ -28,6 +28,7 @@ def numpy_to_ptr(array: np.ndarray) -> int:
     RuntimeWarning (pyACL warns there too): writes through the pointer, such as a device-to-host
     memcpy, land in that private copy, not in the array."""
     given = isinstance(array, np.ndarray)
+    original = array
     if not given:
         try:
             array = np.asarray(array)
@@ -38,20 +39,22 @@ def numpy_to_ptr(array: np.ndarray) -> int:
         raise AclnnError(AclError.INVALID_PARAM, "numpy_to_ptr: an object array holds Python references, "
                                                  "not raw data")
     if given and array.flags.c_contiguous:  # valid while the caller keeps the array
-        return _host.register(array.reshape(-1).view(np.uint8), owner=array)
+        return _host.register_array(array)
     if given:
         warnings.warn(f"numpy_to_ptr: the array (shape {array.shape}, strides {array.strides}) is not "
                       "C-contiguous, so the pointer is to a private copy: what is written through it "
                       "does not reach the array; pass np.ascontiguousarray(array) and keep that array",
                       RuntimeWarning, stacklevel=3)
-    copy = np.ascontiguousarray(array)  # a private copy (or the array made of a list): opsnn keeps it
-    return _host.register(copy.reshape(-1).view(np.uint8))
+    if given:  # a private copy, kept while the caller keeps the array, as its own bytes would be
+        return _host.register_array(array, np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+    return _host.register_object(original, lambda _: array.reshape(-1).view(np.uint8))  # made of a list
 
 
 @boundary(lambda code: 0, invalid=AclError.INVALID_PARAM)
 def bytes_to_ptr(data) -> int:
-    """Address of a bytes / bytearray object's buffer (read-only for bytes)."""
-    return _host.register(_host.as_bytes(data, "bytes_to_ptr", writable=False))
+    """Address of a bytes / bytearray object's buffer (read-only for bytes), known while the
+    caller keeps the object alive (pyACL: "keep the bytes object alive")."""
+    return _host.register_object(data, lambda obj: _host.as_bytes(obj, "bytes_to_ptr", writable=False))
 
 
 @boundary(lambda code: None, invalid=AclError.INVALID_PARAM)
