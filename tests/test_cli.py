@@ -191,6 +191,21 @@ def test_tiling_uses_the_dtypes_the_executor_hands_the_kernel(capsys, typed, ste
     assert match["typed"] == names
 
 
+def test_tiling_experimental_hardtanh_grad_with_shapes_that_disagree(capsys):
+    """The 910B experimental tiling sizes its walk from result alone (op_host checks nothing):
+    equal sizes in other shapes pair by position and simulate; a smaller grad (and so y) is
+    reported, not simulated, and not a usage error. The note counts each tensor's overrun."""
+    base = ("--soc", "Ascend910B", "tiling", "HardtanhGrad", "--shape", "4,4", "--dtype", "float32", "--simulate")
+    code, out = _run(capsys, *base, "--shape2", "16")
+    assert code == 0 and "verdict    OK" in out and "bit-exact vs the float64-derived reference" in out
+    assert "L = 128 (N = 16): 112 elements read and written past the tensors" in out
+    code, out = _run(capsys, *base, "--shape2", "1")
+    assert code == 1
+    assert "L = 128 (N = 16): elements read or written past result 112, grad 127, y 127; op_host does not" in out
+    assert ("simulation   not run: HardtanhGrad: the launch walks [16, 16] input and 16 output elements but the "
+            "tensors hold [16, 1] and 1") in out
+
+
 def test_demo_train_quick_runs_both_trainings_bit_identical(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("sklearn")

@@ -26,6 +26,7 @@ import numpy as np
 
 from ._core import dtypes
 from ._core.shape import contiguous_strides
+from ._core.status import AclnnError, Status
 from ._core.tiling import Box, Launch, Printable
 from .opdef import OpDef, TensorDesc, TilingResult
 
@@ -391,8 +392,18 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
     formula = formula_for(opdef, attrs)
     arrays = list(arrays) if arrays is not None else sample_inputs(opdef, inputs, attrs, seed)
     out_dtype = dtypes.to_numpy(outputs[0].dtype)
-    sim = simulate(result.launch(), arrays, tile_fn or formula.tile, out_dtype)
+    launch = result.launch()
+    held = [int(np.prod(d.shape)) for d in (*inputs, outputs[0])]
+    if held != [*launch.in_numel, launch.out_numel]:
+        raise AclnnError(Status.ERR_PARAM_INVALID,
+                         f"{opdef.name}: the launch walks {list(launch.in_numel)} input and {launch.out_numel} "
+                         f"output elements but the tensors hold {held[:-1]} and {held[-1]}: on a device the "
+                         "kernel would read and write past the smaller ones (op_host does not check that the "
+                         "shapes agree); the simulator runs launches within their tensors only")
+    sim = simulate(launch, arrays, tile_fn or formula.tile, out_dtype)
     out = sim.output.reshape(outputs[0].shape)
+    if len(set(held)) == 1:  # no broadcasting: the kernel pairs elements by position, whatever the shapes
+        arrays = [a.reshape(-1) for a in arrays]
     expected = formula.reference(*arrays).reshape(outputs[0].shape)
     differences = None
     if formula.torch_reference is not None:

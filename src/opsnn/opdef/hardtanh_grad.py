@@ -148,9 +148,13 @@ def tiling_910b(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence
         cores = t.ceil_div(padded, tile)
         data = HardtanhGrad910BTilingData(0, 0, 0, 0, tile, padded - (cores - 1) * tile, 0, 0,
                                           _mask_bytes(tile), max_val, min_val)
+    # every tensor is walked for L elements; op_host does not check that grad and y hold N
+    past = {name: padded - numel(desc.shape) for name, desc in (("result", result), ("grad", grad), ("y", outputs[0]))}
+    overrun = (f"{past['result']} elements read and written past the tensors" if len(set(past.values())) == 1
+               else "elements read or written past " + ", ".join(f"{name} {k}" for name, k in past.items())
+               + "; op_host does not check that the shapes agree")
     notes = ("workspace: the AscendC system workspace only (user part 0); its size is not fixed by ops-nn",
-             f"the kernel processes the padded length L = {padded} (N = {n}): "
-             f"{padded - n} elements read and written past the tensors (spec §7.4)")
+             f"the kernel processes the padded length L = {padded} (N = {n}): {overrun} (spec §7.4)")
     walk = functools.partial(launch_910b, data, cores, n, type_len, ub)
     return TilingResult(OP, soc.name, "experimental 910B tiling", data, data.tiling_key, cores, 0, notes, walk)
 
