@@ -212,8 +212,9 @@ def test_free_misuse(dev):
 
 
 def test_memcpy_misuse(dev):
-    """memcpy out of bounds, to freed memory, count > destMax, bad kind, impossible direction,
-    into a read-only or non-contiguous host array, junk types -> 100000; nothing is written."""
+    """memcpy out of bounds, to freed memory (a count of 0 too), count > destMax, bad kind,
+    impossible direction, into a read-only or non-contiguous host array, junk types -> 100000;
+    nothing is written."""
     d = dev.upload(np.arange(4, dtype=F32))
     freed, _ = acl.rt.malloc(64, 0)
     acl.rt.free(freed)
@@ -231,7 +232,8 @@ def test_memcpy_misuse(dev):
               (ro, 16, d, 16, D2H), (strided, 16, d, 16, D2H),
               (d, 16, [1.0, 2.0], 16, H2D), (d, 16, "abcd" * 4, 16, H2D), (d, 16, None, 16, H2D),
               (d, -1, np.zeros(4, F32), -1, H2D), (d, 16, np.zeros(4, F32), 16.0, H2D),
-              (d, 16, np.zeros(2, F32), 16, H2D)]          # host source smaller than count
+              (d, 16, np.zeros(2, F32), 16, H2D),          # host source smaller than count
+              (freed, 0, np.zeros(1, F32), 0, H2D), (12345, 0, 999, 0, H2D)]  # count 0 checks addresses too
     for args in cases_:
         fail_msg(acl.rt.memcpy(*args), 100000, "memcpy")
     np.testing.assert_array_equal(dev.read(d, (4,), F32), np.arange(4, dtype=F32))

@@ -180,8 +180,8 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
     if kind not in sides:
         raise AclnnError(AclError.INVALID_PARAM, f"memcpy: kind {kind} is not an aclrtMemcpyKind")
     src_side, dst_side = sides[kind]
-    if count == 0:
-        return 0
+    # count 0 copies nothing, but both addresses are still checked: a freed or unknown one is
+    # refused as for any count (README: "a freed address is refused by ... memcpy")
     source = _region(src, count, src_side, "memcpy source", writable=False)
     target = _region(dst, count, dst_side, "memcpy destination", writable=True)
     target[:] = source
