@@ -191,6 +191,21 @@ def test_tiling_uses_the_dtypes_the_executor_hands_the_kernel(capsys, typed, ste
     assert match["typed"] == names
 
 
+def test_tiling_json_for_a_soc_without_the_ops_config(capsys):
+    code, out = _run(capsys, "tiling", "HardtanhGrad", "--soc", "Ascend910", "--shape", "8", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["op"] == "HardtanhGrad" and report["soc"] == {"name": "Ascend910"}
+    assert report["failures"] == ["HardtanhGrad has no op_host config for Ascend910 (configs: ascend950, ascend910b); "
+                                  "on other SoCs CANN runs a built-in kernel that ops-nn does not hold (spec §13)"]
+
+
+def test_tiling_bounds_beyond_float32_simulate_without_warnings(capsys, recwarn):
+    code, out = _run(capsys, "tiling", "HardtanhBackward", "--shape", "1000", "--dtype", "bfloat16",
+                     "--min-val=1e39", "--max-val=2e39", "--simulate")
+    assert code == 0 and "verdict    OK" in out and "min = inf" in out
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
 def test_tiling_experimental_hardtanh_grad_with_shapes_that_disagree(capsys):
     """The 910B experimental tiling sizes its walk from result alone (op_host checks nothing):
     equal sizes in other shapes pair by position and simulate; a smaller grad (and so y) is

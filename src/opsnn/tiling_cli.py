@@ -281,8 +281,12 @@ def run(args: argparse.Namespace, *, aclnn_details: AclnnDetailsHook | None = No
     except _UsageError as exc:
         print(f"opsnn tiling: {exc}", file=sys.stderr)
         return 2
-    except AclnnError as exc:  # no def of the op is built for the requested SoC
-        print(f"opsnn tiling: {exc.message}", file=sys.stderr)
+    except AclnnError as exc:  # no def of the op is built for the requested SoC: nothing to tile
+        if args.json:  # a JSON reader gets the reason where a failed check's would be
+            print(json.dumps({"op": args.op, "soc": {"name": getattr(args, "soc", None) or platform.current().name},
+                              "failures": [exc.message]}, indent=2))
+        else:
+            print(f"opsnn tiling: {exc.message}", file=sys.stderr)
         return 1
     print(json.dumps(report, indent=2) if args.json else _text(report))
     return code
