@@ -1189,6 +1189,7 @@ def test_cli_verify_files_without_cases(tmp_path, capsys):
     (["--quick", "--threads", "1", "100000"], ["--threads 100000: numba's pool has", "ask for 1 to"]),
     (["--sizes", "-5"], ["argument --sizes", "integer >= 1", "'-5'"]),
     (["--sizes", "1.5e3", "1e-2"], ["argument --sizes", "'1e-2'"]),
+    (["--sizes", "1e999999999"], ["argument --sizes", "'1e999999999'"]),  # refused at once, no billion digits
     (["--threads", "0"], ["argument --threads", "integer >= 1", "'0'"]),
 ], ids=str)
 def test_bench_selection_that_measures_nothing(tmp_path, capsys, argv, words):

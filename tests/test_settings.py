@@ -8,13 +8,17 @@ from opsnn._core import settings
 
 GOOD = [("16777216", 16 << 20), ("16_777_216", 16 << 20), ("0", 0), (" 7 ", 7), ("1e9", 10**9),
         ("2.5e6", 2_500_000), ("64MiB", 64 << 20), ("2 GiB", 2 << 30), ("1.5GiB", 3 << 29),
-        ("4kib", 4096), ("500MB", 500 * 10**6), ("3kB", 3000), ("12B", 12), ("1TiB", 1 << 40)]
+        ("4kib", 4096), ("500MB", 500 * 10**6), ("3kB", 3000), ("12B", 12), ("1TiB", 1 << 40),
+        # "set it huge": anything above int64 reads as its maximum, exponents Decimal cannot hold too
+        ("9223372036854775807", 2**63 - 1), ("1e20", 2**63 - 1), ("16TiB", 16 << 40),
+        ("1e99999999", 2**63 - 1), ("1e9999999999999999999", 2**63 - 1), ("9" * 5000, 2**63 - 1)]
 BAD = ["abc", "-5", "1.5", "0.5KiB3", "16M", "1e-3", "1__0", "0x10", "16 MiB MiB", "nan", "inf", "1,000"]
 
 
 @pytest.mark.parametrize(("text", "expected"), GOOD)
 def test_parse_bytes(text, expected):
     assert settings.parse_bytes(text) == expected
+    assert settings.LIMIT == 2**63 - 1
 
 
 @pytest.mark.parametrize("text", BAD)

@@ -61,8 +61,9 @@ def int_at_least(low: int):
         except ValueError:
             try:
                 exact = Decimal(text.strip())
-                value = int(exact) if exact.is_finite() and exact == exact.to_integral_value() else None
-            except InvalidOperation:
+                whole = exact.is_finite() and exact.adjusted() <= 18 and exact == exact.to_integral_value()
+                value = int(exact) if whole else None  # 1e999999999 would build a billion digits
+            except InvalidOperation:  # not a number, or an exponent Decimal cannot hold
                 value = None
         if value is None or value < low:
             raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")

@@ -4,7 +4,8 @@
 A value is a count of bytes: a whole number (``16777216``, ``16_777_216``, ``1e9``), optionally
 with a unit: ``B``, binary ``KiB``/``MiB``/``GiB``/``TiB`` (powers of 1024) or decimal
 ``kB``/``MB``/``GB``/``TB`` (powers of 1000), case-insensitive, a space allowed before it
-(``16MiB``, ``1.5 GiB``). A value that is not one of these (or is negative, or not a whole
+(``16MiB``, ``1.5 GiB``); one above 2**63 - 1 reads as 2**63 - 1 ("set it huge" turns a
+threshold off). A value that is not one of these (or is negative, or not a whole
 number of bytes) is ignored with a ``RuntimeWarning`` naming the variable, the value and the
 forms accepted, and the default applies: these variables only tune speed and memory, so a typo
 must neither stop ``import opsnn`` nor turn every call into an error.
@@ -15,24 +16,34 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation, localcontext
 
 _UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
           "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
 _VALUE = re.compile(r"\s*([0-9](?:_?[0-9])*(?:\.[0-9]*)?(?:e\+?[0-9]+)?)\s*([a-z]*)\s*", re.IGNORECASE)
+LIMIT = 2**63 - 1
 ACCEPTED = "a whole number of bytes, optionally with a unit: 16777216, 1e9, 64MiB, 2 GiB, 500MB"
 
 
 def parse_bytes(text: str) -> int:
-    """The byte count ``text`` spells (forms above); raises ValueError naming what is wrong."""
+    """The byte count ``text`` spells (forms above), at most ``LIMIT`` (a larger one, "huge" for
+    turning a threshold off, reads as ``LIMIT``: the kernels take int64); raises ValueError
+    naming what is wrong."""
     match = _VALUE.fullmatch(text)
     unit = _UNITS.get(match.group(2).lower()) if match else None
     if unit is None:
         raise ValueError(f"{text!r} is not {ACCEPTED}")
-    value = Decimal(match.group(1).replace("_", "")) * unit  # exact: 1.5GiB, 1e9
+    try:
+        number = Decimal(match.group(1).replace("_", ""))
+    except InvalidOperation:  # an exponent beyond what Decimal holds: huge
+        return LIMIT
+    if number.adjusted() > 20:  # beyond LIMIT whatever the unit (and never a billion-digit int)
+        return LIMIT
+    with localcontext(prec=40):
+        value = number * unit  # exact: at most 21 + 13 digits
     if value != value.to_integral_value():
         raise ValueError(f"{text!r} is not a whole number of bytes")
-    return int(value)
+    return min(int(value), LIMIT)
 
 
 def env_bytes(name: str, default: int | None) -> int | None:
