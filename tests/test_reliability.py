@@ -293,6 +293,45 @@ def test_host_pointer_misuse(dev):
         check_null(acl.util.ptr_to_bytes(gone, 16))
     dropped = acl.util.bytes_to_ptr(keep.tobytes())  # the bytes object dies as the call returns
     check_null(acl.util.ptr_to_bytes(dropped, 16))
+    # a live object's pointer is never forgotten: not for a temporary registered at the same
+    # address (a memoryview of it, a reshaped view), nor for a view's copy while the array it
+    # views lives, nor while another thread holds and drops extra references to it
+    ba, arr, m = bytearray(range(16)), np.arange(4, dtype=F32), np.arange(20, dtype=F32).reshape(4, 5)
+    pba, parr = acl.util.bytes_to_ptr(ba), acl.util.numpy_to_ptr(arr)
+    acl.util.bytes_to_ptr(memoryview(ba))
+    acl.util.numpy_to_ptr(arr.reshape(2, 2))
+    with pytest.warns(RuntimeWarning):
+        pmt = acl.util.numpy_to_ptr(m.T)  # the copy lives as long as m
+    stop = []
+
+    def churn():
+        holder = []
+        while not stop:
+            holder.append(ba)
+            holder.clear()
+
+    import threading
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        for _ in range(500):
+            assert acl.util.bytes_to_ptr(ba) == pba
+            acl.util.bytes_to_ptr(bytes(8))
+            assert acl.util.ptr_to_bytes(pba, 16) == bytes(ba)
+    finally:
+        stop.append(True)
+        worker.join()
+    gc.collect()
+    assert acl.util.ptr_to_bytes(parr, 16) == arr.tobytes()
+    assert acl.util.ptr_to_bytes(pmt, 80) == np.ascontiguousarray(m.T).tobytes()
+    # the same list registered again and again: one entry, gone with the list
+    values = list(range(1000))
+    for _ in range(50):
+        acl.util.numpy_to_ptr(values)
+    n = len(_host._registered)
+    del values
+    acl.util.ptr_to_bytes(pba, 1)  # a lookup prunes
+    assert len(_host._registered) <= n - 50
 
 
 # ============================================================================================

@@ -15,12 +15,14 @@ from .._core.checks import is_c_int
 from .._core.status import AclError, AclnnError
 
 _lock = threading.Lock()
-# address -> the host bytes acl.util handed out a pointer to, valid while the caller keeps the
+# address -> the host bytes acl.util handed out pointers to, valid while the caller keeps the
 # object it passed alive (as pyACL asks: "keep the bytes object alive"). Entries go with their
 # object, so a loop of numpy_to_ptr / bytes_to_ptr calls neither leaks nor slows lookups down.
-_registered: dict[int, _Entry] = {}
-# held entries (below) are scanned for dead ones each time the registry doubles from
-# _PRUNE_MIN, and at each registration of at least _PRUNE_BYTES, whose memory should go soon
+# Several entries may share an address (an array and a view of it, a bytearray and a
+# memoryview of it): each lives as long as its own object.
+_registered: dict[int, list[_Entry]] = {}
+# held entries (below) are scanned for dead objects at every lookup, each time the registry
+# doubles from _PRUNE_MIN, and at each registration of at least _PRUNE_BYTES
 _PRUNE_MIN = 16
 _PRUNE_BYTES = 1 << 20
 _prune_at = _PRUNE_MIN
@@ -29,65 +31,98 @@ _prune_at = _PRUNE_MIN
 class _Entry:
     """Host bytes registered at an address, and how to tell that their object is gone.
 
-    * an array (``weak``): held by a weak reference; its bytes are the array's own, or a
-      private copy made of it (``copy``); the entry is removed when the array dies;
-    * an object that cannot be weakly referenced (bytes, bytearray, a list made an array):
-      held here with its bytes, and dead once nothing but this entry refers to it (its
-      reference count down to ``baseline``, measured when it was registered)."""
+    * an array (``weak``): held by a weak reference; the bytes are the array's own, or a
+      private copy (``copy``) of a non-contiguous view, tied to the array the view is of; the
+      entry is removed when that array dies;
+    * an object that cannot be weakly referenced (bytes, bytearray, a list made an array,
+      ``held``): kept here with its bytes (``copy``), and dead once nothing outside this
+      registry refers to it; ``refs`` counts the references the entry itself holds to it (the
+      entry, and the bytes' base when that leads to it)."""
 
-    __slots__ = ("weak", "copy", "held", "baseline")
+    __slots__ = ("weak", "copy", "held", "refs")
 
-    def __init__(self, weak=None, copy=None, held=None, baseline=0):
-        self.weak, self.copy, self.held, self.baseline = weak, copy, held, baseline
+    def __init__(self, weak=None, copy=None, held=None, refs=0):
+        self.weak, self.copy, self.held, self.refs = weak, copy, held, refs
 
     def bytes(self) -> np.ndarray | None:
-        if self.weak is not None:
-            owner = self.weak()
-            if owner is None:
-                return None
-            return self.copy if self.copy is not None else owner.reshape(-1).view(np.uint8)
-        return self.copy if sys.getrefcount(self.held) > self.baseline else None
+        if self.held is not None:
+            return self.copy
+        owner = self.weak()
+        if owner is None:
+            return None
+        return self.copy if self.copy is not None else owner.reshape(-1).view(np.uint8)
 
 
 def register_array(array: np.ndarray, copy: np.ndarray | None = None) -> int:
-    """The address of a C-contiguous ``array``'s bytes, or of ``copy`` (uint8, a private copy of
-    a non-contiguous one), known while the caller keeps ``array`` alive."""
+    """The address of a C-contiguous ``array``'s bytes, known while the caller keeps ``array``
+    alive; or of ``copy`` (uint8, a private copy of a non-contiguous ``array``), known while the
+    array that ``array`` is a view of lives (``m.T`` is a view of ``m``)."""
+    owner = array
+    if copy is not None:
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
     buffer = array.reshape(-1).view(np.uint8) if copy is None else copy
     addr = int(buffer.__array_interface__["data"][0])
     with _lock:
-        known = _registered.get(addr)
-        if known is not None and known.weak is not None and known.weak() is array and known.copy is copy:
+        entries = _registered.setdefault(addr, [])
+        if copy is None and any(e.weak is not None and e.copy is None and e.weak() is owner for e in entries):
             return addr  # registered already (e.g. the same array every iteration)
-        entry = _Entry(weak=weakref.ref(array), copy=copy)
-        weakref.finalize(array, _forget, addr, entry)
-        _registered[addr] = entry
+        entry = _Entry(weak=weakref.ref(owner), copy=copy)
+        weakref.finalize(owner, _forget, addr, entry)
+        entries.append(entry)
     return addr
 
 
-def register_object(obj, to_bytes) -> int:
-    """The address of ``to_bytes(obj)`` (uint8: ``obj``'s own bytes, or an array made of it),
-    known while anything besides this registry refers to ``obj`` (bytes and lists have no weak
-    references)."""
+def register_object(obj, buffer: np.ndarray) -> int:
+    """The address of ``buffer`` (uint8: ``obj``'s own bytes, or an array made of it), known
+    while anything outside this registry refers to ``obj``."""
     global _prune_at
-    before = sys.getrefcount(obj)
-    entry = _Entry(held=obj, copy=to_bytes(obj))
-    # the references this registry now holds (the entry; the bytes' base when it is obj), plus
-    # the one a later sys.getrefcount(entry.held) takes for its argument
-    entry.baseline = sys.getrefcount(obj) - before + 1
-    addr = int(entry.copy.__array_interface__["data"][0])
+    addr = int(buffer.__array_interface__["data"][0])
     with _lock:
-        _registered[addr] = entry
-        if len(_registered) >= _prune_at or entry.copy.nbytes >= _PRUNE_BYTES:
-            for start in [a for a, e in _registered.items() if e.held is not None and e.bytes() is None]:
-                del _registered[start]
+        entries = _registered.setdefault(addr, [])
+        if any(e.held is obj for e in entries):
+            return addr  # registered already (the same bytes object every iteration)
+        entries.append(_Entry(held=obj, copy=buffer, refs=1 + _leads_to(buffer, obj)))
+        if len(_registered) >= _prune_at or buffer.nbytes >= _PRUNE_BYTES:
+            _prune()
             _prune_at = max(_PRUNE_MIN, 2 * len(_registered))
     return addr
 
 
+def _leads_to(buffer: np.ndarray, obj) -> bool:
+    """Whether ``buffer``'s chain of bases holds a reference to ``obj`` (np.frombuffer of bytes
+    has the bytes as its base; of a bytearray, a memoryview of it)."""
+    base = buffer.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return base is obj or (isinstance(base, memoryview) and base.obj is obj)
+
+
+def _prune() -> None:
+    """Drop the held entries whose object nothing outside the registry refers to (under
+    ``_lock``): its reference count, less sys.getrefcount's own argument, is all the entries'."""
+    groups: dict[int, list[tuple[int, _Entry]]] = {}
+    for addr, entries in _registered.items():
+        for entry in entries:
+            if entry.held is not None:
+                groups.setdefault(id(entry.held), []).append((addr, entry))
+    for group in groups.values():
+        if sys.getrefcount(group[0][1].held) - 1 <= sum(entry.refs for _, entry in group):
+            for addr, entry in group:
+                _remove(addr, entry)
+
+
+def _remove(addr: int, entry: _Entry) -> None:
+    entries = _registered.get(addr, [])
+    if entry in entries:
+        entries.remove(entry)
+        if not entries:
+            del _registered[addr]
+
+
 def _forget(addr: int, entry: _Entry) -> None:
     with _lock:
-        if _registered.get(addr) is entry:
-            del _registered[addr]
+        _remove(addr, entry)
 
 
 def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
@@ -95,7 +130,8 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
     if alloc is not None:
         return memory.HOST.region(addr, nbytes, what)
     with _lock:
-        entries = list(_registered.items())
+        _prune()
+        entries = [(start, entry) for start, group in _registered.items() for entry in group]
     for start, entry in entries:
         buf = entry.bytes()
         if buf is not None:

@@ -47,14 +47,14 @@ def numpy_to_ptr(array: np.ndarray) -> int:
                       RuntimeWarning, stacklevel=3)
     if given:  # a private copy, kept while the caller keeps the array, as its own bytes would be
         return _host.register_array(array, np.ascontiguousarray(array).reshape(-1).view(np.uint8))
-    return _host.register_object(original, lambda _: array.reshape(-1).view(np.uint8))  # made of a list
+    return _host.register_object(original, array.reshape(-1).view(np.uint8))  # made of a list
 
 
 @boundary(lambda code: 0, invalid=AclError.INVALID_PARAM)
 def bytes_to_ptr(data) -> int:
     """Address of a bytes / bytearray object's buffer (read-only for bytes), known while the
     caller keeps the object alive (pyACL: "keep the bytes object alive")."""
-    return _host.register_object(data, lambda obj: _host.as_bytes(obj, "bytes_to_ptr", writable=False))
+    return _host.register_object(data, _host.as_bytes(data, "bytes_to_ptr", writable=False))
 
 
 @boundary(lambda code: None, invalid=AclError.INVALID_PARAM)
