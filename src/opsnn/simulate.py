@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ._core import dtypes
-from ._core.shape import contiguous_strides
+from ._core.shape import contiguous_strides, numel
 from ._core.status import AclnnError, Status
 from ._core.tiling import Box, Launch, Printable
 from .opdef import OpDef, TensorDesc, TilingResult
@@ -395,7 +395,7 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
     arrays = list(arrays) if arrays is not None else sample_inputs(opdef, inputs, attrs, seed)
     out_dtype = dtypes.to_numpy(outputs[0].dtype)
     launch = result.launch()
-    held = [int(np.prod(d.shape)) for d in (*inputs, outputs[0])]
+    held = [numel(d.shape) for d in (*inputs, outputs[0])]
     if held != [*launch.in_numel, launch.out_numel]:
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{opdef.name}: the launch walks {list(launch.in_numel)} input and {launch.out_numel} "

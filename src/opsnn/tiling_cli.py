@@ -164,9 +164,10 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
         report["aclnn"] = alias.to_dict()
         if aclnn_details is not None:
             report.update(aclnn_details(args))
-            # the kernel gets what the executor hands it: inputs cast to the promoted dtype,
-            # the result cast to out's after it (DECISIONS 3), not the dtypes typed
-            dtypes = [DataType[name] for name in report.get("kernelDtypes", [d.name for d in dtypes])]
+        if "kernelDtypes" in report:  # phase 1 succeeded: the kernel gets what the executor hands
+            # it (inputs cast to the promoted dtype, the result cast to out's after it:
+            # DECISIONS 3), not the dtypes typed
+            dtypes = [DataType[name] for name in report["kernelDtypes"]]
     row = op.match_dtypes(dtypes)
     report["defMatch"] = {"dtypes": [d.name for d in dtypes], "rowIndex": row,
                           "rows": [[d.name for d in r] for r in op.dtype_rows]}

@@ -40,12 +40,11 @@ def numpy_to_ptr(array: np.ndarray) -> int:
                                                  "not raw data")
     if given and array.flags.c_contiguous:  # valid while the caller keeps the array
         return _host.register_array(array)
-    if given:
+    if given:  # a private copy, kept while the array it views lives, as its own bytes would be
         warnings.warn(f"numpy_to_ptr: the array (shape {array.shape}, strides {array.strides}) is not "
                       "C-contiguous, so the pointer is to a private copy: what is written through it "
                       "does not reach the array; pass np.ascontiguousarray(array) and keep that array",
                       RuntimeWarning, stacklevel=3)
-    if given:  # a private copy, kept while the caller keeps the array, as its own bytes would be
         return _host.register_array(array, np.ascontiguousarray(array).reshape(-1).view(np.uint8))
     return _host.register_object(original, array.reshape(-1).view(np.uint8))  # made of a list
 

@@ -149,7 +149,8 @@ def tiling_910b(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence
         data = HardtanhGrad910BTilingData(0, 0, 0, 0, tile, padded - (cores - 1) * tile, 0, 0,
                                           _mask_bytes(tile), max_val, min_val)
     # every tensor is walked for L elements; op_host does not check that grad and y hold N
-    past = {name: padded - numel(desc.shape) for name, desc in (("result", result), ("grad", grad), ("y", outputs[0]))}
+    past = {name: padded - numel(desc.shape)
+            for name, desc in (("result", result), ("grad", grad), ("y", outputs[0]))}
     overrun = (f"{past['result']} elements read and written past the tensors" if len(set(past.values())) == 1
                else "elements read or written past " + ", ".join(f"{name} {k}" for name, k in past.items())
                + "; op_host does not check that the shapes agree")
