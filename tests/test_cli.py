@@ -157,8 +157,12 @@ def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
             "tiles 100 x 100 x 13 slices of dim 0") in out, out
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "100,100,100")
     assert code == 0 and "Contiguous" not in out and "flat walk over dims [1000000]" in out
-    # a kernel op has no strides to reverse
-    assert _run(capsys, "tiling", "LeakyReluGrad", "--shape", "100,100", "--transpose")[0] == 2
+    # a kernel op has no strides to reverse; the error names the aclnn spelling, which LeakyRelu
+    # (a kernel op and an aclnn API) needs
+    assert cli.main(["tiling", "LeakyRelu", "--shape", "100,100", "--transpose"]) == 2
+    assert "(aclnnLeakyRelu for LeakyRelu)" in capsys.readouterr().err
+    code, out = _run(capsys, "tiling", "aclnnLeakyRelu", "--shape", "100,100", "--transpose")
+    assert code == 0 and "step       Contiguous(self) -> ws[0]" in out
 
 
 def test_tiling_executor_steps_show_a_phase_1_failure(capsys):
@@ -273,6 +277,11 @@ def test_run_releases_everything_it_allocated(capsys):
     (["tiling", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),
     (["verify", "/nonexistent/cases.csv"], 2, ["No such file"]),
     (["verify", "--max-elements", "-1", "x.csv"], 2, ["at least 1"]),
+    # arguments that do not fit the op are usage errors before "no config for this SoC" (exit 1)
+    (["tiling", "HardtanhGrad", "--soc", "Ascend910", "--shape", "4", "--dtype", "f16,f16"], 2,
+     ["--dtype takes 1 or 3 dtypes", "got 2"]),
+    (["tiling", "HardtanhGrad", "--soc", "Ascend910", "--shape", "4", "--negative-slope", "1"], 2,
+     ["HardtanhGrad has no --negative-slope"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,3", "--shape2", "4,5", "--dtype", "float32"], 1,
      ["phase 1 fails: 161002", "cannot broadcast"]),
     # a dtype no aclTensor can hold is a usage error, not a null-pointer status
@@ -455,3 +464,16 @@ def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):
         differ = int(line.split()[2])
         assert code == 0 and differ > 300 and "differ from PyTorch's result" in line and "NaN bound" in line, out
         assert "strict-bound semantics" not in out
+
+
+@pytest.mark.parametrize("short, numpy_name, acl_name", [
+    ("f16", "float16", "FLOAT16"), ("bf16", "bfloat16", "BF16"), ("f32", "float32", "FLOAT"),
+    ("f64", "float64", "DOUBLE"), ("fp16", "float16", "FLOAT16"), ("half", "float16", "FLOAT16"),
+])
+def test_short_dtype_names_read_alike_in_every_subcommand(capsys, short, numpy_name, acl_name):
+    """The names opsnn bench prints (f16, bf16 ...) mean one dtype to ``run`` and ``tiling``; the
+    tiling command had refused f16 as an unknown dtype."""
+    assert cli._np_dtype(short) == cli._np_dtype(numpy_name) != np.dtype(np.float128)
+    code, out = _run(capsys, "--soc", "Ascend950", "tiling", "HardtanhGrad", "--shape", "4", "--dtype", short,
+                     "--json")
+    assert json.loads(out)["defMatch"]["dtypes"] == [acl_name] * 3

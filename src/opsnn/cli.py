@@ -16,7 +16,7 @@ import numpy as np
 from rich.console import Console
 
 from . import registry
-from .cli_args import ShapeWords, int_at_least
+from .cli_args import DTYPE_SHORT_NAMES, ShapeWords, int_at_least
 from ._core import dtypes, platform
 from ._core.status import AclnnError
 
@@ -347,12 +347,10 @@ def _options_not_taken(spec: registry.OpSpec, args) -> list[tuple[str, str]]:
 def _np_dtype(name: str) -> np.dtype:
     import ml_dtypes
 
-    # the short names opsnn bench prints too; NumPy would read "f16" as a 16-byte float128
-    aliases = {"bfloat16": ml_dtypes.bfloat16, "bf16": ml_dtypes.bfloat16, "fp16": np.float16, "f16": np.float16,
-               "fp32": np.float32, "f32": np.float32, "fp64": np.float64, "f64": np.float64}
     expected = "float32, float16, bfloat16, float64, int32, ..."
+    numpy_name = DTYPE_SHORT_NAMES.get(name, name)
     try:
-        dtype = np.dtype(aliases.get(name, name))
+        dtype = np.dtype(ml_dtypes.bfloat16 if numpy_name == "bfloat16" else numpy_name)
     except TypeError:
         raise argparse.ArgumentTypeError(f"unknown dtype {name!r} ({expected})") from None
     if dtypes.from_numpy(dtype) == dtypes.DataType.DT_UNDEFINED:  # object, str, datetime64, ...

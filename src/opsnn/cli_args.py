@@ -1,4 +1,5 @@
-"""argparse pieces the ``opsnn`` subcommands share: one shape grammar, counts with a floor.
+"""argparse pieces the ``opsnn`` subcommands share: one shape grammar, counts with a floor, the
+short dtype names.
 
 Each bad value is a usage error (exit 2) naming the option, with what was expected and what was
 given: the types raise ``argparse.ArgumentTypeError``, the ``--shape`` action (which reads all its
@@ -10,6 +11,12 @@ from __future__ import annotations
 import argparse
 import re
 from decimal import Decimal, InvalidOperation
+
+
+# The short dtype names opsnn bench prints, which every subcommand also reads (NumPy would take
+# "f16" for a 16-byte float128), mapped onto NumPy's names.
+DTYPE_SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
+                     "f32": "float32", "fp32": "float32", "f64": "float64", "fp64": "float64"}
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

@@ -4,7 +4,8 @@ Shows what ops-nn's op_host does for a kernel op on a SoC: the op definition row
 match, the inferred output shape, the tiling struct, key, block dim and workspace, and with
 ``--simulate`` a simulated device run checked for coverage, UB use, bounds and bit-exact results.
 OP is a kernel op (HardtanhGrad, LeakyReluGrad, LeakyRelu) or an aclnn API (HardtanhBackward,
-LeakyReluBackward, LeakyRelu); an aclnn name maps onto its kernel op, its tensors given in API order.
+LeakyReluBackward, aclnnLeakyRelu: a name that is both is the kernel op unless it carries the
+``aclnn`` prefix); an aclnn name maps onto its kernel op, its tensors given in API order.
 
 ``cli.py`` wires it: ``tiling_cli.add_arguments(subparser)`` and ``tiling_cli.run(args)``.
 """
@@ -21,14 +22,14 @@ from ._core import platform
 from ._core.dtypes import DataType
 from ._core.status import AclnnError
 from ._core.tiling import flatten
-from .cli_args import int_at_least, parse_shape
+from .cli_args import DTYPE_SHORT_NAMES, int_at_least, parse_shape
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace], dict]
 
-_DTYPE_ALIASES = {"fp16": DataType.FLOAT16, "half": DataType.FLOAT16, "bfloat16": DataType.BF16,
-                  "float32": DataType.FLOAT, "fp32": DataType.FLOAT, "float64": DataType.DOUBLE,
-                  "fp64": DataType.DOUBLE}
+# NumPy's names of the DataTypes whose CANN names differ ("float" is float32 here, as in CANN)
+_NUMPY_NAMES = {"float16": DataType.FLOAT16, "bfloat16": DataType.BF16, "float32": DataType.FLOAT,
+                "float64": DataType.DOUBLE}
 _ATTR_OPTIONS = {"negative_slope": "--negative-slope", "min_val": "--min-val", "max_val": "--max-val"}
 
 
@@ -38,12 +39,13 @@ class _UsageError(Exception):
 
 def _parse_dtype(text: str) -> DataType:
     key = text.strip().lower().removeprefix("acl_").removeprefix("dt_")
-    if key in _DTYPE_ALIASES:
-        return _DTYPE_ALIASES[key]
+    key = DTYPE_SHORT_NAMES.get(key, key)
+    if key in _NUMPY_NAMES:
+        return _NUMPY_NAMES[key]
     try:
         return DataType[key.upper()]
     except KeyError:
-        raise argparse.ArgumentTypeError(f"unknown dtype {text!r}; e.g. float16, bfloat16, float32") from None
+        raise argparse.ArgumentTypeError(f"unknown dtype {text!r}; e.g. float16, bfloat16, float32, f16") from None
 
 
 def _parse_dtypes(text: str) -> tuple[DataType, ...]:
@@ -53,7 +55,8 @@ def _parse_dtypes(text: str) -> tuple[DataType, ...]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``tiling`` subcommand's arguments to ``parser``."""
     parser.add_argument("op", help="kernel op (HardtanhGrad, LeakyReluGrad, LeakyRelu) or aclnn API "
-                                   "(HardtanhBackward, LeakyReluBackward, LeakyRelu)")
+                                   "(HardtanhBackward, LeakyReluBackward, aclnnLeakyRelu: LeakyRelu alone "
+                                   "is the kernel op)")
     parser.add_argument("--shape", action="append", type=parse_shape, default=[], metavar="DIMS",
                         help="an input shape, e.g. 1,64,2,64 ([] for 0-d; --shape=-1,8 when it starts with -); "
                              "repeat once per input in argument order; a single --shape applies to every input")
@@ -80,20 +83,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _resolve(args: argparse.Namespace) -> tuple[OpDef, AclnnAlias | None, platform.SocProfile, str | None]:
-    """The def, alias, profile, and a note when the profile was chosen for the user."""
+    """The def, alias, profile, and a note when the profile was chosen for the user. Arguments that
+    do not fit the op are usage errors before a SoC the op is not built for fails (AclnnError)."""
     try:
-        if getattr(args, "soc", None):
-            profile = platform.get_profile(args.soc)
-            return (*opdef.find(args.op, profile), profile, None)
-        current = platform.current()
-        try:
-            return (*opdef.find(args.op, current), current, "the current profile (set_soc, OPSNN_SOC or the default)")
-        except AclnnError:
-            op, alias = opdef.find(args.op)
-            profile = next(p for p in platform.PROFILES.values() if op.supports(p))
-            return op, alias, profile, f"{op.name} is not built for the current {current.name}; using {profile.name}"
+        op, alias = opdef.find(args.op)
+        profile = platform.get_profile(args.soc) if getattr(args, "soc", None) else None
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
+    _tensors(args, op, alias)
+    _attrs(args, op)
+    if profile is not None:
+        return (*opdef.find(args.op, profile), profile, None)
+    current = platform.current()
+    try:
+        return (*opdef.find(args.op, current), current, "the current profile (set_soc, OPSNN_SOC or the default)")
+    except AclnnError:
+        profile = next(p for p in platform.PROFILES.values() if op.supports(p))
+    return op, alias, profile, f"{op.name} is not built for the current {current.name}; using {profile.name}"
 
 
 def _kernel_order(values: Sequence, alias: AclnnAlias | None) -> list:
@@ -152,7 +158,9 @@ def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | Non
 def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None) -> tuple[dict, int]:
     op, alias, profile, soc_note = _resolve(args)
     if getattr(args, "transpose", False) and not alias:
-        raise _UsageError(f"--transpose needs an aclnn name: {op.name}'s tiling depends on shapes only")
+        apis = ", ".join(f"aclnn{a.api}" for a in opdef.ALIASES if a.kernel == op.name)
+        hint = f" ({apis} for {op.name})" if apis else ""
+        raise _UsageError(f"--transpose needs an aclnn name{hint}: a kernel op's tiling depends on shapes only")
     shapes, dtypes = _tensors(args, op, alias)
     attrs = _attrs(args, op)
     report: dict = {"op": op.name, "variant": op.variant, "source": op.source, "inputs": list(op.inputs),
