@@ -66,6 +66,20 @@ def test_run_reports_status_steps_and_a_bit_exact_result(capsys):
     assert "negative_slope=0.01) -> ws[0] [DT_FLOAT16, computed in DT_FLOAT]" in out, out
 
 
+@pytest.mark.parametrize("argv, steps", [
+    # one dtype per input, in the API's order; out defaults to their promoted dtype
+    (["--dtype", "f16,f32"], ["Cast(grad_output -> DT_FLOAT) -> ws[0]", "LeakyReluGrad(ws[0], self",
+                              "-> out [DT_FLOAT, computed in DT_FLOAT]"]),
+    (["--dtype", "float32,bfloat16", "--out-dtype", "f16"], ["Cast(self -> DT_FLOAT) -> ws[0]",
+                                                             "Cast(ws[1] -> DT_FLOAT16) -> out"]),
+])
+def test_run_takes_a_dtype_per_input(capsys, argv, steps):
+    code, out = _run(capsys, "run", "LeakyReluBackward", "--shape", "30", "40", "--scalar", "0.3", *argv)
+    assert code == 0 and "bit-exact" in out, out
+    for step in steps:
+        assert step in out
+
+
 def test_attr_text_reads_back_exactly():
     """``value_text``: the attr's own precision; the text parses back to the very value."""
     from opsnn._core import dtypes
@@ -268,6 +282,10 @@ def test_run_releases_everything_it_allocated(capsys):
      ["161002", "cannot broadcast"]),
     (["run", "LeakyReluBackward", "--shape", "3", "--dtype", "int8"], 1, ["161002", "DT_INT8"]),
     (["run", "LeakyReluBackward", "--dtype", "nonsense"], 2, ["unknown dtype 'nonsense'"]),
+    (["run", "LeakyReluBackward", "--dtype", "f16,f16,f16"], 2,
+     ["--dtype takes 1 or 2 dtypes for aclnnLeakyReluBackward (gradOutput,self); got 3"]),
+    (["run", "LeakyRelu", "--dtype", "f16,f32"], 2, ["--dtype takes 1 dtype for aclnnLeakyRelu (self); got 2"]),
+    (["run", "HardtanhBackward", "--dtype", "bf16,f16"], 1, ["161002", "gradOutput must have the dtype of self"]),
     (["run", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
     (["run", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),
     (["run", "LeakyReluBackward", "--shape=-2,3"], 2, ["dims must be >= 0"]),

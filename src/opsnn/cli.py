@@ -210,9 +210,11 @@ def _add_run_arguments(parser) -> None:
     parser.add_argument("--shape", action=ShapeWords, nargs="*", default=(2, 3),
                         help="shape of self: 2 3, 2,3, 2x3 or [2, 3] (default 2 3; nothing or [] for 0-d)")
     parser.add_argument("--grad-shape", action=ShapeWords, nargs="*", help="shape of gradOutput (default: --shape)")
-    parser.add_argument("--dtype", default=np.dtype(np.float32), type=_np_dtype,
-                        help="float32 | float16 | bfloat16 | float64 | int32 ... (default float32)")
-    parser.add_argument("--out-dtype", type=_np_dtype, help="dtype of out (default: --dtype)")
+    parser.add_argument("--dtype", default=(np.dtype(np.float32),), type=_np_dtypes, metavar="DTYPE[,DTYPE]",
+                        help="float32 | float16 | bfloat16 | float64 | int32 ... (f32, bf16 ... too; default "
+                             "float32) for every input, or one per input in the API's order (gradOutput,self)")
+    parser.add_argument("--out-dtype", type=_np_dtype,
+                        help="dtype of out (default: the inputs' promoted dtype, as torch.result_type)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
     parser.add_argument("--scalar", type=float, nargs="*",
                         help="scalar arguments in the API's order (default: slope 0.01; min -1 max 1)")
@@ -233,7 +235,13 @@ def _run_run(args) -> int:
         return 2
     console = Console(highlight=False, soft_wrap=True)
     rng = np.random.default_rng(args.seed)
-    dtype = args.dtype
+    if len(args.dtype) not in (1, len(spec.inputs)):
+        counts = "1 dtype" if len(spec.inputs) == 1 else f"1 or {len(spec.inputs)} dtypes"
+        print(f"opsnn run: error: --dtype takes {counts} for {spec.api_name} "
+              f"({','.join(p.api_name for p in spec.inputs)}); got {len(args.dtype)}", file=sys.stderr)
+        return 2
+    input_dtypes = dict(zip((p.name for p in spec.inputs), args.dtype * len(spec.inputs) if len(args.dtype) == 1
+                            else args.dtype))
     scalars = args.scalar if args.scalar else [_SCALAR_DEFAULTS[p.name] for p in spec.scalars]
     if len(scalars) != len(spec.scalars):
         names = " ".join(p.api_name for p in spec.scalars) or "none"
@@ -244,14 +252,14 @@ def _run_run(args) -> int:
     host = {}
     for p in spec.inputs:
         values = rng.uniform(-2, 2, shapes["self" if p.name == "self" else "grad"])
-        host[p.name] = (values * (2 if p.name != "self" else 1)).astype(dtype)
+        host[p.name] = (values * (2 if p.name != "self" else 1)).astype(input_dtypes[p.name])
     if args.transpose and host["self"].ndim >= 2:  # a 0-d or 1-d self has nothing to transpose
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
     try:
         out_shape = np.broadcast_shapes(*(a.shape for a in host.values()))
     except ValueError:  # not broadcastable: phase 1 says so (161002)
         out_shape = host["self"].shape
-    out_dtype = args.out_dtype or dtype
+    out_dtype = args.out_dtype or _promoted(*input_dtypes.values())
 
     owns_runtime = acl.init() == 0  # leave a runtime someone else initialised as it was
     acl.rt.set_device(0)
@@ -356,6 +364,19 @@ def _np_dtype(name: str) -> np.dtype:
     if dtypes.from_numpy(dtype) == dtypes.DataType.DT_UNDEFINED:  # object, str, datetime64, ...
         raise argparse.ArgumentTypeError(f"dtype {name!r} has no aclDataType; expected {expected}")
     return dtype
+
+
+def _np_dtypes(text: str) -> tuple[np.dtype, ...]:
+    return tuple(_np_dtype(part.strip()) for part in text.split(","))
+
+
+def _promoted(*types: np.dtype) -> np.dtype:
+    """The inputs' promoted dtype (spec's promotion table, torch.result_type's answer), as NumPy's."""
+    acl_types = [dtypes.from_numpy(t) for t in types]
+    result = acl_types[0]
+    for other in acl_types[1:]:
+        result = dtypes.promote_type(result, other)
+    return dtypes.to_numpy(result) if result != dtypes.DataType.DT_UNDEFINED else types[0]
 
 
 def _reference(name: str):
