@@ -34,7 +34,10 @@ _COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(prog="opsnn", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",
+        epilog="exit status: 0 success; 1 an operator call, a verified case or a tiling check failed; "
+               "2 usage error or unreadable input file. `opsnn COMMAND -h` for a command's options.")
     parser.add_argument("--soc", choices=list(platform.PROFILES),
                         help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
