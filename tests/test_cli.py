@@ -494,4 +494,4 @@ def test_short_dtype_names_read_alike_in_every_subcommand(capsys, short, numpy_n
     assert cli._np_dtype(short) == cli._np_dtype(numpy_name) != np.dtype(np.float128)
     code, out = _run(capsys, "--soc", "Ascend950", "tiling", "HardtanhGrad", "--shape", "4", "--dtype", short,
                      "--json")
-    assert json.loads(out)["defMatch"]["dtypes"] == [acl_name] * 3
+    assert code == 0 and json.loads(out)["defMatch"]["dtypes"] == [acl_name] * 3

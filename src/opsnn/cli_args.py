@@ -12,7 +12,6 @@ import argparse
 import re
 from decimal import Decimal, InvalidOperation
 
-
 # The short dtype names opsnn bench prints, which every subcommand also reads (NumPy would take
 # "f16" for a 16-byte float128), mapped onto NumPy's names.
 DTYPE_SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
