@@ -136,6 +136,42 @@ def test_out_dlpack_tensor(dt):
     assert info.value.status == 161002 and not leaf.detach().any()
 
 
+@pytest.mark.parametrize("write", ["out", "inplace"])
+def test_a_written_torch_tensor_has_its_version_bumped(write):
+    """A torch tensor written through DLPack (out=, or an in-place self) gets its version counter
+    bumped once, as torch's own in-place ops do: a detached alias of a tensor autograd saved
+    makes backward refuse, where it had silently given a wrong gradient ([-0.4, 2, 6] for
+    [-4, 2, 6]). A refused call bumps nothing."""
+    x = torch.tensor([-2.0, 1.0, 3.0], requires_grad=True)
+    y = x * 1
+    z = (y * y).sum()  # saves y
+    alias = y.detach()
+    if write == "out":
+        assert opsnn.leaky_relu(torch.ones(3), out=alias) is alias
+    else:
+        assert opsnn.leaky_relu_(alias, 0.1) is alias
+    assert y._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+    with pytest.raises(opsnn.AclnnError):
+        opsnn.leaky_relu(torch.ones(4), out=alias)  # shape mismatch: refused, nothing written
+    assert y._version == 1
+
+
+def test_a_torch_inference_tensor_is_written_only_in_inference_mode():
+    """torch's rule: an inference tensor is updated in place only inside inference_mode."""
+    with torch.inference_mode():
+        t = torch.tensor([-2.0, 0.5, 3.0])
+    with pytest.raises(opsnn.AclnnError, match="self is a torch inference tensor") as info:
+        opsnn.hardtanh_(t)
+    with pytest.raises(opsnn.AclnnError, match="out is a torch inference tensor"):
+        opsnn.hardtanh(torch.ones(3), out=t)
+    assert info.value.status == 161002 and t.tolist() == [-2.0, 0.5, 3.0]
+    with torch.inference_mode():
+        assert opsnn.hardtanh_(t) is t
+    assert t.tolist() == [-1.0, 0.5, 1.0]
+
+
 # ---- HardtanhBackward ---------------------------------------------------------------------------
 TORCH_BOUNDS = [(-1.0, 1.0), (0.0, 6.0), (-0.5, 0.8), (0.1, 0.7), (-np.inf, np.inf), (-2.0, -2.0),
                 (-1e5, 1e5), (0.0, 0.0)]

@@ -185,6 +185,7 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
         set_recent_error(exc.message)  # as the boundary of _call does
         raise
     _call(spec, arr, self=arr, **scalars)
+    _mark_written(self)
     return self
 
 
@@ -195,6 +196,11 @@ def _writable(spec: registry.OpSpec, value, name: str) -> np.ndarray:
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{spec.name}: {name} must be an array (NumPy or DLPack) to be written, "
                          f"got {type(value).__name__}")
+    torch = _torch_of(value)
+    if torch is not None and value.is_inference() and not torch.is_inference_mode_enabled():
+        raise AclnnError(Status.ERR_PARAM_INVALID,
+                         f"{spec.name}: {name} is a torch inference tensor, which only code inside "
+                         "torch.inference_mode() may update (torch's own rule for in-place writes)")
     try:
         arr = _as_array(value, name)
     except AclnnError as exc:  # name the operator, as phase 1's own messages do
@@ -261,7 +267,27 @@ def _call(spec: registry.OpSpec, out, **kwargs):
     engine.run(executor, workspace, fused=True)
     if key is not None:
         _fastpath.remember(key, spec, executor)
-    return out if out is not None else result[0]
+    if out is None:
+        return result[0]
+    _mark_written(out)
+    return out
+
+
+def _torch_of(value):
+    """The torch module when ``value`` is a torch tensor, else None (torch is not imported here:
+    a torch tensor exists only once its module is loaded)."""
+    torch = sys.modules.get("torch")
+    return torch if torch is not None and isinstance(value, torch.Tensor) else None
+
+
+def _mark_written(value) -> None:
+    """A torch tensor whose memory a call wrote (``out``, in-place ``self``): bump its version
+    counter, as torch's own in-place ops do, so that autograd refuses a backward whose saved
+    tensor (a tensor this one was detached from, sharing the counter) has changed, instead of
+    computing a wrong gradient from the new values."""
+    torch = _torch_of(value)
+    if torch is not None:
+        torch.autograd.graph.increment_version(value)
 
 
 def _handles(spec: registry.OpSpec, kwargs: dict) -> dict:
@@ -348,10 +374,9 @@ def _as_array(value, api_name: str) -> np.ndarray | None:
 def _from_dlpack(value) -> np.ndarray:
     """``np.from_dlpack(value)``; a torch bfloat16 tensor, which NumPy's DLPack import refuses
     (no bfloat16 code), crosses as its int16 view reinterpreted as ``ml_dtypes.bfloat16`` (same
-    memory and strides, so in-place updates reach it). torch is not imported here: a torch
-    tensor exists only once its module is loaded."""
-    torch = sys.modules.get("torch")
-    if (torch is not None and isinstance(value, torch.Tensor) and value.dtype == torch.bfloat16
+    memory and strides, so in-place updates reach it)."""
+    torch = _torch_of(value)
+    if (torch is not None and value.dtype == torch.bfloat16
             and not value.requires_grad):  # torch refuses to export those: its own message below
         return np.from_dlpack(value.view(torch.int16)).view(dtypes.to_numpy(DataType.BF16))
     return np.from_dlpack(value)
