@@ -676,6 +676,28 @@ def test_scalars_torch_cannot_convert_are_refused_like_torch(name, scalars, dtyp
     assert x.tolist() == [0.5, -3.0, 2.0] and x._version == 0
 
 
+@pytest.mark.parametrize("name, scalars", [("leaky_relu", (1e39,)), ("leaky_relu", (-3.5e38,)),
+                                           ("leaky_relu_backward", (1e39, False))], ids=str)
+def test_a_float64_slope_beyond_float32_is_refused(name, scalars):
+    """float64 leaky_relu: torch takes a slope of 1e39, but opsnn's kernel takes the slope as a
+    float32 attr (DECISION 2), where it would be inf and make finite inputs inf and NaN (0 * inf):
+    refused (161002) by the op, its in-place form and its fake kernel, nothing written. A slope
+    within float32's range computes (below; its rounding is DECISION 2's)."""
+    x = torch.tensor([-1e-300, -0.0, 0.0, -2.0], dtype=torch.float64)
+    tensors = (x, x) if name.endswith("backward") else (x,)
+    calls = [lambda: getattr(ops, name)(*tensors, *scalars),
+             lambda: getattr(ops, name)(*(t.to("meta") for t in tensors), *scalars)]
+    if not name.endswith("backward"):
+        calls.append(lambda: getattr(ops, name + "_")(x, *scalars))
+    for call in calls:
+        with pytest.raises(AclnnRuntimeError, match="outside float32's range .* float32 attr") as info:
+            call()
+        assert info.value.status == 161002
+    assert x.tolist() == [-1e-300, -0.0, 0.0, -2.0] and x._version == 0
+    within = getattr(ops, name)(*tensors, 3.4e38, *scalars[1:])
+    assert not within.isnan().any() and within[3] == -2.0 * float(np.float32(3.4e38))
+
+
 @pytest.mark.parametrize("name, scalars, dtype", [
     ("hardtanh", (-65504.0, 65504.0), torch.float16), ("hardtanh", (float("-inf"), 1e5), torch.float32),
     ("leaky_relu", (1e5,), torch.float16), ("hardtanh_backward", (-1e5, 1e5), torch.bfloat16),

@@ -259,8 +259,21 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
             value = value.real
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             _check_fits(op, name, value, target)
+            if op not in _SCALAR_DTYPE and target == torch.float64:
+                _check_float32_attr(op, name, value)
         taken.append(value)
     return taken
+
+
+def _check_float32_attr(op: str, name: str, value) -> None:
+    """The leaky_relu ops' slope reaches the kernel as a float32 attr (DECISION 2), also for a
+    float64 tensor, where torch takes any finite double: a finite slope beyond float32's range
+    would become inf there and turn finite inputs into inf and NaN (0 * inf), so it is refused."""
+    limit = float(torch.finfo(torch.float32).max)
+    if math.isfinite(value) and abs(value) > limit:
+        raise B.refuse(f"{op}: {name} {value} is outside float32's range (+-{limit:g}); opsnn's kernel takes "
+                       "the slope as a float32 attr (DECISION 2), which would make it inf, so it is refused "
+                       "(torch takes it for float64)")
 
 
 def _check_fits(op: str, name: str, value, target: torch.dtype) -> None:
