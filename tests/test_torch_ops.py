@@ -842,3 +842,17 @@ def test_errors_are_runtime_errors_with_the_aclnn_status():
     with pytest.raises(AclnnRuntimeError) as info:  # HardtanhBackward: one dtype for both
         ot.hardtanh_backward(torch.randn(3), torch.randn(3).half(), -1.0, 1.0)
     assert "HardtanhBackward" in info.value.message
+
+
+@pytest.mark.parametrize("grad", [torch.tensor([2, 3]), torch.tensor([True, False])], ids=["int64", "bool"])
+def test_backward_ops_keep_aclnns_dtype_lists(grad):
+    """docs/torch.md decision 4: an integer or bool grad_output is refused (aclnn's dtype list),
+    where aten.leaky_relu_backward promotes an int64 one with a float32 self."""
+    self = torch.tensor([1.0, -1.0])
+    if grad.dtype == torch.int64:
+        assert torch.ops.aten.leaky_relu_backward(grad, self, 0.5, False).tolist() == [2.0, 1.5]
+    for call in (lambda: ops.leaky_relu_backward(grad, self, 0.5, False),
+                 lambda: ops.hardtanh_backward(grad, self, -1.0, 1.0)):
+        with pytest.raises(AclnnRuntimeError, match="tensor gradOutput has dtype DT_") as info:
+            call()
+        assert info.value.status == 161002
