@@ -676,8 +676,14 @@ def test_out_elements_alias(dev):
     fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(g2, x2, s, s, rows)[2], 161002, "share memory")
     out = np.zeros(4, F32)
     py_fail(161002, opsnn.leaky_relu_backward, G, X, out=np.lib.stride_tricks.as_strided(out, (4,), (0,)),
-            words=["share memory"])
+            words=["out DT_FLOAT [4] strides [0]", "share memory"])
     assert not out.any()
+    # in place the tensor is the caller's self: the message names selfRef, not an out never passed
+    stride0 = dev.tensor(np.zeros(4, F32), addr, shape=[4], strides=[0], storage=[4])
+    ret = aclnn.aclnnInplaceHardtanhGetWorkspaceSize(stride0, s, s)[2]
+    fail_msg(ret, 161002, "InplaceHardtanh: selfRef DT_FLOAT [4] strides [0]")
+    py_fail(161002, opsnn.hardtanh_, np.lib.stride_tricks.as_strided(out, (4,), (0,)),
+            words=["selfRef DT_FLOAT [4] strides [0]", "dense or sliced selfRef"])
 
 
 def test_inputs_may_overlap_each_other(dev):

@@ -463,8 +463,9 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
         reason = ("two of its elements share memory (e.g. a 0 stride on a dim > 1, as in a "
                   "broadcast view)") if inner else ("opsnn cannot prove its elements distinct "
                                                      f"(more than {overlap.MAX_ENUMERATE} elements)")
-        raise checks.fail(op, f"out {out.describe()} is not a valid output: {reason}; pass a "
-                              "dense or sliced out whose elements are distinct")
+        name = "selfRef" if spec.inplace else "out"  # in place the caller passed self, not an out
+        raise checks.fail(op, f"{name} {out.describe()} is not a valid output: {reason}; pass a "
+                              f"dense or sliced {name} whose elements are distinct")
     for p in spec.inputs:
         tensor = args[p.name]
         if tensor is out or tensor.is_empty:
