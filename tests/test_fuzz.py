@@ -579,10 +579,12 @@ class RuntimeMachine(RuleBasedStateMachine):
     def teardown(self):
         if not rt.STATE.initialized:
             acl.init()
+        acl.rt.set_device(0)  # free and destroy_stream need a device
         for addr in self.allocs:
             acl.rt.free(addr)
         for s in self.streams:
             acl.rt.destroy_stream(s)
+        acl.rt.reset_device(0)
         restore_runtime(*self.start_state)
         assert mem_state() == self.mem0
 
@@ -623,6 +625,9 @@ class RuntimeMachine(RuleBasedStateMachine):
         elif self.refs:
             assert ret == 0
             self.refs -= 1
+            if not self.refs:  # the last reference releases the device's streams
+                self.dead_streams += self.streams
+                self.streams = []
         else:
             assert ret == 200002
 
@@ -644,6 +649,8 @@ class RuntimeMachine(RuleBasedStateMachine):
         check_ret(ret)
         if not self.initialized:
             assert ret == 100001
+        elif not self.refs:
+            assert ret == 107002
         elif stream in self.streams:
             assert ret == 0
             self.streams.remove(stream)
@@ -675,6 +682,8 @@ class RuntimeMachine(RuleBasedStateMachine):
         check_ret(ret)
         if not self.initialized:
             assert ret == 100001
+        elif not self.refs:
+            assert ret == 107002
         elif addr in self.allocs:
             assert ret == 0
             del self.allocs[addr]
@@ -690,6 +699,8 @@ class RuntimeMachine(RuleBasedStateMachine):
         check_ret(ret)
         if not self.initialized:
             assert ret == 100001
+        elif not self.refs:
+            assert ret == 107002
         elif count > self.allocs[addr]:
             assert ret == 100000
         else:

@@ -147,11 +147,46 @@ def test_finalize_runs_queued_work(runtime_guard):
     assert aclnn.aclnnLeakyReluBackward(None, ws2, ex2, None) == 0
     d.addrs.remove(gone)
     assert acl.rt.free(gone) == 0  # freed after the launch: the queued task will fail
-    acl.rt.reset_device(0)
     fail_msg(acl.finalize(), 500003, "finalized", "aclnnLeakyReluBackward")
     assert not rt.STATE.initialized
     assert acl.init() == 0 and acl.rt.set_device(0) == 0
     np.testing.assert_array_equal(read_out(d, oa), LEAKY_05)
+    acl.destroy_tensor(bad)
+    d.close()
+
+
+def test_reset_device_releases_its_streams(runtime_guard):
+    """The last reset_device runs what is queued (nothing is lost; a failed task gives 500003
+    naming it, the device reset all the same), then the streams made before are gone: a launch
+    on one is 361001, destroying one 200005 once a device is set again. Until then every call
+    that needs a device is 107002, as on hardware (they had all returned 0); the memory allocated
+    before stays allocated (a leak stays visible) and is freed after set_device."""
+    while rt.STATE.device_refs:
+        acl.rt.reset_device(0)
+    assert acl.rt.set_device(0) == 0
+    d = Dev()
+    stream, _ = acl.rt.create_stream()
+    ws, ex, oa = planned(d)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    gone = d.malloc(16)
+    bad = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], gone)
+    ws2, ex2, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(bad, bad, d.scalar(0.5), False,
+                                                               d.tensor(np.zeros(4, F32)))
+    assert aclnn.aclnnLeakyReluBackward(None, ws2, ex2, stream) == 0
+    d.addrs.remove(gone)
+    assert acl.rt.free(gone) == 0  # freed after the launch: the queued task will fail
+    ws3, ex3, _ = planned(d)
+    fail_msg(acl.rt.reset_device(0), 500003, "reset", "aclnnLeakyReluBackward")
+    for call in (lambda: acl.rt.synchronize_stream(stream), lambda: acl.rt.synchronize_stream(None),
+                 lambda: acl.rt.destroy_stream(stream), lambda: acl.rt.free(d.addrs[0]),
+                 lambda: acl.rt.memcpy(d.addrs[0], 4, np.zeros(1, F32), 4, acl.ACL_MEMCPY_HOST_TO_DEVICE)):
+        fail_msg(call(), 107002, "no device is set")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws3, ex3, None), 361001, "no device is set")
+    assert acl.rt.set_device(0) == 0
+    np.testing.assert_array_equal(read_out(d, oa), LEAKY_05)  # the first launch ran before the reset
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws3, ex3, stream), 361001, "not a live stream")
+    fail_msg(acl.rt.destroy_stream(stream), 200005, "not a live stream")
+    assert aclnn.aclnnLeakyReluBackward(None, ws3, ex3, None) == 0 and acl.rt.synchronize_stream(None) == 0
     acl.destroy_tensor(bad)
     d.close()
 

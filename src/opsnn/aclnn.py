@@ -185,10 +185,10 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
 
 
 def _launch_stream(op: str, stream):
-    """The live stream to launch on; a runtime that is not initialised, or a stream that does not
-    exist, is a failed runtime call: ACLNN_ERR_RUNTIME_ERROR (361001)."""
+    """The live stream to launch on; a runtime that is not initialised, no device set, or a
+    stream that does not exist, is a failed runtime call: ACLNN_ERR_RUNTIME_ERROR (361001)."""
     try:
-        rt.STATE.require_init("kernel launch")
+        rt.STATE.require_device("kernel launch")
         return rt.STATE.streams.get(stream)
     except AclnnError as exc:
         raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: launch failed: {exc.message}") from None

@@ -51,12 +51,7 @@ def finalize() -> int:
         rt.STATE.initialized = False
         rt.STATE.device_refs.clear()
         streams = rt.STATE.streams.reset()  # closed: later launches are refused, not lost
-    failures = []
-    for stream in streams:
-        try:
-            stream.synchronize()
-        except AclnnError as exc:
-            failures.append(exc.message)
+    failures = rt.run_queued(streams)
     if failures:
         raise AclnnError(AclError.RT_FAILURE, "finalize: the runtime was finalized, but queued work "
                                               "failed: " + "; ".join(failures))

@@ -38,10 +38,25 @@ class _Runtime:
                                                     "acl.finalize() already ran)")
 
     def require_device(self, call: str) -> None:
+        """A call that needs the device's context (streams, device memory): 107002 before
+        set_device and after the last reset_device, as on hardware."""
         self.require_init(call)
         if not self.device_refs:
             raise AclnnError(AclError.RT_CONTEXT_NULL, f"{call}: no device is set; call "
                                                        "acl.rt.set_device(0) first")
+
+
+def run_queued(streams) -> list[str]:
+    """Run what is still queued on streams that ``StreamTable.reset`` closed (``reset_device``,
+    ``acl.finalize``: nothing is dropped), outside the runtime's lock; the messages of the tasks
+    that failed."""
+    failures = []
+    for stream in streams:
+        try:
+            stream.synchronize()
+        except AclnnError as exc:
+            failures.append(exc.message)
+    return failures
 
 
 STATE = _Runtime()
@@ -78,7 +93,11 @@ def set_device(device_id) -> int:
 
 @_ret
 def reset_device(device_id) -> int:
-    """aclrtResetDevice: drop one reference to ``device_id``. Returns ret."""
+    """aclrtResetDevice: drop one reference to ``device_id``. The last one releases the device's
+    streams (their queued work runs first; later use of their handles is 107002 / 361001, as is
+    any call needing a device until set_device again). Device memory stays allocated until freed
+    (after a new set_device), so leaks stay visible. Returns ret (500003 when queued work failed:
+    the device is reset all the same and the message names the task)."""
     STATE.require_init("reset_device")
     device = _int(device_id, "deviceId", "reset_device")
     with STATE.lock:
@@ -86,8 +105,14 @@ def reset_device(device_id) -> int:
         if device not in STATE.device_refs:
             raise AclnnError(AclError.INVALID_DEVICE, f"reset_device: device {device} is not set")
         STATE.device_refs[device] -= 1
-        if STATE.device_refs[device] == 0:
-            del STATE.device_refs[device]
+        if STATE.device_refs[device]:
+            return 0
+        del STATE.device_refs[device]
+        streams = STATE.streams.reset()  # closed: later launches are refused, not lost
+    failures = run_queued(streams)
+    if failures:
+        raise AclnnError(AclError.RT_FAILURE, "reset_device: the device was reset, but queued work "
+                                              "failed: " + "; ".join(failures))
     return 0
 
 
@@ -108,7 +133,7 @@ def create_stream():
 @_ret
 def destroy_stream(stream) -> int:
     """aclrtDestroyStream: waits for the queued tasks, then destroys. Returns ret."""
-    STATE.require_init("destroy_stream")
+    STATE.require_device("destroy_stream")
     STATE.streams.destroy(stream)
     return 0
 
@@ -116,7 +141,7 @@ def destroy_stream(stream) -> int:
 @_ret
 def synchronize_stream(stream) -> int:
     """aclrtSynchronizeStream: run the queued tasks in order; ret is the first failure's code."""
-    STATE.require_init("synchronize_stream")
+    STATE.require_device("synchronize_stream")
     STATE.streams.get(stream).synchronize()
     return 0
 
@@ -138,7 +163,7 @@ def malloc(size, policy):
 @_ret
 def free(dev_ptr) -> int:
     """aclrtFree: release device memory allocated by ``malloc``. Returns ret."""
-    STATE.require_init("free")
+    STATE.require_device("free")
     memory.DEVICE.free(_int(dev_ptr, "devPtr", "free"))
     return 0
 
@@ -180,6 +205,8 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
     if kind not in sides:
         raise AclnnError(AclError.INVALID_PARAM, f"memcpy: kind {kind} is not an aclrtMemcpyKind")
     src_side, dst_side = sides[kind]
+    if "device" in (src_side, dst_side):
+        STATE.require_device("memcpy")
     # count 0 copies nothing, but both addresses are still checked: a freed or unknown one is
     # refused as for any count (README: "a freed address is refused by ... memcpy")
     source = _region(src, count, src_side, "memcpy source", writable=False)
