@@ -856,3 +856,23 @@ def test_backward_ops_keep_aclnns_dtype_lists(grad):
         with pytest.raises(AclnnRuntimeError, match="tensor gradOutput has dtype DT_") as info:
             call()
         assert info.value.status == 161002
+
+
+def test_compiled_float_scalars_are_graph_constants():
+    """docs/torch.md: a Python float slope is specialized (one graph per value, the results
+    exact), and a refusal that depends on it is made while compiling: BackendCompilerFailed with
+    the AclnnRuntimeError inside."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    f = torch.compile(lambda x, s: ot.leaky_relu(x, s), backend="aot_eager", fullgraph=True)
+    x = torch.tensor([-1.0, 2.0, -0.0])
+    for slope in (0.5, 0.25, 0.5):
+        assert_same_bits(f(x, slope), torch.nn.functional.leaky_relu(x, slope))
+    assert counters["stats"]["unique_graphs"] == 2
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as info:
+        f(x.double(), 1e39)
+    assert isinstance(info.value.inner_exception, AclnnRuntimeError)
+    assert info.value.inner_exception.status == 161002
+    torch._dynamo.reset()
