@@ -133,20 +133,27 @@ def test_use_after_finalize(runtime_guard):
     d.close()
 
 
+def _queue_good_then_failing_launch(d: Dev, stream) -> tuple:
+    """Launch a LeakyReluBackward on ``stream``, then one over memory freed after its launch
+    (its queued task will fail). Returns (the good launch's out address, the bad aclTensor)."""
+    ws, ex, oa = planned(d)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    gone = d.malloc(16)
+    bad = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], gone)
+    ws2, ex2, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(bad, bad, d.scalar(0.5), False,
+                                                               d.tensor(np.zeros(4, F32)))
+    assert aclnn.aclnnLeakyReluBackward(None, ws2, ex2, stream) == 0
+    d.addrs.remove(gone)
+    assert acl.rt.free(gone) == 0
+    return oa, bad
+
+
 def test_finalize_runs_queued_work(runtime_guard):
     """acl.finalize with launches still queued runs them first (nothing is lost); if one fails,
     finalize still finalizes and returns 500003 naming it."""
     d = Dev()
     stream, _ = acl.rt.create_stream()
-    ws, ex, oa = planned(d)
-    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
-    gone = d.malloc(16)
-    bad = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], gone)
-    s, out2 = d.scalar(0.5), d.tensor(np.zeros(4, F32))
-    ws2, ex2, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(bad, bad, s, False, out2)
-    assert aclnn.aclnnLeakyReluBackward(None, ws2, ex2, None) == 0
-    d.addrs.remove(gone)
-    assert acl.rt.free(gone) == 0  # freed after the launch: the queued task will fail
+    oa, bad = _queue_good_then_failing_launch(d, stream)
     fail_msg(acl.finalize(), 500003, "finalized", "aclnnLeakyReluBackward")
     assert not rt.STATE.initialized
     assert acl.init() == 0 and acl.rt.set_device(0) == 0
@@ -166,15 +173,7 @@ def test_reset_device_releases_its_streams(runtime_guard):
     assert acl.rt.set_device(0) == 0
     d = Dev()
     stream, _ = acl.rt.create_stream()
-    ws, ex, oa = planned(d)
-    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
-    gone = d.malloc(16)
-    bad = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], gone)
-    ws2, ex2, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(bad, bad, d.scalar(0.5), False,
-                                                               d.tensor(np.zeros(4, F32)))
-    assert aclnn.aclnnLeakyReluBackward(None, ws2, ex2, stream) == 0
-    d.addrs.remove(gone)
-    assert acl.rt.free(gone) == 0  # freed after the launch: the queued task will fail
+    oa, bad = _queue_good_then_failing_launch(d, stream)
     ws3, ex3, _ = planned(d)
     fail_msg(acl.rt.reset_device(0), 500003, "reset", "aclnnLeakyReluBackward")
     for call in (lambda: acl.rt.synchronize_stream(stream), lambda: acl.rt.synchronize_stream(None),
