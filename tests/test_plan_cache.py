@@ -257,7 +257,7 @@ def test_engine_plan_cache_for_the_aclnn_api(acl_env):
     assert aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, slope, False, out.tensor)[2] == 161002
     assert engine.plan_key(opsnn.registry.get("LeakyReluBackward"),
                            {"grad_output": gt.tensor, "self": xt.tensor, "negative_slope": slope,
-                            "self_is_result": False, "out": out.tensor}) is None
+                            "self_is_result": False, "out": out.tensor}, "Ascend910B") is None
 
 
 # ---- the output pool --------------------------------------------------------------------------
@@ -402,3 +402,56 @@ def test_a_full_cache_keeps_its_newer_half(monkeypatch):
                                    "self_is_result": False}, None))
     assert 2 <= len(_fastpath.ENTRIES) <= 4
     assert keys[-1] in _fastpath.ENTRIES and keys[-2] in _fastpath.ENTRIES and keys[0] not in _fastpath.ENTRIES
+
+
+def test_a_soc_switch_racing_a_call_files_no_wrong_entry(monkeypatch):
+    """The full path plans under the SoC its cache key names: another thread's set_soc landing
+    between the key and phase 1 (simulated here inside engine.plan) had filed a plan checked
+    for Ascend910B under an Ascend910 key, and bfloat16 then passed on Ascend910 for good."""
+    g, x = _data(dt=BF16)
+    real_plan = engine.plan
+
+    def racing_plan(*args, **kwargs):
+        opsnn.set_soc(None)  # back to Ascend910B, after the call read its selection
+        return real_plan(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "plan", racing_plan)
+    try:
+        for _ in range(3):
+            opsnn.set_soc("Ascend910")
+            assert _status(opsnn.leaky_relu_backward, g, x, 0.01) == 161002
+        monkeypatch.undo()
+        assert not [k for k in _fastpath.ENTRIES if "Ascend910" in k]
+        opsnn.set_soc("Ascend910")
+        for _ in range(3):
+            assert _status(opsnn.leaky_relu_backward, g, x, 0.01) == 161002
+    finally:
+        opsnn.set_soc(None)
+    assert opsnn.leaky_relu_backward(g, x, 0.01).dtype == BF16  # Ascend910B takes it
+
+
+def test_a_soc_switch_racing_phase_1_files_no_wrong_plan(monkeypatch, acl_env):
+    """The two-phase API's plan cache too: phase 1 reads the SoC selection once, for its key and
+    its checks (a set_soc landing in between, simulated inside the checks, had filed a plan
+    checked for Ascend910B under an Ascend910 key)."""
+    g, x = _data(dt=BF16)
+    real = engine._plan_uncached
+
+    def racing(*args, **kwargs):
+        opsnn.set_soc(None)
+        return real(*args, **kwargs)
+
+    gt, xt, out = acl_env.put(g), acl_env.put(x), acl_env.put(np.zeros_like(g))
+    slope = acl_env.scalar(0.01, "DOUBLE")
+    call = (gt.tensor, xt.tensor, slope, False, out.tensor)
+    monkeypatch.setattr(engine, "_plan_uncached", racing)
+    try:
+        opsnn.set_soc("Ascend910")
+        assert aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(*call)[2] == 161002
+        monkeypatch.undo()
+        opsnn.set_soc("Ascend910")
+        assert aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(*call)[2] == 161002
+    finally:
+        opsnn.set_soc(None)
+        acl.get_recent_err_msg()
+    assert aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(*call)[2] == 0

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from . import kernels
+from . import engine, kernels
 from ._core import outpool, platform
 from ._core.status import AclError, AclnnError
 
@@ -163,6 +163,19 @@ def _make_key(spec):
                    BACKEND_ENV=platform._encode(kernels.ENV_VAR))
     exec("\n".join(lines), env)  # noqa: S102 - source built above from parameter names only
     return env["key"], env["fast"]
+
+
+def profile_of(spec, cache_key: tuple | None):
+    """The SoC profile that ``cache_key``'s SoC selection names, for the full path's phase 1 to
+    plan under (None without a key: phase 1 reads the selection itself). Read once, with the
+    key: a ``set_soc`` on another thread between the key and phase 1 had filed a plan checked
+    for one SoC under another's key (bfloat16 then passed on Ascend910)."""
+    if cache_key is None:
+        return None
+    selection = cache_key[1]
+    if isinstance(selection, bytes):  # read from CPython's raw environment mapping
+        selection = platform._decode(selection)
+    return engine.current_profile(spec.name, selection)
 
 
 def remember(cache_key: tuple, spec, executor) -> None:

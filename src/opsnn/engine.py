@@ -50,7 +50,10 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     Returns a bound executor; raises AclnnError (161001, 161002, 361001, 561003, 561103). Repeated
     calls with the same metadata reuse the cached Plan (see ``plan_key``).
     """
-    key = plan_key(spec, args, profile)
+    # the SoC selection is read once: the key and an uncached plan both follow it, though another
+    # thread's set_soc may land in between (a plan checked for one SoC under another's key)
+    selection = profile.name if profile is not None else platform.current_name()
+    key = plan_key(spec, args, selection)
     try:
         cached = _PLAN_CACHE.get(key) if key is not None else None
     except TypeError:  # an unhashable dim (a torch SymInt from a fake tensor): not cached
@@ -58,7 +61,7 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     if cached is not None:
         executor = _bind_cached(spec, args, cached, allocate)
     else:
-        executor = _plan_uncached(spec, args, profile, allocate)
+        executor = _plan_uncached(spec, args, profile or current_profile(spec.name, selection), allocate)
         if key is not None:
             if len(_PLAN_CACHE) >= PLAN_CACHE_SIZE:
                 _PLAN_CACHE.clear()
@@ -70,10 +73,11 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     return executor
 
 
-def plan_key(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None) -> tuple | None:
-    """The plan-cache key of a phase-1 call, or None when it is not cached (a missing, destroyed
-    or foreign argument, a complex or NaN scalar: those take the full path every time)."""
-    parts: list = [spec.name, profile.name if profile is not None else platform.current_name()]
+def plan_key(spec: OpSpec, args: dict, selection: str) -> tuple | None:
+    """The plan-cache key of a phase-1 call under the SoC ``selection`` (a profile's name or
+    ``platform.current_name()``), or None when it is not cached (a missing, destroyed or foreign
+    argument, a complex or NaN scalar: those take the full path every time)."""
+    parts: list = [spec.name, selection]
     for p in spec.params:
         value = args.get(p.name)
         if p.kind == "tensor":
@@ -114,20 +118,19 @@ def clear_plan_cache() -> None:
     _PLAN_CACHE.clear()
 
 
-def _current_profile(op: str) -> platform.SocProfile:
-    """The SoC in force. An unknown name can only come from $OPSNN_SOC (set_soc and use_soc check
-    theirs): the runtime cannot say which SoC it runs on, ACLNN_ERR_RUNTIME_ERROR (361001), as a
-    failed runtime query is in CANN; not an opsnn bug (561000)."""
+def current_profile(op: str, selection: str | None = None) -> platform.SocProfile:
+    """The SoC in force, or the one a selection read earlier names (``platform.current_name()``'s
+    value). An unknown name can only come from $OPSNN_SOC (set_soc and use_soc check theirs): the
+    runtime cannot say which SoC it runs on, ACLNN_ERR_RUNTIME_ERROR (361001), as a failed
+    runtime query is in CANN; not an opsnn bug (561000)."""
     try:
-        return platform.current()
+        return platform.get_profile(selection) if selection else platform.current()
     except ValueError as exc:
         raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: ${platform.ENV_VAR}: {exc}") from None
 
 
-def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
-                   allocate=None) -> aclOpExecutor:
+def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, allocate=None) -> aclOpExecutor:
     """Phase 1 without the cache: every check, in CANN's order, then the steps."""
-    profile = profile or _current_profile(spec.name)
     op = spec.name
     _check_presence(spec, args)
     out = args["out"]

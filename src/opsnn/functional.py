@@ -259,7 +259,7 @@ def _call(spec: registry.OpSpec, out, **kwargs):
     else:
         args["out"] = ArrayTensor(_writable(spec, out, "out"))
         allocate = None
-    executor = engine.plan(spec, args, allocate=allocate)
+    executor = engine.plan(spec, args, _fastpath.profile_of(spec, key), allocate=allocate)
     size = executor.workspace_size
     # allocated only if the steps run: the fused pass reads strided inputs in place (a 1e6
     # float32 transposed input's 4 MB Contiguous slot, never touched, was allocated every call)
