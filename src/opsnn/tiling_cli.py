@@ -90,10 +90,13 @@ def _resolve(args: argparse.Namespace) -> tuple[OpDef, AclnnAlias | None, platfo
         profile = platform.get_profile(args.soc) if getattr(args, "soc", None) else None
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
-    _tensors(args, op, alias)
-    _attrs(args, op)
     if profile is not None:
-        return (*opdef.find(args.op, profile), profile, None)
+        try:
+            return (*opdef.find(args.op, profile), profile, None)
+        except AclnnError:  # not built for it; arguments that do not fit the op are said first
+            _tensors(args, op, alias)
+            _attrs(args, op)
+            raise
     current = platform.current()
     try:
         return (*opdef.find(args.op, current), current, "the current profile (set_soc, OPSNN_SOC or the default)")
