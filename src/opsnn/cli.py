@@ -217,7 +217,8 @@ def _add_run_arguments(parser) -> None:
                         help="float32 | float16 | bfloat16 | float64 | int32 ... (f32, bf16 ... too; default "
                              "float32) for every input, or one per input in the API's order (gradOutput,self)")
     parser.add_argument("--out-dtype", type=_np_dtype,
-                        help="dtype of out (default: the inputs' promoted dtype, as torch.result_type)")
+                        help="dtype of out (default: the one phase 1 would allocate: the inputs' promoted "
+                             "dtype, or self's where the operator keeps it)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
     parser.add_argument("--scalar", type=float, nargs="*",
                         help="scalar arguments in the API's order (default: slope 0.01; min -1 max 1)")
@@ -258,11 +259,8 @@ def _run_run(args) -> int:
         host[p.name] = (values * (2 if p.name != "self" else 1)).astype(input_dtypes[p.name])
     if args.transpose and host["self"].ndim >= 2:  # a 0-d or 1-d self has nothing to transpose
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
-    try:
-        out_shape = np.broadcast_shapes(*(a.shape for a in host.values()))
-    except ValueError:  # not broadcastable: phase 1 says so (161002)
-        out_shape = host["self"].shape
-    out_dtype = args.out_dtype or _promoted(*input_dtypes.values())
+    out_shape, out_dtype = _phase1_out(spec, host, scalars, args.self_is_result)
+    out_dtype = args.out_dtype or out_dtype
 
     owns_runtime = acl.init() == 0  # leave a runtime someone else initialised as it was
     acl.rt.set_device(0)
@@ -373,13 +371,20 @@ def _np_dtypes(text: str) -> tuple[np.dtype, ...]:
     return tuple(_np_dtype(part.strip()) for part in text.split(","))
 
 
-def _promoted(*types: np.dtype) -> np.dtype:
-    """The inputs' promoted dtype (spec's promotion table, torch.result_type's answer), as NumPy's."""
-    acl_types = [dtypes.from_numpy(t) for t in types]
-    result = acl_types[0]
-    for other in acl_types[1:]:
-        result = dtypes.promote_type(result, other)
-    return dtypes.to_numpy(result) if result != dtypes.DataType.DT_UNDEFINED else types[0]
+def _phase1_out(spec: registry.OpSpec, host: dict, scalars: list, self_is_result: bool) -> tuple:
+    """The shape and dtype phase 1 gives the output it would allocate for these inputs
+    (``engine.infer_output``: broadcast or self's shape, the promoted dtype or self's); self's
+    where phase 1 refuses the call, which the call itself then reports."""
+    from . import engine
+    from .functional import _handles  # the Pythonic layer's handles over host arrays
+
+    kwargs = {**host, **{p.name: v for p, v in zip(spec.scalars, scalars)},
+              **{p.name: self_is_result for p in spec.params if p.kind == "flag"}}
+    try:
+        shape, dtype = engine.infer_output(spec, _handles(spec, kwargs))
+    except AclnnError:
+        return host["self"].shape, host["self"].dtype
+    return shape, dtypes.to_numpy(dtype)
 
 
 def _reference(name: str):
