@@ -236,22 +236,45 @@ def test_transpose_block_moves_bits(dt, ahead, half):
     np.testing.assert_array_equal(dst.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
 
 
+def _unpack(mask, lanes, per_lane) -> bool:
+    """The mask of an x86 unpack (``punpckl/h{wd,dq,qdq}``): in each 128-bit lane, groups of u
+    elements taken in turn from the two registers' low (or high) half of that lane."""
+    for u in (1, 2, 4, 8):
+        for half in (0, per_lane // 2):
+            if u <= per_lane // 2 and all(
+                    m == (k // per_lane * per_lane + half + k % per_lane // (2 * u) * u + k % u
+                          + (k % per_lane // u % 2) * lanes) for k, m in enumerate(mask)):
+                return True
+    return False
+
+
+def _whole_lanes(mask, per_lane) -> bool:
+    """Every output lane is one source lane, in order (a lane permute)."""
+    return all(m - m % per_lane == mask[k - k % per_lane] and m % per_lane == k % per_lane
+               for k, m in enumerate(mask))
+
+
 @pytest.mark.parametrize("vector_bytes", [16, 32, 64])
 @pytest.mark.parametrize("itemsize", [2, 4, 8])
 def test_transpose_stages_transpose_on_every_register_width(itemsize, vector_bytes, monkeypatch):
     """The shuffle plan of every block side a host of each register width would use (full and
     half blocks), run on (row, column) labels as LLVM's shufflevector defines it: register k ends
-    up holding column k of the block in row order. The compiled test above covers this host's."""
+    up holding column k of the block in row order. Every shuffle is an unpack or moves whole 128-bit
+    lanes (single-uop kinds; no element permute). The compiled test above covers this
+    host's."""
     monkeypatch.setattr(S, "VECTOR_BYTES", vector_bytes)
     full = S.transpose_lanes(itemsize)
     assert full * itemsize == min(vector_bytes, 16 * itemsize)  # one register per row, <= 16 of them
     for lanes in (full, full // 2):
+        per_lane = min(lanes, 16 // itemsize)  # elements in a 128-bit lane (or the register)
         rows = [[(r, c) for c in range(lanes)] for r in range(lanes)]
-        stages = S.transpose_stages(lanes, itemsize, vector_bytes)
+        stages = S.transpose_stages(lanes, itemsize)
         assert sum(len(stage) for stage in stages) * 2 == lanes * (lanes.bit_length() - 1)  # L log2 L
         for stage in stages:
             new = list(rows)
             for i, j, a, b, low, high in stage:
+                for mask in (low, high):
+                    assert _unpack(mask, lanes, per_lane) or _whole_lanes(mask, per_lane), mask
                 both = rows[a] + rows[b]
                 new[i], new[j] = [both[m] for m in low], [both[m] for m in high]
             rows = new

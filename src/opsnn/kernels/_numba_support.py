@@ -205,18 +205,20 @@ def _interleave(lanes: int, e: int) -> tuple[list, list]:
     return low, high
 
 
-def transpose_stages(lanes: int, itemsize: int, vector_bytes: int) -> list[list[tuple]]:
+def transpose_stages(lanes: int, itemsize: int) -> list[list[tuple]]:
     """The shuffles of a lanes x lanes register transpose, stage by stage: each stage a list of
     (out row i, out row j, in row a, in row b, mask of i, mask of j) over the rows' concatenation.
 
-    With 512-bit registers every stage is a butterfly (``_butterfly``), each a two-register
-    permute there. Narrower registers have no such permute for elements inside a 128-bit lane
-    (LLVM spent 2-3 instructions per output on them: ~120 shuffles per 16 x 16 float16 block
-    instead of 64): the butterflies stop at whole 128-bit lanes, which swaps the lanes' e x e
-    blocks into place (e elements to a lane), and log2(e) rounds of interleaving (``_interleave``,
+    Butterflies (``_butterfly``) swap whole 128-bit lanes' e x e blocks into place (e elements to
+    a lane; none where a row is one lane), then log2(e) rounds of interleaving (``_interleave``,
     rows i and i + e/2 of each group of e rows into rows 2i and 2i + 1) transpose every block in
-    its lane, one unpack instruction per output. Both leave row k of the result in register k."""
-    e = lanes if vector_bytes >= 64 else max(1, min(lanes, 16 // itemsize))
+    its lane: one single-uop instruction per output (lane permutes, unpacks) on every x86 vector
+    width. A butterfly inside a lane needs a two-register permute of arbitrary elements instead,
+    which for 2-byte elements is a 3-uop ``vpermt2w`` on Intel cores (and does not exist below
+    AVX-512): measured (the Xeon VM of BENCHMARKS.md, blocks in L1), 16 x 16 2-byte blocks 0.23
+    -> 0.07-0.08 ns per element with this schedule, 8-byte 8 x 8 ones 0.26 -> 0.18, 4-byte ones
+    within 10 %. Row k of the result ends up in register k."""
+    e = max(1, min(lanes, 16 // itemsize))
     stages, h = [], lanes // 2
     while h >= e:
         low, high = _butterfly(lanes, h)
@@ -262,7 +264,7 @@ def _transpose_typed(arg_types: tuple, shrink: int):
             for p in row_pointers(0):  # read access, keep in all levels, data cache
                 target = builder.gep(builder.bitcast(p, byte), [offset])
                 builder.call(prefetch, [target, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)])
-        for stage in transpose_stages(lanes, align, VECTOR_BYTES):
+        for stage in transpose_stages(lanes, align):
             new = list(rows)
             for i, j, a, b, low, high in stage:
                 new[i] = builder.shuffle_vector(rows[a], rows[b], ir.Constant(ir.VectorType(_I32, lanes), low))
