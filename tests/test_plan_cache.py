@@ -430,6 +430,40 @@ def test_a_soc_switch_racing_a_call_files_no_wrong_entry(monkeypatch):
     assert opsnn.leaky_relu_backward(g, x, 0.01).dtype == BF16  # Ascend910B takes it
 
 
+def test_a_backend_switch_racing_a_call_files_no_wrong_entry(monkeypatch):
+    """The full path runs and compiles on the kernel backend its cache key names: a
+    kernels.set_default on another thread landing between the key and the run (simulated inside
+    engine.plan) had filed numba's compiled call under a "numpy" key, so that later numpy-backend
+    calls ran numba's kernel. The NumPy backend compiles nothing: no entry under its key."""
+    if kernels.automatic_name() != "numba":
+        pytest.skip("the compiled backend's plan cache")
+    g, x = _data()
+    real_plan = engine.plan
+    ran = []
+    real_run = engine.run
+
+    def run(executor, workspace, backend=None, fused=False):
+        ran.append(backend)
+        return real_run(executor, workspace, backend, fused)
+
+    monkeypatch.setattr(engine, "run", run)
+
+    def racing_plan(*args, **kwargs):
+        kernels.set_default(None)  # automatic (numba) again, after the call read its selection
+        return real_plan(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "plan", racing_plan)
+    saved = kernels.DEFAULT
+    try:
+        for _ in range(3):
+            kernels.set_default("numpy")
+            np.testing.assert_array_equal(opsnn.leaky_relu_backward(g, x, 0.1), np.where(x > 0, g, g * np.float32(0.1)))
+    finally:
+        kernels.set_default(saved)
+    assert ran == ["numpy"] * 3
+    assert not [k for k in _fastpath.ENTRIES if k[2] == "numpy"]
+
+
 def test_a_soc_switch_racing_phase_1_files_no_wrong_plan(monkeypatch, acl_env):
     """The two-phase API's plan cache too: phase 1 reads the SoC selection once, for its key and
     its checks (a set_soc landing in between, simulated inside the checks, had filed a plan

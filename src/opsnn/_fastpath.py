@@ -178,9 +178,23 @@ def profile_of(spec, cache_key: tuple | None):
     return engine.current_profile(spec.name, selection)
 
 
-def remember(cache_key: tuple, spec, executor) -> None:
-    """After a full call with this key succeeded: at the key's second success, keep what a hit
-    needs (when the backend can run the plan as a compiled fused program)."""
+def backend_of(cache_key: tuple | None) -> str | None:
+    """The kernel backend that ``cache_key``'s backend selection names, for the full path to run
+    and ``remember`` to compile with (None without a key: ``engine.run`` reads the selection
+    itself). Read once, with the key, as ``profile_of``: a ``kernels.set_default`` on another
+    thread in between had filed a numba-compiled entry under a "numpy" key."""
+    if cache_key is None:
+        return None
+    selection = cache_key[2]
+    if isinstance(selection, bytes):  # read from CPython's raw environment mapping
+        selection = platform._decode(selection)
+    return selection or kernels.automatic_name()
+
+
+def remember(cache_key: tuple, spec, executor, backend: str) -> None:
+    """After a full call with this key succeeded on ``backend`` (``backend_of(cache_key)``): at
+    the key's second success, keep what a hit needs (when that backend can run the plan as a
+    compiled fused program)."""
     if cache_key not in _SEEN:
         if len(_SEEN) >= 4 * MAX_ENTRIES:
             _SEEN.clear()
@@ -192,7 +206,7 @@ def remember(cache_key: tuple, spec, executor) -> None:
         entry = _Empty(out.shape, out.dtype)
     else:
         allocating = cache_key[-1] is None
-        entry = compiled(kernels.get(), spec, executor.plan, arrays, check_overlap=not allocating,
+        entry = compiled(kernels.get(backend), spec, executor.plan, arrays, check_overlap=not allocating,
                          allocating=allocating)
         if entry is None:
             return

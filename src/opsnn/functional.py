@@ -259,14 +259,16 @@ def _call(spec: registry.OpSpec, out, **kwargs):
     else:
         args["out"] = ArrayTensor(_writable(spec, out, "out"))
         allocate = None
+    # the SoC and the kernel backend as the key names them, each read once (see _fastpath)
     executor = engine.plan(spec, args, _fastpath.profile_of(spec, key), allocate=allocate)
+    backend = _fastpath.backend_of(key)
     size = executor.workspace_size
     # allocated only if the steps run: the fused pass reads strided inputs in place (a 1e6
     # float32 transposed input's 4 MB Contiguous slot, never touched, was allocated every call)
     workspace = (lambda: _host_empty((size,), np.dtype(np.uint8), f"{spec.name}: workspace")) if size else None
-    engine.run(executor, workspace, fused=True)
+    engine.run(executor, workspace, backend, fused=True)
     if key is not None:
-        _fastpath.remember(key, spec, executor)
+        _fastpath.remember(key, spec, executor, backend)
     if out is None:
         return result[0]
     _mark_written(out)

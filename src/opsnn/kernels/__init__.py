@@ -62,11 +62,13 @@ def _import(key: str):
 
 
 def default_name() -> str:
-    """The backend ``get(None)`` returns: DEFAULT, else $OPSNN_BACKEND, else numba if it loads."""
+    """The backend ``get(None)`` returns: DEFAULT, else $OPSNN_BACKEND, else ``automatic_name()``."""
+    return DEFAULT or platform.getenv(ENV_VAR) or automatic_name()
+
+
+def automatic_name() -> str:
+    """The automatic choice: numba if it loads, else numpy (said once, with a warning)."""
     global _auto
-    key = DEFAULT or platform.getenv(ENV_VAR) or None
-    if key:
-        return key
     if _auto is None:
         try:
             _import("numba")
@@ -75,7 +77,7 @@ def default_name() -> str:
             _auto = "numpy"
             message = f"opsnn: the numba kernel backend is not available ({exc}); using the NumPy backend"
             logging.getLogger("opsnn").warning(message)
-            warnings.warn(message, BackendFallbackWarning, stacklevel=3)
+            warnings.warn(message, BackendFallbackWarning, stacklevel=4)
     return _auto
 
 
