@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -876,3 +877,95 @@ def test_compiled_float_scalars_are_graph_constants():
     assert isinstance(info.value.inner_exception, AclnnRuntimeError)
     assert info.value.inner_exception.status == 161002
     torch._dynamo.reset()
+
+
+@pytest.fixture
+def direct_calls(monkeypatch):
+    """The names of the CPU kernels the functional API called without the dispatcher."""
+    from opsnn.torch import _ops as kernels
+
+    seen = []
+    for name, fn in list(kernels._CPU_KERNELS.items()):
+        monkeypatch.setitem(kernels._CPU_KERNELS, name, lambda *a, _fn=fn, _name=name: seen.append(_name) or _fn(*a))
+    return seen
+
+
+def test_plain_calls_run_the_kernel_without_the_dispatcher(direct_calls):
+    """Plain CPU tensors, Python numbers, no autograd to record: the functional API calls the CPU
+    kernel itself (what the dispatcher would reach), and the result is the op's, bit for bit."""
+    x = torch.tensor([[-2.0, -0.0, 0.0], [3.0, float("nan"), -float("inf")]]).t()  # strided
+    g = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).t()
+    calls = [(lambda: ot.leaky_relu(x, 0.1), lambda: ops.leaky_relu(x, 0.1)),
+             (lambda: ot.hardtanh(x, -0.5, 2), lambda: ops.hardtanh(x, -0.5, 2)),
+             (lambda: ot.leaky_relu_backward(g, x, 0.1, False), lambda: ops.leaky_relu_backward(g, x, 0.1, False)),
+             (lambda: ot.hardtanh_backward(g, x, -1.0, 1.0), lambda: ops.hardtanh_backward(g, x, -1.0, 1.0))]
+    for functional, op in calls:
+        direct = functional()
+        expected = op()
+        assert_same_bits(direct, expected)
+        assert direct.stride() == expected.stride()
+    assert direct_calls == ["leaky_relu", "hardtanh", "leaky_relu_backward", "hardtanh_backward"]
+    x.requires_grad_()
+    with torch.no_grad():  # nothing to record
+        ot.leaky_relu(x, 0.1)
+    assert direct_calls[-1] == "leaky_relu" and len(direct_calls) == 5
+
+
+class _Sub(torch.Tensor):
+    pass
+
+
+def test_calls_something_could_intercept_or_record_go_through_the_dispatcher(direct_calls):
+    """Where the dispatcher does more than reach the kernel (autograd, a dispatch or function
+    mode, FakeTensorMode, jit.trace, the profiler, vmap, a subclass, a meta tensor, a value the
+    schema converts), the functional API calls torch.ops.opsnn.*, and whatever intercepts sees it."""
+    x = torch.tensor([-2.0, 0.5, 3.0])
+    with OpLog() as log:
+        ot.leaky_relu(x, 0.1)
+        ot.hardtanh_backward(x, x, -1.0, 1.0)
+    assert [name for name, _ in log.calls] == ["opsnn::leaky_relu", "opsnn::hardtanh_backward"]
+
+    names = []
+
+    class Seen(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            names.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Seen():
+        ot.hardtanh(x)
+    assert any("hardtanh" in name for name in names)
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode() as mode:
+        assert ot.leaky_relu(mode.from_tensor(x), 0.1).shape == (3,)
+    with torch.profiler.profile() as prof:
+        ot.leaky_relu(x, 0.1)
+    assert any(e.name == "opsnn::leaky_relu" for e in prof.events())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit itself is deprecated
+        traced = torch.jit.trace(lambda t: ot.leaky_relu(t, 0.1), (x,), check_trace=False)
+    assert "opsnn::leaky_relu" in str(traced.graph)
+    batch = x.reshape(3, 1)
+    assert_same_bits(torch.func.vmap(lambda t: ot.leaky_relu(t, 0.1))(batch), F.leaky_relu(batch, 0.1))
+    assert type(ot.leaky_relu(x.as_subclass(_Sub), 0.1)) is _Sub
+    assert ot.leaky_relu(x.to("meta"), 0.1).device.type == "meta"
+    # an int flag and a bool slope: the schema converts them (False, 1.0)
+    assert_same_bits(ot.leaky_relu_backward(x, x, 0.1, 0), aten.leaky_relu_backward(x, x, 0.1, False))
+    assert_same_bits(ot.leaky_relu(x, True), x)
+    assert direct_calls == []
+
+
+def test_autograd_records_through_the_dispatcher_and_backward_calls_the_kernel(direct_calls):
+    """A tensor that requires grad goes through the op (autograd records it); the backward pass
+    runs with grad mode off, so its kernel is called directly; with create_graph the backward op
+    is recorded too, and double backward works."""
+    x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    y = ot.leaky_relu(x, 0.1)
+    assert direct_calls == [] and y.grad_fn is not None
+    y.backward(torch.ones(3))
+    assert direct_calls == ["leaky_relu_backward"]
+    assert_same_bits(x.grad, torch.tensor([0.1, 1.0, 1.0]))
+    (gx,) = torch.autograd.grad(ot.hardtanh(x * 1, -1.0, 1.0).sum(), x, create_graph=True)
+    assert gx.grad_fn is not None and direct_calls == ["leaky_relu_backward"]
+    assert_same_bits(gx.detach(), torch.tensor([0.0, 1.0, 0.0]))

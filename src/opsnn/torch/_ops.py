@@ -37,7 +37,9 @@ import math
 
 import torch
 import torch.autograd.forward_ad as _forward_ad
+from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._prims_common import is_non_overlapping_and_dense_or_false
+from torch.overrides import has_torch_function
 
 from .. import functional as F
 from .._core.shape import broadcast_shape, contiguous_strides
@@ -363,6 +365,42 @@ hardtanh_backward = _define(
     "(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor", _hardtanh_backward)
 
 
+# ---- direct calls: the CPU kernel without the dispatcher, where that is all it would reach ----
+
+_CPU_KERNELS = {"leaky_relu": _leaky_relu, "hardtanh": _hardtanh, "leaky_relu_backward": _leaky_relu_backward,
+                "hardtanh_backward": _hardtanh_backward}
+_OPS = {"leaky_relu": leaky_relu, "hardtanh": hardtanh, "leaky_relu_backward": leaky_relu_backward,
+        "hardtanh_backward": hardtanh_backward}
+
+
+def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
+    """Whether an op may call its CPU kernel (the function registered for CPU) itself rather than
+    through torch's dispatcher, which for these arguments would only reach that same kernel:
+    plain CPU tensors that autograd need not record, Python ints and floats for the scalars
+    and bools for the flags (the schema converts or refuses anything else), and nothing that intercepts or
+    records ops (torch.compile, torch.jit.trace, the profiler, a torch function or dispatch mode
+    such as FakeTensorMode or make_fx, functorch's vmap / grad wrappers). The dispatcher and
+    torch.library's Python layers cost ~20-35 us a call (a 4-element forward: 24-44 -> 9-14 us
+    on the Xeon VM of BENCHMARKS.md); the result is the kernel's own tensor either way."""
+    if (torch.compiler.is_compiling() or torch.jit.is_tracing() or torch._C._len_torch_dispatch_stack()
+            or torch._C._autograd._profiler_enabled() or has_torch_function(tensors)):
+        return False
+    if any(type(v) is not int and type(v) is not float for v in numbers) or \
+            any(type(f) is not bool for f in flags):
+        return False
+    grad = torch.is_grad_enabled()
+    return all(type(t) is torch.Tensor and t.device.type == "cpu" and not (grad and t.requires_grad)
+               and not is_functorch_wrapped_tensor(t) for t in tensors)
+
+
+def call(name: str, tensors: tuple, numbers: tuple, *args, flags: tuple = ()) -> torch.Tensor:
+    """``torch.ops.opsnn.<name>(*args)``, its CPU kernel called directly where ``direct`` allows
+    (``tensors``, ``numbers``, ``flags``: the tensor, scalar and bool arguments among ``args``)."""
+    if direct(tensors, numbers, flags):
+        return _CPU_KERNELS[name](*args)
+    return _OPS[name](*args)
+
+
 # ---- fake / meta kernels: shape and dtype from the OpSpec ----------------------------------
 
 @leaky_relu.register_fake
@@ -423,13 +461,13 @@ def _leaky_relu_grad(ctx, grad):
     no_forward_ad("leaky_relu (backward)", grad)
     (self,) = ctx.saved_tensors
     (slope,) = ctx.scalars
-    return _ops.leaky_relu_backward(grad, self, slope, False), None
+    return call("leaky_relu_backward", (grad, self), (slope,), grad, self, slope, False, flags=(False,)), None
 
 
 def _hardtanh_grad(ctx, grad):
     no_forward_ad("hardtanh (backward)", grad)
     (self,) = ctx.saved_tensors
-    return _ops.hardtanh_backward(grad, self, *ctx.scalars), None, None
+    return call("hardtanh_backward", (grad, self), ctx.scalars, grad, self, *ctx.scalars), None, None
 
 
 def _save_backward_self(ctx, inputs, output):
@@ -442,7 +480,8 @@ def _leaky_relu_backward_grad(ctx, grad):
     no_forward_ad("leaky_relu_backward (backward)", grad)
     (self,) = ctx.saved_tensors
     slope = ctx.scalars[0]
-    grad_grad = _ops.leaky_relu_backward(grad, self, slope, False) if ctx.needs_input_grad[0] else None
+    grad_grad = call("leaky_relu_backward", (grad, self), (slope,), grad, self, slope, False, flags=(False,)) \
+        if ctx.needs_input_grad[0] else None
     grad_self = torch.zeros_like(self) if ctx.needs_input_grad[1] else None
     return grad_grad, grad_self, None, None
 
@@ -450,7 +489,8 @@ def _leaky_relu_backward_grad(ctx, grad):
 def _hardtanh_backward_grad(ctx, grad):
     no_forward_ad("hardtanh_backward (backward)", grad)
     (self,) = ctx.saved_tensors
-    grad_grad = _ops.hardtanh_backward(grad, self, *ctx.scalars) if ctx.needs_input_grad[0] else None
+    grad_grad = call("hardtanh_backward", (grad, self), ctx.scalars, grad, self, *ctx.scalars) \
+        if ctx.needs_input_grad[0] else None
     grad_self = torch.zeros_like(self) if ctx.needs_input_grad[1] else None
     return grad_grad, grad_self, None, None
 
@@ -487,7 +527,8 @@ class _LeakyReluInplace(torch.autograd.Function):
     def backward(ctx, grad):
         no_forward_ad("leaky_relu_ (backward)", grad)
         (result,) = ctx.saved_tensors
-        return _ops.leaky_relu_backward(grad, result, ctx.negative_slope, True), None, None
+        return call("leaky_relu_backward", (grad, result), (ctx.negative_slope,), grad, result, ctx.negative_slope,
+                    True, flags=(True,)), None, None
 
 
 class _HardtanhInplace(torch.autograd.Function):
@@ -504,7 +545,7 @@ class _HardtanhInplace(torch.autograd.Function):
     def backward(ctx, grad):
         no_forward_ad("hardtanh_ (backward)", grad)
         (original,) = ctx.saved_tensors
-        return _ops.hardtanh_backward(grad, original, *ctx.bounds), None, None, None
+        return call("hardtanh_backward", (grad, original), ctx.bounds, grad, original, *ctx.bounds), None, None, None
 
 
 def _check_inplace(self: torch.Tensor) -> None:
