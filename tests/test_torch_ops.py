@@ -916,9 +916,9 @@ class _Sub(torch.Tensor):
 
 
 def test_calls_something_could_intercept_or_record_go_through_the_dispatcher(direct_calls):
-    """Where the dispatcher does more than reach the kernel (autograd, a dispatch or function
-    mode, FakeTensorMode, jit.trace, the profiler, vmap, a subclass, a meta tensor, a value the
-    schema converts), the functional API calls torch.ops.opsnn.*, and whatever intercepts sees it."""
+    """Where the dispatcher does more than reach the kernel (a dispatch or function mode,
+    FakeTensorMode, jit.trace, the profiler, vmap, a subclass, a meta tensor, a value the schema
+    converts), the functional API calls torch.ops.opsnn.*, and whatever intercepts sees it."""
     x = torch.tensor([-2.0, 0.5, 3.0])
     with OpLog() as log:
         ot.leaky_relu(x, 0.1)
@@ -956,16 +956,32 @@ def test_calls_something_could_intercept_or_record_go_through_the_dispatcher(dir
     assert direct_calls == []
 
 
-def test_autograd_records_through_the_dispatcher_and_backward_calls_the_kernel(direct_calls):
-    """A tensor that requires grad goes through the op (autograd records it); the backward pass
-    runs with grad mode off, so its kernel is called directly; with create_graph the backward op
-    is recorded too, and double backward works."""
-    x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+def test_recorded_direct_calls_give_the_ops_gradients(direct_calls):
+    """A tensor that requires grad: the kernel runs inside an autograd.Function with the op's own
+    backward formula, and the backward pass (grad mode off) calls the backward kernel directly;
+    with create_graph the backward call is recorded the same way. Gradients of first and second
+    order are the op's (torch.ops.opsnn.*, through the dispatcher), bit for bit."""
+    x = torch.tensor([-2.0, -0.0, 0.5, 3.0, -1.5], requires_grad=True)
+    seed = torch.tensor([1.0, 2.0, -3.0, 0.5, 4.0])
+    pairs = [(lambda t: ot.leaky_relu(t, 0.1), lambda t: ops.leaky_relu(t, 0.1)),
+             (lambda t: ot.hardtanh(t, -1.0, 1.0), lambda t: ops.hardtanh(t, -1.0, 1.0)),
+             (lambda t: ot.leaky_relu_backward(seed, t * t, 0.2, False),
+              lambda t: ops.leaky_relu_backward(seed, t * t, 0.2, False)),
+             (lambda t: ot.hardtanh_backward(t * 3, t * 0.5, -1.0, 1.0),
+              lambda t: ops.hardtanh_backward(t * 3, t * 0.5, -1.0, 1.0))]
+    for functional, op in pairs:
+        grads = []
+        for fn in (functional, op):
+            y = fn(x)
+            (g1,) = torch.autograd.grad(y, x, seed, create_graph=True)
+            (g2,) = torch.autograd.grad(g1, x, seed, allow_unused=True, materialize_grads=True)
+            grads.append((y.detach(), g1.detach(), g2))
+        for got, want in zip(*grads):
+            assert_same_bits(got, want)
+    assert direct_calls[:3] == ["leaky_relu", "leaky_relu_backward", "leaky_relu_backward"]
     y = ot.leaky_relu(x, 0.1)
-    assert direct_calls == [] and y.grad_fn is not None
-    y.backward(torch.ones(3))
-    assert direct_calls == ["leaky_relu_backward"]
-    assert_same_bits(x.grad, torch.tensor([0.1, 1.0, 1.0]))
-    (gx,) = torch.autograd.grad(ot.hardtanh(x * 1, -1.0, 1.0).sum(), x, create_graph=True)
-    assert gx.grad_fn is not None and direct_calls == ["leaky_relu_backward"]
-    assert_same_bits(gx.detach(), torch.tensor([0.0, 1.0, 0.0]))
+    assert type(y.grad_fn).__name__ == "_LeakyReluBackward"
+    before = len(direct_calls)
+    y.backward(seed)
+    assert direct_calls[before:] == ["leaky_relu_backward"]
+    assert_same_bits(x.grad, torch.tensor([0.1, 0.2, -3.0, 0.5, 0.4]))

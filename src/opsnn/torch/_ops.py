@@ -374,29 +374,33 @@ _OPS = {"leaky_relu": leaky_relu, "hardtanh": hardtanh, "leaky_relu_backward": l
 
 
 def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
-    """Whether an op may call its CPU kernel (the function registered for CPU) itself rather than
-    through torch's dispatcher, which for these arguments would only reach that same kernel:
-    plain CPU tensors that autograd need not record, Python ints and floats for the scalars
-    and bools for the flags (the schema converts or refuses anything else), and nothing that intercepts or
-    records ops (torch.compile, torch.jit.trace, the profiler, a torch function or dispatch mode
-    such as FakeTensorMode or make_fx, functorch's vmap / grad wrappers). The dispatcher and
-    torch.library's Python layers cost ~20-35 us a call (a 4-element forward: 24-44 -> 9-14 us
-    on the Xeon VM of BENCHMARKS.md); the result is the kernel's own tensor either way."""
+    """Whether an op may run its CPU kernel (the function registered for CPU) without torch's
+    dispatcher, which for these arguments would reach nothing but that kernel and, where a
+    tensor requires grad, autograd: plain CPU tensors, Python ints and floats for the scalars and
+    bools for the flags (the schema converts or refuses anything else), and nothing that
+    intercepts or records ops (torch.compile, torch.jit.trace, the profiler, a torch function or
+    dispatch mode such as FakeTensorMode or make_fx, functorch's vmap / grad wrappers, a tensor
+    subclass). The dispatcher and torch.library's Python layers cost ~20-35 us a call (a
+    4-element forward: 24-44 -> 9-15 us on the Xeon VM of BENCHMARKS.md)."""
     if (torch.compiler.is_compiling() or torch.jit.is_tracing() or torch._C._len_torch_dispatch_stack()
             or torch._C._autograd._profiler_enabled() or has_torch_function(tensors)):
         return False
     if any(type(v) is not int and type(v) is not float for v in numbers) or \
             any(type(f) is not bool for f in flags):
         return False
-    grad = torch.is_grad_enabled()
-    return all(type(t) is torch.Tensor and t.device.type == "cpu" and not (grad and t.requires_grad)
-               and not is_functorch_wrapped_tensor(t) for t in tensors)
+    return all(type(t) is torch.Tensor and t.device.type == "cpu" and not is_functorch_wrapped_tensor(t)
+               for t in tensors)
 
 
 def call(name: str, tensors: tuple, numbers: tuple, *args, flags: tuple = ()) -> torch.Tensor:
-    """``torch.ops.opsnn.<name>(*args)``, its CPU kernel called directly where ``direct`` allows
-    (``tensors``, ``numbers``, ``flags``: the tensor, scalar and bool arguments among ``args``)."""
+    """``torch.ops.opsnn.<name>(*args)`` (``tensors``, ``numbers``, ``flags``: the tensor, scalar
+    and bool arguments among ``args``). Where ``direct`` allows, the CPU kernel runs itself, and
+    where autograd must record the call, inside an autograd.Function with the op's own backward
+    formula and saved tensors (``_FUNCTIONS``): the same result and gradients as through the
+    op."""
     if direct(tensors, numbers, flags):
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            return _FUNCTIONS[name].apply(*args)
         return _CPU_KERNELS[name](*args)
     return _OPS[name](*args)
 
@@ -499,6 +503,27 @@ leaky_relu.register_autograd(_leaky_relu_grad, setup_context=_save_self)
 hardtanh.register_autograd(_hardtanh_grad, setup_context=_save_self)
 leaky_relu_backward.register_autograd(_leaky_relu_backward_grad, setup_context=_save_backward_self)
 hardtanh_backward.register_autograd(_hardtanh_backward_grad, setup_context=_save_backward_self)
+
+
+def _function(name: str, setup_context, backward) -> type:
+    """An autograd.Function running op ``name``'s CPU kernel, with the backward and
+    setup_context registered for the op (``call``'s recorded direct calls). Its forward takes
+    ``ctx`` and runs ``setup_context`` itself: a Function that defines ``setup_context`` binds
+    its arguments with ``inspect.signature`` on every apply (~15 us)."""
+    def forward(ctx, *args):
+        output = _CPU_KERNELS[name](*args)
+        setup_context(ctx, args, output)
+        return output
+
+    title = "".join(part.title() for part in name.split("_"))
+    return type(f"_{title}", (torch.autograd.Function,),
+                {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+
+_FUNCTIONS = {"leaky_relu": _function("leaky_relu", _save_self, _leaky_relu_grad),
+              "hardtanh": _function("hardtanh", _save_self, _hardtanh_grad),
+              "leaky_relu_backward": _function("leaky_relu_backward", _save_backward_self, _leaky_relu_backward_grad),
+              "hardtanh_backward": _function("hardtanh_backward", _save_backward_self, _hardtanh_backward_grad)}
 
 
 # ---- autograd: in-place ops ----------------------------------------------------------------
