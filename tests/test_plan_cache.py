@@ -464,6 +464,27 @@ def test_a_backend_switch_racing_a_call_files_no_wrong_entry(monkeypatch):
     assert not [k for k in _fastpath.ENTRIES if k[2] == "numpy"]
 
 
+def test_a_backend_switch_racing_a_bogus_environment_is_561003(monkeypatch):
+    """$OPSNN_BACKEND names no backend, and set_default("numpy") lands after the call's key
+    read the environment but before phase 1's kernel lookup (which then passes): the call is
+    561003, as without the race, not an internal error (found by a breaker, 57 in 20000 calls)."""
+    g, x = _data()
+    real_plan = engine.plan
+
+    def racing_plan(*args, **kwargs):
+        kernels.set_default("numpy")
+        return real_plan(*args, **kwargs)
+
+    monkeypatch.setenv(kernels.ENV_VAR, "bogus")
+    monkeypatch.setattr(engine, "plan", racing_plan)
+    saved = kernels.DEFAULT
+    try:
+        kernels.set_default(None)
+        assert _status(opsnn.leaky_relu_backward, g, x, 0.1) == 561003
+    finally:
+        kernels.set_default(saved)
+
+
 def test_a_soc_switch_racing_phase_1_files_no_wrong_plan(monkeypatch, acl_env):
     """The two-phase API's plan cache too: phase 1 reads the SoC selection once, for its key and
     its checks (a set_soc landing in between, simulated inside the checks, had filed a plan

@@ -985,3 +985,49 @@ def test_recorded_direct_calls_give_the_ops_gradients(direct_calls):
     y.backward(seed)
     assert direct_calls[before:] == ["leaky_relu_backward"]
     assert_same_bits(x.grad, torch.tensor([0.1, 0.2, -3.0, 0.5, 0.4]))
+
+
+def test_what_the_dispatcher_would_resolve_or_convert_goes_through_it(direct_calls):
+    """Found by a breaker: a lazy negative view (a gradient taken through a conjugate) is
+    resolved by the dispatcher's fallback, autocast converts per its registrations, and the
+    schema refuses an int beyond int64 and tensors of other layouts with torch's own error
+    types; the direct call must not get there first with different results or errors."""
+    x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    w = torch.tensor([1 + 2j, 3 - 1j, -2 + 1j])
+    for pair in ((lambda t: ot.leaky_relu(t, 0.1), lambda t: F.leaky_relu(t, 0.1)), (ot.hardtanh, F.hardtanh)):
+        grads = []
+        for fn in pair:
+            x.grad = None
+            (torch.complex(torch.zeros(3), fn(x)).conj() * w).real.sum().backward()
+            grads.append(x.grad.clone())
+        assert_same_bits(grads[0], grads[1])
+    direct_calls.clear()  # (the forwards above ran directly, recorded)
+    neg = torch.tensor([1 + 2j, -3 - 1j]).conj().imag
+    assert neg.is_neg()
+    assert_same_bits(ot.leaky_relu(neg, 0.1), ops.leaky_relu(neg.resolve_neg(), 0.1))
+    plain = x.detach()
+    with pytest.raises(OverflowError):
+        ot.leaky_relu(plain, 2**70)
+    with pytest.raises(NotImplementedError):
+        ot.leaky_relu(plain.to_sparse(), 0.1)
+    assert_same_bits(ot.leaky_relu(torch._efficientzerotensor(3), 0.1), torch.zeros(3))
+    assert direct_calls == []
+
+
+def test_autocast_and_kernel_overrides_are_honoured():
+    """An autocast registration for an opsnn op, and a CPU kernel registered over opsnn's,
+    apply to the functional API as to torch.ops.opsnn.* (run apart: both change the process)."""
+    script = """
+import torch, opsnn.torch as ot, opsnn.torch._ops as K
+x = torch.tensor([-2.0, 0.5, 3.0])
+torch.library.register_autocast("opsnn::leaky_relu", "cpu", torch.bfloat16)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    assert ot.leaky_relu(x, 0.1).dtype == torch.bfloat16
+    assert ot.nn.LeakyReLU(0.1)(x).dtype == torch.bfloat16
+K.hardtanh.register_kernel("cpu")(lambda self, min_val=-1, max_val=1: self * 0 + 42)
+assert ot.hardtanh(x).tolist() == [42.0, 42.0, 42.0]
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

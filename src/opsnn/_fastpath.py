@@ -182,13 +182,14 @@ def backend_of(cache_key: tuple | None) -> str | None:
     """The kernel backend that ``cache_key``'s backend selection names, for the full path to run
     and ``remember`` to compile with (None without a key: ``engine.run`` reads the selection
     itself). Read once, with the key, as ``profile_of``: a ``kernels.set_default`` on another
-    thread in between had filed a numba-compiled entry under a "numpy" key."""
+    thread in between had filed a numba-compiled entry under a "numpy" key. A selection naming
+    no usable backend is AclnnError 561003 here, as phase 1 reports it."""
     if cache_key is None:
         return None
     selection = cache_key[2]
     if isinstance(selection, bytes):  # read from CPython's raw environment mapping
         selection = platform._decode(selection)
-    return selection or kernels.automatic_name()
+    return kernels.selected(selection).NAME
 
 
 def remember(cache_key: tuple, spec, executor, backend: str) -> None:

@@ -89,10 +89,17 @@ def get(name: str | None = None):
     aclnn layer returns as its status."""
     if name:
         return _import(name)
-    key = default_name()
+    return selected(DEFAULT or platform.getenv(ENV_VAR))
+
+
+def selected(selection: str | None):
+    """The backend module a selection read earlier names (DEFAULT or $OPSNN_BACKEND; None:
+    automatic), as ``get(None)`` would return it then: AclnnError 561003 where it names no
+    usable backend (``set_default`` checks its names, so that one came from the environment)."""
+    key = selection or automatic_name()
     try:
         return _import(key)
-    except (ValueError, ImportError) as exc:  # set_default() checks its name, so this is the env
+    except (ValueError, ImportError) as exc:
         raise AclnnError(Status.ERR_INNER_FIND_KERNEL_ERROR,
                          f"${ENV_VAR}={key!r} selects no usable kernel backend: {exc}") from None
 

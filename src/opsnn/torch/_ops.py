@@ -373,23 +373,37 @@ _OPS = {"leaky_relu": leaky_relu, "hardtanh": hardtanh, "leaky_relu_backward": l
         "hardtanh_backward": hardtanh_backward}
 
 
+# the CPU kernels the ops registered: a torch.library.register_kernel over one makes the
+# functional API take the op (the override) again
+_REGISTERED = {name: getattr(op, "_backend_fns", {}).get("cpu") for name, op in _OPS.items()}
+_INT_RANGE = (-2**63, 2**63)  # a Python int beyond it: the schema raises OverflowError
+
+
 def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     """Whether an op may run its CPU kernel (the function registered for CPU) without torch's
     dispatcher, which for these arguments would reach nothing but that kernel and, where a
-    tensor requires grad, autograd: plain CPU tensors, Python ints and floats for the scalars and
-    bools for the flags (the schema converts or refuses anything else), and nothing that
-    intercepts or records ops (torch.compile, torch.jit.trace, the profiler, a torch function or
-    dispatch mode such as FakeTensorMode or make_fx, functorch's vmap / grad wrappers, a tensor
-    subclass). The dispatcher and torch.library's Python layers cost ~20-35 us a call (a
-    4-element forward: 24-44 -> 9-15 us on the Xeon VM of BENCHMARKS.md)."""
+    tensor requires grad, autograd: plain dense CPU tensors (strided layout, not quantized,
+    nested, a zero tensor or a lazy negative / conjugate view, which torch's fallbacks resolve
+    first), Python floats and int64-range ints for the scalars and bools for the flags (the
+    schema converts or refuses anything else), and nothing that intercepts, converts or records
+    ops (torch.compile, torch.jit.trace, the profiler, autocast, a torch function or dispatch
+    mode such as FakeTensorMode or make_fx, functorch's vmap / grad wrappers, a tensor subclass).
+    The dispatcher and torch.library's Python layers cost ~20-35 us a call (a 4-element
+    forward: 24-44 -> 9-15 us on the Xeon VM of BENCHMARKS.md). Not seen from here: other
+    RecordFunction observers than the profiler (``ExecutionTraceObserver``) and a CPU kernel
+    registered over opsnn's with ``Library.impl``; ``torch.ops.opsnn.*`` reaches both."""
     if (torch.compiler.is_compiling() or torch.jit.is_tracing() or torch._C._len_torch_dispatch_stack()
-            or torch._C._autograd._profiler_enabled() or has_torch_function(tensors)):
+            or torch._C._autograd._profiler_enabled() or torch._C._is_any_autocast_enabled()
+            or has_torch_function(tensors)):
         return False
-    if any(type(v) is not int and type(v) is not float for v in numbers) or \
-            any(type(f) is not bool for f in flags):
+    for v in numbers:
+        if not (type(v) is float or (type(v) is int and _INT_RANGE[0] <= v < _INT_RANGE[1])):
+            return False
+    if any(type(f) is not bool for f in flags):
         return False
-    return all(type(t) is torch.Tensor and t.device.type == "cpu" and not is_functorch_wrapped_tensor(t)
-               for t in tensors)
+    return all(type(t) is torch.Tensor and t.device.type == "cpu" and t.layout == torch.strided
+               and not (t.is_quantized or t.is_nested or t.is_neg() or t.is_conj() or t._is_zerotensor()
+                        or is_functorch_wrapped_tensor(t)) for t in tensors)
 
 
 def call(name: str, tensors: tuple, numbers: tuple, *args, flags: tuple = ()) -> torch.Tensor:
@@ -398,7 +412,7 @@ def call(name: str, tensors: tuple, numbers: tuple, *args, flags: tuple = ()) ->
     where autograd must record the call, inside an autograd.Function with the op's own backward
     formula and saved tensors (``_FUNCTIONS``): the same result and gradients as through the
     op."""
-    if direct(tensors, numbers, flags):
+    if direct(tensors, numbers, flags) and getattr(_OPS[name], "_backend_fns", {}).get("cpu") is _REGISTERED[name]:
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return _FUNCTIONS[name].apply(*args)
         return _CPU_KERNELS[name](*args)
