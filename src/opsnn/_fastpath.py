@@ -172,10 +172,7 @@ def profile_of(spec, cache_key: tuple | None):
     for one SoC under another's key (bfloat16 then passed on Ascend910)."""
     if cache_key is None:
         return None
-    selection = cache_key[1]
-    if isinstance(selection, bytes):  # read from CPython's raw environment mapping
-        selection = platform._decode(selection)
-    return engine.current_profile(spec.name, selection)
+    return engine.current_profile(spec.name, _selection(cache_key, 1))
 
 
 def backend_of(cache_key: tuple | None) -> str | None:
@@ -186,10 +183,14 @@ def backend_of(cache_key: tuple | None) -> str | None:
     no usable backend is AclnnError 561003 here, as phase 1 reports it."""
     if cache_key is None:
         return None
-    selection = cache_key[2]
-    if isinstance(selection, bytes):  # read from CPython's raw environment mapping
-        selection = platform._decode(selection)
-    return kernels.selected(selection).NAME
+    return kernels.selected(_selection(cache_key, 2)).NAME
+
+
+def _selection(cache_key: tuple, index: int) -> str | None:
+    """The selection (SoC at 1, backend at 2) the key read, as a str: the generated key functions
+    read the environment as CPython's raw mapping, whose values are bytes."""
+    selection = cache_key[index]
+    return platform._decode(selection) if isinstance(selection, bytes) else selection
 
 
 def remember(cache_key: tuple, spec, executor, backend: str) -> None:

@@ -61,9 +61,14 @@ def _import(key: str):
     return module
 
 
+def _selection() -> str | None:
+    """The explicit selection: DEFAULT, else $OPSNN_BACKEND (None: automatic)."""
+    return DEFAULT or platform.getenv(ENV_VAR) or None
+
+
 def default_name() -> str:
     """The backend ``get(None)`` returns: DEFAULT, else $OPSNN_BACKEND, else ``automatic_name()``."""
-    return DEFAULT or platform.getenv(ENV_VAR) or automatic_name()
+    return _selection() or automatic_name()
 
 
 def automatic_name() -> str:
@@ -89,7 +94,7 @@ def get(name: str | None = None):
     aclnn layer returns as its status."""
     if name:
         return _import(name)
-    return selected(DEFAULT or platform.getenv(ENV_VAR))
+    return selected(_selection())
 
 
 def selected(selection: str | None):
