@@ -513,10 +513,13 @@ def _hardtanh_backward_grad(ctx, grad):
     return grad_grad, grad_self, None, None
 
 
-leaky_relu.register_autograd(_leaky_relu_grad, setup_context=_save_self)
-hardtanh.register_autograd(_hardtanh_grad, setup_context=_save_self)
-leaky_relu_backward.register_autograd(_leaky_relu_backward_grad, setup_context=_save_backward_self)
-hardtanh_backward.register_autograd(_hardtanh_backward_grad, setup_context=_save_backward_self)
+# (setup_context, backward) per functional op: registered with the op, and run by its direct
+# calls' autograd.Function (``_function``)
+_AUTOGRAD = {"leaky_relu": (_save_self, _leaky_relu_grad), "hardtanh": (_save_self, _hardtanh_grad),
+             "leaky_relu_backward": (_save_backward_self, _leaky_relu_backward_grad),
+             "hardtanh_backward": (_save_backward_self, _hardtanh_backward_grad)}
+for _name, (_setup, _backward) in _AUTOGRAD.items():
+    _OPS[_name].register_autograd(_backward, setup_context=_setup)
 
 
 def _function(name: str, setup_context, backward) -> type:
@@ -534,10 +537,7 @@ def _function(name: str, setup_context, backward) -> type:
                 {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
-_FUNCTIONS = {"leaky_relu": _function("leaky_relu", _save_self, _leaky_relu_grad),
-              "hardtanh": _function("hardtanh", _save_self, _hardtanh_grad),
-              "leaky_relu_backward": _function("leaky_relu_backward", _save_backward_self, _leaky_relu_backward_grad),
-              "hardtanh_backward": _function("hardtanh_backward", _save_backward_self, _hardtanh_backward_grad)}
+_FUNCTIONS = {name: _function(name, setup, backward) for name, (setup, backward) in _AUTOGRAD.items()}
 
 
 # ---- autograd: in-place ops ----------------------------------------------------------------
