@@ -326,7 +326,7 @@ def test_copy_kernel_casts_like_cast_into(src, dst):
 
 # ---- the operators: numba == numpy, bit for bit ---------------------------------------------------
 LEAKY_DTYPES = [(F32, F32), (F16, F16), (BF16, BF16), (F64, F64), (F16, F32), (BF16, F16), (F64, F16)]
-SLOPES = (0.01, -0.5, 0.0, -0.0, 2.0)
+SLOPES = (0.01, -0.5, 0.0, -0.0, 2.0, np.inf, -np.inf)
 
 
 @pytest.mark.parametrize("dts", LEAKY_DTYPES, ids=lambda d: "-".join(map(str, d)))
@@ -337,6 +337,50 @@ def test_leaky_special_values(backend, dts):
     for slope in SLOPES:
         both(backend, opsnn.leaky_relu_backward, g, x, slope)
     both(backend, opsnn.leaky_relu_backward, g, x, 0.2, True)
+
+
+def _quiet_in(values, compute, out_dtype) -> np.ndarray:
+    """``values`` widened to ``compute``, quieted by an IEEE add (a NaN keeps its sign and
+    payload), narrowed to ``out_dtype`` as the kernels narrow: a NaN result's bits."""
+    with np.errstate(invalid="ignore"):
+        quiet = np.asarray(values).astype(compute) + compute.type(0)
+    out = np.empty(quiet.shape, out_dtype)
+    dtypes.cast_into(out, quiet)
+    return cases.bits(out)
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_nan_slope_with_nan_gradient_gives_one_of_the_two_nans(backend, dt):
+    """A NaN slope times a NaN gradient has two NaN operands, and IEEE 754 (6.2.3) leaves open
+    which one's payload the product carries; x86 returns the first operand's, and compilers
+    reorder a multiply freely (NumPy's SIMD body and its scalar tail differ, numba's LLVM swaps
+    operands to fold a load; torch's float32 kernel returns the slope's at some positions of an
+    array and the gradient's at others). The contract:
+    such an element is that gradient's quiet NaN or the slope's, on either backend, at every
+    length and layout; every other element agrees bit for bit, payloads included."""
+    compute = np.dtype(F64 if dt == F64 else F32)
+    slope = cases.from_bits(0x7FC0_1234, F32)  # the slope is taken as float32 (DECISION 2)
+    nans = [0x7E01, 0xFE01, 0x7D01, 0xFD01] if dt == F16 else None
+    if dt != F16:
+        top = {BF16: 0x7FC1, F32: 0x7FC1_2345, F64: 0x7FF8_0000_0001_2345}[dt]
+        sig = {BF16: 0x7F81, F32: 0x7F81_2345, F64: 0x7FF0_0000_0001_2345}[dt]
+        sign = 1 << (8 * dt.itemsize - 1)
+        nans = [top, top | sign, sig, sig | sign]
+    pattern = np.array([cases.from_bits(u, dt) for u in nans] + [-1.5, 0.0, np.inf, 2.0], dt)
+    for n in (1, 3, 8, 15, 16, 17, 31, 33, 64, 100):
+        for transposed in (False, True):
+            shape = (n, 7) if transposed else (n,)
+            g = np.resize(pattern, int(np.prod(shape))).reshape(shape)
+            x = np.full(shape[::-1], -1.0, dt).T if transposed else np.full(shape, -1.0, dt)
+            results = [backend(name, opsnn.leaky_relu_backward, g, x, slope) for name in ("numpy", "numba")]
+            both_nan = np.isnan(g.astype(compute)).reshape(-1)
+            allowed = (_quiet_in(g, compute, dt), _quiet_in(np.full(g.shape, slope), compute, dt))
+            for got in results:
+                got_bits = cases.bits(got)
+                ok = (got_bits == allowed[0]) | (got_bits == allowed[1])
+                assert ok[both_nan].all(), (dt, n, transposed, [hex(v) for v in got_bits[both_nan & ~ok][:4]])
+            cases.assert_bits_equal(results[1].reshape(-1)[~both_nan], results[0].reshape(-1)[~both_nan],
+                                     nan_payload=True, what=f"{dt} n={n} transposed={transposed}")
 
 
 @pytest.mark.parametrize("self_dt, grad_dt", [(F16, F16), (BF16, BF16), (F16, F32), (BF16, F64)], ids=str)
