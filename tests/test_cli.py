@@ -326,6 +326,9 @@ def test_run_releases_everything_it_allocated(capsys):
     (["demo", "--shape", "1,1,1,1,1,1,1,1,1"], 2,
      ["opsnn demo: error: --shape [1, 1, 1, 1, 1, 1, 1, 1, 1] has 9 dims; aclnn tensors have at most 8"]),
     (["tiling", "LeakyReluBackward", "--shape", "(2,3]"], 2, ["bad shape '(2,3]'"]),
+    (["run", "LeakyReluBackward", "--shape", "99999999999,99999999999"], 2,
+     [("opsnn run: error: gradOutput of shape [99999999999, 99999999999] needs 39999999999200000000004 bytes, "
+       "more than the 68719476736-byte emulated device memory")]),
     (["tiling", "LeakyRelu", "--shape", "4", "--simulate", "--seed", "-1"], 2, ["argument --seed", "'-1'"]),
     (["tiling", "HardtanhBackward", "--shape", "[[2,3]]"], 2, ["bad shape '[[2,3]]'"]),
     # no def row, phase 1 fails: exit 1 on every SoC, whether or not the tiling itself goes through
@@ -358,6 +361,21 @@ def test_cli_errors_are_messages_not_tracebacks(capsys, argv, code, words):
     assert "Traceback" not in text
     for word in words:
         assert word in text, text
+
+
+@pytest.mark.parametrize("argv, shown", [
+    (["run", "HardtanhBackward", "--shape", "3", "--scalar", "-inf", "inf"], "min_val=-inf, max_val=inf"),
+    (["run", "HardtanhBackward", "--shape", "3", "--scalar", "-1e3", "1"], "min_val=-1000.0, max_val=1.0"),
+    (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-5."], "negative_slope=-5.0"),
+    (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-.5E-1"], "negative_slope=-0.05"),
+    (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-NaN"], "negative_slope=nan"),
+    (["tiling", "HardtanhBackward", "--shape", "4", "--dtype", "float16", "--min-val", "-Infinity"], "-inf"),
+])
+def test_cli_takes_every_negative_float_literal(capsys, argv, shown):
+    """A negative scalar in any float spelling is a value, not an unknown option (argparse alone
+    takes only -5, -.5 and -2.5)."""
+    code, out = _run(capsys, *argv)
+    assert code == 0 and shown in out, out
 
 
 def test_cli_verify_malformed_case_files(tmp_path, capsys):

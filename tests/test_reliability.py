@@ -12,6 +12,7 @@ import logging
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -102,16 +103,22 @@ def test_use_before_init(runtime_guard):
     keep.close()
 
 
-def test_init_twice_and_finalize_twice(runtime_guard):
+def test_init_twice_and_finalize_twice(runtime_guard, tmp_path):
     """acl.init twice -> 100002; finalize without init -> 100037; init(config of a wrong type)
-    -> 100000."""
+    -> 100000; init(a path that is no readable file) -> 100003, the runtime left uninitialised."""
     fail_msg(acl.init(), 100002, "already")
     for junk in (123, 1.5, b"x", ["a"], Sentinel()):
         fail_msg(acl.init(junk), 100000, "configPath")
     acl.rt.reset_device(0)
     assert acl.finalize() == 0
     fail_msg(acl.finalize(), 100037, "not initialised")
-    assert acl.init("/no/such/acl.json") == 0  # a config path is accepted and ignored
+    for missing in ("/no/such/acl.json", str(tmp_path)):  # a directory is no file either
+        fail_msg(acl.init(missing), 100003, "not a readable file")
+        fail_msg(acl.rt.set_device(0), 100001)
+    config = tmp_path / "acl.json"
+    config.write_text("{}")
+    assert acl.init(config) == 0 and acl.finalize() == 0  # a file path (str or os.PathLike)
+    assert acl.init("") == 0  # "" is no configuration, as None
 
 
 def test_use_after_finalize(runtime_guard):
@@ -267,11 +274,32 @@ def test_memcpy_misuse(dev):
               (d, 16, [1.0, 2.0], 16, H2D), (d, 16, "abcd" * 4, 16, H2D), (d, 16, None, 16, H2D),
               (d, -1, np.zeros(4, F32), -1, H2D), (d, 16, np.zeros(4, F32), 16.0, H2D),
               (d, 16, np.zeros(2, F32), 16, H2D),          # host source smaller than count
-              (freed, 0, np.zeros(1, F32), 0, H2D), (12345, 0, 999, 0, H2D)]  # count 0 checks addresses too
+              (freed, 0, np.zeros(1, F32), 0, H2D), (12345, 0, 999, 0, H2D),  # count 0 checks addresses too
+              (d, 16, memoryview(np.ones(8, F32))[::2], 16, H2D),  # buffers with no flat bytes
+              (memoryview(strided), 16, d, 16, D2H), (d, 16, np.array([object()] * 16), 16, H2D)]
     for args in cases_:
-        fail_msg(acl.rt.memcpy(*args), 100000, "memcpy")
+        assert "internal error" not in fail_msg(acl.rt.memcpy(*args), 100000, "memcpy")
     np.testing.assert_array_equal(dev.read(d, (4,), F32), np.arange(4, dtype=F32))
     assert not ro.any() and not strided.any()
+
+
+def test_warnings_raised_as_errors_are_refusals(dev, monkeypatch):
+    """Under ``warnings.simplefilter("error")`` (pytest's ``-W error``) a call that would warn
+    refuses instead: the runtime returns 0 / 100000, the Pythonic layer raises AclnnError 161002
+    naming the warning (not 561000, an opsnn bug); out and the inputs are untouched."""
+    strided = np.arange(8, dtype=F32)[::2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert acl.util.numpy_to_ptr(strided) == 0
+        assert "RuntimeWarning raised as an error by the warnings filter" in check_null(None)
+
+        def warns(*args, **kwargs):
+            warnings.warn("a warning on the way", UserWarning)
+
+        monkeypatch.setattr(opsnn.functional._fastpath, "hit", warns)
+        out = np.full(4, 7.0, F32)
+        py_fail(161002, opsnn.leaky_relu_backward, G, X, out=out, untouched=[G, X, out],
+                words=["UserWarning raised as an error by the warnings filter: a warning on the way"])
 
 
 def test_host_pointer_misuse(dev):
@@ -290,6 +318,7 @@ def test_host_pointer_misuse(dev):
     np.testing.assert_array_equal(acl.util.ptr_to_numpy(ptr, [2, 2], 11), keep.reshape(2, 2))
     check_null(acl.util.ptr_to_bytes(0x1234, 4))
     assert acl.util.numpy_to_ptr(np.array([object()])) == 0 and check_null(None)
+    assert acl.util.bytes_to_ptr(memoryview(keep)[::2]) == 0 and "C-contiguous" in check_null(None)
     assert acl.util.numpy_to_ptr(Exploding()) == 0 and check_null(None)
     strided = np.arange(8, dtype=F32)[::2]  # pyACL warns: the pointer is to a private copy
     with pytest.warns(RuntimeWarning, match="not C-contiguous, so the pointer is to a private copy"):
@@ -485,7 +514,9 @@ NAN, INF = float("nan"), float("inf")
     (1 + 2j, acl.ACL_FLOAT, None), (1 + 2j, acl.ACL_COMPLEX64, 1 + 2j), (NAN, acl.ACL_COMPLEX128, "nan"),
     (True, acl.ACL_BOOL, True), (2.5, acl.ACL_BOOL, True), ("1.0", acl.ACL_FLOAT, None),
     (None, acl.ACL_FLOAT, None), ([1.0], acl.ACL_FLOAT, None), (1.0, acl.ACL_STRING, None),
-    (1.0, -1, None), (1.0, 99, None), (1.0, "FLOAT", None), (np.float64(NAN), acl.ACL_FLOAT16, "nan")])
+    (1.0, -1, None), (1.0, 99, None), (1.0, "FLOAT", None), (np.float64(NAN), acl.ACL_FLOAT16, "nan"),
+    pytest.param(10**400, acl.ACL_COMPLEX64, None, id="10**400-complex64"),
+    pytest.param(np.timedelta64(1, "s"), acl.ACL_FLOAT, None, id="timedelta64")])
 def test_scalar_extremes(value, dtype, stored):
     """create_scalar with NaN / inf / huge / complex / bool / junk: float dtypes keep NaN and
     overflow to +-inf (C conversion); integer dtypes refuse NaN, inf and out-of-range values and
@@ -1063,8 +1094,11 @@ def test_pythonic_odd_arrays():
     """Arrays of unusual kinds: big-endian -> AclnnError 161002 (no aclDataType); misaligned
     data, record fields (byte strides that are no element multiple), np.matrix and masked
     arrays (their data; a mask is not applied) compute correctly, as inputs and as out."""
-    py_fail(161002, opsnn.leaky_relu_backward, G.astype(">f4"), X, words=["aclDataType"])
-    py_fail(161002, opsnn.hardtanh_backward, G, X, out=np.zeros(4, ">f4"), words=["out"])
+    py_fail(161002, opsnn.leaky_relu_backward, G.astype(">f4"), X,
+            words=["gradOutput has dtype float32 in non-native byte order", "no aclDataType",
+                   "one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16]", "newbyteorder('=')"])
+    py_fail(161002, opsnn.hardtanh_backward, G, X, out=np.zeros(4, ">f4"), words=["out has dtype float32"])
+    py_fail(161002, opsnn.leaky_relu_backward, G, X.astype(np.longdouble), words=["self has dtype float128"])
     misaligned = np.zeros(17, np.uint8)[1:].view(F32)
     misaligned[:] = G
     record = np.zeros(4, dtype=[("a", F32), ("b", np.int8)])["a"]

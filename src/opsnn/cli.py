@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import sys
 
 import numpy as np
 from rich.console import Console
 
 from . import registry
-from .cli_args import DTYPE_SHORT_NAMES, ShapeWords, int_at_least
-from ._core import dtypes, platform
+from .cli_args import DTYPE_SHORT_NAMES, Parser, ShapeWords, int_at_least
+from ._core import dtypes, memory, platform
 from ._core.status import AclnnError
 
 # subcommand -> module providing add_arguments(parser) and run(args) -> int
@@ -34,7 +35,7 @@ _COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",
         epilog="exit status: 0 success; 1 an operator call, a verified case or a tiling check failed; "
                "2 usage error or unreadable input file. `opsnn COMMAND -h` for a command's options.")
@@ -255,7 +256,12 @@ def _run_run(args) -> int:
     shapes = {"self": args.shape, "grad": args.shape if args.grad_shape is None else args.grad_shape}
     host = {}
     for p in spec.inputs:
-        values = rng.uniform(-2, 2, shapes["self" if p.name == "self" else "grad"])
+        shape = shapes["self" if p.name == "self" else "grad"]
+        nbytes = math.prod(shape) * np.dtype(input_dtypes[p.name]).itemsize
+        if nbytes > memory.DEVICE_CAPACITY:  # NumPy's own refusal ("array is too big") names nothing
+            raise ValueError(f"{p.api_name} of shape {list(shape)} needs {nbytes} bytes, more than the "
+                             f"{memory.DEVICE_CAPACITY}-byte emulated device memory")
+        values = rng.uniform(-2, 2, shape)
         host[p.name] = (values * (2 if p.name != "self" else 1)).astype(input_dtypes[p.name])
     if args.transpose and host["self"].ndim >= 2:  # a 0-d or 1-d self has nothing to transpose
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout

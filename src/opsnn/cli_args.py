@@ -1,5 +1,5 @@
-"""argparse pieces the ``opsnn`` subcommands share: one shape grammar, counts with a floor, the
-short dtype names.
+"""argparse pieces the ``opsnn`` subcommands share: the parser, one shape grammar, counts with a
+floor, the short dtype names.
 
 Each bad value is a usage error (exit 2) naming the option, with what was expected and what was
 given: the types raise ``argparse.ArgumentTypeError``, the ``--shape`` action (which reads all its
@@ -16,6 +16,21 @@ from decimal import Decimal, InvalidOperation
 # "f16" for a 16-byte float128), mapped onto NumPy's names.
 DTYPE_SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
                      "f32": "float32", "fp32": "float32", "f64": "float64", "fp64": "float64"}
+
+
+# A word starting with "-" is an option to argparse unless its negative-number pattern matches,
+# and that pattern only knows -5, -.5 and -2.5 (Python 3.11): -1e3, -5., -inf and -nan, scalars
+# CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf").
+NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, reading any negative float literal as a value (``NEGATIVE_NUMBER``);
+    its subcommand parsers are of this class too (``add_subparsers`` makes them so)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER  # the attribute argparse consults
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

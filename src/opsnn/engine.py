@@ -132,7 +132,7 @@ def current_profile(op: str, selection: str | None = None) -> platform.SocProfil
 def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, allocate=None) -> aclOpExecutor:
     """Phase 1 without the cache: every check, in CANN's order, then the steps."""
     op = spec.name
-    _check_presence(spec, args)
+    _check_presence(spec, args, profile)
     out = args["out"]
     inputs = {p.name: args[p.name] for p in spec.inputs}
     self_t = inputs["self"]
@@ -316,7 +316,22 @@ def infer_output(spec: OpSpec, args: dict,
 
 # ---- helpers -----------------------------------------------------------------------------
 
-def _check_presence(spec: OpSpec, args: dict) -> None:
+def _no_acl_dtype(param, tensor, profile: platform.SocProfile) -> str:
+    """The refusal of a host array (or torch tensor) whose dtype no aclDataType describes: that
+    dtype, the list the parameter takes on this SoC, and how to make a byte-swapped one native."""
+    given = tensor.given_dtype
+    allowed = param.dtypes.for_profile(profile) if param.dtypes is not None else ()
+    swapped = isinstance(given, np.dtype) and given.byteorder not in "=|"
+    text = (f"{param.api_name} has dtype {getattr(given, 'name', given)}"
+            f"{' in non-native byte order' if swapped else ''}, which no aclDataType describes")
+    if allowed:
+        text += f"; it must be one of [{', '.join(dtypes.name(d) for d in allowed)}] on {profile.name}"
+    if swapped and dtypes.from_numpy(given.newbyteorder("=")) != DataType.DT_UNDEFINED:
+        text += "; a.astype(a.dtype.newbyteorder('=')) makes it native"
+    return text
+
+
+def _check_presence(spec: OpSpec, args: dict, profile: platform.SocProfile) -> None:
     """Null checks in CANN's order (161001); a wrong handle type is 161002 at the same point."""
     for name in spec.null_order:
         param = spec.param(name)
@@ -331,8 +346,8 @@ def _check_presence(spec: OpSpec, args: dict) -> None:
                                          f"(from acl.create_{param.kind}), got {type(value).__name__}")
         if getattr(value, "destroyed", False):
             raise checks.fail(spec.name, f"{param.api_name} was already destroyed")
-        if value.dtype == DataType.DT_UNDEFINED:  # e.g. a NumPy object or string array
-            raise checks.fail(spec.name, f"{param.api_name} has a dtype with no aclDataType")
+        if value.dtype == DataType.DT_UNDEFINED:  # a NumPy object, string or byte-swapped array
+            raise checks.fail(spec.name, _no_acl_dtype(param, value, profile))
     for param in spec.params:
         if param.kind == "flag" and not isinstance(args[param.name], (bool, np.bool_)):
             raise checks.fail(spec.name, f"{param.api_name} must be a bool, got "

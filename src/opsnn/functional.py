@@ -214,8 +214,9 @@ def _writable(spec: registry.OpSpec, value, name: str) -> np.ndarray:
 def _pythonic_boundary(call):
     """The Pythonic layer's counterpart of the aclnn boundary: only AclnnError leaves it, and its
     text is also what ``acl.get_recent_err_msg()`` returns next on this thread. A host
-    MemoryError becomes 200000 (ACL_ERROR_BAD_ALLOC); anything else is an opsnn bug and becomes
-    561000 (ACLNN_ERR_INNER) with the original exception chained (``__cause__``)."""
+    MemoryError becomes 200000 (ACL_ERROR_BAD_ALLOC); a warning the caller's filter raises as an
+    error 161002, as the aclnn boundary returns it; anything else is an opsnn bug and becomes
+    561000 (ACLNN_ERR_INNER); the original exception chained (``__cause__``)."""
 
     @functools.wraps(call)
     def inner(spec, out, **kwargs):
@@ -229,6 +230,9 @@ def _pythonic_boundary(call):
             raise
         except MemoryError as exc:
             raise _recorded(AclnnError(AclError.BAD_ALLOC, f"{spec.name}: out of host memory: {exc}")) from exc
+        except Warning as exc:
+            raise _recorded(AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: {type(exc).__name__} raised "
+                                                                 f"as an error by the warnings filter: {exc}")) from exc
         except Exception as exc:  # noqa: BLE001 - nothing but AclnnError may escape
             raise _recorded(AclnnError(Status.ERR_INNER, f"{spec.name}: internal error: "
                                                          f"{type(exc).__name__}: {exc}")) from exc

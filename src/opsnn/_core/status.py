@@ -40,6 +40,7 @@ class AclError(enum.IntEnum):
     INVALID_PARAM = 100000
     UNINITIALIZE = 100001
     REPEAT_INITIALIZE = 100002
+    INVALID_FILE = 100003
     REPEAT_FINALIZE = 100037
     BAD_ALLOC = 200000
     INVALID_DEVICE = 200002
@@ -112,8 +113,10 @@ def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status
     ``failure(code)`` builds the function's failure return value (e.g. ``(0, None, code)``).
     An ``AclnnError`` keeps its status; a call with arguments the function's signature cannot
     take (a C compiler would refuse it) is ``invalid`` (ACLNN_ERR_PARAM_INVALID; the runtime
-    passes ACL_ERROR_INVALID_PARAM); any other exception is an opsnn bug and is reported as
-    ``fallback`` (ACLNN_ERR_INNER) with the exception text, so nothing escapes to the caller.
+    passes ACL_ERROR_INVALID_PARAM), and so is a warning the caller's filter raises as an error
+    (``warnings.simplefilter("error")``, pytest's ``-W error``: the call refuses what it would
+    have warned about); any other exception is an opsnn bug and is reported as ``fallback``
+    (ACLNN_ERR_INNER) with the exception text, so nothing escapes to the caller.
     """
 
     def wrap(fn):
@@ -126,6 +129,10 @@ def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status
             except AclnnError as exc:
                 set_recent_error(exc.message)
                 return failure(exc.status)
+            except Warning as exc:
+                set_recent_error(f"{fn.__name__}: {type(exc).__name__} raised as an error by the "
+                                 f"warnings filter: {exc}")
+                return failure(int(invalid))
             except Exception as exc:  # noqa: BLE001 - the boundary must never raise
                 if isinstance(exc, TypeError) and exc.__traceback__.tb_next is None:
                     # raised by the call itself, before fn's first line: the arguments do not bind

@@ -143,6 +143,11 @@ class ArrayTensor(TensorBase):
     def array(self) -> np.ndarray:
         return self._arr
 
+    @property
+    def given_dtype(self) -> np.dtype:
+        """The array's NumPy dtype (what a refusal of a dtype no aclDataType describes names)."""
+        return self._arr.dtype
+
 
 class aclScalar:  # noqa: N801 - the CANN type name
     """A host scalar stored in its aclDataType (``aclCreateScalar``)."""
@@ -150,10 +155,15 @@ class aclScalar:  # noqa: N801 - the CANN type name
     def __init__(self, value, dtype):
         self.dtype = _enum(DataType, dtype, "dataType")
         self.destroyed = False
+        if isinstance(value, np.timedelta64):  # an np.integer subclass, but a duration
+            raise _bad(f"value {value!r} is a duration, not a number")
         if self.dtype in dtypes.COMPLEX:
             if not isinstance(value, (int, float, complex, np.number)) or isinstance(value, np.bool_):
                 raise _bad(f"value {value!r} is not a number")
-            self.value = complex(value)
+            try:
+                self.value = complex(value)
+            except OverflowError:
+                raise _bad(f"value {value!r} does not fit a C double") from None
         elif self.dtype in dtypes.NUMPY:
             np_dtype = dtypes.to_numpy(self.dtype)
             if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):

@@ -26,12 +26,17 @@ _null = boundary(lambda code: None, invalid=AclError.INVALID_PARAM)
 
 @_ret
 def init(config_path: str | None = None) -> int:
-    """aclInit. ``config_path`` (a JSON file in CANN: a str / path, or None) is accepted and
-    ignored. Returns ret (ACL_ERROR_REPEAT_INITIALIZE 100002 when already initialised, 100000 when
-    ``config_path`` is not a path)."""
+    """aclInit. ``config_path``: None or "" (no configuration), or the path of CANN's JSON
+    configuration file (dump, profiling), which must be a readable file; its content is not
+    used. Returns ret (ACL_ERROR_REPEAT_INITIALIZE 100002 when already initialised,
+    ACL_ERROR_INVALID_FILE 100003 for a path that is no readable file, as the acl return-code
+    table says to check, 100000 when ``config_path`` is not a path)."""
     if config_path is not None and not isinstance(config_path, (str, os.PathLike)):
         raise AclnnError(AclError.INVALID_PARAM, f"init: configPath must be a file path (str) or "
                                                  f"None, got {type(config_path).__name__}")
+    if config_path not in (None, "") and not (os.path.isfile(config_path) and os.access(config_path, os.R_OK)):
+        raise AclnnError(AclError.INVALID_FILE, f"init: configPath {os.fspath(config_path)!r} is not a "
+                                                "readable file (pass None or \"\" for no configuration)")
     with rt.STATE.lock:
         if rt.STATE.initialized:
             raise AclnnError(AclError.REPEAT_INITIALIZE, "init: acl.init() was already called")

@@ -151,6 +151,9 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
 def as_bytes(obj, what: str, writable: bool) -> np.ndarray:
     """uint8 view of a buffer object (NumPy array, bytes, bytearray, memoryview)."""
     if isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject:
+            raise AclnnError(AclError.INVALID_PARAM, f"{what}: an object array holds Python "
+                                                     "references, not raw data")
         if writable:
             if not (obj.flags.c_contiguous and obj.flags.writeable):
                 raise AclnnError(AclError.INVALID_PARAM,
@@ -158,7 +161,11 @@ def as_bytes(obj, what: str, writable: bool) -> np.ndarray:
             return obj.reshape(-1).view(np.uint8)
         return np.ascontiguousarray(obj).reshape(-1).view(np.uint8)
     if isinstance(obj, (bytes, bytearray, memoryview)):
-        view = np.frombuffer(obj, dtype=np.uint8)
+        try:
+            view = np.frombuffer(obj, dtype=np.uint8)
+        except (BufferError, ValueError) as exc:  # a strided memoryview has no flat bytes to point at
+            raise AclnnError(AclError.INVALID_PARAM, f"{what}: the buffer must be C-contiguous ({exc}); "
+                                                     "pass bytes(view) or a contiguous array") from None
         if writable and not view.flags.writeable:
             raise AclnnError(AclError.INVALID_PARAM, f"{what}: bytes objects are read-only")
         return view

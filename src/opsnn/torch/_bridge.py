@@ -90,6 +90,7 @@ class MetaTensor(TensorBase):
     def __init__(self, t: torch.Tensor):
         self.shape = tuple(t.shape)  # SymInts stay symbolic under torch.compile(dynamic=True)
         self.dtype = acl_dtype(t.dtype)
+        self.given_dtype = t.dtype
         self.strides = contiguous_strides(self.shape)
         self.format = Format.ND
 
