@@ -1099,6 +1099,7 @@ def test_pythonic_odd_arrays():
                    "one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16]", "newbyteorder('=')"])
     py_fail(161002, opsnn.hardtanh_backward, G, X, out=np.zeros(4, ">f4"), words=["out has dtype float32"])
     py_fail(161002, opsnn.leaky_relu_backward, G, X.astype(np.longdouble), words=["self has dtype float128"])
+    py_fail(161002, opsnn.leaky_relu_backward, G, 2**70, words=[f"self {2**70} is an int beyond int64 and uint64"])
     misaligned = np.zeros(17, np.uint8)[1:].view(F32)
     misaligned[:] = G
     record = np.zeros(4, dtype=[("a", F32), ("b", np.int8)])["a"]

@@ -12,6 +12,7 @@ from same-dtype inputs happen to agree on payloads too.
 
 from __future__ import annotations
 
+import fractions
 import random
 import subprocess
 import sys
@@ -207,6 +208,17 @@ def test_scalars_torch_refuses_are_refused():
                 call()
             assert str(info.value) == (f"opsnn.torch.{where} must be a number or a 0-d tensor that does not "
                                        f"require grad, got a tensor of shape {shape}")
+    for bad in (None, "0.1", fractions.Fraction(1, 5)):  # no number: a TypeError, as in F
+        with pytest.raises(TypeError, match="must be Number"):
+            F.leaky_relu(x, bad)
+        for call, where in ((lambda: ot.leaky_relu(x, bad), "leaky_relu: negative_slope"),
+                            (lambda: ot.leaky_relu_(x.clone(), bad), "leaky_relu_: negative_slope"),
+                            (lambda: ot.hardtanh_(x.clone(), -1.0, bad), "hardtanh_: max_val")):
+            with pytest.raises(TypeError) as info:
+                call()
+            assert str(info.value) == f"opsnn.torch.{where} must be a number, got {type(bad).__name__}"
+        with pytest.raises(TypeError):  # F.hardtanh compares the bounds first: Python's TypeError
+            ot.hardtanh(x, bad, 1.0)
     slope = torch.tensor(0.5)
     for call, name in ((lambda: ot.leaky_relu_backward(x, x, slope), "negative_slope"),
                        (lambda: aten.leaky_relu_backward(x, x, slope, False), "negative_slope"),
@@ -697,6 +709,16 @@ def test_a_float64_slope_beyond_float32_is_refused(name, scalars):
     assert x.tolist() == [-1e-300, -0.0, 0.0, -2.0] and x._version == 0
     within = getattr(ops, name)(*tensors, 3.4e38, *scalars[1:])
     assert not within.isnan().any() and within[3] == -2.0 * float(np.float32(3.4e38))
+
+
+def test_a_float64_hardtanh_backward_is_refused_for_its_dtype_whatever_its_bounds():
+    """hardtanh_backward takes no float32 attr: a float64 call is refused for its dtype (DECISION
+    11), with bounds beyond float32's range too, not for a slope it does not have."""
+    x = torch.randn(4, dtype=torch.float64)
+    for bounds in ((-1e300, 1.0), (-1.0, 1.0)):
+        with pytest.raises(AclnnRuntimeError, match="gradOutput has dtype DT_DOUBLE") as info:
+            ot.hardtanh_backward(x, x, *bounds)
+        assert info.value.status == 161002 and "slope" not in str(info.value)
 
 
 @pytest.mark.parametrize("name, scalars, dtype", [

@@ -59,7 +59,9 @@ _op = torch.ops.opsnn
 def _number(value, name: str, function: str):
     """``value`` as torch.nn.functional's argument parser reads a Scalar: a NumPy scalar or a 0-d
     tensor that does not require grad becomes the number it holds; torch refuses any other tensor
-    (the torch.ops schemas would refuse a NumPy scalar too); anything else goes to the schema."""
+    (the torch.ops schemas would refuse a NumPy scalar too) and anything that is no number (None,
+    a str, a Fraction) with a TypeError, as torch.nn.functional does (the schema would raise a
+    RuntimeError); a number, or a symbolic one under torch.compile, goes on to the schema."""
     if isinstance(value, torch.Tensor):
         if value.dim() != 0 or value.requires_grad:
             raise TypeError(f"opsnn.torch.{function}: {name} must be a number or a 0-d tensor that does not "
@@ -79,6 +81,8 @@ def _number(value, name: str, function: str):
         return complex(value)
     if isinstance(value, np.floating):
         return float(value)
+    if not isinstance(value, (int, float, complex, torch.SymInt, torch.SymFloat, torch.SymBool)):
+        raise TypeError(f"opsnn.torch.{function}: {name} must be a number, got {type(value).__name__}")
     return value
 
 

@@ -239,6 +239,8 @@ def _opmath(dtype: torch.dtype) -> torch.dtype:
 # the dtype torch's kernel converts an op's scalars to, from its tensors' dtype: clamp (hardtanh)
 # converts to that dtype itself, the others to their compute type
 _SCALAR_DTYPE = {"hardtanh": lambda dtype: dtype, "hardtanh_": lambda dtype: dtype}
+# the ops whose scalar opsnn's kernel takes as a float32 attr whatever the tensors' dtype (DECISION 2)
+_FLOAT32_ATTR = frozenset({"leaky_relu", "leaky_relu_", "leaky_relu_backward"})
 
 
 def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
@@ -261,7 +263,7 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
             value = value.real
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             _check_fits(op, name, value, target)
-            if op not in _SCALAR_DTYPE and target == torch.float64:
+            if op in _FLOAT32_ATTR and target == torch.float64:
                 _check_float32_attr(op, name, value)
         taken.append(value)
     return taken
