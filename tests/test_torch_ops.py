@@ -211,9 +211,9 @@ def test_scalars_torch_refuses_are_refused():
     for bad in (None, "0.1", fractions.Fraction(1, 5)):  # no number: a TypeError, as in F
         with pytest.raises(TypeError, match="must be Number"):
             F.leaky_relu(x, bad)
-        for call, where in ((lambda: ot.leaky_relu(x, bad), "leaky_relu: negative_slope"),
-                            (lambda: ot.leaky_relu_(x.clone(), bad), "leaky_relu_: negative_slope"),
-                            (lambda: ot.hardtanh_(x.clone(), -1.0, bad), "hardtanh_: max_val")):
+        for call, where in ((lambda v=bad: ot.leaky_relu(x, v), "leaky_relu: negative_slope"),
+                            (lambda v=bad: ot.leaky_relu_(x.clone(), v), "leaky_relu_: negative_slope"),
+                            (lambda v=bad: ot.hardtanh_(x.clone(), -1.0, v), "hardtanh_: max_val")):
             with pytest.raises(TypeError) as info:
                 call()
             assert str(info.value) == f"opsnn.torch.{where} must be a number, got {type(bad).__name__}"
