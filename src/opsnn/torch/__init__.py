@@ -93,7 +93,7 @@ def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool 
     negative_slope = _number(negative_slope, "negative_slope", "leaky_relu")
     if inplace:
         return _op.leaky_relu_(input, negative_slope)
-    return _ops.call("leaky_relu", (input,), (negative_slope,), input, negative_slope)
+    return _ops.call("leaky_relu", input, negative_slope)
 
 
 def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
@@ -113,7 +113,7 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
     min_val, max_val = _number(min_val, "min_val", "hardtanh"), _number(max_val, "max_val", "hardtanh")
     if inplace:
         return _op.hardtanh_(input, min_val, max_val)
-    return _ops.call("hardtanh", (input,), (min_val, max_val), input, min_val, max_val)
+    return _ops.call("hardtanh", input, min_val, max_val)
 
 
 def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
@@ -132,8 +132,7 @@ def leaky_relu_backward(grad_output: torch.Tensor, self: torch.Tensor, negative_
     """aclnnLeakyReluBackward (``torch.ops.aten.leaky_relu_backward``): broadcast shape,
     promoted dtype."""
     _no_forward_ad("leaky_relu_backward", grad_output, self)
-    return _ops.call("leaky_relu_backward", (grad_output, self), (negative_slope,), grad_output, self,
-                     negative_slope, self_is_result, flags=(self_is_result,))
+    return _ops.call("leaky_relu_backward", grad_output, self, negative_slope, self_is_result)
 
 
 def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: float,
@@ -141,7 +140,7 @@ def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: fl
     """aclnnHardtanhBackward (``torch.ops.aten.hardtanh_backward``): grad_output and self of one
     dtype (float16/bfloat16/float32) and one shape."""
     _no_forward_ad("hardtanh_backward", grad_output, self)
-    return _ops.call("hardtanh_backward", (grad_output, self), (min_val, max_val), grad_output, self, min_val, max_val)
+    return _ops.call("hardtanh_backward", grad_output, self, min_val, max_val)
 
 
 from . import nn  # noqa: E402 - the modules use the functions above

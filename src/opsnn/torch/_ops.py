@@ -379,6 +379,11 @@ _OPS = {"leaky_relu": leaky_relu, "hardtanh": hardtanh, "leaky_relu_backward": l
 # functional API take the op (the override) again
 _REGISTERED = {name: getattr(op, "_backend_fns", {}).get("cpu") for name, op in _OPS.items()}
 _INT_RANGE = (-2**63, 2**63)  # a Python int beyond it: the schema raises OverflowError
+# each op's arguments in schema order: T a Tensor, N a Scalar, B a bool
+_SIGNATURES = {"leaky_relu": "TN", "hardtanh": "TNN", "leaky_relu_backward": "TTNB", "hardtanh_backward": "TTNN"}
+# per op, the positions of its tensors, scalars and flags among the arguments
+_POSITIONS = {name: tuple(tuple(i for i, k in enumerate(kinds) if k == kind) for kind in "TNB")
+              for name, kinds in _SIGNATURES.items()}
 
 
 def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
@@ -408,12 +413,12 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
                         or is_functorch_wrapped_tensor(t)) for t in tensors)
 
 
-def call(name: str, tensors: tuple, numbers: tuple, *args, flags: tuple = ()) -> torch.Tensor:
-    """``torch.ops.opsnn.<name>(*args)`` (``tensors``, ``numbers``, ``flags``: the tensor, scalar
-    and bool arguments among ``args``). Where ``direct`` allows, the CPU kernel runs itself, and
-    where autograd must record the call, inside an autograd.Function with the op's own backward
-    formula and saved tensors (``_FUNCTIONS``): the same result and gradients as through the
-    op."""
+def call(name: str, *args) -> torch.Tensor:
+    """``torch.ops.opsnn.<name>(*args)``. Where ``direct`` allows (for the tensor, scalar and bool
+    arguments, ``_SIGNATURES``), the CPU kernel runs itself, and where autograd must record the
+    call, inside an autograd.Function with the op's own backward formula and saved tensors
+    (``_FUNCTIONS``): the same result and gradients as through the op."""
+    tensors, numbers, flags = ([args[i] for i in positions] for positions in _POSITIONS[name])
     if direct(tensors, numbers, flags) and getattr(_OPS[name], "_backend_fns", {}).get("cpu") is _REGISTERED[name]:
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return _FUNCTIONS[name].apply(*args)
@@ -481,13 +486,13 @@ def _leaky_relu_grad(ctx, grad):
     no_forward_ad("leaky_relu (backward)", grad)
     (self,) = ctx.saved_tensors
     (slope,) = ctx.scalars
-    return call("leaky_relu_backward", (grad, self), (slope,), grad, self, slope, False, flags=(False,)), None
+    return call("leaky_relu_backward", grad, self, slope, False), None
 
 
 def _hardtanh_grad(ctx, grad):
     no_forward_ad("hardtanh (backward)", grad)
     (self,) = ctx.saved_tensors
-    return call("hardtanh_backward", (grad, self), ctx.scalars, grad, self, *ctx.scalars), None, None
+    return call("hardtanh_backward", grad, self, *ctx.scalars), None, None
 
 
 def _save_backward_self(ctx, inputs, output):
@@ -500,8 +505,7 @@ def _leaky_relu_backward_grad(ctx, grad):
     no_forward_ad("leaky_relu_backward (backward)", grad)
     (self,) = ctx.saved_tensors
     slope = ctx.scalars[0]
-    grad_grad = call("leaky_relu_backward", (grad, self), (slope,), grad, self, slope, False, flags=(False,)) \
-        if ctx.needs_input_grad[0] else None
+    grad_grad = call("leaky_relu_backward", grad, self, slope, False) if ctx.needs_input_grad[0] else None
     grad_self = torch.zeros_like(self) if ctx.needs_input_grad[1] else None
     return grad_grad, grad_self, None, None
 
@@ -509,8 +513,7 @@ def _leaky_relu_backward_grad(ctx, grad):
 def _hardtanh_backward_grad(ctx, grad):
     no_forward_ad("hardtanh_backward (backward)", grad)
     (self,) = ctx.saved_tensors
-    grad_grad = call("hardtanh_backward", (grad, self), ctx.scalars, grad, self, *ctx.scalars) \
-        if ctx.needs_input_grad[0] else None
+    grad_grad = call("hardtanh_backward", grad, self, *ctx.scalars) if ctx.needs_input_grad[0] else None
     grad_self = torch.zeros_like(self) if ctx.needs_input_grad[1] else None
     return grad_grad, grad_self, None, None
 
@@ -568,8 +571,7 @@ class _LeakyReluInplace(torch.autograd.Function):
     def backward(ctx, grad):
         no_forward_ad("leaky_relu_ (backward)", grad)
         (result,) = ctx.saved_tensors
-        return call("leaky_relu_backward", (grad, result), (ctx.negative_slope,), grad, result, ctx.negative_slope,
-                    True, flags=(True,)), None, None
+        return call("leaky_relu_backward", grad, result, ctx.negative_slope, True), None, None
 
 
 class _HardtanhInplace(torch.autograd.Function):
@@ -586,7 +588,7 @@ class _HardtanhInplace(torch.autograd.Function):
     def backward(ctx, grad):
         no_forward_ad("hardtanh_ (backward)", grad)
         (original,) = ctx.saved_tensors
-        return call("hardtanh_backward", (grad, original), ctx.bounds, grad, original, *ctx.bounds), None, None, None
+        return call("hardtanh_backward", grad, original, *ctx.bounds), None, None, None
 
 
 def _check_inplace(self: torch.Tensor) -> None:
