@@ -20,7 +20,7 @@ import numpy as np
 from . import _fastpath, engine, registry
 from ._core import dtypes, memory, outpool
 from ._core.dtypes import DataType
-from ._core.status import AclError, AclnnError, Status, set_recent_error
+from ._core.status import AclError, AclnnError, Status, set_recent_error, warning_refused
 from ._core.tensor import ArrayTensor, aclScalar
 
 
@@ -231,8 +231,7 @@ def _pythonic_boundary(call):
         except MemoryError as exc:
             raise _recorded(AclnnError(AclError.BAD_ALLOC, f"{spec.name}: out of host memory: {exc}")) from exc
         except Warning as exc:
-            raise _recorded(AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: {type(exc).__name__} raised "
-                                                                 f"as an error by the warnings filter: {exc}")) from exc
+            raise _recorded(AclnnError(Status.ERR_PARAM_INVALID, warning_refused(spec.name, exc))) from exc
         except Exception as exc:  # noqa: BLE001 - nothing but AclnnError may escape
             raise _recorded(AclnnError(Status.ERR_INNER, f"{spec.name}: internal error: "
                                                          f"{type(exc).__name__}: {exc}")) from exc

@@ -107,6 +107,12 @@ def pop_recent_error() -> str | None:
     return message
 
 
+def warning_refused(where: str, exc: Warning) -> str:
+    """The message of a call refused because the caller's warnings filter raised ``exc`` (a
+    warning opsnn issued) as an error: both boundaries report it so."""
+    return f"{where}: {type(exc).__name__} raised as an error by the warnings filter: {exc}"
+
+
 def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status.ERR_PARAM_INVALID):
     """Decorator for the C-shaped boundary: turn any exception into a status return.
 
@@ -130,8 +136,7 @@ def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status
                 set_recent_error(exc.message)
                 return failure(exc.status)
             except Warning as exc:
-                set_recent_error(f"{fn.__name__}: {type(exc).__name__} raised as an error by the "
-                                 f"warnings filter: {exc}")
+                set_recent_error(warning_refused(fn.__name__, exc))
                 return failure(int(invalid))
             except Exception as exc:  # noqa: BLE001 - the boundary must never raise
                 if isinstance(exc, TypeError) and exc.__traceback__.tb_next is None:

@@ -148,12 +148,16 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
                      "pointer is used, or pass the NumPy array itself)")
 
 
+def refuse_object_array(array: np.ndarray, what: str) -> None:
+    """100000 for an array of Python objects: it has no raw bytes to point at or copy."""
+    if array.dtype.hasobject:
+        raise AclnnError(AclError.INVALID_PARAM, f"{what}: an object array holds Python references, not raw data")
+
+
 def as_bytes(obj, what: str, writable: bool) -> np.ndarray:
     """uint8 view of a buffer object (NumPy array, bytes, bytearray, memoryview)."""
     if isinstance(obj, np.ndarray):
-        if obj.dtype.hasobject:
-            raise AclnnError(AclError.INVALID_PARAM, f"{what}: an object array holds Python "
-                                                     "references, not raw data")
+        refuse_object_array(obj, what)
         if writable:
             if not (obj.flags.c_contiguous and obj.flags.writeable):
                 raise AclnnError(AclError.INVALID_PARAM,

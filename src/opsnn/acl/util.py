@@ -35,9 +35,7 @@ def numpy_to_ptr(array: np.ndarray) -> int:
         except Exception as exc:  # noqa: BLE001 - whatever the object's conversion raises
             raise AclnnError(AclError.INVALID_PARAM, f"numpy_to_ptr: {type(array).__name__} is not "
                                                      f"an array: {exc}") from None
-    if array.dtype.hasobject:
-        raise AclnnError(AclError.INVALID_PARAM, "numpy_to_ptr: an object array holds Python references, "
-                                                 "not raw data")
+    _host.refuse_object_array(array, "numpy_to_ptr")
     if given and array.flags.c_contiguous:  # valid while the caller keeps the array
         return _host.register_array(array)
     if given:  # a private copy, kept while the array it views lives, as its own bytes would be
