@@ -931,6 +931,36 @@ def test_plain_calls_run_the_kernel_without_the_dispatcher(direct_calls):
     with torch.no_grad():  # nothing to record
         ot.leaky_relu(x, 0.1)
     assert direct_calls[-1] == "leaky_relu" and len(direct_calls) == 5
+    with torch.inference_mode():  # its tensors lack the autograd keys, and are plain all the same
+        made = torch.tensor([-2.0, 3.0])
+        assert_same_bits(ot.hardtanh(made, -1.0, 1.0), torch.tensor([-1.0, 1.0]))
+    assert direct_calls[-1] == "hardtanh" and len(direct_calls) == 6
+
+
+def test_only_plain_cpu_tensors_count_as_plain():
+    """``is_plain`` (one read of the dispatch keys) says no to each kind of tensor the attribute
+    checks it stands for said no to, and yes to a plain one that requires grad or was made in
+    inference mode, of any dtype and layout of strides."""
+    from opsnn.torch import _bridge
+
+    x = torch.tensor([[-2.0, 0.5], [3.0, 1.0]])
+    plain = [x, x.t(), x[:, :1], x.expand(3, 2, 2), x.to(torch.bfloat16), x.double().requires_grad_(),
+             torch.from_numpy(np.ones(3, np.float16))]
+    with torch.inference_mode():
+        plain.append(torch.ones(3))
+    assert all(_bridge.is_plain(t) for t in plain)
+    complex_view = torch.tensor([1 + 2j, -3 - 1j]).conj()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # quantized and nested tensors: deprecated / beta
+        others = [x.to("meta"), x.to_sparse(), x.to_mkldnn(), x.as_subclass(_Sub), torch.nn.Parameter(x),
+                  complex_view, complex_view.imag, torch._efficientzerotensor(3),
+                  torch.quantize_per_tensor(x, 0.1, 0, torch.qint8),
+                  torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])]
+    assert not any(_bridge.is_plain(t) for t in others)
+    inside = []  # functorch's wrappers, while the transform runs
+    torch.func.vmap(lambda t: inside.append(_bridge.is_plain(t)) or t)(x)
+    torch.func.grad(lambda t: inside.append(_bridge.is_plain(t)) or t.sum())(x)
+    assert inside == [False, False]
 
 
 class _Sub(torch.Tensor):

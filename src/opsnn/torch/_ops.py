@@ -37,7 +37,6 @@ import math
 
 import torch
 import torch.autograd.forward_ad as _forward_ad
-from torch._C._functorch import is_functorch_wrapped_tensor
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.overrides import has_torch_function
 
@@ -389,11 +388,11 @@ _POSITIONS = {name: tuple(tuple(i for i, k in enumerate(kinds) if k == kind) for
 def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     """Whether an op may run its CPU kernel (the function registered for CPU) without torch's
     dispatcher, which for these arguments would reach nothing but that kernel and, where a
-    tensor requires grad, autograd: plain dense CPU tensors (strided layout, not quantized,
-    nested, a zero tensor or a lazy negative / conjugate view, which torch's fallbacks resolve
-    first), Python floats and int64-range ints for the scalars and bools for the flags (the
-    schema converts or refuses anything else), and nothing that intercepts, converts or records
-    ops (torch.compile, torch.jit.trace, the profiler, autocast, a torch function or dispatch
+    tensor requires grad, autograd: plain dense CPU tensors (``_bridge.is_plain``: strided
+    layout, not quantized, nested, a zero tensor or a lazy negative / conjugate view, which
+    torch's fallbacks resolve first), Python floats and int64-range ints for the scalars and
+    bools for the flags (the schema converts or refuses anything else), and nothing that
+    intercepts, converts or records ops (torch.compile, torch.jit.trace, the profiler, autocast, a torch function or dispatch
     mode such as FakeTensorMode or make_fx, functorch's vmap / grad wrappers, a tensor subclass).
     The dispatcher and torch.library's Python layers cost ~20-35 us a call (a 4-element
     forward: 24-44 -> 9-15 us on the Xeon VM of BENCHMARKS.md). Not seen from here: other
@@ -408,9 +407,7 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
             return False
     if any(type(f) is not bool for f in flags):
         return False
-    return all(type(t) is torch.Tensor and t.device.type == "cpu" and t.layout == torch.strided
-               and not (t.is_quantized or t.is_nested or t.is_neg() or t.is_conj() or t._is_zerotensor()
-                        or is_functorch_wrapped_tensor(t)) for t in tensors)
+    return all(B.is_plain(t) for t in tensors)
 
 
 def call(name: str, *args) -> torch.Tensor:
