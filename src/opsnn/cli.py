@@ -257,10 +257,11 @@ def _run_run(args) -> int:
     host = {}
     for p in spec.inputs:
         shape = shapes["self" if p.name == "self" else "grad"]
-        nbytes = math.prod(shape) * np.dtype(input_dtypes[p.name]).itemsize
-        if nbytes > memory.DEVICE_CAPACITY:  # NumPy's own refusal ("array is too big") names nothing
-            raise ValueError(f"{p.api_name} of shape {list(shape)} needs {nbytes} bytes, more than the "
-                             f"{memory.DEVICE_CAPACITY}-byte emulated device memory")
+        # NumPy's own refusal ("array is too big") names nothing
+        refusal = memory.beyond_device(math.prod(shape) * np.dtype(input_dtypes[p.name]).itemsize,
+                                       f"{p.api_name} of shape {list(shape)}")
+        if refusal:
+            raise ValueError(refusal)
         values = rng.uniform(-2, 2, shape)
         host[p.name] = (values * (2 if p.name != "self" else 1)).astype(input_dtypes[p.name])
     if args.transpose and host["self"].ndim >= 2:  # a 0-d or 1-d self has nothing to transpose

@@ -326,9 +326,9 @@ def _host_empty(shape: tuple[int, ...], dtype: np.dtype, what: str, pooled: bool
     the emulated device memory (checked before trying) or the host cannot provide it.
     ``pooled``: may recycle a large buffer nobody references any more (``_core.outpool``)."""
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes > memory.DEVICE_CAPACITY:
-        raise AclnnError(AclError.BAD_ALLOC, f"{what} needs {nbytes} bytes, more than the "
-                                             f"{memory.DEVICE_CAPACITY}-byte emulated device memory")
+    refusal = memory.beyond_device(nbytes, what)
+    if refusal:
+        raise AclnnError(AclError.BAD_ALLOC, refusal)
     try:
         return outpool.empty(shape, dtype) if pooled else np.empty(shape, dtype=dtype)
     except (MemoryError, ValueError) as exc:

@@ -46,6 +46,15 @@ DEVICE_CAPACITY = 64 << 30
 HOST_CAPACITY = 64 << 30
 
 
+def beyond_device(nbytes: int, what: str) -> str | None:
+    """Why ``what``, needing ``nbytes`` bytes, cannot be allocated on the emulated device, or None
+    where it fits: the one wording of that refusal (an AclnnError 200000 from the Pythonic API,
+    a usage error from ``opsnn run``)."""
+    if nbytes <= DEVICE_CAPACITY:
+        return None
+    return f"{what} needs {nbytes} bytes, more than the {DEVICE_CAPACITY}-byte emulated device memory"
+
+
 class AddressSpace:
     """One address range (device or pinned host) with a bump allocator that never reuses."""
 
