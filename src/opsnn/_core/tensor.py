@@ -85,7 +85,7 @@ class aclTensor(TensorBase):  # noqa: N801 - the CANN type name
                            f"{list(self.storage_shape)} of {storage_numel} elements")
         self.storage_nbytes = dtypes.nbytes(self.dtype, storage_numel)
         if self.storage_nbytes:
-            memory.DEVICE.region(self.addr, self.storage_nbytes, "aclCreateTensor")  # bounds check now
+            memory.DEVICE.region(self.addr, self.storage_nbytes, "create_tensor")  # bounds check now
 
     def array(self) -> np.ndarray:
         """The live strided view; raises if the tensor or its memory is gone.

@@ -96,8 +96,9 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
         The aclTensor, or None when an argument is invalid or the view reaches outside the
         storage or the storage outside its allocation (message in ``get_recent_err_msg()``).
     """
-    return aclTensor(view_dims, data_type, stride, offset, fmt, storage_dims,
-                     0 if tensor_data is None else tensor_data)
+    with _named("create_tensor"):
+        return aclTensor(view_dims, data_type, stride, offset, fmt, storage_dims,
+                         0 if tensor_data is None else tensor_data)
 
 
 @_ret
@@ -111,7 +112,8 @@ def destroy_tensor(tensor) -> int:
 def create_scalar(value, data_type) -> aclScalar:
     """aclCreateScalar: ``value`` stored as ``data_type`` (C conversion: float->int truncates,
     float overflow -> inf). Returns the aclScalar, or None when the value cannot be stored."""
-    return aclScalar(value, data_type)
+    with _named("create_scalar"):
+        return aclScalar(value, data_type)
 
 
 @_ret
@@ -119,6 +121,23 @@ def destroy_scalar(scalar) -> int:
     """aclDestroyScalar. Returns ret."""
     _destroy(scalar, aclScalar, "destroy_scalar")
     return 0
+
+
+class _named:
+    """Context manager: a refusal from the aclTensor / aclScalar constructors (which the
+    Pythonic API shares, wording its own prefix) leaves prefixed with the call's name, as the
+    runtime's other messages are."""
+
+    def __init__(self, call: str):
+        self.call = call
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if isinstance(exc, AclnnError) and not exc.message.startswith(self.call + ":"):
+            raise AclnnError(exc.status, f"{self.call}: {exc.message}") from None
+        return False
 
 
 def _destroy(obj, kind, call: str) -> None:
