@@ -4,6 +4,7 @@ through the acl runtime (synthetic files in tmp_path; the real files only when .
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 from pathlib import Path
@@ -12,6 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from opsnn import cli
 from opsnn import verify as V
 
 CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases" / "ops-nn"
@@ -233,6 +235,58 @@ def test_small_files_pass_end_to_end(tmp_path, capsys):
     assert report["summary"]["PASS"] == 6 and report["summary"]["FAIL"] == 0
     assert all(c["bit_exact"] for c in report["cases"])
     assert "6 passed" in capsys.readouterr().out
+
+
+def _one_csv_row(tmp_path, **cells) -> Path:
+    """A hardtanh_grad csv of one row, ``cells`` replaced (raw cell text)."""
+    path = write_csv(tmp_path, csv_row("ht", "hardtanh_grad", "float32", (2, 3),
+                                      "{'min_val': -1.0, 'max_val': 1.0}", "((-2, 2), (-2, 2))"))
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows[0].update(cells)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize("cells, words", [
+    ({"attributes": "not a dict"}, "row 0: attributes 'not a dict' is not a Python literal"),
+    ({"attributes": "[1, 2]"}, "row 0: attributes must be a dict"),
+    ({"attributes": "{'max_vall': 2.0}"}, "row 0: attributes ['max_vall'] are not attrs of HardtanhBackward"),
+    ({"input_data_ranges": "((-1, 1, foo),)"}, "row 0: input_data_ranges '((-1, 1, foo),)' is not a Python literal"),
+    ({"input_data_ranges": "((5, -5),)"}, "row 0: self's range [5.0, -5.0] runs downward"),
+    ({"input_data_ranges": "((-1, 1), (-1, 1), (-1, 1))"}, "row 0: input_data_ranges gives 3 ranges for 2 inputs"),
+    ({"input_dtypes": "('float16',)"}, "row 0: hardtanh_grad takes 2 inputs; input_dtypes names 1, input_shapes 2"),
+    ({"input_shapes": "((-4,), (-4,))"}, "row 0: self has shape [-4]; dims must be non-negative integers"),
+    ({"input_dtypes": "('float99', 'float32')"}, "row 0: unknown dtype name 'float99'"),
+    ({"op_name": "gelu_grad"}, "row 0: unknown kernel op 'gelu_grad'"),
+])
+def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, capsys, cells, words):
+    """Found by a breaker: a cell that is no literal was a traceback (SyntaxError), and a downward
+    range, a missing input, a negative dim were FAILs with "internal error" after running; a third
+    range for two inputs was ignored. Each is now exit 2 before any case runs, naming the row."""
+    assert cli.main(["verify", str(_one_csv_row(tmp_path, **cells))]) == 2
+    err = capsys.readouterr().err
+    assert "not a readable ttk kernel ST csv case file" in err and words in err, err
+
+
+def test_a_case_without_an_input_of_its_operator_is_a_usage_error(tmp_path, capsys):
+    case = json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], 0.5)
+    del case["inputs"][0]  # no gradOutput
+    assert cli.main(["verify", str(write_json(tmp_path, case))]) == 2
+    err = capsys.readouterr().err
+    assert "case 0: aclnnLeakyReluBackward takes the tensors ['gradOutput', 'self']; the case gives ['self']" in err
+
+
+@pytest.mark.parametrize("slope", ["nan", ["-inf"], "inf"])
+def test_integer_scalar_that_cannot_hold_its_value_is_a_usage_error(tmp_path, capsys, slope):
+    """Found by a breaker: NaN or inf for an int32 slope was cast to INT32_MIN and run."""
+    path = write_json(tmp_path, json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], slope, "int32"))
+    assert cli.main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "case 0: negativeSlope is int32, which cannot hold" in err, err
 
 
 def test_case_over_max_elements_is_skipped(tmp_path, capsys):

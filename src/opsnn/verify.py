@@ -204,10 +204,15 @@ def _dtype(name: str) -> np.dtype:
         raise ValueError(f"unknown dtype name {name!r}") from None
 
 
-def _literal(text: str):
-    """A Python literal from a case file; bare ``nan``/``inf``/``-inf`` are read as floats."""
+def _literal(text: str, field: str):
+    """A Python literal from a case file's ``field``; bare ``nan``/``inf``/``-inf`` are read as
+    floats. ValueError naming the field where the text is no literal."""
     quoted = re.sub(r"(-?)\b(nan|inf)\b", r'"\1\2"', text.strip())
-    return _floats_in(ast.literal_eval(quoted)) if quoted else None
+    try:
+        return _floats_in(ast.literal_eval(quoted)) if quoted else None
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        raise ValueError(f"{field} {text.strip()!r} is not a Python literal (numbers, strings, "
+                         "tuples, lists, dicts; bare nan and inf)") from None
 
 
 def _floats_in(value):
@@ -248,47 +253,59 @@ _KERNELS = {
 
 
 def parse_csv(path: str | Path) -> list[Case]:
-    """All rows of a kernel ST csv as cases (an unknown op_name raises ValueError)."""
+    """All rows of a kernel ST csv as cases (ValueError naming the row and field of a malformed one)."""
     with open(path, newline="") as f:
-        return [_csv_case(str(path), i, row) for i, row in enumerate(csv.DictReader(f))]
+        return [_parsed(f"row {i}", _csv_case, str(path), i, row) for i, row in enumerate(csv.DictReader(f))]
 
 
 def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     kernel = _KERNELS.get(row["op_name"].strip())
     if kernel is None:
-        raise ValueError(f"{file} row {index}: unknown kernel op {row['op_name']!r}")
-    dtypes = [_dtype(d) for d in _literal(row["input_dtypes"])]
-    shapes = [tuple(s) for s in _literal(row.get("input_shapes") or row["input_ori_shapes"])]
-    formats = list(_literal(row.get("input_formats") or row.get("input_ori_formats") or "") or [])
+        raise ValueError(f"unknown kernel op {row['op_name']!r} (known: {', '.join(_KERNELS)})")
+    dtypes = [_dtype(d) for d in _literal(row["input_dtypes"], "input_dtypes")]
+    shapes = [tuple(s) for s in _literal(row.get("input_shapes") or row["input_ori_shapes"], "input_shapes")]
+    if not len(dtypes) == len(shapes) == len(kernel.inputs):
+        raise ValueError(f"{row['op_name'].strip()} takes {len(kernel.inputs)} inputs; input_dtypes names "
+                         f"{len(dtypes)}, input_shapes {len(shapes)}")
+    formats = list(_literal(row.get("input_formats") or row.get("input_ori_formats") or "", "input_formats") or [])
     values = _csv_values(row.get("input_data_ranges", ""), len(dtypes), kernel)
     specs = [TensorSpec(role, dt, shape, val, formats[i] if i < len(formats) else "ND")
              for i, (role, dt, shape, val) in enumerate(zip(kernel.inputs, dtypes, shapes, values))]
     tensors = tuple(s for s in specs if s.role not in kernel.bound_inputs)
-    scalars = tuple(_csv_attr_scalars(kernel, _literal(row.get("attributes") or "{}") or {}))
+    scalars = tuple(_csv_attr_scalars(kernel, _literal(row.get("attributes") or "{}", "attributes") or {}))
     scalars += tuple(ScalarSpec(s.role, s.dtype, s.values) for s in specs if s.role in kernel.bound_inputs)
     unsupported = _per_element_bounds(specs, kernel)
     out_shapes = row.get("output_shapes", "")
-    out_shape = (tuple(_literal(out_shapes)[0]) if out_shapes[:1] in ("(", "[")
+    out_shape = (tuple(_literal(out_shapes, "output_shapes")[0]) if out_shapes[:1] in ("(", "[")
                  else _broadcast(s.shape for s in tensors))  # ClipByValueV2 rows say "ELEWISE"
-    out_formats = list(_literal(row.get("output_formats") or "") or ["ND"])
+    out_formats = list(_literal(row.get("output_formats") or "", "output_formats") or ["ND"])
     return Case(file, index, row["testcase_name"], kernel.op, tensors, scalars, kernel.flags,
-                _dtype(_literal(row["output_dtypes"])[0]), out_shape, out_formats[0],
+                _dtype(_literal(row["output_dtypes"], "output_dtypes")[0]), out_shape, out_formats[0],
                 _csv_tolerance(row), unsupported)
 
 
 def _csv_values(text: str, count: int, kernel: _Kernel) -> list[Values]:
     """Per-input value specs: one range per input, one range for all, or the default range."""
-    ranges = _literal(text) if text and text.strip() else None
+    ranges = _literal(text, "input_data_ranges") if text and text.strip() else None
     if not ranges:
         low, high = DEFAULT_RANGE
         middle = (low + high) / 2
         split = {"min": Values(low, middle), "max": Values(middle, high)}
         return [split.get(role, Values(low, high)) for role in kernel.inputs[:count]]
+    if len(ranges) not in (1, count):
+        raise ValueError(f"input_data_ranges gives {len(ranges)} ranges for {count} inputs "
+                         "(one per input, or one for all)")
     ranges = list(ranges) if len(ranges) == count else [ranges[0]] * count
     return [Values(float(r[0]), float(r[1]), tuple(float(v) for v in r[2:])) for r in ranges]
 
 
-def _csv_attr_scalars(kernel: _Kernel, attrs: dict) -> Iterator[ScalarSpec]:
+def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
+    if not isinstance(attrs, dict):
+        raise ValueError(f"attributes must be a dict of attr values, got {attrs!r}")
+    unknown = set(attrs) - set(kernel.attrs)
+    if unknown:
+        raise ValueError(f"attributes {sorted(map(str, unknown))} are not attrs of {kernel.op}'s kernel "
+                         f"(it takes {sorted(kernel.attrs) or 'none'})")
     for attr, (role, default) in kernel.attrs.items():
         value = float(attrs.get(attr, default))
         yield ScalarSpec(role, _ATTR_DTYPE, Values.constant(value))
@@ -305,7 +322,7 @@ def _per_element_bounds(specs: list[TensorSpec], kernel: _Kernel) -> str | None:
 def _csv_tolerance(row: dict[str, str]) -> Tolerance:
     """``precision_tolerances`` holds (relative, absolute) per output; else ``absolute_precision``
     serves as both; with neither the case must be bit-exact (opsnn's reading of the format)."""
-    pairs = _literal(row.get("precision_tolerances") or "")
+    pairs = _literal(row.get("precision_tolerances") or "", "precision_tolerances")
     if pairs:
         rtol, atol = (float(v) for v in pairs[0])
         return Tolerance(rtol, atol, "precision_tolerances")
@@ -322,15 +339,15 @@ _ATK_ROLES = {"x": "self", "a": "negativeSlope", "clipValueMin": "min", "clipVal
 
 
 def parse_json(path: str | Path) -> list[Case]:
-    """All cases of an aclnn ST json (an unknown ``aclnn_name`` raises ValueError)."""
+    """All cases of an aclnn ST json (ValueError naming the case of a malformed one)."""
     with open(path) as f:
-        return [_json_case(str(path), i, case) for i, case in enumerate(json.load(f))]
+        return [_parsed(f"case {i}", _json_case, str(path), i, case) for i, case in enumerate(json.load(f))]
 
 
 def _json_case(file: str, index: int, case: dict) -> Case:
     op = case["aclnn_name"].removeprefix("aclnn")  # the forward files name "LeakyRelu", "Hardtanh"
     if op not in OPS:
-        raise ValueError(f"{file} case {index}: unknown operator {case['aclnn_name']!r}")
+        raise ValueError(f"unknown operator {case['aclnn_name']!r} (known: aclnn{', aclnn'.join(OPS)})")
     tensors, scalars, flags = [], [], []
     for item in case["inputs"]:
         role = _ATK_ROLES.get(item["name"], item["name"])
@@ -341,6 +358,7 @@ def _json_case(file: str, index: int, case: dict) -> Case:
             scalars.append(ScalarSpec(role, _dtype(item["dtype"]), _json_values(item["range_values"])))
         else:
             flags.append((role, _json_flag(item["range_values"])))
+    _check_arguments(op, tensors, scalars, flags)  # (before the out dtype, which reads them)
     out_dtype = _json_out_dtype(op, tensors)
     name = f"{case['aclnn_name']}_{case.get('id', index)}"
     return Case(file, index, name, op, tuple(tensors), tuple(scalars), tuple(flags), out_dtype,
@@ -378,6 +396,48 @@ def _json_tolerance(case: dict, out_dtype: np.dtype) -> Tolerance:
     return Tolerance(threshold, threshold, standard)
 
 
+def _parsed(where: str, parse: Callable, file: str, index: int, item) -> Case:
+    """``parse(file, index, item)``, checked (``_checked``); a malformed item raises ValueError
+    that says ``where`` it is and what is wrong with it."""
+    try:
+        return _checked(parse(file, index, item))
+    except KeyError as exc:
+        raise ValueError(f"{where}: no {exc.args[0]!r} field") from exc
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from exc
+    except (TypeError, IndexError, AttributeError) as exc:
+        raise ValueError(f"{where}: {type(exc).__name__}: {exc}") from exc
+
+
+def _check_arguments(op: str, tensors, scalars, flags) -> None:
+    """ValueError unless the tensors, scalars and flags are each of ``op``'s, once."""
+    binding = OPS[op]
+    given = {"tensors": [t.role for t in tensors], "scalars": [s.role for s in scalars],
+             "flags": [name for name, _ in flags]}
+    for kind, wanted in (("tensors", binding.tensors), ("scalars", binding.scalars), ("flags", binding.flags)):
+        if sorted(given[kind]) != sorted(wanted):
+            raise ValueError(f"{binding.aclnn} takes the {kind} {list(wanted)}; the case gives {given[kind]}")
+
+
+def _checked(case: Case) -> Case:
+    """``case`` if verify can build its call: each of the operator's tensors, scalars and flags
+    once, shapes of non-negative integer dims, value ranges that do not run downward, and no
+    NaN or infinity where an integer or bool input is to hold it. ValueError otherwise (the
+    usage error of a malformed file, not a FAIL of the operator)."""
+    _check_arguments(case.op, case.tensors, case.scalars, case.flags)
+    for t in case.tensors:
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in t.shape):
+            raise ValueError(f"{t.role} has shape {list(t.shape)}; dims must be non-negative integers")
+    for spec in (*case.tensors, *case.scalars):
+        v = spec.values
+        if not v.is_constant and v.low > v.high:
+            raise ValueError(f"{spec.role}'s range [{v.low}, {v.high}] runs downward")
+        ends = (v.low,) if v.is_constant else (v.low, v.high)
+        if spec.dtype.kind in "biu" and not all(map(math.isfinite, ends)):
+            raise ValueError(f"{spec.role} is {spec.dtype}, which cannot hold {', '.join(map(str, ends))}")
+    return case
+
+
 def load_cases(path: str | Path) -> list[Case]:
     """Cases of one file, by extension (``.csv`` kernel ST, ``.json`` aclnn ST)."""
     suffix = Path(path).suffix.lower()
@@ -388,7 +448,8 @@ def load_cases(path: str | Path) -> list[Case]:
     try:
         cases = parse(path)
     except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # JSONDecodeError too
-        raise ValueError(f"{path}: not a readable {kind} case file ({type(exc).__name__}: {exc})") from exc
+        why = str(exc) if type(exc) is ValueError else f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"{path}: not a readable {kind} case file ({why})") from exc
     if not cases:  # an empty file, a header alone, '{}': a green run of nothing would hide it
         raise ValueError(f"{path}: holds no case; expected a case file ({kind}) with at least one")
     return cases
