@@ -1083,3 +1083,30 @@ print("ok")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           check=False)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_opsnn_leaves_torchs_thread_count_alone():
+    """Found by a breaker: numba's OpenMP pool starts with omp_set_num_threads, which resolves to
+    torch's libgomp where torch came first, so the first opsnn kernel set torch's intra-op
+    threads from 1 to numba's count (torch's own conv gradients changed with it). Run apart: the
+    pool starts once per process. opsnn's parallel launches still use numba's threads."""
+    script = """
+import numpy as np, torch
+torch.set_num_threads(1)
+assert torch.get_num_threads() == 1  # torch's pool is set up (lazily, on its first use)
+import numba, opsnn, opsnn.torch as ot
+opsnn.leaky_relu(np.ones(3, np.float32))
+ot.hardtanh(torch.ones(3))
+after = torch.get_num_threads()
+from numba import njit, prange
+@njit(parallel=True)
+def ids(out):
+    for i in prange(out.size):
+        out[i] = numba.get_thread_id()
+seen = np.zeros(64, np.int64)
+ids(seen)
+print(after, len(set(seen.tolist())) == min(2, numba.config.NUMBA_NUM_THREADS))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0 and done.stdout.split() == ["1", "True"], (done.stdout, done.stderr)

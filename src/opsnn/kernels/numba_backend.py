@@ -61,6 +61,24 @@ _PROGRAMS: dict[int, tuple] = {}   # id(plan) -> (plan, Program or None)
 _WARNED: set = set()
 
 
+def _start_pool() -> None:
+    """Start numba's thread pool now (``numba.get_num_threads`` starts it), leaving torch's
+    intra-op thread count as it was. numba's OpenMP layer starts with
+    ``omp_set_num_threads(NUMBA_NUM_THREADS)``, and where torch was imported first that symbol
+    is torch's libgomp's (torch loads it into the global scope), so the first opsnn kernel
+    changed ``torch.get_num_threads()`` under its user (a breaker's: 1 -> 2, and torch's own conv
+    gradients changed with it). Later launches pass their thread count per parallel region and
+    leave it alone."""
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    numba.get_num_threads()
+    if before is not None and torch.get_num_threads() != before:
+        torch.set_num_threads(before)
+
+
+_start_pool()
+
+
 class Fallback(Exception):
     """This launch cannot run compiled; the caller uses the NumPy backend."""
 
