@@ -289,6 +289,11 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
     (["run", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),
     (["run", "LeakyReluBackward", "--shape=-2,3"], 2, ["dims must be >= 0"]),
+    # (a breaker: without the "=" these two were "unrecognized arguments", and a bare --scalar ran
+    # with the default slope)
+    (["run", "LeakyReluBackward", "--shape", "-2,3"], 2, ["argument --shape: dims must be >= 0", "'-2,3'"]),
+    (["run", "LeakyReluBackward", "--shape", "-2x3"], 2, ["argument --shape: dims must be >= 0", "'-2x3'"]),
+    (["run", "LeakyReluBackward", "--scalar"], 2, ["argument --scalar: expected at least one argument"]),
     (["run", "LeakyReluBackward", "--shape", "99999999999999999999"], 2, ["argument --shape", "< 2**63"]),
     (["tiling", "LeakyReluBackward", "--shape", "x"], 2, ["bad shape 'x'"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
@@ -516,3 +521,14 @@ def test_short_dtype_names_read_alike_in_every_subcommand(capsys, short, numpy_n
     assert report["defMatch"]["dtypes"] == [acl_name] * 3
     # HardtanhGrad has no DOUBLE row: the tiling is shown, the command fails
     assert (code, report["defMatch"]["rowIndex"] is None) == ((1, True) if acl_name == "DOUBLE" else (0, False))
+
+
+@pytest.mark.parametrize("argv", [["run", "LeakyReluBackward"], ["tiling", "LeakyRelu", "--shape", "4,5",
+                                                                  "--dtype", "float16", "--simulate"]])
+def test_cli_output_into_a_closed_pipe_ends_quietly_with_141(argv):
+    """Found by a breaker: `opsnn ... | head -1` printed "[Errno 32] Broken pipe" as a usage error
+    (exit 2), or exited 1, the status of a failed operator call (rich's own handling)."""
+    proc = subprocess.Popen([sys.executable, "-m", "opsnn", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141 and err == "", err

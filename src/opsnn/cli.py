@@ -2,8 +2,9 @@
 
 Exit status: 0 on success, 1 when an operator call or a verified case fails (or host memory
 runs out), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
-input files. Operator statuses (161002, ...) are printed, not used as exit codes: they do not
-fit in 0-255.
+input files, 141 (128 + SIGPIPE, as for other command-line tools) when the reader of stdout
+went away before the output ended (``opsnn ... | head``). Operator statuses (161002, ...) are
+printed, not used as exit codes: they do not fit in 0-255.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import os
 import sys
 
 import numpy as np
-from rich.console import Console
 
 from . import registry
-from .cli_args import DTYPE_SHORT_NAMES, Parser, ShapeWords, int_at_least
+from .cli_args import DTYPE_SHORT_NAMES, Parser, PipeConsole, ShapeWords, int_at_least
 from ._core import dtypes, memory, platform
 from ._core.status import AclnnError
 
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = Parser(
         prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",
         epilog="exit status: 0 success; 1 an operator call, a verified case or a tiling check failed; "
-               "2 usage error or unreadable input file. `opsnn COMMAND -h` for a command's options.")
+               "2 usage error or unreadable input file; 141 stdout closed early (| head). "
+               "`opsnn COMMAND -h` for a command's options.")
     parser.add_argument("--soc", choices=list(platform.PROFILES),
                         help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -55,7 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with platform.use_soc(args.soc or platform.current().name):
-            return int(args.handler(args))
+            code = int(args.handler(args))
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then seen below
+        return code
+    except BrokenPipeError:
+        # stdout's reader went away (| head): stop quietly; the interpreter's own flush at exit
+        # would fail again, so stdout becomes /dev/null
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except AclnnError as exc:
         print(f"opsnn {args.command}: {exc}", file=sys.stderr)
         return 1
@@ -221,7 +230,7 @@ def _add_run_arguments(parser) -> None:
                         help="dtype of out (default: the one phase 1 would allocate: the inputs' promoted "
                              "dtype, or self's where the operator keeps it)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
-    parser.add_argument("--scalar", type=float, nargs="*",
+    parser.add_argument("--scalar", type=float, nargs="+",
                         help="scalar arguments in the API's order (default: slope 0.01; min -1 max 1)")
     parser.add_argument("--self-is-result", action="store_true", help="selfIsResult (LeakyReluBackward)")
     parser.add_argument("--seed", type=int_at_least(0), default=0)
@@ -238,7 +247,7 @@ def _run_run(args) -> int:
         print(f"opsnn run: error: {option} does not apply to {spec.api_name}: {why}", file=sys.stderr)
     if unused:
         return 2
-    console = Console(highlight=False, soft_wrap=True)
+    console = PipeConsole(highlight=False, soft_wrap=True)
     rng = np.random.default_rng(args.seed)
     if len(args.dtype) not in (1, len(spec.inputs)):
         counts = "1 dtype" if len(spec.inputs) == 1 else f"1 or {len(spec.inputs)} dtypes"

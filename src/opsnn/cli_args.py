@@ -1,5 +1,5 @@
-"""argparse pieces the ``opsnn`` subcommands share: the parser, one shape grammar, counts with a
-floor, the short dtype names.
+"""Pieces the ``opsnn`` subcommands share: the argparse parser, one shape grammar, counts with a
+floor, the short dtype names, and the rich console they print with.
 
 Each bad value is a usage error (exit 2) naming the option, with what was expected and what was
 given: the types raise ``argparse.ArgumentTypeError``, the ``--shape`` action (which reads all its
@@ -12,6 +12,8 @@ import argparse
 import re
 from decimal import Decimal, InvalidOperation
 
+from rich.console import Console
+
 # The short dtype names opsnn bench prints, which every subcommand also reads (NumPy would take
 # "f16" for a 16-byte float128), mapped onto NumPy's names.
 DTYPE_SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
@@ -20,8 +22,10 @@ DTYPE_SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf
 
 # A word starting with "-" is an option to argparse unless its negative-number pattern matches,
 # and that pattern only knows -5, -.5 and -2.5 (Python 3.11): -1e3, -5., -inf and -nan, scalars
-# CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf").
-NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
+# CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf"), and
+# so was a shape with a negative first dim (-1,3 or -1x3), whose own check names it.
+NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|infinity|nan|\d+(?:[,x]-?\d+)+)$",
+                             re.IGNORECASE)
 
 
 class Parser(argparse.ArgumentParser):
@@ -91,3 +95,12 @@ def int_at_least(low: int):
         return value
 
     return parse
+
+
+class PipeConsole(Console):
+    """rich's console, but a closed stdout (``opsnn ... | head``) raises BrokenPipeError for
+    ``cli.main`` to end the command with status 141, where rich's own handling exits with 1,
+    the status of a failed operator call."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError

@@ -8,13 +8,12 @@ import statistics
 import time
 
 import numpy as np
-from rich.console import Console
 from rich.table import Table
 
 from . import acl, reference, registry
 from ._core import dtypes, platform
 from ._core.shape import MAX_DIM
-from .cli_args import ShapeWords, int_at_least
+from .cli_args import PipeConsole, ShapeWords, int_at_least
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
 from .samples import hardtanh_backward as hardtanh_sample
 from .samples import leaky_relu_backward as leaky_sample
@@ -44,7 +43,7 @@ def run(args) -> int:
     if len(args.shape) > MAX_DIM:  # every operator refuses it (161002): say so before the samples run
         raise ValueError(f"--shape {list(args.shape)} has {len(args.shape)} dims; aclnn tensors have at "
                          f"most {MAX_DIM}")
-    console = Console(highlight=False)
+    console = PipeConsole(highlight=False)
     profile = platform.current()
     console.print(f"[bold]opsnn demo[/bold] on the emulated {profile.name} ({profile.product_line})\n")
     for title, sample in (("aclnnLeakyReluBackward sample (test_aclnn_leaky_relu_backward)", leaky_sample),

@@ -65,7 +65,8 @@ def hardtanh_backward(grad_output, self, min_val=-1.0, max_val=1.0, *, out=None)
     Args:
         grad_output: array, float16/bfloat16/float32, 0-8 dims.
         self: the forward input, same dtype and shape as grad_output.
-        min_val, max_val: numbers (used as float32); min_val > max_val gives all zeros.
+        min_val, max_val: numbers (used as float32); min_val > max_val gives zeros but where
+            self is NaN (DECISION 8: a NaN self passes the gradient whatever the bounds).
         out: optional NumPy array or DLPack tensor (any strides; written in place) with self's
             dtype and shape.
 

@@ -55,7 +55,7 @@ from rich.table import Table
 from opsnn import reference
 from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
-from opsnn.cli_args import int_at_least
+from opsnn.cli_args import PipeConsole, int_at_least
 
 # A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
 # element for fp64 (inputs and output on host and "device", float64 golden and comparison
@@ -300,8 +300,8 @@ def _csv_values(text: str, count: int, kernel: _Kernel) -> list[Values]:
 
 
 def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
-    if not isinstance(attrs, dict):
-        raise ValueError(f"attributes must be a dict of attr values, got {attrs!r}")
+    if not isinstance(attrs, dict):  # a malformed file: ValueError, as every parsing refusal here
+        raise ValueError(f"attributes must be a dict of attr values, got {attrs!r}")  # noqa: TRY004
     unknown = set(attrs) - set(kernel.attrs)
     if unknown:
         raise ValueError(f"attributes {sorted(map(str, unknown))} are not attrs of {kernel.op}'s kernel "
@@ -890,7 +890,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``opsnn verify``; returns the exit status (1 if any case failed, else 0)."""
-    console = Console()
+    console = PipeConsole()
     if not console.is_terminal:  # a log or pipe: wide enough that every row stays on one line
         console.width = max(console.width, _LOG_WIDTH)
     if args.golden == "torch":

@@ -86,13 +86,27 @@ def _number(value, name: str, function: str):
     return value
 
 
+def _inplace(name: str, input: torch.Tensor, *scalars) -> torch.Tensor:
+    """The in-place op ``name`` + "_" on ``input``. Inside torch.compile: the functional op on a
+    clone (autograd keeps the input it saves) and a ``copy_`` into ``input``, much as torch's
+    functionalization rewrites an ATen in-place op.
+    Inductor (torch 2.13) miscompiles a torch.library op tagged in place: it hands the updated
+    buffer to a later op as its output while the result is still to be read (a swapped model
+    with ``LeakyReLU(inplace=True)`` between Linears was off by 0.17; a toy in-place op
+    defined with ``torch.library.custom_op`` alone is off the same way). ``torch.ops.opsnn.*_``
+    called directly inside a compiled function still meets that bug (docs/torch.md)."""
+    if torch.compiler.is_compiling():
+        return input.copy_(_ops.call(name, input.clone(), *scalars))
+    return getattr(_op, name + "_")(input, *scalars)
+
+
 def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:
     """``torch.nn.functional.leaky_relu`` on opsnn's aclnnLeakyRelu:
     ``input if input > 0 else input * float32(negative_slope)``; dtype and shape of ``input``."""
     _no_forward_ad("leaky_relu", input)
     negative_slope = _number(negative_slope, "negative_slope", "leaky_relu")
     if inplace:
-        return _op.leaky_relu_(input, negative_slope)
+        return _inplace("leaky_relu", input, negative_slope)
     return _ops.call("leaky_relu", input, negative_slope)
 
 
@@ -100,7 +114,7 @@ def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tens
     """In-place ``leaky_relu``; autograd keeps only the result, so backward refuses a negative
     slope (161002), as torch does."""
     _no_forward_ad("leaky_relu_", input)
-    return _op.leaky_relu_(input, _number(negative_slope, "negative_slope", "leaky_relu_"))
+    return _inplace("leaky_relu", input, _number(negative_slope, "negative_slope", "leaky_relu_"))
 
 
 def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
@@ -112,14 +126,15 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
     _no_forward_ad("hardtanh", input)
     min_val, max_val = _number(min_val, "min_val", "hardtanh"), _number(max_val, "max_val", "hardtanh")
     if inplace:
-        return _op.hardtanh_(input, min_val, max_val)
+        return _inplace("hardtanh", input, min_val, max_val)
     return _ops.call("hardtanh", input, min_val, max_val)
 
 
 def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
     """In-place ``hardtanh``."""
     _no_forward_ad("hardtanh_", input)
-    return _op.hardtanh_(input, _number(min_val, "min_val", "hardtanh_"), _number(max_val, "max_val", "hardtanh_"))
+    return _inplace("hardtanh", input, _number(min_val, "min_val", "hardtanh_"),
+                    _number(max_val, "max_val", "hardtanh_"))
 
 
 def relu6(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
