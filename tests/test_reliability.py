@@ -235,6 +235,24 @@ def test_malloc_beyond_capacity(dev):
     assert dev.malloc(128)
 
 
+def test_malloc_past_the_end_of_the_address_range(dev, monkeypatch):
+    """Found by a breaker: addresses are never reused, and ~32 000 rounds of a 4 GiB malloc/free
+    walked the device range into the pinned host range (one integer was then both). The ranges
+    are disjoint and bounded: near the end a malloc that fits still works, one that does not is
+    200000 naming the range, and the host range is untouched."""
+    assert memory.DEVICE._end <= memory.HOST._base
+    monkeypatch.setattr(memory.DEVICE, "_next", memory.DEVICE._end - (1 << 20))
+    fits = dev.malloc(4096)
+    assert memory.DEVICE._base <= fits < memory.DEVICE._end
+    before = mem_state()
+    addr, ret = acl.rt.malloc(1 << 20, 0)
+    fail_msg(ret, 200000, "device address range [0x100000000, 0x700000000000) is used up")
+    assert addr == 0 and mem_state() == before
+    host, ret = acl.rt.malloc_host(64)
+    assert ret == 0 and memory.HOST._base <= host < memory.HOST._end and memory.DEVICE.find(host) is None
+    assert acl.rt.free_host(host) == 0
+
+
 def test_free_misuse(dev):
     """free of a never-allocated, interior, already-freed, None, str, or host address, and
     free_host of a device address -> 100000; the accounting is unchanged."""
@@ -704,9 +722,11 @@ def test_out_partially_overlaps_input(dev):
     # prime the plan cache with the same metadata and a disjoint out: a cache hit checks again
     assert _launch_leaky(dev, gt, xt, s, False, dev.tensor(np.zeros(4, F32))) == (0, 0, 0)
     assert _launch_ht(dev, gt, xt, s, s, dev.tensor(np.zeros(4, F32))) == (0, 0, 0)
-    for out in (shifted, every_other):
+    # (views of one shape and strides are told apart by where they start: a breaker)
+    for out, where in ((shifted, "its first element 8 bytes before out's first"),
+                       (every_other, "its first element at out's first")):
         fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, out)[2], 161002,
-                 "overlap", "gradOutput", "in-place")
+                 "overlap", "gradOutput", "in-place", where)
         fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(gt, xt, s, s, out)[2], 161002, "overlap")
     # other dtype over the same bytes: not the same view
     as_f16 = acl.create_tensor([4], acl.ACL_FLOAT16, [1], 0, acl.ACL_FORMAT_ND, [16], addr)
@@ -723,7 +743,8 @@ def test_out_partially_overlaps_input(dev):
     for _ in range(3):  # same layouts, disjoint out: warms every cache of the Pythonic path
         opsnn.leaky_relu_backward(buf[:4], X, 0.5, out=np.zeros(8, F32)[2:6])
         opsnn.hardtanh_backward(X, buf[::2], out=np.zeros(8, F32)[1:5])
-    py_fail(161002, opsnn.leaky_relu_backward, buf[:4], X, 0.5, out=buf[2:6], words=["overlap", "gradOutput"])
+    py_fail(161002, opsnn.leaky_relu_backward, buf[:4], X, 0.5, out=buf[2:6],
+            words=["overlap", "gradOutput", "first element 8 bytes before out's first"])
     py_fail(161002, opsnn.hardtanh_backward, X, buf[::2], out=buf[1:5], words=["overlap", "self"])
     py_fail(161002, opsnn.leaky_relu_backward, buf[:4], X, out=buf[:8].view(np.float16)[:4].view(F16),
             words=["overlap"])

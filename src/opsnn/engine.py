@@ -496,8 +496,14 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
         except AclnnError as exc:  # e.g. the storage was freed after aclCreateTensor
             raise checks.fail(op, f"cannot check out against {p.api_name}: {exc.message}") from None
         if shared:
+            # where the two start, which is all that tells apart two views of one shape and strides
+            apart = lay.start - out_layout.start  # in bits
+            amount, unit = (abs(apart) // 8, "bytes") if apart % 8 == 0 else (abs(apart), "bits")
+            where = "at out's first" if apart == 0 else \
+                f"{amount} {unit} {'after' if apart > 0 else 'before'} out's first"
             raise checks.fail(op, f"out and {p.api_name} overlap in memory without being the same "
-                                  f"view (out {out.describe()}, {p.api_name} {tensor.describe()}); "
+                                  f"view (out {out.describe()}, {p.api_name} {tensor.describe()} with its "
+                                  f"first element {where}); "
                                   f"pass {p.api_name} itself as out for an in-place update, or an "
                                   "out that shares no memory with it")
 

@@ -56,10 +56,16 @@ def beyond_device(nbytes: int, what: str) -> str | None:
 
 
 class AddressSpace:
-    """One address range (device or pinned host) with a bump allocator that never reuses."""
+    """One address range ``[base, end)`` (device or pinned host) with a bump allocator that never
+    reuses an address, so a stale one is caught rather than landing in a newer allocation. The
+    ranges are disjoint: once a space has handed out its whole range (112 TiB of device
+    allocations, freed ones included, 16 TiB of pinned host ones) it refuses with
+    ACL_ERROR_BAD_ALLOC rather than run into the other (a breaker's 4 GiB malloc/free loop
+    reached the host range after ~32 000 rounds)."""
 
-    def __init__(self, base: int, kind: str, capacity: int):
-        self._next = base
+    def __init__(self, base: int, end: int, kind: str, capacity: int):
+        self._base = self._next = base
+        self._end = end
         self._kind = kind
         self.capacity = capacity
         self._starts: list[int] = []
@@ -74,6 +80,12 @@ class AddressSpace:
                 raise AclnnError(AclError.BAD_ALLOC,
                                  f"malloc: cannot allocate {size} bytes: {self.capacity - self._in_use} "
                                  f"of the {self.capacity}-byte emulated {self._kind} memory are free")
+            step = ((padded + ALIGN - 1) // ALIGN) * ALIGN + ALIGN  # a guard gap after it
+            if self._next + step > self._end:
+                raise AclnnError(AclError.BAD_ALLOC,
+                                 f"malloc: cannot allocate {size} bytes: the emulated {self._kind} address range "
+                                 f"[{_hex(self._base)}, {_hex(self._end)}) is used up; addresses are never reused "
+                                 "(so that a stale one is caught), so this process can allocate no more")
             try:
                 buffer = np.zeros(padded, dtype=np.uint8)
             except (MemoryError, ValueError):
@@ -81,7 +93,7 @@ class AddressSpace:
                                                      "(host memory backing the emulation is exhausted)") from None
             self._in_use += padded
             addr = self._next
-            self._next += ((padded + ALIGN - 1) // ALIGN) * ALIGN + ALIGN  # a guard gap
+            self._next += step
             self._allocs[addr] = Allocation(addr, size, buffer, self._kind)
             bisect.insort(self._starts, addr)
         return addr
@@ -153,5 +165,5 @@ def _hex(addr: object) -> str:
     return hex(addr) if isinstance(addr, int) else repr(addr)
 
 
-DEVICE = AddressSpace(0x1_0000_0000, "device", DEVICE_CAPACITY)
-HOST = AddressSpace(0x7E00_0000_0000, "host", HOST_CAPACITY)
+DEVICE = AddressSpace(0x1_0000_0000, 0x7000_0000_0000, "device", DEVICE_CAPACITY)
+HOST = AddressSpace(0x7000_0000_0000, 0x8000_0000_0000, "host", HOST_CAPACITY)
