@@ -254,7 +254,9 @@ def _one_csv_row(tmp_path, **cells) -> Path:
 @pytest.mark.parametrize("cells, words", [
     ({"attributes": "not a dict"}, "row 0: attributes 'not a dict' is not a Python literal"),
     ({"attributes": "[1, 2]"}, "row 0: attributes must be a dict"),
-    ({"attributes": "{'max_vall': 2.0}"}, "row 0: attributes ['max_vall'] are not attrs of HardtanhBackward"),
+    ({"attributes": "{'min_val': -1.0, 'max_vall': 2.0}"},
+     "row 0: attributes ['max_vall'] are not attrs of HardtanhBackward"),
+    ({"attributes": "{'min_val': -1.0}"}, "row 0: attributes lack max_val, which HardtanhBackward's kernel requires"),
     ({"input_data_ranges": "((-1, 1, foo),)"}, "row 0: input_data_ranges '((-1, 1, foo),)' is not a Python literal"),
     ({"input_data_ranges": "((5, -5),)"}, "row 0: self's range [5.0, -5.0] runs downward"),
     ({"input_data_ranges": "((-1, 1), (-1, 1), (-1, 1))"}, "row 0: input_data_ranges gives 3 ranges for 2 inputs"),
@@ -354,7 +356,8 @@ def test_cli_verify_runs_on_the_soc_asked_for(tmp_path, monkeypatch, capsys, arg
 def test_torch_golden_reports_documented_differences(tmp_path):
     """DECISIONS 8 (NaN self, SIMD-sized tensor) and DECISIONS 2 (double slope) are DOC, not FAIL."""
     pytest.importorskip("torch")
-    csv_path = write_csv(tmp_path, csv_row("nan_self", "hardtanh_grad", "float32", (64,), "{}",
+    csv_path = write_csv(tmp_path, csv_row("nan_self", "hardtanh_grad", "float32", (64,),
+                                           "{'min_val': -1.0, 'max_val': 1.0}",
                                            "((nan, nan), (-1, 1))"))
     json_path = write_json(tmp_path, json_case(0, "fp64", (32,), [-7, 7], [-7, 7], 0.1, "fp64"))
     out = tmp_path / "results.json"

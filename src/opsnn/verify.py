@@ -22,8 +22,9 @@ Kernel cases are mapped onto the aclnn API: ``LeakyReluGrad(gradients, features)
 ``HardtanhGrad(result, grad)`` -> ``aclnnHardtanhBackward(gradOutput=grad, self=result)`` (the
 kernel takes the forward input first, spec §7.1); ``LeakyRelu(x)`` -> ``aclnnLeakyRelu``;
 ``ClipByValueV2(x, min, max)`` -> ``aclnnHardtanh`` when min and max hold one element each. Float
-kernel attrs become ``ACL_FLOAT`` scalars; absent attrs take the kernel defaults (slope 0.0,
-min -1.0, max 1.0). Operators that ``opsnn.aclnn`` does not provide yet are reported as SKIP.
+kernel attrs become ``ACL_FLOAT`` scalars; an absent OPTIONAL attr takes the kernel default
+(slope 0.0), an absent REQUIRED one (HardtanhGrad's min_val and max_val) makes the row malformed.
+Operators that ``opsnn.aclnn`` does not provide yet are reported as SKIP.
 
 Results: PASS (within tolerance), FAIL, SKIP (with the reason; never silently dropped) and DOC (a
 ``--golden torch`` difference that a documented decision explains element by element:
@@ -237,7 +238,7 @@ class _Kernel:
 
     op: str
     inputs: tuple[str, ...]  # aclnn role of each kernel input, in kernel order
-    attrs: dict[str, tuple[str, float]]  # kernel attr -> (aclnn scalar role, kernel default)
+    attrs: dict[str, tuple[str, float | None]]  # kernel attr -> (aclnn scalar role, default; None: REQUIRED)
     flags: tuple[tuple[str, bool], ...] = ()
     bound_inputs: tuple[str, ...] = ()  # kernel inputs that become aclnn scalars (one element each)
 
@@ -246,7 +247,7 @@ _KERNELS = {
     "leaky_relu_grad": _Kernel("LeakyReluBackward", ("gradOutput", "self"),
                                {"negative_slope": ("negativeSlope", 0.0)}, (("selfIsResult", False),)),
     "hardtanh_grad": _Kernel("HardtanhBackward", ("self", "gradOutput"),
-                             {"min_val": ("min", -1.0), "max_val": ("max", 1.0)}),
+                             {"min_val": ("min", None), "max_val": ("max", None)}),
     "leaky_relu": _Kernel("LeakyRelu", ("self",), {"negative_slope": ("negativeSlope", 0.0)}),
     "clip_by_value_v2": _Kernel("Hardtanh", ("self", "min", "max"), {}, (), ("min", "max")),
 }
@@ -306,6 +307,10 @@ def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
     if unknown:
         raise ValueError(f"attributes {sorted(map(str, unknown))} are not attrs of {kernel.op}'s kernel "
                          f"(it takes {sorted(kernel.attrs) or 'none'})")
+    missing = [attr for attr, (_, default) in kernel.attrs.items() if default is None and attr not in attrs]
+    if missing:
+        raise ValueError(f"attributes lack {', '.join(missing)}, which {kernel.op}'s kernel requires "
+                         "(REQUIRED in its op definition, spec section 7.1)")
     for attr, (role, default) in kernel.attrs.items():
         value = float(attrs.get(attr, default))
         yield ScalarSpec(role, _ATTR_DTYPE, Values.constant(value))
