@@ -6,6 +6,7 @@ a stream destroyed while another thread launches on it loses nothing."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 
@@ -296,3 +297,26 @@ def test_stream_destroyed_while_another_thread_launches(dev):
                 np.testing.assert_array_equal(written, np.arange(1, 5, dtype=F32), "an accepted launch was lost")
             else:
                 assert not written.any()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork-started workers: multiprocessing's default on Linux")
+def test_fork_started_workers_after_the_parent_used_the_pool():
+    """Found by a breaker: numba's GNU OpenMP pool cannot run in a forked child (its first
+    parallel region ends the child), so a multiprocessing Pool whose parent had made one opsnn
+    call hung, its worker gone. A child now runs every launch on its calling thread, the
+    parent's cached launches dropped; results as in the parent, which keeps its pool."""
+    script = """
+import multiprocessing as mp
+import numpy as np, opsnn
+def f(_):
+    x = np.full(300_000, -1.0, np.float32)
+    g = np.ones((1000, 1000), np.float32); s = -np.ones((1000, 1000), np.float32).T
+    return float(opsnn.leaky_relu(x)[0]), float(opsnn.leaky_relu_backward(g, s, 0.5)[0, 0])
+for _ in range(3):
+    expected = f(0)  # the parent's launches, above the pool's threshold, cached
+with mp.get_context("fork").Pool(1) as pool:
+    got = pool.map_async(f, [0, 1]).get(timeout=120)
+print(got == [expected] * 2, f(0) == expected, expected)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0 and done.stdout.split()[:2] == ["True", "True"], (done.stdout, done.stderr[-2000:])

@@ -39,6 +39,7 @@ import re
 import sys
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 
 import numba
@@ -77,6 +78,37 @@ def _start_pool() -> None:
 
 
 _start_pool()
+
+# A forked child cannot use numba's pool where it is GNU OpenMP (the ``omp`` threading layer,
+# the one installed here): its first parallel region ends the child ("Terminating: fork() called
+# from a process already using GNU OpenMP, this is unsafe"), and fork is how ``multiprocessing``
+# starts workers on Linux (a breaker: a Pool whose parent had made one opsnn call hung, its
+# worker gone). So a child runs every launch on its calling thread (``use_parallel``), drops the
+# launches planned before the fork, and gives its thread one pool thread, which makes a kernel
+# planned for more (an aclnn executor bound before the fork) hand back to ``Program.run``
+# (``_check_source``'s planned-thread test). Spawned or forkserver workers start afresh.
+_FORKED = False
+_LIVE_PROGRAMS: weakref.WeakSet = weakref.WeakSet()  # every Program, whose launches a fork drops
+
+
+def _after_fork_in_child() -> None:
+    global _FORKED, _LOCK
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no pool started: nothing to avoid
+        return
+    if layer != "omp":  # tbb and workqueue pools survive a fork
+        return
+    _FORKED = True
+    _LOCK = threading.RLock()  # another thread of the parent may have held it: it is gone here
+    numba.set_num_threads(1)
+    for program in list(_LIVE_PROGRAMS):
+        program.forget_launches()
+    from .. import _fastpath  # (imported here: _fastpath imports the kernels)
+    _fastpath.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Fallback(Exception):
@@ -691,6 +723,7 @@ class Program:
         self.itemsizes = (store_chain[-1].itemsize,) + tuple(c[0].itemsize for c in in_chains)
         self._fns: dict[tuple, object] = {}
         self._launches: dict[tuple, tuple] = {}
+        _LIVE_PROGRAMS.add(self)
 
     def function(self, launch: HostLaunch, parallel: bool):
         """The compiled walker for ``launch``'s walker, modes and tiles (generated and imported on
@@ -741,6 +774,10 @@ class Program:
             tmp_launch, geometry, _, tmp_fn = self._prepare(tmp, ins)
             self.call(tmp_fn, tmp_launch, geometry, tmp, ins, scalars, 0)
             np.copyto(out, tmp)
+
+    def forget_launches(self) -> None:
+        """Drop the launches ``run`` planned (their thread decisions), as after a fork."""
+        self._launches.clear()
 
     def bind(self, arrays: dict, scalars: tuple):
         """``run`` prepared once for these very arrays: a no-argument call. For an aclnn launch,
@@ -977,6 +1014,8 @@ def use_parallel(work: int) -> bool:
     """Whether to run the ``prange`` variant of a walker. Above PARALLEL_MIN_BYTES always, even
     for one block: numba compiles a parfor body as its own function, which LLVM optimises better
     (the panels walker runs up to 1.6x faster), for ~1 us more launch cost."""
+    if _FORKED:  # a forked child of a process whose OpenMP pool had started (above)
+        return False
     lo, hi = PARALLEL_MIN_RANGE
     if PARALLEL_MIN_BYTES is None and not lo <= work < hi:  # the same whatever is measured
         return work >= hi
