@@ -310,6 +310,21 @@ def test_pool_keeps_few_idle_buffers_when_sizes_change():
     assert _addr(pool.empty((1 << 18,), np.dtype(F32))) != _addr(held)
 
 
+def test_pool_lets_go_of_results_held_together_once_dropped():
+    """Found by a breaker: sixty results held at once, then dropped, stayed pooled (960 MiB) as
+    long as every later call hit: the free ones beyond MAX_IDLE were only released on a miss."""
+    pool = outpool.OutputPool(max_bytes=256 << 20)
+    size = (1 << 18,)
+    held = [pool.empty(size, np.dtype(F32)) for _ in range(12)]
+    kept = held[3]
+    kept[:] = 5.0
+    del held
+    gc.collect()
+    again = pool.empty(size, np.dtype(F32))  # a hit, which lets go of the idle ones
+    assert pool.hits == 1 and pool.pooled_bytes == (1 + 1 + outpool.MAX_IDLE) * kept.nbytes
+    assert (kept == 5.0).all() and _addr(again) != _addr(kept)
+
+
 def test_pythonic_results_are_never_overwritten_by_later_calls():
     n = (2 << 20) // 4
     g = np.linspace(-1, 1, n, dtype=F32)

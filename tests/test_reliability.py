@@ -14,6 +14,7 @@ import subprocess
 import sys
 import warnings
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -1228,6 +1229,21 @@ def test_pythonic_numpy_scalars_are_strong():
     assert opsnn.leaky_relu_backward(2.0, x16, 0.5).dtype == F16
     np.testing.assert_array_equal(opsnn.leaky_relu_backward(np.float64(2.0), x16, 0.5),
                                   np.where(x16 > 0, 2.0, 1.0))
+
+
+def test_pythonic_void_scalars_are_refused_as_arguments():
+    """Found by a breaker: a raw or structured NumPy void as a scalar reached the plan cache's key,
+    whose float() raised: 561000 ("an opsnn bug"). It is the argument's 161002 now, on a warm
+    cache too; bfloat16 scalars (also of kind V) still key and run."""
+    x = X.astype(F32)
+    for _ in range(2):
+        opsnn.leaky_relu(x, 0.5)
+        opsnn.hardtanh_backward(x, x, -0.5, 1.0)
+    for junk in (np.void(b"\0" * 4), np.zeros(1, dtype=[("a", "f4")])[0]):
+        py_fail(161002, opsnn.leaky_relu, x, junk, words=["negativeSlope", "aclScalar"], untouched=[x])
+        py_fail(161002, opsnn.hardtanh_backward, x, x, junk, 1.0, words=["min", "aclScalar"])
+    for _ in range(3):
+        np.testing.assert_array_equal(opsnn.leaky_relu(x, ml_dtypes.bfloat16(0.5)), opsnn.leaky_relu(x, 0.5))
 
 
 def test_dlpack_pending_negation():

@@ -83,7 +83,10 @@ def _key_funcs(spec):
 
 def _number_key(value):
     """Key part of a NumPy scalar (type, value and the sign of zero), or _NO (not cached)."""
-    if isinstance(value, np.generic) and value.dtype.kind in "fiubV" and value.dtype.itemsize <= 8:
+    # kind V: ml_dtypes' bfloat16 (and float8s), not a structured or raw void, which float()
+    # refuses (the full path names it: 161002)
+    if (isinstance(value, np.generic) and value.dtype.kind in "fiubV" and value.dtype.itemsize <= 8
+            and not isinstance(value, np.void)):
         as_float = float(value)
         if as_float == as_float:
             return math.copysign(1.0, as_float)

@@ -15,7 +15,9 @@ stale, like ``np.empty``'s. Buffers below ``MIN_BYTES`` are not pooled (malloc r
 without page faults). Buffers are kept up to ``max_bytes`` in all (``OPSNN_POOL_BYTES``, default
 2 GiB; 0 disables the pool), and at most ``MAX_IDLE`` free ones, the most recently used: outputs
 whose size changes every call (nothing to reuse) then cost a few buffers, not 2 GiB held for
-nothing, and their memory goes back to malloc. ``clear()`` releases them all.
+nothing, and their memory goes back to malloc; so do the free ones beyond ``MAX_IDLE`` after a
+workload that held many results at once (activations kept for a backward pass) drops them, at
+the next call that takes one. ``clear()`` releases them all.
 """
 
 from __future__ import annotations
@@ -60,7 +62,11 @@ class OutputPool:
                 if buf.nbytes == nbytes and sys.getrefcount(buf) == _BASELINE:
                     self.hits += 1
                     self._buffers.append(self._buffers.pop(i))
-                    return buf.view(dtype).reshape(shape)
+                    result = buf.view(dtype).reshape(shape)  # held from here on
+                    if len(self._buffers) > MAX_IDLE:  # results held together, then dropped
+                        buf = None
+                        self._release_free(keep=MAX_IDLE, needed=0)
+                    return result
             buf = None  # the last one tested must not look held below
             self.misses += 1
             self._release_free(keep=MAX_IDLE - 1, needed=self.pooled_bytes + nbytes - self.max_bytes)
