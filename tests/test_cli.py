@@ -401,6 +401,15 @@ def test_cli_run_takes_the_bench_dtype_names(capsys, name, acl):
     assert code == 0 and acl in out and "bit-exact" in out
 
 
+@pytest.mark.parametrize("name, acl", [("i8", "DT_INT8"), ("u8", "DT_UINT8"), ("s16", "DT_INT16"), ("i32", "DT_INT32"),
+                                       ("i64", "DT_INT64")])
+def test_cli_integer_short_names_are_bit_widths(capsys, name, acl):
+    """As f16 is float16: i8 is int8 (NumPy alone reads "i8" as the 8-byte int64; a breaker's
+    `--dtype i8` ran int64)."""
+    code, out = _run(capsys, "run", "Hardtanh", "--shape", "3", "--dtype", name, "--scalar", "0", "1")
+    assert code == 0 and f"-> out [{acl}," in out and "bit-exact" in out, out
+
+
 def test_cli_run_accepts_comma_dims_and_0d(capsys):
     code, out = _run(capsys, "run", "LeakyReluBackward", "--shape", "2,3", "--dtype", "bf16")
     assert code == 0 and "bit-exact" in out and "DT_BF16" in out

@@ -1232,7 +1232,7 @@ def test_pythonic_numpy_scalars_are_strong():
 
 
 def test_pythonic_void_scalars_are_refused_as_arguments():
-    """Found by a breaker: a raw or structured NumPy void as a scalar reached the plan cache's key,
+    """Found by breakers: a raw or structured NumPy void as a scalar reached the plan cache's key,
     whose float() raised: 561000 ("an opsnn bug"). It is the argument's 161002 now, on a warm
     cache too; bfloat16 scalars (also of kind V) still key and run."""
     x = X.astype(F32)
@@ -1240,8 +1240,11 @@ def test_pythonic_void_scalars_are_refused_as_arguments():
         opsnn.leaky_relu(x, 0.5)
         opsnn.hardtanh_backward(x, x, -0.5, 1.0)
     for junk in (np.void(b"\0" * 4), np.zeros(1, dtype=[("a", "f4")])[0]):
-        py_fail(161002, opsnn.leaky_relu, x, junk, words=["negativeSlope", "aclScalar"], untouched=[x])
-        py_fail(161002, opsnn.hardtanh_backward, x, x, junk, 1.0, words=["min", "aclScalar"])
+        py_fail(161002, opsnn.leaky_relu, x, junk, words=["negativeSlope", "no aclDataType describes"], untouched=[x])
+        py_fail(161002, opsnn.hardtanh_backward, x, x, junk, 1.0, words=["min", "no aclDataType describes"])
+    # (a breaker: np.longdouble's refusal quoted a runtime status and ACL_DT_UNDEFINED)
+    py_fail(161002, opsnn.leaky_relu, x, np.longdouble(0.5),
+            words=["negativeSlope", "NumPy float128 scalar, a dtype no aclDataType describes"])
     for _ in range(3):
         np.testing.assert_array_equal(opsnn.leaky_relu(x, ml_dtypes.bfloat16(0.5)), opsnn.leaky_relu(x, 0.5))
 

@@ -1110,3 +1110,20 @@ print(after, len(set(seen.tolist())) == min(2, numba.config.NUMBA_NUM_THREADS))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                           check=False)
     assert done.returncode == 0 and done.stdout.split() == ["1", "True"], (done.stdout, done.stderr)
+
+
+def test_float16_bounds_round_as_torchs_half_does():
+    """Found by a breaker: torch makes a float16 bound from a float (double -> float32 ->
+    float16, two roundings); the aclnn layer rounds a double once (opbase's fp16_t), so a bound
+    near a float16 tie clamped to the next float16 (1 + 2**-11 + 2**-40: torch 1.0, opsnn 1.001).
+    The binding rounds to float32 first, for the function, the in-place form and the module."""
+    x = torch.linspace(-4, 4, 4001, dtype=torch.float16)
+    rng = random.Random(7)
+    bounds = [1 + 2**-11 + 2**-40, 3.848632883177258] + [rng.uniform(0.5, 4) for _ in range(200)]
+    for b in bounds:
+        expected = F.hardtanh(x, -b, b)
+        assert_same_bits(ot.hardtanh(x, -b, b), expected)
+        assert_same_bits(ot.nn.Hardtanh(-b, b)(x), expected)
+        y = x.clone()
+        ot.hardtanh_(y, -b, b)
+        assert_same_bits(y, expected)

@@ -14,10 +14,13 @@ from decimal import Decimal, InvalidOperation
 
 from rich.console import Console
 
-# The short dtype names opsnn bench prints, which every subcommand also reads (NumPy would take
-# "f16" for a 16-byte float128), mapped onto NumPy's names.
+# The short dtype names opsnn bench prints, which every subcommand also reads, mapped onto NumPy's
+# names: widths in bits, as CANN and torch write them (NumPy would take "f16" for a 16-byte
+# float128, and "i8" / "u8" for the 8-byte int64 / uint64: a breaker's `--dtype i8` ran int64).
 DTYPE_SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
-                     "f32": "float32", "fp32": "float32", "f64": "float64", "fp64": "float64"}
+                     "f32": "float32", "fp32": "float32", "f64": "float64", "fp64": "float64",
+                     **{f"{p}{bits}": f"{kind}{bits}" for bits in (8, 16, 32, 64)
+                        for p, kind in (("i", "int"), ("s", "int"), ("u", "uint"))}}
 
 
 # A word starting with "-" is an option to argparse unless its negative-number pattern matches,

@@ -418,14 +418,25 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
                                                    f"(int64 or uint64, as torch takes), got {_brief(value)}")
     try:
         if isinstance(value, np.generic):
+            acl_dtype = dtypes.from_numpy(value.dtype)
+            if acl_dtype == DataType.DT_UNDEFINED:  # np.longdouble, np.str_, datetime64 ...
+                raise AclnnError(Status.ERR_PARAM_INVALID,
+                                 f"{api_name} {_brief(value)} is a NumPy {value.dtype} scalar, a dtype no "
+                                 "aclDataType describes; pass a Python number or a NumPy scalar of an "
+                                 "aclDataType (np.float64, np.float32, ...)")
             kind = value.dtype.kind
-            return aclScalar(float(value) if kind == "V" else value.item(), dtypes.from_numpy(value.dtype))
+            return aclScalar(float(value) if kind == "V" else value.item(), acl_dtype)
         for python_type, dtype in _SCALAR_TYPES:
             if isinstance(value, python_type):
                 if python_type is int and not -2**63 <= value < 2**63:
                     return aclScalar(float(value), DataType.DOUBLE)  # uint64 range: a double
                 return aclScalar(value, dtype)
-    except (AclnnError, OverflowError, TypeError, ValueError) as exc:
+    except AclnnError as exc:
+        if exc.status == Status.ERR_PARAM_INVALID:
+            raise
+        raise AclnnError(Status.ERR_PARAM_INVALID,
+                         f"{api_name} {_brief(value)} cannot be made an aclScalar: {exc.message}") from None
+    except (OverflowError, TypeError, ValueError) as exc:
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{api_name} {_brief(value)} cannot be made an aclScalar: {exc}") from None
     raise AclnnError(Status.ERR_PARAM_INVALID,

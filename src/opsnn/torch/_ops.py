@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 import torch.autograd.forward_ad as _forward_ad
 from torch._prims_common import is_non_overlapping_and_dense_or_false
@@ -264,6 +265,13 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
             _check_fits(op, name, value, target)
             if op in _FLOAT32_ATTR and target == torch.float64:
                 _check_float32_attr(op, name, value)
+            if target == torch.float16 and isinstance(value, float):
+                # torch's Half is made from a float: a double rounds twice, to float32 and then to
+                # float16, where the aclnn layer rounds once (opbase's fp16_t from a double), so
+                # 1 + 2**-11 + 2**-40 clamps to 1.0 in torch and to 1.001 in one rounding (a
+                # breaker). The binding rounds to float32 first; bfloat16 goes through float32
+                # in both.
+                value = float(np.float32(value))
         taken.append(value)
     return taken
 
