@@ -494,6 +494,20 @@ def test_tiling_of_an_empty_aclnn_call_shows_the_fast_path(capsys):
     assert out.splitlines()[-1] == "FAILED       LeakyReluGrad tiling failed: output dim 0 must be positive, got 0"
 
 
+@pytest.mark.parametrize("api, kernel", [("LeakyRelu", "LeakyRelu"), ("LeakyReluBackward", "LeakyReluGrad")])
+def test_tiling_of_a_float64_aclnn_call_names_the_aicpu_kernel(capsys, api, kernel):
+    """Found by a breaker: DOUBLE, which aclnn accepts and its l0 function hands to the AICPU op,
+    was "FAILED ... ops-nn builds no kernel for these dtypes" (exit 1). No AI Core kernel is
+    tiled: exit 0, saying so; the kernel op itself still has no DOUBLE row."""
+    code, out = _run(capsys, "tiling", f"aclnn{api}", "--shape", "4,5", "--dtype", "float64", "--json")
+    report = json.loads(out)
+    assert code == 0 and "failures" not in report and "tilingData" not in report, out
+    assert report["aicpu"] == (f"aclnn{api} hands DOUBLE to the AICPU {kernel} op (its l0 function picks AI Core "
+                               "only for a def row's dtypes): no AI Core kernel, nothing tiled")
+    code, out = _run(capsys, "tiling", kernel, "--shape", "4,5", "--dtype", "float64")
+    assert code == 1 and "no binary row of the" in out
+
+
 def test_tiling_of_tensors_too_large_for_the_host_still_tiles(capsys):
     """The tiling needs shapes only; phase 1 here needs arrays (its overlap check, the host plan):
     2**45 float16 elements (64 TiB) cannot be allocated, which the step line says, and the

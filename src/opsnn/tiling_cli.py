@@ -139,7 +139,8 @@ def _attrs(args: argparse.Namespace, op: OpDef) -> dict[str, float]:
 
 def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None = None) -> tuple[dict, int]:
     """The whole answer as a JSON-ready dict, and the exit code: 0 ok (an aclnn call on an empty
-    output included: it launches nothing); 1 when the aclnn call fails in phase 1, no def row
+    output included: it launches nothing; or one whose dtypes go to the op's AICPU kernel, which
+    has no AI Core tiling); 1 when the aclnn call fails in phase 1, no def row
     matches the dtypes, or the infershape, tiling or simulation check fails. Raises _UsageError
     for arguments that do not fit the op."""
     report, code = _tile_and_check(args, aclnn_details)
@@ -150,7 +151,8 @@ def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | Non
         failures.append(f"aclnn{report['aclnn']['api']} fails in phase 1 with {report['phase1Status']} "
                         "(see the step above): no kernel is launched")
     match = report["defMatch"]
-    if match["rowIndex"] is None and "emptyFastPath" not in report:  # no kernel is needed then
+    if match["rowIndex"] is None and "emptyFastPath" not in report and "aicpu" not in report:
+        # (no AI Core kernel is needed then)
         failures.append(f"no binary row of the {report['op']} def matches {', '.join(match['dtypes'])}: "
                         "ops-nn builds no kernel for these dtypes")
     if failures:
@@ -198,6 +200,13 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
         report["emptyFastPath"] = (f"aclnn{alias.api} takes the empty-tensor fast path: success, workspace 0, "
                                    f"no {op.name} kernel launched, nothing tiled")
         return report, 0
+    if (alias and row is None and "phase1Status" not in report and dtypes
+            and all(d in op.aicpu_dtypes for d in dtypes)):
+        # (a breaker: float64 reported "FAILED ... ops-nn builds no kernel" while the aclnn call succeeds)
+        report["aicpu"] = (f"aclnn{alias.api} hands {', '.join(sorted({d.name for d in dtypes}))} to the AICPU "
+                           f"{op.name} op (its l0 function picks AI Core only for a def row's dtypes): no AI "
+                           "Core kernel, nothing tiled")
+        return report, 0
     inputs = [TensorDesc(s, d) for s, d in zip(shapes, dtypes)]
     outputs = [TensorDesc(out_shape, d) for d in dtypes[len(inputs):]]
     try:
@@ -242,8 +251,9 @@ def _text(report: dict) -> str:
     lines.append(f"def match    {', '.join(match['dtypes'])}{handed}: {found} ({rows})")
     if "inferredShape" in report:
         lines.append(f"infershape   {report['outputs'][0]} = {report['inferredShape']}")
-    if "emptyFastPath" in report:
-        lines.append(f"tiling       none: {report['emptyFastPath']}")
+    for reason in ("emptyFastPath", "aicpu"):
+        if reason in report:
+            lines.append(f"tiling       none: {report[reason]}")
     if "tilingData" in report:
         lines.append(f"tiling       {report['template']} -> {report['tilingStruct']}")
         lines += [f"  {key} = {value}" for key, value in flatten(report["tilingData"])]

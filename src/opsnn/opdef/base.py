@@ -110,6 +110,8 @@ class OpDef(Printable):
         formats: accepted formats (every tensor).
         soc: the AI Core config the def is built for (``ascend950``); op_file: its kernel file stem.
         source: the ops-nn def file; infer_shape / tiling: the op_host functions.
+        aicpu_dtypes: dtypes the op's l0 function hands to its AICPU kernel instead (it picks AI
+            Core only for the dtypes of a binary row): no AI Core kernel is tiled for them.
     """
 
     name: str
@@ -124,6 +126,7 @@ class OpDef(Printable):
     source: str
     infer_shape: Callable[[Sequence[Shape]], Shape] = dataclasses.field(repr=False)
     tiling: TilingFn = dataclasses.field(repr=False)
+    aicpu_dtypes: tuple[DataType, ...] = ()
 
     def supports(self, profile: SocProfile) -> bool:
         """True when this def is built for the profile's SoC (config name = lower-case SoC name)."""

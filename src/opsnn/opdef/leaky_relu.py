@@ -55,4 +55,5 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
 
 OPDEF = OpDef(OP, "main", ("x",), ("y",), (AttrDef("negative_slope", "float", False, 0.0),), same_dtype_rows(2),
               (Format.ND,), "ascend950", "leaky_relu_apt", "NN:activation/leaky_relu/op_host/leaky_relu_def.cpp",
-              infer_elewise(0), tiling_arch35)
+              infer_elewise(0), tiling_arch35,
+              aicpu_dtypes=(DataType.DOUBLE,))  # NN:activation/leaky_relu/op_api/leaky_relu.cpp (spec 5.1)

@@ -82,4 +82,5 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
 OPDEF = OpDef(OP, "main", ("gradients", "features"), ("backprops",),
               (AttrDef("negative_slope", "float", False, 0.0),), same_dtype_rows(3), (Format.ND,), "ascend950",
               "leaky_relu_grad_apt", "NN:activation/leaky_relu_grad/op_host/leaky_relu_grad_def.cpp",
-              functools.partial(infer_broadcast, OP), tiling_arch35)
+              functools.partial(infer_broadcast, OP), tiling_arch35,
+              aicpu_dtypes=(DataType.DOUBLE,))  # NN:activation/leaky_relu_grad/op_api/leaky_relu_grad.cpp (spec 3.2)
