@@ -320,3 +320,42 @@ print(got == [expected] * 2, f(0) == expected, expected)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0 and done.stdout.split()[:2] == ["True", "True"], (done.stdout, done.stderr[-2000:])
+    # (a second breaker) an aclnn launch queued before the fork, of a repeatable executor that ran
+    # on the parent's pool, synchronized in the child and launched there again
+    done = subprocess.run([sys.executable, "-c", _FORKED_ACLNN], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0 and done.stdout.split() == ["0", "True"], (done.stdout, done.stderr[-2000:])
+
+
+_FORKED_ACLNN = """
+import os, numpy as np, opsnn, opsnn.acl as acl
+from opsnn import aclnn
+N = 1 << 22
+x = np.linspace(-1, 1, N, dtype=np.float32)
+expected = opsnn.leaky_relu(x, 0.1)
+acl.init(); acl.rt.set_device(0); stream, _ = acl.rt.create_stream()
+def dev(a):
+    p, _ = acl.rt.malloc(a.nbytes, 0)
+    acl.rt.memcpy(p, a.nbytes, a, a.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    return p
+ps, po = dev(x), dev(np.zeros(N, np.float32))
+ts = acl.create_tensor([N], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [N], ps)
+to = acl.create_tensor([N], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [N], po)
+sc = acl.create_scalar(0.1, acl.ACL_FLOAT)
+ws, ex, _ = aclnn.aclnnLeakyReluGetWorkspaceSize(ts, sc, to)
+aclnn.aclSetAclOpExecutorRepeatable(ex)
+aclnn.aclnnLeakyRelu(None, ws, ex, stream)
+acl.rt.synchronize_stream(stream)
+aclnn.aclnnLeakyRelu(None, ws, ex, stream)
+def result():
+    out = np.empty(N, np.float32)
+    acl.rt.memcpy(out, out.nbytes, po, out.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    return np.array_equal(out, expected)
+pid = os.fork()
+if pid == 0:
+    ok = acl.rt.synchronize_stream(stream) == 0 and result()
+    ok = ok and aclnn.aclnnLeakyRelu(None, ws, ex, stream) == 0 and acl.rt.synchronize_stream(stream) == 0
+    os._exit(0 if ok and result() else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), acl.rt.synchronize_stream(stream) == 0 and result())
+"""

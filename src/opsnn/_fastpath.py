@@ -364,7 +364,8 @@ class _Entry:
 
     def __call__(self, *tensors_and_out):
         """A pool launch (PARALLEL_MIN_BYTES or more) under a thread count ``fast`` was not
-        planned for: the ``prange`` walker over the plan for the current count."""
+        planned for: the ``prange`` walker over the plan for the current count; the serial one
+        where the backend no longer uses its pool (a forked child, ``use_parallel``)."""
         out = tensors_and_out[-1]
         ins = [tensors_and_out[pos] for pos in self.positions]
         if self.allocating:
@@ -375,7 +376,7 @@ class _Entry:
             launch = self.prog.launch_for(out, ins, threads)
             prepared = self.launches[threads] = (launch, self.impl.launch_arrays(launch))
         launch, geometry = prepared
-        fn = self.prog.function(launch, True)
+        fn = self.prog.function(launch, self.impl.use_parallel(self.work))
         return None if fn(*self.prog.arguments(launch, geometry, out, ins, self.scalars, self.check)) else out
 
 

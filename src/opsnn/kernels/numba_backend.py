@@ -84,9 +84,11 @@ _start_pool()
 # from a process already using GNU OpenMP, this is unsafe"), and fork is how ``multiprocessing``
 # starts workers on Linux (a breaker: a Pool whose parent had made one opsnn call hung, its
 # worker gone). So a child runs every launch on its calling thread (``use_parallel``), drops the
-# launches planned before the fork, and gives its thread one pool thread, which makes a kernel
-# planned for more (an aclnn executor bound before the fork) hand back to ``Program.run``
-# (``_check_source``'s planned-thread test). Spawned or forkserver workers start afresh.
+# launches planned before the fork, and gives its thread one pool thread: a plan-cache entry
+# planned for more then replans on the serial walker (``_check_source``'s planned-thread test,
+# ``_fastpath``'s REPLAN), and a launch bound to the pool before the fork (a queued or
+# repeatable aclnn executor, ``Program.bind``) plans anew. Spawned or forkserver workers start
+# afresh.
 _FORKED = False
 _LIVE_PROGRAMS: weakref.WeakSet = weakref.WeakSet()  # every Program, whose launches a fork drops
 
@@ -786,10 +788,13 @@ class Program:
         ins = [arrays[name] for name in self.inputs]
         launch, geometry, check, fn = self._prepare(out, ins)
         args = self.arguments(launch, geometry, out, ins, scalars, check)
+        pooled = fn is self.function(launch, True)  # the prange variant (same module: no compile)
         fn = entry_point(fn, args)
 
         def call() -> None:
-            if fn(*args):  # out meets an input other than exactly: run's temporary path
+            if _FORKED and pooled:  # bound before a fork (see _after_fork_in_child): plan anew
+                self.run(arrays, scalars)
+            elif fn(*args):  # out meets an input other than exactly: run's temporary path
                 self.run(arrays, scalars)
         return call
 
