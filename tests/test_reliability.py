@@ -236,6 +236,20 @@ def test_malloc_beyond_capacity(dev):
     assert dev.malloc(128)
 
 
+def test_emulated_addresses_are_never_real_ones(dev):
+    """Found by a breaker: pinned host allocations (then at 0x7e00...) came to cover the real
+    address of a NumPy array that numpy_to_ptr had handed out, and memcpy read the emulated
+    buffer in its place. Emulated addresses lie above 2**56, where no user-space pointer can."""
+    a = np.arange(16, dtype=F32)
+    real = acl.util.numpy_to_ptr(a)
+    host, _ = acl.rt.malloc_host(64)
+    assert real < 2**56 <= memory.DEVICE._base < memory.DEVICE._end <= memory.HOST._base < memory.HOST._end < 2**63
+    assert memory.DEVICE._base <= dev.malloc(64) < memory.DEVICE._end and memory.HOST._base <= host
+    out = np.zeros(4, F32)
+    assert acl.rt.memcpy(out, 16, real, 16, acl.ACL_MEMCPY_HOST_TO_HOST) == 0 and out.tolist() == [0, 1, 2, 3]
+    assert acl.rt.free_host(host) == 0
+
+
 def test_malloc_past_the_end_of_the_address_range(dev, monkeypatch):
     """Found by a breaker: addresses are never reused, and ~32 000 rounds of a 4 GiB malloc/free
     walked the device range into the pinned host range (one integer was then both). The ranges
@@ -247,7 +261,7 @@ def test_malloc_past_the_end_of_the_address_range(dev, monkeypatch):
     assert memory.DEVICE._base <= fits < memory.DEVICE._end
     before = mem_state()
     addr, ret = acl.rt.malloc(1 << 20, 0)
-    fail_msg(ret, 200000, "device address range [0x100000000, 0x700000000000) is used up")
+    fail_msg(ret, 200000, "device address range [0x100000000000000, 0x4000000000000000) is used up")
     assert addr == 0 and mem_state() == before
     host, ret = acl.rt.malloc_host(64)
     assert ret == 0 and memory.HOST._base <= host < memory.HOST._end and memory.DEVICE.find(host) is None

@@ -58,10 +58,10 @@ def beyond_device(nbytes: int, what: str) -> str | None:
 class AddressSpace:
     """One address range ``[base, end)`` (device or pinned host) with a bump allocator that never
     reuses an address, so a stale one is caught rather than landing in a newer allocation. The
-    ranges are disjoint: once a space has handed out its whole range (112 TiB of device
-    allocations, freed ones included, 16 TiB of pinned host ones) it refuses with
-    ACL_ERROR_BAD_ALLOC rather than run into the other (a breaker's 4 GiB malloc/free loop
-    reached the host range after ~32 000 rounds)."""
+    ranges are disjoint: once a space has handed out its whole range (2**62 - 2**56 bytes of
+    device allocations, freed ones included; 3 * 2**60 of pinned host ones) it refuses with
+    ACL_ERROR_BAD_ALLOC rather than run into the other (a breaker's 4 GiB malloc/free loop had
+    walked device addresses into the host range after ~32 000 rounds)."""
 
     def __init__(self, base: int, end: int, kind: str, capacity: int):
         self._base = self._next = base
@@ -165,5 +165,9 @@ def _hex(addr: object) -> str:
     return hex(addr) if isinstance(addr, int) else repr(addr)
 
 
-DEVICE = AddressSpace(0x1_0000_0000, 0x7000_0000_0000, "device", DEVICE_CAPACITY)
-HOST = AddressSpace(0x7000_0000_0000, 0x8000_0000_0000, "host", HOST_CAPACITY)
+# Above 2**56, where no x86-64 or AArch64 user-space pointer can lie (57-bit addresses at most),
+# so an emulated address is never also a real one that ``acl.util.numpy_to_ptr`` hands out (a
+# breaker's pinned allocations at 0x7f... came to cover a NumPy array's real address, which
+# memcpy then read from the emulated buffer). Still below 2**63: every address is an int64.
+DEVICE = AddressSpace(0x0100_0000_0000_0000, 0x4000_0000_0000_0000, "device", DEVICE_CAPACITY)
+HOST = AddressSpace(0x4000_0000_0000_0000, 0x7000_0000_0000_0000, "host", HOST_CAPACITY)
