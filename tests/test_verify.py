@@ -264,6 +264,13 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     ({"input_shapes": "((-4,), (-4,))"}, "row 0: self has shape [-4]; dims must be non-negative integers"),
     ({"input_dtypes": "('float99', 'float32')"}, "row 0: unknown dtype name 'float99'"),
     ({"op_name": "gelu_grad"}, "row 0: unknown kernel op 'gelu_grad'"),
+    # (a second breaker: these ran and FAILed with "internal error", or passed)
+    ({"output_shapes": "((-1, 3),)"}, "row 0: out has shape [-1, 3]; dims must be non-negative integers"),
+    ({"output_shapes": "((2.0, 3),)"}, "row 0: out has shape [2.0, 3]"),
+    ({"input_formats": "(1, 2)"}, "row 0: self has format 1; formats are names such as 'ND'"),
+    ({"input_data_ranges": "((-inf, inf),)"}, "row 0: self's range [-inf, inf] is not finite"),
+    ({"attributes": "{'min_val': '-1', 'max_val': 1.0}"}, "row 0: attribute min_val is '-1'; a number expected"),
+    ({"attributes": "{'min_val': True, 'max_val': 1.0}"}, "row 0: attribute min_val is True; a number expected"),
 ])
 def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, capsys, cells, words):
     """Found by a breaker: a cell that is no literal was a traceback (SyntaxError), and a downward
@@ -272,6 +279,24 @@ def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, cap
     assert cli.main(["verify", str(_one_csv_row(tmp_path, **cells))]) == 2
     err = capsys.readouterr().err
     assert "not a readable ttk kernel ST csv case file" in err and words in err, err
+
+
+@pytest.mark.parametrize("dtype, grad, words", [
+    ("uint8", [0.2, 0.4], "case 0: gradOutput is uint8, and its range [0.2, 0.4] holds no integer"),
+    ("fp32", True, "case 0: range_values True: numbers (or 'nan', 'inf', '-inf') expected, not booleans"),
+])
+def test_json_ranges_verify_cannot_fill_are_usage_errors(tmp_path, capsys, dtype, grad, words):
+    case = json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], 0.5)
+    case["inputs"][0].update(dtype=dtype, range_values=grad)
+    assert cli.main(["verify", str(write_json(tmp_path, case))]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_a_json_file_that_is_no_list_is_a_usage_error(tmp_path, capsys):
+    path = tmp_path / "atk_x.json"
+    path.write_text(json.dumps({"cases": [json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 0.5)]}))
+    assert cli.main(["verify", str(path)]) == 2
+    assert "the file holds a dict; an aclnn ST json is a list of cases" in capsys.readouterr().err
 
 
 def test_a_case_without_an_input_of_its_operator_is_a_usage_error(tmp_path, capsys):

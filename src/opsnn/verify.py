@@ -312,7 +312,10 @@ def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
         raise ValueError(f"attributes lack {', '.join(missing)}, which {kernel.op}'s kernel requires "
                          "(REQUIRED in its op definition, spec section 7.1)")
     for attr, (role, default) in kernel.attrs.items():
-        value = float(attrs.get(attr, default))
+        value = attrs.get(attr, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"attribute {attr} is {value!r}; a number expected")
+        value = float(value)
         yield ScalarSpec(role, _ATTR_DTYPE, Values.constant(value))
 
 
@@ -346,7 +349,10 @@ _ATK_ROLES = {"x": "self", "a": "negativeSlope", "clipValueMin": "min", "clipVal
 def parse_json(path: str | Path) -> list[Case]:
     """All cases of an aclnn ST json (ValueError naming the case of a malformed one)."""
     with open(path) as f:
-        return [_parsed(f"case {i}", _json_case, str(path), i, case) for i, case in enumerate(json.load(f))]
+        cases = json.load(f)
+    if cases and not isinstance(cases, list):  # ({} holds no case, as [] does)
+        raise ValueError(f"the file holds a {type(cases).__name__}; an aclnn ST json is a list of cases")
+    return [_parsed(f"case {i}", _json_case, str(path), i, case) for i, case in enumerate(cases)]
 
 
 def _json_case(file: str, index: int, case: dict) -> Case:
@@ -372,6 +378,8 @@ def _json_case(file: str, index: int, case: dict) -> Case:
 
 def _json_values(spec) -> Values:
     """``[low, high]`` range, one fill value, or a one-element list holding one."""
+    if isinstance(spec, bool) or (isinstance(spec, list) and any(isinstance(v, bool) for v in spec)):
+        raise ValueError(f"range_values {spec!r}: numbers (or 'nan', 'inf', '-inf') expected, not booleans")
     if isinstance(spec, list) and len(spec) == 2:
         return Values(float(spec[0]), float(spec[1]))
     if isinstance(spec, list) and len(spec) == 1:
@@ -426,20 +434,31 @@ def _check_arguments(op: str, tensors, scalars, flags) -> None:
 
 def _checked(case: Case) -> Case:
     """``case`` if verify can build its call: each of the operator's tensors, scalars and flags
-    once, shapes of non-negative integer dims, value ranges that do not run downward, and no
-    NaN or infinity where an integer or bool input is to hold it. ValueError otherwise (the
-    usage error of a malformed file, not a FAIL of the operator)."""
+    once, shapes of non-negative integer dims and format names, value ranges that are finite,
+    do not run downward and (for an integer input) hold an integer, and no NaN or infinity
+    where an integer or bool input is to hold it. ValueError otherwise (the usage error of a
+    malformed file, not a FAIL of the operator)."""
     _check_arguments(case.op, case.tensors, case.scalars, case.flags)
-    for t in case.tensors:
-        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in t.shape):
-            raise ValueError(f"{t.role} has shape {list(t.shape)}; dims must be non-negative integers")
+    for role, shape, fmt in [(t.role, t.shape, t.format) for t in case.tensors] + [("out", case.out_shape,
+                                                                                   case.out_format)]:
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+            raise ValueError(f"{role} has shape {list(shape)}; dims must be non-negative integers")
+        if not isinstance(fmt, str):
+            raise ValueError(f"{role} has format {fmt!r}; formats are names such as 'ND'")
     for spec in (*case.tensors, *case.scalars):
         v = spec.values
-        if not v.is_constant and v.low > v.high:
-            raise ValueError(f"{spec.role}'s range [{v.low}, {v.high}] runs downward")
         ends = (v.low,) if v.is_constant else (v.low, v.high)
         if spec.dtype.kind in "biu" and not all(map(math.isfinite, ends)):
             raise ValueError(f"{spec.role} is {spec.dtype}, which cannot hold {', '.join(map(str, ends))}")
+        if v.is_constant:
+            continue
+        if v.low > v.high:
+            raise ValueError(f"{spec.role}'s range [{v.low}, {v.high}] runs downward")
+        if not all(map(math.isfinite, ends)):
+            raise ValueError(f"{spec.role}'s range [{v.low}, {v.high}] is not finite (NaN and infinities "
+                             "are special values: a range's third and later entries)")
+        if spec.dtype.kind in "iu" and math.ceil(v.low) > math.floor(v.high):
+            raise ValueError(f"{spec.role} is {spec.dtype}, and its range [{v.low}, {v.high}] holds no integer")
     return case
 
 
