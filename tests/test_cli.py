@@ -294,6 +294,9 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "LeakyReluBackward", "--shape", "-2,3"], 2, ["argument --shape: dims must be >= 0", "'-2,3'"]),
     (["run", "LeakyReluBackward", "--shape", "-2x3"], 2, ["argument --shape: dims must be >= 0", "'-2x3'"]),
     (["run", "LeakyReluBackward", "--scalar"], 2, ["argument --scalar: expected at least one argument"]),
+    # NumPy's byte codes next to bit-width short names (a second breaker: f8 ran float64, i4 int32)
+    (["run", "Hardtanh", "--dtype", "f8"], 2, ["argument --dtype: dtype 'f8' is NumPy's code in bytes"]),
+    (["tiling", "HardtanhBackward", "--shape", "2", "--dtype", "i4"], 2, ["dtype 'i4' is NumPy's code in bytes"]),
     (["run", "LeakyReluBackward", "--shape", "99999999999999999999"], 2, ["argument --shape", "< 2**63"]),
     (["tiling", "LeakyReluBackward", "--shape", "x"], 2, ["bad shape 'x'"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from . import registry
-from .cli_args import DTYPE_SHORT_NAMES, Parser, PipeConsole, ShapeWords, int_at_least
+from .cli_args import Parser, PipeConsole, ShapeWords, dtype_name, int_at_least
 from ._core import dtypes, memory, platform
 from ._core.status import AclnnError
 
@@ -373,7 +373,7 @@ def _np_dtype(name: str) -> np.dtype:
     import ml_dtypes
 
     expected = "float32, float16, bfloat16, float64, int32, ..."
-    numpy_name = DTYPE_SHORT_NAMES.get(name, name)
+    numpy_name = dtype_name(name)
     try:
         dtype = np.dtype(ml_dtypes.bfloat16 if numpy_name == "bfloat16" else numpy_name)
     except TypeError:

@@ -23,6 +23,22 @@ DTYPE_SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf
                         for p, kind in (("i", "int"), ("s", "int"), ("u", "uint"))}}
 
 
+_BYTE_CODE = re.compile(r"[fiuc]\d+")
+
+
+def dtype_name(text: str) -> str:
+    """``text`` with opsnn's short dtype names (``DTYPE_SHORT_NAMES``: bit widths) mapped onto
+    NumPy's names. Any other letter-and-number code (f8, i4, u1, c8) is NumPy's count of bytes
+    and is refused: next to i8 meaning int8 it would read as a bit width (a breaker: f8 ran
+    float64, i4 int32). Usage error (argparse.ArgumentTypeError)."""
+    name = DTYPE_SHORT_NAMES.get(text, text)
+    if name == text and _BYTE_CODE.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"dtype {text!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, f32, f64, "
+            "i8, u8, i16, i32, i64): write one of them or the full name (float64, int32, ...)")
+    return name
+
+
 # A word starting with "-" is an option to argparse unless its negative-number pattern matches,
 # and that pattern only knows -5, -.5 and -2.5 (Python 3.11): -1e3, -5., -inf and -nan, scalars
 # CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf"), and

@@ -22,7 +22,7 @@ from ._core import platform
 from ._core.dtypes import DataType
 from ._core.status import AclnnError
 from ._core.tiling import flatten
-from .cli_args import DTYPE_SHORT_NAMES, int_at_least, parse_shape
+from .cli_args import dtype_name, int_at_least, parse_shape
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace], dict]
@@ -39,7 +39,7 @@ class _UsageError(Exception):
 
 def _parse_dtype(text: str) -> DataType:
     key = text.strip().lower().removeprefix("acl_").removeprefix("dt_")
-    key = DTYPE_SHORT_NAMES.get(key, key)
+    key = dtype_name(key)
     if key in _NUMPY_NAMES:
         return _NUMPY_NAMES[key]
     try:
