@@ -937,6 +937,19 @@ def test_plain_calls_run_the_kernel_without_the_dispatcher(direct_calls):
     assert direct_calls[-1] == "hardtanh" and len(direct_calls) == 6
 
 
+def test_a_torch_without_dispatch_key_sets_takes_the_dispatcher(monkeypatch, direct_calls):
+    """Where torch cannot tell a tensor's dispatch keys (no torch._C._dispatch_keys), no tensor
+    counts as plain: every call goes through the dispatcher, with the same result."""
+    from opsnn.torch import _bridge
+
+    monkeypatch.setattr(_bridge, "_PLAIN_KEYS", frozenset())
+    monkeypatch.delattr(torch._C, "_dispatch_keys")
+    x = torch.tensor([-2.0, 0.5, 3.0])
+    assert not _bridge.is_plain(x)
+    assert_same_bits(ot.leaky_relu(x, 0.1), F.leaky_relu(x, 0.1))
+    assert direct_calls == []
+
+
 def test_only_plain_cpu_tensors_count_as_plain():
     """``is_plain`` (one read of the dispatch keys) says no to each kind of tensor the attribute
     checks it stands for said no to, and yes to a plain one that requires grad or was made in

@@ -76,7 +76,7 @@ def is_plain(t) -> bool:
     reading nine attributes: 0.4-1.5 us less a tensor (in-process A/B runs on the Xeon VM of
     BENCHMARKS.md). It may require grad (every tensor made outside inference mode has the
     autograd keys)."""
-    return type(t) is torch.Tensor and torch._C._dispatch_keys(t).raw_repr() in _PLAIN_KEYS
+    return bool(_PLAIN_KEYS) and type(t) is torch.Tensor and torch._C._dispatch_keys(t).raw_repr() in _PLAIN_KEYS
 
 
 def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:

@@ -400,8 +400,9 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     layout, not quantized, nested, a zero tensor or a lazy negative / conjugate view, which
     torch's fallbacks resolve first), Python floats and int64-range ints for the scalars and
     bools for the flags (the schema converts or refuses anything else), and nothing that
-    intercepts, converts or records ops (torch.compile, torch.jit.trace, the profiler, autocast, a torch function or dispatch
-    mode such as FakeTensorMode or make_fx, functorch's vmap / grad wrappers, a tensor subclass).
+    intercepts, converts or records ops (torch.compile, torch.jit.trace, the profiler, autocast,
+    a torch function or dispatch mode such as FakeTensorMode or make_fx, functorch's vmap / grad
+    wrappers, a tensor subclass).
     The dispatcher and torch.library's Python layers cost ~20-35 us a call (a 4-element
     forward: 24-44 -> 9-15 us on the Xeon VM of BENCHMARKS.md). Not seen from here: other
     RecordFunction observers than the profiler (``ExecutionTraceObserver``) and a CPU kernel
