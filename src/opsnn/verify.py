@@ -314,7 +314,7 @@ def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
     for attr, (role, default) in kernel.attrs.items():
         value = attrs.get(attr, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"attribute {attr} is {value!r}; a number expected")
+            raise ValueError(f"attribute {attr} is {value!r}; a number expected")  # noqa: TRY004 - malformed file
         value = float(value)
         yield ScalarSpec(role, _ATTR_DTYPE, Values.constant(value))
 
@@ -444,7 +444,7 @@ def _checked(case: Case) -> Case:
         if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
             raise ValueError(f"{role} has shape {list(shape)}; dims must be non-negative integers")
         if not isinstance(fmt, str):
-            raise ValueError(f"{role} has format {fmt!r}; formats are names such as 'ND'")
+            raise ValueError(f"{role} has format {fmt!r}; formats are names such as 'ND'")  # noqa: TRY004 - malformed file
     for spec in (*case.tensors, *case.scalars):
         v = spec.values
         ends = (v.low,) if v.is_constant else (v.low, v.high)

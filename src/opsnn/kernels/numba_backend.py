@@ -792,9 +792,9 @@ class Program:
         fn = entry_point(fn, args)
 
         def call() -> None:
-            if _FORKED and pooled:  # bound before a fork (see _after_fork_in_child): plan anew
-                self.run(arrays, scalars)
-            elif fn(*args):  # out meets an input other than exactly: run's temporary path
+            # bound to the pool before a fork (see _after_fork_in_child): plan anew; or out meets
+            # an input other than exactly: run's temporary path
+            if (_FORKED and pooled) or fn(*args):
                 self.run(arrays, scalars)
         return call
 
