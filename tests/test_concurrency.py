@@ -184,9 +184,10 @@ def test_threads_queue_on_one_stream(dev):
         np.testing.assert_array_equal(dev.read(last, (8,), F32), value)
 
 
-def test_recent_error_is_per_thread():
+def test_recent_error_is_per_thread(acl_runtime):
     """Each thread sees only its own failure's message; another thread's failure neither
-    replaces nor clears it."""
+    replaces nor clears it. (The runtime is initialised by the fixture: the frees below failed
+    with 100001 where no earlier test of the same xdist worker had initialised it.)"""
     acl.get_recent_err_msg()
     assert acl.rt.free(0xDEAD_0000) == 100000  # the main thread's own failure
     bogus = [0x3_0000_0000 + 0x1000 * i for i in range(THREADS)]
