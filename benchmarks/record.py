@@ -36,14 +36,36 @@ def machine_table(data: dict) -> str:
         ("Platform", m.get("platform", "?")),
         ("Software", f"Python {m['python']}, NumPy {m['numpy']}, numba {m['numba']}{threading}, "
                      f"torch {m.get('torch', '-')}"),
-        ("Environment", f"`OMP_WAIT_POLICY={m.get('OMP_WAIT_POLICY') or 'unset'}`"
+        ("Environment", (f"`GOMP_SPINCOUNT={m['GOMP_SPINCOUNT']}`" if m.get("GOMP_SPINCOUNT")
+                         else f"`OMP_WAIT_POLICY={m.get('OMP_WAIT_POLICY') or 'unset'}`")
                         + (f"; launches from {m['parallel_min_bytes'] / 2**20:.1f} MiB of work on the thread "
                            f"pool (`parallel_min_bytes`, "
                            f"{'set' if m.get('OPSNN_PARALLEL_MIN_BYTES') else 'measured'})"
                            if m.get("parallel_min_bytes") else "")),
-        ("Full run", f"{data['elapsed_s']:.0f} s (`python benchmarks/bench.py`)"),
+        ("Full run" if command(data["args"]) == "python benchmarks/bench.py" else "Run",
+         f"{data['elapsed_s']:.0f} s (`{command(data['args'])}`)"),
     ]
     return "\n".join(["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows])
+
+
+# the selection options of bench.py a run's JSON records (``args``), as its command line gives them
+_SELECTION = ("ops", "dtypes", "sizes", "threads", "layouts", "methods", "max_large_dtypes", "spin_count")
+
+
+def command(args: dict) -> str:
+    """The bench.py command line of a run, from the options its JSON records (the output folder
+    and the default selections left out)."""
+    def word(key, v):  # a size that is a power of ten as 1e5, as BENCHMARKS.md writes sizes
+        digits = str(v)
+        return f"1e{len(digits) - 1}" if key == "sizes" and v >= 1000 and digits.strip("0") == "1" else digits
+
+    words = ["python benchmarks/bench.py"] + (["--quick"] if args.get("quick") else [])
+    for key in _SELECTION:
+        value = args.get(key)
+        if value is not None:
+            values = value if isinstance(value, list) else [value]
+            words.append(f"--{key.replace('_', '-')} " + " ".join(word(key, v) for v in values))
+    return " ".join(words)
 
 
 def sections(bench_md: str) -> tuple[str, str]:

@@ -109,3 +109,20 @@ def test_measure_shuffles_each_round():
     rounds = [sampled[12 * k:12 * (k + 1):2] for k in range(5)]
     assert all(sorted(r) == list("abcdef") for r in rounds)
     assert len({tuple(r) for r in rounds}) == 5 and len({r[0] for r in rounds}) > 1
+
+
+def test_pool_wait_environment():
+    """Passive waiting unless asked (a caller's own OMP_WAIT_POLICY kept); --spin-count N sets
+    GOMP_SPINCOUNT and removes OMP_WAIT_POLICY, which libgomp would let override it."""
+    import argparse
+
+    assert bench.pool_wait_env(None, {}) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert bench.pool_wait_env(None, {"OMP_WAIT_POLICY": "ACTIVE"}) == {"OMP_WAIT_POLICY": "ACTIVE"}
+    assert bench.pool_wait_env(20000, {"OMP_WAIT_POLICY": "PASSIVE"}) == {"OMP_WAIT_POLICY": None,
+                                                                          "GOMP_SPINCOUNT": "20000"}
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    assert parser.parse_args(["--spin-count", "3e4"]).spin_count == 30000
+    assert parser.parse_args([]).spin_count is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--spin-count", "-1"])

@@ -38,3 +38,16 @@ def test_replace_block_keeps_the_prose():
         assert "generated:results" in str(exc)
     else:
         raise AssertionError("a missing block must be reported")
+
+
+def test_run_command_from_recorded_options():
+    """A recorded run's command line: the default grid as the bare command, a sub-grid with the
+    options that select it (sizes as BENCHMARKS.md writes them), the spin count included."""
+    record = _record()
+    assert record.command({"quick": False, "ops": None, "spin_count": None}) == "python benchmarks/bench.py"
+    assert record.command({"ops": ["LeakyReluBackward"], "sizes": [4, 2500, 10**5], "threads": [2],
+                           "spin_count": 30000}) == (
+        "python benchmarks/bench.py --ops LeakyReluBackward --sizes 4 2500 1e5 --threads 2 --spin-count 30000")
+    assert "| Run | 5 s (`python benchmarks/bench.py --quick`) |" in record.machine_table(
+        {"machine": {"nproc": 2, "python": "3.11", "numpy": "2", "numba": "0.6"}, "elapsed_s": 5,
+         "args": {"quick": True}})

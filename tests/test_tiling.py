@@ -410,6 +410,14 @@ def test_cli_failures_and_usage_errors(capsys):
     assert cli(capsys, "LeakyReluGrad", "--shape", "2", "--shape", "2", "--shape", "2")[0] == 2
     code, _, err = cli(capsys, "LeakyRelu", "--shape", "4", "--soc", "Ascend310P")
     assert code == 1 and "no op_host config for Ascend310P" in err
+    # the aclnn name on a product line whose aclnn call refuses the op says so (561003), not
+    # that CANN runs a built-in kernel there; on a product line it serves, the built-in note stays
+    code, _, err = cli(capsys, "aclnnLeakyRelu", "--shape", "4", "--soc", "Ascend310P")
+    assert code == 1 and err.strip() == ("opsnn tiling: aclnnLeakyRelu is not supported on Ascend310P (Atlas "
+                                         "inference series): its GetWorkspaceSize returns 561003 for a non-empty "
+                                         "call that passes its checks; no LeakyRelu kernel to tile")
+    code, _, err = cli(capsys, "aclnnLeakyRelu", "--shape", "4", "--soc", "Ascend910B")
+    assert code == 1 and "CANN runs a built-in kernel" in err
 
 
 def test_cli_picks_the_soc_the_op_is_built_for(capsys):

@@ -26,6 +26,14 @@ Ratios are speed ratios (other time / opsnn time: above 1 means opsnn is faster)
 Writes ``bench.json``, ``bench.md`` (the headline ratios as markdown tables) and ``bench.png``
 (throughput vs size, matplotlib Agg) to ``--out-dir``.
 ``--quick`` runs a small grid in seconds (the test suite uses it so this cannot rot).
+
+OpenMP workers (numba's pool and torch's, two separate libgomp runtimes) sleep as soon as a
+parallel region ends (``OMP_WAIT_POLICY=PASSIVE``, the default here), or, with ``--spin-count
+N``, spin N times first (``GOMP_SPINCOUNT``; libgomp's own default spins for milliseconds, which on
+a 2-core machine lets one library's idle workers stall the other's launches). Passive waiting
+charges a wake-up to every 2-thread call (tens of microseconds on a VM, which is most of a
+1e5-element call); a short spin keeps a library's pool awake between its back-to-back calls.
+``pool_wait_env``: the variables each choice sets.
 """
 
 from __future__ import annotations
@@ -434,6 +442,7 @@ def machine_info() -> dict:
                 llvm_cpu=binding.get_host_cpu_name(), vector_bytes=_numba_support.VECTOR_BYTES,
                 parallel_min_bytes=numba_backend.parallel_min_bytes(),
                 numba_threading_layer=_threading_layer(), OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY"),
+                GOMP_SPINCOUNT=os.environ.get("GOMP_SPINCOUNT"),
                 OPSNN_PARALLEL_MIN_BYTES=os.environ.get("OPSNN_PARALLEL_MIN_BYTES"))
     return info
 
@@ -810,14 +819,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-memory", dest="memory", action="store_false",
                         help="skip the peak-memory measurement of a 1e8-element call")
     parser.add_argument("--no-plot", dest="plot", action="store_false")
+    parser.add_argument("--spin-count", type=int_at_least(0), metavar="N",
+                        help="OpenMP workers of both libraries spin N times before sleeping (GOMP_SPINCOUNT, "
+                             "OMP_WAIT_POLICY unset) instead of sleeping at once (OMP_WAIT_POLICY=PASSIVE)")
     parser.add_argument("--json-only", action="store_true", help="do not print the tables")
 
 
+def pool_wait_env(spin_count: int | None, environ) -> dict[str, str | None]:
+    """The environment a run measures under (None: the variable removed): how the OpenMP workers
+    of numba and torch wait between parallel regions (module docstring). By default a caller's
+    own OMP_WAIT_POLICY is kept, else PASSIVE; ``spin_count`` sets GOMP_SPINCOUNT and removes
+    OMP_WAIT_POLICY, which would override it (PASSIVE spins 0 times, ACTIVE without end)."""
+    if spin_count is None:
+        return {"OMP_WAIT_POLICY": environ.get("OMP_WAIT_POLICY") or "PASSIVE"}
+    return {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": str(spin_count)}
+
+
 def run(args) -> int:
-    # numba's OpenMP pool and torch's (another libgomp) both spin-wait after a parallel region by
-    # default; on a machine with few cores each pool then stalls the other for milliseconds.
-    # Passive waiting for both (set before either runtime loads) measures the libraries instead.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # libgomp reads these when it loads: set before either runtime does (torch below, numba's pool
+    # on opsnn's first launch), or they cannot apply
+    loaded = sorted({"torch", "opsnn.kernels.numba_backend"} & set(sys.modules))
+    if loaded:
+        print(f"opsnn bench: {', '.join(loaded)} already imported: its OpenMP wait settings are the "
+              "ones it loaded with, whatever this run records", file=sys.stderr)
+    for key, value in pool_wait_env(args.spin_count, os.environ).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     try:
         import torch  # noqa: F401 - the reference every ratio is taken against
     except ImportError:

@@ -17,7 +17,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 
-from . import opdef, simulate
+from . import opdef, registry, simulate
 from ._core import platform
 from ._core.dtypes import DataType
 from ._core.status import AclnnError
@@ -93,9 +93,16 @@ def _resolve(args: argparse.Namespace) -> tuple[OpDef, AclnnAlias | None, platfo
     if profile is not None:
         try:
             return (*opdef.find(args.op, profile), profile, None)
-        except AclnnError:  # not built for it; arguments that do not fit the op are said first
+        except AclnnError as exc:  # not built for it; arguments that do not fit the op are said first
             _tensors(args, op, alias)
             _attrs(args, op)
+            if alias and profile.name in registry.get(alias.api).unsupported_socs:
+                # the aclnn call refuses the product line before any kernel is looked for: say
+                # that, not that a built-in kernel runs (the message breakers read as success)
+                raise AclnnError(exc.status, f"aclnn{alias.api} is not supported on {profile.name} "
+                                             f"({profile.product_line}): its GetWorkspaceSize returns {exc.status} for a "
+                                             f"non-empty call that passes its checks; no {op.name} kernel to "
+                                             "tile") from None
             raise
     current = platform.current()
     try:
