@@ -21,7 +21,9 @@ PAGE = ROOT / "BENCHMARKS.md"
 # Full runs on other VMs of this workplace, kept beside the recorded one (their machine table and
 # targets only): (block suffix, results folder)
 OTHER_RUNS = (("zen4", ROOT / "benchmarks" / "results-zen4"),
-              ("xeon-l3-105", ROOT / "benchmarks" / "results-xeon-l3-105"))
+              ("xeon-l3-105", ROOT / "benchmarks" / "results-xeon-l3-105"),
+              ("zen3-passive", ROOT / "benchmarks" / "results-zen3-passive"),
+              ("zen3-spin", ROOT / "benchmarks" / "results-zen3-spin"))
 
 
 def machine_table(data: dict) -> str:
