@@ -856,7 +856,8 @@ SCRATCH_PAD = 32
 # if none is; the lower of two scans; ~40-50 ms). A model from the wake-up round trip alone (an
 # empty parallel region) missed by 2-4x across hosts: with OMP_WAIT_POLICY=PASSIVE a 2-vCPU Zen 4
 # EPYC VM woke its pool in 40-80 us and ran 12 MB launches 1.3-1.7x faster on one thread; a Zen 3
-# one woke in 18-26 us, tied at 3.6 MB and gained 1.2-1.5x from 6 MB; an AVX-512 Xeon VM woke in
+# one woke in 18-26 us, tied at 3.6 MB and gained 1.2-1.5x from 6 MB (another Zen 3 VM: 82-110 us,
+# 11.3 MiB scanned, and 1.41 MiB with GOMP_SPINCOUNT=30000 instead); an AVX-512 Xeon VM woke in
 # 43-81 us yet gained 1.4x at 12 MB (one of its cores moves ~27 GB/s out of L3), and measured 8-11.3
 # MiB this way (with the pool's copy still scalar, below: the threshold was then too high). A
 # 2-vCPU Zen 4 VM, scanning with both copies vectorized, answers 8-11.3 MiB (the pool's copy
