@@ -412,6 +412,64 @@ def test_hardtanh_selects_bits_of_every_pattern(backend, dt):
     both(backend, opsnn.hardtanh, x, -0.5, 0.5, out=np.zeros_like(x))
 
 
+def _bound_scalars(dt) -> np.ndarray:
+    """float32 values to compare halves with: every 97th half value, the float32 neighbours of
+    each and the midpoints to the next half (ties, below and above), signed zeros, infinities,
+    NaNs, float32 subnormals, values past the half's range, the largest float32s."""
+    halves = ALL16[::97].view(dt).astype(F32)
+    halves = halves[~np.isnan(halves)]
+    nxt = np.nextafter(halves.astype(dt), np.array(np.inf, dt)).astype(F32)
+    mids = ((halves.astype(F64) + nxt.astype(F64)) / 2).astype(F32)
+    near = [np.nextafter(v, np.float32(d)) for v in (halves, mids) for d in (np.inf, -np.inf)]
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 1e-40, 65504.0,
+                         65519.99, 65520.0, -65520.0, 1e5, -1e5, 3.4e38, -3.4e38, 1e-8, -1e-8], F32)
+    return np.concatenate([halves, mids, *near, specials]).astype(F32)
+
+
+@pytest.mark.parametrize("dt", [F16, BF16], ids=str)
+def test_half_bit_compares_match_float32_compares(dt):
+    """``bits_le/ge/lt/gt(h, half_bound(s, ...))`` (``numba_codegen._bits_compare``) answers as
+    the float32 compare of the widened half with ``s``: all 65,536 patterns (signed zeros,
+    subnormals, infinities, both NaN kinds) against ~4,000 float32 values (_bound_scalars)."""
+    top = 0x7C00 if dt == F16 else 0x7F80
+    ops = {"<=": (S.bits_le, np.less_equal), ">=": (S.bits_ge, np.greater_equal),
+           "<": (S.bits_lt, np.less), ">": (S.bits_gt, np.greater)}
+
+    def compiled(fn, code, bf16):
+        half_bound = S.half_bound
+
+        @numba.njit
+        def compare(h, scalars, out):
+            for i in range(scalars.size):
+                bound = half_bound(scalars[i], code, bf16)
+                for j in range(h.size):
+                    out[i, j] = fn(h[j], bound, np.uint16(top))
+        return compare
+
+    kernels_ = {name: compiled(fn, S.HALF_PREDICATES[name], dt == BF16) for name, (fn, _) in ops.items()}
+    widened = ALL16.view(dt).astype(F32)
+    scalars = _bound_scalars(dt)
+    for name, (_, reference) in ops.items():
+        got = np.empty((scalars.size, ALL16.size), np.bool_)
+        kernels_[name](ALL16, scalars, got)
+        want = reference(widened[None, :], scalars[:, None])
+        bad = np.argwhere(got != want)
+        assert bad.size == 0, [(name, hex(ALL16[j]), float(scalars[i])) for i, j in bad[:5]]
+
+
+@pytest.mark.parametrize("dt", [F16, BF16], ids=str)
+def test_hardtanh_backward_bounds_on_every_pattern(backend, dt):
+    """HardtanhBackward's bound tests on a float16/bfloat16 self run on its bits
+    (``_bits_compare``): every self pattern, contiguous and transposed, against bounds that are and
+    are not half values, signed zeros, infinite, NaN and crossed bounds, float32-only values."""
+    x = ALL16.view(dt).reshape(256, 256)
+    g = cases.filled(x.shape, dt, 7, cases.grad_specials(dt))
+    for lo, hi in ((-1.0, 1.0), (-0.3, 0.7), (-0.0, 0.0), (0.0, -0.0), (-np.inf, np.inf), (np.nan, 2.0),
+                   (-2.0, np.nan), (1e-40, 3e38), (2.0, -2.0), (-65520.0, 65519.0), (1.00390625, 1.0078125)):
+        both(backend, opsnn.hardtanh_backward, g, x, lo, hi)
+        both(backend, opsnn.hardtanh_backward, g, x.T, lo, hi)
+
+
 @pytest.mark.parametrize("dt", [F16, BF16, F32], ids=str)
 def test_in_place_equals_out_of_place_on_every_pattern(backend, dt):
     """In place (out is an input's own memory) the flat walker computes each tile into a scratch

@@ -716,7 +716,8 @@ class Program:
         self.output = output
         self.scalar_names = scalar_names
         self.label = label
-        # inputs stored as float16/bfloat16 and only widened (exact): sign tests on their bits
+        # inputs stored as float16/bfloat16 and only widened (exact): sign tests and compares
+        # against scalars on their bits (numba_codegen._sign_test, _bits_compare)
         raw = {k: chain[0] for k, chain in enumerate(in_chains)
                if chain[0] in cg.HALVES and all(dt in (cg.F32, cg.F64) for dt in chain[1:])}
         self.code = cg.element_source(dag, store_chain, raw)

@@ -362,6 +362,43 @@ def _sign_test(node: Node, raw: dict) -> str | None:
     return f"(np.uint16(ld{a.attr} - np.uint16({first:#06x})) < np.uint16({HALVES[raw[a.attr]][2]:#06x}))"
 
 
+# a comparison of a raw half input against a launch-invariant float32 value, on the half's bits:
+# ufunc -> (_numba_support intrinsic, its half_bound predicate code, the mirrored ufunc)
+_BITS_COMPARES = {"less_equal": ("bits_le", 0, "greater_equal"), "greater_equal": ("bits_ge", 1, "less_equal"),
+                  "less": ("bits_lt", 2, "greater"), "greater": ("bits_gt", 3, "less")}
+
+
+def _launch_invariant(node: Node) -> bool:
+    """Whether ``node`` depends on no input (scalars and constants only)."""
+    return node.op in ("scalar", "const") or (node.op != "input" and all(map(_launch_invariant, node.args)))
+
+
+def _bits_compare(node: Node, raw: dict, compared_only: set, emit) -> str | None:
+    """``x <= s`` (or >=, <, >; either operand order) of an input ``x`` widened exactly from
+    float16/bfloat16 bits ``ld<k>`` (``raw``) and a float32 ``s`` that depends on no input
+    (HardtanhBackward's bounds), as a compare of 16-bit keys (``_numba_support.bits_le`` ...)
+    against a bound computed from ``s`` (``half_bound``, hoisted out of the loop by LLVM), or None.
+    Same answer as the float32 compare for every pattern, NaN and -0 included (tested
+    exhaustively). Only for an input that is only compared (``compared_only``): the widening to
+    float32 and the narrowing of its masks then drop out: 12 instead of ~18 vector instructions
+    per 16 elements on AVX2 (HardtanhBackward, one thread, Zen 3 EPYC VM, separate processes
+    alternating, three rounds: float16 1e6 130-181 -> 108-121 us, bfloat16 176-278 -> 85-114;
+    1e5 16-19 -> 12-13 us, one bfloat16 round 17). Hardtanh's clamp, which stores the widened
+    value too, ran 1.5x slower with its first compare on the bits and its second on a float32."""
+    if node.op != "ufunc" or node.attr not in _BITS_COMPARES or tuple(node.loop) != (F32, F32):
+        return None
+    a, b = node.args
+    op = node.attr
+    if not (a.op == "input" and a.attr in raw):
+        a, b, op = b, a, _BITS_COMPARES[op][2]
+    if not (a.op == "input" and a.attr in raw and a.attr in compared_only) or not _launch_invariant(b):
+        return None
+    fn, code, _ = _BITS_COMPARES[op]
+    half = raw[a.attr]
+    return (f"{fn}(ld{a.attr}, half_bound({emit(b)}, {code}, {half == BF16}), "
+            f"np.uint16({HALVES[half][2]:#06x}))")
+
+
 def _selects_bf16_input(node: Node, raw: dict) -> bool:
     """Whether float32 ``node`` is a selection (nested ``where``) with a bfloat16 input widened
     exactly (``raw``) among its candidates: narrowed to bfloat16, that candidate is its own bits."""
@@ -386,12 +423,15 @@ def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> El
     lines: list[str] = []
     names: dict[int, str] = {}
     raw = raw or {}
+    compared_only = set(raw) - value_inputs(dag)
 
     def emit(node: Node) -> str:
         key = id(node)
         if key in names:
             return names[key]
         bits_test = _sign_test(node, raw)
+        if bits_test is None:
+            bits_test = _bits_compare(node, raw, compared_only, emit)
         if bits_test is not None:
             name = f"e_{len(lines)}"
             lines.append(f"{name} = {bits_test}")
