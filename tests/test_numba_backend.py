@@ -383,6 +383,30 @@ def test_nan_slope_with_nan_gradient_gives_one_of_the_two_nans(backend, dt):
                                      nan_payload=True, what=f"{dt} n={n} transposed={transposed}")
 
 
+def test_bf16_products_round_on_every_gradient_pattern(backend):
+    """A bfloat16 gradient times the float32 slope is narrowed without a NaN patch
+    (``_numba_support.f2bf_rounding``): every one of the 65,536 gradient patterns, through
+    LeakyReluBackward (self negative, so every element takes the product; and a self of every
+    sign) and LeakyRelu, against slopes whose products round, tie, overflow, underflow to
+    subnormals and zero, infinite slopes (0 x inf is the default NaN) and NaN slopes with payload
+    bits in their low half (signalling too), bit for bit with NumPy but where a NaN gradient
+    meets a NaN slope (either payload, see the test above)."""
+    g = ALL16.view(BF16).reshape(256, 256)
+    negative = np.full(g.shape, -1.0, BF16)
+    mixed = cases.filled(g.shape, BF16, 11, cases.self_specials(BF16))
+    nan_slopes = [cases.from_bits(u, F32) for u in (0x7FC0_0001, 0xFFC0_ABCD, 0x7F80_0001, 0x7FBF_FFFF)]
+    for slope in [0.01, -0.3, 1.00390625, 3e38, 1e-38, 1e-45, np.inf, -np.inf, 0.0, -0.0, *nan_slopes]:
+        grad_nan = np.isnan(g.astype(F32))
+        for self_ in (negative, mixed):
+            results = [backend(name, opsnn.leaky_relu_backward, g, self_, slope) for name in ("numpy", "numba")]
+            keep = ~grad_nan if np.isnan(slope) else np.ones(g.shape, bool)
+            cases.assert_bits_equal(results[1][keep], results[0][keep], nan_payload=True,
+                                    what=f"leaky_relu_backward slope {slope!r}")
+        if not np.isnan(slope):
+            both(backend, opsnn.leaky_relu, g, slope)
+            both(backend, opsnn.leaky_relu_backward, g.T, negative, slope)
+
+
 @pytest.mark.parametrize("self_dt, grad_dt", [(F16, F16), (BF16, BF16), (F16, F32), (BF16, F64)], ids=str)
 def test_sign_tests_on_half_bits_cover_every_pattern(backend, self_dt, grad_dt):
     """A float16/bfloat16 self that is only widened has its ``self > 0`` made on its bits

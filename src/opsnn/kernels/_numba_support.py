@@ -18,7 +18,8 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
 * ``f2bf`` float32 -> bfloat16: round to nearest even; a NaN keeps its top 16 bits, exactly where
   its low 16 bits are zero (a bfloat16 value widened: ``f2bf(bf2f(b)) == b`` for every ``b``,
   signalling NaNs included), else with the quiet bit set (``dtypes.cast_into``, DECISION 1).
-  ``f2bf_computed``: the same for values arithmetic made (their NaNs are quiet), one check less.
+  ``f2bf_computed``: the same for values arithmetic made (their NaNs are quiet), one check less;
+  ``f2bf_rounding``: for arithmetic on bfloat16 values and scalars, whose NaNs need no patch.
   ``f2bf_canonical``: NaN -> 0x7FC0 with the sign kept (ml_dtypes' own casts, used from float16);
   ``f2h_canonical`` likewise for bfloat16 -> float16 (NaN -> 0x7E00 with the sign kept).
 * ``d2bf`` float64 -> bfloat16: one rounding (``dtypes.cast_into``: round to float32 *to odd*, then
@@ -556,6 +557,29 @@ def _float_to_bf16(nan_rule: str):
     return generic
 
 
+@intrinsic
+def f2bf_rounding(typingctx, value, keep):
+    """float32 -> bfloat16 bits, rounded to nearest even, for a result of arithmetic whose NaNs
+    all have their low 16 bits zero -- the operands are bfloat16 values widened, or values
+    that ``keep`` (0xFFFFFFFF) says are not NaN; where one may be (``keep`` 0, a NaN scalar,
+    which makes every result a NaN), no rounding increment is added and the quiet NaN keeps its
+    top 16 bits, as ``f2bf_computed`` gives. No NaN patch: LeakyReluBackward's bfloat16
+    ``grad * slope`` (see numba_codegen.element_source)."""
+    if value != types.float32 or not isinstance(keep, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        u = builder.bitcast(args[0], _I32)
+        mask = builder.trunc(args[1], _I32) if args[1].type.width > 32 else builder.zext(args[1], _I32) \
+            if args[1].type.width < 32 else args[1]
+        lsb = builder.and_(builder.lshr(u, ir.Constant(_I32, 16)), ir.Constant(_I32, 1))
+        increment = builder.and_(builder.add(lsb, ir.Constant(_I32, 0x7FFF)), mask)
+        rounded = builder.lshr(builder.add(u, increment), ir.Constant(_I32, 16))
+        return builder.trunc(rounded, ir.IntType(16))
+
+    return types.uint16(types.float32, keep), codegen
+
+
 f2bf = intrinsic(_float_to_bf16("exact"))
 f2bf_computed = intrinsic(_float_to_bf16("computed"))
 f2bf_canonical = intrinsic(_float_to_bf16("canonical"))  # from float16 (ml_dtypes' cast)
@@ -654,7 +678,7 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f",
-                 "f2bf", "f2bf_canonical", "f2bf_computed", "d2bf", "isnan16", "ranges_clash",
+                 "f2bf", "f2bf_canonical", "f2bf_computed", "f2bf_rounding", "d2bf", "isnan16", "ranges_clash",
                  "bits_f32", "bits_f64", "f32_bits", "f64_bits", "zero_unless", "transpose_block",
                  "transpose_block_half", "index_buffer", "stream_copy", "store_fence",
                  "pool_threads", "bits_le", "bits_ge", "bits_lt", "bits_gt", "half_bound")
