@@ -486,17 +486,17 @@ def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> El
         # a line of its own, so the selection picks between two values: with the rounding inside
         # it, a loop LLVM leaves scalar (strided loads) branched per element (bfloat16 with a
         # stride of 2: 4.1 ms per 1e6 elements, 1.2 ms as a select)
-        name = f"e_{len(lines)}"
+        value = emit(node)  # first: a name taken before it could be one its lines define
         if computed and tuple(node.loop) == (F32, F32) and all(
                 (a.op == "input" and raw.get(a.attr) == BF16) or _launch_invariant(a) for a in node.args):
             # its NaNs come from a widened bfloat16 (low 16 bits zero), the default NaN (the same)
             # or a NaN scalar: no NaN patch, the increment dropped for a NaN scalar instead
-            scalars = [emit(a) for a in node.args if a.op != "input"]
-            nan = " or ".join(f"np.isnan({v})" for v in scalars) or "False"
-            keep = f"np.uint32(0) if {nan} else np.uint32(0xFFFFFFFF)"
-            lines.append(f"{name} = f2bf_rounding({emit(node)}, {keep})")
-            return name
-        lines.append(f"{name} = {'f2bf_computed' if computed else 'f2bf'}({emit(node)})")
+            nan = " or ".join(f"np.isnan({emit(a)})" for a in node.args if a.op != "input") or "False"
+            rounded = f"f2bf_rounding({value}, np.uint32(0) if {nan} else np.uint32(0xFFFFFFFF))"
+        else:
+            rounded = f"{'f2bf_computed' if computed else 'f2bf'}({value})"
+        name = f"e_{len(lines)}"
+        lines.append(f"{name} = {rounded}")
         return name
 
     if tuple(store_chain) == (F32, BF16):
