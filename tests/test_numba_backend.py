@@ -456,8 +456,9 @@ def test_half_bit_compares_match_float32_compares(dt):
     the float32 compare of the widened half with ``s``: all 65,536 patterns (signed zeros,
     subnormals, infinities, both NaN kinds) against ~4,000 float32 values (_bound_scalars)."""
     top = 0x7C00 if dt == F16 else 0x7F80
-    ops = {"<=": (S.bits_le, np.less_equal), ">=": (S.bits_ge, np.greater_equal),
-           "<": (S.bits_lt, np.less), ">": (S.bits_gt, np.greater)}
+    # the intrinsic and predicate code the code generator emits for each ufunc
+    ops = {ufunc: (getattr(S, fn), code, getattr(np, ufunc))
+           for ufunc, (fn, code, _) in numba_codegen._BITS_COMPARES.items()}
 
     def compiled(fn, code, bf16):
         half_bound = S.half_bound
@@ -470,10 +471,10 @@ def test_half_bit_compares_match_float32_compares(dt):
                     out[i, j] = fn(h[j], bound, np.uint16(top))
         return compare
 
-    kernels_ = {name: compiled(fn, S.HALF_PREDICATES[name], dt == BF16) for name, (fn, _) in ops.items()}
+    kernels_ = {name: compiled(fn, code, dt == BF16) for name, (fn, code, _) in ops.items()}
     widened = ALL16.view(dt).astype(F32)
     scalars = _bound_scalars(dt)
-    for name, (_, reference) in ops.items():
+    for name, (_, _, reference) in ops.items():
         got = np.empty((scalars.size, ALL16.size), np.bool_)
         kernels_[name](ALL16, scalars, got)
         want = reference(widened[None, :], scalars[:, None])

@@ -50,21 +50,23 @@ _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 
 
-def _bitcast_to_float(width: int, float_type: types.Float, llvm_float):
-    int_type = ir.IntType(width)
+def _resized(builder, v, width: int):
+    """Integer IR value ``v`` as ``width`` bits: truncated, zero-extended or as it is."""
+    if v.type.width > width:
+        return builder.trunc(v, ir.IntType(width))
+    if v.type.width < width:
+        return builder.zext(v, ir.IntType(width))
+    return v
 
+
+def _bitcast_to_float(width: int, float_type: types.Float, llvm_float):
     def generic(typingctx, value):
         if not isinstance(value, types.Integer):
             return None
         sig = float_type(value)
 
         def codegen(context, builder, signature, args):
-            v = args[0]
-            if value.bitwidth > width:
-                v = builder.trunc(v, int_type)
-            elif value.bitwidth < width:
-                v = builder.zext(v, int_type)
-            return builder.bitcast(v, llvm_float)
+            return builder.bitcast(_resized(builder, args[0], width), llvm_float)
 
         return sig, codegen
 
@@ -97,12 +99,7 @@ def _hw_half_to_float(typingctx, value):
     sig = types.float32(value)
 
     def codegen(context, builder, signature, args):
-        v = args[0]
-        if value.bitwidth > 16:
-            v = builder.trunc(v, ir.IntType(16))
-        elif value.bitwidth < 16:
-            v = builder.zext(v, ir.IntType(16))
-        return builder.fpext(builder.bitcast(v, ir.HalfType()), ir.FloatType())
+        return builder.fpext(builder.bitcast(_resized(builder, args[0], 16), ir.HalfType()), ir.FloatType())
 
     return sig, codegen
 
@@ -570,8 +567,7 @@ def f2bf_rounding(typingctx, value, keep):
 
     def codegen(context, builder, signature, args):
         u = builder.bitcast(args[0], _I32)
-        mask = builder.trunc(args[1], _I32) if args[1].type.width > 32 else builder.zext(args[1], _I32) \
-            if args[1].type.width < 32 else args[1]
+        mask = _resized(builder, args[1], 32)
         lsb = builder.and_(builder.lshr(u, ir.Constant(_I32, 16)), ir.Constant(_I32, 1))
         increment = builder.and_(builder.add(lsb, ir.Constant(_I32, 0x7FFF)), mask)
         rounded = builder.lshr(builder.add(u, increment), ir.Constant(_I32, 16))
@@ -622,8 +618,7 @@ def _half_compare(predicate: str):
 
         def codegen(context, builder, signature, args):
             i16 = ir.IntType(16)
-            h16, k16, top = (builder.trunc(v, i16) if v.type.width > 16 else builder.zext(v, i16)
-                             if v.type.width < 16 else v for v in args)
+            h16, k16, top = (_resized(builder, v, 16) for v in args)
             mirrored = builder.and_(builder.ashr(h16, ir.Constant(i16, 15)), ir.Constant(i16, 0x7FFF))
             key = builder.xor(h16, mirrored)
             ordered = builder.icmp_signed(predicate, key, k16)
@@ -639,8 +634,6 @@ bits_le = intrinsic(_half_compare("<="))
 bits_ge = intrinsic(_half_compare(">="))
 bits_lt = intrinsic(_half_compare("<"))
 bits_gt = intrinsic(_half_compare(">"))
-# half_bound's ``predicate`` codes, one per bits_* compare
-HALF_PREDICATES = {"<=": 0, ">=": 1, "<": 2, ">": 3}
 
 
 @njit(cache=True, nogil=True)
@@ -652,7 +645,8 @@ def half_key(h):
 
 @njit(cache=True, nogil=True)
 def half_bound(s, predicate, bf16):
-    """The key bound for ``bits_le/ge/lt/gt`` (``predicate`` 0-3, HALF_PREDICATES) of float32
+    """The key bound for ``bits_le/ge/lt/gt`` (``predicate`` 0-3 in that order, as
+    ``numba_codegen._BITS_COMPARES`` passes it) of float32
     ``s`` against float16 (``bf16`` False) or bfloat16 bits: for <= and > the key of the largest
     value <= s, for >= and < of the smallest value >= s (+0 and -0 are equal: the larger key, +0's,
     or the smaller, -0's); s rounded to nearest even, then stepped one value toward s's side if
