@@ -23,7 +23,8 @@ PAGE = ROOT / "BENCHMARKS.md"
 OTHER_RUNS = (("zen4", ROOT / "benchmarks" / "results-zen4"),
               ("xeon-l3-105", ROOT / "benchmarks" / "results-xeon-l3-105"),
               ("zen3-passive", ROOT / "benchmarks" / "results-zen3-passive"),
-              ("zen3-spin", ROOT / "benchmarks" / "results-zen3-spin"))
+              ("zen3-spin", ROOT / "benchmarks" / "results-zen3-spin"),
+              ("zen3-final", ROOT / "benchmarks" / "results-zen3-final"))
 
 
 def machine_table(data: dict) -> str:
