@@ -945,6 +945,12 @@ def test_host_launch_walkers_and_plan():
     assert (tall.tile_rows, tall.tile_cols) == (125, 1000)
     mixed = host_launch.plan_launch((300, 1000), [(1000, 1), (1000, 1), (1, 300)], (4, 2, 2), 1)
     assert (mixed.tile_rows, mixed.tile_cols) == (100, 512)
+    # 8-byte operands in cache: 512 B of each gathered row (1000 rows as 16 panels of 63); from
+    # FAR_BYTES 128 B as for 4-byte ones
+    wide = host_launch.plan_launch((1000, 1000), [(1000, 1), (1000, 1), (1, 1000)], (8, 8, 8), 2)
+    assert (wide.tile_rows, wide.tile_cols, wide.plan.numel) == (63, 256, 16)
+    far = host_launch.plan_launch((4000, 4000), [(4000, 1), (4000, 1), (1, 4000)], (8, 8, 8), 2)
+    assert far.tile_rows == 16
     # dense runs of 4 KiB from FAR_BYTES moved
     big = [(4000, 1), (4000, 1), (1, 4000)]
     assert host_launch.plan_launch((4000, 4000), big, (4, 4, 4), 2).tile_cols == 1024  # 192 MB

@@ -51,6 +51,13 @@ PANEL_RUN_BYTES = 2048
 # 68.8 -> 37.4 / 42.3 -> 39.1 ms, 1e7 1.05-1.15x faster, 1e6 1.0-1.1x, 1e5 within the noise;
 # float32 tiles of 64 rows were slower at 1e8 (76 -> 93 ms), and 32-row float64 ones at 1e7-1e8.
 PANEL_BYTES_16BIT = 256
+# Where every operand has 8-byte elements and the launch is not FAR_BYTES, tiles are 64 rows:
+# 512 B of each gathered source row (8 lines) per visit, not 128 B. Measured on a Zen 3 EPYC VM
+# (AVX2, L2 512 KiB; separate processes alternating, LeakyReluBackward, a transposed float64
+# 1000 x 1000 self): one thread 1.65-1.98 -> 1.18-1.28 ms, two threads 0.93-1.29 -> 0.68-0.83
+# ms; the 1e5 rows (100 x 1000) within the noise. Not beyond FAR_BYTES, where the Xeon VM ran
+# taller float64 tiles slower (above); float32 moved within this VM's noise (0.26-0.63 ms).
+PANEL_BYTES_64BIT = 512
 # A panels launch of FAR_BYTES or more streams its operands from memory, past the last-level
 # cache (the 32 MiB L3 of the EPYC VMs this was first tuned on). Its dense runs are then twice as
 # long (here; its size counted as elements times the operands' itemsizes), and its gathers
@@ -266,7 +273,9 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     rows, cols = dims[-2], dims[-1]
     far = numel * sum(itemsizes) >= FAR_BYTES
     tile_cols = min(cols, PANEL_RUN_BYTES * (2 if far else 1) // max_item)
-    gathered_run = (PANEL_BYTES_16BIT if min_item == 2 else PANEL_BYTES) // min_item
+    panel_bytes = PANEL_BYTES_16BIT if min_item == 2 else PANEL_BYTES_64BIT if min_item == 8 and not far \
+        else PANEL_BYTES
+    gathered_run = panel_bytes // min_item
     if far and rows * tile_cols * max_item <= WHOLE_PANEL_BYTES:
         tile_rows = rows
     else:
