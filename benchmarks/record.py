@@ -20,7 +20,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "BENCHMARKS.md"
 # Full runs on other VMs of this workplace, kept beside the recorded one (their machine table and
 # targets only): (block suffix, results folder)
-OTHER_RUNS = (("zen4", ROOT / "benchmarks" / "results-zen4"),
+OTHER_RUNS = (("xeon-s23", ROOT / "benchmarks" / "results-xeon-s23"),
+              ("zen4", ROOT / "benchmarks" / "results-zen4"),
               ("xeon-l3-105", ROOT / "benchmarks" / "results-xeon-l3-105"),
               ("zen3-passive", ROOT / "benchmarks" / "results-zen3-passive"),
               ("zen3-spin", ROOT / "benchmarks" / "results-zen3-spin"),

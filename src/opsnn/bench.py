@@ -393,7 +393,7 @@ def measure(fns: dict, sample_seconds: float, samples: int) -> dict:
             # untimed: the method before this one left its own data in the caches, and the first
             # calls after it would time refilling them (for a data set that fits in them, ~1e6
             # elements: 2-3x slower calls at first). One-call samples too: a last-level cache of
-            # hundreds of MiB (the VM of BENCHMARKS.md) holds 1e7-element arrays, and without the
+            # hundreds of MiB (the Xeon VMs of BENCHMARKS.md) holds 1e7-element arrays, and without the
             # warm call a one-call method (a transposed float32 1e7 call: 9.2 ms after 1.2 GB of
             # other traffic, 7.1 ms the call after) was timed cold beside a two-call one (the
             # bandwidth kernel, 4.4 ms) timed warm

@@ -931,7 +931,7 @@ def second_thread_pays_from() -> int:
     (``copy_times_us``): the first of ``threshold_candidates`` that does, the top of
     PARALLEL_MIN_RANGE if none does. Scanned twice, the smaller answer kept (the second scan
     stops below the first's): a stolen vCPU or another tenant's burst only ever makes the pool
-    look slower, and on the shared 2-vCPU VM of BENCHMARKS.md one scan in a few answered 2-3x
+    look slower, and on a shared 2-vCPU VM of BENCHMARKS.md one scan in a few answered 2-3x
     high (22.6 MiB where others gave 8-11.3), which kept 12 MB launches on one thread (0.73x
     torch). A too-low answer costs little: at 4-6 MiB the two variants tie."""
     found = PARALLEL_MIN_RANGE[1]
