@@ -528,6 +528,31 @@ def test_decision_15_null_order(acl_env):
                         ((t.tensor, t.tensor, None, None, t.tensor), "min"),
                         ((t.tensor, t.tensor, s, None, t.tensor), "max")]:
         expect_acl_failure(HARDTANH.phase1(*args)[-1], NULLPTR, names=[first])
+    # the int 0 is a null pointer too (pyACL's handles are ints): 161001, not a wrong handle type
+    expect_acl_failure(LEAKY.phase1(t.tensor, 0, s, False, t.tensor)[-1], NULLPTR, names=["self"])
+    expect_acl_failure(HARDTANH.phase1(t.tensor, t.tensor, np.int64(0), s, t.tensor)[-1], NULLPTR, names=["min"])
+    expect_acl_failure(LEAKY.phase1(t.tensor, 1, s, False, t.tensor)[-1], INVALID, names=["self"])
+
+
+def test_decision_15_null_executor(acl_env):
+    """Phase 2 and the executor calls answer a null executor (None or 0) with 161001, as
+    CommonOpExecutorRun does before anything else, and leave out untouched."""
+    from opsnn import aclnn
+    ws, ex, ret, ot = leaky_phase1(acl_env, f32a(1, 2), f32a(1, -1), 0.5)
+    assert ret == 0
+    wsp = acl_env.malloc(ws) if ws else None
+    before = ot.storage_bytes()
+    for null in (None, 0):
+        for phase2 in (LEAKY.phase2, HARDTANH.phase2):
+            expect_acl_failure(phase2(wsp, ws, null, acl_env.stream), NULLPTR, words=["executor", "null"])
+        expect_acl_failure(aclnn.aclSetAclOpExecutorRepeatable(null), NULLPTR, words=["executor", "null"])
+        expect_acl_failure(aclnn.aclDestroyAclOpExecutor(null), NULLPTR, words=["executor", "null"])
+    expect_acl_failure(LEAKY.phase2(wsp, ws, 7, acl_env.stream), INVALID, words=["executor", "int"])
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    assert ot.storage_bytes() == before, "a refused launch must not write out"
+    assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0, "the refusals must not consume it"
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(ot.view(), f32a(1.0, 1.0))
 
 
 # ---- 16. executors: single use, repeatable until destroyed --------------------------------------

@@ -614,17 +614,19 @@ def test_unknown_soc_in_environment(dev, monkeypatch):
 @pytest.mark.parametrize("junk", ["scalar_for_tensor", 0, 1.5, "t", np.zeros(4, F32), Sentinel(), Exploding()])
 def test_wrong_handle_types(dev, slot, junk):
     """A wrong Python type in any argument of phase 1 (a scalar for a tensor, a tensor for a
-    scalar, numbers, strings, arrays, objects) -> 161002; nothing is written."""
+    scalar, numbers, strings, arrays, objects) -> 161002, but the int 0, a null pointer as
+    pyACL's int handles have it -> 161001; nothing is written."""
     gt, xt, s, ot, oa = leaky(dev)
     args = [gt, xt, s, s, ot]
     if isinstance(junk, str) and junk == "scalar_for_tensor":
         junk = s if slot in (0, 1, 4) else gt
     args[slot] = junk
+    status = 161001 if type(junk) is int and junk == 0 else 161002
     ret = aclnn.aclnnHardtanhBackwardGetWorkspaceSize(*args)[2]
-    fail_msg(ret, 161002)
+    fail_msg(ret, status)
     if slot != 3:
         largs = args[:3] + [False, args[4]]
-        fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(*largs)[2], 161002)
+        fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(*largs)[2], status)
     assert not read_out(dev, oa).any()
 
 
@@ -842,19 +844,20 @@ def test_executor_run_twice(dev):
 
 def test_executor_destroyed(dev):
     """Phase 2 after aclDestroyAclOpExecutor -> 161002; destroy twice -> 161002; destroy /
-    set-repeatable of None -> 161001, of a non-executor -> 161002. A destroy after the launch
-    does not cancel the queued run."""
+    set-repeatable of None or 0 (a null pointer) -> 161001, of a non-executor -> 161002. A
+    destroy after the launch does not cancel the queued run."""
     ws, ex, oa = planned(dev)
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "destroyed")
     fail_msg(aclnn.aclDestroyAclOpExecutor(ex), 161002, "already destroyed")
     fail_msg(aclnn.aclSetAclOpExecutorRepeatable(ex), 161002, "already destroyed")
-    fail_msg(aclnn.aclDestroyAclOpExecutor(None), 161001)
-    fail_msg(aclnn.aclSetAclOpExecutorRepeatable(None), 161001)
-    for junk in (0, "ex", Sentinel(), dev.tensors[0]):
+    for null in (None, 0, np.uint64(0)):
+        fail_msg(aclnn.aclDestroyAclOpExecutor(null), 161001)
+        fail_msg(aclnn.aclSetAclOpExecutorRepeatable(null), 161001)
+        fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, null, dev.stream), 161001, "executor")
+    for junk in (1, "ex", Sentinel(), dev.tensors[0]):
         fail_msg(aclnn.aclDestroyAclOpExecutor(junk), 161002, "aclOpExecutor")
         fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, junk, dev.stream), 161002, "aclOpExecutor")
-    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, None, dev.stream), 161001, "executor")
     ws, ex, oa = planned(dev)
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0

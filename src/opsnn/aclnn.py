@@ -6,7 +6,8 @@
 
 Phase 1 does every check and plans the steps (statuses 161001, 161002, 561003, 561103); phase 2
 checks the executor, workspace and stream (161001, 161002, 361001), then queues the work on ``stream`` (run by
-``acl.rt.synchronize_stream``). ``None`` stands for a C null pointer. On failure the text is in
+``acl.rt.synchronize_stream``). ``None``, or the int 0 of a pyACL-style handle variable, stands
+for a C null pointer. On failure the text is in
 ``acl.get_recent_err_msg()``. The SoC in force at phase 1 selects the dtype lists.
 """
 
@@ -369,8 +370,8 @@ def aclDestroyAclOpExecutor(executor) -> int:
 
 
 def _live_executor(executor, call: str) -> aclOpExecutor:
-    if executor is None:
-        raise AclnnError(161001, f"{call}: executor is a null pointer (None)")
+    if checks.is_null(executor):
+        raise AclnnError(161001, f"{call}: executor is a null pointer ({executor!r})")
     if not isinstance(executor, aclOpExecutor):
         raise AclnnError(161002, f"{call}: expected an aclOpExecutor, got {type(executor).__name__}")
     if executor.destroyed:

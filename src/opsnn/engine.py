@@ -511,8 +511,8 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
 def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec) -> None:
     """Phase-2 preconditions (DECISIONS 16, 17): a live executor of this op, enough workspace."""
     op = spec.name
-    if executor is None:
-        raise checks.fail(op, "executor must be an aclOpExecutor, got a null pointer (None)",
+    if checks.is_null(executor):
+        raise checks.fail(op, f"executor must be an aclOpExecutor, got a null pointer ({executor!r})",
                           Status.ERR_PARAM_NULLPTR)
     if not isinstance(executor, aclOpExecutor):
         raise checks.fail(op, f"executor must be an aclOpExecutor, got {type(executor).__name__}")

@@ -19,13 +19,19 @@ def is_c_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
+def is_null(value) -> bool:
+    """Whether a handle argument is a C null pointer: ``None``, or the int 0 (pyACL hands out its
+    handles as ints, so a handle variable not yet set is often 0). CANN answers NULL with 161001."""
+    return value is None or (is_c_int(value) and value == 0)
+
+
 def fail(op: str, message: str, status: int = Status.ERR_PARAM_INVALID) -> AclnnError:
     return AclnnError(status, f"{op}: {message}")
 
 
 def not_null(op: str, value, api_name: str, type_name: str) -> None:
-    if value is None:
-        raise fail(op, f"{api_name} must be an {type_name}, got a null pointer (None)",
+    if is_null(value):
+        raise fail(op, f"{api_name} must be an {type_name}, got a null pointer ({value!r})",
                    Status.ERR_PARAM_NULLPTR)
 
 
