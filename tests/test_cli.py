@@ -294,6 +294,9 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "LeakyReluBackward", "--shape", "-2,3"], 2, ["argument --shape: dims must be >= 0", "'-2,3'"]),
     (["run", "LeakyReluBackward", "--shape", "-2x3"], 2, ["argument --shape: dims must be >= 0", "'-2x3'"]),
     (["run", "LeakyReluBackward", "--scalar"], 2, ["argument --scalar: expected at least one argument"]),
+    (["run", "HardtanhBackward", "--scalar", "1,,2"], 2, ["argument --scalar: bad scalar '' in '1,,2'"]),
+    (["run", "LeakyReluBackward", "--scalar", "0.5x"], 2, ["argument --scalar: bad scalar '0.5x'"]),
+    (["run", "HardtanhBackward", "--scalar", "-1,"], 2, ["takes 2 scalar(s)", "gave 1"]),
     # NumPy's byte codes next to bit-width short names (a second breaker: f8 ran float64, i4 int32)
     (["run", "Hardtanh", "--dtype", "f8"], 2, ["argument --dtype: dtype 'f8' is NumPy's code in bytes"]),
     (["tiling", "HardtanhBackward", "--shape", "2", "--dtype", "i4"], 2, ["dtype 'i4' is NumPy's code in bytes"]),
@@ -377,11 +380,15 @@ def test_cli_errors_are_messages_not_tracebacks(capsys, argv, code, words):
     (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-5."], "negative_slope=-5.0"),
     (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-.5E-1"], "negative_slope=-0.05"),
     (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-NaN"], "negative_slope=nan"),
+    # scalars by commas, with or without spaces (a breaker: "-5," was read as an unknown option)
+    (["run", "HardtanhBackward", "--shape", "3", "--scalar", "-5,", "5"], "min_val=-5.0, max_val=5.0"),
+    (["run", "HardtanhBackward", "--shape", "3", "--scalar", "-1e3,-.5"], "min_val=-1000.0, max_val=-0.5"),
+    (["run", "HardtanhBackward", "--shape", "3", "--scalar", "-inf, inf"], "min_val=-inf, max_val=inf"),
     (["tiling", "HardtanhBackward", "--shape", "4", "--dtype", "float16", "--min-val", "-Infinity"], "-inf"),
 ])
 def test_cli_takes_every_negative_float_literal(capsys, argv, shown):
-    """A negative scalar in any float spelling is a value, not an unknown option (argparse alone
-    takes only -5, -.5 and -2.5)."""
+    """A negative scalar in any float spelling, alone or in a list with commas, is a value, not
+    an unknown option (argparse alone takes only -5, -.5 and -2.5)."""
     code, out = _run(capsys, *argv)
     assert code == 0 and shown in out, out
 

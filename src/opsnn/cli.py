@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from . import registry
-from .cli_args import Parser, PipeConsole, ShapeWords, dtype_name, int_at_least
+from .cli_args import Parser, PipeConsole, ScalarWords, ShapeWords, dtype_name, int_at_least
 from ._core import dtypes, memory, platform
 from ._core.status import AclnnError
 
@@ -230,8 +230,9 @@ def _add_run_arguments(parser) -> None:
                         help="dtype of out (default: the one phase 1 would allocate: the inputs' promoted "
                              "dtype, or self's where the operator keeps it)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
-    parser.add_argument("--scalar", type=float, nargs="+",
-                        help="scalar arguments in the API's order (default: slope 0.01; min -1 max 1)")
+    parser.add_argument("--scalar", nargs="+", action=ScalarWords,
+                        help="scalar arguments in the API's order, by spaces or commas (default: slope 0.01; "
+                             "min -1 max 1)")
     parser.add_argument("--self-is-result", action="store_true", help="selfIsResult (LeakyReluBackward)")
     parser.add_argument("--seed", type=int_at_least(0), default=0)
 

@@ -42,9 +42,10 @@ def dtype_name(text: str) -> str:
 # A word starting with "-" is an option to argparse unless its negative-number pattern matches,
 # and that pattern only knows -5, -.5 and -2.5 (Python 3.11): -1e3, -5., -inf and -nan, scalars
 # CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf"), and
-# so was a shape with a negative first dim (-1,3 or -1x3), whose own check names it.
-NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|infinity|nan|\d+(?:[,x]-?\d+)+)$",
-                             re.IGNORECASE)
+# so were a shape with a negative first dim (-1,3 or -1x3), whose own check names it, and
+# scalars written with commas (--scalar -1,1 or -1, 1).
+_FLOAT = r"(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|infinity|nan)"
+NEGATIVE_NUMBER = re.compile(rf"^-(?:{_FLOAT}(?:,-?{_FLOAT})*,?|\d+(?:[,x]-?\d+)+)$", re.IGNORECASE)
 
 
 class Parser(argparse.ArgumentParser):
@@ -92,6 +93,23 @@ class ShapeWords(argparse.Action):
         if any(d < 0 or d >= 2**63 for d in dims):  # NumPy's limit: arrays are allocated from it
             parser.error(f"argument {option_string}: dims must be >= 0 and < 2**63, got {text!r}")
         setattr(namespace, self.dest, dims)
+
+
+class ScalarWords(argparse.Action):
+    """``--scalar`` taking one or several words (``nargs="+"``), the values separated by spaces,
+    commas or both: ``-1 1``, ``-1,1``, ``-1, 1`` (a trailing comma is allowed). Stores a list
+    of floats; a word that is no float is a usage error naming the option."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        text = " ".join(values)
+        body = text.strip().removesuffix(",")
+        scalars = []
+        for word in re.split(r"\s*,\s*|\s+", body):
+            try:
+                scalars.append(float(word))
+            except ValueError:
+                parser.error(f"argument {option_string}: bad scalar {word!r} in {text!r}; write e.g. -1 1 or -1,1")
+        setattr(namespace, self.dest, scalars)
 
 
 def int_at_least(low: int):
