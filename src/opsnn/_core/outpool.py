@@ -64,8 +64,8 @@ class OutputPool:
                     self._buffers.append(self._buffers.pop(i))
                     result = buf.view(dtype).reshape(shape)  # held from here on
                     if len(self._buffers) > MAX_IDLE:  # results held together, then dropped
-                        buf = None
-                        self._release_free(keep=MAX_IDLE, needed=0)
+                        buf = None  # (the one handed out is free again once its result is dropped)
+                        self._release_free(keep=MAX_IDLE - 1, needed=0)
                     return result
             buf = None  # the last one tested must not look held below
             self.misses += 1
