@@ -12,6 +12,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import warnings
 
 import ml_dtypes
@@ -1087,6 +1088,49 @@ def test_stream_runs_what_was_queued_when_synchronized():
     assert info.value.status == 500003 and "stream task x failed: memory gone" in info.value.message
     stream.synchronize()
     assert ran == ["late"] and stream.pending == 0
+
+
+def test_stream_reports_dropped_tasks_to_the_thread_that_queued_them():
+    """A failure drops the tasks queued after it; a thread whose task was dropped by another
+    thread's synchronize hears of it at its own next synchronize (once), not a silent success
+    (a breaker's: its result was never computed and its synchronize returned 0)."""
+    from opsnn._core.stream import Stream
+
+    stream, ran = Stream(0x98), []
+
+    def failing():
+        raise opsnn.AclnnError(161002, "memory gone")
+
+    stream.enqueue("x", failing)
+    other = {}
+
+    def queue_then_wait():
+        stream.enqueue("b", lambda: ran.append("b"))
+        other["queued"].set()
+        other["go"].wait()
+        for key in ("first", "second"):
+            try:
+                stream.synchronize()
+                other[key] = None
+            except opsnn.AclnnError as exc:
+                other[key] = exc
+
+    other["queued"], other["go"] = threading.Event(), threading.Event()
+    worker = threading.Thread(target=queue_then_wait)
+    worker.start()
+    assert other["queued"].wait(10)
+    stream.enqueue("c", lambda: ran.append("c"))  # the synchronizing thread's own: told directly
+    with pytest.raises(opsnn.AclnnError) as info:
+        stream.synchronize()
+    assert info.value.status == 500003 and "stream task x failed: memory gone" in info.value.message
+    stream.synchronize()  # nothing of its own was dropped behind its back
+    other["go"].set()
+    worker.join(10)
+    assert ran == [] and stream.pending == 0
+    first = other["first"]
+    assert isinstance(first, opsnn.AclnnError) and first.status == 500003, first
+    assert "1 task(s) this thread queued" in first.message and "stream task x failed: memory gone" in first.message
+    assert other["second"] is None, "reported once"
 
 
 def test_stream_destroyed_with_queued_work(dev):

@@ -2,8 +2,9 @@
 
 Phase 2 of an aclnn call only enqueues (like an NPU launch). ``synchronize`` runs the queued
 tasks in order and reports the first failure, as ``aclrtSynchronizeStream`` does; tasks after a
-failure are dropped. A host program that reads results without synchronizing sees the old data,
-as it could on a device.
+failure are dropped, and a thread whose tasks were dropped that way hears of it at its next
+synchronize of the stream (whoever synchronized first ran them). A host program that reads
+results without synchronizing sees the old data, as it could on a device.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import collections
 import itertools
 import threading
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -28,9 +30,13 @@ class Stream:
         # appended under _lock, popped only by the synchronizer holding _run; a deque's append
         # and popleft are atomic, so the two never need a common lock (a relaunch + synchronize
         # of a 4-element call was ~4 us, of which a second lock and a fresh queue took ~0.3 us)
-        self._tasks: collections.deque[tuple[str, Callable[[], None]]] = collections.deque()
+        self._tasks: collections.deque[tuple[str, Callable[[], None], int]] = collections.deque()
         self._lock = threading.Lock()      # guards enqueue against close: nothing queued after
         self._run = threading.RLock()      # held while tasks run: keeps task order across threads
+        # by thread ident, tasks that thread queued and another thread's synchronize dropped after
+        # a failure: (the thread, weakly: an ident is reused once its thread ends; how many; why),
+        # reported at its own next synchronize. A plain dict: the launch path tests it each time
+        self._dropped: dict[int, tuple[weakref.ref, int, str]] = {}
         self.closed = False
 
     def enqueue(self, label: str, task: Callable[[], None]) -> None:
@@ -38,7 +44,7 @@ class Stream:
             if self.closed:
                 raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
                                  f"stream {self.handle:#x} was destroyed; its queue takes no more tasks")
-            self._tasks.append((label, task))
+            self._tasks.append((label, task, threading.get_ident()))  # (its thread: cheaper than the object)
 
     @property
     def pending(self) -> int:
@@ -51,23 +57,33 @@ class Stream:
 
     def synchronize(self) -> None:
         """Run the tasks queued when it is called, in order; raise the first failure (the rest
-        of those are dropped). Tasks queued meanwhile wait for the next synchronize."""
+        of those are dropped). Tasks queued meanwhile wait for the next synchronize. Then, if an
+        earlier synchronize by another thread dropped tasks this thread had queued, raise that
+        (once), so a caller whose work never ran is not told it succeeded."""
         with self._run:
             tasks = self._tasks
             left = len(tasks)
             while left:
                 left -= 1
-                label, task = tasks.popleft()
+                label, task, _ = tasks.popleft()
                 try:
                     task()
                 except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
+                    why = exc.message if isinstance(exc, AclnnError) else \
+                        f"internal error: {type(exc).__name__}: {exc}"
+                    why = f"stream task {label} failed: {why}"
+                    me, live = threading.get_ident(), {t.ident: t for t in threading.enumerate()}
                     for _ in range(left):
-                        tasks.popleft()
-                    if isinstance(exc, AclnnError):
-                        raise AclnnError(AclError.RT_FAILURE,
-                                         f"stream task {label} failed: {exc.message}") from exc
-                    raise AclnnError(AclError.RT_FAILURE, f"stream task {label} failed: internal "
-                                                          f"error: {type(exc).__name__}: {exc}") from exc
+                        owner = tasks.popleft()[2]
+                        if owner != me and owner in live:  # (a thread that has ended hears nothing)
+                            ref, count, _ = self._dropped.get(owner, (weakref.ref(live[owner]), 0, ""))
+                            self._dropped[owner] = (ref, count + 1, why)
+                    raise AclnnError(AclError.RT_FAILURE, why) from exc
+            dropped = self._dropped.pop(threading.get_ident(), None) if self._dropped else None
+        if dropped is not None and dropped[0]() is threading.current_thread():
+            raise AclnnError(AclError.RT_FAILURE,
+                             f"{dropped[1]} task(s) this thread queued on stream {self.handle:#x} were "
+                             f"dropped, not run: another thread's synchronize met a failure first ({dropped[2]})")
 
 
 class StreamTable:
