@@ -273,8 +273,12 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     rows, cols = dims[-2], dims[-1]
     far = numel * sum(itemsizes) >= FAR_BYTES
     tile_cols = min(cols, PANEL_RUN_BYTES * (2 if far else 1) // max_item)
-    panel_bytes = PANEL_BYTES_16BIT if min_item == 2 else PANEL_BYTES_64BIT if min_item == 8 and not far \
-        else PANEL_BYTES
+    if min_item == 2:
+        panel_bytes = PANEL_BYTES_16BIT
+    elif min_item == 8 and not far:
+        panel_bytes = PANEL_BYTES_64BIT
+    else:
+        panel_bytes = PANEL_BYTES
     gathered_run = panel_bytes // min_item
     if far and rows * tile_cols * max_item <= WHOLE_PANEL_BYTES:
         tile_rows = rows
