@@ -236,6 +236,40 @@ def test_transpose_block_moves_bits(dt, ahead, half):
     np.testing.assert_array_equal(dst.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
 
 
+# (sr, si, nr, run, nseg, tile_cols, s3): transposed tiles of full and half blocks and too small
+# for either, 2-4 interleaved rows (channels) and columns, a general and a reversed gather, slices
+# side by side (s3 apart in the source)
+GATHER_TILES = [(1, 50, 16, 16, 1, 16, 0), (1, 50, 13, 21, 1, 24, 0), (1, 50, 5, 6, 1, 8, 0),
+                (1, 50, 3, 2, 1, 2, 0), (1, 50, 1, 9, 1, 9, 0),
+                (1, 2, 2, 30, 1, 32, 0), (1, 3, 3, 30, 1, 32, 0), (1, 4, 4, 30, 1, 32, 0),
+                (1, 60, 20, 2, 1, 2, 0), (1, 60, 20, 3, 1, 3, 0), (1, 60, 9, 4, 1, 4, 0),
+                (7, 3, 6, 11, 1, 12, 0), (1, -50, 17, 12, 1, 12, 0), (-3, 40, 10, 5, 1, 5, 0),
+                (1, 50, 20, 10, 3, 10, 700), (1, 3, 3, 10, 2, 10, 40), (1, 60, 12, 3, 3, 3, 500),
+                (5, 2, 4, 7, 2, 7, 100)]
+
+
+@pytest.mark.parametrize("far", [0, 1], ids=["near", "far"])
+@pytest.mark.parametrize("dt", [np.dtype(np.uint8), np.dtype(np.uint16), F32, F64, C128], ids=str)
+def test_gather_tile_copies_every_element_of_the_tile_and_nothing_else(dt, far):
+    """``_numba_support.gather_tile`` (the panels walker's gather) for every kind of tile:
+    ``s[r * rs + sg * tile_cols + c] == a[g + sg * s3 + r * sr + c * si]``, bits exact, and the
+    rest of the scratch untouched; 1- and 16-byte elements, which have no register transpose (2-byte
+    ones travel as uint16, as the kernels pass them)."""
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 256, 6000 * dt.itemsize, dtype=np.uint8).view(dt)
+    bits = f"u{dt.itemsize}" if dt.itemsize <= 8 else "V16"
+    for sr, si, nr, run, nseg, tile_cols, s3 in GATHER_TILES:
+        r, c, sg = np.arange(nr)[:, None, None], np.arange(run)[None, :, None], np.arange(nseg)[None, None, :]
+        offsets = sg * s3 + r * sr + c * si
+        g = 3000 - offsets.min() // 2 - offsets.max() // 2
+        rs = nseg * tile_cols + 5
+        s = np.zeros(nr * rs + 7, dt)
+        S.gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far)
+        want = np.zeros_like(s)
+        want[(r * rs + sg * tile_cols + c).ravel()] = a[(g + offsets).ravel()]
+        np.testing.assert_array_equal(s.view(bits), want.view(bits), err_msg=str((sr, si, nr, run, nseg)))
+
+
 def _unpack(mask, lanes, per_lane) -> bool:
     """The mask of an x86 unpack (``punpckl/h{wd,dq,qdq}``): in each 128-bit lane, groups of u
     elements taken in turn from the two registers' low (or high) half of that lane."""
@@ -1161,7 +1195,7 @@ def test_panels_borders_on_source_lines(backend, dt):
 def test_far_slices_gathered_column_blocks_first(backend):
     """Beyond FAR_BYTES, a reversed self whose 100-element source rows lie back to back is
     gathered two slices a tile, each column block across both slices before the next one
-    (numba_backend._gather): an odd slice count (a last group of one), columns that are not a
+    (_numba_support.gather_tile): an odd slice count (a last group of one), columns that are not a
     whole number of blocks, specials in both inputs; bit for bit. Two-byte elements, for which
     this shape is planned two slices a tile (float16, as in WALKER_DTYPES)."""
     dt = F16

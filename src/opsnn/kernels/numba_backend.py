@@ -280,86 +280,14 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
     return pre + ["if alias:"] + _indent(scan_first, 1) + ["else:"] + _indent(fused, 1)
 
 
-def _gather(k: int, itemsize: int, segmented: bool) -> list[str]:
+def _gather(k: int, segmented: bool) -> list[str]:
     """Panels walker: copy the tile of gathered input ``k`` into its scratch ``s<k>`` (row r of
-    the tile at ``r * rs``; ``segmented``: slice ``sg`` of the tile's group at column ``co``). A
-    transposed operand (unit stride along the tile's rows) of a tile at least L x L goes through
-    L x L register transposes (``transpose_block``), the last block of each row and column
-    shifted back to end at the tile's edge (it overlaps its neighbour, which it rewrites with the
-    same values): no element is left to a scalar loop.
-    Tiles of L/2 to L - 1 rows or columns take L/2 x L/2 blocks (``transpose_block_half``).
-    2-4 rows interleaved element by element (an image's channels, NHWC read as NCHW), or 2-4
-    columns read from as many unit-stride rows (NCHW read as NHWC), are copied by loops of a
-    constant step, which LLVM turns into vector loads and shuffles. Any other tile is copied
-    element by element.
-
-    ``segmented``: the tile's ``nseg`` slices start ``s3`` apart in the source (``g<k>`` is the
-    current one's start). The register-transpose blocks walk the slices inside each column
-    block where the launch is ``far`` (host_launch._segments: there the slices continue the
-    source rows, so a column block reads each of its source rows in one run of ``nseg * nr``
-    elements; 2 slices of a float16 (100, 1000, 1000) reversal measured 42 -> 35-36 ms, 6
-    slices of a float32 (10, 1000, 1000) one 4.3-4.8 -> 3.6-3.8 ms), and outside them
-    otherwise (in cache, where slice after slice measured 1.05x faster for a float32 (100,
-    100, 100) reversal); the other copies take one slice after another."""
-    a, sr, si = f"a{k}", f"sr{k + 1}", f"si{k + 1}"
-    start = f"base{k + 1} + r0 * {sr} + c0 * {si}"
-    rs, co = "rs", (" + co" if segmented else "")
-    pick = ["co = sg * tile_cols", f"g{k} = {start} + sg * s3_{k + 1}"]  # slice sg of the group
-
-    def per_slice(body: list[str]) -> list[str]:  # segmented: one slice after another
-        return ["for sg in range(nseg):"] + _indent(pick + body, 1) if segmented else body
-
-    # a few interleaved rows of another step are read along the columns, a loop of nr
-    # iterations per element costing its overhead each time (2.6x slower); otherwise along the
-    # rows, in the source's memory order
-    copy = f"s{k}[np.uint64(r * {rs}{co} + c)] = {a}[np.uint64(g{k} + r * {sr} + c * {si})]"
-    scalar = [f"if nr < run and abs({si}) <= nr:",
-              "    for r in range(nr):",
-              "        for c in range(run):",
-              "            " + copy,
-              "else:",
-              "    for c in range(run):",
-              "        for r in range(nr):",
-              "            " + copy]
-    branches = []  # (condition, body)
-    if itemsize in (2, 4, 8):
-        lanes = _numba_support.transpose_lanes(itemsize)
-
-        def blocks(helper: str, side: int) -> list[str]:
-            column = [f"for r in range(0, nr, {side}):",
-                      f"    rr = min(r, nr - {side})",
-                      f"    {helper}({a}, g{k} + rr + cc * {si}, {si}, s{k}, rr * {rs}{co} + cc, {rs},",
-                      f"                    far * {side} * {si})"]
-            if not segmented:
-                return [f"for c in range(0, run, {side}):", f"    cc = min(c, run - {side})"] + _indent(column, 1)
-            return [f"blocks = (run + {side - 1}) // {side}",
-                    "for t in range(nseg * blocks):",
-                    "    if far:  # column block cb of every slice, then the next",
-                    "        cb = t // nseg",
-                    "        sg = t - cb * nseg",
-                    "    else:",
-                    "        sg = t // blocks",
-                    "        cb = t - sg * blocks",
-                    f"    cc = min(cb * {side}, run - {side})"] + _indent(pick + column, 1)
-        # a short dim (the 10 of a (10, 100, 100) reversal): half blocks, 1.6-2.2x faster than the
-        # element copy
-        half = lanes // 2
-        branches += [(f"{sr} == 1 and nr >= {lanes} and run >= {lanes}", blocks("transpose_block", lanes)),
-                     (f"{sr} == 1 and nr >= {half} and run >= {half}", blocks("transpose_block_half", half))]
-    # a constant step: float32 3 or 4 channels 2.2-4.5x faster than the element copy, 2-byte
-    # ones 3-8x (a loop of a run-time step is left to scalar loads)
-    for n in (2, 3, 4):
-        branches.append((f"{sr} == 1 and {si} == {n} and nr == {n}", per_slice(
-            ["for c in range(run):"] + [f"    s{k}[np.uint64({r} * {rs}{co} + c)] = "
-                                        f"{a}[np.uint64(g{k} + {n} * c + {r})]" for r in range(n)])))
-        if not segmented:  # (this copy leaves out a slice's column offset co)
-            branches.append((f"{sr} == 1 and run == {n} and tile_cols == {n}",
-                             ["for r in range(nr):"] + [f"    s{k}[np.uint64(rs * r + {c})] = "
-                                                        f"{a}[np.uint64(g{k} + r + {c} * {si})]" for c in range(n)]))
-    lines = [] if segmented else [f"g{k} = {start}"]
-    for i, (cond, body) in enumerate(branches):
-        lines += [("if " if i == 0 else "elif ") + cond + ":"] + _indent(body, 1)
-    return lines + ["else:"] + _indent(per_slice(scalar), 1)
+    the tile at ``r * rs``; ``segmented``: slice ``sg`` of the tile's group at column ``sg *
+    tile_cols``), by ``_numba_support.gather_tile``."""
+    sr, si = f"sr{k + 1}", f"si{k + 1}"
+    slices = f"s3_{k + 1}, nseg" if segmented else "0, 1"
+    return [f"gather_tile(a{k}, base{k + 1} + r0 * {sr} + c0 * {si}, {sr}, {si}, {slices}, s{k}, rs, tile_cols,",
+            "            nr, run, far)"]
 
 
 def _line_rows(gathered: list, in_chains) -> int:
@@ -515,8 +443,6 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 hoisted = {k: (f"{arr[k + 1]}[{idx(k + 1, '0')}]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
                 loads = {k: (f"{arr[k + 1]}[{idx(k + 1, 'j')}]", in_chains[k]) for k in range(n) if in_modes[k] != "b"}
                 store = "tgt[np.uint64(q0 + j)]" if streams else f"out[{idx(0, 'j')}]"
-                row_loop = _loop("j", "inner", loads, code, store, hw, screened, hoisted)
-                run_loop = _loop("j", "run", loads, code, store, hw, screened, hoisted)
                 sig = f"def {name}({params}, geom, n_blocks, block_former, numel, tile, check):"
                 lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
                 lines += ["inner = dims[ndim - 1]"]
@@ -559,21 +485,19 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "        while pos < t1:",
                           "            if c == 0 and t1 - pos >= inner:",
                           "                rows_done = min(nrow - r, (t1 - pos) // inner)",
-                          "                for rr in range(rows_done):"]
-                lines += [f"                    q{k} = p{k} + rr * sr{k}" + (" - qs" if k == 0 and streams else "")
-                          for k in ops]
-                lines += _indent(row_loop, 5)
-                lines += ["                pos += rows_done * inner",
+                          "                length = inner",
                           "            else:",
-                          "                run = min(inner - c, t1 - pos)"]
-                lines += [f"                q{k} = p{k} + c * si{k}" + (" - qs" if k == 0 and streams else "") for k in ops]
-                lines += _indent(run_loop, 4)
-                lines += ["                pos += run",
-                          "                if c + run < inner:  # cut by the tile's end: the next goes on",
-                          "                    c += run",
-                          "                    continue",
-                          "                c = 0",
                           "                rows_done = 1",
+                          "                length = min(inner - c, t1 - pos)",
+                          "            for rr in range(rows_done):"]
+                lines += [f"                q{k} = p{k} + c * si{k} + rr * sr{k}" + (" - qs" if k == 0 and streams else "")
+                          for k in ops]
+                lines += _indent(_loop("j", "length", loads, code, store, hw, screened, hoisted), 4)
+                lines += ["            pos += rows_done * length",
+                          "            if c + length < inner:  # cut by the tile's end: the next goes on",
+                          "                c += length",
+                          "                continue",
+                          "            c = 0",
                           "            r += rows_done"]
                 lines += [f"            p{k} += rows_done * sr{k}" for k in ops]
                 lines += ["            if r == nrow:",
@@ -660,21 +584,17 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += ["        for c0 in range(0, cols, tile_cols):",
                           "            run = min(c0 + tile_cols, cols) - c0"]
                 for k in gathered:
-                    lines += _indent(_gather(k, in_chains[k][0].itemsize, segmented), 3)
-                # segmented: each tile row is one run across its slices (every operand but the
-                # gathered ones continues its rows there, host_launch._segments)
-                by_row = ["for r in range(nr):", "    srow = r * rs"]
-                by_row += [f"    q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
-                by_row += _indent(_loop("j", "nseg * run" if segmented else "run", p_loads, code, p_store, hw,
-                                        screened, p_hoisted), 1)
+                    lines += _indent(_gather(k, segmented), 3)
+                # the tile's rows, each a run of the operands (segmented: across its slices, which
+                # every operand but the gathered ones continues, host_launch._segments); a tile of
+                # whole rows held back to back is one run (its c0 is 0, its scratch unpadded)
                 if segmented:
-                    lines += _indent(by_row, 3)
+                    lines += ["            n_runs = nr", "            length = nseg * run"]
                 else:
-                    lines += ["            if whole:",
-                              "                srow = 0"]
-                    lines += [f"                q{k} = base{k} + r0 * sr{k}" for k in ops]
-                    lines += _indent(_loop("j", "nr * run", p_loads, code, p_store, hw, screened, p_hoisted), 4)
-                    lines += ["            else:"] + _indent(by_row, 4)
+                    lines += ["            n_runs = 1 if whole else nr", "            length = nr * run if whole else run"]
+                lines += ["            for r in range(n_runs):", "                srow = r * rs"]
+                lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
+                lines += _indent(_loop("j", "length", p_loads, code, p_store, hw, screened, p_hoisted), 4)
                 if scatter:
                     lines += ["            go = base0 + r0 * sr0 + c0 * si0",
                               "            for c in range(run):",
