@@ -523,13 +523,18 @@ def test_huge_dims_refused_before_allocation(dev):
 
 
 def test_destroy_twice_or_wrong_type(dev):
-    """destroy_tensor / destroy_scalar twice, or of the wrong kind of object -> 100000."""
+    """destroy_tensor / destroy_scalar twice, or of the wrong kind of object -> 100000; of a null
+    pointer (None, 0) -> 0 with nothing destroyed, as opbase's aclDestroyTensor / aclDestroyScalar
+    answer nullptr."""
     t, s = dev.tensor(G), dev.scalar(1.0)
     fail_msg(acl.destroy_tensor(s), 100000, "aclTensor")
     fail_msg(acl.destroy_scalar(t), 100000, "aclScalar")
-    for junk in (None, 0, "t", Sentinel()):
+    for junk in (0.0, False, "t", Sentinel()):
         fail_msg(acl.destroy_tensor(junk), 100000)
         fail_msg(acl.destroy_scalar(junk), 100000)
+    for null in (None, 0, np.int64(0)):
+        assert acl.destroy_tensor(null) == 0 and acl.destroy_scalar(null) == 0
+    assert not t.destroyed and not s.destroyed
     t2 = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], dev.addrs[0])
     assert acl.destroy_tensor(t2) == 0
     fail_msg(acl.destroy_tensor(t2), 100000, "already destroyed")

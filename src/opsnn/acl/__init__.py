@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from .._core import memory, platform
+from .._core import checks, memory, platform
 from .._core.status import AclError, AclnnError, boundary, pop_recent_error, set_recent_error
 from .._core.tensor import aclScalar, aclTensor
 from . import rt, util
@@ -103,7 +103,9 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
 
 @_ret
 def destroy_tensor(tensor) -> int:
-    """aclDestroyTensor. Returns ret (100000 for a non-tensor or a second destroy)."""
+    """aclDestroyTensor. Returns ret: 0, also for a null pointer (None or 0), which has nothing
+    to destroy (as opbase's aclDestroyTensor answers nullptr); 100000 for a non-tensor or a
+    second destroy."""
     _destroy(tensor, aclTensor, "destroy_tensor")
     return 0
 
@@ -118,7 +120,8 @@ def create_scalar(value, data_type) -> aclScalar:
 
 @_ret
 def destroy_scalar(scalar) -> int:
-    """aclDestroyScalar. Returns ret."""
+    """aclDestroyScalar. Returns ret: 0, also for a null pointer (None or 0), as
+    ``destroy_tensor``; 100000 for a non-scalar or a second destroy."""
     _destroy(scalar, aclScalar, "destroy_scalar")
     return 0
 
@@ -141,6 +144,8 @@ class _named:
 
 
 def _destroy(obj, kind, call: str) -> None:
+    if checks.is_null(obj):  # like free(NULL): opbase acl_op_api.cpp returns OK for nullptr
+        return
     if not isinstance(obj, kind):
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: expected an {kind.__name__}, got "
                                                  f"{type(obj).__name__}")
