@@ -359,8 +359,9 @@ def gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far):
     """The panels walker's gather: ``s[r * rs + sg * tile_cols + c] = a[g + sg * s3 + r * sr + c
     * si]`` for the tile's ``nr`` rows, ``run`` columns and ``nseg`` slices (``sg``) side by side
     (one, ``s3`` unused, unless the launch is segmented). One compiled function for every kernel,
-    rather than a copy in each: the generated panels kernels compiled 2.3x faster without it
-    (4.3 -> 1.8 s for a float32 HardtanhBackward with two gathered inputs).
+    rather than a generated copy in each: a float32 HardtanhBackward panels kernel with two
+    gathered inputs compiles in 1.8 s instead of 4.3, and the call per tile cost nothing
+    measurable (transposed and axes-reversed inputs of 1e5-1e6 elements, every float dtype).
 
     A transposed operand (``sr == 1``) of a tile at least L x L goes through L x L register
     transposes (``transpose_block``), the last block of each row and column shifted back to end
