@@ -979,6 +979,12 @@ def test_host_launch_walkers_and_plan():
     assert (tall.tile_rows, tall.tile_cols) == (125, 1000)
     mixed = host_launch.plan_launch((300, 1000), [(1000, 1), (1000, 1), (1, 300)], (4, 2, 2), 1)
     assert (mixed.tile_rows, mixed.tile_cols) == (100, 512)
+    # rows of a few elements (an NHWC float32 image from NCHW): as tall as a 2 KiB dense run of
+    # whole rows (4 KiB from FAR_BYTES: C = 4 moves 38.5 MB), not 32 rows
+    for c, tile in ((3, (170, 3)), (4, (256, 4))):
+        nhwc = host_launch.plan_launch((16, 224, 224, c), [(224 * 224 * c, 224 * c, c, 1)] * 2
+                                       + [(c * 224 * 224, 224, 1, 224 * 224)], (4, 4, 4), 1)
+        assert nhwc.dims == (16, 224 * 224, c) and (nhwc.tile_rows, nhwc.tile_cols) == tile, nhwc.describe()
     # 8-byte operands in cache: 512 B of each gathered row (1000 rows as 16 panels of 63); from
     # FAR_BYTES 128 B as for 4-byte ones
     wide = host_launch.plan_launch((1000, 1000), [(1000, 1), (1000, 1), (1, 1000)], (8, 8, 8), 2)

@@ -272,7 +272,8 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     max_item = max(itemsizes)
     rows, cols = dims[-2], dims[-1]
     far = numel * sum(itemsizes) >= FAR_BYTES
-    tile_cols = min(cols, PANEL_RUN_BYTES * (2 if far else 1) // max_item)
+    run_bytes = PANEL_RUN_BYTES * (2 if far else 1)
+    tile_cols = min(cols, run_bytes // max_item)
     if min_item == 2:
         panel_bytes = PANEL_BYTES_16BIT
     elif min_item == 8 and not far:
@@ -285,7 +286,14 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     else:
         # panels of equal height (100 rows as 4 x 25, not 3 x 32 + 4); tile rows are whole cache
         # lines of every operand (powers of two over at most 32x apart in width)
-        tile_rows = ceil_div(rows, ceil_div(rows, min(rows, gathered_run)))
+        height = gathered_run
+        if tile_cols == cols:
+            # rows of a few elements (an NHWC image read from NCHW: rows of C): a tile as tall as
+            # the dense operands' run of whole rows, so a kernel's gather call and loop set-up
+            # serve a few KiB, not 32 rows (float32 (16, 224, 224, 3) from NCHW, tiles 32 x 3 ->
+            # 170 x 3: 1.76-1.89 -> 1.50-1.58 ms; C = 4, 32 x 4 -> 256 x 4: 2.0-2.3 -> 1.8-2.0 ms)
+            height = max(height, run_bytes // (cols * max_item))
+        tile_rows = ceil_div(rows, ceil_div(rows, min(rows, height)))
     seg = _segments(dims, layouts, tile_rows, tile_cols, max_item, gathered_run if far else 0)
     # panels: (outer index, group of seg slices, tile of rows); a group may hold fewer slices
     above = dims[-3] if len(dims) >= 3 else 1
