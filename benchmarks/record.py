@@ -25,7 +25,8 @@ OTHER_RUNS = (("xeon-s23", ROOT / "benchmarks" / "results-xeon-s23"),
               ("xeon-l3-105", ROOT / "benchmarks" / "results-xeon-l3-105"),
               ("zen3-passive", ROOT / "benchmarks" / "results-zen3-passive"),
               ("zen3-spin", ROOT / "benchmarks" / "results-zen3-spin"),
-              ("zen3-final", ROOT / "benchmarks" / "results-zen3-final"))
+              ("zen3-final", ROOT / "benchmarks" / "results-zen3-final"),
+              ("zen3-s27", ROOT / "benchmarks" / "results-zen3-s27"))
 
 
 def machine_table(data: dict) -> str:
