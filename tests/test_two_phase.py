@@ -153,6 +153,48 @@ def test_two_streams(acl_env):
         assert acl.rt.destroy_stream(s2) == 0
 
 
+def test_fresh_executors_run_their_steps_compiled_and_fill_the_workspace(acl_env, monkeypatch):
+    """Fresh executors of one cached plan with temporaries (a sliced float16 grad, a transposed
+    float32 self, a sliced float64 out: Contiguous, Cast, Contiguous, Kernel, Cast, ViewCopy) run
+    every step through the compiled call built for that layout (engine.bind,
+    _fastpath.step_call), never through the backend's planning ``launch`` / ``copy``; each result
+    is the reference's bits, and the workspace holds each temporary: self's contiguous copy,
+    grad widened to float32, the float32 result and its float64 cast."""
+    from opsnn import kernels
+    from opsnn._core import dtypes
+    from opsnn.kernels import numba_backend
+
+    if kernels.default_name() != "numba":
+        pytest.skip("the compiled step calls are the numba backend's")
+
+    def refused(*_):
+        raise AssertionError("a step ran through the backend's launch / copy")
+    monkeypatch.setattr(numba_backend, "launch", refused)
+    monkeypatch.setattr(numba_backend, "copy", refused)
+    for slope in (0.5, -2.0, 0.5):  # two plans (the slope is in the key); the third call hits the first's
+        g, x = cases.grid(F16, F32)
+        ws, ex, _, _, ot = _leaky(acl_env, g, x, slope, out_dtype=F64, layouts=("sliced", "transposed"),
+                                  out_layout="sliced")
+        wsp = acl_env.malloc(ws)
+        acl_env.write(wsp, np.full(ws, 0xA5, np.uint8))
+        assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0, acl.get_recent_err_msg()
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0, acl.get_recent_err_msg()
+        expected = cases.ref_leaky(g, x, np.float32(slope), F64)
+        cases.assert_bits_equal(ot.view(), expected)
+        space = acl_env.read(wsp, (ws,), np.uint8)
+        assert [step.kind for step in ex.plan.steps] == ["Contiguous", "Cast", "Contiguous", "Kernel", "Cast",
+                                                         "ViewCopy"]
+        assert [str(step.srcs[0]) for step in ex.plan.steps[::2]] == ["grad_output", "self", "ws[3]"]
+        held = []  # what each step before the ViewCopy left in its workspace slot
+        for step in ex.plan.steps[:-1]:
+            slot = ex.plan.slots[step.dst.slot]
+            dtype = dtypes.to_numpy(slot.dtype)
+            held.append(space[slot.offset:slot.offset + int(np.prod(slot.shape)) * dtype.itemsize]
+                        .view(dtype).reshape(slot.shape))
+        for kept, value in zip(held, [g, g.astype(F32), x, cases.ref_leaky(g, x, np.float32(slope)), expected]):
+            cases.assert_bits_equal(kept, value)
+
+
 # ---- executor lifecycle -------------------------------------------------------------------------
 def test_repeatable_executor_reads_current_device_data(acl_env):
     g = np.array([1.0, 2.0, 3.0], F32)

@@ -242,6 +242,26 @@ def compiled(impl, spec, plan, arrays: dict, check_overlap: bool, allocating: bo
     return entry.fast
 
 
+def step_call(impl, step, srcs: list, dst):
+    """The compiled call of one recorded step for arrays laid out like ``srcs`` and ``dst``,
+    called as ``call(*srcs, dst)``: it returns ``dst``, or None without writing where ``dst``
+    meets an input other than exactly (the caller then runs the step through the backend's
+    ``launch`` / ``copy``, whose temporary handles it). None when the backend cannot compile the
+    step or address this layout. The aclnn path's fresh executors run their steps through these
+    (``engine.bind``), as a Pythonic hit runs the fused chain through ``compiled``."""
+    if not hasattr(impl, "step_program") or not dst.size:
+        return None
+    bound = impl.step_program(step, srcs, dst)
+    if bound is None:
+        return None
+    prog = bound[0]
+    arrays = {prog.output: dst, **dict(zip(prog.inputs, srcs))}
+    try:
+        return _Entry(impl, bound, arrays, prog.inputs, allocating=False, check_overlap=True).fast
+    except impl.Fallback:
+        return None
+
+
 def clear() -> None:
     ENTRIES.clear()  # the generated key functions hold this very dict: clear, never rebind
     _SEEN.clear()
@@ -380,4 +400,4 @@ class _Entry:
         return None if fn(*self.prog.arguments(launch, geometry, out, ins, self.scalars, self.check)) else out
 
 
-__all__ = ["ENTRIES", "MAX_ENTRIES", "caller", "clear", "compiled", "hit", "key", "remember"]
+__all__ = ["ENTRIES", "MAX_ENTRIES", "caller", "clear", "compiled", "hit", "key", "remember", "step_call"]

@@ -177,8 +177,8 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
     for name, alloc, tensor in found:
         if alloc is not ws_alloc or tensor.is_empty:
             continue  # another allocation: no overlap possible
-        t_lo, t_hi = overlap.layout(tensor).bit_range()
-        if t_lo < hi and lo < t_hi:
+        lay = overlap.layout(tensor)
+        if lay.lo < hi and lo < lay.hi:
             raise AclnnError(161002, f"{op}: the workspace [{workspace:#x}, {workspace + size:#x}) "
                                      f"overlaps {name}'s data; the temporaries would overwrite it. "
                                      "Allocate the workspace separately")

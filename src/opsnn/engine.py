@@ -223,7 +223,10 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
     A plan that is a single Kernel step writing ``out`` in place (no temporaries: nothing in the
     workspace to observe) binds the compiled call of that step once; the rest walk the steps,
     each prepared once on its fixed operands when the call will be ``repeated`` (a repeatable
-    executor; preparing costs more than one run).
+    executor; preparing costs more than one run), else through the compiled calls of the steps
+    for such a layout (``_fastpath.step_call``; a 4-element float32 LeakyReluBackward with a
+    transposed self ran its Contiguous and Kernel steps in ~7 us so, ~44 through the backend's
+    ``launch`` and ``copy``, which plan each call anew).
     """
     plan = executor.plan
     if not plan.steps:
@@ -232,15 +235,8 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
     impl = kernels.get(backend)
     if not plan.slots and hasattr(impl, "program"):
         args = [arrays[p.name] for p in spec.params if p.kind == "tensor"]
-        # everything that fixes the compiled call's argument types (see numba_backend.entry_point)
-        key = (id(plan), impl.NAME, tuple((a.dtype, a.shape, a.strides, a.flags.aligned) for a in args))
-        hit = _BOUND_CALLS.get(key)
-        if hit is None or hit[0] is not plan:
-            hit = (plan, _fastpath.compiled(impl, spec, plan, arrays, check_overlap=False))
-            if len(_BOUND_CALLS) >= PLAN_CACHE_SIZE:
-                _BOUND_CALLS.clear()
-            _BOUND_CALLS[key] = hit  # holds the plan: its id is not reused while cached
-        call = hit[1]
+        call = _bound_calls(plan, impl, args,
+                            lambda: _fastpath.compiled(impl, spec, plan, arrays, check_overlap=False))
         if call is not None:
             return lambda: call(*args)
     prepared = _prepare_steps(plan, arrays, workspace)
@@ -251,12 +247,28 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
             for call in calls:
                 call()
         return run_bound
-    return lambda: _exec_steps(prepared, impl)
+    operands = [a for _, srcs, dst in prepared for a in (*srcs, dst)]
+    calls = _bound_calls(plan, impl, operands,
+                         lambda: [_fastpath.step_call(impl, *step) for step in prepared])
+    return lambda: _exec_steps(prepared, impl, calls)
 
 
 # bind()'s compiled calls by plan and array layout: a fresh executor of a cached plan (the
-# common two-phase pattern) reuses the call its predecessors built
+# common two-phase pattern) reuses the calls its predecessors built
 _BOUND_CALLS: dict[tuple, tuple] = {}
+
+
+def _bound_calls(plan: Plan, impl, operands: list, build):
+    """``build()``'s result, cached for ``plan`` on ``impl`` and operands laid out like these."""
+    # everything that fixes a compiled call's argument types (see numba_backend.entry_point)
+    key = (id(plan), impl.NAME, tuple((a.dtype, a.shape, a.strides, a.flags.aligned) for a in operands))
+    hit = _BOUND_CALLS.get(key)
+    if hit is None or hit[0] is not plan:
+        hit = (plan, build())
+        if len(_BOUND_CALLS) >= PLAN_CACHE_SIZE:
+            _BOUND_CALLS.clear()
+        _BOUND_CALLS[key] = hit  # holds the plan: its id is not reused while cached
+    return hit[1]
 
 
 def _nothing() -> None:
@@ -265,27 +277,30 @@ def _nothing() -> None:
 
 def _prepare_steps(plan: Plan, arrays: dict, workspace: np.ndarray | None) -> list:
     """Each step with its operands resolved: the bound tensors' views, or views of the workspace
-    at the slots' byte offsets."""
-    def resolve(ref: Ref) -> np.ndarray:
-        if ref.tensor is not None:
-            return arrays[ref.tensor]
-        slot = plan.slots[ref.slot]
+    at the slots' byte offsets (one view per slot)."""
+    slots = []
+    for slot in plan.slots:
         np_dtype = dtypes.to_numpy(slot.dtype)
-        count = math.prod(slot.shape)
-        return workspace[slot.offset:slot.offset + count * np_dtype.itemsize].view(np_dtype).reshape(slot.shape)
+        end = slot.offset + math.prod(slot.shape) * np_dtype.itemsize
+        slots.append(workspace[slot.offset:end].view(np_dtype).reshape(slot.shape))
+
+    def resolve(ref: Ref) -> np.ndarray:
+        return arrays[ref.tensor] if ref.tensor is not None else slots[ref.slot]
 
     return [(step, [resolve(s) for s in step.srcs], resolve(step.dst)) for step in plan.steps]
 
 
-def _exec_steps(prepared: list, impl) -> None:
-    launch = impl.launch
-    copy = getattr(impl, "copy", dtypes.cast_into)
-    with np.errstate(all="ignore"):
-        for step, srcs, dst in prepared:
+def _exec_steps(prepared: list, impl, calls: list | None = None) -> None:
+    """Run the prepared steps in order: each through its compiled call in ``calls`` where it has
+    one that ran, else through the backend's ``launch`` (Kernel) or ``copy``."""
+    for k, (step, srcs, dst) in enumerate(prepared):
+        if calls is not None and calls[k] is not None and calls[k](*srcs, dst) is not None:
+            continue
+        with np.errstate(all="ignore"):
             if step.kind == "Kernel":
-                launch(step, srcs, dst)
+                impl.launch(step, srcs, dst)
             else:  # Contiguous / Cast / ViewCopy: a copy; a Cast rounds once to nearest even
-                copy(dst, srcs[0])
+                getattr(impl, "copy", dtypes.cast_into)(dst, srcs[0])
 
 
 class _OutputKnown(Exception):

@@ -117,7 +117,8 @@ def from_numpy(dtype) -> DataType:
 
 def to_numpy(dtype: DataType) -> np.dtype:
     """NumPy dtype of an aclDataType; raises KeyError for types that hold no data here."""
-    return NUMPY[DataType(dtype)]
+    found = NUMPY.get(dtype)  # a DataType or its int value (an IntEnum hashes as its int)
+    return found if found is not None else NUMPY[DataType(dtype)]
 
 
 def nbytes(dtype: DataType, numel: int) -> int:

@@ -30,7 +30,8 @@ MAX_ENUMERATE = 1 << 20
 
 class Layout(NamedTuple):
     """Where a view's elements lie: ``space`` ("device" / "host"), first element at bit
-    ``start``, ``shape``, ``strides`` in bits (0 for size-1 dims), element width ``bits``."""
+    ``start``, ``shape``, ``strides`` in bits (0 for size-1 dims), element width ``bits``, and
+    ``[lo, hi)``, the bits that cover every element (negative strides reach down)."""
 
     space: str
     start: int
@@ -38,21 +39,12 @@ class Layout(NamedTuple):
     strides: tuple[int, ...]
     bits: int
     dtype: int
+    lo: int
+    hi: int
 
     @property
     def empty(self) -> bool:
         return 0 in self.shape
-
-    def bit_range(self) -> tuple[int, int]:
-        """``[lo, hi)`` in bits covering every element (negative strides reach down)."""
-        lo = hi = self.start
-        for dim, stride in zip(self.shape, self.strides):
-            reach = (dim - 1) * stride
-            if reach > 0:
-                hi += reach
-            else:
-                lo += reach
-        return lo, hi + self.bits
 
 
 def layout(tensor) -> Layout:
@@ -79,7 +71,14 @@ def _layout(tensor) -> Layout:
         space = "host"
     shape = tuple(tensor.shape)
     strides = tuple(0 if d == 1 else s for d, s in zip(shape, strides))
-    return Layout(space, start, shape, strides, bits, int(tensor.dtype))
+    lo = hi = start
+    for dim, stride in zip(shape, strides):
+        reach = (dim - 1) * stride
+        if reach > 0:
+            hi += reach
+        else:
+            lo += reach
+    return Layout(space, start, shape, strides, bits, int(tensor.dtype), lo, hi + bits)
 
 
 def same_view(a: Layout, b: Layout) -> bool:
@@ -91,9 +90,7 @@ def disjoint_ranges(a: Layout, b: Layout) -> bool:
     """The two views' address ranges do not even intersect (cheap, metadata only)."""
     if a.space != b.space or a.empty or b.empty:
         return True
-    a_lo, a_hi = a.bit_range()
-    b_lo, b_hi = b.bit_range()
-    return a_hi <= b_lo or b_hi <= a_lo
+    return a.hi <= b.lo or b.hi <= a.lo
 
 
 def shares_memory(a_arr: np.ndarray, b_arr: np.ndarray) -> bool:

@@ -1143,19 +1143,27 @@ def launch(step, srcs: list, dst: np.ndarray) -> None:
     numpy_backend.launch(step, srcs, dst)
 
 
-def bind_step(step, srcs: list, dst: np.ndarray):
-    """A Kernel / Contiguous / Cast / ViewCopy step on these very arrays as a no-argument call,
-    prepared once (``Program.bind``); what cannot be compiled runs as ``launch`` / ``copy`` would."""
+def step_program(step, srcs: list, dst: np.ndarray) -> tuple | None:
+    """``(Program, scalar values)`` that runs a Kernel / Contiguous / Cast / ViewCopy step on
+    arrays of these dtypes (its operands: ``dst`` as the program's output, ``srcs`` as its inputs
+    in order), or None where that cannot be compiled (``launch`` / ``copy`` then run it)."""
     if step.kind == "Kernel":
         prog, scalars = _step_program(step, srcs, dst)
-        arrays = {"out": dst, **{f"in{k}": s for k, s in enumerate(srcs)}}
     else:
         src = srcs[0]
         prog = _copy_program(np.dtype(src.dtype), np.dtype(dst.dtype)) if dst.shape == src.shape else None
-        scalars, arrays = (), {"out": dst, "src": src}
-    if prog is not None and dst.size:
+        scalars = ()
+    return None if prog is None else (prog, scalars)
+
+
+def bind_step(step, srcs: list, dst: np.ndarray):
+    """A Kernel / Contiguous / Cast / ViewCopy step on these very arrays as a no-argument call,
+    prepared once (``Program.bind``); what cannot be compiled runs as ``launch`` / ``copy`` would."""
+    bound = step_program(step, srcs, dst)
+    if bound is not None and dst.size:
+        prog, scalars = bound
         try:
-            return prog.bind(arrays, scalars)
+            return prog.bind({prog.output: dst, **dict(zip(prog.inputs, srcs))}, scalars)
         except Fallback as exc:
             _warn_once(("layout", str(exc)), f"{step.name or step.kind}: {exc}")
 
@@ -1235,7 +1243,7 @@ def set_num_threads(n: int) -> None:
     numba.set_num_threads(n)
 
 
-__all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "dense_order",
+__all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "step_program", "dense_order",
            "cache_dir", "copy", "entry_point", "get_num_threads", "host_launch", "launch",
            "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
            "span_entry", "moved_bytes", "work_bytes", "GATHER_WEIGHT", "PLANNED_THREADS_BIT",
