@@ -952,6 +952,33 @@ def test_rows_walker_carries_its_position_across_tiles(backend, monkeypatch, fre
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=["f32", "f16", "bf16", "f64"])
+def test_rows_of_three_elements(backend, monkeypatch, fresh_launches, dt):
+    """Rows of 3 elements (an NHWC image's RGB channels, ``[..., :3]`` of 4): the rows walker's
+    path for a run of 3 (its count a constant), whole rows and rows cut by a tile's end (tiles of
+    40 and 64 bytes: runs of 1, 2 and 3 elements), both operators with out given and in place:
+    the NumPy backend's bits (NaN payloads, signed zeros, bounds)."""
+    shape = (2, 5, 7, 3)
+    x = cases.filled((2, 5, 7, 4), dt, 1, cases.self_specials(dt))[..., :3]
+    g = cases.filled((2, 5, 7, 4), dt, 2, cases.grad_specials(dt))[..., :3]
+
+    def in_place():
+        own = g.copy()
+        return opsnn.leaky_relu_backward(own, x, -2.0, out=own)
+    for tile_bytes in (None, 64, 40):
+        if tile_bytes is not None:
+            monkeypatch.setattr(numba_backend, "plan_launch",
+                                lambda *a, tb=tile_bytes: host_launch.plan_launch(*a, tile_bytes=tb))
+        fresh_launches()
+        launch = numba_backend.plan_launch(shape, [numba_backend._aligned_strides(a, shape) for a in
+                                                   (np.zeros(shape, dt), g, x)], (dt.itemsize,) * 3, 1)
+        assert launch.walker == "rows" and launch.dims == (70, 3)
+        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=np.zeros(shape, dt)))
+        both(backend, in_place)
+        if dt != F64:
+            both(backend, lambda: opsnn.hardtanh_backward(g, x, -0.5, 0.5, out=np.zeros(shape, dt)))
+
+
 # ---- the host launch ------------------------------------------------------------------------------
 def test_host_launch_walkers_and_plan():
     flat = host_launch.plan_launch((10**6,), [(1,), (1,), (1,)], (4, 4, 4), 2)

@@ -488,11 +488,15 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "                length = inner",
                           "            else:",
                           "                rows_done = 1",
-                          "                length = min(inner - c, t1 - pos)",
-                          "            for rr in range(rows_done):"]
-                lines += [f"                q{k} = p{k} + c * si{k} + rr * sr{k}" + (" - qs" if k == 0 and streams else "")
-                          for k in ops]
-                lines += _indent(_loop("j", "length", loads, code, store, hw, screened, hoisted), 4)
+                          "                length = min(inner - c, t1 - pos)"]
+                # rows of 3 (an RGB image's channels) with their count a constant: LLVM unrolls
+                # the row, where a loop of 3 is set up and left per row (float32 2.3x faster)
+                for test, count in (("if length == 3:", "3"), ("else:", "length")):
+                    lines += [f"            {test}",
+                              "                for rr in range(rows_done):"]
+                    lines += [f"                    q{k} = p{k} + c * si{k} + rr * sr{k}" +
+                              (" - qs" if k == 0 and streams else "") for k in ops]
+                    lines += _indent(_loop("j", count, loads, code, store, hw, screened, hoisted), 5)
                 lines += ["            pos += rows_done * length",
                           "            if c + length < inner:  # cut by the tile's end: the next goes on",
                           "                c += length",
