@@ -195,6 +195,42 @@ def test_fresh_executors_run_their_steps_compiled_and_fill_the_workspace(acl_env
             cases.assert_bits_equal(kept, value)
 
 
+def test_a_fresh_executor_on_the_same_tensors_queues_the_last_launch_again(acl_env, monkeypatch):
+    """The CANN samples' loop (GetWorkspaceSize, launch, synchronize, on the same tensors): a
+    fresh executor whose plan and tensor objects are those of its operator's last fresh launch
+    queues that launch again, which reads the data current when it runs; another out makes a new
+    launch, and any free or destroy drops the kept one (it holds views of device memory)."""
+    built = []
+    real_init = aclnn._Launch.__init__
+    monkeypatch.setattr(aclnn._Launch, "__init__", lambda self, *a: built.append(a[1]) or real_init(self, *a))
+    gt = acl_env.put(np.array([1.0, 2.0, 3.0], F32))
+    xt = acl_env.put(np.array([1.0, -1.0, 1.0], F32))
+    ot, other = acl_env.out((3,), F32), acl_env.out((3,), F32)
+    slope = acl_env.scalar(0.5, "DOUBLE")
+
+    def launch(out):
+        ws, ex, ret = LEAKY.phase1(gt.tensor, xt.tensor, slope, False, out.tensor)
+        assert ret == 0 and ws == 0
+        assert LEAKY.phase2(None, 0, ex, acl_env.stream) == 0
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0
+        return out.view()
+
+    aclnn._RECENT.clear()
+    cases.assert_bits_equal(launch(ot), np.array([1.0, 1.0, 3.0], F32))
+    acl_env.write(xt.addr, np.array([-1.0, 1.0, -1.0], F32))  # new data in the same tensor
+    cases.assert_bits_equal(launch(ot), np.array([0.5, 2.0, 1.5], F32))
+    assert len(built) == 1
+    cases.assert_bits_equal(launch(other), np.array([0.5, 2.0, 1.5], F32))
+    cases.assert_bits_equal(launch(other), np.array([0.5, 2.0, 1.5], F32))
+    assert len(built) == 2
+    spare, ret = acl.rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    assert ret == 0 and acl.rt.free(spare) == 0  # any release
+    assert not aclnn._RECENT
+    acl_env.write(gt.addr, np.array([4.0, 5.0, 6.0], F32))
+    cases.assert_bits_equal(launch(other), np.array([2.0, 5.0, 3.0], F32))
+    assert len(built) == 3
+
+
 # ---- executor lifecycle -------------------------------------------------------------------------
 def test_repeatable_executor_reads_current_device_data(acl_env):
     g = np.array([1.0, 2.0, 3.0], F32)

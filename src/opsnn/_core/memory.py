@@ -33,11 +33,16 @@ class Allocation:
 # launch that found its tensors and memory alive at one count still has them while the count has
 # not moved, so its relaunch skips walking them (aclnn._Launch.intact).
 RELEASE_COUNT = 0
+# Called at each release: caches that keep views of device memory between calls let go of them
+# (aclnn's last launch of a fresh executor per operator), so a freed buffer's host memory goes.
+RELEASE_HOOKS: list = []
 
 
 def released() -> None:
     global RELEASE_COUNT
     RELEASE_COUNT += 1
+    for hook in RELEASE_HOOKS:
+        hook()
 
 
 # Capacity of the emulated memories (an Ascend910B carries 64 GiB of HBM). A request beyond what
