@@ -260,6 +260,46 @@ def test_engine_plan_cache_for_the_aclnn_api(acl_env):
                             "self_is_result": False, "out": out.tensor}, "Ascend910B") is None
 
 
+def test_phase_1_on_the_very_same_handles_skips_only_the_checks_that_cannot_differ(acl_env, monkeypatch):
+    """GetWorkspaceSize passed the very handle objects of its operator's last cached call (the
+    CANN samples' loop) under the same SoC selection: the same Plan, without the key or the
+    out-overlap check (functions of those handles' fixed metadata); another handle, another SoC,
+    a destroy or a free sends it down the full path."""
+    counted = []
+    for name in ("plan_key", "check_out_overlap"):
+        real = getattr(engine, name)
+        monkeypatch.setattr(engine, name, lambda *a, real=real, name=name: counted.append(name) or real(*a))
+    g, x = _data(dt=BF16)
+    gt, xt, out, other = acl_env.put(g), acl_env.put(x), acl_env.out(g.shape, BF16), acl_env.out(g.shape, BF16)
+    slope = acl_env.scalar(0.01, "DOUBLE")
+
+    def phase1(o=out, s=slope):
+        return aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, s, False, o.tensor)
+
+    for _ in range(2):  # host arrays (the Pythonic path's full calls) are never kept: that would keep them alive
+        opsnn.leaky_relu_backward(g, x, 0.01, out=np.zeros_like(g))
+        assert "LeakyReluBackward" not in engine._LAST_CHECKED
+    counted.clear()
+    first, second = phase1(), phase1()
+    assert first[2] == second[2] == 0 and second[1].plan is first[1].plan and second[1] is not first[1]
+    assert counted == ["plan_key", "check_out_overlap"]
+    assert second[1].tensors["out"] is out.tensor
+    assert phase1(other)[2] == 0 and counted[2:] == ["plan_key", "check_out_overlap"]
+    assert phase1(other)[2] == 0 and len(counted) == 4
+    with opsnn.use_soc("Ascend910"):  # no bfloat16 there: the memo is not consulted
+        assert phase1(other)[2] == 161002 and len(counted) == 5
+        acl.get_recent_err_msg()
+    spare, ret = acl.rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    assert ret == 0 and acl.rt.free(spare) == 0  # any release: a handle may be gone
+    assert phase1(other)[2] == 0 and len(counted) == 7
+    assert acl.destroy_tensor(other.tensor) == 0
+    assert phase1(other)[2] == 161002
+    acl.get_recent_err_msg()
+    assert aclnn.aclnnLeakyReluBackward(None, 0, phase1()[1], acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(out.view(), cases.ref_leaky(g, x, np.float32(0.01)))
+
+
 # ---- the output pool --------------------------------------------------------------------------
 def _addr(a):
     return a.__array_interface__["data"][0]
