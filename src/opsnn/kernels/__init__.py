@@ -17,7 +17,9 @@ chain (or None) that ``run_fused(bound, arrays)`` executes reading the inputs in
 uses it when the caller does not look at the workspace (``engine.run(..., fused=True)``, the
 Pythonic API); ``Fallback`` is raised for layouts it cannot address. ``bind_step(step, srcs, dst)``
 returns a step prepared for those very arrays as a no-argument call (an aclnn launch, whose
-operands are fixed when it is queued).
+operands are fixed when it is queued); ``step_program(step, srcs, dst)`` returns the compiled
+program of one step and its scalars (or None), which fresh aclnn executors run through
+``_fastpath.step_call``.
 
 Backends: ``numpy`` (the reference) and ``numba`` (compiled, multi-core; see numba_backend).
 The default is numba when it imports, else numpy with one warning (``BackendFallbackWarning``);

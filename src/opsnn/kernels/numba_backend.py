@@ -490,7 +490,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "                rows_done = 1",
                           "                length = min(inner - c, t1 - pos)"]
                 # rows of 3 (an RGB image's channels) with their count a constant: LLVM unrolls
-                # the row, where a loop of 3 is set up and left per row (float32 2.3x faster)
+                # the row, where a loop of 3 is set up and left per row (float32 2x faster)
                 for test, count in (("if length == 3:", "3"), ("else:", "length")):
                     lines += [f"            {test}",
                               "                for rr in range(rows_done):"]
