@@ -6,6 +6,7 @@ a stream destroyed while another thread launches on it loses nothing."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -300,6 +301,31 @@ def test_stream_destroyed_while_another_thread_launches(dev):
                 assert not written.any()
 
 
+def test_a_destroy_racing_phase_1_leaves_no_handle_to_skip_checks_for(acl_env, monkeypatch):
+    """Found by a breaker: a destroy on another thread landing while phase 1 checked (simulated
+    inside the out-overlap check) cleared the memo of checked handles before that call stored
+    its own, and a later call with the destroyed scalar returned 0 instead of 161002; the memo
+    now holds the release count read before the checks."""
+    import cases
+
+    from opsnn import engine
+
+    g = cases.filled((4, 5), F32, 0, cases.grad_specials(F32))
+    x = cases.filled((4, 5), F32, 1, cases.self_specials(F32))
+    gt, xt, out = acl_env.put(g), acl_env.put(x), acl_env.out(g.shape, F32)
+    slope = acl_env.scalar(0.5, "DOUBLE")
+    real = engine.check_out_overlap
+
+    def racing(spec, args):
+        real(spec, args)
+        assert acl.destroy_scalar(slope) == 0
+    monkeypatch.setattr(engine, "check_out_overlap", racing)
+    assert aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, slope, False, out.tensor)[2] == 0
+    monkeypatch.undo()
+    assert aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, slope, False, out.tensor)[2] == 161002
+    assert "negativeSlope" in acl.get_recent_err_msg()
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="fork-started workers: multiprocessing's default on Linux")
 def test_fork_started_workers_after_the_parent_used_the_pool():
     """Found by a breaker: numba's GNU OpenMP pool cannot run in a forked child (its first
@@ -326,6 +352,46 @@ print(got == [expected] * 2, f(0) == expected, expected)
     done = subprocess.run([sys.executable, "-c", _FORKED_ACLNN], capture_output=True, text=True, timeout=300,
                           check=False)
     assert done.returncode == 0 and done.stdout.split() == ["0", "True"], (done.stdout, done.stderr[-2000:])
+    # (a third) a parent on one pool thread: its pool launches, planned for one thread, passed
+    # the kernels' planned-thread test in the child, whose first fresh aclnn launch ended it
+    done = subprocess.run([sys.executable, "-c", _FORKED_ONE_THREAD], capture_output=True, text=True, timeout=300,
+                          check=False, env={**os.environ, "OPSNN_PARALLEL_MIN_BYTES": "1"})
+    assert done.returncode == 0 and done.stdout.split() == ["0", "True"], (done.stdout, done.stderr[-2000:])
+
+
+_FORKED_ONE_THREAD = """
+import os, numba, numpy as np, opsnn, opsnn.acl as acl
+from opsnn import aclnn
+numba.set_num_threads(1)
+acl.init(); acl.rt.set_device(0); stream, _ = acl.rt.create_stream()
+g = np.linspace(-2, 2, 256 * 256, dtype=np.float32).reshape(256, 256)
+base = np.linspace(3, -3, 256 * 256, dtype=np.float32).reshape(256, 256)
+def dev(a):
+    p, _ = acl.rt.malloc(a.nbytes, 0)
+    acl.rt.memcpy(p, a.nbytes, a, a.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    return p
+pg, pb, po = dev(g), dev(base), dev(np.zeros_like(g))
+tg = acl.create_tensor([256, 256], acl.ACL_FLOAT, [256, 1], 0, acl.ACL_FORMAT_ND, [256, 256], pg)
+tt = acl.create_tensor([256, 256], acl.ACL_FLOAT, [1, 256], 0, acl.ACL_FORMAT_ND, [256, 256], pb)  # base.T
+to = acl.create_tensor([256, 256], acl.ACL_FLOAT, [256, 1], 0, acl.ACL_FORMAT_ND, [256, 256], po)
+sc = acl.create_scalar(0.1, acl.ACL_DOUBLE)
+ws_addr, _ = acl.rt.malloc(1 << 20, 0)
+def launch(self_tensor):
+    ws, ex, r = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(tg, self_tensor, sc, False, to)
+    return r or aclnn.aclnnLeakyReluBackward(ws_addr if ws else None, ws, ex, stream) or acl.rt.synchronize_stream(stream)
+def result(self_array):
+    out = np.empty_like(g)
+    acl.rt.memcpy(out, out.nbytes, po, out.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    return np.array_equal(out, opsnn.leaky_relu_backward(g, self_array, 0.1))
+def both():  # one kernel into out; a Contiguous step into the workspace, then the kernel
+    return all(launch(t) == 0 and launch(t) == 0 and result(a) for t, a in ((tg, g), (tt, base.T)))
+ok = both()
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if both() else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), ok and both())
+"""
 
 
 _FORKED_ACLNN = """

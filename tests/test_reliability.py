@@ -1430,6 +1430,39 @@ def test_bench_selection_that_measures_nothing(tmp_path, capsys, argv, words):
     assert not (tmp_path / "out").exists()
 
 
+def test_in_place_launches_on_the_pool_write_their_result(acl_env, monkeypatch):
+    """Found by a breaker: an in-place launch with no temporaries, on the thread pool (work above
+    the parallel threshold, forced here to 0), returned 0 and wrote nothing: its compiled call
+    carried only its planned thread count in ``check``, which the kernel read as "compare the
+    address ranges" without the bit that allows out to be exactly an input, so it refused the
+    in-place view. InplaceLeakyRelu, LeakyReluBackward into gradOutput, InplaceHardtanh."""
+    import cases
+
+    from opsnn import _fastpath, engine
+    from opsnn.kernels import numba_backend
+
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)
+    engine.clear_plan_cache()
+    _fastpath.clear()
+    x = cases.filled((64, 33), F32, 5, cases.self_specials(F32))
+    g = cases.filled((64, 33), F32, 6, cases.grad_specials(F32))
+    for _ in range(2):  # a fresh executor, then one that reuses its compiled call
+        xt, gt, other = acl_env.put(x), acl_env.put(g), acl_env.put(x)
+        slope, lo, hi = acl_env.scalar(0.5, "DOUBLE"), acl_env.scalar(-0.5, "DOUBLE"), acl_env.scalar(0.5, "DOUBLE")
+        launches = [(aclnn.aclnnInplaceLeakyReluGetWorkspaceSize(xt.tensor, slope), aclnn.aclnnInplaceLeakyRelu),
+                    (aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, other.tensor, slope, False, gt.tensor),
+                     aclnn.aclnnLeakyReluBackward)]
+        for (ws, ex, ret), run in launches:
+            assert ret == 0 and ws == 0, acl.get_recent_err_msg()
+            assert run(None, 0, ex, acl_env.stream) == 0 and acl.rt.synchronize_stream(acl_env.stream) == 0
+        cases.assert_bits_equal(xt.view(), opsnn.leaky_relu(x, 0.5))
+        cases.assert_bits_equal(gt.view(), cases.ref_leaky(g, x, np.float32(0.5)))
+        ws, ex, ret = aclnn.aclnnInplaceHardtanhGetWorkspaceSize(other.tensor, lo, hi)
+        assert ret == 0 and aclnn.aclnnInplaceHardtanh(None, ws, ex, acl_env.stream) == 0
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0
+        cases.assert_bits_equal(other.view(), opsnn.hardtanh(x, -0.5, 0.5))
+
+
 def test_doc_rows_match_tests():
     """docs/reliability.md and the reliability tests are the same list: every test named in the
     document exists, and every test of test_reliability / test_concurrency / test_fuzz /

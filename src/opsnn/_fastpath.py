@@ -372,6 +372,12 @@ class _Entry:
         exprs = bits if env["FN"] is dispatcher else flat
         params = ", ".join([f"t{i}" for i in range(n_tensors)] + ["out"])
         lines = [f"def call({params}):"]
+        if parallel:
+            # a forked child must not enter the pool (numba_backend._after_fork_in_child): a
+            # launch planned for one pool thread passes the kernel's planned-thread test there
+            env["IMPL"] = self.impl
+            lines += ["    if IMPL._FORKED:",
+                      f"        return REPLAN({params})"]
         if self.allocating:
             lines.append("    out = alloc(SHAPE, DTYPE)")
         lines += [f"    b{k} = {e}" for k, e in enumerate(exprs)]

@@ -42,12 +42,14 @@ _CAST_TARGETS = frozenset({DataType.FLOAT16, DataType.FLOAT, DataType.DOUBLE, Da
 _PLAN_CACHE: dict[tuple, Plan] = {}
 PLAN_CACHE_SIZE = 1024
 # Per operator, the argument objects of its last cached plan that passed every check on device
-# tensors: (SoC selection, the objects in parameter order, the Plan). A call passing the very
-# same objects (aclTensor and aclScalar handles, whose metadata never changes; the CANN
-# samples' loop) under the same selection gets that Plan after the operator's own checks,
-# without the key or the out-overlap check, whose outcomes could not differ; dropped at any free
-# or destroy, after which memory or a handle that check looked at may be gone
-# (memory.RELEASE_HOOKS). Host arrays are never kept: the memo would keep them alive.
+# tensors: (SoC selection, the objects in parameter order, the Plan, memory.RELEASE_COUNT read
+# before those checks). A call passing the very same objects (aclTensor and aclScalar handles,
+# whose metadata never changes; the CANN samples' loop) under the same selection gets that Plan
+# after the operator's own checks, without the key or the out-overlap check, whose outcomes
+# could not differ -- while no free or destroy has happened since the checks began (a handle or
+# the memory they looked at may be gone: a destroy racing the checks on another thread had left
+# a destroyed handle here). Dropped at any release (memory.RELEASE_HOOKS), so it keeps nothing
+# freed alive; host arrays are never kept, as the memo would keep them alive.
 _LAST_CHECKED: dict[str, tuple] = {}
 memory.RELEASE_HOOKS.append(_LAST_CHECKED.clear)
 
@@ -63,8 +65,10 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     # thread's set_soc may land in between (a plan checked for one SoC under another's key)
     selection = profile.name if profile is not None else platform.current_name()
     objects = tuple(args.get(p.name) for p in spec.params)
+    count = memory.RELEASE_COUNT  # read first: a release during the checks moves it
     last = _LAST_CHECKED.get(spec.name)
-    if last is not None and last[0] == selection and all(a is b for a, b in zip(last[1], objects)):
+    if (last is not None and last[3] == count and last[0] == selection
+            and all(a is b for a, b in zip(last[1], objects))):
         for check in spec.extra_checks:
             check(spec.name, args)
         executor = aclOpExecutor(last[2], {p.name: args[p.name] for p in spec.params if p.kind == "tensor"})
@@ -72,7 +76,7 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
         executor, cached = _plan_checked(spec, args, profile, allocate, selection)
         # device handles only: host arrays (the Pythonic path's) would be kept alive
         if cached and all(type(t) is aclTensor for t in executor.tensors.values()):
-            _LAST_CHECKED[spec.name] = (selection, objects, executor.plan)
+            _LAST_CHECKED[spec.name] = (selection, objects, executor.plan, count)
     if executor.plan.steps:
         # a kernel is found now, as CANN finds it in GetWorkspaceSize: a $OPSNN_BACKEND naming no
         # usable backend is 561003 here, after the argument checks (0.15 us: a dict lookup)

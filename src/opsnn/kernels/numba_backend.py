@@ -84,11 +84,12 @@ _start_pool()
 # from a process already using GNU OpenMP, this is unsafe"), and fork is how ``multiprocessing``
 # starts workers on Linux (a breaker: a Pool whose parent had made one opsnn call hung, its
 # worker gone). So a child runs every launch on its calling thread (``use_parallel``), drops the
-# launches planned before the fork, and gives its thread one pool thread: a plan-cache entry
-# planned for more then replans on the serial walker (``_check_source``'s planned-thread test,
-# ``_fastpath``'s REPLAN), and a launch bound to the pool before the fork (a queued or
-# repeatable aclnn executor, ``Program.bind``) plans anew. Spawned or forkserver workers start
-# afresh.
+# launches planned before the fork, and gives its thread one pool thread: a compiled call of
+# ``_fastpath`` (a plan-cache entry, an aclnn launch's bound call) whose launch is a pool one
+# replans on the serial walker (its REPLAN; it tests _FORKED first, as a launch planned for one
+# pool thread passes ``_check_source``'s planned-thread test), and a step bound to the pool
+# before the fork (a repeatable aclnn executor, ``Program.bind``) plans anew. Spawned or
+# forkserver workers start afresh.
 _FORKED = False
 _LIVE_PROGRAMS: weakref.WeakSet = weakref.WeakSet()  # every Program, whose launches a fork drops
 
@@ -183,11 +184,13 @@ PLANNED_THREADS_BIT = 16
 
 def _check_source(n_inputs: int, strided: bool, parallel: bool) -> list[str]:
     """Kernel prologue. ``alias``: out's memory range meets an input's (in place), which the
-    F16C fast path must know. With ``check`` (a plan-cache hit, see ``_fastpath``): return 1
-    when out's range meets an input's other than as the same view (same start, which bit k+1 of
-    ``check`` says is possible), and (``parallel``) 2 when the pool size differs from the one
-    the launch was planned for (PLANNED_THREADS_BIT); the caller then re-plans, running the
-    real check."""
+    F16C fast path must know. With bit 0 of ``check`` (an ``out`` the caller gave, see
+    ``_fastpath``): return 1 when out's range meets an input's other than as the same view (same
+    start, which bit k+1 of ``check`` says is possible); and (``parallel``) 2 when the pool size
+    differs from the one the launch was planned for (PLANNED_THREADS_BIT); the caller then
+    re-plans, running the real check. Only bit 0 asks for the comparison: a pool launch whose
+    overlap phase 1 checked carries its planned threads alone (with ``if check`` its in-place
+    call returned 1 and wrote nothing)."""
     lines = []
     if parallel:
         lines += [f"planned = check >> {PLANNED_THREADS_BIT}",
@@ -204,7 +207,7 @@ def _check_source(n_inputs: int, strided: bool, parallel: bool) -> list[str]:
                   f"if lo{k} < o_hi and o_lo < hi{k}:",
                   "    alias = True",
                   f"    same{k} = ((check >> {k + 1}) & 1) == 1 and {start} == {o_start}",
-                  f"    if check and ranges_clash(o_lo, o_hi, lo{k}, hi{k}, same{k}):",
+                  f"    if check & 1 and ranges_clash(o_lo, o_hi, lo{k}, hi{k}, same{k}):",
                   "        return 1"]
     return lines
 
