@@ -13,6 +13,7 @@ for a C null pointer. On failure the text is in
 
 from __future__ import annotations
 
+import operator
 import threading
 
 from . import engine, kernels, registry
@@ -121,7 +122,7 @@ class _Launch:
         workspace and of what ``current()`` tells."""
         tensors = executor.tensors
         return (self.plan is executor.plan and len(self.tensors) == len(tensors)
-                and all(a is b for a, b in zip(self.tensors, tensors.values())))
+                and all(map(operator.is_, self.tensors, tensors.values())))
 
     def repeats(self, op: str, workspace, workspace_size, stream) -> bool:
         """Whether a relaunch passes the very argument objects of this launch's last checked one,

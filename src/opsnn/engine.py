@@ -12,6 +12,7 @@ with the dtype equalities, where ops-nn's LeakyRelu checks it.)
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -52,6 +53,7 @@ PLAN_CACHE_SIZE = 1024
 # freed alive; host arrays are never kept, as the memo would keep them alive.
 _LAST_CHECKED: dict[str, tuple] = {}
 memory.RELEASE_HOOKS.append(_LAST_CHECKED.clear)
+_DEVICE_ONLY = {aclTensor}
 
 
 def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
@@ -64,18 +66,17 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     # the SoC selection is read once: the key and an uncached plan both follow it, though another
     # thread's set_soc may land in between (a plan checked for one SoC under another's key)
     selection = profile.name if profile is not None else platform.current_name()
-    objects = tuple(args.get(p.name) for p in spec.params)
+    objects = tuple(map(args.get, spec.param_names))
     count = memory.RELEASE_COUNT  # read first: a release during the checks moves it
     last = _LAST_CHECKED.get(spec.name)
-    if (last is not None and last[3] == count and last[0] == selection
-            and all(a is b for a, b in zip(last[1], objects))):
+    if last is not None and last[3] == count and last[0] == selection and all(map(operator.is_, last[1], objects)):
         for check in spec.extra_checks:
             check(spec.name, args)
         executor = aclOpExecutor(last[2], {p.name: args[p.name] for p in spec.params if p.kind == "tensor"})
     else:
         executor, cached = _plan_checked(spec, args, profile, allocate, selection)
         # device handles only: host arrays (the Pythonic path's) would be kept alive
-        if cached and all(type(t) is aclTensor for t in executor.tensors.values()):
+        if cached and set(map(type, executor.tensors.values())) == _DEVICE_ONLY:
             _LAST_CHECKED[spec.name] = (selection, objects, executor.plan, count)
     if executor.plan.steps:
         # a kernel is found now, as CANN finds it in GetWorkspaceSize: a $OPSNN_BACKEND naming no

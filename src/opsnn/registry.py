@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from collections.abc import Callable
 
 from ._core.dtypes import INTEGRAL, DataType
@@ -124,6 +125,11 @@ class OpSpec:
     @property
     def api_name(self) -> str:
         return "aclnn" + self.name
+
+    @functools.cached_property
+    def param_names(self) -> tuple[str, ...]:
+        """The params' names in C order (``out`` last)."""
+        return tuple(p.name for p in self.params)
 
     @property
     def inputs(self) -> tuple[Param, ...]:
