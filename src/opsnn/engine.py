@@ -61,7 +61,9 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     """Phase 1. ``args`` maps every param name to a tensor handle, aclScalar, bool or None.
 
     Returns a bound executor; raises AclnnError (161001, 161002, 361001, 561003, 561103). Repeated
-    calls with the same metadata reuse the cached Plan (see ``plan_key``).
+    calls with the same metadata reuse the cached Plan (see ``plan_key``); a call passing the very
+    handle objects of its operator's last checked one also skips the key and the out-overlap
+    check (``_LAST_CHECKED``).
     """
     # the SoC selection is read once: the key and an uncached plan both follow it, though another
     # thread's set_soc may land in between (a plan checked for one SoC under another's key)
