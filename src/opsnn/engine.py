@@ -72,9 +72,7 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     count = memory.RELEASE_COUNT  # read first: a release during the checks moves it
     last = _LAST_CHECKED.get(spec.name)
     if last is not None and last[3] == count and last[0] == selection and all(map(operator.is_, last[1], objects)):
-        for check in spec.extra_checks:
-            check(spec.name, args)
-        executor = aclOpExecutor(last[2], {p.name: args[p.name] for p in spec.params if p.kind == "tensor"})
+        executor = _bind_cached(spec, args, last[2], allocate, overlap_checked=True)
     else:
         executor, cached = _plan_checked(spec, args, profile, allocate, selection)
         # device handles only: host arrays (the Pythonic path's) would be kept alive
@@ -134,14 +132,15 @@ def plan_key(spec: OpSpec, args: dict, selection: str) -> tuple | None:
     return tuple(parts)
 
 
-def _bind_cached(spec: OpSpec, args: dict, cached: Plan, allocate) -> aclOpExecutor:
+def _bind_cached(spec: OpSpec, args: dict, cached: Plan, allocate, overlap_checked: bool = False) -> aclOpExecutor:
     """A plan-cache hit: rerun the checks that can differ for equal keys, in _plan_uncached's
-    order (operator checks, then allocation or the out-overlap check), and bind the Plan."""
+    order (operator checks, then allocation or the out-overlap check, unless ``overlap_checked``:
+    the very handles of ``_LAST_CHECKED``), and bind the Plan."""
     for check in spec.extra_checks:
         check(spec.name, args)
     if args["out"] is ALLOCATE:
         args["out"] = _wrap_allocated(allocate(cached.out_shape, cached.promoted))
-    else:
+    elif not overlap_checked:
         check_out_overlap(spec, args)
     return aclOpExecutor(cached, {p.name: args[p.name] for p in spec.params if p.kind == "tensor"})
 
