@@ -939,8 +939,9 @@ def test_rows_walker_carries_its_position_across_tiles(backend, monkeypatch, fre
             fresh_launches()
             for ndim in (1, 2, 3, 4):
                 shape = tuple(int(d) for d in rng.integers(2, 9, ndim))
-                shape = shape[:-1] + (int(rng.integers(3, 40)),)
                 dt = (F32, F64, F16)[ndim % 3]
+                # rows of at least SHORT_ROW_BYTES: shorter ones take the panels walker here
+                shape = shape[:-1] + (int(rng.integers(host_launch.SHORT_ROW_BYTES // dt.itemsize, 40)),)
                 x = cases.filled(shape, dt, ndim, cases.self_specials(dt))
                 g = cases.filled(shape[:-1] + (1,), dt, ndim + 10, cases.grad_specials(dt))
                 both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=np.zeros(shape, dt)))
@@ -954,16 +955,22 @@ def test_rows_walker_carries_its_position_across_tiles(backend, monkeypatch, fre
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=["f32", "f16", "bf16", "f64"])
 def test_rows_of_three_elements(backend, monkeypatch, fresh_launches, dt):
-    """Rows of 3 elements (an NHWC image's RGB channels, ``[..., :3]`` of 4): the rows walker's
-    path for a run of 3 (its count a constant), whole rows and rows cut by a tile's end (tiles of
-    40 and 64 bytes: runs of 1, 2 and 3 elements), both operators with out given and in place:
-    the NumPy backend's bits (NaN payloads, signed zeros, bounds)."""
+    """Rows of 3 elements (an NHWC image's RGB channels, ``[..., :3]`` of 4) written to an out
+    with the same gaps: the rows walker's path for a run of 3 (its count a constant), whole rows
+    and rows cut by a tile's end (tiles of 40 and 64 bytes: runs of 1, 2 and 3 elements), both
+    operators with out given and in place: the NumPy backend's bits (NaN payloads, signed zeros,
+    bounds). (A dense out takes the panels walker, ``test_short_rows_gathered``, but for 8-byte
+    elements.)"""
     shape = (2, 5, 7, 3)
     x = cases.filled((2, 5, 7, 4), dt, 1, cases.self_specials(dt))[..., :3]
     g = cases.filled((2, 5, 7, 4), dt, 2, cases.grad_specials(dt))[..., :3]
 
+    def gapped():
+        return np.zeros((2, 5, 7, 4), dt)[..., :3]
+
     def in_place():
-        own = g.copy()
+        own = gapped()
+        own[...] = g
         return opsnn.leaky_relu_backward(own, x, -2.0, out=own)
     for tile_bytes in (None, 64, 40):
         if tile_bytes is not None:
@@ -971,12 +978,91 @@ def test_rows_of_three_elements(backend, monkeypatch, fresh_launches, dt):
                                 lambda *a, tb=tile_bytes: host_launch.plan_launch(*a, tile_bytes=tb))
         fresh_launches()
         launch = numba_backend.plan_launch(shape, [numba_backend._aligned_strides(a, shape) for a in
-                                                   (np.zeros(shape, dt), g, x)], (dt.itemsize,) * 3, 1)
+                                                   (gapped(), g, x)], (dt.itemsize,) * 3, 1)
         assert launch.walker == "rows" and launch.dims == (70, 3)
-        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=np.zeros(shape, dt)))
+        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=gapped()))
         both(backend, in_place)
         if dt != F64:
-            both(backend, lambda: opsnn.hardtanh_backward(g, x, -0.5, 0.5, out=np.zeros(shape, dt)))
+            both(backend, lambda: opsnn.hardtanh_backward(g, x, -0.5, 0.5, out=gapped()))
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=["f32", "f16", "bf16", "f64"])
+def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
+    """Rows shorter than ``host_launch.SHORT_ROW_BYTES`` that an input does not hold back to
+    back take the panels walker with that input gathered a row at a time: a slice of a few
+    channels, a grad (N, 1) or a self (k,) broadcast against (N, k), rows overlapping (stride 1)
+    or running backwards, 3-D dims that do not merge; every row length from 2 to the last under
+    the limit (exact vector moves up to 8 elements, two overlapping ones above), 8-byte rows of 3
+    excepted (the rows walker unrolls them). The NumPy backend's bits (special values, NaN
+    payloads), out given and in place on the dense grad, on the calling thread and on the pool."""
+    limit = host_launch.SHORT_ROW_BYTES // dt.itemsize
+    lengths = [k for k in range(2, limit) if not (k == 3 and dt.itemsize == 8)]
+    assert lengths and host_launch._short_rows((5, limit), [host_launch.OperandLayout((limit, 1), 0, "c"),
+                                                            host_launch.OperandLayout((2 * limit, 1), 0, "c")],
+                                               dt.itemsize) is None
+    threads = min(2, numba.config.NUMBA_NUM_THREADS)
+    try:
+        for pool in (False, True):
+            monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0 if pool else 1 << 62)
+            numba.set_num_threads(threads if pool else 1)
+            fresh_launches()
+            for k in lengths:
+                rows = 400
+                x = cases.filled((rows, 2 * k + 1), dt, 80 + k, cases.self_specials(dt, (-1.0, 1.0)))
+                g = cases.filled((rows, k), dt, 90 + k, cases.grad_specials(dt))
+                window = np.lib.stride_tricks.as_strided(x, (rows * 2, k), (x.itemsize, x.itemsize))
+                layouts = [(g, x[:, :k]), (g, x[::-1, k + 1:]), (g[:, :1], x[:, 1:k + 1]),
+                           (np.ascontiguousarray(x[:, :k]), g[0]), (g[:, :1].repeat(2, 0), window),
+                           (g.reshape(4, 100, k)[:, :50], x[:, :k].reshape(4, 100, k)[:, ::2])]
+                for gv, xv in layouts:
+                    shape = np.broadcast_shapes(gv.shape, xv.shape)
+                    out = np.zeros(shape, dt)
+                    launch = numba_backend.plan_launch(shape, [numba_backend._aligned_strides(a, shape)
+                                                               for a in (out, gv, xv)], (dt.itemsize,) * 3, 1)
+                    assert launch.walker == "panels" and "g" in launch.modes[1:], (k, launch.describe())
+                    both(backend, lambda gv=gv, xv=xv, shape=shape:
+                         opsnn.leaky_relu_backward(gv, xv, 0.3, out=np.zeros(shape, dt)))
+
+                def in_place(g=g, xv=x[:, :k]):
+                    own = g.copy()
+                    return opsnn.leaky_relu_backward(own, xv, -2.0, out=own)
+                both(backend, in_place)
+                if dt != F64:
+                    both(backend, lambda g=g, xv=x[:, 1:k + 1]:
+                         opsnn.hardtanh_backward(g, xv, -1.0, 1.0, out=np.zeros(g.shape, dt)))
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def test_short_rows_read_no_element_past_a_row(tmp_path):
+    """The gather's vector moves of a short row (7 float32, 5 float16) read exactly its
+    elements: with the last row ending at a page whose successor is not readable, the call
+    completes (a wider load faults). In a subprocess, so a fault fails only this test."""
+    script = tmp_path / "guard.py"
+    script.write_text("""
+import ctypes, mmap
+import numpy as np
+import opsnn
+libc = ctypes.CDLL(None, use_errno=True)
+page = mmap.PAGESIZE
+for dt, k in ((np.float32, 7), (np.float16, 5)):
+    item = np.dtype(dt).itemsize
+    region = mmap.mmap(-1, 2 * page)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    assert libc.mprotect(ctypes.c_void_p(addr + page), page, 0) == 0
+    rows = 100
+    count = (rows - 1) * (k + 1) + k
+    base = np.frombuffer(region, dt, count, page - count * item)
+    base[:] = np.linspace(-3, 3, count)
+    x = np.lib.stride_tricks.as_strided(base, (rows, k), ((k + 1) * item, item))
+    g = np.ones((rows, k), dt)
+    got = opsnn.leaky_relu_backward(g, x, 0.5)
+    assert np.array_equal(got, np.where(x > 0, g, g * dt(0.5)))
+    del x, base
+print("ok")
+""")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 # ---- the host launch ------------------------------------------------------------------------------
@@ -1476,6 +1562,28 @@ def test_panels_row_dim_is_the_gathered_unit_stride_dim():
     assert bcast.walker == "rows"
     t2 = host_launch.plan_launch((300, 400), [(400, 1), (400, 1), (1, 300)], (4, 4, 4), 1)
     assert t2.walker == "panels" and t2.operands[2].strides == (1, 300)
+
+
+def test_short_rows_take_the_panels_walker_where_an_input_has_gaps():
+    """Rows under SHORT_ROW_BYTES (of the widest operand): an input with gaps between its rows,
+    or one broadcast along or across them, is gathered, the others read in place; whole-row
+    tiles of about 2 KiB. The rows walker keeps rows of SHORT_ROW_BYTES or more, 8-byte rows of
+    3, an out with gaps, and small launches (SMALL_BYTES)."""
+    dense = (2, 1)
+    sliced = host_launch.plan_launch((1000, 2), [dense, dense, (4, 1)], (4, 4, 4), 1)
+    assert sliced.walker == "panels" and sliced.modes == "ccg" and (sliced.tile_rows, sliced.tile_cols) == (250, 2)
+    column = host_launch.plan_launch((1000, 2), [dense, (1, 0), (2, 1)], (2, 2, 2), 1)
+    assert column.walker == "panels" and column.modes == "cgc"
+    one_row = host_launch.plan_launch((1000, 2), [dense, (0, 1), (4, 1)], (4, 4, 4), 1)
+    assert one_row.walker == "panels" and one_row.modes == "cgg"   # a (2,) row repeated into the tile
+    assert host_launch.plan_launch((1000, 8), [(8, 1), (8, 1), (16, 1)], (4, 4, 4), 1).walker == "rows"
+    assert host_launch.plan_launch((1000, 7), [(7, 1), (7, 1), (16, 1)], (4, 4, 4), 1).walker == "panels"
+    assert host_launch.plan_launch((1000, 7), [(7, 1), (7, 1), (16, 1)], (4, 2, 4), 1).walker == "panels"
+    assert host_launch.plan_launch((1000, 3), [(3, 1), (3, 1), (4, 1)], (8, 8, 8), 1).walker == "rows"
+    assert host_launch.plan_launch((1000, 2), [(2, 1), (2, 1), (4, 1)], (8, 8, 8), 1).walker == "panels"
+    assert host_launch.plan_launch((1000, 2), [(4, 1), (2, 1), (4, 1)], (4, 4, 4), 1).walker == "rows"
+    assert host_launch.plan_launch((1000, 2), [dense, (1, 0), (0, 1)], (4, 4, 4), 1).modes == "cgg"
+    assert host_launch.plan_launch((60, 2), [dense, dense, (4, 1)], (4, 4, 4), 1).walker == "rows"  # SMALL_BYTES
 
 
 def engine_plan_for(g, x):

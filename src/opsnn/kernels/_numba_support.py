@@ -382,6 +382,78 @@ def _columns(a, g, si, s, rs, co, nr, n):
             s[np.uint64(r * rs + co + 3)] = a[np.uint64(g + r + 3 * si)]
 
 
+def _vector_move(count: int):
+    """An intrinsic ``move(dst, dst_start, src, src_start)`` copying ``count`` elements (a
+    constant) as one LLVM vector load and store of their bytes (any dtype, complex included): a
+    row of a few elements in one or two instructions each way, where an element loop moved them
+    one at a time (numba cannot tell the two arrays apart, so LLVM keeps the loop's loads and
+    stores in order)."""
+    @intrinsic
+    def move(typingctx, dst, dst_start, src, src_start):
+        if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and dst.dtype == src.dtype
+                and dst.ndim == src.ndim == 1):
+            return None
+
+        def codegen(context, builder, signature, args):
+            vec = ir.VectorType(ir.IntType(8), count * context.get_abi_sizeof(context.get_data_type(src.dtype)))
+
+            def at(k: int):
+                data = context.make_array(signature.args[k])(context, builder, args[k]).data
+                start = context.cast(builder, args[k + 1], signature.args[k + 1], types.int64)
+                return builder.bitcast(builder.gep(data, [start]), vec.as_pointer())
+
+            builder.store(builder.load(at(2), align=1), at(0), align=1)
+            return context.get_dummy_value()
+
+        return types.none(dst, dst_start, src, src_start), codegen
+    return move
+
+
+def _rows_of(count: int):
+    """``s[r * rs + co + c] = a[g + r * sr + c]`` for r < nr, c < ``count`` (a constant)."""
+    move = _vector_move(count)
+
+    @njit(inline="always")
+    def copy(a, g, sr, s, rs, co, nr):
+        for r in range(nr):
+            move(s, r * rs + co, a, g + r * sr)
+    return copy
+
+
+_ROWS_1, _ROWS_2, _ROWS_3, _ROWS_4, _ROWS_5, _ROWS_6, _ROWS_7, _ROWS_8 = (_rows_of(k) for k in range(1, 9))
+_MOVE_8 = _vector_move(8)
+
+
+@njit(inline="always")
+def _unit_stride_rows(a, g, sr, s, rs, co, nr, run):
+    """``s[r * rs + co + c] = a[g + r * sr + c]`` for r < nr, c < run: each row by vector moves,
+    of its exact length up to 8 elements, else of 8 (the last shifted back to end at the row's
+    end, rewriting a few elements with the same values)."""
+    if run > 8:
+        for r in range(nr):
+            src = g + r * sr
+            dst = r * rs + co
+            for c in range(0, run - 8, 8):
+                _MOVE_8(s, dst + c, a, src + c)
+            _MOVE_8(s, dst + run - 8, a, src + run - 8)
+    elif run == 8:
+        _ROWS_8(a, g, sr, s, rs, co, nr)
+    elif run == 7:
+        _ROWS_7(a, g, sr, s, rs, co, nr)
+    elif run == 6:
+        _ROWS_6(a, g, sr, s, rs, co, nr)
+    elif run == 5:
+        _ROWS_5(a, g, sr, s, rs, co, nr)
+    elif run == 4:
+        _ROWS_4(a, g, sr, s, rs, co, nr)
+    elif run == 3:
+        _ROWS_3(a, g, sr, s, rs, co, nr)
+    elif run == 2:
+        _ROWS_2(a, g, sr, s, rs, co, nr)
+    else:
+        _ROWS_1(a, g, sr, s, rs, co, nr)
+
+
 @njit(cache=True, nogil=True)
 def gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far):
     """The panels walker's gather: ``s[r * rs + sg * tile_cols + c] = a[g + sg * s3 + r * sr + c
@@ -409,7 +481,9 @@ def gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far):
     2-4 rows interleaved element by element (an image's channels, NHWC read as NCHW), or 2-4
     columns read from as many unit-stride rows (NCHW read as NHWC), are copied by loops of a
     constant step, which LLVM turns into vector loads and shuffles (float32 3 or 4 channels
-    2.2-4.5x faster than the element copy, 2-byte ones 3-8x). Any other tile is copied element by
+    2.2-4.5x faster than the element copy, 2-byte ones 3-8x). Rows of unit stride shorter than
+    the tile is tall (``host_launch._short_rows``: a slice of a few channels) are moved a row at
+    a time as vectors (``_unit_stride_rows``). Any other tile is copied element by
     element, along the rows in the source's memory order, or along the columns for a few
     interleaved rows of another step (a loop of nr iterations per element cost 2.6x)."""
     if sr == 1 and _transposed_blocks(a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far):
@@ -421,6 +495,8 @@ def gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far):
             _channels(a, gs, s, rs, co, run, nr)
         elif sr == 1 and 2 <= run <= 4 and tile_cols == run:
             _columns(a, gs, si, s, rs, co, nr, run)
+        elif si == 1 and run < nr:
+            _unit_stride_rows(a, gs, sr, s, rs, co, nr, run)
         elif nr < run and abs(si) <= nr:
             for r in range(nr):
                 for c in range(run):
