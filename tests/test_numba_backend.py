@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
+import math
 import subprocess
 import sys
 
@@ -959,14 +960,14 @@ def test_rows_of_three_elements(backend, monkeypatch, fresh_launches, dt):
     with the same gaps: the rows walker's path for a run of 3 (its count a constant), whole rows
     and rows cut by a tile's end (tiles of 40 and 64 bytes: runs of 1, 2 and 3 elements), both
     operators with out given and in place: the NumPy backend's bits (NaN payloads, signed zeros,
-    bounds). (A dense out takes the panels walker, ``test_short_rows_gathered``, but for 8-byte
-    elements.)"""
-    shape = (2, 5, 7, 3)
-    x = cases.filled((2, 5, 7, 4), dt, 1, cases.self_specials(dt))[..., :3]
-    g = cases.filled((2, 5, 7, 4), dt, 2, cases.grad_specials(dt))[..., :3]
+    bounds). Outputs of more than 512 bytes take the panels walker (``test_short_rows_gathered``),
+    but for 8-byte elements: float32 runs a smaller shape."""
+    shape = (5, 7, 3) if dt == F32 else (2, 5, 7, 3)
+    x = cases.filled(shape[:-1] + (4,), dt, 1, cases.self_specials(dt))[..., :3]
+    g = cases.filled(shape[:-1] + (4,), dt, 2, cases.grad_specials(dt))[..., :3]
 
     def gapped():
-        return np.zeros((2, 5, 7, 4), dt)[..., :3]
+        return np.zeros(shape[:-1] + (4,), dt)[..., :3]
 
     def in_place():
         own = gapped()
@@ -979,7 +980,7 @@ def test_rows_of_three_elements(backend, monkeypatch, fresh_launches, dt):
         fresh_launches()
         launch = numba_backend.plan_launch(shape, [numba_backend._aligned_strides(a, shape) for a in
                                                    (gapped(), g, x)], (dt.itemsize,) * 3, 1)
-        assert launch.walker == "rows" and launch.dims == (70, 3)
+        assert launch.walker == "rows" and launch.dims == (math.prod(shape[:-1]), 3)
         both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=gapped()))
         both(backend, in_place)
         if dt != F64:
@@ -988,13 +989,14 @@ def test_rows_of_three_elements(backend, monkeypatch, fresh_launches, dt):
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=["f32", "f16", "bf16", "f64"])
 def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
-    """Rows shorter than ``host_launch.SHORT_ROW_BYTES`` that an input does not hold back to
-    back take the panels walker with that input gathered a row at a time: a slice of a few
-    channels, a grad (N, 1) or a self (k,) broadcast against (N, k), rows overlapping (stride 1)
-    or running backwards, 3-D dims that do not merge; every row length from 2 to the last under
-    the limit (exact vector moves up to 8 elements, two overlapping ones above), 8-byte rows of 3
-    excepted (the rows walker unrolls them). The NumPy backend's bits (special values, NaN
-    payloads), out given and in place on the dense grad, on the calling thread and on the pool."""
+    """Rows shorter than ``host_launch.SHORT_ROW_BYTES`` that an operand does not hold back to
+    back take the panels walker with that input gathered, or that out scattered, a row at a
+    time: a slice of a few channels, a grad (N, 1) or a self (k,) broadcast against (N, k), rows
+    overlapping (stride 1) or running backwards, 3-D dims that do not merge, an out with gaps;
+    every row length from 2 to the last under the limit (exact vector moves up to 8 elements,
+    two overlapping ones above), 8-byte rows of 3 excepted (the rows walker unrolls them). The
+    NumPy backend's bits (special values, NaN payloads), out given and in place on the dense
+    grad and on a grad with gaps, on the calling thread and on the pool."""
     limit = host_launch.SHORT_ROW_BYTES // dt.itemsize
     lengths = [k for k in range(2, limit) if not (k == 3 and dt.itemsize == 8)]
     assert lengths and host_launch._short_rows((5, limit), [host_launch.OperandLayout((limit, 1), 0, "c"),
@@ -1022,11 +1024,23 @@ def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
                     assert launch.walker == "panels" and "g" in launch.modes[1:], (k, launch.describe())
                     both(backend, lambda gv=gv, xv=xv, shape=shape:
                          opsnn.leaky_relu_backward(gv, xv, 0.3, out=np.zeros(shape, dt)))
+                gap_out = np.zeros((rows, k + 3), dt)[:, 1:k + 1]
+                assert numba_backend.plan_launch(g.shape, [numba_backend._aligned_strides(a, g.shape) for a in
+                                                           (gap_out, g, g)], (dt.itemsize,) * 3, 1).modes == "gcc"
+                both(backend, lambda g=g: opsnn.leaky_relu_backward(g, g, 0.3, out=np.zeros((rows, k + 3), dt)[:, 1:k + 1]))
+                both(backend, lambda g=g, xv=x[:, :k]: opsnn.leaky_relu_backward(
+                    g, xv, 0.3, out=np.zeros((rows, k + 3), dt)[:, 1:k + 1]))
 
                 def in_place(g=g, xv=x[:, :k]):
                     own = g.copy()
                     return opsnn.leaky_relu_backward(own, xv, -2.0, out=own)
+
+                def in_place_gaps(g=g, xv=x[:, :k]):
+                    own = np.zeros((rows, k + 3), dt)[:, 1:k + 1]
+                    own[...] = g
+                    return opsnn.leaky_relu_backward(own, xv, -2.0, out=own)
                 both(backend, in_place)
+                both(backend, in_place_gaps)
                 if dt != F64:
                     both(backend, lambda g=g, xv=x[:, 1:k + 1]:
                          opsnn.hardtanh_backward(g, xv, -1.0, 1.0, out=np.zeros(g.shape, dt)))
@@ -1035,9 +1049,10 @@ def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
 
 
 def test_short_rows_read_no_element_past_a_row(tmp_path):
-    """The gather's vector moves of a short row (7 float32, 5 float16) read exactly its
-    elements: with the last row ending at a page whose successor is not readable, the call
-    completes (a wider load faults). In a subprocess, so a fault fails only this test."""
+    """The vector moves of a short row (7 float32, 5 float16) read, and scattered into an out
+    with gaps write, exactly its elements: with the last row of self, and of out, ending at a
+    page whose successor is not mapped readable or writable, the call completes (a wider load
+    or store faults). In a subprocess, so a fault fails only this test."""
     script = tmp_path / "guard.py"
     script.write_text("""
 import ctypes, mmap
@@ -1045,20 +1060,24 @@ import numpy as np
 import opsnn
 libc = ctypes.CDLL(None, use_errno=True)
 page = mmap.PAGESIZE
-for dt, k in ((np.float32, 7), (np.float16, 5)):
+
+def guarded_rows(dt, k, rows):  # rows of k, k + 1 apart, the last ending where no page is mapped
     item = np.dtype(dt).itemsize
     region = mmap.mmap(-1, 2 * page)
     addr = ctypes.addressof(ctypes.c_char.from_buffer(region))
     assert libc.mprotect(ctypes.c_void_p(addr + page), page, 0) == 0
-    rows = 100
     count = (rows - 1) * (k + 1) + k
     base = np.frombuffer(region, dt, count, page - count * item)
     base[:] = np.linspace(-3, 3, count)
-    x = np.lib.stride_tricks.as_strided(base, (rows, k), ((k + 1) * item, item))
-    g = np.ones((rows, k), dt)
-    got = opsnn.leaky_relu_backward(g, x, 0.5)
-    assert np.array_equal(got, np.where(x > 0, g, g * dt(0.5)))
-    del x, base
+    return np.lib.stride_tricks.as_strided(base, (rows, k), ((k + 1) * item, item))
+
+for dt, k in ((np.float32, 7), (np.float16, 5)):
+    x = guarded_rows(dt, k, 100)
+    out = guarded_rows(dt, k, 100)
+    g = np.ones((100, k), dt)
+    assert opsnn.leaky_relu_backward(g, x, 0.5, out=out) is out
+    assert np.array_equal(out, np.where(x > 0, g, g * dt(0.5)))
+    del x, out
 print("ok")
 """)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
@@ -1567,10 +1586,13 @@ def test_panels_row_dim_is_the_gathered_unit_stride_dim():
 def test_short_rows_take_the_panels_walker_where_an_input_has_gaps():
     """Rows under SHORT_ROW_BYTES (of the widest operand): an input with gaps between its rows,
     or one broadcast along or across them, is gathered, the others read in place; whole-row
-    tiles of about 2 KiB. The rows walker keeps rows of SHORT_ROW_BYTES or more, 8-byte rows of
-    3, an out with gaps, and small launches (SMALL_BYTES)."""
+    tiles of about 2 KiB; an out with gaps is scattered. The rows walker keeps rows of
+    SHORT_ROW_BYTES or more, 8-byte rows of 3, an out of another inner stride, and small
+    launches (SMALL_BYTES)."""
     dense = (2, 1)
     sliced = host_launch.plan_launch((1000, 2), [dense, dense, (4, 1)], (4, 4, 4), 1)
+    gap_out = host_launch.plan_launch((1000, 2), [(4, 1), dense, dense], (4, 4, 4), 1)
+    assert gap_out.walker == "panels" and gap_out.modes == "gcc"
     assert sliced.walker == "panels" and sliced.modes == "ccg" and (sliced.tile_rows, sliced.tile_cols) == (250, 2)
     column = host_launch.plan_launch((1000, 2), [dense, (1, 0), (2, 1)], (2, 2, 2), 1)
     assert column.walker == "panels" and column.modes == "cgc"
@@ -1581,7 +1603,7 @@ def test_short_rows_take_the_panels_walker_where_an_input_has_gaps():
     assert host_launch.plan_launch((1000, 7), [(7, 1), (7, 1), (16, 1)], (4, 2, 4), 1).walker == "panels"
     assert host_launch.plan_launch((1000, 3), [(3, 1), (3, 1), (4, 1)], (8, 8, 8), 1).walker == "rows"
     assert host_launch.plan_launch((1000, 2), [(2, 1), (2, 1), (4, 1)], (8, 8, 8), 1).walker == "panels"
-    assert host_launch.plan_launch((1000, 2), [(4, 1), (2, 1), (4, 1)], (4, 4, 4), 1).walker == "rows"
+    assert host_launch.plan_launch((1000, 2), [(4, -1), (2, 1), (4, 1)], (4, 4, 4), 1).walker == "rows"
     assert host_launch.plan_launch((1000, 2), [dense, (1, 0), (0, 1)], (4, 4, 4), 1).modes == "cgg"
     assert host_launch.plan_launch((60, 2), [dense, dense, (4, 1)], (4, 4, 4), 1).walker == "rows"  # SMALL_BYTES
 

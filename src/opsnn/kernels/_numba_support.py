@@ -507,6 +507,21 @@ def gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far):
                     s[np.uint64(r * rs + co + c)] = a[np.uint64(gs + r * sr + c * si)]
 
 
+@njit(cache=True, nogil=True)
+def scatter_tile(out, go, sr, si, so, rs, nr, run):
+    """The panels walker's scatter of a computed tile into an ``out`` it does not write in place:
+    ``out[go + r * sr + c * si] = so[r * rs + c]`` for the tile's ``nr`` rows and ``run`` columns.
+    Short unit-stride rows with gaps between them (``host_launch._short_rows``) go a row at a
+    time as vector moves (``_unit_stride_rows``, as ``gather_tile`` reads such rows); any other
+    tile (a transposed out) element by element down its columns."""
+    if si == 1 and run < min(nr, 16):
+        _unit_stride_rows(so, 0, rs, out, sr, go, nr, run)
+        return
+    for c in range(run):
+        for r in range(nr):
+            out[np.uint64(go + r * sr + c * si)] = so[np.uint64(r * rs + c)]
+
+
 INDEX_SLOTS = 16  # entries of an ``index_buffer``: more than the dims of any collapsed launch
 
 
@@ -884,5 +899,5 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f",
                  "f2bf", "f2bf_canonical", "f2bf_computed", "f2bf_rounding", "d2bf", "isnan16", "ranges_clash",
                  "bits_f32", "bits_f64", "f32_bits", "f64_bits", "zero_unless", "transpose_block",
-                 "transpose_block_half", "gather_tile", "index_buffer", "stream_copy", "store_fence",
+                 "transpose_block_half", "gather_tile", "scatter_tile", "index_buffer", "stream_copy", "store_fence",
                  "pool_threads", "bits_le", "bits_ge", "bits_lt", "bits_gt", "half_bound")

@@ -22,8 +22,9 @@ numba backend passes these numbers to its kernels and the kernels walk them exac
   consecutive slices of that dim side by side (``_segments``), so its rows are runs of
   ``seg * cols`` elements; beyond ``FAR_BYTES`` enough of them that a transposed input whose
   slices lie back to back is read in runs of ``PANEL_BYTES`` (``PANEL_BYTES_16BIT``) or more.
-  Rows shorter than ``SHORT_ROW_BYTES`` that some input does not hold back to back (a slice of
-  a few channels) take ``panels`` too, those inputs gathered row by row (``_short_rows``).
+  Rows shorter than ``SHORT_ROW_BYTES`` that some operand does not hold back to back (a slice
+  of a few channels) take ``panels`` too, those inputs gathered and such an out scattered row by
+  row (``_short_rows``).
 """
 
 from __future__ import annotations
@@ -107,8 +108,9 @@ class OperandLayout:
     ``offset`` of its first element from its lowest-addressed one, and the inner-dim ``mode``:
     ``c`` (stride 1), ``b`` (stride 0), ``r`` (stride -1: a reversed view, which the walkers read
     or write as a run backwards), ``e`` (stride 2, 2-byte elements), ``s`` (one element, flat
-    walk) or ``g`` (any other; for the panels walker, an input it gathers into scratch, which
-    includes the short rows of ``_short_rows`` whatever their inner stride)."""
+    walk) or ``g`` (any other; for the panels walker, an input it gathers into scratch or an out
+    it scatters from scratch, which includes the short rows of ``_short_rows`` whatever their
+    inner stride)."""
 
     strides: tuple[int, ...]
     offset: int
@@ -240,36 +242,36 @@ def _segments(dims, layouts, tile_rows: int, tile_cols: int, max_item: int, run:
 
 
 # Rows shorter than this many bytes (of the widest operand: less than one AVX2 vector) go to the
-# panels walker where an input does not hold them back to back (``_short_rows``).
+# panels walker where an operand does not hold them back to back (``_short_rows``).
 SHORT_ROW_BYTES = 32
 
 
 def _short_rows(dims, layouts, max_item: int) -> list | None:
     """The layouts for the panels walker of a launch whose rows are shorter than SHORT_ROW_BYTES
     (a slice ``[..., :k]`` of a few channels, a (N, 1) or (k,) operand broadcast against (N, k))
-    with every input that does not hold them back to back marked gathered (mode ``g``); None to
-    keep the rows walker. The rows walker runs a vector loop per row, which such a row never
-    fills: it pays the loop's set-up and its scalar remainder for every few elements, and float16
-    its NaN screen too. The panels walker copies the tile's rows into scratch back to back, one
-    vector move per row (``_numba_support.gather_tile``), and computes the tile as one run.
-    Measured (2-vCPU Zen 3 VM, one thread, LeakyReluBackward, self ``[:, :k]`` of twice k,
+    with every operand that does not hold them back to back marked gathered (mode ``g``: an
+    input gathered, an ``out`` with gaps between its rows scattered); None to keep the rows
+    walker. The rows walker runs a vector loop per row, which such a row never fills: it pays the
+    loop's set-up and its scalar remainder for every few elements, and float16 its NaN screen
+    too. The panels walker copies the tile's rows into scratch back to back, one vector move per
+    row (``_numba_support.gather_tile``; ``scatter_tile`` back out), and computes the tile as one
+    run. Measured (2-vCPU Zen 3 VM, one thread, LeakyReluBackward, self ``[:, :k]`` of twice k,
     ``out=``), 1e6 elements: float32 rows of 2 / 5 / 6 1124 / 532 / 494 -> 451 / 318 / 287 us,
     float16 1655 / 783 / 848 -> 318 / 296 / 259, bfloat16 1402 / 636 / 687 -> 362 / 328 / 289;
-    1e5: float16 rows of 2 224 -> 36, grad (N, 1) against self (N, 2) 656 -> 44. Not for 8-byte
-    rows of 3, which the rows walker unrolls (float64 1e5 52-61 -> 66-73 us gathered), nor where
-    ``out`` has gaps between its rows (it would be scattered element by element)."""
+    1e5: float16 rows of 2 224 -> 36, grad (N, 1) against self (N, 2) 656 -> 44, an out
+    ``[:, :2]`` of 4 too 224 -> 54. Not for 8-byte rows of 3, which the rows walker unrolls
+    (float64 1e5 52-61 -> 66-73 us gathered), nor for an out whose inner stride is not 1."""
     cols = dims[-1]
     if len(dims) < 2 or cols * max_item >= SHORT_ROW_BYTES or (cols == 3 and max_item == 8):
         return None
-    if layouts[0].mode != "c" or layouts[0].strides[-2] != cols:
+    if layouts[0].mode != "c":
         return None
 
-    def back_to_back(lay: OperandLayout) -> bool:  # or the same row for every row
-        return (lay.mode == "c" and lay.strides[-2] == cols) or (lay.mode == "b" and lay.strides[-2] == 0)
-    if all(back_to_back(lay) for lay in layouts[1:]):
+    def back_to_back(k: int, lay: OperandLayout) -> bool:  # an input may repeat one element
+        return (lay.mode == "c" and lay.strides[-2] == cols) or (k > 0 and lay.mode == "b" and lay.strides[-2] == 0)
+    if all(back_to_back(k, lay) for k, lay in enumerate(layouts)):
         return None
-    return [lay if k == 0 or back_to_back(lay) else dataclasses.replace(lay, mode="g")
-            for k, lay in enumerate(layouts)]
+    return [lay if back_to_back(k, lay) else dataclasses.replace(lay, mode="g") for k, lay in enumerate(layouts)]
 
 
 def _move_to_row(values, row: int) -> tuple:

@@ -603,10 +603,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
                 lines += _indent(_loop("j", "length", p_loads, code, p_store, hw, screened, p_hoisted), 4)
                 if scatter:
-                    lines += ["            go = base0 + r0 * sr0 + c0 * si0",
-                              "            for c in range(run):",
-                              "                for r in range(nr):",
-                              "                    out[np.uint64(go + r * sr0 + c * si0)] = so[np.uint64(r * rs + c)]"]
+                    lines.append("            scatter_tile(out, base0 + r0 * sr0 + c0 * si0, sr0, si0, so, rs, nr, run)")
                 lines.append("return 0")
         funcs.append("\n".join([deco, sig] + _indent(lines, 1)))
     text = "\n".join(funcs)
