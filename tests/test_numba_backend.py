@@ -1027,16 +1027,17 @@ def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
                 gap_out = np.zeros((rows, k + 3), dt)[:, 1:k + 1]
                 assert numba_backend.plan_launch(g.shape, [numba_backend._aligned_strides(a, g.shape) for a in
                                                            (gap_out, g, g)], (dt.itemsize,) * 3, 1).modes == "gcc"
-                both(backend, lambda g=g: opsnn.leaky_relu_backward(g, g, 0.3, out=np.zeros((rows, k + 3), dt)[:, 1:k + 1]))
-                both(backend, lambda g=g, xv=x[:, :k]: opsnn.leaky_relu_backward(
-                    g, xv, 0.3, out=np.zeros((rows, k + 3), dt)[:, 1:k + 1]))
+                def gapped_out(rows=rows, k=k):
+                    return np.zeros((rows, k + 3), dt)[:, 1:k + 1]
+                both(backend, lambda g=g, out=gapped_out: opsnn.leaky_relu_backward(g, g, 0.3, out=out()))
+                both(backend, lambda g=g, xv=x[:, :k], out=gapped_out: opsnn.leaky_relu_backward(g, xv, 0.3, out=out()))
 
                 def in_place(g=g, xv=x[:, :k]):
                     own = g.copy()
                     return opsnn.leaky_relu_backward(own, xv, -2.0, out=own)
 
-                def in_place_gaps(g=g, xv=x[:, :k]):
-                    own = np.zeros((rows, k + 3), dt)[:, 1:k + 1]
+                def in_place_gaps(g=g, xv=x[:, :k], out=gapped_out):
+                    own = out()
                     own[...] = g
                     return opsnn.leaky_relu_backward(own, xv, -2.0, out=own)
                 both(backend, in_place)
