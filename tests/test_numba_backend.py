@@ -996,7 +996,9 @@ def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
     every row length from 2 to the last under the limit (exact vector moves up to 8 elements,
     two overlapping ones above), 8-byte rows of 3 excepted (the rows walker unrolls them). The
     NumPy backend's bits (special values, NaN payloads), out given and in place on the dense
-    grad and on a grad with gaps, on the calling thread and on the pool."""
+    grad and on a grad with gaps, on the calling thread; on the pool a slice into a dense and
+    into a gapped out, and in place (each other kernel variant compiled for the pool too would
+    cost the suite seconds and walk the same tiles)."""
     limit = host_launch.SHORT_ROW_BYTES // dt.itemsize
     lengths = [k for k in range(2, limit) if not (k == 3 and dt.itemsize == 8)]
     assert lengths and host_launch._short_rows((5, limit), [host_launch.OperandLayout((limit, 1), 0, "c"),
@@ -1016,6 +1018,8 @@ def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
                 layouts = [(g, x[:, :k]), (g, x[::-1, k + 1:]), (g[:, :1], x[:, 1:k + 1]),
                            (np.ascontiguousarray(x[:, :k]), g[0]), (g[:, :1].repeat(2, 0), window),
                            (g.reshape(4, 100, k)[:, :50], x[:, :k].reshape(4, 100, k)[:, ::2])]
+                if pool:
+                    layouts = layouts[:1]
                 for gv, xv in layouts:
                     shape = np.broadcast_shapes(gv.shape, xv.shape)
                     out = np.zeros(shape, dt)
@@ -1029,7 +1033,6 @@ def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
                                                            (gap_out, g, g)], (dt.itemsize,) * 3, 1).modes == "gcc"
                 def gapped_out(rows=rows, k=k):
                     return np.zeros((rows, k + 3), dt)[:, 1:k + 1]
-                both(backend, lambda g=g, out=gapped_out: opsnn.leaky_relu_backward(g, g, 0.3, out=out()))
                 both(backend, lambda g=g, xv=x[:, :k], out=gapped_out: opsnn.leaky_relu_backward(g, xv, 0.3, out=out()))
 
                 def in_place(g=g, xv=x[:, :k]):
@@ -1041,6 +1044,8 @@ def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
                     own[...] = g
                     return opsnn.leaky_relu_backward(own, xv, -2.0, out=own)
                 both(backend, in_place)
+                if pool:
+                    continue
                 both(backend, in_place_gaps)
                 if dt != F64:
                     both(backend, lambda g=g, xv=x[:, 1:k + 1]:
