@@ -514,7 +514,7 @@ def scatter_tile(out, go, sr, si, so, rs, nr, run):
     Short unit-stride rows with gaps between them (``host_launch._short_rows``) go a row at a
     time as vector moves (``_unit_stride_rows``, as ``gather_tile`` reads such rows); any other
     tile (a transposed out) element by element down its columns."""
-    if si == 1 and run < min(nr, 16):
+    if si == 1 and run < nr:
         _unit_stride_rows(so, 0, rs, out, sr, go, nr, run)
         return
     for c in range(run):

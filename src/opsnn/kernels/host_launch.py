@@ -299,9 +299,10 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
         # of a run-time stride were 3x faster than what it made of the constant one
         mode = {1: "c", 0: "b", -1: "r", 2: "e" if item == 2 else "g"}.get(inner, "g")
         layouts.append(OperandLayout(s, _offset(dims, s), mode))
-    row = _panel_row_dim(layouts, itemsizes) if numel * max(itemsizes) > SMALL_BYTES else None
-    if row is None and numel * max(itemsizes) > SMALL_BYTES:
-        gathered = _short_rows(dims, layouts, max(itemsizes))
+    row = None
+    if numel * max(itemsizes) > SMALL_BYTES:
+        row = _panel_row_dim(layouts, itemsizes)
+        gathered = _short_rows(dims, layouts, max(itemsizes)) if row is None else None
         if gathered is not None:
             layouts, row = gathered, len(dims) - 2
     if row is None:
