@@ -378,7 +378,7 @@ def aclSetAclOpExecutorRepeatable(executor) -> int:
     phase 1 and the first launch. Returns ret: 0, 161001 (None), 161002 (not an executor,
     destroyed, or a single-use executor that already ran)."""
     with _LAUNCH_LOCK:
-        executor = _live_executor(executor, "aclSetAclOpExecutorRepeatable")
+        executor = engine.live_executor(executor, "aclSetAclOpExecutorRepeatable")
         if executor.consumed and not executor.repeatable:
             raise AclnnError(161002, "aclSetAclOpExecutorRepeatable: the executor already ran; a "
                                      "single-use executor is released by its launch. Make it "
@@ -391,20 +391,10 @@ def aclSetAclOpExecutorRepeatable(executor) -> int:
 def aclDestroyAclOpExecutor(executor) -> int:
     """Destroy an executor; later phase-2 calls with it return 161002. Returns ret."""
     with _LAUNCH_LOCK:
-        executor = _live_executor(executor, "aclDestroyAclOpExecutor")
+        executor = engine.live_executor(executor, "aclDestroyAclOpExecutor")
         executor.destroyed = True
         executor.last_launch = None  # its views of device memory go with it (queued tasks keep theirs)
     return 0
-
-
-def _live_executor(executor, call: str) -> aclOpExecutor:
-    if checks.is_null(executor):
-        raise AclnnError(161001, f"{call}: executor is a null pointer ({executor!r})")
-    if not isinstance(executor, aclOpExecutor):
-        raise AclnnError(161002, f"{call}: expected an aclOpExecutor, got {type(executor).__name__}")
-    if executor.destroyed:
-        raise AclnnError(161002, f"{call}: the executor was already destroyed")
-    return executor
 
 
 __all__ = ["aclnnLeakyReluBackwardGetWorkspaceSize", "aclnnLeakyReluBackward",

@@ -555,16 +555,24 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
                                   "out that shares no memory with it")
 
 
+def live_executor(executor, who: str) -> aclOpExecutor:
+    """``executor`` if it is a live aclOpExecutor; else AclnnError naming ``who`` (the op or the
+    aclnn call): 161001 for a null pointer, 161002 for another type or a destroyed one. The one
+    rule for phase 2, aclSetAclOpExecutorRepeatable and aclDestroyAclOpExecutor."""
+    if checks.is_null(executor):
+        raise checks.fail(who, f"executor must be an aclOpExecutor, got a null pointer ({executor!r})",
+                          Status.ERR_PARAM_NULLPTR)
+    if not isinstance(executor, aclOpExecutor):
+        raise checks.fail(who, f"executor must be an aclOpExecutor, got {type(executor).__name__}")
+    if executor.destroyed:
+        raise checks.fail(who, "the executor was already destroyed (aclDestroyAclOpExecutor)")
+    return executor
+
+
 def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec) -> None:
     """Phase-2 preconditions (DECISIONS 16, 17): a live executor of this op, enough workspace."""
     op = spec.name
-    if checks.is_null(executor):
-        raise checks.fail(op, f"executor must be an aclOpExecutor, got a null pointer ({executor!r})",
-                          Status.ERR_PARAM_NULLPTR)
-    if not isinstance(executor, aclOpExecutor):
-        raise checks.fail(op, f"executor must be an aclOpExecutor, got {type(executor).__name__}")
-    if executor.destroyed:
-        raise checks.fail(op, "the executor was destroyed (aclDestroyAclOpExecutor)")
+    live_executor(executor, op)
     if executor.consumed and not executor.repeatable:
         raise checks.fail(op, "the executor was already run; executors are single use unless "
                               "aclSetAclOpExecutorRepeatable was called")
@@ -581,4 +589,4 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
 
 
 __all__ = ["ALLOCATE", "plan", "run", "bind", "infer_output", "check_out_overlap", "check_launch",
-           "AclnnError"]
+           "live_executor", "AclnnError"]
