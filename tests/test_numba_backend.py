@@ -28,7 +28,7 @@ from opsnn._core.dtypes import DataType
 
 numba = pytest.importorskip("numba")
 from opsnn.kernels import _numba_support as S  # noqa: E402
-from opsnn.kernels import host_launch, numba_backend, numba_codegen  # noqa: E402
+from opsnn.kernels import host_launch, numba_backend, numba_codegen, walker_source  # noqa: E402
 
 NAN_U = {F16: 0x7C00, BF16: 0x7F80}
 # The walker-geometry tests (panels, permutations, reversed and stepped runs) take one dtype per
@@ -900,10 +900,10 @@ def test_streamed_outputs(backend, streaming, dt, parallel):
             both(backend, lambda: opsnn.hardtanh_backward(gb, xb, -1.0, 1.0, out=out()))
             both(backend, lambda: opsnn.hardtanh_backward(gf, xf, -1.0, 1.0, out=out(-1)))
     both(backend, lambda: (lambda own: opsnn.leaky_relu_backward(own, xf, 0.3, out=own))(gf.copy()))
-    assert numba_backend.streams_output("rows", "cbc", dt) == (dt.itemsize >= 4)
-    assert numba_backend.streams_output("rows", "ccc", F32)  # decided per launch by the sizes
-    assert numba_backend.streams_output("flat", "cc", dt) == (dt.itemsize >= 4)
-    assert not numba_backend.streams_output("panels", "ccg", F32)
+    assert walker_source.streams_output("rows", "cbc", dt) == (dt.itemsize >= 4)
+    assert walker_source.streams_output("rows", "ccc", F32)  # decided per launch by the sizes
+    assert walker_source.streams_output("flat", "cc", dt) == (dt.itemsize >= 4)
+    assert not walker_source.streams_output("panels", "ccg", F32)
 
 
 @pytest.fixture

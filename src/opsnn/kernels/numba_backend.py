@@ -11,9 +11,9 @@ recorded steps themselves, temporaries in the caller's workspace (DECISION 17).
 
 How a kernel is built (``numba_codegen``): the expression is traced on symbolic operands into a
 DAG whose node dtypes are NumPy's own; the DAG becomes straight-line code for one element; that
-code is placed in a *walker* (``host_launch``: flat, rows or panels) which loops over the blocks
-of the host plan (``prange``, one block per thread) and the tiles inside them. The generated
-module is written to a cache directory (``OPSNN_CACHE_DIR``, default ``~/.cache/opsnn``) and
+code is placed in a *walker* (``host_launch`` picks flat, rows or panels; ``walker_source`` writes
+its source) which loops over the blocks of the host plan (``prange``, one block per thread) and
+the tiles inside them. The generated module is written to a cache directory (``OPSNN_CACHE_DIR``, default ``~/.cache/opsnn``) and
 compiled with ``cache=True``, so a second process loads machine code instead of compiling.
 Nothing is compiled at import; each variant compiles on first use (the serial walker below
 ``PARALLEL_MIN_BYTES`` of work, the ``prange`` one above).
@@ -35,7 +35,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import re
 import sys
 import tempfile
 import threading
@@ -46,16 +45,14 @@ import numba
 import numpy as np
 
 from .._core import dtypes, settings
-from .._core.tiling.host import CACHE_LINE_BYTES
 from . import _numba_support, numpy_backend
 from . import numba_codegen as cg
-from .host_launch import FAR_BYTES, HostLaunch, plan_launch
+from .host_launch import HostLaunch, plan_launch
+from .walker_source import PLANNED_THREADS_BIT, SUPPORT_VERSION, generate
 
 NAME = "numba"
 log = logging.getLogger("opsnn")
 
-_SUPPORT_VERSION = cg.digest(Path(_numba_support.__file__).read_text(), Path(cg.__file__).read_text(),
-                             numba.__version__, np.__version__)
 _LOCK = threading.RLock()
 _MODULES: dict[str, object] = {}
 _PROGRAMS: dict[int, tuple] = {}   # id(plan) -> (plan, Program or None)
@@ -79,17 +76,17 @@ def _start_pool() -> None:
 
 _start_pool()
 
-# A forked child cannot use numba's pool where it is GNU OpenMP (the ``omp`` threading layer,
-# the one installed here): its first parallel region ends the child ("Terminating: fork() called
-# from a process already using GNU OpenMP, this is unsafe"), and fork is how ``multiprocessing``
-# starts workers on Linux (a breaker: a Pool whose parent had made one opsnn call hung, its
-# worker gone). So a child runs every launch on its calling thread (``use_parallel``), drops the
-# launches planned before the fork, and gives its thread one pool thread: a compiled call of
-# ``_fastpath`` (a plan-cache entry, an aclnn launch's bound call) whose launch is a pool one
-# replans on the serial walker (its REPLAN; it tests _FORKED first, as a launch planned for one
-# pool thread passes ``_check_source``'s planned-thread test), and a step bound to the pool
-# before the fork (a repeatable aclnn executor, ``Program.bind``) plans anew. Spawned or
-# forkserver workers start afresh.
+# A forked child cannot use numba's pool where it is GNU OpenMP (the ``omp`` threading layer, the
+# one installed here): its first parallel region ends the child ("Terminating: fork() called from a
+# process already using GNU OpenMP, this is unsafe"), and fork is how ``multiprocessing`` starts
+# workers on Linux (a breaker: a Pool whose parent had made one opsnn call hung, its worker gone).
+# So a child runs every launch on its calling thread (``use_parallel``), drops the launches planned
+# before the fork, and gives its thread one pool thread: a compiled call of ``_fastpath`` (a
+# plan-cache entry, an aclnn launch's bound call) whose launch is a pool one replans on the serial
+# walker (its REPLAN; it tests _FORKED first, as a launch planned for one pool thread passes the
+# planned-thread test of ``walker_source._check_source``), and a step bound to the pool before the
+# fork (a repeatable aclnn executor, ``Program.bind``) plans anew. Spawned or forkserver workers
+# start afresh.
 _FORKED = False
 _LIVE_PROGRAMS: weakref.WeakSet = weakref.WeakSet()  # every Program, whose launches a fork drops
 
@@ -134,14 +131,14 @@ def cache_dir() -> Path:
     else:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".cache") / "opsnn"
-    path = base / f"numba-kernels-{_SUPPORT_VERSION[:8]}"
+    path = base / f"numba-kernels-{SUPPORT_VERSION[:8]}"
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".writable"
         probe.touch()
         return path
     except OSError:
-        fallback = Path(tempfile.gettempdir()) / f"opsnn-numba-kernels-{os.getuid()}-{_SUPPORT_VERSION[:8]}"
+        fallback = Path(tempfile.gettempdir()) / f"opsnn-numba-kernels-{os.getuid()}-{SUPPORT_VERSION[:8]}"
         fallback.mkdir(parents=True, exist_ok=True)
         return fallback
 
@@ -167,449 +164,6 @@ def _load_module(source: str):
         return module
 
 
-_HEADER = """# Generated by opsnn.kernels.numba_backend -- do not edit (support {version}).
-import numpy as np
-from numba import njit, prange
-from opsnn.kernels._numba_support import {helpers}
-"""
-
-
-# A walker's ``check`` argument from this bit up: the pool size a cached launch was planned for
-# (0: any). Its ``prange`` variant then returns 2, writing nothing, under another thread count
-# (``set_num_threads`` since), and the caller plans again. Asked inside the kernel because from
-# Python, right after a kernel swept the caches, ``numba.get_num_threads()`` (two locks) cost
-# ~10 us of a 125 us call (float16 1e6 on two threads of the Xeon VM of BENCHMARKS.md).
-PLANNED_THREADS_BIT = 16
-
-
-def _check_source(n_inputs: int, strided: bool, parallel: bool) -> list[str]:
-    """Kernel prologue. ``alias``: out's memory range meets an input's (in place), which the
-    F16C fast path must know. With bit 0 of ``check`` (an ``out`` the caller gave, see
-    ``_fastpath``): return 1 when out's range meets an input's other than as the same view (same
-    start, which bit k+1 of ``check`` says is possible); and (``parallel``) 2 when the pool size
-    differs from the one the launch was planned for (PLANNED_THREADS_BIT); the caller then
-    re-plans, running the real check. Only bit 0 asks for the comparison: a pool launch whose
-    overlap phase 1 checked carries its planned threads alone (with ``if check`` its in-place
-    call returned 1 and wrote nothing)."""
-    lines = []
-    if parallel:
-        lines += [f"planned = check >> {PLANNED_THREADS_BIT}",
-                  "if planned and planned != pool_threads():",
-                  "    return 2"]
-    lines += ["o_lo = out.ctypes.data",
-              "o_hi = o_lo + out.size * out.itemsize",
-              "alias = False"]
-    o_start = "o_lo + offsets[0] * out.itemsize" if strided else "o_lo"
-    for k in range(n_inputs):
-        start = f"lo{k} + offsets[{k + 1}] * a{k}.itemsize" if strided else f"lo{k}"
-        lines += [f"lo{k} = a{k}.ctypes.data",
-                  f"hi{k} = lo{k} + a{k}.size * a{k}.itemsize",
-                  f"if lo{k} < o_hi and o_lo < hi{k}:",
-                  "    alias = True",
-                  f"    same{k} = ((check >> {k + 1}) & 1) == 1 and {start} == {o_start}",
-                  f"    if check & 1 and ranges_clash(o_lo, o_hi, lo{k}, hi{k}, same{k}):",
-                  "        return 1"]
-    return lines
-
-
-def _geometry_source(n_operands: int) -> list[str]:
-    """Strided walkers: unpack ``geom`` (``launch_arrays``: dims, then the element strides of each
-    operand, out first, then their offsets) into views ``dims``, ``strides[k, d]``, ``offsets[k]``."""
-    return [f"ndim = (geom.shape[0] - {n_operands}) // {n_operands + 1}",
-            "dims = geom[:ndim]",
-            f"strides = geom[ndim:{n_operands + 1} * ndim].reshape(({n_operands}, ndim))",
-            f"offsets = geom[{n_operands + 1} * ndim:]"]
-
-
-def _indent(lines, depth: int) -> list[str]:
-    pad = "    " * depth
-    return [pad + line for line in lines]
-
-
-_HW_NAMES = re.compile(r"\b(h2f|f2h)\(")
-# NaN screen per stored dtype: (type of the running max, magnitude bits of a raw value, NaN above)
-_NAN_SCREEN = {cg.F16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.uint16(0x7C00)"),
-               cg.BF16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.uint16(0x7F80)"),
-               cg.F32: ("np.uint32", "(f32_bits({r}) & np.uint32(0x7FFFFFFF))", "np.uint32(0x7F800000)")}
-
-
-def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, hw: bool, screened: set,
-          hoisted: dict, store_apart: bool = False) -> list[str]:
-    """``for var in range(count)``: load, compute and store one element. Names it defines:
-    ``ld<k>`` (raw loads), ``x<k>`` (converted inputs), ``m<k>`` (NaN screens); the element code
-    defines ``e_<n>``. Walker names must not clash with these.
-
-    ``loads``: operand -> (raw load, dtype chain) inside the loop; ``hoisted``: the same for
-    loop-invariant operands, loaded before it. ``hw``: the code converts float16 and the host has
-    F16C; the loop then runs with the F16C instructions (exact for every value but a signalling
-    NaN, which they quiet). ``screened`` operands are those a quieted NaN could reach the result
-    from: they are screened for NaN and the tile is recomputed with the bit formulas if any of
-    them holds a NaN. If ``out`` aliases an input the screen runs first instead, unless
-    ``store_apart`` (the store goes to a scratch row, so the inputs are still there to recompute
-    from)."""
-    def body(hw: bool, only_raw=False):
-        lines = [f"ld{k} = {raw}" for k, (raw, _) in loads.items()]
-        if only_raw:
-            return lines
-        lines += [f"x{k} = {cg.convert_source(f'ld{k}', chain)}" for k, (_, chain) in loads.items()]
-        lines += list(code.lines) + [f"{store} = {code.result}"]
-        return [_HW_NAMES.sub(lambda m: m.group(1) + "_hw(", line) for line in lines] if hw else lines
-
-    head = f"for {var} in range({count}):"
-    pre = [f"ld{k} = {raw}" for k, (raw, _) in hoisted.items()]
-    pre += [f"x{k} = {cg.convert_source(f'ld{k}', chain)}" for k, (_, chain) in hoisted.items()]
-    if not screened:
-        return pre + [head] + _indent(body(hw), 1)
-    inner = [k for k in screened if k in loads]
-    outer = [k for k in screened if k in hoisted]
-    chains = {**loads, **hoisted}
-    init = [f"m{k} = {_NAN_SCREEN[chains[k][1][0]][0]}(0)" for k in inner]
-    update = [f"m{k} = max(m{k}, {_NAN_SCREEN[chains[k][1][0]][1].format(r=f'ld{k}')})" for k in inner]
-    nan = [f"m{k} > {_NAN_SCREEN[chains[k][1][0]][2]}" for k in inner]
-    nan += [f"{_NAN_SCREEN[chains[k][1][0]][1].format(r=f'ld{k}')} > {_NAN_SCREEN[chains[k][1][0]][2]}"
-            for k in outer]
-    cond = " or ".join(nan)
-    fast = body(True)
-    n_raw = len(loads)
-    fused = init + [head] + _indent(fast[:n_raw] + update + fast[n_raw:], 1)
-    fused += [f"if {cond}:", "    " + head] + _indent(body(False), 2)
-    # the screen first: a pass over the raw loads of the screened inputs read in the loop (none
-    # when every screened input is loop-invariant: its screen is a hoisted value)
-    scan_first = init + ([head] + _indent(body(False, only_raw=True) + update, 1) if inner else [])
-    scan_first += [f"if {cond}:", "    " + head] + _indent(body(False), 2)
-    scan_first += ["else:", "    " + head] + _indent(fast, 2)
-    if store_apart:
-        return pre + fused
-    return pre + ["if alias:"] + _indent(scan_first, 1) + ["else:"] + _indent(fused, 1)
-
-
-def _gather(k: int, segmented: bool) -> list[str]:
-    """Panels walker: copy the tile of gathered input ``k`` into its scratch ``s<k>`` (row r of
-    the tile at ``r * rs``; ``segmented``: slice ``sg`` of the tile's group at column ``sg *
-    tile_cols``), by ``_numba_support.gather_tile``."""
-    sr, si = f"sr{k + 1}", f"si{k + 1}"
-    slices = f"s3_{k + 1}, nseg" if segmented else "0, 1"
-    return [f"gather_tile(a{k}, base{k + 1} + r0 * {sr} + c0 * {si}, {sr}, {si}, {slices}, s{k}, rs, tile_cols,",
-            "            nr, run, far)"]
-
-
-def _line_rows(gathered: list, in_chains) -> int:
-    """Elements of the first gathered input in a cache line (0 without one): how many rows
-    taller than ``tile_rows`` a panel may be (``_panel_rows``)."""
-    return CACHE_LINE_BYTES // in_chains[gathered[0]][0].itemsize if gathered else 0
-
-
-def _panel_rows(gathered: list, in_chains) -> list[str]:
-    """Panels walker: the rows ``[r0, r0 + nr)`` of panel ``p``. Panels are ``tile_rows`` high,
-    except that their borders are moved up by ``shift`` rows (the first panel shorter, the last
-    up to ``shift`` taller) so that they fall on cache-line borders of the first gathered
-    input's source rows, where all its rows are aligned alike (a row step of whole lines) and a
-    panel spans whole lines: a line cut between two panels was fetched from memory by both.
-    NumPy's large arrays start 16 bytes into a line, so every panel of a transposed float32 /
-    float64 self read 3 lines per source row where 2 held its rows. Measured (separate processes
-    alternating, 2 threads, two rounds): float32 10000 x 10000 77-82 -> 62 ms, float64 164 ->
-    128-137 ms, float64 1000 x 10000 15.1-15.4 -> 12.5-12.7 ms; float32 1e6-1e7 and float16
-    1e8 within the noise (float32 1000-element rows are not whole lines apart)."""
-    lines = ["        ti = p - outer * per_outer",
-             "        shift = 0"]
-    if gathered:
-        k = gathered[0]
-        item = in_chains[k][0].itemsize
-        line = _line_rows(gathered, in_chains)
-        lines += [f"        if per_outer > 1 and sr{k + 1} == 1 and tile_rows % {line} == 0 and "
-                  f"si{k + 1} * {item} % {CACHE_LINE_BYTES} == 0:",
-                  f"            shift = (a{k}.ctypes.data + base{k + 1} * {item}) % {CACHE_LINE_BYTES} // {item}"]
-    return lines + ["        r0 = max(0, ti * tile_rows - shift)",
-                    "        nr = (rows if ti == per_outer - 1 else ti * tile_rows + tile_rows - shift) - r0"]
-
-
-def _stream_source(stream_min: int) -> list[str]:
-    """Prologue of a rows walker that may stream its output (``streams_output``). ``stream``: the
-    output has at least ``stream_min`` bytes, meets no input's memory (in place, its lines were
-    just read: flat float32 1e8 in place took 28 ms, 41 streamed) and is dense in the walk's
-    order, so a tile ``[t0, t1)`` of the walk is ``out[t0:t1]``. Tiles are then computed into
-    the block's scratch row ``so`` (``tgt`` with index offset ``qs``) and written out in whole
-    lines with non-temporal stores (``stream_copy``).
-
-    Measured (2-core EPYC, 1e7-1e8 elements, 1 thread): 1.2x (f32) and 1.35x (f64) for
-    LeakyReluBackward grad (N, 1) x self (1, M), but 0.6-0.9x with two full-size inputs read as
-    well, so it was kept to broadcast inputs there; on the Xeon VM of BENCHMARKS.md (2 threads)
-    a (10000, 10000) float32 out of a contiguous grad and a reversed self: 42.7-43.4 -> 36.5-36.9
-    ms (float64 (5000, 5000): 21.0-21.4 -> 17.9-18.6), as for flat launches (STREAM_MIN_BYTES)."""
-    return ["out_bytes = out.size * out.itemsize",
-            f"stream = out_bytes >= {stream_min} and not alias and offsets[0] == 0",
-            "span = 1",
-            "for d in range(ndim - 1, -1, -1):",
-            "    stream = stream and strides[0, d] == span",
-            "    span *= dims[d]",
-            "if stream:",
-            "    scr_out = np.empty(n_blocks * tile, out.dtype)",
-            "else:",
-            "    scr_out = out[:0]"]  # not streaming: no allocation
-
-
-# a tile's store target: the block's scratch row when streaming (index t0 - qs from 0), else out
-_STREAM_TILE = ["tgt = so if stream else out",
-                "qs = t0 if stream else 0"]
-# after a tile: write it out from the scratch row
-_STREAM_TILE_END = ["if stream:",
-                    "    stream_copy(out, t0, so, t1 - t0)"]
-# after a block: its streamed lines are visible before the kernel returns
-_STREAM_BLOCK_END = ["if stream:",
-                     "    store_fence()"]
-
-
-def streams_output(walker: str, modes: str, store_dtype: np.dtype) -> bool:
-    """Whether the walker may stream its output (decided per launch by its size, see
-    STREAM_MIN_BYTES and ``_stream_source``): flat, or rows with a unit-stride out, of 4- or
-    8-byte elements. Not 2-byte outputs: f16/bf16 are converted per element and already written
-    at about the memory's rate; the extra pass through L1 cost more than it saved (bf16 1e8,
-    1 thread: 0.8x; flat on two threads: float16 0.84-0.91x, bfloat16 0.79x)."""
-    return walker in ("flat", "rows") and modes[0] == "c" and store_dtype.itemsize >= 4
-
-
-def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker: str, modes: str,
-             stream_min: int, segmented: bool = False) -> str:
-    """Module source with ``kernel_serial`` and ``kernel_parallel`` for one walker/modes variant.
-    ``stream_min``: the output bytes from which it streams, where it may (``streams_output``).
-    ``segmented``: the panels walker's tiles hold ``seg`` > 1 slices side by side (a variant of
-    its own, so launches with one keep the shorter code: a single-slice launch through this one
-    measured up to 14 % slower)."""
-    n = len(in_chains)
-    params = ", ".join(["out"] + [f"a{k}" for k in range(n)] + [cg.scalar_param(s) for s in scalar_names])
-    out_mode, in_modes = modes[0], modes[1:]
-    streams = streams_output(walker, modes, np.dtype(store_dtype))
-    all_text = "\n".join([*code.lines, code.result, *(cg.load_source("a", "i", c) for c in in_chains)])
-    hw = _numba_support.HAS_F16C and bool(_HW_NAMES.search(all_text))
-    # screen an input whose own load converts float16, or every input when the element code or
-    # the store converts (a loaded value may pass through to it); native bits need no screen, nor
-    # an input only compared (F16C keeps a NaN a NaN, only its payload may change)
-    converts_later = bool(_HW_NAMES.search("\n".join([*code.lines, code.result])))
-    screened = {k for k in range(n) if hw and in_chains[k][0] in _NAN_SCREEN and k in code.value_inputs
-                and (converts_later or _HW_NAMES.search(cg.load_source("a", "i", in_chains[k])))}
-
-    def idx(k, var):  # element index of operand k (0 = out) at inner position var (strided walkers)
-        mode = modes[k]
-        if mode == "c":
-            return f"np.uint64(q{k} + {var})"
-        if mode == "b":
-            return f"np.uint64(q{k})"
-        if mode == "r":  # a constant stride, so LLVM vectorizes it (loads, then a reversing shuffle)
-            return f"np.uint64(q{k} - {var})"
-        if mode == "e":  # every second element: a constant stride LLVM reads as whole vectors
-            return f"np.uint64(q{k} + 2 * {var})"
-        return f"np.uint64(q{k} + {var} * si{k})"
-
-    arr = ["out"] + [f"a{k}" for k in range(n)]
-    funcs = []
-    for parallel in (False, True):
-        rng = "prange" if parallel else "range"
-        name = "kernel_parallel" if parallel else "kernel_serial"
-        deco = f"@njit(parallel={parallel}, cache=True, nogil=True)"
-        if walker == "flat":
-            sig = f"def {name}({params}, n_blocks, block_former, numel, tile, check):"
-            lines = _check_source(n, strided=False, parallel=parallel)
-            hoisted = {k: (f"a{k}[0]", in_chains[k]) for k in range(n) if in_modes[k] == "s"}
-            loads = {k: (f"a{k}[np.uint64(t0 + j)]", in_chains[k]) for k in range(n) if in_modes[k] != "s"}
-            # in place (out is an input's own memory): LLVM's vectorized loop checks the two
-            # ranges at run time and, finding them the same, runs its scalar loop (3.7x slower:
-            # float32 LeakyRelu 1e6, 249 us against 67); so each tile is computed into a scratch
-            # row, then copied into out (allocated per block, and only then: a 1e5-element call
-            # measured 4 % slower with an empty allocation made every call). A streamed output
-            # (``streams_output``) goes through the same scratch row, written with ``stream_copy``;
-            # never in place, where out's lines were just read (float32 1e8: 28 -> 41 ms streamed)
-            if streams:
-                lines.append(f"stream = not alias and out.size * out.itemsize >= {stream_min}")
-            lines += [f"for b in {rng}(n_blocks):",
-                      "    start = b * block_former",
-                      "    stop = min(start + block_former, numel)",
-                      "    so = out[:0]",
-                      f"    if {'alias or stream' if streams else 'alias'}:",
-                      "        so = np.empty(tile, out.dtype)",
-                      "    for t0 in range(start, stop, tile):",
-                      "        run = min(t0 + tile, stop) - t0"]
-            into_scratch = _indent(_loop("j", "run", loads, code, "so[np.uint64(j)]", hw, screened, hoisted,
-                                         store_apart=True), 3)
-            if streams:  # its own copy of the loop: sharing the in-place one made that 8 % slower
-                lines += ["        if stream:"] + into_scratch + ["            stream_copy(out, t0, so, run)"]
-            lines += [f"        {'elif' if streams else 'if'} alias:"] + into_scratch
-            lines += ["            for j in range(run):",
-                      "                out[np.uint64(t0 + j)] = so[np.uint64(j)]",
-                      "        else:"]
-            lines += _indent(_loop("j", "run", loads, code, "out[np.uint64(t0 + j)]", hw, screened, hoisted), 3)
-            if streams:
-                lines += _indent(_STREAM_BLOCK_END, 1)
-            lines.append("return 0")
-        else:
-            ops = range(n + 1)
-            if walker == "rows":
-                hoisted = {k: (f"{arr[k + 1]}[{idx(k + 1, '0')}]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
-                loads = {k: (f"{arr[k + 1]}[{idx(k + 1, 'j')}]", in_chains[k]) for k in range(n) if in_modes[k] != "b"}
-                store = "tgt[np.uint64(q0 + j)]" if streams else f"out[{idx(0, 'j')}]"
-                sig = f"def {name}({params}, geom, n_blocks, block_former, numel, tile, check):"
-                lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
-                lines += ["inner = dims[ndim - 1]"]
-                if streams:
-                    lines += _stream_source(stream_min)
-                lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
-                # the row dim (second-last) in locals: the next row starts one row stride on;
-                # the multi-index in memory is touched only when the rows wrap (rows of 16-50
-                # elements: up to 15 % faster than carrying every dim through memory)
-                lines += ["nrow = dims[ndim - 2] if ndim >= 2 else 1"]
-                lines += [f"sr{k} = strides[{k}, ndim - 2] if ndim >= 2 else 0" for k in ops]
-                lines += [f"for b in {rng}(n_blocks):",
-                          "    start = b * block_former",
-                          "    stop = min(start + block_former, numel)",
-                          "    idx = index_buffer()"]
-                if streams:
-                    lines.append("    so = scr_out[b * tile:(b + 1) * tile]")
-                # the block's first element decoded once; the walk then carries its position
-                # (row start p, column c, row r, outer dims in idx) from tile to tile (a decode
-                # per tile, 2 divisions a dim, cost 6 % at 4000-element tiles)
-                lines += ["    rem = start",
-                          "    for d in range(ndim - 1, -1, -1):",
-                          "        idx[d] = rem % dims[d]",
-                          "        rem //= dims[d]"]
-                lines += [f"    p{k} = offsets[{k}]" for k in ops]
-                lines += ["    for d in range(ndim - 1):"]
-                lines += [f"        p{k} += idx[d] * strides[{k}, d]" for k in ops]
-                lines += ["    c = idx[ndim - 1]",
-                          "    r = idx[ndim - 2] if ndim >= 2 else 0",
-                          "    t0 = start",
-                          "    while t0 < stop:",
-                          "        t1 = min(t0 + tile, stop)"]
-                if streams:
-                    lines += _indent(_STREAM_TILE, 2)
-                # whole rows up to the tile's end or the row dim's, in a counted loop: their
-                # starts step by constant strides, so LLVM checks the operands' overlap once for
-                # all of them, not once per row (rows of 32 float32: 1.35x faster); a row begun
-                # in the tile before, or cut by the tile's end, is a run of its own
-                lines += ["        pos = t0",
-                          "        while pos < t1:",
-                          "            if c == 0 and t1 - pos >= inner:",
-                          "                rows_done = min(nrow - r, (t1 - pos) // inner)",
-                          "                length = inner",
-                          "            else:",
-                          "                rows_done = 1",
-                          "                length = min(inner - c, t1 - pos)"]
-                # rows of 3 (an RGB image's channels) with their count a constant: LLVM unrolls
-                # the row, where a loop of 3 is set up and left per row (float32 2x faster)
-                for test, count in (("if length == 3:", "3"), ("else:", "length")):
-                    lines += [f"            {test}",
-                              "                for rr in range(rows_done):"]
-                    lines += [f"                    q{k} = p{k} + c * si{k} + rr * sr{k}" +
-                              (" - qs" if k == 0 and streams else "") for k in ops]
-                    lines += _indent(_loop("j", count, loads, code, store, hw, screened, hoisted), 5)
-                lines += ["            pos += rows_done * length",
-                          "            if c + length < inner:  # cut by the tile's end: the next goes on",
-                          "                c += length",
-                          "                continue",
-                          "            c = 0",
-                          "            r += rows_done"]
-                lines += [f"            p{k} += rows_done * sr{k}" for k in ops]
-                lines += ["            if r == nrow:",
-                          "                r = 0"]
-                lines += [f"                p{k} -= nrow * sr{k}" for k in ops]
-                lines += ["                d = ndim - 3",
-                          "                while d >= 0:",
-                          "                    idx[d] += 1"]
-                lines += [f"                    p{k} += strides[{k}, d]" for k in ops]
-                lines += ["                    if idx[d] < dims[d]:",
-                          "                        break"]
-                lines += [f"                    p{k} -= dims[d] * strides[{k}, d]" for k in ops]
-                lines += ["                    idx[d] = 0",
-                          "                    d -= 1"]
-                if streams:
-                    lines += _indent(_STREAM_TILE_END, 2)
-                lines.append("        t0 = t1")
-                if streams:
-                    lines += _indent(_STREAM_BLOCK_END, 1)
-                lines.append("return 0")
-            else:  # panels: 2-D tiles; operands read with a large inner stride go through scratch
-                gathered = [k for k in range(n) if in_modes[k] == "g"]
-                scatter = out_mode == "g"
-                # slices side by side are for an out that continues its rows (host_launch._segments)
-                assert not (segmented and scatter), "a scattered out takes one slice per tile"
-                p_loads = {k: (f"s{k}[np.uint64(srow + j)]" if k in gathered else f"a{k}[{idx(k + 1, 'j')}]",
-                               in_chains[k]) for k in range(n) if in_modes[k] != "b"}
-                p_hoisted = {k: (f"a{k}[np.uint64(q{k + 1})]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
-                p_store = "so[np.uint64(srow + j)]" if scatter else f"out[{idx(0, 'j')}]"
-                sig = (f"def {name}({params}, geom, n_blocks, block_former, n_panels, tile_rows, tile_cols, seg,"
-                       " check):")
-                lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
-                lines += ["rows = dims[ndim - 2]",
-                          "cols = dims[ndim - 1]",
-                          "per_outer = (rows + tile_rows - 1) // tile_rows"]
-                if segmented:  # a tile row: seg slices of dim ndim - 3, each tile_cols (= cols) long
-                    lines += [f"rs = tile_cols * seg + {SCRATCH_PAD}",
-                              "above = dims[ndim - 3]",
-                              "groups = (above + seg - 1) // seg"]
-                lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
-                lines += [f"sr{k} = strides[{k}, ndim - 2]" for k in ops]
-                if segmented:
-                    lines += [f"s3_{k} = strides[{k}, ndim - 3]" for k in ops]
-                # a tile spanning whole rows that every operand holds back to back (its scratch
-                # rows too) is one run: short rows (an image's 3 channels) then pay no loop per row
-                row_step = {"c": "cols", "r": "-cols", "e": "2 * cols", "b": "0"}
-                dense = [f"sr{k} == {row_step[modes[k]]}" for k in ops
-                         if not (k == 0 and scatter) and (k == 0 or k - 1 not in gathered)]
-                if not segmented:  # (with slices side by side out continues its rows elsewhere)
-                    lines += ["whole = " + " and ".join(["tile_cols == cols"] + dense),
-                              f"rs = tile_cols if whole else tile_cols + {SCRATCH_PAD}"]
-                # a panel may be taller by its shift (_panel_rows)
-                lines.append(f"area = (tile_rows + {_line_rows(gathered, in_chains)}) * rs")
-                lines += [f"scr{k} = np.empty((n_blocks, area), a{k}.dtype)" for k in gathered]
-                if scatter:
-                    lines.append("scro = np.empty((n_blocks, area), out.dtype)")
-                # from FAR_BYTES spanned by the operands (host_launch: beyond the last-level cache)
-                # the register-transpose gathers prefetch the next block's source rows
-                # (transpose_block's ahead). Measured (A/B in one process, 2-core EPYC): 4-14 %
-                # faster at 1e7-1e8 elements, 0-8 % slower at 1e5-1e6, whose lines come from cache
-                span = " + ".join(f"{x}.size * {x}.itemsize" for x in arr)
-                lines.append(f"far = 1 if {span} >= {FAR_BYTES} else 0")
-                lines += [f"for b in {rng}(n_blocks):",
-                          "    pstart = b * block_former",
-                          "    pstop = min(pstart + block_former, n_panels)"]
-                lines += [f"    s{k} = scr{k}[b]" for k in gathered]
-                if scatter:
-                    lines.append("    so = scro[b]")
-                lines += ["    for p in range(pstart, pstop):",
-                          "        outer = p // per_outer"]
-                lines += [f"        base{k} = offsets[{k}]" for k in ops]
-                if segmented:  # outer counts groups of seg slices of dim ndim - 3, then the dims above
-                    lines += ["        rem = outer // groups",
-                              "        i3 = (outer - rem * groups) * seg",
-                              "        nseg = min(seg, above - i3)"]
-                    lines += [f"        base{k} += i3 * s3_{k}" for k in ops]
-                else:
-                    lines += ["        rem = outer"]
-                lines += [f"        for d in range(ndim - {4 if segmented else 3}, -1, -1):",
-                          "            i_d = rem % dims[d]",
-                          "            rem //= dims[d]"]
-                lines += [f"            base{k} += i_d * strides[{k}, d]" for k in ops]
-                lines += _panel_rows(gathered, in_chains)
-                lines += ["        for c0 in range(0, cols, tile_cols):",
-                          "            run = min(c0 + tile_cols, cols) - c0"]
-                for k in gathered:
-                    lines += _indent(_gather(k, segmented), 3)
-                # the tile's rows, each a run of the operands (segmented: across its slices, which
-                # every operand but the gathered ones continues, host_launch._segments); a tile of
-                # whole rows held back to back is one run (its c0 is 0, its scratch unpadded)
-                if segmented:
-                    lines += ["            n_runs = nr", "            length = nseg * run"]
-                else:
-                    lines += ["            n_runs = 1 if whole else nr", "            length = nr * run if whole else run"]
-                lines += ["            for r in range(n_runs):", "                srow = r * rs"]
-                lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
-                lines += _indent(_loop("j", "length", p_loads, code, p_store, hw, screened, p_hoisted), 4)
-                if scatter:
-                    lines.append("            scatter_tile(out, base0 + r0 * sr0 + c0 * si0, sr0, si0, so, rs, nr, run)")
-                lines.append("return 0")
-        funcs.append("\n".join([deco, sig] + _indent(lines, 1)))
-    text = "\n".join(funcs)
-    helpers = {h for h in _numba_support.SUPPORT_NAMES if re.search(rf"\b{h}\(", text)}
-    header = _HEADER.format(version=_SUPPORT_VERSION, helpers=", ".join(sorted(helpers)))
-    return header + "\n\n" + "\n\n\n".join(funcs) + "\n"
 
 
 # ---- programs: a fused chain, runnable on any layout ------------------------------------------
@@ -765,12 +319,6 @@ def entry_point(fn, sample: tuple):
         return fn
 
 
-# A panels tile's scratch rows lie this many elements further apart than its columns (unless the
-# tile is one run of whole rows): rows 2 KiB apart (512 float32 columns) fall in two of L1's 64
-# sets, and the gather into them then ran at 0.2 or at 0.4 ns per element depending on where the
-# process's allocations put the scratch against the source (float32 100 x 1000, one thread, six
-# processes each); 32 more elements (64-256 B, whole cache lines) spread the rows over the sets.
-SCRATCH_PAD = 32
 
 # Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking the
 # pool costs more than a second thread saves. Where that turns depends on the host (how fast one
@@ -894,16 +442,16 @@ def parallel_min_bytes() -> int:
     return PARALLEL_MIN_BYTES
 
 
-# From this many output bytes, the flat and rows walkers write a dense 4/8-byte output that
-# meets no input with non-temporal stores (``streams_output``, ``_stream_source``): such an
-# output leaves the last level cache anyway, and each tile is computed in L1 and then written
-# in whole lines, without reading them first. Default: twice the 32 MiB L3 of the EPYC VMs it was
-# tuned on (at 40 MB, f32 1e7, an output written again and again still partly hits L3 with
-# ordinary stores: broadcast streamed measured 0.75x there, 0.65-0.87x on the Xeon VM of
-# BENCHMARKS.md, contiguous the same either way). Contiguous, on that Xeon (LeakyReluBackward
-# out=, 2 threads, three processes each): float32 1e8 40.1-40.8 -> 37.4-37.7 ms, float64 1e7
-# 7.5-7.9 -> 7.0-7.5 ms; on the EPYC a streamed contiguous output had measured 0.6-0.9x (an
-# earlier kernel, one thread). Override with OPSNN_STREAM_MIN_BYTES.
+# From this many output bytes, the flat and rows walkers write a dense 4/8-byte output that meets no
+# input with non-temporal stores (``walker_source.streams_output``): such an output leaves the last
+# level cache anyway, and each tile is computed in L1 and then written in whole lines, without
+# reading them first. Default: twice the 32 MiB L3 of the EPYC VMs it was tuned on (at 40 MB, f32
+# 1e7, an output written again and again still partly hits L3 with ordinary stores: broadcast
+# streamed measured 0.75x there, 0.65-0.87x on the Xeon VM of BENCHMARKS.md, contiguous the same
+# either way). Contiguous, on that Xeon (LeakyReluBackward out=, 2 threads, three processes each):
+# float32 1e8 40.1-40.8 -> 37.4-37.7 ms, float64 1e7 7.5-7.9 -> 7.0-7.5 ms; on the EPYC a streamed
+# contiguous output had measured 0.6-0.9x (an earlier kernel, one thread). Override with
+# OPSNN_STREAM_MIN_BYTES.
 STREAM_MIN_BYTES = settings.env_bytes("OPSNN_STREAM_MIN_BYTES", 64 << 20)
 
 
