@@ -24,7 +24,8 @@ Per operator:
   leaky_relu_ -> leaky_relu_backward(grad, result, slope, True) (only the result is saved, so a
   negative slope is refused when backward runs, as in torch); hardtanh and hardtanh_ ->
   hardtanh_backward(grad, self, min, max) with the forward *input* (hardtanh_ saves a clone of
-  it first, as torch's generated in-place formula does). Both backward ops are linear in
+  it first, made under autograd as torch's generated in-place formula makes it, so gradients of
+  every order reach the input). Both backward ops are linear in
   grad_output: their own backward applies the same op to the incoming gradient
   (self_is_result=False, as in derivatives.yaml) and gives zeros for ``self``.
 * Errors: an AclnnError from opsnn becomes ``AclnnRuntimeError`` (a RuntimeError that is also
@@ -581,9 +582,14 @@ class _LeakyReluInplace(torch.autograd.Function):
 
 
 class _HardtanhInplace(torch.autograd.Function):
+    """``original``: a clone of ``self`` made before the op (``_hardtanh_autograd``), which
+    hardtanh_backward needs and the op overwrites. Cloned outside this Function, under
+    autograd, as torch's generated in-place formula clones it: the gradient it gives then has a
+    graph back to the input (a second derivative, zeros; cloned inside ``forward``, where
+    autograd is off, the gradient did not require grad)."""
+
     @staticmethod
-    def forward(ctx, self, min_val, max_val, keyset):
-        original = self.clone()  # hardtanh_backward needs the input, which the op overwrites
+    def forward(ctx, self, original, min_val, max_val, keyset):
         _kernel_only(_ops.hardtanh_.default, keyset, self, min_val, max_val)
         ctx.mark_dirty(self)
         ctx.save_for_backward(original)
@@ -594,7 +600,7 @@ class _HardtanhInplace(torch.autograd.Function):
     def backward(ctx, grad):
         no_forward_ad("hardtanh_ (backward)", grad)
         (original,) = ctx.saved_tensors
-        return call("hardtanh_backward", grad, original, *ctx.bounds), None, None, None
+        return call("hardtanh_backward", grad, original, *ctx.bounds), None, None, None, None
 
 
 def _check_inplace(self: torch.Tensor) -> None:
@@ -633,7 +639,7 @@ def _hardtanh_autograd(keyset, self, min_val=-1, max_val=1):
     min_val, max_val = _torch_scalars("hardtanh_", self.dtype, min_val=min_val, max_val=max_val)
     if torch.is_grad_enabled() and self.requires_grad:
         _check_inplace(self)
-        return _HardtanhInplace.apply(self, min_val, max_val, keyset)
+        return _HardtanhInplace.apply(self, self.clone(), min_val, max_val, keyset)
     return _untracked_inplace(_ops.hardtanh_.default, keyset, self, min_val, max_val)
 
 
