@@ -246,6 +246,27 @@ def test_decision_06_empty_success_workspace_zero(acl_env, gs, xs):
     assert res.shape == out_shape and res.dtype == F32
 
 
+def test_decision_06_empty_shape_numpy_cannot_hold(acl_env):
+    """Found by a breaker: a broadcast with no elements whose nonzero dims multiply past NumPy's
+    2**63-byte cap. The aclnn layer (tensors, no NumPy array for out) succeeds as for any empty
+    call; the Pythonic layer, which must return an ndarray, refuses with 161002 naming out and
+    the shape, not 200000 'cannot allocate 0 bytes'."""
+    g = np.zeros((2**40, 0, 1), F32)
+    x = np.zeros((1, 1, 2**30), F32)
+    exc = expect_py_failure(opsnn.leaky_relu_backward, g, x, 0.5, status=161002,
+                            words=["out", "no elements", "NumPy", "2**63"])
+    assert str((2**40, 0, 2**30)) in exc.message
+    gt, xt = acl_env.put(g), acl_env.put(x)
+    shape = [2**40, 0, 2**30]  # an aclTensor may have any int64 dims, NumPy or not
+    out = acl.create_tensor(shape, acl.ACL_FLOAT, [2**30, 2**30, 1], 0, acl.ACL_FORMAT_ND, [0],
+                            acl_env.malloc(4))
+    ws, ex, ret = LEAKY.phase1(gt.tensor, xt.tensor, acl_env.scalar(0.5, "DOUBLE"), False, out)
+    assert ret == 0 and ws == 0, acl.get_recent_err_msg()
+    assert LEAKY.phase2(None, 0, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    assert acl.destroy_tensor(out) == 0
+
+
 # ---- 7. unsupported product line ----------------------------------------------------------------
 def test_decision_07_ascend310b_find_kernel_error(acl_env):
     with opsnn.use_soc("Ascend310B"):

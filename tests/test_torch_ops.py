@@ -375,6 +375,41 @@ def test_double_backward_wrt_grad_output_is_the_same_op():
     assert log.calls  # the second-order graph ran through the dispatcher
 
 
+@pytest.mark.parametrize("inplace, reference", [
+    (lambda t: ot.hardtanh_(t * 1, -0.5, 0.7), lambda t: torch.nn.functional.hardtanh(t * 1, -0.5, 0.7, inplace=True)),
+    (lambda t: ops.hardtanh_(t * 1, -0.5, 0.7), lambda t: torch.nn.functional.hardtanh(t * 1, -0.5, 0.7, inplace=True)),
+    (lambda t: ot.leaky_relu_(t * 1, 0.25), lambda t: torch.nn.functional.leaky_relu(t * 1, 0.25, inplace=True)),
+])
+def test_inplace_ops_have_gradients_of_every_order_like_torch(inplace, reference):
+    """Found by a breaker: hardtanh_ cloned its input inside the autograd.Function, where
+    autograd is off, so the gradient it gave had no graph back to the input and a second
+    derivative (gradient penalty code) failed. As torch, the gradient requires grad and the
+    second derivative is zeros; first-order values bit for bit."""
+    x = torch.tensor([0.1, -0.9, 0.8, -0.5, 0.7, -0.0], requires_grad=True)
+    seed = torch.tensor([1.0, 2.0, -3.0, 0.5, 4.0, -1.0])
+    got, want = [], []
+    for fn, into in ((inplace, got), (reference, want)):
+        (g1,) = torch.autograd.grad(fn(x), x, seed, create_graph=True)
+        assert g1.requires_grad
+        (g2,) = torch.autograd.grad((g1 * g1).sum(), x)
+        into += [g1.detach(), g2]
+    for a, b in zip(got, want):
+        assert_same_bits(a, b)
+
+
+@pytest.mark.parametrize("call", [lambda t: ot.leaky_relu(t), lambda t: ops.hardtanh(t),
+                                  lambda t: ot.hardtanh_(t), lambda t: ot.leaky_relu_backward(t, t, 0.1, False)])
+def test_an_empty_tensor_numpy_cannot_view_is_refused_with_a_status(call):
+    """Found by a breaker: torch holds an empty tensor whose nonzero dims multiply past 2**63
+    bytes, NumPy does not, and NumPy's ValueError escaped the bridge. Now 161002 naming the
+    argument and the shape (opsnn computes on NumPy views; README, torch integration)."""
+    t = torch.empty(2**40, 0, 2**30)
+    with pytest.raises(opsnn.AclnnError) as info:
+        call(t)
+    assert info.value.status == 161002 and isinstance(info.value, RuntimeError)
+    assert "NumPy" in info.value.message and str((2**40, 0, 2**30)) in info.value.message
+
+
 def test_inplace_negative_slope_refuses_at_backward_like_torch():
     x = torch.tensor([-1.0, 1.0], requires_grad=True)
     y = ot.leaky_relu_(x * 1, -2.0)  # the forward is fine

@@ -324,7 +324,8 @@ def _is_python_scalar(value) -> bool:
 
 def _host_empty(shape: tuple[int, ...], dtype: np.dtype, what: str, pooled: bool = False) -> np.ndarray:
     """A new host array for out or the workspace; ACL_ERROR_BAD_ALLOC (200000) when it exceeds
-    the emulated device memory (checked before trying) or the host cannot provide it.
+    the emulated device memory (checked before trying) or the host cannot provide it, 161002 for
+    an empty shape NumPy cannot hold (a broadcast of (2**40, 0, 1) with (2**30,)).
     ``pooled``: may recycle a large buffer nobody references any more (``_core.outpool``)."""
     nbytes = math.prod(shape) * dtype.itemsize
     refusal = memory.beyond_device(nbytes, what)
@@ -333,6 +334,11 @@ def _host_empty(shape: tuple[int, ...], dtype: np.dtype, what: str, pooled: bool
     try:
         return outpool.empty(shape, dtype) if pooled else np.empty(shape, dtype=dtype)
     except (MemoryError, ValueError) as exc:
+        if nbytes == 0:  # no elements, yet NumPy caps the product of the nonzero dims (2**63 bytes)
+            raise AclnnError(Status.ERR_PARAM_INVALID,
+                             f"{what}: shape {shape} has no elements, but NumPy cannot hold it as {dtype.name} "
+                             f"({exc}): the product of its nonzero dims times the itemsize must stay below "
+                             "2**63 bytes") from None
         raise AclnnError(AclError.BAD_ALLOC, f"{what}: cannot allocate {nbytes} bytes: {exc}") from None
 
 

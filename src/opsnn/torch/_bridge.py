@@ -83,8 +83,10 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
     """A NumPy view of ``t``'s memory (no copy): same shape, strides and storage offset.
 
     Raises AclnnRuntimeError (161002) for tensors opsnn cannot read in place: not on the CPU
-    (opsnn computes on the host), sparse, a lazy conjugate/negative view, or of a dtype
-    NumPy/ml_dtypes cannot represent.
+    (opsnn computes on the host), sparse, a lazy conjugate/negative view, of a dtype
+    NumPy/ml_dtypes cannot represent, or of a shape NumPy cannot hold (the product of its
+    nonzero dims times the itemsize must stay below 2**63 bytes, even when a dim is 0:
+    ``torch.empty(2**62, 0)`` has no NumPy view).
     """
     if t.device.type != "cpu":
         raise refuse(f"{name} is on device {t.device}; opsnn computes on the host, pass CPU tensors")
@@ -99,8 +101,8 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
         if t.dtype == torch.bfloat16:
             return t.view(torch.int16).numpy().view(_BF16)
         return t.numpy()
-    except (TypeError, RuntimeError) as exc:
-        raise refuse(f"{name} of dtype {t.dtype} has no NumPy view: {exc}") from None
+    except (TypeError, RuntimeError, ValueError) as exc:  # ValueError: NumPy's size limit (below)
+        raise refuse(f"{name} of dtype {t.dtype} and shape {tuple(t.shape)} has no NumPy view: {exc}") from None
 
 
 def from_numpy(a: np.ndarray) -> torch.Tensor:
