@@ -302,6 +302,10 @@ def test_run_releases_everything_it_allocated(capsys):
     (["tiling", "HardtanhBackward", "--shape", "2", "--dtype", "i4"], 2, ["dtype 'i4' is NumPy's code in bytes"]),
     (["run", "LeakyReluBackward", "--shape", "99999999999999999999"], 2, ["argument --shape", "< 2**63"]),
     (["tiling", "LeakyReluBackward", "--shape", "x"], 2, ["bad shape 'x'"]),
+    # tiling takes negative dims (phase 1 reports them), not dims beyond int64 (a breaker's: it
+    # printed dim0 = 99999999999999999999 and exit 0)
+    (["tiling", "LeakyRelu", "--shape", "99999999999999999999"], 2, ["argument --shape", "int64 (< 2**63)"]),
+    (["tiling", "LeakyRelu", "--shape", "4,-9223372036854775809"], 2, ["argument --shape", "int64"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),
     (["verify", "/nonexistent/cases.csv"], 2, ["No such file"]),
@@ -527,6 +531,16 @@ def test_tiling_of_tensors_too_large_for_the_host_still_tiles(capsys):
     assert code == 0, out
     assert "  step       phase 1 not run here: its tensors cannot be allocated on this host" in out
     assert "tiling key   1" in out and "block dim    48" in out
+
+
+def test_tiling_simulate_of_tensors_too_large_for_the_host_prints_the_tiling(capsys):
+    """A breaker's: --simulate of a shape NumPy cannot hold ended as a usage error (exit 2, NumPy's
+    message alone). The tiling is printed and the simulation says why it did not run (exit 1)."""
+    for op in ("LeakyRelu", "aclnnLeakyReluBackward"):
+        code, out = _run(capsys, "tiling", op, "--shape", str(2**62), "--dtype", "float32", "--simulate")
+        assert code == 1, out
+        assert "tiling key" in out and "block dim" in out
+        assert f"simulation   not run: simulate: cannot hold input 0 [{2**62}] on this host" in out
 
 
 def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):

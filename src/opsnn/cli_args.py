@@ -59,14 +59,17 @@ class Parser(argparse.ArgumentParser):
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """``1,64,2,64``, ``[1, 64]``, ``(1, 64)``, ``1x64``, ``1 64`` or ``[]``/empty for a 0-d shape
-    (negative dims pass: ``opsnn tiling`` lets phase 1 report them). Anything else, a stray
-    separator or bracket included, is a usage error."""
+    (negative dims pass: ``opsnn tiling`` lets phase 1 report them; dims beyond int64 do not).
+    Anything else, a stray separator or bracket included, is a usage error."""
     body = text.strip()
     if body[:1] + body[-1:] in ("[]", "()"):  # one matching pair at most: "[[2,3))" is a typo
         body = body[1:-1].strip()
     if body and not re.fullmatch(r"-?\d+(?:(?:\s*[,x]\s*|\s+)-?\d+)*", body):
         raise argparse.ArgumentTypeError(f"bad shape {text!r}; write e.g. 1,64,2,64 or [] for 0-d")
-    return tuple(int(p) for p in re.findall(r"-?\d+", body))
+    dims = tuple(int(p) for p in re.findall(r"-?\d+", body))
+    if any(not -2**63 <= d < 2**63 for d in dims):  # aclTensor dims are int64_t
+        raise argparse.ArgumentTypeError(f"bad shape {text!r}; dims are int64 (< 2**63)")
+    return dims
 
 
 class ShapeWords(argparse.Action):
@@ -90,7 +93,7 @@ class ShapeWords(argparse.Action):
             dims = parse_shape(text)
         except argparse.ArgumentTypeError as exc:
             parser.error(f"argument {option_string}: {exc}")
-        if any(d < 0 or d >= 2**63 for d in dims):  # NumPy's limit: arrays are allocated from it
+        if any(d < 0 for d in dims):  # the commands that use it allocate arrays of the shape
             parser.error(f"argument {option_string}: dims must be >= 0 and < 2**63, got {text!r}")
         setattr(namespace, self.dest, dims)
 

@@ -20,13 +20,14 @@ the device arithmetic (float32 compute for fp16/bf16, one rounding, grad bits co
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from ._core import dtypes
 from ._core.shape import contiguous_strides, numel
-from ._core.status import AclnnError, Status
+from ._core.status import AclError, AclnnError, Status
 from ._core.tiling import Box, Launch, Printable
 from .opdef import OpDef, TensorDesc, TilingResult
 
@@ -185,8 +186,8 @@ def simulate(launch: Launch, arrays: Sequence[np.ndarray], tile_fn: TileFn, out_
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
     if [f.size for f in flat] != list(launch.in_numel):
         raise ValueError(f"inputs hold {[f.size for f in flat]} elements, the launch expects {list(launch.in_numel)}")
-    out = np.zeros(launch.out_numel, dtype=np.dtype(out_dtype))
-    writes = np.zeros(launch.out_numel, dtype=np.int32)
+    out = host_array(lambda: np.zeros(launch.out_numel, dtype=np.dtype(out_dtype)), "the output")
+    writes = host_array(lambda: np.zeros(launch.out_numel, dtype=np.int32), "the output's write counts")
     tally = _Tally()
     if launch.ub_alloc_bytes > launch.ub_size:
         tally.add("ub-overflow", 0, launch.ub_alloc_bytes - launch.ub_size,
@@ -341,6 +342,17 @@ def formula_for(opdef: OpDef, attrs: Mapping[str, float]) -> Formula:
                    leaky_relu_tile(slope), _leaky_relu_reference(slope))
 
 
+def host_array(make: Callable[[], np.ndarray], what: str) -> np.ndarray:
+    """``make()``: an array the simulation holds on the host. ACL_ERROR_BAD_ALLOC (200000) naming
+    ``what`` where the host has no memory for it or NumPy cannot hold its shape (ValueError:
+    more than 2**63 bytes, or dims whose product does even with a 0 among them), so a shape
+    that can be tiled but not simulated here is reported as the simulation's failure."""
+    try:
+        return make()
+    except (MemoryError, ValueError) as exc:
+        raise AclnnError(AclError.BAD_ALLOC, f"simulate: cannot hold {what} on this host ({exc})") from None
+
+
 def sample_inputs(opdef: OpDef, inputs: Sequence[TensorDesc], attrs: Mapping[str, float],
                   seed: int = 0) -> list[np.ndarray]:
     """Random kernel inputs like the ops-nn gen_data scripts (uniform(-2, 2)), with NaN, +-0.0,
@@ -348,15 +360,18 @@ def sample_inputs(opdef: OpDef, inputs: Sequence[TensorDesc], attrs: Mapping[str
     rng = np.random.default_rng(seed)
     values = opdef.attr_values(attrs)
     specials = [np.nan, 0.0, -0.0, np.inf, -np.inf] + [values[k] for k in ("min_val", "max_val") if k in values]
-    arrays = []
-    for desc in inputs:
+    with np.errstate(over="ignore"):  # a bound beyond float32's range is +-inf there
+        specials = np.array(specials, dtype=np.float32)
+
+    def sample(desc: TensorDesc) -> np.ndarray:
         data = rng.uniform(-2.0, 2.0, size=desc.shape).astype(np.float32)
         flat = data.reshape(-1)
         picks = rng.random(flat.size) < 0.1
-        with np.errstate(over="ignore"):  # a bound beyond float32's range is +-inf there
-            flat[picks] = rng.choice(np.array(specials, dtype=np.float32), size=int(picks.sum()))
-        arrays.append(data.astype(dtypes.to_numpy(desc.dtype)))
-    return arrays
+        flat[picks] = rng.choice(specials, size=int(picks.sum()))
+        return data.astype(dtypes.to_numpy(desc.dtype))
+
+    return [host_array(functools.partial(sample, desc), f"input {k} {list(desc.shape)}")
+            for k, desc in enumerate(inputs)]
 
 
 def bitwise_mismatches(a: np.ndarray, b: np.ndarray) -> int:
