@@ -226,6 +226,20 @@ def test_decision_05_complex_out_works(layer, env, gdt, xdt, odt):
     assert cases.bits(res.imag).max() == 0, "imaginary part must be +0.0"
 
 
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("odt", [C64, C128], ids=str)
+@pytest.mark.parametrize("out_layout", ["transposed", "sliced", "offset"])
+def test_decision_05_complex_out_in_strided_layouts(layer, env, odt, out_layout):
+    """Found by a breaker: a transposed complex64 out (33 x 65) failed at synchronize with 500003
+    'LLVM IR parsing error' (the register transpose built a vector of complex structs); large
+    enough here for the panels walker's transposes and gathers (aclnn's ViewCopy step)."""
+    g = np.linspace(-3, 3, 33 * 65, dtype=F32).reshape(33, 65)
+    x = -g[::-1].copy()
+    res = run_leaky(layer, env, g, x, -0.5, out_dtype=odt, out_layout=out_layout)
+    cases.assert_bits_equal(res.real, cases.cast(cases.ref_leaky(g, x, np.float32(-0.5)), res.real.dtype))
+    assert cases.bits(res.imag).max() == 0, "imaginary part must be +0.0"
+
+
 # ---- 6. empty tensors (LeakyReluBackward) -------------------------------------------------------
 @pytest.mark.parametrize("gs,xs", [((0,), (0,)), ((2, 0), (2, 0)), ((0, 3), (0, 3)), ((1,), (0,)),
                                    ((0, 3), (3,)), ((0,), (1,)), ((0, 3), (1, 3))], ids=str)

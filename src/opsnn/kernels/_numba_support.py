@@ -242,7 +242,10 @@ def _transpose_typed(arg_types: tuple, shrink: int):
     lanes = transpose_lanes(src.dtype.bitwidth // 8) // shrink
 
     def codegen(context, builder, signature, args):
-        vec_ptr = ir.VectorType(context.get_data_type(src.dtype), lanes).as_pointer()
+        element = context.get_data_type(src.dtype)
+        if isinstance(element, ir.LiteralStructType):  # complex64: a vector holds scalars only
+            element = ir.IntType(src.dtype.bitwidth)
+        vec_ptr = ir.VectorType(element, lanes).as_pointer()
         align = src.dtype.bitwidth // 8
 
         def row_pointers(first: int):
