@@ -152,6 +152,20 @@ def test_generate_fill_integer_and_scalar():
     assert slope.dtype == BF16 and 0 <= float(slope) <= 1
 
 
+def test_generate_ranges_wider_than_a_float_or_the_integer_dtype():
+    """A breaker's: (-1e308, 1e308), whose width overflows float64, and an int32 tensor with a
+    range beyond int32 were 'internal error' case failures. Now uniform over the range, and the
+    integers over what the dtype holds of it (the operator then says what it takes)."""
+    rng = np.random.default_rng(3)
+    wide = V.generate(V.Values(-1e308, 1e308), np.float64, (1000,), rng)
+    assert np.isfinite(wide).all() and (wide < -1e307).any() and (wide > 1e307).any()
+    assert np.abs(wide).max() <= 1e308
+    ints = V.generate(V.Values(-1e10, 1e10), np.int32, (1000,), rng)
+    assert ints.dtype == np.int32 and ints.min() < -2**30 and ints.max() > 2**30
+    small = V.generate(V.Values(-3, 3), np.int8, (1000,), rng)  # inside the dtype: the range as given
+    assert set(np.unique(small)) == set(range(-3, 4))
+
+
 def test_case_data_depend_on_seed_and_case_only(tmp_path):
     path = write_csv(tmp_path, *(csv_row(f"c{i}", "leaky_relu_grad", "float32", (8,), "{}", "((-1, 1),)")
                                  for i in range(2)))

@@ -540,10 +540,15 @@ def generate(values: Values, dtype: np.dtype, shape: tuple[int, ...], rng: np.ra
     dtype = np.dtype(dtype)
     if values.is_constant:
         data = np.full(n, values.low)
-    elif dtype.kind in "iu":
-        data = rng.integers(math.ceil(values.low), math.floor(values.high), size=n, endpoint=True)
+    elif dtype.kind in "iu":  # the range as far as the dtype holds it (an int32 case of +-1e10)
+        bounds = np.iinfo(dtype)
+        data = rng.integers(max(math.ceil(values.low), int(bounds.min)), min(math.floor(values.high), int(bounds.max)),
+                            size=n, endpoint=True)
     elif dtype.kind == "b":
         data = rng.integers(0, 2, size=n)
+    elif math.isinf(values.high - values.low):  # (-1e308, 1e308): the width overflows, its ends do not
+        u = rng.random(n)
+        data = (1.0 - u) * values.low + u * values.high
     else:
         data = rng.uniform(values.low, values.high, size=n)
     _inject(data, values.specials if dtype.kind not in "biu" else (), rng)
