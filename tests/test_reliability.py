@@ -648,6 +648,28 @@ def test_destroyed_tensor_or_scalar_passed(dev):
     fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(gt, xt, s, dead_s, ot)[2], 161002, "destroyed")
 
 
+def test_handle_metadata_is_fixed_once_created(dev):
+    """A breaker's: a scalar's value (or a tensor's shape) reassigned between two calls with the
+    same handles passed the checks with the new value while the kernel kept the old one (the
+    same-handles memo). CANN's handles have no setters: the metadata cannot be reassigned, and
+    the calls keep computing what the handles were created with."""
+    gt, xt, s, ot, oa = leaky(dev, slope=0.5)
+    for _ in range(2):
+        ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+        assert ret == 0 and aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+        assert acl.rt.synchronize_stream(dev.stream) == 0
+        np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    for handle, name, value in ((s, "value", np.float32(3.0)), (s, "dtype", acl.ACL_COMPLEX64),
+                                (gt, "shape", (2,)), (gt, "strides", (1,)), (ot, "addr", dev.addrs[0]),
+                                (xt, "offset", 1)):
+        before = getattr(handle, name)
+        with pytest.raises(AttributeError, match=f"{name} is fixed when the handle is created"):
+            setattr(handle, name, value)
+        assert getattr(handle, name) == before
+    acl.destroy_scalar(s)
+    assert s.destroyed  # what the runtime itself changes stays changeable
+
+
 def test_extreme_scalars_in_ops(dev, caplog):
     """NaN / inf / huge / complex / bool scalars reach the ops as documented: the slope is
     float32(ToFloat) (NaN and +-inf included; NaN passes the selfIsResult check); a complex slope

@@ -52,30 +52,53 @@ class TensorBase:
                 f"{Format(self.format).name}")
 
 
-class aclTensor(TensorBase):  # noqa: N801 - the CANN type name
-    """A view of emulated device memory (``aclCreateTensor``'s arguments, validated)."""
+class _Fixed:
+    """A handle whose ``_FIXED`` attributes cannot be reassigned once set, as a C caller cannot
+    change an aclTensor's or aclScalar's metadata (CANN has no setters for them): the plan
+    cache and the same-handles memo (``engine._LAST_CHECKED``) rely on it. A breaker's: a
+    scalar's ``value`` changed between two calls passed the checks with the new value while
+    the kernel kept the old one."""
+
+    _FIXED: frozenset = frozenset()
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in self._FIXED and name in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}.{name} is fixed when the handle is created; "
+                                 f"create another {type(self).__name__} for other metadata")
+        object.__setattr__(self, name, value)
+
+
+class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
+    """A view of emulated device memory (``aclCreateTensor``'s arguments, validated); its
+    metadata is fixed once created (``_Fixed``)."""
+
+    _FIXED = frozenset({"shape", "dtype", "strides", "offset", "format", "storage_shape", "addr",
+                        "storage_nbytes"})
 
     def __init__(self, view_shape, dtype, strides, offset, fmt, storage_shape, addr):
-        self.shape = _dims(view_shape, "viewDims")
-        self.dtype = _enum(DataType, dtype, "dataType")
+        # fields straight into __dict__: _Fixed.__setattr__ would cost each ~0.4 us, a third
+        # of a create_tensor
+        fields = self.__dict__
+        fields["shape"] = _dims(view_shape, "viewDims")
+        fields["dtype"] = _enum(DataType, dtype, "dataType")
         if self.dtype == DataType.DT_UNDEFINED:
             raise _bad("dataType ACL_DT_UNDEFINED cannot describe a tensor")
-        self.strides = _dims(strides, "stride")
+        fields["strides"] = _dims(strides, "stride")
         if len(self.strides) != len(self.shape):
             raise _bad(f"stride has {len(self.strides)} entries but viewDims has {len(self.shape)}")
         if not is_c_int(offset) or offset < 0:
             raise _bad(f"offset must be a non-negative integer (elements), got {offset!r}")
-        self.offset = int(offset)
-        self.format = _enum(Format, fmt, "format")
+        fields["offset"] = int(offset)
+        fields["format"] = _enum(Format, fmt, "format")
         if self.format == Format.UNDEFINED:
             raise _bad("format ACL_FORMAT_UNDEFINED cannot describe a tensor")
-        self.storage_shape = _dims(storage_shape, "storageDims")
+        fields["storage_shape"] = _dims(storage_shape, "storageDims")
         if not is_c_int(addr):
             raise _bad(f"tensorData must be a device address (int from acl.rt.malloc), got {type(addr).__name__}")
-        self.addr = int(addr)
-        self.destroyed = False
-        self._view: tuple[memory.Allocation, np.ndarray] | None = None  # see array()
-        self.layout = None  # overlap.layout() of this view, computed on first use
+        fields["addr"] = int(addr)
+        fields["destroyed"] = False
+        fields["_view"] = None  # (memory.Allocation, np.ndarray): see array()
+        fields["layout"] = None  # overlap.layout() of this view, computed on first use
         storage_numel = numel(self.storage_shape)
         if not self.is_empty:
             reach = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides)) + 1
@@ -83,7 +106,7 @@ class aclTensor(TensorBase):  # noqa: N801 - the CANN type name
                 raise _bad(f"the view (offset {self.offset}, shape {list(self.shape)}, strides "
                            f"{list(self.strides)}) reaches element {reach - 1}, outside storage "
                            f"{list(self.storage_shape)} of {storage_numel} elements")
-        self.storage_nbytes = dtypes.nbytes(self.dtype, storage_numel)
+        fields["storage_nbytes"] = dtypes.nbytes(self.dtype, storage_numel)
         if self.storage_nbytes:
             memory.DEVICE.region(self.addr, self.storage_nbytes, "create_tensor")  # bounds check now
 
@@ -149,19 +172,24 @@ class ArrayTensor(TensorBase):
         return self._arr.dtype
 
 
-class aclScalar:  # noqa: N801 - the CANN type name
-    """A host scalar stored in its aclDataType (``aclCreateScalar``)."""
+class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
+    """A host scalar stored in its aclDataType (``aclCreateScalar``); dtype and value are fixed
+    once created (``_Fixed``)."""
+
+    _FIXED = frozenset({"dtype", "value"})
 
     def __init__(self, value, dtype):
-        self.dtype = _enum(DataType, dtype, "dataType")
-        self.destroyed = False
+        # fields straight into __dict__, as aclTensor's
+        fields = self.__dict__
+        fields["dtype"] = _enum(DataType, dtype, "dataType")
+        fields["destroyed"] = False
         if isinstance(value, np.timedelta64):  # an np.integer subclass, but a duration
             raise _bad(f"value {value!r} is a duration, not a number")
         if self.dtype in dtypes.COMPLEX:
             if not isinstance(value, (int, float, complex, np.number)) or isinstance(value, np.bool_):
                 raise _bad(f"value {value!r} is not a number")
             try:
-                self.value = complex(value)
+                fields["value"] = complex(value)
             except OverflowError:
                 raise _bad(f"value {value!r} does not fit a C double") from None
         elif self.dtype in dtypes.NUMPY:
@@ -175,11 +203,11 @@ class aclScalar:  # noqa: N801 - the CANN type name
                 if not info.min <= int(value) <= info.max:  # int() truncates toward zero, like C
                     raise _bad(f"value {value!r} is out of range for {self.dtype.acl_name} "
                                f"[{info.min}, {info.max}]")
-                self.value = np_dtype.type(int(value))
+                fields["value"] = np_dtype.type(int(value))
             else:
                 try:
                     with np.errstate(all="ignore"):  # C float conversion: overflow gives +-inf
-                        self.value = np_dtype.type(float(value) if np_dtype.kind != "b" else bool(value))
+                        fields["value"] = np_dtype.type(float(value) if np_dtype.kind != "b" else bool(value))
                 except OverflowError:
                     raise _bad(f"value {value!r} does not fit a C double") from None
         else:
