@@ -510,15 +510,50 @@ def gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far):
                     s[np.uint64(r * rs + co + c)] = a[np.uint64(gs + r * sr + c * si)]
 
 
+def _transposed_scatter(out, go, si, so, rs, nr, run):
+    """``scatter_tile``'s register-transpose copy of a tile into a transposed out (True), or
+    False where the tile or the element width has none (then nothing is written)."""
+
+
+@overload(_transposed_scatter, jit_options={"nogil": True})
+def _transposed_scatter_impl(out, go, si, so, rs, nr, run):
+    if out.dtype.bitwidth not in (16, 32, 64):
+        return lambda out, go, si, so, rs, nr, run: False
+    full = transpose_lanes(out.dtype.bitwidth // 8)
+    half = full // 2
+
+    def impl(out, go, si, so, rs, nr, run):
+        if nr >= full and run >= full:
+            side = full
+        elif nr >= half and run >= half:
+            side = half
+        else:
+            return False
+        for cb in range((run + side - 1) // side):
+            cc = min(cb * side, run - side)  # the last block shifted back to end at the edge
+            for r in range(0, nr, side):
+                rr = min(r, nr - side)
+                if side == full:
+                    transpose_block(so, rr * rs + cc, rs, out, go + cc * si + rr, si, 0)
+                else:
+                    transpose_block_half(so, rr * rs + cc, rs, out, go + cc * si + rr, si, 0)
+        return True
+    return impl
+
+
 @njit(cache=True, nogil=True)
 def scatter_tile(out, go, sr, si, so, rs, nr, run):
     """The panels walker's scatter of a computed tile into an ``out`` it does not write in place:
     ``out[go + r * sr + c * si] = so[r * rs + c]`` for the tile's ``nr`` rows and ``run`` columns.
     Short unit-stride rows with gaps between them (``host_launch._short_rows``) go a row at a
-    time as vector moves (``_unit_stride_rows``, as ``gather_tile`` reads such rows); any other
-    tile (a transposed out) element by element down its columns."""
+    time as vector moves (``_unit_stride_rows``, as ``gather_tile`` reads such rows); a
+    transposed out (``sr == 1``: the walk follows the inputs' memory order,
+    ``host_launch.walk_order``) through register transposes as ``gather_tile`` reads a
+    transposed input; any other tile element by element down its columns."""
     if si == 1 and run < nr:
         _unit_stride_rows(so, 0, rs, out, sr, go, nr, run)
+        return
+    if sr == 1 and _transposed_scatter(out, go, si, so, rs, nr, run):
         return
     for c in range(run):
         for r in range(nr):

@@ -154,21 +154,21 @@ class HostLaunch(Printable):
         return head + f", tiles of {p.tile} elements"
 
 
-def collapse(out_shape, operands):
+def collapse(out_shape, operands, order_by: int = 0):
     """Collapse dims for a set of operands over ``out_shape``.
 
     ``operands``: per operand (out first) its element strides aligned to ``out_shape`` (0 for a
     broadcast dim). Returns ``(dims, strides_per_operand)``: size-1 dims dropped, adjacent dims
-    merged where every operand is dense across them, and the dims reordered so the output's
-    strides decrease (a transposed ``out`` is walked in memory order). A 0-d or all-ones shape
-    becomes ``(1,)``.
+    merged where every operand is dense across them, and the dims reordered so the strides of
+    operand ``order_by`` decrease (``walk_order``; out's by default: a transposed ``out`` is
+    walked in memory order). A 0-d or all-ones shape becomes ``(1,)``.
     """
     keep = [i for i, d in enumerate(out_shape) if d != 1]
     dims = [out_shape[i] for i in keep]
     strides = [[s[i] for i in keep] for s in operands]
     if not dims:
         return (1,), tuple((0,) for _ in operands)
-    out_strides = strides[0]
+    out_strides = strides[order_by]
     order = sorted(range(len(dims)), key=lambda i: -abs(out_strides[i]))
     if order != list(range(len(dims))):
         dims = [dims[i] for i in order]
@@ -186,18 +186,65 @@ def collapse(out_shape, operands):
     return tuple(merged_dims), tuple(tuple(m) for m in merged)
 
 
+def _mode(inner: int, item: int) -> str:
+    """An operand's mode from its inner stride (elements) and itemsize (bytes): a step of 2 is a
+    mode of its own only for 2-byte elements (LLVM then reads whole vectors and picks every
+    second: float16 [:, ::2] 3x faster; of 4-byte ones its gathers of a run-time stride were 3x
+    faster than what it made of the constant one)."""
+    return {1: "c", 0: "b", -1: "r", 2: "e" if item == 2 else "g"}.get(inner, "g")
+
+
+# An out scattered across the walk (``walk_order``) needs tiles this many elements on each side
+# for the register transposes (half an AVX2 block of 2-byte elements, a whole one of 4-byte ones)
+SCATTER_MIN_SIDE = 8
+
+
+def walk_order(out_shape, operands, itemsizes) -> int:
+    """Whose memory order the walk follows (``collapse``'s ``order_by``): out's (0), unless an
+    input's order leaves fewer bytes per element to gather or scatter across it: where inputs
+    share an order that out does not (a C-contiguous out of two transposed inputs, a
+    Fortran-ordered out of C inputs), out's order gathers each of them through register
+    transposes, theirs only scatters out (float32 1000 x 1000, one thread: 1.3-2.1 ms -> 0.36-0.40;
+    BENCHMARKS.md, Layouts, session 30). An input broadcast along some dim is no candidate, and
+    of equal costs out's order is kept."""
+    def gathered_bytes(k: int) -> int | None:  # an input gathered, an out not written along its rows
+        dims, strides = collapse(out_shape, operands, k)
+        out = strides[0]
+        if k and _mode(out[-1], itemsizes[0]) == "g":
+            # out scattered: by register transposes only where both sides of its tiles can be
+            # SCATTER_MIN_SIDE; a few channels (NHWC from two NCHW inputs) scatter element by
+            # element, slower than gathering the inputs by their constant-step loops (float32
+            # (33333, 3) 88 -> 104 us, (3, 33333) 36 -> 55)
+            unit = min(range(len(dims)), key=lambda d: abs(out[d]))
+            if min(dims[-1], dims[unit]) < SCATTER_MIN_SIDE:
+                return None
+        return sum(item for j, (st, item) in enumerate(zip(strides, itemsizes))
+                   if _mode(st[-1], item) == "g" or (j == 0 and st[-1] not in (1, -1)))
+
+    best, least = 0, gathered_bytes(0)
+    for k in range(1, len(operands)):
+        if least == 0:
+            break
+        if all(st != 0 for st, d in zip(operands[k], out_shape) if d != 1):
+            cost = gathered_bytes(k)
+            if cost is not None and cost < least:
+                best, least = k, cost
+    return best
+
+
 def _offset(dims, strides) -> int:
     return sum((d - 1) * -s for d, s in zip(dims, strides) if s < 0)
 
 
 def _panel_row_dim(layouts, itemsizes) -> int | None:
     """The dim the panels walker tiles as rows, or None for the rows walker: an outer dim that an
-    input read with a large inner stride reads with a smaller one (a transposed view: in N-D, any
-    permutation that moves its unit-stride dim off the last), the smallest such stride of the
-    widest such input (its gather moves the most bytes; of equal widths the first)."""
+    operand read or written with a large inner stride (an input gathered, an out scattered) holds
+    with a smaller one (a transposed view: in N-D, any permutation that moves its unit-stride dim
+    off the last), the smallest such stride of the widest such operand (its gather moves the most
+    bytes; of equal widths the first)."""
     best = None
     for k, lay in enumerate(layouts):
-        if k == 0 or lay.mode != "g":
+        if lay.mode != "g":  # out too, walked in an input's order (``walk_order``): scattered
             continue
         strides = lay.strides
         # not a dim it is broadcast along (nothing to gather); of equal strides the rightmost, so
@@ -285,7 +332,8 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     """The launch for ``out_shape`` (numel > 0) with ``operands`` = per operand (out first) its
     element strides aligned to ``out_shape``, and their ``itemsizes`` in bytes."""
     numel = math.prod(out_shape)
-    dims, strides = collapse(tuple(out_shape), [tuple(s) for s in operands])
+    operands = [tuple(s) for s in operands]
+    dims, strides = collapse(tuple(out_shape), operands, walk_order(tuple(out_shape), operands, itemsizes))
     out_item = itemsizes[0]
     if numel == 1 or (len(dims) == 1 and strides[0][0] == 1 and all(s[0] in (0, 1) for s in strides)):
         layouts = tuple(OperandLayout((1,), 0, "c") if numel == 1 or s[0] == 1 else OperandLayout((0,), 0, "s")
@@ -293,12 +341,7 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
         return HostLaunch("flat", dims, layouts, plan_host(numel, out_item, n_threads, tile_bytes))
     layouts = []
     for s, item in zip(strides, itemsizes):
-        inner = s[-1]
-        # a step of 2 as a mode of its own only for 2-byte elements: LLVM then reads whole vectors
-        # and picks every second (float16 [:, ::2] 3x faster), but for 4-byte ones its gathers
-        # of a run-time stride were 3x faster than what it made of the constant one
-        mode = {1: "c", 0: "b", -1: "r", 2: "e" if item == 2 else "g"}.get(inner, "g")
-        layouts.append(OperandLayout(s, _offset(dims, s), mode))
+        layouts.append(OperandLayout(s, _offset(dims, s), _mode(s[-1], item)))
     row = None
     if numel * max(itemsizes) > SMALL_BYTES:
         row = _panel_row_dim(layouts, itemsizes)
