@@ -665,6 +665,8 @@ def test_handle_metadata_is_fixed_once_created(dev):
         before = getattr(handle, name)
         with pytest.raises(AttributeError, match=f"{name} is fixed when the handle is created"):
             setattr(handle, name, value)
+        with pytest.raises(AttributeError, match=f"{name} is fixed"):  # a third breaker: del, then set
+            delattr(handle, name)
         assert getattr(handle, name) == before
     acl.destroy_scalar(s)
     assert s.destroyed  # what the runtime itself changes stays changeable

@@ -63,9 +63,17 @@ class _Fixed:
 
     def __setattr__(self, name: str, value) -> None:
         if name in self._FIXED and name in self.__dict__:
-            raise AttributeError(f"{type(self).__name__}.{name} is fixed when the handle is created; "
-                                 f"create another {type(self).__name__} for other metadata")
+            raise self._fixed(name)
         object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:  # a del would let the field be set anew
+        if name in self._FIXED:
+            raise self._fixed(name)
+        object.__delattr__(self, name)
+
+    def _fixed(self, name: str) -> AttributeError:
+        return AttributeError(f"{type(self).__name__}.{name} is fixed when the handle is created; "
+                              f"create another {type(self).__name__} for other metadata")
 
 
 class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
