@@ -301,6 +301,17 @@ def transpose_block_half(typingctx, src, src_start, src_stride, dst, dst_start, 
     return _transpose_typed((src, src_start, src_stride, dst, dst_start, dst_stride, ahead), 2)
 
 
+@njit(inline="always")
+def _block_side(nr, run, full):
+    """The side of the register-transpose blocks for a tile of ``nr`` x ``run``: ``full`` (L),
+    L/2 where the tile is L/2 to L - 1 on a side, 0 where it is narrower (no blocks)."""
+    if nr >= full and run >= full:
+        return full
+    if nr >= full // 2 and run >= full // 2:
+        return full // 2
+    return 0
+
+
 def _transposed_blocks(a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far):
     """``gather_tile``'s register-transpose copy of a transposed tile (True), or False where the
     tile or the element width has none (then nothing is written)."""
@@ -311,14 +322,10 @@ def _transposed_blocks_impl(a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far):
     if a.dtype.bitwidth not in (16, 32, 64):
         return lambda a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far: False
     full = transpose_lanes(a.dtype.bitwidth // 8)
-    half = full // 2
 
     def impl(a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far):
-        if nr >= full and run >= full:
-            side = full
-        elif nr >= half and run >= half:
-            side = half
-        else:
+        side = _block_side(nr, run, full)
+        if side == 0:
             return False
         blocks = (run + side - 1) // side
         for t in range(nseg * blocks):
@@ -520,14 +527,10 @@ def _transposed_scatter_impl(out, go, si, so, rs, nr, run):
     if out.dtype.bitwidth not in (16, 32, 64):
         return lambda out, go, si, so, rs, nr, run: False
     full = transpose_lanes(out.dtype.bitwidth // 8)
-    half = full // 2
 
     def impl(out, go, si, so, rs, nr, run):
-        if nr >= full and run >= full:
-            side = full
-        elif nr >= half and run >= half:
-            side = half
-        else:
+        side = _block_side(nr, run, full)
+        if side == 0:
             return False
         for cb in range((run + side - 1) // side):
             cc = min(cb * side, run - side)  # the last block shifted back to end at the edge
