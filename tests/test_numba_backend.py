@@ -1516,6 +1516,36 @@ def test_every_second_element(backend, dt):
     assert beside.walker == "panels" and beside.modes[:2] == ("ce" if dt.itemsize == 2 else "cg")
 
 
+@pytest.mark.parametrize("dt", WALKER_DTYPES, ids=str)
+def test_steps_of_three_and_four(backend, dt):
+    """Inputs and outs read or written every third or fourth element (modes ``t`` and ``q`` for
+    2-byte elements, constant steps LLVM reads as whole vectors: float16 ``x[::3]`` at 1e5 107 ->
+    30 us; ``g`` for wider ones), 1-D and in columns, beside a reversed input, with ragged
+    lengths, an out of that step, and in place: bit for bit."""
+    for step, mode in ((3, "t"), (4, "q")):
+        x_mem = cases.filled((23, step * 151), dt, 73, cases.self_specials(dt, (-1.0, 1.0)))
+        g_mem = cases.filled((23, step * 151), dt, 74, cases.grad_specials(dt))
+        for g, x in ((g_mem[:, ::step], x_mem[:, ::step]), (g_mem[:, :151], x_mem[:, 1::step]),
+                     (g_mem[:, ::-step], x_mem[:, ::step]), (g_mem[0, ::step], x_mem.reshape(-1)[:151 * step:step]),
+                     (g_mem[:, :151], x_mem[:, :151])):
+            both(backend, opsnn.leaky_relu_backward, g, x, 0.3)
+            def into_step(g=g, x=x, step=step):  # the whole base: nothing written between the steps
+                base = np.zeros(g.shape[:-1] + (step * g.shape[-1],), dt)
+                opsnn.leaky_relu_backward(g, x, 0.3, out=base[..., ::step])
+                return base
+            both(backend, into_step)
+            if dt != F64:
+                both(backend, opsnn.hardtanh_backward, g, x, -1.0, 1.0)
+
+        def in_place(step=step, g_mem=g_mem, x_mem=x_mem):
+            base = g_mem.copy()
+            return opsnn.leaky_relu_backward(base[:, ::step], x_mem[:, 1::step], 0.3, out=base[:, ::step])
+        both(backend, in_place)
+        launch = host_launch.plan_launch((23, 151), [(151, 1), (3 * 151, 3), (151 * step, step)],
+                                         (dt.itemsize,) * 3, 1)
+        assert launch.walker == "rows" and launch.modes == ("ct" + mode if dt.itemsize == 2 else "cgg")
+
+
 def test_base_spans_each_view_from_its_lowest_address(backend):
     """``numba_backend.base``: the 1-D view the kernels index from, for dense, transposed,
     reversed, gapped and broadcast views (a broadcast one reduced to the memory of one slice

@@ -186,12 +186,21 @@ def collapse(out_shape, operands, order_by: int = 0):
     return tuple(merged_dims), tuple(tuple(m) for m in merged)
 
 
+# Constant steps of 2-byte elements as modes of their own (``e`` every second element, ``t``
+# every third, ``q`` every fourth): LLVM then reads whole vectors and picks the elements out
+# (float16 [:, ::2] 3x faster than with the step as a run-time stride; steps of 3 and 4: see
+# BENCHMARKS.md, Layouts, session 30). Not for 4-byte ones, whose gathers of a run-time stride
+# were 3x faster than what LLVM made of the constant one.
+STEP_MODES = {"e": 2, "t": 3, "q": 4}
+
+
 def _mode(inner: int, item: int) -> str:
-    """An operand's mode from its inner stride (elements) and itemsize (bytes): a step of 2 is a
-    mode of its own only for 2-byte elements (LLVM then reads whole vectors and picks every
-    second: float16 [:, ::2] 3x faster; of 4-byte ones its gathers of a run-time stride were 3x
-    faster than what it made of the constant one)."""
-    return {1: "c", 0: "b", -1: "r", 2: "e" if item == 2 else "g"}.get(inner, "g")
+    """An operand's mode from its inner stride (elements) and itemsize (bytes)."""
+    if inner in (1, 0, -1):
+        return {1: "c", 0: "b", -1: "r"}[inner]
+    if item == 2:
+        return next((mode for mode, step in STEP_MODES.items() if step == inner), "g")
+    return "g"
 
 
 # An out scattered across the walk (``walk_order``) needs tiles this many elements on each side

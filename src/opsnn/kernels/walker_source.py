@@ -24,7 +24,7 @@ import numpy as np
 from .._core.tiling.host import CACHE_LINE_BYTES
 from . import _numba_support
 from . import numba_codegen as cg
-from .host_launch import FAR_BYTES
+from .host_launch import FAR_BYTES, STEP_MODES
 
 # In every generated module's header, and in the cache directory's name: a change to the
 # support code or the element-code lowering, or another numba or NumPy, starts a new cache.
@@ -269,8 +269,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             return f"np.uint64(q{k})"
         if mode == "r":  # a constant stride, so LLVM vectorizes it (loads, then a reversing shuffle)
             return f"np.uint64(q{k} - {var})"
-        if mode == "e":  # every second element: a constant stride LLVM reads as whole vectors
-            return f"np.uint64(q{k} + 2 * {var})"
+        if mode in STEP_MODES:  # a constant step (2-4) LLVM reads as whole vectors
+            return f"np.uint64(q{k} + {STEP_MODES[mode]} * {var})"
         return f"np.uint64(q{k} + {var} * si{k})"
 
     arr = ["out"] + [f"a{k}" for k in range(n)]
@@ -423,7 +423,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                     lines += [f"s3_{k} = strides[{k}, ndim - 3]" for k in ops]
                 # a tile spanning whole rows that every operand holds back to back (its scratch
                 # rows too) is one run: short rows (an image's 3 channels) then pay no loop per row
-                row_step = {"c": "cols", "r": "-cols", "e": "2 * cols", "b": "0"}
+                row_step = {"c": "cols", "r": "-cols", "b": "0",
+                            **{mode: f"{step} * cols" for mode, step in STEP_MODES.items()}}
                 dense = [f"sr{k} == {row_step[modes[k]]}" for k in ops
                          if not (k == 0 and scatter) and (k == 0 or k - 1 not in gathered)]
                 if not segmented:  # (with slices side by side out continues its rows elsewhere)
