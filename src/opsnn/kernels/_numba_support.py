@@ -301,31 +301,27 @@ def transpose_block_half(typingctx, src, src_start, src_stride, dst, dst_start, 
     return _transpose_typed((src, src_start, src_stride, dst, dst_start, dst_stride, ahead), 2)
 
 
-@njit(inline="always")
-def _block_side(nr, run, full):
-    """The side of the register-transpose blocks for a tile of ``nr`` x ``run``: ``full`` (L),
-    L/2 where the tile is L/2 to L - 1 on a side, 0 where it is narrower (no blocks)."""
-    if nr >= full and run >= full:
-        return full
-    if nr >= full // 2 and run >= full // 2:
-        return full // 2
-    return 0
-
-
-def _transposed_blocks(a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far):
-    """``gather_tile``'s register-transpose copy of a transposed tile (True), or False where the
-    tile or the element width has none (then nothing is written)."""
+def _transposed_blocks(a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, far):
+    """The register-transpose copy ``s[s0 + sg * tile_cols + r * rs + c] = a[g + sg * s3 + r + c *
+    si]`` of a tile of ``nr`` x ``run`` (``nseg`` slices) (True), or False where the tile or the
+    element width has none (then nothing is written). ``gather_tile`` reads a transposed input
+    into scratch with it (``s0`` 0); ``scatter_tile`` writes scratch into a transposed out, its
+    roles swapped (scratch as ``a``, out as ``s`` from ``s0``, rows and columns exchanged)."""
 
 
 @overload(_transposed_blocks, jit_options={"nogil": True})
-def _transposed_blocks_impl(a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far):
+def _transposed_blocks_impl(a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, far):
     if a.dtype.bitwidth not in (16, 32, 64):
-        return lambda a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far: False
+        return lambda a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, far: False
     full = transpose_lanes(a.dtype.bitwidth // 8)
+    half = full // 2
 
-    def impl(a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far):
-        side = _block_side(nr, run, full)
-        if side == 0:
+    def impl(a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, far):
+        if nr >= full and run >= full:
+            side = full
+        elif nr >= half and run >= half:
+            side = half
+        else:
             return False
         blocks = (run + side - 1) // side
         for t in range(nseg * blocks):
@@ -337,7 +333,7 @@ def _transposed_blocks_impl(a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far):
                 cb = t - sg * blocks
             cc = min(cb * side, run - side)
             src = g + sg * s3 + cc * si
-            dst = sg * tile_cols + cc
+            dst = s0 + sg * tile_cols + cc
             for r in range(0, nr, side):
                 rr = min(r, nr - side)
                 if side == full:
@@ -496,7 +492,7 @@ def gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far):
     a time as vectors (``_unit_stride_rows``). Any other tile is copied element by
     element, along the rows in the source's memory order, or along the columns for a few
     interleaved rows of another step (a loop of nr iterations per element cost 2.6x)."""
-    if sr == 1 and _transposed_blocks(a, g, si, s3, nseg, s, rs, tile_cols, nr, run, far):
+    if sr == 1 and _transposed_blocks(a, g, si, s3, nseg, s, 0, rs, tile_cols, nr, run, far):
         return
     for sg in range(nseg):
         co = sg * tile_cols
@@ -517,33 +513,6 @@ def gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far):
                     s[np.uint64(r * rs + co + c)] = a[np.uint64(gs + r * sr + c * si)]
 
 
-def _transposed_scatter(out, go, si, so, rs, nr, run):
-    """``scatter_tile``'s register-transpose copy of a tile into a transposed out (True), or
-    False where the tile or the element width has none (then nothing is written)."""
-
-
-@overload(_transposed_scatter, jit_options={"nogil": True})
-def _transposed_scatter_impl(out, go, si, so, rs, nr, run):
-    if out.dtype.bitwidth not in (16, 32, 64):
-        return lambda out, go, si, so, rs, nr, run: False
-    full = transpose_lanes(out.dtype.bitwidth // 8)
-
-    def impl(out, go, si, so, rs, nr, run):
-        side = _block_side(nr, run, full)
-        if side == 0:
-            return False
-        for cb in range((run + side - 1) // side):
-            cc = min(cb * side, run - side)  # the last block shifted back to end at the edge
-            for r in range(0, nr, side):
-                rr = min(r, nr - side)
-                if side == full:
-                    transpose_block(so, rr * rs + cc, rs, out, go + cc * si + rr, si, 0)
-                else:
-                    transpose_block_half(so, rr * rs + cc, rs, out, go + cc * si + rr, si, 0)
-        return True
-    return impl
-
-
 @njit(cache=True, nogil=True)
 def scatter_tile(out, go, sr, si, so, rs, nr, run):
     """The panels walker's scatter of a computed tile into an ``out`` it does not write in place:
@@ -556,7 +525,8 @@ def scatter_tile(out, go, sr, si, so, rs, nr, run):
     if si == 1 and run < nr:
         _unit_stride_rows(so, 0, rs, out, sr, go, nr, run)
         return
-    if sr == 1 and _transposed_scatter(out, go, si, so, rs, nr, run):
+    # transposed: so[r * rs + c] is a[g + r + c * si] of _transposed_blocks with r and c exchanged
+    if sr == 1 and _transposed_blocks(so, 0, rs, 0, 1, out, go, si, 0, run, nr, 0):
         return
     for c in range(run):
         for r in range(nr):

@@ -13,8 +13,9 @@ How a kernel is built (``numba_codegen``): the expression is traced on symbolic 
 DAG whose node dtypes are NumPy's own; the DAG becomes straight-line code for one element; that
 code is placed in a *walker* (``host_launch`` picks flat, rows or panels; ``walker_source`` writes
 its source) which loops over the blocks of the host plan (``prange``, one block per thread) and
-the tiles inside them. The generated module is written to a cache directory (``OPSNN_CACHE_DIR``, default ``~/.cache/opsnn``) and
-compiled with ``cache=True``, so a second process loads machine code instead of compiling.
+the tiles inside them. The generated module is written to a cache directory
+(``OPSNN_CACHE_DIR``, default ``~/.cache/opsnn``) and compiled with ``cache=True``, so a second
+process loads machine code instead of compiling.
 Nothing is compiled at import; each variant compiles on first use (the serial walker below
 ``PARALLEL_MIN_BYTES`` of work, the ``prange`` one above).
 
