@@ -294,6 +294,19 @@ def default_soc(monkeypatch):
     yield
 
 
+@pytest.fixture(autouse=True)
+def no_compile_failures():
+    """A generated walker that fails to compile runs on the NumPy backend (same bits, logged
+    once: numba_backend.COMPILE_FAILURES), so a test's values alone would not show it: any test
+    during which one failed fails here."""
+    from opsnn.kernels import numba_backend
+
+    failures = numba_backend.COMPILE_FAILURES
+    before = len(failures)
+    yield
+    assert not failures[before:], f"a generated walker did not compile: {failures[before:]}"
+
+
 @pytest.fixture(params=["Ascend910", "Ascend310P"])
 def soc_without_bf16(request):
     with opsnn.use_soc(request.param) as profile:

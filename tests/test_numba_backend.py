@@ -10,6 +10,7 @@ import gc
 import itertools
 import logging
 import math
+import re
 import subprocess
 import sys
 
@@ -20,7 +21,7 @@ import cases
 import opsnn
 from cases import BF16, C64, C128, F16, F32, F64
 from conftest import run_hardtanh, run_leaky
-from opsnn import kernels
+from opsnn import kernels, reference
 from opsnn._core import dtypes
 from opsnn._core.executor import Step
 from opsnn._core.tiling import ceil_div
@@ -509,10 +510,10 @@ def test_half_bit_compares_match_float32_compares(dt):
     kernels_ = {name: compiled(fn, code, dt == BF16) for name, (fn, code, _) in ops.items()}
     widened = ALL16.view(dt).astype(F32)
     scalars = _bound_scalars(dt)
-    for name, (_, _, reference) in ops.items():
+    for name, (_, _, expected) in ops.items():
         got = np.empty((scalars.size, ALL16.size), np.bool_)
         kernels_[name](ALL16, scalars, got)
-        want = reference(widened[None, :], scalars[:, None])
+        want = expected(widened[None, :], scalars[:, None])
         bad = np.argwhere(got != want)
         assert bad.size == 0, [(name, hex(ALL16[j]), float(scalars[i])) for i, j in bad[:5]]
 
@@ -1218,6 +1219,66 @@ def test_uncompilable_expression_falls_back_once(backend, caplog):
         numba_backend.launch(step, [src], dst)
     assert dst[0] == 3.0
     assert sum("cannot compile" in r.message for r in caplog.records) == 1
+
+
+@pytest.fixture
+def broken_walkers(monkeypatch):
+    """Every walker generated from now on is broken as asked ("typing": numba's typing fails at
+    the first call; "syntax": the module does not import); the caches of programs, plans and
+    plan-cache entries start empty (and the originals come back afterwards, warm). Returns
+    ``(break_as, failures)``: call ``break_as(kind)``; ``failures`` is this test's own
+    ``COMPILE_FAILURES`` list (the conftest guard watches the process's)."""
+    from opsnn import _fastpath, engine
+
+    generate = numba_backend.generate
+    kind = []
+
+    def broken(*args):
+        source = generate(*args)
+        if kind == ["syntax"]:
+            return source + "\nthis is not Python(\n"
+        # a call of a name nothing defines, first in each kernel's body
+        return re.sub(r"(def kernel_\w+\(.*\):\n)", r"\1    opsnn_undefined_function()\n", source)
+
+    failures: list[str] = []
+    monkeypatch.setattr(numba_backend, "generate", broken)
+    monkeypatch.setattr(numba_backend, "COMPILE_FAILURES", failures)
+    monkeypatch.setattr(numba_backend, "_WARNED", set())
+    for name in ("_PROGRAMS", "_PROGRAM_CACHE", "_STEPS", "_COPIES"):
+        monkeypatch.setattr(numba_backend, name, {})
+    monkeypatch.setattr(engine, "_PLAN_CACHE", {})
+    monkeypatch.setattr(engine, "_BOUND_CALLS", {})
+    _fastpath.clear()
+    yield (lambda k: kind.append(k)), failures
+    _fastpath.clear()
+
+
+@pytest.mark.parametrize("kind", ["typing", "syntax"])
+@pytest.mark.parametrize("layer", ["py", "acl"])
+def test_walker_that_does_not_compile_runs_on_numpy(broken_walkers, kind, layer, env, caplog):
+    """A generated walker that fails to compile (an opsnn or numba/LLVM defect, never the
+    caller's) is logged once and the call runs on the NumPy backend, bit for bit as it would
+    (issue 3: NumPy stays the fallback), where it was ACLNN_ERR_INNER (561000, Pythonic) or
+    500003 at synchronize (aclnn): a complex64 transpose did so in session 30. A walker that
+    failed is not compiled again (a failed compile costs a second or more)."""
+    break_as, failures = broken_walkers
+    break_as(kind)
+    rng = np.random.default_rng(31)
+    g = rng.standard_normal((37, 29)).astype(F16)
+    x = rng.standard_normal((37, 29)).astype(F16)
+    x[0, :4] = [np.nan, -0.0, np.inf, -np.inf]
+    expect = reference.leaky_relu_backward(g, x, 0.25)  # the float64 golden
+    with caplog.at_level(logging.WARNING, logger="opsnn"):
+        # transposed self: the aclnn layer records Contiguous (a copy program) before the Kernel
+        for _ in range(3):  # the third call of the Pythonic layer tries its plan-cache entry
+            res = run_leaky(layer, env, g, x, 0.25, layouts=("contig", "transposed"))
+            assert cases.bits(res).tobytes() == cases.bits(expect).tobytes()
+    assert failures, "the walkers were really broken"
+    assert len(failures) == len(set(failures)), f"a failed walker compiled again: {failures}"
+    warned = [r.message for r in caplog.records if "did not compile" in r.message]
+    assert warned and len(warned) == len(set(warned))
+    assert all("NumPy backend" in m for m in warned)
+    assert ("NameError" in warned[0] or "TypingError" in warned[0]) if kind == "typing" else "SyntaxError" in warned[0]
 
 
 def test_explicit_backend_that_cannot_load_raises(monkeypatch):

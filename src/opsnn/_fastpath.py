@@ -360,16 +360,14 @@ class _Entry:
             last = "TILE" if self.walker == "rows" else f"{launch.tile_rows}, {launch.tile_cols}, {launch.seg}"
             tail = f"GEOM, {plan.n_blocks}, {plan.block_former}, {plan.numel}, {last}, CHECK"
         scalars = "".join(f"S{k}, " for k in range(len(self.scalars)))
-        # numba's dispatcher types an array by its dtype, so half floats go as their uint16 bits;
-        # the entry point takes them as they are (see numba_backend.entry_point)
+        # the entry point is compiled for half floats as their uint16 bits (the sample), and the
+        # call passes them as they are (see numba_backend.entry_point)
         halves = [a.dtype.itemsize == 2 and a.dtype.kind not in "iu" for a in templates]
         bits = [f"{e}.view(u16)" if half and not e.startswith(("base(", "SPAN")) else e
                 for e, half in zip(flat, halves)]
         sample = eval(f"({', '.join(bits)}, {scalars}{tail})", {**env, **dict(zip(operands, templates))})  # noqa: S307
-        dispatcher = self.prog.function(launch, parallel)
-        env["DISPATCHER"] = dispatcher  # kept for introspection (numba's cache statistics)
-        env["FN"] = self.impl.entry_point(dispatcher, sample)
-        exprs = bits if env["FN"] is dispatcher else flat
+        env["FN"] = self.prog.entry(launch, parallel, sample)  # raises Fallback: no entry
+        env["DISPATCHER"] = self.prog.function(launch, parallel)  # for introspection (numba's cache statistics)
         params = ", ".join([f"t{i}" for i in range(n_tensors)] + ["out"])
         lines = [f"def call({params}):"]
         if parallel:
@@ -380,8 +378,8 @@ class _Entry:
                       f"        return REPLAN({params})"]
         if self.allocating:
             lines.append("    out = alloc(SHAPE, DTYPE)")
-        lines += [f"    b{k} = {e}" for k, e in enumerate(exprs)]
-        lines += [f"    status = FN({', '.join(f'b{k}' for k in range(len(exprs)))}, {scalars}{tail})",
+        lines += [f"    b{k} = {e}" for k, e in enumerate(flat)]
+        lines += [f"    status = FN({', '.join(f'b{k}' for k in range(len(flat)))}, {scalars}{tail})",
                   "    if status:",  # 1: out overlaps an input (the full path checks); 2: see above
                   f"        return REPLAN({params}) if status == 2 else None",
                   "    return out"]
@@ -403,7 +401,7 @@ class _Entry:
             prepared = self.launches[threads] = (launch, self.impl.launch_arrays(launch))
         launch, geometry = prepared
         fn = self.prog.function(launch, self.impl.use_parallel(self.work))
-        return None if fn(*self.prog.arguments(launch, geometry, out, ins, self.scalars, self.check)) else out
+        return None if self.prog.call(fn, launch, geometry, out, ins, self.scalars, self.check) else out
 
 
 __all__ = ["ENTRIES", "MAX_ENTRIES", "caller", "clear", "compiled", "hit", "key", "remember", "step_call"]

@@ -15,7 +15,8 @@ Optional, per backend: ``copy(dst, src)`` runs a Contiguous/Cast/ViewCopy step (
 ``dtypes.cast_into``); ``program(plan, input_dtypes)`` returns a fused form of a whole recorded
 chain (or None) that ``run_fused(bound, arrays)`` executes reading the inputs in place -- the engine
 uses it when the caller does not look at the workspace (``engine.run(..., fused=True)``, the
-Pythonic API); ``Fallback`` is raised for layouts it cannot address. ``bind_step(step, srcs, dst)``
+Pythonic API); ``Fallback`` is raised for layouts it cannot address and kernels that did not
+compile. ``bind_step(step, srcs, dst)``
 returns a step prepared for those very arrays as a no-argument call (an aclnn launch, whose
 operands are fixed when it is queued); ``step_program(step, srcs, dst)`` returns the compiled
 program of one step and its scalars (or None), which fresh aclnn executors run through

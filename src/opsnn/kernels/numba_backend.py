@@ -122,6 +122,21 @@ def _warn_once(key, message: str) -> None:
         log.warning("numba backend: %s; running it on the NumPy backend", message)
 
 
+# Walkers that failed to generate, import or compile in this process, one line each. Such a
+# failure is a defect of opsnn's code generation (or of the numba / LLVM under it, on some CPU or
+# version), never of the caller's input: the launch runs on the NumPy backend, as the issue's
+# "NumPy stays the fallback" asks (same bits, slower), and is logged once. The test suite fails
+# any test during which this grows (tests/conftest.py), so a fallback cannot hide a defect there.
+COMPILE_FAILURES: list[str] = []
+
+
+def _compile_failure(what: str, exc: Exception) -> Fallback:
+    message = f"{what} did not compile ({type(exc).__name__}: {str(exc).strip()[:500]})"
+    COMPILE_FAILURES.append(message)
+    _warn_once(("compile", what), message)
+    return Fallback(message)
+
+
 # ---- generated modules -------------------------------------------------------------------
 
 def cache_dir() -> Path:
@@ -209,17 +224,55 @@ class Program:
 
     def function(self, launch: HostLaunch, parallel: bool):
         """The compiled walker for ``launch``'s walker, modes and tiles (generated and imported on
-        first use; numba compiles or loads its on-disk cache at the first call)."""
-        segmented = launch.seg > 1
-        key = (launch.walker, launch.modes, segmented, parallel, STREAM_MIN_BYTES)
+        first use; numba compiles or loads its on-disk cache at the first call). Raises Fallback
+        for a walker that failed to generate, import or compile (``COMPILE_FAILURES``)."""
+        key = (launch.walker, launch.modes, launch.seg > 1, parallel, STREAM_MIN_BYTES)
         fn = self._fns.get(key)
         if fn is None:
-            source = generate(self.code, self.in_chains, self.store_chain[-1], self.scalar_names,
-                              launch.walker, launch.modes, STREAM_MIN_BYTES, segmented)
-            module = _load_module(source)
+            try:
+                source = generate(self.code, self.in_chains, self.store_chain[-1], self.scalar_names,
+                                  launch.walker, launch.modes, STREAM_MIN_BYTES, launch.seg > 1)
+                module = _load_module(source)
+            except Exception as exc:  # noqa: BLE001 - any failure here is opsnn's (see COMPILE_FAILURES)
+                self._fns[key] = failure = _compile_failure(self._what(key), exc)
+                raise failure from exc
             fn = module.kernel_parallel if parallel else module.kernel_serial
             self._fns[key] = fn
+        elif isinstance(fn, Fallback):  # failed before: not tried again (a failed compile costs seconds)
+            raise Fallback(*fn.args)
         return fn
+
+    def entry(self, launch: HostLaunch, parallel: bool, sample: tuple):
+        """``function(launch, parallel)``'s machine-code entry for arguments typed like ``sample``
+        (``entry_point``), compiled now; raises Fallback, and the walker is not tried again, where
+        that fails."""
+        fn = self.function(launch, parallel)
+        try:
+            return entry_point(fn, sample, self._what(self._key_of(fn)))
+        except Fallback as failure:
+            self._fns[self._key_of(fn)] = failure
+            raise
+
+    def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
+        """``fn`` on these arrays through numba's dispatcher, which compiles it for their types at
+        the first such call: a failure there (a generated walker raises nothing once compiled)
+        marks the walker failed and raises Fallback before anything was written."""
+        try:
+            return fn(*self.arguments(launch, geometry, out, ins, scalars, check))
+        except Exception as exc:  # noqa: BLE001 - see COMPILE_FAILURES
+            key = self._key_of(fn)
+            self._fns[key] = failure = _compile_failure(self._what(key), exc)
+            self._launches.clear()  # those planned with fn would call it again
+            raise failure from exc
+
+    def _key_of(self, fn) -> tuple:
+        return next(key for key, known in self._fns.items() if known is fn)
+
+    def _what(self, key: tuple) -> str:
+        walker, modes, segmented, parallel = key[:4]
+        return (f"{self.label} {'/'.join(dt.name for dt in self.store_chain)}: the "
+                f"{'prange ' if parallel else ''}{walker} walker (modes {modes!r}"
+                f"{', segmented' if segmented else ''})")
 
     def launch_for(self, out: np.ndarray, ins: list, n_threads: int) -> HostLaunch:
         """The host launch these arrays get on ``n_threads`` (raises Fallback for layouts it
@@ -268,8 +321,8 @@ class Program:
         ins = [arrays[name] for name in self.inputs]
         launch, geometry, check, fn = self._prepare(out, ins)
         args = self.arguments(launch, geometry, out, ins, scalars, check)
-        pooled = fn is self.function(launch, True)  # the prange variant (same module: no compile)
-        fn = entry_point(fn, args)
+        pooled = self._key_of(fn)[3]  # the prange variant, which a forked child must not enter
+        fn = self.entry(launch, pooled, args)
 
         def call() -> None:
             # bound to the pool before a fork (see _after_fork_in_child): plan anew; or out meets
@@ -285,9 +338,6 @@ class Program:
         return (launch, launch_arrays(launch), overlap_check(out, ins),
                 self.function(launch, use_parallel(work)))
 
-    def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
-        return fn(*self.arguments(launch, geometry, out, ins, scalars, check))
-
     @staticmethod
     def arguments(launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> tuple:
         """The kernel's arguments for this launch: operands, scalars, the walk."""
@@ -301,9 +351,11 @@ class Program:
                 launch.tile_cols, launch.seg, check)
 
 
-def entry_point(fn, sample: tuple):
-    """The machine-code entry of the numba dispatcher ``fn`` for arguments typed like ``sample``:
-    a call then skips numba's per-call type dispatch (about 0.2 us of a 4-element call).
+def entry_point(fn, sample: tuple, what: str):
+    """The machine-code entry of the numba dispatcher ``fn`` for arguments typed like ``sample``,
+    compiled (or loaded from numba's disk cache) now: a call then skips numba's per-call type
+    dispatch (about 0.2 us of a 4-element call). Raises Fallback (``COMPILE_FAILURES``, naming
+    ``what``) where it does not compile.
 
     Sound only where every later call passes arguments of the same numba types: a bound launch
     (``Program.bind``: the very arrays of ``sample``), or a plan-cache hit, whose key fixes dtype,
@@ -311,13 +363,11 @@ def entry_point(fn, sample: tuple):
     (``_fastpath``). The entry takes a float16/bfloat16 array where the kernel reads uint16 bits:
     it unboxes an array by its data pointer, shape, strides and itemsize (checked), which is what
     ``.view(np.uint16)`` would give it, without the view's 0.12 us. A numba that checked more
-    would raise TypeError there, and a raising hit is a miss (the full path runs). Falls back to
-    the dispatcher itself."""
+    would raise TypeError there, and a raising hit is a miss (the full path runs)."""
     try:
         return fn.compile(tuple(fn.typeof_pyval(a) for a in sample))
-    except Exception:  # noqa: BLE001 - a numba without this interface: dispatch per call
-        log.debug("no numba entry point for %s; dispatching per call", fn, exc_info=True)
-        return fn
+    except Exception as exc:  # noqa: BLE001 - see COMPILE_FAILURES
+        raise _compile_failure(what, exc) from exc
 
 
 
@@ -567,7 +617,7 @@ def span_entry(template: np.ndarray):
     bfloat16 arrays as their bits. For a plan-cache hit, whose key fixes that layout: a gapped
     (32, 32) operand 0.9 -> ~0.3 us."""
     sample = template.view(np.uint16) if template.dtype in cg.HALVES else template
-    return entry_point(_numba_support.span_view, (sample,))
+    return entry_point(_numba_support.span_view, (sample,), "span_view")
 
 
 def scalar_values(step) -> tuple:
