@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -1510,3 +1511,68 @@ def test_doc_rows_match_tests():
     defined.discard("test_doc_rows_match_tests")
     assert named - defined == set(), f"rows without a test: {sorted(named - defined)}"
     assert defined - named == set(), f"tests without a row: {sorted(defined - named)}"
+
+
+@pytest.fixture
+def broken_walkers(monkeypatch):
+    """Every walker generated from now on is broken as asked ("typing": numba's typing fails at
+    the first call; "syntax": the module does not import); the caches of programs, plans and
+    plan-cache entries start empty (and the originals come back afterwards, warm). Returns
+    ``(break_as, failures)``: call ``break_as(kind)``; ``failures`` is this test's own
+    ``COMPILE_FAILURES`` list (the conftest guard watches the process's)."""
+    from opsnn import _fastpath, engine
+    from opsnn.kernels import numba_backend
+
+    generate = numba_backend.generate
+    kind = []
+
+    def broken(*args):
+        source = generate(*args)
+        if kind == ["syntax"]:
+            return source + "\nthis is not Python(\n"
+        # a call of a name nothing defines, first in each kernel's body
+        return re.sub(r"(def kernel_\w+\(.*\):\n)", r"\1    opsnn_undefined_function()\n", source)
+
+    failures: list[str] = []
+    monkeypatch.setattr(numba_backend, "generate", broken)
+    monkeypatch.setattr(numba_backend, "COMPILE_FAILURES", failures)
+    monkeypatch.setattr(numba_backend, "_WARNED", set())
+    for name in ("_PROGRAMS", "_PROGRAM_CACHE", "_STEPS", "_COPIES"):
+        monkeypatch.setattr(numba_backend, name, {})
+    monkeypatch.setattr(engine, "_PLAN_CACHE", {})
+    monkeypatch.setattr(engine, "_BOUND_CALLS", {})
+    _fastpath.clear()
+    yield (lambda k: kind.append(k)), failures
+    _fastpath.clear()
+
+
+@pytest.mark.parametrize("kind", ["typing", "syntax"])
+@pytest.mark.parametrize("layer", ["py", "acl"])
+def test_walker_that_does_not_compile_runs_on_numpy(broken_walkers, kind, layer, env, caplog):
+    """A generated walker that fails to compile (an opsnn or numba/LLVM defect, never the
+    caller's) is logged once and the call runs on the NumPy backend, bit for bit as it would
+    (issue 3: NumPy stays the fallback), where it was ACLNN_ERR_INNER (561000, Pythonic) or
+    500003 at synchronize (aclnn): a complex64 transpose did so in session 30. A walker that
+    failed is not compiled again (a failed compile costs a second or more)."""
+    import cases
+    from conftest import run_leaky
+    from opsnn import reference
+
+    break_as, failures = broken_walkers
+    break_as(kind)
+    rng = np.random.default_rng(31)
+    g = rng.standard_normal((37, 29)).astype(F16)
+    x = rng.standard_normal((37, 29)).astype(F16)
+    x[0, :4] = [np.nan, -0.0, np.inf, -np.inf]
+    expect = reference.leaky_relu_backward(g, x, 0.25)  # the float64 golden
+    with caplog.at_level(logging.WARNING, logger="opsnn"):
+        # transposed self: the aclnn layer records Contiguous (a copy program) before the Kernel
+        for _ in range(3):  # the third call of the Pythonic layer tries its plan-cache entry
+            res = run_leaky(layer, env, g, x, 0.25, layouts=("contig", "transposed"))
+            assert cases.bits(res).tobytes() == cases.bits(expect).tobytes()
+    assert failures, "the walkers were really broken"
+    assert len(failures) == len(set(failures)), f"a failed walker compiled again: {failures}"
+    warned = [r.message for r in caplog.records if "did not compile" in r.message]
+    assert warned and len(warned) == len(set(warned))
+    assert all("NumPy backend" in m for m in warned)
+    assert ("NameError" in warned[0] or "TypingError" in warned[0]) if kind == "typing" else "SyntaxError" in warned[0]

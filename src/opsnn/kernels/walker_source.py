@@ -107,7 +107,7 @@ _NAN_SCREEN = {cg.F16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.u
 
 
 def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, hw: bool, screened: set,
-          hoisted: dict, store_apart: bool = False) -> list[str]:
+          hoisted: dict) -> list[str]:
     """``for var in range(count)``: load, compute and store one element. Names it defines:
     ``ld<k>`` (raw loads), ``x<k>`` (converted inputs), ``m<k>`` (NaN screens); the element code
     defines ``e_<n>``. Walker names must not clash with these.
@@ -117,13 +117,10 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
     F16C; the loop then runs with the F16C instructions (exact for every value but a signalling
     NaN, which they quiet). ``screened`` operands are those a quieted NaN could reach the result
     from: they are screened for NaN and the tile is recomputed with the bit formulas if any of
-    them holds a NaN. If ``out`` aliases an input the screen runs first instead, unless
-    ``store_apart`` (the store goes to a scratch row, so the inputs are still there to recompute
-    from)."""
-    def body(hw: bool, only_raw=False):
+    them holds a NaN. The store must not meet the loaded elements (in place, the walkers store
+    into scratch: ``_apart_if_aliased``), so the inputs are still there to recompute from."""
+    def body(hw: bool):
         lines = [f"ld{k} = {raw}" for k, (raw, _) in loads.items()]
-        if only_raw:
-            return lines
         lines += [f"x{k} = {cg.convert_source(f'ld{k}', chain)}" for k, (_, chain) in loads.items()]
         lines += list(code.lines) + [f"{store} = {code.result}"]
         return [_HW_NAMES.sub(lambda m: m.group(1) + "_hw(", line) for line in lines] if hw else lines
@@ -145,15 +142,41 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
     fast = body(True)
     n_raw = len(loads)
     fused = init + [head] + _indent(fast[:n_raw] + update + fast[n_raw:], 1)
-    fused += [f"if {cond}:", "    " + head] + _indent(body(False), 2)
-    # the screen first: a pass over the raw loads of the screened inputs read in the loop (none
-    # when every screened input is loop-invariant: its screen is a hoisted value)
-    scan_first = init + ([head] + _indent(body(False, only_raw=True) + update, 1) if inner else [])
-    scan_first += [f"if {cond}:", "    " + head] + _indent(body(False), 2)
-    scan_first += ["else:", "    " + head] + _indent(fast, 2)
-    if store_apart:
-        return pre + fused
-    return pre + ["if alias:"] + _indent(scan_first, 1) + ["else:"] + _indent(fused, 1)
+    return pre + fused + [f"if {cond}:", "    " + head] + _indent(body(False), 2)
+
+
+def _stores_apart(out_mode: str, out_item: int, screened: set) -> bool:
+    """Whether ``_apart_if_aliased`` computes in place into scratch. Always where a NaN screen
+    must recompute from intact inputs; else not where the scalar loop is as fast: an out with a
+    run-time stride (mode ``g``), stored one element at a time either way (float32 ``[:, ::2]``
+    in place 54 -> 87 us through scratch), and a reversed 8-byte out, whose vector loop gains
+    nothing (float64 1e6 in place, one thread: 361-459 -> 567-765 us through scratch)."""
+    return bool(screened) or not (out_mode == "g" or (out_mode == "r" and out_item == 8))
+
+
+# The block's scratch row for ``_apart_if_aliased`` (empty unless in place). Always a fresh
+# array (~40 ns when empty): with ``sa = out[:0]`` until in place, numba typed ``sa`` as out's
+# (a strided out's base is of any layout), and LLVM then vectorized neither loop through it
+# (float32 reversed in place 1e5: 47 us against 24).
+_ALIAS_SCRATCH = "sa = np.empty({size} if alias else 0, out.dtype)"
+
+
+def _apart_if_aliased(count: str, loads: dict, code: cg.ElementCode, store: str, out_index: str, apart: bool,
+                      hw: bool, screened: set, hoisted: dict) -> list[str]:
+    """``_loop`` over ``j`` < ``count`` storing to ``store``; where out meets an input's memory
+    (``alias``: in place) the same loop into the block's scratch row ``sa``, then a copy of it
+    into out (at ``out_index``). In place, LLVM's vectorized loop checks at run time whether
+    out meets the loaded ranges, finds that it does and runs its scalar loop: in place on a
+    gapped, stepped, reversed or transposed view took 2-3x the time of the same call out of
+    place (float32, bfloat16) and 8-23x with float16 (100 x 1000, one thread: 395 us against
+    17 gapped), whose F16C NaN screen also had to read the inputs in a pass of its own first.
+    ``apart`` False (``_stores_apart``): no scratch, in place too."""
+    if not apart:
+        return _loop("j", count, loads, code, store, hw, screened, hoisted)
+    into = _loop("j", count, loads, code, "sa[np.uint64(j)]", hw, screened, hoisted)
+    back = [f"for j in range({count}):", f"    out[{out_index}] = sa[np.uint64(j)]"]
+    return (["if alias:"] + _indent(into + back, 1) +
+            ["else:"] + _indent(_loop("j", count, loads, code, store, hw, screened, hoisted), 1))
 
 
 def _gather(k: int, segmented: bool) -> list[str]:
@@ -260,6 +283,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
     converts_later = bool(_HW_NAMES.search("\n".join([*code.lines, code.result])))
     screened = {k for k in range(n) if hw and in_chains[k][0] in _NAN_SCREEN and k in code.value_inputs
                 and (converts_later or _HW_NAMES.search(cg.load_source("a", "i", in_chains[k])))}
+    apart = _stores_apart(out_mode, np.dtype(store_dtype).itemsize, screened)
 
     def idx(k, var):  # element index of operand k (0 = out) at inner position var (strided walkers)
         mode = modes[k]
@@ -301,8 +325,7 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                       "        so = np.empty(tile, out.dtype)",
                       "    for t0 in range(start, stop, tile):",
                       "        run = min(t0 + tile, stop) - t0"]
-            into_scratch = _indent(_loop("j", "run", loads, code, "so[np.uint64(j)]", hw, screened, hoisted,
-                                         store_apart=True), 3)
+            into_scratch = _indent(_loop("j", "run", loads, code, "so[np.uint64(j)]", hw, screened, hoisted), 3)
             if streams:  # its own copy of the loop: sharing the in-place one made that 8 % slower
                 lines += ["        if stream:"] + into_scratch + ["            stream_copy(out, t0, so, run)"]
             lines += [f"        {'elif' if streams else 'if'} alias:"] + into_scratch
@@ -334,6 +357,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "    start = b * block_former",
                           "    stop = min(start + block_former, numel)",
                           "    idx = index_buffer()"]
+                if apart:
+                    lines.append(f"    {_ALIAS_SCRATCH.format(size='tile')}")
                 if streams:
                     lines.append("    so = scr_out[b * tile:(b + 1) * tile]")
                 # the block's first element decoded once; the walk then carries its position
@@ -372,7 +397,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                               "                for rr in range(rows_done):"]
                     lines += [f"                    q{k} = p{k} + c * si{k} + rr * sr{k}" +
                               (" - qs" if k == 0 and streams else "") for k in ops]
-                    lines += _indent(_loop("j", count, loads, code, store, hw, screened, hoisted), 5)
+                    lines += _indent(_apart_if_aliased(count, loads, code, store, idx(0, "j"), apart, hw,
+                                                       screened, hoisted), 5)
                 lines += ["            pos += rows_done * length",
                           "            if c + length < inner:  # cut by the tile's end: the next goes on",
                           "                c += length",
@@ -447,6 +473,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                 lines += [f"    s{k} = scr{k}[b]" for k in gathered]
                 if scatter:
                     lines.append("    so = scro[b]")
+                elif apart:  # (a scattered out is computed into scratch anyway)
+                    lines.append(f"    {_ALIAS_SCRATCH.format(size='area')}")
                 lines += ["    for p in range(pstart, pstop):",
                           "        outer = p // per_outer"]
                 lines += [f"        base{k} = offsets[{k}]" for k in ops]
@@ -475,7 +503,11 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                     lines += ["            n_runs = 1 if whole else nr", "            length = nr * run if whole else run"]
                 lines += ["            for r in range(n_runs):", "                srow = r * rs"]
                 lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
-                lines += _indent(_loop("j", "length", p_loads, code, p_store, hw, screened, p_hoisted), 4)
+                if scatter:
+                    lines += _indent(_loop("j", "length", p_loads, code, p_store, hw, screened, p_hoisted), 4)
+                else:
+                    lines += _indent(_apart_if_aliased("length", p_loads, code, p_store, idx(0, "j"), apart, hw,
+                                                       screened, p_hoisted), 4)
                 if scatter:
                     lines.append("            scatter_tile(out, base0 + r0 * sr0 + c0 * si0, sr0, si0, so, rs, nr, run)")
                 lines.append("return 0")
