@@ -1576,3 +1576,36 @@ def test_walker_that_does_not_compile_runs_on_numpy(broken_walkers, kind, layer,
     assert warned and len(warned) == len(set(warned))
     assert all("NumPy backend" in m for m in warned)
     assert ("NameError" in warned[0] or "TypingError" in warned[0]) if kind == "typing" else "SyntaxError" in warned[0]
+
+
+def test_walker_out_of_memory_is_not_a_compile_failure(monkeypatch):
+    """A compiled walker raises MemoryError when its scratch cannot be allocated: the call
+    fails as any failed allocation does (200000, ACL_ERROR_BAD_ALLOC), and the walker is not
+    taken for one that did not compile (not marked, not logged, used again next call)."""
+    from opsnn import _fastpath, engine
+    from opsnn.kernels import numba_backend
+
+    function = numba_backend.Program.function
+    short = [True]
+
+    def walker(self, launch, parallel):  # the real walker, out of memory while `short`
+        fn = function(self, launch, parallel)
+
+        def call(*args):
+            if short[0]:
+                raise MemoryError("scratch")
+            return fn(*args)
+        return call
+
+    monkeypatch.setattr(numba_backend.Program, "function", walker)
+    engine.clear_plan_cache()
+    _fastpath.clear()
+    g = np.full((40, 50), 3.0, F32)
+    x = np.full((50, 40), -1.0, F32).T  # the panels walker, whose gather has scratch tiles
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.leaky_relu_backward(g, x, 0.5)
+    assert info.value.status == 200000 and "scratch" in info.value.message
+    assert not numba_backend.COMPILE_FAILURES
+    short[0] = False
+    assert (opsnn.leaky_relu_backward(g, x, 0.5) == 1.5).all()
+    assert not numba_backend.COMPILE_FAILURES

@@ -255,10 +255,13 @@ class Program:
 
     def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
         """``fn`` on these arrays through numba's dispatcher, which compiles it for their types at
-        the first such call: a failure there (a generated walker raises nothing once compiled)
-        marks the walker failed and raises Fallback before anything was written."""
+        the first such call: a failure there marks the walker failed and raises Fallback before
+        anything was written. Once compiled, a walker raises nothing but MemoryError (its scratch
+        not allocated), which goes to the caller as any failed allocation does; the walker stays."""
         try:
             return fn(*self.arguments(launch, geometry, out, ins, scalars, check))
+        except MemoryError:
+            raise
         except Exception as exc:  # noqa: BLE001 - see COMPILE_FAILURES
             key = self._key_of(fn)
             self._fns[key] = failure = _compile_failure(self._what(key), exc)
