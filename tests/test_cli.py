@@ -579,3 +579,31 @@ def test_cli_output_into_a_closed_pipe_ends_quietly_with_141(argv):
     proc.stdout.close()  # the reader is gone before the first line
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 141 and err == "", err
+
+
+def test_cache_shows_prunes_and_clears_only_kernel_caches(capsys, monkeypatch, tmp_path):
+    """`opsnn cache` names this version's kernel cache and the stale ones beside it; --prune
+    removes those of other versions, --clear this one's too; nothing under the root that is not
+    named as a kernel cache is touched (the root may be a directory of the user's)."""
+    from opsnn.kernels import numba_backend as nb
+
+    monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path))
+    current = nb.cache_dir()
+    (current / "k_0.py").write_text("x" * 1000)
+    stale = tmp_path / (nb.CACHE_PREFIX + "0123abcd")
+    stale.mkdir()
+    (stale / "k_1.py").write_text("y" * (3 << 20))
+    kept = [tmp_path / (nb.CACHE_PREFIX + "keep"), tmp_path / "notes.txt"]
+    kept[0].mkdir()
+    kept[1].write_text("mine")
+    code, out = _run(capsys, "cache")
+    assert code == 0 and f"{current}: 1 kernel module, 0.0 MiB" in out
+    assert f"other versions  1 directory, 3.0 MiB under {tmp_path}" in out
+    code, out = _run(capsys, "cache", "--prune")
+    assert code == 0 and out == f"removed 1 kernel cache directory (3.0 MiB) under {tmp_path}\n"
+    assert not stale.exists() and current.exists() and all(p.exists() for p in kept)
+    code, out = _run(capsys, "cache")
+    assert "other versions" not in out
+    code, out = _run(capsys, "cache", "--clear")
+    assert code == 0 and "removed 1 kernel cache directory" in out
+    assert not current.exists() and all(p.exists() for p in kept)

@@ -1,4 +1,4 @@
-"""The ``opsnn`` command: ``demo | run | verify | tiling | bench | describe | list``.
+"""The ``opsnn`` command: ``demo | run | verify | tiling | bench | describe | list | cache``.
 
 Exit status: 0 on success, 1 when an operator call or a verified case fails (or host memory
 runs out), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
@@ -31,6 +31,7 @@ _COMMANDS = {
     "bench": ("opsnn.bench", "benchmark against PyTorch and a memory-bandwidth reference"),
     "describe": ("opsnn.cli", "print an operator's spec: parameters, dtypes per SoC, checks"),
     "list": ("opsnn.cli", "list the operators"),
+    "cache": ("opsnn.cli", "show the compiled-kernel cache; remove other versions' caches or all"),
 }
 
 
@@ -74,6 +75,51 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError as exc:
         print(f"opsnn {args.command}: out of host memory ({exc or 'allocation failed'})", file=sys.stderr)
         return 1
+
+
+# ---- cache -------------------------------------------------------------------------------
+
+def _add_cache_arguments(parser) -> None:
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--prune", action="store_true",
+                      help="remove the caches of other opsnn, numba or NumPy versions (never read again)")
+    what.add_argument("--clear", action="store_true",
+                      help="remove every kernel cache, this version's too (the next calls compile anew)")
+
+
+def _run_cache(args) -> int:
+    """The kernel cache (``numba_backend.cache_dir``) and the stale ones beside it; removes only
+    directories named as kernel caches (``stale_cache_dirs``), never anything else."""
+    import shutil
+
+    from .kernels import numba_backend as nb
+
+    current = nb.cache_dir()
+    stale = nb.stale_cache_dirs()
+    if args.prune or args.clear:
+        doomed = stale + ([current] if args.clear else [])
+        freed = sum(_tree_bytes(p) for p in doomed)
+        for path in doomed:
+            shutil.rmtree(path)
+        print(f"removed {len(doomed)} kernel cache director{'y' if len(doomed) == 1 else 'ies'} "
+              f"({_mib(freed)}) under {nb.cache_root()}")
+        return 0
+    modules = len(list(current.glob("k_*.py")))
+    print(f"kernel cache  {current}: {modules} kernel module{'' if modules == 1 else 's'}, "
+          f"{_mib(_tree_bytes(current))} (this opsnn's, for numba {nb.numba.__version__} and NumPy {np.__version__})")
+    if stale:
+        print(f"other versions  {len(stale)} director{'y' if len(stale) == 1 else 'ies'}, "
+              f"{_mib(sum(_tree_bytes(p) for p in stale))} under {nb.cache_root()} "
+              "(`opsnn cache --prune` removes them)")
+    return 0
+
+
+def _tree_bytes(path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / (1 << 20):.1f} MiB"
 
 
 # ---- list / describe ---------------------------------------------------------------------

@@ -36,6 +36,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -139,15 +140,37 @@ def _compile_failure(what: str, exc: Exception) -> Fallback:
 
 # ---- generated modules -------------------------------------------------------------------
 
-def cache_dir() -> Path:
-    """Where generated kernel modules (and numba's cache beside them) live."""
+CACHE_PREFIX = "numba-kernels-"  # + the first 8 hex digits of SUPPORT_VERSION
+
+
+def cache_root() -> Path:
+    """The directory that holds one kernel cache per support version: ``$OPSNN_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/opsnn``, else ``~/.cache/opsnn``."""
     root = os.environ.get("OPSNN_CACHE_DIR")
     if root:
-        base = Path(root)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = (Path(xdg) if xdg else Path.home() / ".cache") / "opsnn"
-    path = base / f"numba-kernels-{SUPPORT_VERSION[:8]}"
+        return Path(root)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "opsnn"
+
+
+def stale_cache_dirs() -> list[Path]:
+    """Kernel caches under ``cache_root()`` of other support versions (another opsnn, numba or
+    NumPy made them: this one never reads them again), oldest first. Only directories named as
+    ``cache_dir`` names them: nothing else under the root is ever listed."""
+    current = CACHE_PREFIX + SUPPORT_VERSION[:8]
+    try:
+        found = [p for p in cache_root().iterdir() if p.is_dir() and p.name != current
+                 and re.fullmatch(re.escape(CACHE_PREFIX) + "[0-9a-f]{8}", p.name)]
+    except OSError:  # no root yet
+        return []
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
+def cache_dir() -> Path:
+    """Where generated kernel modules (and numba's cache beside them) live: a directory of
+    ``cache_root()`` named by the support version (created), or one in the temporary directory
+    where that is not writable."""
+    path = cache_root() / f"{CACHE_PREFIX}{SUPPORT_VERSION[:8]}"
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".writable"
@@ -852,8 +875,8 @@ def set_num_threads(n: int) -> None:
 
 
 __all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "step_program", "dense_order",
-           "cache_dir", "copy", "entry_point", "get_num_threads", "host_launch", "launch",
-           "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
+           "CACHE_PREFIX", "cache_dir", "cache_root", "stale_cache_dirs", "COMPILE_FAILURES", "copy",
+           "entry_point", "get_num_threads", "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
            "span_entry", "moved_bytes", "work_bytes", "GATHER_WEIGHT", "PLANNED_THREADS_BIT",
            "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES",
            "parallel_min_bytes", "second_thread_pays_from", "threshold_candidates", "copy_times_us"]
