@@ -117,8 +117,8 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
     F16C; the loop then runs with the F16C instructions (exact for every value but a signalling
     NaN, which they quiet). ``screened`` operands are those a quieted NaN could reach the result
     from: they are screened for NaN and the tile is recomputed with the bit formulas if any of
-    them holds a NaN. The store must not meet the loaded elements (in place, the walkers store
-    into scratch: ``_apart_if_aliased``), so the inputs are still there to recompute from."""
+    them holds a NaN; the store must then not meet the loaded elements, so the inputs are still
+    there to recompute from (in place, the walkers store into scratch: ``_stores_apart``)."""
     def body(hw: bool):
         lines = [f"ld{k} = {raw}" for k, (raw, _) in loads.items()]
         lines += [f"x{k} = {cg.convert_source(f'ld{k}', chain)}" for k, (_, chain) in loads.items()]
@@ -471,9 +471,10 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                           "    pstart = b * block_former",
                           "    pstop = min(pstart + block_former, n_panels)"]
                 lines += [f"    s{k} = scr{k}[b]" for k in gathered]
+                p_apart = apart and not scatter  # a scattered out is computed into scratch anyway
                 if scatter:
                     lines.append("    so = scro[b]")
-                elif apart:  # (a scattered out is computed into scratch anyway)
+                if p_apart:
                     lines.append(f"    {_ALIAS_SCRATCH.format(size='area')}")
                 lines += ["    for p in range(pstart, pstop):",
                           "        outer = p // per_outer"]
@@ -503,11 +504,8 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
                     lines += ["            n_runs = 1 if whole else nr", "            length = nr * run if whole else run"]
                 lines += ["            for r in range(n_runs):", "                srow = r * rs"]
                 lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
-                if scatter:
-                    lines += _indent(_loop("j", "length", p_loads, code, p_store, hw, screened, p_hoisted), 4)
-                else:
-                    lines += _indent(_apart_if_aliased("length", p_loads, code, p_store, idx(0, "j"), apart, hw,
-                                                       screened, p_hoisted), 4)
+                lines += _indent(_apart_if_aliased("length", p_loads, code, p_store, idx(0, "j"), p_apart, hw,
+                                                   screened, p_hoisted), 4)
                 if scatter:
                     lines.append("            scatter_tile(out, base0 + r0 * sr0 + c0 * si0, sr0, si0, so, rs, nr, run)")
                 lines.append("return 0")
