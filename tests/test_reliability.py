@@ -1516,7 +1516,8 @@ def test_doc_rows_match_tests():
 @pytest.fixture
 def broken_walkers(monkeypatch):
     """Every walker generated from now on is broken as asked ("typing": numba's typing fails at
-    the first call; "syntax": the module does not import); the caches of programs, plans and
+    the first call; "syntax": the module does not import; "generate": generating its source
+    raises); the caches of programs, plans and
     plan-cache entries start empty (and the originals come back afterwards, warm). Returns
     ``(break_as, failures)``: call ``break_as(kind)``; ``failures`` is this test's own
     ``COMPILE_FAILURES`` list (the conftest guard watches the process's)."""
@@ -1527,6 +1528,8 @@ def broken_walkers(monkeypatch):
     kind = []
 
     def broken(*args):
+        if kind == ["generate"]:
+            raise RuntimeError("no source")
         source = generate(*args)
         if kind == ["syntax"]:
             return source + "\nthis is not Python(\n"
@@ -1537,6 +1540,7 @@ def broken_walkers(monkeypatch):
     monkeypatch.setattr(numba_backend, "generate", broken)
     monkeypatch.setattr(numba_backend, "COMPILE_FAILURES", failures)
     monkeypatch.setattr(numba_backend, "_WARNED", set())
+    monkeypatch.setattr(numba_backend, "_FAILED", {})
     for name in ("_PROGRAMS", "_PROGRAM_CACHE", "_STEPS", "_COPIES"):
         monkeypatch.setattr(numba_backend, name, {})
     monkeypatch.setattr(engine, "_PLAN_CACHE", {})
@@ -1546,16 +1550,19 @@ def broken_walkers(monkeypatch):
     _fastpath.clear()
 
 
-@pytest.mark.parametrize("kind", ["typing", "syntax"])
+@pytest.mark.parametrize("kind", ["typing", "syntax", "generate"])
 @pytest.mark.parametrize("layer", ["py", "acl"])
 def test_walker_that_does_not_compile_runs_on_numpy(broken_walkers, kind, layer, env, caplog):
     """A generated walker that fails to compile (an opsnn or numba/LLVM defect, never the
     caller's) is logged once and the call runs on the NumPy backend, bit for bit as it would
     (issue 3: NumPy stays the fallback), where it was ACLNN_ERR_INNER (561000, Pythonic) or
     500003 at synchronize (aclnn): a complex64 transpose did so in session 30. A walker that
-    failed is not compiled again (a failed compile costs a second or more)."""
+    failed is not compiled again (a failed compile costs a second or more), nor its twin of the same
+    source (the engine runs a fused chain that failed step by step: its Kernel step generates the
+    same walker; a breaker saw two compiles and two warnings)."""
     import cases
     from conftest import run_leaky
+
     from opsnn import reference
 
     break_as, failures = broken_walkers
@@ -1566,16 +1573,18 @@ def test_walker_that_does_not_compile_runs_on_numpy(broken_walkers, kind, layer,
     x[0, :4] = [np.nan, -0.0, np.inf, -np.inf]
     expect = reference.leaky_relu_backward(g, x, 0.25)  # the float64 golden
     with caplog.at_level(logging.WARNING, logger="opsnn"):
-        # transposed self: the aclnn layer records Contiguous (a copy program) before the Kernel
-        for _ in range(3):  # the third call of the Pythonic layer tries its plan-cache entry
-            res = run_leaky(layer, env, g, x, 0.25, layouts=("contig", "transposed"))
-            assert cases.bits(res).tobytes() == cases.bits(expect).tobytes()
+        # transposed self: a Contiguous step (a copy program) before the Kernel; contiguous: the
+        # Pythonic layer's fused chain is the Kernel step alone, whose walker the steps share
+        for layouts in (("contig", "transposed"), ("contig", "contig")):
+            for _ in range(3):  # the third call of the Pythonic layer tries its plan-cache entry
+                res = run_leaky(layer, env, g, x, 0.25, layouts=layouts)
+                assert cases.bits(res).tobytes() == cases.bits(expect).tobytes()
     assert failures, "the walkers were really broken"
     assert len(failures) == len(set(failures)), f"a failed walker compiled again: {failures}"
-    warned = [r.message for r in caplog.records if "did not compile" in r.message]
-    assert warned and len(warned) == len(set(warned))
-    assert all("NumPy backend" in m for m in warned)
-    assert ("NameError" in warned[0] or "TypingError" in warned[0]) if kind == "typing" else "SyntaxError" in warned[0]
+    warned = [r.message for r in caplog.records if "numba backend" in r.message]
+    assert len(warned) == len(failures), f"logged once each, nothing else: {warned}"
+    assert all("did not compile" in m and "NumPy backend" in m for m in warned)
+    assert {"typing": "NameError", "syntax": "SyntaxError", "generate": "RuntimeError: no source"}[kind] in warned[0]
 
 
 def test_walker_out_of_memory_is_not_a_compile_failure(monkeypatch):

@@ -117,10 +117,21 @@ class Fallback(Exception):
     """This launch cannot run compiled; the caller uses the NumPy backend."""
 
 
+class CompileFailure(Fallback):
+    """A walker that did not generate, import or compile (logged when it failed)."""
+
+
 def _warn_once(key, message: str) -> None:
     if key not in _WARNED:
         _WARNED.add(key)
         log.warning("numba backend: %s; running it on the NumPy backend", message)
+
+
+def _fell_back(where: str, exc: Fallback) -> None:
+    """Log once that ``where`` runs on the NumPy backend for a layout the walkers cannot address
+    (a walker that did not compile was logged when it failed)."""
+    if not isinstance(exc, CompileFailure):
+        _warn_once(("layout", str(exc)), f"{where}: {exc}")
 
 
 # Walkers that failed to generate, import or compile in this process, one line each. Such a
@@ -129,13 +140,22 @@ def _warn_once(key, message: str) -> None:
 # "NumPy stays the fallback" asks (same bits, slower), and is logged once. The test suite fails
 # any test during which this grows (tests/conftest.py), so a fallback cannot hide a defect there.
 COMPILE_FAILURES: list[str] = []
+# why each failed variant failed, by what determines its source (``Program._variant``): another
+# Program of the same source (the engine runs a fused chain that failed step by step, and its
+# Kernel step's program generates the same walker) meets the failure without compiling again
+_FAILED: dict[tuple, str] = {}
 
 
-def _compile_failure(what: str, exc: Exception) -> Fallback:
-    message = f"{what} did not compile ({type(exc).__name__}: {str(exc).strip()[:500]})"
-    COMPILE_FAILURES.append(message)
-    _warn_once(("compile", what), message)
-    return Fallback(message)
+def _compile_failure(variant: tuple, what: str, exc: Exception) -> CompileFailure:
+    """The CompileFailure of ``variant`` (``what`` names it), recorded, listed in
+    COMPILE_FAILURES and logged the first time only."""
+    with _LOCK:
+        message = _FAILED.get(variant)
+        if message is None:
+            message = _FAILED[variant] = f"{what} did not compile ({type(exc).__name__}: {str(exc).strip()[:500]})"
+            COMPILE_FAILURES.append(message)
+            log.warning("numba backend: %s; running it on the NumPy backend", message)
+    return CompileFailure(message)
 
 
 # ---- generated modules -------------------------------------------------------------------
@@ -252,17 +272,20 @@ class Program:
         key = (launch.walker, launch.modes, launch.seg > 1, parallel, STREAM_MIN_BYTES)
         fn = self._fns.get(key)
         if fn is None:
+            known = _FAILED.get(self._variant(key))
+            if known is not None:  # another Program's walker of the same source failed
+                self._fns[key] = known
+                raise CompileFailure(known)
             try:
                 source = generate(self.code, self.in_chains, self.store_chain[-1], self.scalar_names,
                                   launch.walker, launch.modes, STREAM_MIN_BYTES, launch.seg > 1)
                 module = _load_module(source)
             except Exception as exc:  # noqa: BLE001 - any failure here is opsnn's (see COMPILE_FAILURES)
-                self._fns[key] = failure = _compile_failure(self._what(key), exc)
-                raise failure from exc
+                raise self._failed(key, exc) from exc
             fn = module.kernel_parallel if parallel else module.kernel_serial
             self._fns[key] = fn
-        elif isinstance(fn, Fallback):  # failed before: not tried again (a failed compile costs seconds)
-            raise Fallback(*fn.args)
+        elif isinstance(fn, str):  # failed before: not tried again (a failed compile costs seconds)
+            raise CompileFailure(fn)
         return fn
 
     def entry(self, launch: HostLaunch, parallel: bool, sample: tuple):
@@ -270,10 +293,12 @@ class Program:
         (``entry_point``), compiled now; raises Fallback, and the walker is not tried again, where
         that fails."""
         fn = self.function(launch, parallel)
+        key = self._key_of(fn)
         try:
-            return entry_point(fn, sample, self._what(self._key_of(fn)))
-        except Fallback as failure:
-            self._fns[self._key_of(fn)] = failure
+            return entry_point(fn, sample, self._what(key), self._variant(key))
+        except CompileFailure as failure:
+            self._fns[key] = str(failure)
+            self._launches.clear()  # those planned with fn would call it again
             raise
 
     def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
@@ -286,13 +311,22 @@ class Program:
         except MemoryError:
             raise
         except Exception as exc:  # noqa: BLE001 - see COMPILE_FAILURES
-            key = self._key_of(fn)
-            self._fns[key] = failure = _compile_failure(self._what(key), exc)
-            self._launches.clear()  # those planned with fn would call it again
-            raise failure from exc
+            raise self._failed(self._key_of(fn), exc) from exc
+
+    def _failed(self, key: tuple, exc: Exception) -> CompileFailure:
+        """Walker ``key`` did not generate, import or compile: marked, so that neither this
+        Program nor another of the same source tries it again, and its CompileFailure."""
+        failure = _compile_failure(self._variant(key), self._what(key), exc)
+        self._fns[key] = str(failure)
+        self._launches.clear()  # those planned with the walker would call it again
+        return failure
 
     def _key_of(self, fn) -> tuple:
         return next(key for key, known in self._fns.items() if known is fn)
+
+    def _variant(self, key: tuple) -> tuple:
+        """What determines walker ``key``'s source (``generate``'s arguments)."""
+        return (self.code, self.in_chains, self.store_chain[-1], self.scalar_names) + key
 
     def _what(self, key: tuple) -> str:
         walker, modes, segmented, parallel = key[:4]
@@ -377,11 +411,11 @@ class Program:
                 launch.tile_cols, launch.seg, check)
 
 
-def entry_point(fn, sample: tuple, what: str):
+def entry_point(fn, sample: tuple, what: str, variant: tuple | None = None):
     """The machine-code entry of the numba dispatcher ``fn`` for arguments typed like ``sample``,
     compiled (or loaded from numba's disk cache) now: a call then skips numba's per-call type
-    dispatch (about 0.2 us of a 4-element call). Raises Fallback (``COMPILE_FAILURES``, naming
-    ``what``) where it does not compile.
+    dispatch (about 0.2 us of a 4-element call). Raises CompileFailure (``COMPILE_FAILURES``,
+    naming ``what``; recorded for ``variant``, by default ``what``) where it does not compile.
 
     Sound only where every later call passes arguments of the same numba types: a bound launch
     (``Program.bind``: the very arrays of ``sample``), or a plan-cache hit, whose key fixes dtype,
@@ -393,7 +427,7 @@ def entry_point(fn, sample: tuple, what: str):
     try:
         return fn.compile(tuple(fn.typeof_pyval(a) for a in sample))
     except Exception as exc:  # noqa: BLE001 - see COMPILE_FAILURES
-        raise _compile_failure(what, exc) from exc
+        raise _compile_failure(variant or (what,), what, exc) from exc
 
 
 
@@ -770,7 +804,7 @@ def launch(step, srcs: list, dst: np.ndarray) -> None:
             prog.run({"out": dst, **{f"in{k}": s for k, s in enumerate(srcs)}}, scalars)
             return
         except Fallback as exc:
-            _warn_once(("layout", str(exc)), f"{step.name}: {exc}")
+            _fell_back(step.name, exc)
     numpy_backend.launch(step, srcs, dst)
 
 
@@ -796,7 +830,7 @@ def bind_step(step, srcs: list, dst: np.ndarray):
         try:
             return prog.bind({prog.output: dst, **dict(zip(prog.inputs, srcs))}, scalars)
         except Fallback as exc:
-            _warn_once(("layout", str(exc)), f"{step.name or step.kind}: {exc}")
+            _fell_back(step.name or step.kind, exc)
 
     def fallback() -> None:
         with np.errstate(all="ignore"):
@@ -851,7 +885,7 @@ def copy(dst: np.ndarray, src: np.ndarray) -> None:
             prog.run({"out": dst, "src": src}, ())
             return
         except Fallback as exc:
-            _warn_once(("layout", str(exc)), f"copy: {exc}")
+            _fell_back("copy", exc)
     dtypes.cast_into(dst, src)
 
 
