@@ -676,7 +676,7 @@ def test_in_place_on_strided_views_equals_numpy(backend, monkeypatch, dt, layout
     LLVM's vectorized loop runs its scalar code, float16 8-23x slower), but where the scalar
     loop is as fast (``_stores_apart``); a float16 NaN screen recomputes a run from the untouched
     inputs. The NumPy backend's bits, NaN payloads included, for every 16-bit pattern
-    (signalling NaNs too), out = grad and the forward ops in place; the base outside the view
+    (signalling NaNs too), out = grad and the forward op in place; the base outside the view
     untouched. float16, whose screen is the delicate part, also on the pool (its prange walkers).
     A view of each walker mode: c (gapped), r, t and g (steps), panels (transposed)."""
     from opsnn import _fastpath, engine
@@ -693,13 +693,12 @@ def test_in_place_on_strided_views_equals_numpy(backend, monkeypatch, dt, layout
     g = cases.filled(shape, dt, 5, cases.grad_specials(dt))
     base_shape, view_of = _STRIDED_VIEWS[layout]
     sentinel = np.array(7.0).astype(dt)
+    # LeakyRelu's value passes through float16 conversions, so its loops are screened for NaN;
+    # Hardtanh's differ only in their comparisons (a breaker's fuzz ran them in place, session 31:
+    # left out here for the suite's compile time)
     calls = [("leaky_relu_backward out=grad", g, lambda y: opsnn.leaky_relu_backward(y, x, 0.3, out=y)),
-             ("hardtanh_backward out=grad", g, lambda y: opsnn.hardtanh_backward(y, x, -0.5, 2.0, out=y)),
-             ("leaky_relu_", x, lambda y: opsnn.leaky_relu_(y, 0.3)),
-             ("hardtanh_", x, lambda y: opsnn.hardtanh_(y, -0.5, 2.0))]
+             ("leaky_relu_", x, lambda y: opsnn.leaky_relu_(y, 0.3))]
     for what, values, call in calls:
-        if dt == F64 and what.startswith("hardtanh"):
-            continue  # HardtanhBackward has no float64 (its dtype list)
         want = values.copy()
         backend("numpy", call, want)  # in place on a contiguous copy
         base = np.full(base_shape(shape), sentinel)
