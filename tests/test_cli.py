@@ -593,9 +593,13 @@ def test_cache_shows_prunes_and_clears_only_kernel_caches(capsys, monkeypatch, t
     stale = tmp_path / (nb.CACHE_PREFIX + "0123abcd")
     stale.mkdir()
     (stale / "k_1.py").write_text("y" * (3 << 20))
-    kept = [tmp_path / (nb.CACHE_PREFIX + "keep"), tmp_path / "notes.txt"]
+    kept = [tmp_path / (nb.CACHE_PREFIX + "keep"), tmp_path / "notes.txt", tmp_path / "elsewhere",
+            tmp_path / (nb.CACHE_PREFIX + "feedbeef")]
     kept[0].mkdir()
     kept[1].write_text("mine")
+    kept[2].mkdir()
+    (kept[2] / "data").write_text("mine too")
+    kept[3].symlink_to(kept[2])  # named as a cache, but a link: not ours to follow
     code, out = _run(capsys, "cache")
     assert code == 0 and f"{current}: 1 kernel module, 0.0 MiB" in out
     assert f"other versions  1 directory, 3.0 MiB under {tmp_path}" in out
@@ -606,4 +610,4 @@ def test_cache_shows_prunes_and_clears_only_kernel_caches(capsys, monkeypatch, t
     assert "other versions" not in out
     code, out = _run(capsys, "cache", "--clear")
     assert code == 0 and "removed 1 kernel cache directory" in out
-    assert not current.exists() and all(p.exists() for p in kept)
+    assert not current.exists() and all(p.exists() for p in kept) and (kept[2] / "data").exists()

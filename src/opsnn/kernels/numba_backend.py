@@ -176,10 +176,11 @@ def cache_root() -> Path:
 def stale_cache_dirs() -> list[Path]:
     """Kernel caches under ``cache_root()`` of other support versions (another opsnn, numba or
     NumPy made them: this one never reads them again), oldest first. Only directories named as
-    ``cache_dir`` names them: nothing else under the root is ever listed."""
+    ``cache_dir`` names them, and no symbolic link (whose target may be anything): nothing else
+    under the root is ever listed."""
     current = CACHE_PREFIX + SUPPORT_VERSION[:8]
     try:
-        found = [p for p in cache_root().iterdir() if p.is_dir() and p.name != current
+        found = [p for p in cache_root().iterdir() if p.is_dir() and not p.is_symlink() and p.name != current
                  and re.fullmatch(re.escape(CACHE_PREFIX) + "[0-9a-f]{8}", p.name)]
     except OSError:  # no root yet
         return []
