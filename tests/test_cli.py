@@ -611,3 +611,44 @@ def test_cache_shows_prunes_and_clears_only_kernel_caches(capsys, monkeypatch, t
     code, out = _run(capsys, "cache", "--clear")
     assert code == 0 and "removed 1 kernel cache directory" in out
     assert not current.exists() and all(p.exists() for p in kept) and (kept[2] / "data").exists()
+
+
+def test_cache_in_a_root_that_is_not_writable_is_private(capsys, monkeypatch, tmp_path):
+    """A cache root that cannot be written (here a file) sends the kernels to the temporary
+    directory: one named for the user and version when it is this user's private directory,
+    else a fresh private one (in a shared /tmp anyone could make that name first and plant
+    modules there; a breaker's). `opsnn cache` says where it is and why."""
+    import os
+
+    from opsnn.kernels import numba_backend as nb
+
+    root = tmp_path / "a-file"
+    root.write_text("not a directory")
+    monkeypatch.setenv("OPSNN_CACHE_DIR", str(root))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr(nb, "_TEMPORARY_CACHE", [])
+    named = tmp_path / f"opsnn-numba-kernels-{os.getuid()}-{nb.SUPPORT_VERSION[:8]}"
+    assert nb.cache_dir() == named and (named.stat().st_mode & 0o777) == 0o700
+    code, out = _run(capsys, "cache")
+    assert code == 0 and f"{named} (a temporary directory: {root} is not writable)" in out
+    named.chmod(0o777)  # as if another user had made it for us
+    monkeypatch.setattr(nb, "_TEMPORARY_CACHE", [])
+    fresh = nb.cache_dir()
+    assert fresh != named and fresh.parent == tmp_path and (fresh.stat().st_mode & 0o777) == 0o700
+
+
+def test_cache_clear_leaves_a_linked_cache_and_names_what_it_could_not_remove(capsys, monkeypatch, tmp_path):
+    """This version's cache as a symbolic link (moved to another disk): --clear leaves the link
+    and its target and says so; the stale caches go."""
+    from opsnn.kernels import numba_backend as nb
+
+    monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path))
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (target / "k_0.py").write_text("x")
+    (tmp_path / (nb.CACHE_PREFIX + nb.SUPPORT_VERSION[:8])).symlink_to(target)
+    (tmp_path / (nb.CACHE_PREFIX + "0123abcd")).mkdir()
+    code, out = _run(capsys, "cache", "--clear")
+    assert code == 0 and out.startswith("removed 1 kernel cache directory")
+    assert "a symbolic link" in out and (target / "k_0.py").exists()
+    assert not (tmp_path / (nb.CACHE_PREFIX + "0123abcd")).exists()

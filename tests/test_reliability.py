@@ -1516,8 +1516,8 @@ def test_doc_rows_match_tests():
 @pytest.fixture
 def broken_walkers(monkeypatch):
     """Every walker generated from now on is broken as asked ("typing": numba's typing fails at
-    the first call; "syntax": the module does not import; "generate": generating its source
-    raises); the caches of programs, plans and
+    the first call, "serial": only for the serial walker of each module; "syntax": the module does
+    not import; "generate": generating its source raises); the caches of programs, plans and
     plan-cache entries start empty (and the originals come back afterwards, warm). Returns
     ``(break_as, failures)``: call ``break_as(kind)``; ``failures`` is this test's own
     ``COMPILE_FAILURES`` list (the conftest guard watches the process's)."""
@@ -1533,8 +1533,9 @@ def broken_walkers(monkeypatch):
         source = generate(*args)
         if kind == ["syntax"]:
             return source + "\nthis is not Python(\n"
-        # a call of a name nothing defines, first in each kernel's body
-        return re.sub(r"(def kernel_\w+\(.*\):\n)", r"\1    opsnn_undefined_function()\n", source)
+        # a call of a name nothing defines, first in each kernel's body ("serial": its serial one)
+        which = "kernel_serial" if kind == ["serial"] else r"kernel_\w+"
+        return re.sub(rf"(def {which}\(.*\):\n)", r"\1    opsnn_undefined_function()\n", source)
 
     failures: list[str] = []
     monkeypatch.setattr(numba_backend, "generate", broken)
@@ -1618,3 +1619,35 @@ def test_walker_out_of_memory_is_not_a_compile_failure(monkeypatch):
     short[0] = False
     assert (opsnn.leaky_relu_backward(g, x, 0.5) == 1.5).all()
     assert not numba_backend.COMPILE_FAILURES
+
+
+@pytest.mark.parametrize("layout", ["contig", "transposed"])
+def test_bound_pool_launch_replanned_onto_a_walker_that_does_not_compile(broken_walkers, acl_env, monkeypatch,
+                                                                          layout):
+    """A repeatable executor bound to the pool, launched where it must plan anew (a forked child,
+    emulated by numba_backend._FORKED, runs every launch on its calling thread) onto a serial
+    walker that does not compile: the NumPy backend runs it. A breaker's: 500003 at every
+    synchronize. Contiguous: the fused call (engine.bind's first branch); transposed: the bound
+    steps, a Contiguous step into the workspace first (Program.bind)."""
+    import cases
+
+    from opsnn import reference
+    from opsnn.kernels import numba_backend
+
+    break_as, failures = broken_walkers
+    break_as("serial")
+    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)  # the pool from the first byte
+    g = cases.filled((300, 200), F32, 5, cases.grad_specials(F32))
+    x = cases.filled((300, 200), F32, 6, cases.self_specials(F32))
+    gt, xt, ot = acl_env.put(g), acl_env.put_layout(x, layout), acl_env.put(np.zeros_like(g))
+    slope = acl_env.scalar(0.5, "DOUBLE")
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, slope, False, ot.tensor)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    workspace = acl_env.malloc(ws) if ws else None
+    want = reference.leaky_relu_backward(g, x, 0.5)
+    for forked in (False, True, True):
+        monkeypatch.setattr(numba_backend, "_FORKED", forked)
+        assert aclnn.aclnnLeakyReluBackward(workspace, ws, ex, acl_env.stream) == 0
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0, acl.get_recent_err_msg()
+        cases.assert_bits_equal(ot.view(), want)
+    assert failures and len(failures) == len(set(failures))

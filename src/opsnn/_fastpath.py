@@ -389,7 +389,8 @@ class _Entry:
     def __call__(self, *tensors_and_out):
         """A pool launch (PARALLEL_MIN_BYTES or more) under a thread count ``fast`` was not
         planned for: the ``prange`` walker over the plan for the current count; the serial one
-        where the backend no longer uses its pool (a forked child, ``use_parallel``)."""
+        where the backend no longer uses its pool (a forked child, ``use_parallel``). None, as
+        for a refused call, where that walker does not compile."""
         out = tensors_and_out[-1]
         ins = [tensors_and_out[pos] for pos in self.positions]
         if self.allocating:
@@ -400,8 +401,12 @@ class _Entry:
             launch = self.prog.launch_for(out, ins, threads)
             prepared = self.launches[threads] = (launch, self.impl.launch_arrays(launch))
         launch, geometry = prepared
-        fn = self.prog.function(launch, self.impl.use_parallel(self.work))
-        return None if self.prog.call(fn, launch, geometry, out, ins, self.scalars, self.check) else out
+        try:
+            fn = self.prog.function(launch, self.impl.use_parallel(self.work))
+            status = self.prog.call(fn, launch, geometry, out, ins, self.scalars, self.check)
+        except self.impl.Fallback:  # that walker did not compile: the caller's full path runs
+            return None
+        return None if status else out
 
 
 __all__ = ["ENTRIES", "MAX_ENTRIES", "caller", "clear", "compiled", "hit", "key", "remember", "step_call"]

@@ -89,28 +89,41 @@ def _add_cache_arguments(parser) -> None:
 
 def _run_cache(args) -> int:
     """The kernel cache (``numba_backend.cache_dir``) and the stale ones beside it; removes only
-    directories named as kernel caches (``stale_cache_dirs``), never anything else."""
+    directories named as kernel caches (``stale_cache_dirs``) and this version's own, never a
+    symbolic link or anything else. Exit 2 when one could not be removed (each named)."""
     import shutil
 
     from .kernels import numba_backend as nb
 
+    root = nb.cache_root()
     current = nb.cache_dir()
     stale = nb.stale_cache_dirs()
+    where = "" if current.parent == root else f" (a temporary directory: {root} is not writable)"
     if args.prune or args.clear:
-        doomed = stale + ([current] if args.clear else [])
-        freed = sum(_tree_bytes(p) for p in doomed)
+        doomed = stale + ([current] if args.clear and not current.is_symlink() else [])
+        freed, failed = 0, []
         for path in doomed:
-            shutil.rmtree(path)
-        print(f"removed {len(doomed)} kernel cache director{'y' if len(doomed) == 1 else 'ies'} "
-              f"({_mib(freed)}) under {nb.cache_root()}")
-        return 0
+            size = _tree_bytes(path)
+            try:
+                shutil.rmtree(path)
+                freed += size
+            except OSError as exc:
+                failed.append(f"opsnn cache: could not remove {path}: {exc}")
+        removed = len(doomed) - len(failed)
+        print(f"removed {removed} kernel cache director{'y' if removed == 1 else 'ies'} ({_mib(freed)}) "
+              f"under {root}" + (f"; and this version's {current}" if args.clear and where else ""))
+        if args.clear and current.is_symlink():
+            print(f"left {current}: a symbolic link (remove its target yourself)")
+        for line in failed:
+            print(line, file=sys.stderr)
+        return 2 if failed else 0
     modules = len(list(current.glob("k_*.py")))
-    print(f"kernel cache  {current}: {modules} kernel module{'' if modules == 1 else 's'}, "
+    print(f"kernel cache  {current}{where}: {modules} kernel module{'' if modules == 1 else 's'}, "
           f"{_mib(_tree_bytes(current))} (this opsnn's, for numba {nb.numba.__version__} and NumPy {np.__version__})")
     if stale:
         print(f"other versions  {len(stale)} director{'y' if len(stale) == 1 else 'ies'}, "
-              f"{_mib(sum(_tree_bytes(p) for p in stale))} under {nb.cache_root()} "
-              "(`opsnn cache --prune` removes them)")
+              f"{_mib(sum(_tree_bytes(p) for p in stale))} under {root} "
+              f"(`opsnn cache --prune` removes {'it' if len(stale) == 1 else 'them'})")
     return 0
 
 

@@ -270,7 +270,10 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
         call = _bound_calls(plan, impl, args,
                             lambda: _fastpath.compiled(impl, spec, plan, arrays, check_overlap=False))
         if call is not None:
-            return lambda: call(*args)
+            def run_compiled() -> None:
+                if call(*args) is None:  # a replanned walker did not compile: the steps, on NumPy
+                    _exec_steps(_prepare_steps(plan, arrays, None), impl)
+            return run_compiled
     prepared = _prepare_steps(plan, arrays, workspace)
     if repeated and hasattr(impl, "bind_step"):
         calls = [impl.bind_step(step, srcs, dst) for step, srcs, dst in prepared]

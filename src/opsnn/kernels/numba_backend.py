@@ -37,6 +37,7 @@ import importlib.util
 import logging
 import os
 import re
+import stat
 import sys
 import tempfile
 import threading
@@ -198,9 +199,28 @@ def cache_dir() -> Path:
         probe.touch()
         return path
     except OSError:
-        fallback = Path(tempfile.gettempdir()) / f"opsnn-numba-kernels-{os.getuid()}-{SUPPORT_VERSION[:8]}"
-        fallback.mkdir(parents=True, exist_ok=True)
-        return fallback
+        return _temporary_cache()
+
+
+_TEMPORARY_CACHE: list[Path] = []
+
+
+def _temporary_cache() -> Path:
+    """The kernel cache where ``cache_root()`` is not writable: a directory of the temporary
+    directory named for the user and version, which later processes reuse, when it is this
+    user's own and private; else a fresh private one (anyone may create that name first in a
+    shared /tmp, and plant modules there that opsnn would import)."""
+    if not _TEMPORARY_CACHE:
+        path = Path(tempfile.gettempdir()) / f"opsnn-numba-kernels-{os.getuid()}-{SUPPORT_VERSION[:8]}"
+        try:
+            path.mkdir(mode=0o700, exist_ok=True)
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+                raise PermissionError(f"{path} is not a private directory of this user")
+        except OSError:
+            path = Path(tempfile.mkdtemp(prefix=f"opsnn-numba-kernels-{os.getuid()}-"))
+        _TEMPORARY_CACHE.append(path)
+    return _TEMPORARY_CACHE[0]
 
 
 def _load_module(source: str):
@@ -375,9 +395,11 @@ class Program:
         """Drop the launches ``run`` planned (their thread decisions), as after a fork."""
         self._launches.clear()
 
-    def bind(self, arrays: dict, scalars: tuple):
+    def bind(self, arrays: dict, scalars: tuple, rerun):
         """``run`` prepared once for these very arrays: a no-argument call. For an aclnn launch,
-        whose operands (device views, workspace slots) are fixed when it is queued."""
+        whose operands (device views, workspace slots) are fixed when it is queued. ``rerun()``
+        runs the step anew where the bound walker cannot (below), and must fall back to the
+        NumPy backend where a walker it plans does not compile."""
         out = arrays[self.output]
         ins = [arrays[name] for name in self.inputs]
         launch, geometry, check, fn = self._prepare(out, ins)
@@ -389,7 +411,7 @@ class Program:
             # bound to the pool before a fork (see _after_fork_in_child): plan anew; or out meets
             # an input other than exactly: run's temporary path
             if (_FORKED and pooled) or fn(*args):
-                self.run(arrays, scalars)
+                rerun()
         return call
 
     def _prepare(self, out: np.ndarray, ins: list) -> tuple:
@@ -825,21 +847,21 @@ def step_program(step, srcs: list, dst: np.ndarray) -> tuple | None:
 def bind_step(step, srcs: list, dst: np.ndarray):
     """A Kernel / Contiguous / Cast / ViewCopy step on these very arrays as a no-argument call,
     prepared once (``Program.bind``); what cannot be compiled runs as ``launch`` / ``copy`` would."""
-    bound = step_program(step, srcs, dst)
-    if bound is not None and dst.size:
-        prog, scalars = bound
-        try:
-            return prog.bind({prog.output: dst, **dict(zip(prog.inputs, srcs))}, scalars)
-        except Fallback as exc:
-            _fell_back(step.name or step.kind, exc)
-
-    def fallback() -> None:
+    def unbound() -> None:  # planned anew each call; on the NumPy backend where that fails
         with np.errstate(all="ignore"):
             if step.kind == "Kernel":
                 launch(step, srcs, dst)
             else:
                 copy(dst, srcs[0])
-    return fallback
+
+    bound = step_program(step, srcs, dst)
+    if bound is not None and dst.size:
+        prog, scalars = bound
+        try:
+            return prog.bind({prog.output: dst, **dict(zip(prog.inputs, srcs))}, scalars, unbound)
+        except Fallback as exc:
+            _fell_back(step.name or step.kind, exc)
+    return unbound
 
 
 def _step_program(step, srcs: list, dst: np.ndarray) -> tuple:
