@@ -216,8 +216,13 @@ def walk_order(out_shape, operands, itemsizes) -> int:
     transposes, theirs only scatters out (float32 1000 x 1000, one thread: 1.3-2.1 ms -> 0.36-0.40;
     BENCHMARKS.md, Layouts, session 30). An input broadcast along some dim is no candidate, and
     of equal costs out's order is kept."""
-    def gathered_bytes(k: int) -> int | None:  # an input gathered, an out not written along its rows
-        dims, strides = collapse(out_shape, operands, k)
+    return _walk(out_shape, operands, itemsizes)[0]
+
+
+def _walk(out_shape, operands, itemsizes) -> tuple:
+    """``(walk_order, dims, strides)``: the order chosen and ``collapse``'s result for it (each
+    candidate order is collapsed once, and ``plan_launch`` walks the chosen one's dims)."""
+    def gathered_bytes(k: int, dims, strides) -> int | None:  # an input gathered, an out not written along its rows
         out = strides[0]
         if k and _mode(out[-1], itemsizes[0]) == "g":
             # out scattered: by register transposes only where both sides of its tiles can be
@@ -230,14 +235,16 @@ def walk_order(out_shape, operands, itemsizes) -> int:
         return sum(item for j, (st, item) in enumerate(zip(strides, itemsizes))
                    if _mode(st[-1], item) == "g" or (j == 0 and st[-1] not in (1, -1)))
 
-    best, least = 0, gathered_bytes(0)
+    dims, strides = collapse(out_shape, operands)
+    best, least = (0, dims, strides), gathered_bytes(0, dims, strides)
     for k in range(1, len(operands)):
         if least == 0:
             break
         if all(st != 0 for st, d in zip(operands[k], out_shape) if d != 1):
-            cost = gathered_bytes(k)
+            dims, strides = collapse(out_shape, operands, k)
+            cost = gathered_bytes(k, dims, strides)
             if cost is not None and cost < least:
-                best, least = k, cost
+                best, least = (k, dims, strides), cost
     return best
 
 
@@ -341,8 +348,7 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     """The launch for ``out_shape`` (numel > 0) with ``operands`` = per operand (out first) its
     element strides aligned to ``out_shape``, and their ``itemsizes`` in bytes."""
     numel = math.prod(out_shape)
-    operands = [tuple(s) for s in operands]
-    dims, strides = collapse(tuple(out_shape), operands, walk_order(tuple(out_shape), operands, itemsizes))
+    _, dims, strides = _walk(tuple(out_shape), [tuple(s) for s in operands], itemsizes)
     out_item = itemsizes[0]
     if numel == 1 or (len(dims) == 1 and strides[0][0] == 1 and all(s[0] in (0, 1) for s in strides)):
         layouts = tuple(OperandLayout((1,), 0, "c") if numel == 1 or s[0] == 1 else OperandLayout((0,), 0, "s")
