@@ -314,13 +314,10 @@ class Program:
         (``entry_point``), compiled now; raises Fallback, and the walker is not tried again, where
         that fails."""
         fn = self.function(launch, parallel)
-        key = self._key_of(fn)
         try:
-            return entry_point(fn, sample, self._what(key), self._variant(key))
-        except CompileFailure as failure:
-            self._fns[key] = str(failure)
-            self._launches.clear()  # those planned with fn would call it again
-            raise
+            return entry_point(fn, sample)
+        except Exception as exc:  # noqa: BLE001 - see COMPILE_FAILURES
+            raise self._failed(self._key_of(fn), exc) from exc
 
     def call(self, fn, launch: HostLaunch, geometry, out, ins, scalars: tuple, check: int) -> int:
         """``fn`` on these arrays through numba's dispatcher, which compiles it for their types at
@@ -434,11 +431,11 @@ class Program:
                 launch.tile_cols, launch.seg, check)
 
 
-def entry_point(fn, sample: tuple, what: str, variant: tuple | None = None):
+def entry_point(fn, sample: tuple):
     """The machine-code entry of the numba dispatcher ``fn`` for arguments typed like ``sample``,
     compiled (or loaded from numba's disk cache) now: a call then skips numba's per-call type
-    dispatch (about 0.2 us of a 4-element call). Raises CompileFailure (``COMPILE_FAILURES``,
-    naming ``what``; recorded for ``variant``, by default ``what``) where it does not compile.
+    dispatch (about 0.2 us of a 4-element call). Raises what numba's compile raises (the
+    callers make it a CompileFailure: ``Program.entry``, ``span_entry``).
 
     Sound only where every later call passes arguments of the same numba types: a bound launch
     (``Program.bind``: the very arrays of ``sample``), or a plan-cache hit, whose key fixes dtype,
@@ -447,10 +444,7 @@ def entry_point(fn, sample: tuple, what: str, variant: tuple | None = None):
     it unboxes an array by its data pointer, shape, strides and itemsize (checked), which is what
     ``.view(np.uint16)`` would give it, without the view's 0.12 us. A numba that checked more
     would raise TypeError there, and a raising hit is a miss (the full path runs)."""
-    try:
-        return fn.compile(tuple(fn.typeof_pyval(a) for a in sample))
-    except Exception as exc:  # noqa: BLE001 - see COMPILE_FAILURES
-        raise _compile_failure(variant or (what,), what, exc) from exc
+    return fn.compile(tuple(fn.typeof_pyval(a) for a in sample))
 
 
 
@@ -700,7 +694,10 @@ def span_entry(template: np.ndarray):
     bfloat16 arrays as their bits. For a plan-cache hit, whose key fixes that layout: a gapped
     (32, 32) operand 0.9 -> ~0.3 us."""
     sample = template.view(np.uint16) if template.dtype in cg.HALVES else template
-    return entry_point(_numba_support.span_view, (sample,), "span_view")
+    try:
+        return entry_point(_numba_support.span_view, (sample,))
+    except Exception as exc:  # noqa: BLE001 - see COMPILE_FAILURES
+        raise _compile_failure(("span_view", sample.dtype, sample.ndim), "span_view", exc) from exc
 
 
 def scalar_values(step) -> tuple:
@@ -931,9 +928,10 @@ def set_num_threads(n: int) -> None:
     numba.set_num_threads(n)
 
 
-__all__ = ["NAME", "Fallback", "HostLaunch", "Program", "base", "bind_step", "step_program", "dense_order",
-           "CACHE_PREFIX", "cache_dir", "cache_root", "stale_cache_dirs", "COMPILE_FAILURES", "copy",
-           "entry_point", "get_num_threads", "host_launch", "launch", "launch_arrays", "program", "run_fused", "scalar_values", "set_num_threads",
+__all__ = ["NAME", "Fallback", "CompileFailure", "HostLaunch", "Program", "base", "bind_step", "step_program",
+           "dense_order", "CACHE_PREFIX", "cache_dir", "cache_root", "stale_cache_dirs", "COMPILE_FAILURES",
+           "copy", "entry_point", "get_num_threads", "host_launch", "launch", "launch_arrays", "program",
+           "run_fused", "scalar_values", "set_num_threads",
            "span_entry", "moved_bytes", "work_bytes", "GATHER_WEIGHT", "PLANNED_THREADS_BIT",
            "overlap_check", "threads_for", "use_parallel", "PARALLEL_MIN_BYTES",
            "parallel_min_bytes", "second_thread_pays_from", "threshold_candidates", "copy_times_us"]
