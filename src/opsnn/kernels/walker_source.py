@@ -9,8 +9,10 @@ tiles, and inside a tile the element loop (``_loop``: loads, conversions, the el
 store, with the float16 NaN screen where F16C converts). The panels walker gathers transposed
 inputs into scratch tiles first (``_numba_support.gather_tile``) and scatters a gapped out after
 (``scatter_tile``); the flat and rows walkers may stream a large output (``streams_output``).
-The source is plain Python text so that it can be read, hashed (its file name) and cached by
-numba like any module.
+One function per walker (``_flat``, ``_rows``, ``_panels``) writes its body from a
+``_Variant`` (what the element code and the operands' modes decide for every walker);
+``generate`` wraps it as the two kernels. The source is plain Python text so that it can be
+read, hashed (its file name) and cached by numba like any module.
 """
 
 from __future__ import annotations
@@ -264,29 +266,34 @@ def streams_output(walker: str, modes: str, store_dtype: np.dtype) -> bool:
     return walker in ("flat", "rows") and modes[0] == "c" and store_dtype.itemsize >= 4
 
 
-def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker: str, modes: str,
-             stream_min: int, segmented: bool = False) -> str:
-    """Module source with ``kernel_serial`` and ``kernel_parallel`` for one walker/modes variant.
-    ``stream_min``: the output bytes from which it streams, where it may (``streams_output``).
-    ``segmented``: the panels walker's tiles hold ``seg`` > 1 slices side by side (a variant of
-    its own, so launches with one keep the shorter code: a single-slice launch through this one
-    measured up to 14 % slower)."""
-    n = len(in_chains)
-    params = ", ".join(["out"] + [f"a{k}" for k in range(n)] + [cg.scalar_param(s) for s in scalar_names])
-    out_mode, in_modes = modes[0], modes[1:]
-    streams = streams_output(walker, modes, np.dtype(store_dtype))
-    all_text = "\n".join([*code.lines, code.result, *(cg.load_source("a", "i", c) for c in in_chains)])
-    hw = _numba_support.HAS_F16C and bool(_HW_NAMES.search(all_text))
-    # screen an input whose own load converts float16, or every input when the element code or
-    # the store converts (a loaded value may pass through to it); native bits need no screen, nor
-    # an input only compared (F16C keeps a NaN a NaN, only its payload may change)
-    converts_later = bool(_HW_NAMES.search("\n".join([*code.lines, code.result])))
-    screened = {k for k in range(n) if hw and in_chains[k][0] in _NAN_SCREEN and k in code.value_inputs
-                and (converts_later or _HW_NAMES.search(cg.load_source("a", "i", in_chains[k])))}
-    apart = _stores_apart(out_mode, np.dtype(store_dtype).itemsize, screened)
+class _Variant:
+    """What a walker's source depends on beyond its walk (``generate``'s arguments, and what
+    follows from them): the element code, each operand's mode and dtype chain, whether the float16
+    loads and stores use F16C (``hw``) and which inputs they NaN-screen (``_loop``), whether in
+    place computes into scratch (``_stores_apart``) and whether the output may stream."""
 
-    def idx(k, var):  # element index of operand k (0 = out) at inner position var (strided walkers)
-        mode = modes[k]
+    def __init__(self, code: cg.ElementCode, in_chains, store_dtype, modes: str, stream_min: int,
+                 segmented: bool, walker: str):
+        self.code, self.in_chains, self.modes = code, in_chains, modes
+        self.stream_min, self.segmented = stream_min, segmented
+        self.n = len(in_chains)
+        self.out_mode, self.in_modes = modes[0], modes[1:]
+        self.arr = ["out"] + [f"a{k}" for k in range(self.n)]
+        self.streams = streams_output(walker, modes, np.dtype(store_dtype))
+        all_text = "\n".join([*code.lines, code.result, *(cg.load_source("a", "i", c) for c in in_chains)])
+        self.hw = _numba_support.HAS_F16C and bool(_HW_NAMES.search(all_text))
+        # screen an input whose own load converts float16, or every input when the element code
+        # or the store converts (a loaded value may pass through to it); native bits need no
+        # screen, nor an input only compared (F16C keeps a NaN a NaN, only its payload may change)
+        converts_later = bool(_HW_NAMES.search("\n".join([*code.lines, code.result])))
+        self.screened = {k for k in range(self.n)
+                         if self.hw and in_chains[k][0] in _NAN_SCREEN and k in code.value_inputs
+                         and (converts_later or _HW_NAMES.search(cg.load_source("a", "i", in_chains[k])))}
+        self.apart = _stores_apart(self.out_mode, np.dtype(store_dtype).itemsize, self.screened)
+
+    def idx(self, k: int, var: str) -> str:
+        """Element index of operand ``k`` (0 = out) at inner position ``var`` (strided walkers)."""
+        mode = self.modes[k]
         if mode == "c":
             return f"np.uint64(q{k} + {var})"
         if mode == "b":
@@ -297,219 +304,252 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
             return f"np.uint64(q{k} + {STEP_MODES[mode]} * {var})"
         return f"np.uint64(q{k} + {var} * si{k})"
 
-    arr = ["out"] + [f"a{k}" for k in range(n)]
+
+def _flat(v: _Variant, rng: str, parallel: bool) -> list[str]:
+    """The flat walker's body: every operand dense in one order (or a scalar input, mode
+    ``s``), blocks of the host plan cut into tiles of ``tile`` elements."""
+    in_chains, n, in_modes = v.in_chains, v.n, v.in_modes
+    streams, stream_min = v.streams, v.stream_min
+    lines = _check_source(n, strided=False, parallel=parallel)
+    hoisted = {k: (f"a{k}[0]", in_chains[k]) for k in range(n) if in_modes[k] == "s"}
+    loads = {k: (f"a{k}[np.uint64(t0 + j)]", in_chains[k]) for k in range(n) if in_modes[k] != "s"}
+    # in place (out is an input's own memory): LLVM's vectorized loop checks the two
+    # ranges at run time and, finding them the same, runs its scalar loop (3.7x slower:
+    # float32 LeakyRelu 1e6, 249 us against 67); so each tile is computed into a scratch
+    # row, then copied into out (allocated per block, and only then: a 1e5-element call
+    # measured 4 % slower with an empty allocation made every call). A streamed output
+    # (``streams_output``) goes through the same scratch row, written with ``stream_copy``;
+    # never in place, where out's lines were just read (float32 1e8: 28 -> 41 ms streamed)
+    if streams:
+        lines.append(f"stream = not alias and out.size * out.itemsize >= {stream_min}")
+    lines += [f"for b in {rng}(n_blocks):",
+              "    start = b * block_former",
+              "    stop = min(start + block_former, numel)",
+              "    so = out[:0]",
+              f"    if {'alias or stream' if streams else 'alias'}:",
+              "        so = np.empty(tile, out.dtype)",
+              "    for t0 in range(start, stop, tile):",
+              "        run = min(t0 + tile, stop) - t0"]
+    into_scratch = _indent(_loop("j", "run", loads, v.code, "so[np.uint64(j)]", v.hw, v.screened, hoisted), 3)
+    if streams:  # its own copy of the loop: sharing the in-place one made that 8 % slower
+        lines += ["        if stream:"] + into_scratch + ["            stream_copy(out, t0, so, run)"]
+    lines += [f"        {'elif' if streams else 'if'} alias:"] + into_scratch
+    lines += ["            for j in range(run):",
+              "                out[np.uint64(t0 + j)] = so[np.uint64(j)]",
+              "        else:"]
+    lines += _indent(_loop("j", "run", loads, v.code, "out[np.uint64(t0 + j)]", v.hw, v.screened, hoisted), 3)
+    if streams:
+        lines += _indent(_STREAM_BLOCK_END, 1)
+    lines.append("return 0")
+    return lines
+
+
+def _rows(v: _Variant, rng: str, parallel: bool) -> list[str]:
+    """The rows walker's body: the launch's elements in the walk's order, each operand
+    by its own strides, a row (the innermost dim) at a time."""
+    in_chains, n, in_modes = v.in_chains, v.n, v.in_modes
+    streams, stream_min, apart, arr, idx = v.streams, v.stream_min, v.apart, v.arr, v.idx
+    ops = range(n + 1)
+    hoisted = {k: (f"{arr[k + 1]}[{idx(k + 1, '0')}]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
+    loads = {k: (f"{arr[k + 1]}[{idx(k + 1, 'j')}]", in_chains[k]) for k in range(n) if in_modes[k] != "b"}
+    store = "tgt[np.uint64(q0 + j)]" if streams else f"out[{idx(0, 'j')}]"
+    lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
+    lines += ["inner = dims[ndim - 1]"]
+    if streams:
+        lines += _stream_source(stream_min)
+    lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
+    # the row dim (second-last) in locals: the next row starts one row stride on;
+    # the multi-index in memory is touched only when the rows wrap (rows of 16-50
+    # elements: up to 15 % faster than carrying every dim through memory)
+    lines += ["nrow = dims[ndim - 2] if ndim >= 2 else 1"]
+    lines += [f"sr{k} = strides[{k}, ndim - 2] if ndim >= 2 else 0" for k in ops]
+    lines += [f"for b in {rng}(n_blocks):",
+              "    start = b * block_former",
+              "    stop = min(start + block_former, numel)",
+              "    idx = index_buffer()"]
+    if apart:
+        lines.append(f"    {_ALIAS_SCRATCH.format(size='tile')}")
+    if streams:
+        lines.append("    so = scr_out[b * tile:(b + 1) * tile]")
+    # the block's first element decoded once; the walk then carries its position
+    # (row start p, column c, row r, outer dims in idx) from tile to tile (a decode
+    # per tile, 2 divisions a dim, cost 6 % at 4000-element tiles)
+    lines += ["    rem = start",
+              "    for d in range(ndim - 1, -1, -1):",
+              "        idx[d] = rem % dims[d]",
+              "        rem //= dims[d]"]
+    lines += [f"    p{k} = offsets[{k}]" for k in ops]
+    lines += ["    for d in range(ndim - 1):"]
+    lines += [f"        p{k} += idx[d] * strides[{k}, d]" for k in ops]
+    lines += ["    c = idx[ndim - 1]",
+              "    r = idx[ndim - 2] if ndim >= 2 else 0",
+              "    t0 = start",
+              "    while t0 < stop:",
+              "        t1 = min(t0 + tile, stop)"]
+    if streams:
+        lines += _indent(_STREAM_TILE, 2)
+    # whole rows up to the tile's end or the row dim's, in a counted loop: their
+    # starts step by constant strides, so LLVM checks the operands' overlap once for
+    # all of them, not once per row (rows of 32 float32: 1.35x faster); a row begun
+    # in the tile before, or cut by the tile's end, is a run of its own
+    lines += ["        pos = t0",
+              "        while pos < t1:",
+              "            if c == 0 and t1 - pos >= inner:",
+              "                rows_done = min(nrow - r, (t1 - pos) // inner)",
+              "                length = inner",
+              "            else:",
+              "                rows_done = 1",
+              "                length = min(inner - c, t1 - pos)"]
+    # rows of 3 (an RGB image's channels) with their count a constant: LLVM unrolls
+    # the row, where a loop of 3 is set up and left per row (float32 2x faster)
+    for test, count in (("if length == 3:", "3"), ("else:", "length")):
+        lines += [f"            {test}",
+                  "                for rr in range(rows_done):"]
+        lines += [f"                    q{k} = p{k} + c * si{k} + rr * sr{k}" +
+                  (" - qs" if k == 0 and streams else "") for k in ops]
+        lines += _indent(_apart_if_aliased(count, loads, v.code, store, idx(0, "j"), v.apart, v.hw,
+                                           v.screened, hoisted), 5)
+    lines += ["            pos += rows_done * length",
+              "            if c + length < inner:  # cut by the tile's end: the next goes on",
+              "                c += length",
+              "                continue",
+              "            c = 0",
+              "            r += rows_done"]
+    lines += [f"            p{k} += rows_done * sr{k}" for k in ops]
+    lines += ["            if r == nrow:",
+              "                r = 0"]
+    lines += [f"                p{k} -= nrow * sr{k}" for k in ops]
+    lines += ["                d = ndim - 3",
+              "                while d >= 0:",
+              "                    idx[d] += 1"]
+    lines += [f"                    p{k} += strides[{k}, d]" for k in ops]
+    lines += ["                    if idx[d] < dims[d]:",
+              "                        break"]
+    lines += [f"                    p{k} -= dims[d] * strides[{k}, d]" for k in ops]
+    lines += ["                    idx[d] = 0",
+              "                    d -= 1"]
+    if streams:
+        lines += _indent(_STREAM_TILE_END, 2)
+    lines.append("        t0 = t1")
+    if streams:
+        lines += _indent(_STREAM_BLOCK_END, 1)
+    lines.append("return 0")
+    return lines
+
+
+def _panels(v: _Variant, rng: str, parallel: bool) -> list[str]:
+    """The panels walker's body: 2-D tiles; inputs read with a large inner stride are
+    gathered into scratch first, an out of run-time stride scattered from it after."""
+    in_chains, n, in_modes = v.in_chains, v.n, v.in_modes
+    modes, out_mode, segmented, apart, arr, idx = v.modes, v.out_mode, v.segmented, v.apart, v.arr, v.idx
+    ops = range(n + 1)
+    gathered = [k for k in range(n) if in_modes[k] == "g"]
+    scatter = out_mode == "g"
+    # slices side by side are for an out that continues its rows (host_launch._segments)
+    assert not (segmented and scatter), "a scattered out takes one slice per tile"
+    p_loads = {k: (f"s{k}[np.uint64(srow + j)]" if k in gathered else f"a{k}[{idx(k + 1, 'j')}]",
+                   in_chains[k]) for k in range(n) if in_modes[k] != "b"}
+    p_hoisted = {k: (f"a{k}[np.uint64(q{k + 1})]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
+    p_store = "so[np.uint64(srow + j)]" if scatter else f"out[{idx(0, 'j')}]"
+    lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
+    lines += ["rows = dims[ndim - 2]",
+              "cols = dims[ndim - 1]",
+              "per_outer = (rows + tile_rows - 1) // tile_rows"]
+    if segmented:  # a tile row: seg slices of dim ndim - 3, each tile_cols (= cols) long
+        lines += [f"rs = tile_cols * seg + {SCRATCH_PAD}",
+                  "above = dims[ndim - 3]",
+                  "groups = (above + seg - 1) // seg"]
+    lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
+    lines += [f"sr{k} = strides[{k}, ndim - 2]" for k in ops]
+    if segmented:
+        lines += [f"s3_{k} = strides[{k}, ndim - 3]" for k in ops]
+    # a tile spanning whole rows that every operand holds back to back (its scratch
+    # rows too) is one run: short rows (an image's 3 channels) then pay no loop per row
+    row_step = {"c": "cols", "r": "-cols", "b": "0",
+                **{mode: f"{step} * cols" for mode, step in STEP_MODES.items()}}
+    dense = [f"sr{k} == {row_step[modes[k]]}" for k in ops
+             if not (k == 0 and scatter) and (k == 0 or k - 1 not in gathered)]
+    if not segmented:  # (with slices side by side out continues its rows elsewhere)
+        lines += ["whole = " + " and ".join(["tile_cols == cols"] + dense),
+                  f"rs = tile_cols if whole else tile_cols + {SCRATCH_PAD}"]
+    # a panel may be taller by its shift (_panel_rows)
+    lines.append(f"area = (tile_rows + {_line_rows(gathered, in_chains)}) * rs")
+    lines += [f"scr{k} = np.empty((n_blocks, area), a{k}.dtype)" for k in gathered]
+    if scatter:
+        lines.append("scro = np.empty((n_blocks, area), out.dtype)")
+    # from FAR_BYTES spanned by the operands (host_launch: beyond the last-level cache)
+    # the register-transpose gathers prefetch the next block's source rows
+    # (transpose_block's ahead). Measured (A/B in one process, 2-core EPYC): 4-14 %
+    # faster at 1e7-1e8 elements, 0-8 % slower at 1e5-1e6, whose lines come from cache
+    span = " + ".join(f"{x}.size * {x}.itemsize" for x in arr)
+    lines.append(f"far = 1 if {span} >= {FAR_BYTES} else 0")
+    lines += [f"for b in {rng}(n_blocks):",
+              "    pstart = b * block_former",
+              "    pstop = min(pstart + block_former, n_panels)"]
+    lines += [f"    s{k} = scr{k}[b]" for k in gathered]
+    p_apart = apart and not scatter  # a scattered out is computed into scratch anyway
+    if scatter:
+        lines.append("    so = scro[b]")
+    if p_apart:
+        lines.append(f"    {_ALIAS_SCRATCH.format(size='area')}")
+    lines += ["    for p in range(pstart, pstop):",
+              "        outer = p // per_outer"]
+    lines += [f"        base{k} = offsets[{k}]" for k in ops]
+    if segmented:  # outer counts groups of seg slices of dim ndim - 3, then the dims above
+        lines += ["        rem = outer // groups",
+                  "        i3 = (outer - rem * groups) * seg",
+                  "        nseg = min(seg, above - i3)"]
+        lines += [f"        base{k} += i3 * s3_{k}" for k in ops]
+    else:
+        lines += ["        rem = outer"]
+    lines += [f"        for d in range(ndim - {4 if segmented else 3}, -1, -1):",
+              "            i_d = rem % dims[d]",
+              "            rem //= dims[d]"]
+    lines += [f"            base{k} += i_d * strides[{k}, d]" for k in ops]
+    lines += _panel_rows(gathered, in_chains)
+    lines += ["        for c0 in range(0, cols, tile_cols):",
+              "            run = min(c0 + tile_cols, cols) - c0"]
+    for k in gathered:
+        lines += _indent(_gather(k, segmented), 3)
+    # the tile's rows, each a run of the operands (segmented: across its slices, which
+    # every operand but the gathered ones continues, host_launch._segments); a tile of
+    # whole rows held back to back is one run (its c0 is 0, its scratch unpadded)
+    if segmented:
+        lines += ["            n_runs = nr", "            length = nseg * run"]
+    else:
+        lines += ["            n_runs = 1 if whole else nr", "            length = nr * run if whole else run"]
+    lines += ["            for r in range(n_runs):", "                srow = r * rs"]
+    lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
+    lines += _indent(_apart_if_aliased("length", p_loads, v.code, p_store, idx(0, "j"), p_apart, v.hw,
+                                       v.screened, p_hoisted), 4)
+    if scatter:
+        lines.append("            scatter_tile(out, base0 + r0 * sr0 + c0 * si0, sr0, si0, so, rs, nr, run)")
+    lines.append("return 0")
+    return lines
+
+
+# per walker: its parameters after the operands and scalars, and the source of its body
+_WALKERS = {"flat": ("n_blocks, block_former, numel, tile, check", _flat),
+            "rows": ("geom, n_blocks, block_former, numel, tile, check", _rows),
+            "panels": ("geom, n_blocks, block_former, n_panels, tile_rows, tile_cols, seg, check", _panels)}
+
+
+def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker: str, modes: str,
+             stream_min: int, segmented: bool = False) -> str:
+    """Module source with ``kernel_serial`` and ``kernel_parallel`` for one walker/modes variant.
+    ``stream_min``: the output bytes from which it streams, where it may (``streams_output``).
+    ``segmented``: the panels walker's tiles hold ``seg`` > 1 slices side by side (a variant of
+    its own, so launches with one keep the shorter code: a single-slice launch through this one
+    measured up to 14 % slower)."""
+    v = _Variant(code, in_chains, store_dtype, modes, stream_min, segmented, walker)
+    params = ", ".join(v.arr + [cg.scalar_param(s) for s in scalar_names])
+    tail, body = _WALKERS[walker]
     funcs = []
     for parallel in (False, True):
-        rng = "prange" if parallel else "range"
         name = "kernel_parallel" if parallel else "kernel_serial"
-        deco = f"@njit(parallel={parallel}, cache=True, nogil=True)"
-        if walker == "flat":
-            sig = f"def {name}({params}, n_blocks, block_former, numel, tile, check):"
-            lines = _check_source(n, strided=False, parallel=parallel)
-            hoisted = {k: (f"a{k}[0]", in_chains[k]) for k in range(n) if in_modes[k] == "s"}
-            loads = {k: (f"a{k}[np.uint64(t0 + j)]", in_chains[k]) for k in range(n) if in_modes[k] != "s"}
-            # in place (out is an input's own memory): LLVM's vectorized loop checks the two
-            # ranges at run time and, finding them the same, runs its scalar loop (3.7x slower:
-            # float32 LeakyRelu 1e6, 249 us against 67); so each tile is computed into a scratch
-            # row, then copied into out (allocated per block, and only then: a 1e5-element call
-            # measured 4 % slower with an empty allocation made every call). A streamed output
-            # (``streams_output``) goes through the same scratch row, written with ``stream_copy``;
-            # never in place, where out's lines were just read (float32 1e8: 28 -> 41 ms streamed)
-            if streams:
-                lines.append(f"stream = not alias and out.size * out.itemsize >= {stream_min}")
-            lines += [f"for b in {rng}(n_blocks):",
-                      "    start = b * block_former",
-                      "    stop = min(start + block_former, numel)",
-                      "    so = out[:0]",
-                      f"    if {'alias or stream' if streams else 'alias'}:",
-                      "        so = np.empty(tile, out.dtype)",
-                      "    for t0 in range(start, stop, tile):",
-                      "        run = min(t0 + tile, stop) - t0"]
-            into_scratch = _indent(_loop("j", "run", loads, code, "so[np.uint64(j)]", hw, screened, hoisted), 3)
-            if streams:  # its own copy of the loop: sharing the in-place one made that 8 % slower
-                lines += ["        if stream:"] + into_scratch + ["            stream_copy(out, t0, so, run)"]
-            lines += [f"        {'elif' if streams else 'if'} alias:"] + into_scratch
-            lines += ["            for j in range(run):",
-                      "                out[np.uint64(t0 + j)] = so[np.uint64(j)]",
-                      "        else:"]
-            lines += _indent(_loop("j", "run", loads, code, "out[np.uint64(t0 + j)]", hw, screened, hoisted), 3)
-            if streams:
-                lines += _indent(_STREAM_BLOCK_END, 1)
-            lines.append("return 0")
-        else:
-            ops = range(n + 1)
-            if walker == "rows":
-                hoisted = {k: (f"{arr[k + 1]}[{idx(k + 1, '0')}]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
-                loads = {k: (f"{arr[k + 1]}[{idx(k + 1, 'j')}]", in_chains[k]) for k in range(n) if in_modes[k] != "b"}
-                store = "tgt[np.uint64(q0 + j)]" if streams else f"out[{idx(0, 'j')}]"
-                sig = f"def {name}({params}, geom, n_blocks, block_former, numel, tile, check):"
-                lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
-                lines += ["inner = dims[ndim - 1]"]
-                if streams:
-                    lines += _stream_source(stream_min)
-                lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
-                # the row dim (second-last) in locals: the next row starts one row stride on;
-                # the multi-index in memory is touched only when the rows wrap (rows of 16-50
-                # elements: up to 15 % faster than carrying every dim through memory)
-                lines += ["nrow = dims[ndim - 2] if ndim >= 2 else 1"]
-                lines += [f"sr{k} = strides[{k}, ndim - 2] if ndim >= 2 else 0" for k in ops]
-                lines += [f"for b in {rng}(n_blocks):",
-                          "    start = b * block_former",
-                          "    stop = min(start + block_former, numel)",
-                          "    idx = index_buffer()"]
-                if apart:
-                    lines.append(f"    {_ALIAS_SCRATCH.format(size='tile')}")
-                if streams:
-                    lines.append("    so = scr_out[b * tile:(b + 1) * tile]")
-                # the block's first element decoded once; the walk then carries its position
-                # (row start p, column c, row r, outer dims in idx) from tile to tile (a decode
-                # per tile, 2 divisions a dim, cost 6 % at 4000-element tiles)
-                lines += ["    rem = start",
-                          "    for d in range(ndim - 1, -1, -1):",
-                          "        idx[d] = rem % dims[d]",
-                          "        rem //= dims[d]"]
-                lines += [f"    p{k} = offsets[{k}]" for k in ops]
-                lines += ["    for d in range(ndim - 1):"]
-                lines += [f"        p{k} += idx[d] * strides[{k}, d]" for k in ops]
-                lines += ["    c = idx[ndim - 1]",
-                          "    r = idx[ndim - 2] if ndim >= 2 else 0",
-                          "    t0 = start",
-                          "    while t0 < stop:",
-                          "        t1 = min(t0 + tile, stop)"]
-                if streams:
-                    lines += _indent(_STREAM_TILE, 2)
-                # whole rows up to the tile's end or the row dim's, in a counted loop: their
-                # starts step by constant strides, so LLVM checks the operands' overlap once for
-                # all of them, not once per row (rows of 32 float32: 1.35x faster); a row begun
-                # in the tile before, or cut by the tile's end, is a run of its own
-                lines += ["        pos = t0",
-                          "        while pos < t1:",
-                          "            if c == 0 and t1 - pos >= inner:",
-                          "                rows_done = min(nrow - r, (t1 - pos) // inner)",
-                          "                length = inner",
-                          "            else:",
-                          "                rows_done = 1",
-                          "                length = min(inner - c, t1 - pos)"]
-                # rows of 3 (an RGB image's channels) with their count a constant: LLVM unrolls
-                # the row, where a loop of 3 is set up and left per row (float32 2x faster)
-                for test, count in (("if length == 3:", "3"), ("else:", "length")):
-                    lines += [f"            {test}",
-                              "                for rr in range(rows_done):"]
-                    lines += [f"                    q{k} = p{k} + c * si{k} + rr * sr{k}" +
-                              (" - qs" if k == 0 and streams else "") for k in ops]
-                    lines += _indent(_apart_if_aliased(count, loads, code, store, idx(0, "j"), apart, hw,
-                                                       screened, hoisted), 5)
-                lines += ["            pos += rows_done * length",
-                          "            if c + length < inner:  # cut by the tile's end: the next goes on",
-                          "                c += length",
-                          "                continue",
-                          "            c = 0",
-                          "            r += rows_done"]
-                lines += [f"            p{k} += rows_done * sr{k}" for k in ops]
-                lines += ["            if r == nrow:",
-                          "                r = 0"]
-                lines += [f"                p{k} -= nrow * sr{k}" for k in ops]
-                lines += ["                d = ndim - 3",
-                          "                while d >= 0:",
-                          "                    idx[d] += 1"]
-                lines += [f"                    p{k} += strides[{k}, d]" for k in ops]
-                lines += ["                    if idx[d] < dims[d]:",
-                          "                        break"]
-                lines += [f"                    p{k} -= dims[d] * strides[{k}, d]" for k in ops]
-                lines += ["                    idx[d] = 0",
-                          "                    d -= 1"]
-                if streams:
-                    lines += _indent(_STREAM_TILE_END, 2)
-                lines.append("        t0 = t1")
-                if streams:
-                    lines += _indent(_STREAM_BLOCK_END, 1)
-                lines.append("return 0")
-            else:  # panels: 2-D tiles; operands read with a large inner stride go through scratch
-                gathered = [k for k in range(n) if in_modes[k] == "g"]
-                scatter = out_mode == "g"
-                # slices side by side are for an out that continues its rows (host_launch._segments)
-                assert not (segmented and scatter), "a scattered out takes one slice per tile"
-                p_loads = {k: (f"s{k}[np.uint64(srow + j)]" if k in gathered else f"a{k}[{idx(k + 1, 'j')}]",
-                               in_chains[k]) for k in range(n) if in_modes[k] != "b"}
-                p_hoisted = {k: (f"a{k}[np.uint64(q{k + 1})]", in_chains[k]) for k in range(n) if in_modes[k] == "b"}
-                p_store = "so[np.uint64(srow + j)]" if scatter else f"out[{idx(0, 'j')}]"
-                sig = (f"def {name}({params}, geom, n_blocks, block_former, n_panels, tile_rows, tile_cols, seg,"
-                       " check):")
-                lines = _geometry_source(n + 1) + _check_source(n, strided=True, parallel=parallel)
-                lines += ["rows = dims[ndim - 2]",
-                          "cols = dims[ndim - 1]",
-                          "per_outer = (rows + tile_rows - 1) // tile_rows"]
-                if segmented:  # a tile row: seg slices of dim ndim - 3, each tile_cols (= cols) long
-                    lines += [f"rs = tile_cols * seg + {SCRATCH_PAD}",
-                              "above = dims[ndim - 3]",
-                              "groups = (above + seg - 1) // seg"]
-                lines += [f"si{k} = strides[{k}, ndim - 1]" for k in ops]
-                lines += [f"sr{k} = strides[{k}, ndim - 2]" for k in ops]
-                if segmented:
-                    lines += [f"s3_{k} = strides[{k}, ndim - 3]" for k in ops]
-                # a tile spanning whole rows that every operand holds back to back (its scratch
-                # rows too) is one run: short rows (an image's 3 channels) then pay no loop per row
-                row_step = {"c": "cols", "r": "-cols", "b": "0",
-                            **{mode: f"{step} * cols" for mode, step in STEP_MODES.items()}}
-                dense = [f"sr{k} == {row_step[modes[k]]}" for k in ops
-                         if not (k == 0 and scatter) and (k == 0 or k - 1 not in gathered)]
-                if not segmented:  # (with slices side by side out continues its rows elsewhere)
-                    lines += ["whole = " + " and ".join(["tile_cols == cols"] + dense),
-                              f"rs = tile_cols if whole else tile_cols + {SCRATCH_PAD}"]
-                # a panel may be taller by its shift (_panel_rows)
-                lines.append(f"area = (tile_rows + {_line_rows(gathered, in_chains)}) * rs")
-                lines += [f"scr{k} = np.empty((n_blocks, area), a{k}.dtype)" for k in gathered]
-                if scatter:
-                    lines.append("scro = np.empty((n_blocks, area), out.dtype)")
-                # from FAR_BYTES spanned by the operands (host_launch: beyond the last-level cache)
-                # the register-transpose gathers prefetch the next block's source rows
-                # (transpose_block's ahead). Measured (A/B in one process, 2-core EPYC): 4-14 %
-                # faster at 1e7-1e8 elements, 0-8 % slower at 1e5-1e6, whose lines come from cache
-                span = " + ".join(f"{x}.size * {x}.itemsize" for x in arr)
-                lines.append(f"far = 1 if {span} >= {FAR_BYTES} else 0")
-                lines += [f"for b in {rng}(n_blocks):",
-                          "    pstart = b * block_former",
-                          "    pstop = min(pstart + block_former, n_panels)"]
-                lines += [f"    s{k} = scr{k}[b]" for k in gathered]
-                p_apart = apart and not scatter  # a scattered out is computed into scratch anyway
-                if scatter:
-                    lines.append("    so = scro[b]")
-                if p_apart:
-                    lines.append(f"    {_ALIAS_SCRATCH.format(size='area')}")
-                lines += ["    for p in range(pstart, pstop):",
-                          "        outer = p // per_outer"]
-                lines += [f"        base{k} = offsets[{k}]" for k in ops]
-                if segmented:  # outer counts groups of seg slices of dim ndim - 3, then the dims above
-                    lines += ["        rem = outer // groups",
-                              "        i3 = (outer - rem * groups) * seg",
-                              "        nseg = min(seg, above - i3)"]
-                    lines += [f"        base{k} += i3 * s3_{k}" for k in ops]
-                else:
-                    lines += ["        rem = outer"]
-                lines += [f"        for d in range(ndim - {4 if segmented else 3}, -1, -1):",
-                          "            i_d = rem % dims[d]",
-                          "            rem //= dims[d]"]
-                lines += [f"            base{k} += i_d * strides[{k}, d]" for k in ops]
-                lines += _panel_rows(gathered, in_chains)
-                lines += ["        for c0 in range(0, cols, tile_cols):",
-                          "            run = min(c0 + tile_cols, cols) - c0"]
-                for k in gathered:
-                    lines += _indent(_gather(k, segmented), 3)
-                # the tile's rows, each a run of the operands (segmented: across its slices, which
-                # every operand but the gathered ones continues, host_launch._segments); a tile of
-                # whole rows held back to back is one run (its c0 is 0, its scratch unpadded)
-                if segmented:
-                    lines += ["            n_runs = nr", "            length = nseg * run"]
-                else:
-                    lines += ["            n_runs = 1 if whole else nr", "            length = nr * run if whole else run"]
-                lines += ["            for r in range(n_runs):", "                srow = r * rs"]
-                lines += [f"                q{k} = base{k} + (r0 + r) * sr{k} + c0 * si{k}" for k in ops]
-                lines += _indent(_apart_if_aliased("length", p_loads, code, p_store, idx(0, "j"), p_apart, hw,
-                                                   screened, p_hoisted), 4)
-                if scatter:
-                    lines.append("            scatter_tile(out, base0 + r0 * sr0 + c0 * si0, sr0, si0, so, rs, nr, run)")
-                lines.append("return 0")
-        funcs.append("\n".join([deco, sig] + _indent(lines, 1)))
+        lines = body(v, "prange" if parallel else "range", parallel)
+        funcs.append("\n".join([f"@njit(parallel={parallel}, cache=True, nogil=True)",
+                                f"def {name}({params}, {tail}):"] + _indent(lines, 1)))
     text = "\n".join(funcs)
     helpers = {h for h in _numba_support.SUPPORT_NAMES if re.search(rf"\b{h}\(", text)}
     header = _HEADER.format(version=SUPPORT_VERSION, helpers=", ".join(sorted(helpers)))
