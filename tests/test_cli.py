@@ -145,14 +145,14 @@ def test_tiling_shows_the_worked_example_and_the_aclnn_executor_steps(capsys):
 def test_tiling_host_plan_of_a_broadcast_call(capsys, monkeypatch):
     """grad (3000, 1) with self (1, 3000) in bfloat16: 18 MB of output and 12 KB of inputs moved,
     above the parallel threshold, walked row-wise over both threads without a copy."""
-    from opsnn.kernels import numba_backend
+    from opsnn.kernels import numba_backend, parallelism
 
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 16 << 20)  # as on any host
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 16 << 20)  # as on any host
 
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "3000,1", "--shape2", "1,3000",
                      "--dtype", "bfloat16")
     assert code == 0
-    threads = numba_backend.threads_for(3000 * 3000 * 2 + 2 * 3000 * 2)
+    threads = parallelism.threads_for(3000 * 3000 * 2 + 2 * 3000 * 2)
     assert threads == min(2, numba_backend.get_num_threads())
     assert f"host       {threads} of {numba_backend.get_num_threads()} threads (18012000 bytes moved): " \
            f"rows walk over dims [3000, 3000], {threads} block(s)" in out, out
@@ -161,9 +161,9 @@ def test_tiling_host_plan_of_a_broadcast_call(capsys, monkeypatch):
 def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
     """--transpose: self's axes reversed in memory. Phase 1 records a Contiguous step; the fused
     kernel reads self in place through 2-D tiles, here rows of 100 side by side in slices."""
-    from opsnn.kernels import numba_backend
+    from opsnn.kernels import parallelism
 
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 16 << 20)  # one thread, on any host
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 16 << 20)  # one thread, on any host
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "100,100,100", "--transpose")
     assert code == 0
     assert "step       Contiguous(self) -> ws[0]" in out and "LeakyReluGrad(grad_output, ws[0]" in out
@@ -585,16 +585,16 @@ def test_cache_shows_prunes_and_clears_only_kernel_caches(capsys, monkeypatch, t
     """`opsnn cache` names this version's kernel cache and the stale ones beside it; --prune
     removes those of other versions, --clear this one's too; nothing under the root that is not
     named as a kernel cache is touched (the root may be a directory of the user's)."""
-    from opsnn.kernels import numba_backend as nb
+    from opsnn.kernels import kernel_cache as kc
 
     monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path))
-    current = nb.cache_dir()
+    current = kc.cache_dir()
     (current / "k_0.py").write_text("x" * 1000)
-    stale = tmp_path / (nb.CACHE_PREFIX + "0123abcd")
+    stale = tmp_path / (kc.CACHE_PREFIX + "0123abcd")
     stale.mkdir()
     (stale / "k_1.py").write_text("y" * (3 << 20))
-    kept = [tmp_path / (nb.CACHE_PREFIX + "keep"), tmp_path / "notes.txt", tmp_path / "elsewhere",
-            tmp_path / (nb.CACHE_PREFIX + "feedbeef")]
+    kept = [tmp_path / (kc.CACHE_PREFIX + "keep"), tmp_path / "notes.txt", tmp_path / "elsewhere",
+            tmp_path / (kc.CACHE_PREFIX + "feedbeef")]
     kept[0].mkdir()
     kept[1].write_text("mine")
     kept[2].mkdir()
@@ -620,35 +620,35 @@ def test_cache_in_a_root_that_is_not_writable_is_private(capsys, monkeypatch, tm
     modules there; a breaker's). `opsnn cache` says where it is and why."""
     import os
 
-    from opsnn.kernels import numba_backend as nb
+    from opsnn.kernels import kernel_cache as kc
 
     root = tmp_path / "a-file"
     root.write_text("not a directory")
     monkeypatch.setenv("OPSNN_CACHE_DIR", str(root))
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    monkeypatch.setattr(nb, "_TEMPORARY_CACHE", [])
-    named = tmp_path / f"opsnn-numba-kernels-{os.getuid()}-{nb.SUPPORT_VERSION[:8]}"
-    assert nb.cache_dir() == named and (named.stat().st_mode & 0o777) == 0o700
+    monkeypatch.setattr(kc, "_TEMPORARY_CACHE", [])
+    named = tmp_path / f"opsnn-numba-kernels-{os.getuid()}-{kc.SUPPORT_VERSION[:8]}"
+    assert kc.cache_dir() == named and (named.stat().st_mode & 0o777) == 0o700
     code, out = _run(capsys, "cache")
     assert code == 0 and f"{named} (a temporary directory: {root} is not writable)" in out
     named.chmod(0o777)  # as if another user had made it for us
-    monkeypatch.setattr(nb, "_TEMPORARY_CACHE", [])
-    fresh = nb.cache_dir()
+    monkeypatch.setattr(kc, "_TEMPORARY_CACHE", [])
+    fresh = kc.cache_dir()
     assert fresh != named and fresh.parent == tmp_path and (fresh.stat().st_mode & 0o777) == 0o700
 
 
 def test_cache_clear_leaves_a_linked_cache_and_names_what_it_could_not_remove(capsys, monkeypatch, tmp_path):
     """This version's cache as a symbolic link (moved to another disk): --clear leaves the link
     and its target and says so; the stale caches go."""
-    from opsnn.kernels import numba_backend as nb
+    from opsnn.kernels import kernel_cache as kc
 
     monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path))
     target = tmp_path / "elsewhere"
     target.mkdir()
     (target / "k_0.py").write_text("x")
-    (tmp_path / (nb.CACHE_PREFIX + nb.SUPPORT_VERSION[:8])).symlink_to(target)
-    (tmp_path / (nb.CACHE_PREFIX + "0123abcd")).mkdir()
+    (tmp_path / (kc.CACHE_PREFIX + kc.SUPPORT_VERSION[:8])).symlink_to(target)
+    (tmp_path / (kc.CACHE_PREFIX + "0123abcd")).mkdir()
     code, out = _run(capsys, "cache", "--clear")
     assert code == 0 and out.startswith("removed 1 kernel cache directory")
     assert "a symbolic link" in out and (target / "k_0.py").exists()
-    assert not (tmp_path / (nb.CACHE_PREFIX + "0123abcd")).exists()
+    assert not (tmp_path / (kc.CACHE_PREFIX + "0123abcd")).exists()

@@ -28,7 +28,13 @@ from opsnn._core.dtypes import DataType
 
 numba = pytest.importorskip("numba")
 from opsnn.kernels import _numba_support as S  # noqa: E402
-from opsnn.kernels import host_launch, numba_backend, numba_codegen, walker_source  # noqa: E402
+from opsnn.kernels import (  # noqa: E402
+    host_launch,
+    numba_backend,
+    numba_codegen,
+    parallelism,
+    walker_source,
+)
 
 NAN_U = {F16: 0x7C00, BF16: 0x7F80}
 # The walker-geometry tests (panels, permutations, reversed and stepped runs) take one dtype per
@@ -682,7 +688,7 @@ def test_in_place_on_strided_views_equals_numpy(backend, monkeypatch, dt, layout
     from opsnn import _fastpath, engine
 
     if pool:
-        monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 0)
         engine.clear_plan_cache()
         _fastpath.clear()
     shape = (256, 256)
@@ -776,8 +782,8 @@ def test_parallel_walkers(backend, dt, monkeypatch):
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
     # not this host's measure; 1 MiB keeps the NumPy reference's float16 pass short (at 16 MiB,
     # 25e6 float16 elements took 18 s)
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 1 << 20)
-    n = numba_backend.PARALLEL_MIN_BYTES // dt.itemsize * 3 + 37
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 1 << 20)
+    n = parallelism.PARALLEL_MIN_BYTES // dt.itemsize * 3 + 37
     g, x = _big(dt, (n,), 16), _big(dt, (n,), 17)
     both(backend, opsnn.leaky_relu_backward, g, x, 0.1)                 # flat
     rows, cols = 211, n // 211
@@ -794,7 +800,7 @@ def test_parallel_min_bytes_measured_once_within_range(monkeypatch):
     the second scan stops below the first's answer), measured once (on the first launch inside
     the range: below it a launch is serial, from its top parallel, whatever the measure); a set
     value is never measured over."""
-    lo, hi = numba_backend.PARALLEL_MIN_RANGE
+    lo, hi = parallelism.PARALLEL_MIN_RANGE
     calls = []
 
     def host(per_core, wake_us):  # one core moves per_core bytes/us; two move twice that
@@ -803,38 +809,38 @@ def test_parallel_min_bytes_measured_once_within_range(monkeypatch):
             return moved / per_core, moved / (2 * per_core) + wake_us
         return copy_times_us
 
-    sizes = numba_backend.threshold_candidates()                           # steps of sqrt(2)
+    sizes = parallelism.threshold_candidates()                           # steps of sqrt(2)
     assert sizes[:3] == [lo, 1482910, 2 * lo] and len(sizes) == 12 and sizes[-1] == 47453132
     # 28 KB/us, 50 us: 2.83 MiB 106 vs 103 us (1.03x), 4 MiB 150 vs 125 (1.2x); 8 KB/us, 60 us:
     # 1 MiB 131 vs 126 us (1.04x), 1.41 MiB 185 vs 153 (1.21x); a pool that never pays; one
     # that pays at once
     for per_core, wake_us, want in ((28e3, 50.0, 4 * lo), (8e3, 60.0, sizes[1]), (28e3, 1e6, hi),
                                     (28e3, 0.0, lo)):
-        monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", None)
-        monkeypatch.setattr(numba_backend, "copy_times_us", host(per_core, wake_us))
-        assert not numba_backend.use_parallel(lo - 1) and numba_backend.threads_for(lo - 1) == 1
-        assert numba_backend.use_parallel(hi)
-        assert calls == [] and numba_backend.PARALLEL_MIN_BYTES is None    # nothing measured yet
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", None)
+        monkeypatch.setattr(parallelism, "copy_times_us", host(per_core, wake_us))
+        assert not parallelism.use_parallel(lo - 1) and parallelism.threads_for(lo - 1) == 1
+        assert parallelism.use_parallel(hi)
+        assert calls == [] and parallelism.PARALLEL_MIN_BYTES is None    # nothing measured yet
         if numba.config.NUMBA_NUM_THREADS < 2:
             want = 16 << 20                                                 # no pool to wake
-        assert numba_backend.use_parallel(want) and not numba_backend.use_parallel(want - 1)
-        assert numba_backend.parallel_min_bytes() == want
+        assert parallelism.use_parallel(want) and not parallelism.use_parallel(want - 1)
+        assert parallelism.parallel_min_bytes() == want
         tried = [size for size in sizes if size <= want] + [size for size in sizes if size < want]
         assert calls == (tried if numba.config.NUMBA_NUM_THREADS >= 2 else [])  # two scans
         calls.clear()
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", None)          # a pool that fails to start
-    monkeypatch.setattr(numba_backend, "copy_times_us", lambda moved: 1 // 0)
-    assert numba_backend.parallel_min_bytes() == 16 << 20
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 3 << 20)
-    assert numba_backend.parallel_min_bytes() == 3 << 20 and calls == []
-    assert numba_backend.use_parallel(3 << 20) and not numba_backend.use_parallel((3 << 20) - 1)
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", None)          # a pool that fails to start
+    monkeypatch.setattr(parallelism, "copy_times_us", lambda moved: 1 // 0)
+    assert parallelism.parallel_min_bytes() == 16 << 20
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 3 << 20)
+    assert parallelism.parallel_min_bytes() == 3 << 20 and calls == []
+    assert parallelism.use_parallel(3 << 20) and not parallelism.use_parallel((3 << 20) - 1)
 
 
 def test_threshold_keeps_the_lower_of_two_scans(monkeypatch):
     """A disturbance that makes the pool look slow during one scan (another tenant on the VM)
     does not raise the threshold: the second scan's lower answer is kept; a disturbance in the
     second scan cannot raise the first's."""
-    sizes = numba_backend.threshold_candidates()
+    sizes = parallelism.threshold_candidates()
     for noisy_scan in (1, 2):
         timed = []
 
@@ -844,8 +850,8 @@ def test_threshold_keeps_the_lower_of_two_scans(monkeypatch):
             parallel = moved / 56e3 + 50.0
             return moved / 28e3, parallel * (3.0 if scan == noisy_scan else 1.0)
 
-        monkeypatch.setattr(numba_backend, "copy_times_us", copy_times_us)
-        assert numba_backend.second_thread_pays_from() == 4 << 20, noisy_scan
+        monkeypatch.setattr(parallelism, "copy_times_us", copy_times_us)
+        assert parallelism.second_thread_pays_from() == 4 << 20, noisy_scan
         assert timed.count(sizes[0]) == 2 and (4 << 20) in timed
 
 
@@ -853,7 +859,7 @@ def test_threshold_copies_copy_every_element():
     """The two copies the threshold scan times move every element, in blocks that do not divide
     the size (their unsigned loop bounds included)."""
     src = np.arange(1001, dtype=np.float64)
-    for copy in (numba_backend._copy_serial, numba_backend._copy_parallel):
+    for copy in (parallelism._copy_serial, parallelism._copy_parallel):
         for blocks in (1, 2, 3):
             dst = np.full_like(src, -1.0)
             assert copy(dst, src, blocks) == 0
@@ -864,11 +870,11 @@ def test_copy_times_measure():
     """The real measurement: two durations of a copy of ``moved`` bytes, the caller's thread
     count left as it was, and a threshold that is one of the sizes tried."""
     before = numba.get_num_threads()
-    serial, parallel = numba_backend.copy_times_us(1 << 20, samples=3)
+    serial, parallel = parallelism.copy_times_us(1 << 20, samples=3)
     assert 0.0 < serial < 1e6 and 0.0 < parallel < 1e6
     assert numba.get_num_threads() == before
-    lo, hi = numba_backend.PARALLEL_MIN_RANGE
-    assert numba_backend.second_thread_pays_from() in numba_backend.threshold_candidates() + [hi]
+    lo, hi = parallelism.PARALLEL_MIN_RANGE
+    assert parallelism.second_thread_pays_from() in parallelism.threshold_candidates() + [hi]
     assert numba.get_num_threads() == before
 
 
@@ -876,13 +882,13 @@ def test_work_counts_transposed_inputs_more(monkeypatch):
     """The serial/parallel rule weighs an input read across its memory order (the panels walker's
     gather) GATHER_WEIGHT times its bytes, and no other: not a dense, broadcast or stepped input,
     nor one transposed exactly as out is (the walk follows out's memory order)."""
-    w = numba_backend.GATHER_WEIGHT
-    moved = numba_backend.moved_bytes
+    w = parallelism.GATHER_WEIGHT
+    moved = parallelism.moved_bytes
 
     def work(out, ins):  # as Program.planned counts it: from the one-thread launch
         operands = [numba_backend._aligned_strides(a, out.shape) for a in (out, *ins)]
         launch = host_launch.plan_launch(out.shape, operands, [a.itemsize for a in (out, *ins)], 1)
-        return numba_backend.work_bytes(out, ins, launch)
+        return parallelism.work_bytes(out, ins, launch)
 
     g = np.zeros((300, 200), F32)
     out = np.empty((300, 200), F32)
@@ -901,9 +907,9 @@ def test_work_counts_transposed_inputs_more(monkeypatch):
     assert work(np.empty(5, F32), [np.zeros(5, F32), np.zeros(10, F32)[::2]]) == 20 + 20 + 36
     # the rule where waking the pool costs 40-80 us (16 MiB): a 12 MB float32 transposed launch
     # (1000 x 1000) is worth two threads, its contiguous counterpart is not
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 16 << 20)
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 16 << 20)
     big, big_t = np.empty((1000, 1000), F32), np.empty((1000, 1000), F32).T
-    assert numba_backend.use_parallel(work(big, [big, big_t])) and not numba_backend.use_parallel(work(big, [big, big]))
+    assert parallelism.use_parallel(work(big, [big, big_t])) and not parallelism.use_parallel(work(big, [big, big]))
 
 
 @pytest.fixture
@@ -914,7 +920,7 @@ def streaming(monkeypatch):
 
     def setup(parallel: bool):
         monkeypatch.setattr(numba_backend, "STREAM_MIN_BYTES", 0)
-        monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0 if parallel else 1 << 62)
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 0 if parallel else 1 << 62)
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS) if parallel else 1)
         _fastpath.clear()
 
@@ -984,7 +990,7 @@ def test_rows_walker_carries_its_position_across_tiles(backend, monkeypatch, fre
     1-4 dims with a broadcast input and a reversed one, one and two blocks, streamed or not: the
     NumPy backend's bits."""
     monkeypatch.setattr(numba_backend, "STREAM_MIN_BYTES", 0 if stream else 1 << 62)
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 0)
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
     rng = np.random.default_rng(7)
     try:
@@ -1061,7 +1067,7 @@ def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
     threads = min(2, numba.config.NUMBA_NUM_THREADS)
     try:
         for pool in (False, True):
-            monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0 if pool else 1 << 62)
+            monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 0 if pool else 1 << 62)
             numba.set_num_threads(threads if pool else 1)
             fresh_launches()
             for k in lengths:
@@ -1457,7 +1463,7 @@ def test_panels_slices_side_by_side(backend, monkeypatch, fresh_launches, dt, pa
     (broadcast across that dim, or with a gap) keeps one slice per tile."""
     if parallel:
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 0)
     x3 = cases.filled((36, 20, 24), dt, 70, cases.self_specials(dt, (-1.0, 1.0))).transpose(2, 1, 0)
     g3 = cases.filled(x3.shape, dt, 71, cases.grad_specials(dt))
     x4 = cases.filled((18, 12, 10, 6), dt, 72, cases.self_specials(dt, (-1.0, 1.0))).transpose(3, 2, 1, 0)

@@ -412,9 +412,9 @@ def test_hits_of_multi_block_launches(monkeypatch, layout):
     overlapping ``out`` still takes the full path's check."""
     if kernels.default_name() != "numba":
         pytest.skip("the compiled backend's plan cache")
-    from opsnn.kernels import numba_backend
+    from opsnn.kernels import numba_backend, parallelism
 
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 1)
     g, x = _data((40, 50), F16, 7)
     if layout == "broadcast":
         g = g[:, :1]

@@ -1401,9 +1401,9 @@ def test_malformed_variables_do_not_stop_opsnn():
     compiled backend and keeps the defaults; each variable is named in a warning."""
     script = ("import numpy as np, opsnn\n"
               "from opsnn._core import outpool\n"
-              "from opsnn.kernels import numba_backend as nb\n"
+              "from opsnn.kernels import numba_backend as nb, parallelism as par\n"
               "r = opsnn.hardtanh_backward(np.ones(3, np.float32), np.array([-2, 0.5, 2], np.float32), -1.0, 1.0)\n"
-              "print(r.tolist(), outpool.POOL.max_bytes, nb.PARALLEL_MIN_BYTES is None or nb.PARALLEL_MIN_BYTES,"
+              "print(r.tolist(), outpool.POOL.max_bytes, par.PARALLEL_MIN_BYTES is None or par.PARALLEL_MIN_BYTES,"
               " nb.STREAM_MIN_BYTES)\n")
     env = dict(os.environ, OPSNN_POOL_BYTES="1e9x", OPSNN_PARALLEL_MIN_BYTES="16 megs",
                OPSNN_STREAM_MIN_BYTES="abc", OPSNN_BACKEND="numba")
@@ -1470,9 +1470,9 @@ def test_in_place_launches_on_the_pool_write_their_result(acl_env, monkeypatch):
     import cases
 
     from opsnn import _fastpath, engine
-    from opsnn.kernels import numba_backend
+    from opsnn.kernels import parallelism
 
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 0)
     engine.clear_plan_cache()
     _fastpath.clear()
     x = cases.filled((64, 33), F32, 5, cases.self_specials(F32))
@@ -1625,18 +1625,18 @@ def test_walker_out_of_memory_is_not_a_compile_failure(monkeypatch):
 def test_bound_pool_launch_replanned_onto_a_walker_that_does_not_compile(broken_walkers, acl_env, monkeypatch,
                                                                           layout):
     """A repeatable executor bound to the pool, launched where it must plan anew (a forked child,
-    emulated by numba_backend._FORKED, runs every launch on its calling thread) onto a serial
+    emulated by parallelism.FORKED, runs every launch on its calling thread) onto a serial
     walker that does not compile: the NumPy backend runs it. A breaker's: 500003 at every
     synchronize. Contiguous: the fused call (engine.bind's first branch); transposed: the bound
     steps, a Contiguous step into the workspace first (Program.bind)."""
     import cases
 
     from opsnn import reference
-    from opsnn.kernels import numba_backend
+    from opsnn.kernels import parallelism
 
     break_as, failures = broken_walkers
     break_as("serial")
-    monkeypatch.setattr(numba_backend, "PARALLEL_MIN_BYTES", 0)  # the pool from the first byte
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 0)  # the pool from the first byte
     g = cases.filled((300, 200), F32, 5, cases.grad_specials(F32))
     x = cases.filled((300, 200), F32, 6, cases.self_specials(F32))
     gt, xt, ot = acl_env.put(g), acl_env.put_layout(x, layout), acl_env.put(np.zeros_like(g))
@@ -1646,7 +1646,7 @@ def test_bound_pool_launch_replanned_onto_a_walker_that_does_not_compile(broken_
     workspace = acl_env.malloc(ws) if ws else None
     want = reference.leaky_relu_backward(g, x, 0.5)
     for forked in (False, True, True):
-        monkeypatch.setattr(numba_backend, "_FORKED", forked)
+        monkeypatch.setattr(parallelism, "FORKED", forked)
         assert aclnn.aclnnLeakyReluBackward(workspace, ws, ex, acl_env.stream) == 0
         assert acl.rt.synchronize_stream(acl_env.stream) == 0, acl.get_recent_err_msg()
         cases.assert_bits_equal(ot.view(), want)

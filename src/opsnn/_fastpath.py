@@ -311,7 +311,7 @@ class _Entry:
         launch, self.work = prog.planned(out, ins)  # the thread rule, as a full-path call applies it
         self.walker = launch.walker
         # threads -> (launch, geometry); a serial launch is planned for one thread
-        threads = impl.threads_for(self.work)
+        threads = impl.parallelism.threads_for(self.work)
         self.launches = {threads: (launch, impl.launch_arrays(launch))}
         self.fast = self._make_fast(len(tensor_names), [out] + ins, threads)
 
@@ -329,7 +329,7 @@ class _Entry:
         asked ``numba.get_num_threads()`` from Python; 115 us now)."""
         operands = ["out"] + [f"t{pos}" for pos in self.positions]
         launch, geometry = self.launches[threads]
-        parallel = self.impl.use_parallel(self.work)
+        parallel = self.impl.parallelism.use_parallel(self.work)
         # a pool launch returns 2 under another thread count (numba_backend.PLANNED_THREADS_BIT)
         check = self.check | (threads << self.impl.PLANNED_THREADS_BIT if parallel else 0)
         nbytes = self.numel * self.dtype.itemsize
@@ -371,10 +371,10 @@ class _Entry:
         params = ", ".join([f"t{i}" for i in range(n_tensors)] + ["out"])
         lines = [f"def call({params}):"]
         if parallel:
-            # a forked child must not enter the pool (numba_backend._after_fork_in_child): a
+            # a forked child must not enter the pool (parallelism.FORKED): a
             # launch planned for one pool thread passes the kernel's planned-thread test there
-            env["IMPL"] = self.impl
-            lines += ["    if IMPL._FORKED:",
+            env["PARALLELISM"] = self.impl.parallelism
+            lines += ["    if PARALLELISM.FORKED:",
                       f"        return REPLAN({params})"]
         if self.allocating:
             lines.append("    out = alloc(SHAPE, DTYPE)")
@@ -395,14 +395,14 @@ class _Entry:
         ins = [tensors_and_out[pos] for pos in self.positions]
         if self.allocating:
             out = _allocate(self.shape, self.dtype)
-        threads = self.impl.threads_for(self.work)
+        threads = self.impl.parallelism.threads_for(self.work)
         prepared = self.launches.get(threads)
         if prepared is None:
             launch = self.prog.launch_for(out, ins, threads)
             prepared = self.launches[threads] = (launch, self.impl.launch_arrays(launch))
         launch, geometry = prepared
         try:
-            fn = self.prog.function(launch, self.impl.use_parallel(self.work))
+            fn = self.prog.function(launch, self.impl.parallelism.use_parallel(self.work))
             status = self.prog.call(fn, launch, geometry, out, ins, self.scalars, self.check)
         except self.impl.Fallback:  # that walker did not compile: the caller's full path runs
             return None

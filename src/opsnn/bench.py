@@ -246,14 +246,14 @@ def _bandwidth_kernels():
 
 def bandwidth_call(n_inputs: int, dtype: np.dtype, n: int, threads: int):
     """The reference: the same number of full-size arrays, the same host plan and the same
-    serial/parallel rule (``use_parallel``) as opsnn's kernels; integer OR (two inputs) or copy."""
+    serial/parallel rule (``parallelism.use_parallel``) as opsnn's kernels; integer OR (two inputs) or copy."""
     from ._core.tiling import plan_host
-    from .kernels import numba_backend
+    from .kernels import parallelism
 
     serial, parallel = _bandwidth_kernels()["read2_write1" if n_inputs == 2 else "read1_write1"]
     udt = np.dtype(f"u{dtype.itemsize}")
     arrays = [np.ones(n, udt) for _ in range(n_inputs + 1)]
-    big = numba_backend.use_parallel((n_inputs + 1) * n * dtype.itemsize)  # the bytes it moves
+    big = parallelism.use_parallel((n_inputs + 1) * n * dtype.itemsize)  # the bytes it moves
     plan = plan_host(n, dtype.itemsize, threads if big else 1)
     fn = parallel if big else serial
     return lambda: fn(*arrays, plan.n_blocks, plan.block_former, n)
@@ -436,11 +436,11 @@ def machine_info() -> dict:
     import torch
     from llvmlite import binding
 
-    from .kernels import _numba_support, numba_backend
+    from .kernels import _numba_support, parallelism
 
     info.update(numpy=np.__version__, numba=numba.__version__, torch=torch.__version__,
                 llvm_cpu=binding.get_host_cpu_name(), vector_bytes=_numba_support.VECTOR_BYTES,
-                parallel_min_bytes=numba_backend.parallel_min_bytes(),
+                parallel_min_bytes=parallelism.parallel_min_bytes(),
                 numba_threading_layer=_threading_layer(), OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY"),
                 GOMP_SPINCOUNT=os.environ.get("GOMP_SPINCOUNT"),
                 OPSNN_PARALLEL_MIN_BYTES=os.environ.get("OPSNN_PARALLEL_MIN_BYTES"))

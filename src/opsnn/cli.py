@@ -88,16 +88,18 @@ def _add_cache_arguments(parser) -> None:
 
 
 def _run_cache(args) -> int:
-    """The kernel cache (``numba_backend.cache_dir``) and the stale ones beside it; removes only
+    """The kernel cache (``kernel_cache.cache_dir``) and the stale ones beside it; removes only
     directories named as kernel caches (``stale_cache_dirs``) and this version's own, never a
     symbolic link or anything else. Exit 2 when one could not be removed (each named)."""
     import shutil
 
-    from .kernels import numba_backend as nb
+    import numba
 
-    root = nb.cache_root()
-    current = nb.cache_dir()
-    stale = nb.stale_cache_dirs()
+    from .kernels import kernel_cache
+
+    root = kernel_cache.cache_root()
+    current = kernel_cache.cache_dir()
+    stale = kernel_cache.stale_cache_dirs()
     where = "" if current.parent == root else f" (a temporary directory: {root} is not writable)"
     if args.prune or args.clear:
         doomed = stale + ([current] if args.clear and not current.is_symlink() else [])
@@ -119,7 +121,7 @@ def _run_cache(args) -> int:
         return 2 if failed else 0
     modules = len(list(current.glob("k_*.py")))
     print(f"kernel cache  {current}{where}: {modules} kernel module{'' if modules == 1 else 's'}, "
-          f"{_mib(_tree_bytes(current))} (this opsnn's, for numba {nb.numba.__version__} and NumPy {np.__version__})")
+          f"{_mib(_tree_bytes(current))} (this opsnn's, for numba {numba.__version__} and NumPy {np.__version__})")
     if stale:
         print(f"other versions  {len(stale)} director{'y' if len(stale) == 1 else 'ies'}, "
               f"{_mib(sum(_tree_bytes(p) for p in stale))} under {root} "
@@ -260,7 +262,7 @@ def _host_launch_lines(executor) -> list[str]:
         return ["none: nothing to launch (empty tensor)"]
     arrays = {name: t.array() for name, t in executor.tensors.items()}
     out = arrays["out"]
-    moved = impl.moved_bytes(out, [a for name, a in arrays.items() if name != "out"])
+    moved = impl.parallelism.moved_bytes(out, [a for name, a in arrays.items() if name != "out"])
     try:
         found = impl.host_launch(executor.plan, arrays)
     except impl.Fallback as exc:
