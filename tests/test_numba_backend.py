@@ -243,16 +243,39 @@ def test_transpose_block_moves_bits(dt, ahead, half):
     np.testing.assert_array_equal(dst.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
 
 
+@numba.njit
+def _transpose_block_rows(src, src_start, src_stride, dst, starts, first, add, ahead):
+    S.transpose_block_rows(src, src_start, src_stride, dst, starts, first, add, ahead)
+
+
+@pytest.mark.parametrize("dt", [np.dtype(np.uint16), F32, F64], ids=str)
+def test_transpose_block_rows_stores_each_row_where_the_table_says(dt):
+    """The block of ``transpose_block``, its row i stored from ``starts[first + i] + add``: rows
+    in any order and spacing (the table's entries before ``first`` unused)."""
+    lanes = S.transpose_lanes(dt.itemsize)
+    rng = np.random.default_rng(6)
+    src = rng.integers(0, 256, 40 * 50 * dt.itemsize, dtype=np.uint8).view(dt)
+    dst = np.zeros(lanes * 60 + 10, dt)
+    starts = np.array([-1, -1] + [60 * int(p) for p in rng.permutation(lanes)], np.int64)
+    _transpose_block_rows(src, 11, 50, dst, starts, 2, 3, 0)
+    i, k = np.arange(lanes)[:, None], np.arange(lanes)[None, :]
+    want = np.zeros_like(dst)
+    want[starts[2 + i] + 3 + k] = src[11 + 50 * k + i]
+    np.testing.assert_array_equal(dst.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
+
+
 # (sr, si, nr, run, nseg, tile_cols, s3): transposed tiles of full and half blocks and too small
 # for either, 2-4 interleaved rows (channels) and columns, a general and a reversed gather, slices
-# side by side (s3 apart in the source)
+# side by side (s3 apart in the source), slices that continue the source rows (s3 == nr: blocks
+# across the slices' borders, _merged_slices, where nr is no multiple of the block)
 GATHER_TILES = [(1, 50, 16, 16, 1, 16, 0), (1, 50, 13, 21, 1, 24, 0), (1, 50, 5, 6, 1, 8, 0),
                 (1, 50, 3, 2, 1, 2, 0), (1, 50, 1, 9, 1, 9, 0),
                 (1, 2, 2, 30, 1, 32, 0), (1, 3, 3, 30, 1, 32, 0), (1, 4, 4, 30, 1, 32, 0),
                 (1, 60, 20, 2, 1, 2, 0), (1, 60, 20, 3, 1, 3, 0), (1, 60, 9, 4, 1, 4, 0),
                 (7, 3, 6, 11, 1, 12, 0), (1, -50, 17, 12, 1, 12, 0), (-3, 40, 10, 5, 1, 5, 0),
                 (1, 50, 20, 10, 3, 10, 700), (1, 3, 3, 10, 2, 10, 40), (1, 60, 12, 3, 3, 3, 500),
-                (5, 2, 4, 7, 2, 7, 100)]
+                (5, 2, 4, 7, 2, 7, 100),
+                (1, 300, 10, 20, 7, 20, 10), (1, 200, 5, 17, 4, 17, 5), (1, 130, 12, 9, 3, 9, 12)]
 
 
 @pytest.mark.parametrize("far", [0, 1], ids=["near", "far"])

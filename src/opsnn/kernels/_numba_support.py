@@ -30,7 +30,8 @@ More helpers are LLVM IR because numba's own lowering is slower or has no such o
 ``bits_ge`` / ``bits_lt`` / ``bits_gt`` (a float16/bfloat16 compared with a float32 on its own
 bits, against the bound ``half_bound`` computes), ``transpose_block`` (an
 L x L register transpose for the panels walker's gather of a transposed input, ``gather_tile``,
-which every panels kernel calls), ``index_buffer``
+which every panels kernel calls; ``transpose_block_rows`` stores its rows where a table says),
+``index_buffer``
 (a walker's multi-index on the stack instead of the heap), and
 ``stream_copy`` / ``store_fence`` (non-temporal stores of a large output, which skip the
 read-for-ownership a normal store costs). ``span_view`` is the host's: the 1-D view of a strided
@@ -232,12 +233,17 @@ def transpose_stages(lanes: int, itemsize: int) -> list[list[tuple]]:
     return stages
 
 
-def _transpose_typed(arg_types: tuple, shrink: int):
+def _transpose_typed(arg_types: tuple, shrink: int, table: bool = False):
     """Signature and codegen of a ``lanes x lanes`` block transpose, ``lanes`` =
-    ``transpose_lanes(itemsize) // shrink`` (None when the arrays do not qualify)."""
+    ``transpose_lanes(itemsize) // shrink`` (None when the arrays do not qualify). ``table``:
+    the destination rows start where an int64 table says (``transpose_block_rows``), not a
+    stride apart."""
     src, dst = arg_types[0], arg_types[3]
     if not (isinstance(src, types.Array) and isinstance(dst, types.Array) and src.dtype == dst.dtype
             and src.ndim == dst.ndim == 1 and src.dtype.bitwidth in (16, 32, 64)):
+        return None
+    if table and not (isinstance(arg_types[4], types.Array) and arg_types[4].dtype == types.int64
+                      and arg_types[4].ndim == 1):
         return None
     lanes = transpose_lanes(src.dtype.bitwidth // 8) // shrink
 
@@ -258,8 +264,22 @@ def _transpose_typed(arg_types: tuple, shrink: int):
             offsets = [builder.add(start, builder.mul(stride, ir.Constant(_I64, i))) for i in range(lanes)]
             return [builder.bitcast(builder.gep(data, [offset]), vec_ptr) for offset in offsets]
 
+        def table_pointers():
+            """Pointers to the L destination rows: ``dst[table[start + i] + add]``."""
+            data = context.make_array(signature.args[3])(context, builder, args[3]).data
+            ty, start_ty, add_ty = signature.args[4:7]
+            starts = context.make_array(ty)(context, builder, args[4]).data
+            start = context.cast(builder, args[5], start_ty, types.int64)
+            add = context.cast(builder, args[6], add_ty, types.int64)
+            pointers = []
+            for i in range(lanes):
+                row = builder.load(builder.gep(starts, [builder.add(start, ir.Constant(_I64, i))]))
+                pointers.append(builder.bitcast(builder.gep(data, [builder.add(row, add)]), vec_ptr))
+            return pointers
+
         rows = [builder.load(p, align=align) for p in row_pointers(0)]
-        ahead = context.cast(builder, args[6], signature.args[6], types.int64)
+        ahead_at = 7 if table else 6
+        ahead = context.cast(builder, args[ahead_at], signature.args[ahead_at], types.int64)
         with builder.if_then(builder.icmp_signed("!=", ahead, ir.Constant(_I64, 0))):
             byte = ir.IntType(8).as_pointer()
             prefetch = builder.module.declare_intrinsic("llvm.prefetch", [byte],
@@ -274,7 +294,7 @@ def _transpose_typed(arg_types: tuple, shrink: int):
                 new[i] = builder.shuffle_vector(rows[a], rows[b], ir.Constant(ir.VectorType(_I32, lanes), low))
                 new[j] = builder.shuffle_vector(rows[a], rows[b], ir.Constant(ir.VectorType(_I32, lanes), high))
             rows = new
-        for row, p in zip(rows, row_pointers(3)):
+        for row, p in zip(rows, table_pointers() if table else row_pointers(3)):
             builder.store(row, p, align=align)
         return context.get_dummy_value()
 
@@ -301,12 +321,40 @@ def transpose_block_half(typingctx, src, src_start, src_stride, dst, dst_start, 
     return _transpose_typed((src, src_start, src_stride, dst, dst_start, dst_stride, ahead), 2)
 
 
+@intrinsic
+def transpose_block_rows(typingctx, src, src_start, src_stride, dst, starts, first, add, ahead):
+    """``transpose_block`` whose destination row i starts at ``starts[first + i] + add``: rows
+    that are not a constant stride apart (``_merged_slices``)."""
+    return _transpose_typed((src, src_start, src_stride, dst, starts, first, add, ahead), 1, table=True)
+
+
 def _transposed_blocks(a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, far):
     """The register-transpose copy ``s[s0 + sg * tile_cols + r * rs + c] = a[g + sg * s3 + r + c *
     si]`` of a tile of ``nr`` x ``run`` (``nseg`` slices) (True), or False where the tile or the
     element width has none (then nothing is written). ``gather_tile`` reads a transposed input
     into scratch with it (``s0`` 0); ``scatter_tile`` writes scratch into a transposed out, its
     roles swapped (scratch as ``a``, out as ``s`` from ``s0``, rows and columns exchanged)."""
+
+
+@njit(nogil=True)
+def _merged_slices(a, g, si, s, s0, rs, tile_cols, nr, nseg, run, side):
+    """``_transposed_blocks`` of slices that continue the source rows (``s3 == nr``: the 10 of a
+    (10, 100, 100) reversal): each source row is one run of ``nr * nseg`` elements, cut into
+    side x side blocks across the slices' borders, each block row stored where its (slice, row)
+    lies in scratch (``transpose_block_rows``, from a table built once per tile); a few blocks of
+    rows at a time across the columns, so that the scratch rows written stay in L1."""
+    total = nr * nseg
+    starts = np.empty(total, np.int64)
+    for sg in range(nseg):
+        for r in range(nr):
+            starts[sg * nr + r] = s0 + r * rs + sg * tile_cols
+    chunk = 8 * side
+    for k1 in range(0, total, chunk):
+        for cb in range((run + side - 1) // side):
+            cc = min(cb * side, run - side)
+            for kb in range(k1, min(k1 + chunk, total), side):
+                k0 = min(kb, total - side)
+                transpose_block_rows(a, g + k0 + cc * si, si, s, starts, k0, cc, 0)
 
 
 @overload(_transposed_blocks, jit_options={"nogil": True})
@@ -317,6 +365,16 @@ def _transposed_blocks_impl(a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, f
     half = full // 2
 
     def impl(a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, far):
+        # slices that continue the source rows, where blocks slice by slice would move 1.25x the
+        # tile or more (their last block overlapping), or take half blocks or none: blocks across
+        # the slices' borders. Measured (one thread, LeakyReluBackward of a (10, 100, 100)
+        # reversal, separate processes alternating, three rounds): float16 36-37 -> 26-27 us (half
+        # blocks moved 1.6x), float32 50-55 -> 42 (8 x 8 blocks, 1.6x); with 100 rows (1.12x of
+        # float16 moved, 1.04x of float32) the slice-by-slice blocks stayed 1.05x faster
+        if (nseg > 1 and s3 == nr and full <= min(nr * nseg, run) and not far
+                and (nr < full or 4 * (nr + full - 1) // full * full >= 5 * nr)):
+            _merged_slices(a, g, si, s, s0, rs, tile_cols, nr, nseg, run, full)
+            return True
         if nr >= full and run >= full:
             side = full
         elif nr >= half and run >= half:
@@ -475,7 +533,9 @@ def gather_tile(a, g, sr, si, s3, nseg, s, rs, tile_cols, nr, run, far):
     at the tile's edge (it overlaps its neighbour, which it rewrites with the same values): no
     element is left to a scalar loop. Tiles of L/2 to L - 1 rows or columns take L/2 x L/2
     blocks (``transpose_block_half``; a short dim, the 10 of a (10, 100, 100) reversal: 1.6-2.2x
-    faster than the element copy). With slices side by side the blocks walk the slices inside
+    faster than the element copy), unless their slices continue the source rows: then blocks run
+    across the slices' borders (``_merged_slices``, 1.2-1.35x faster again, where the rows are
+    no multiple of L). With slices side by side the blocks walk the slices inside
     each column block where the launch is ``far`` (host_launch._segments: there the slices
     continue the source rows, so a column block reads each of its source rows in one run of
     ``nseg * nr`` elements; 2 slices of a float16 (100, 1000, 1000) reversal measured 42 -> 35-36
