@@ -635,6 +635,25 @@ def test_cache_in_a_root_that_is_not_writable_is_private(capsys, monkeypatch, tm
     monkeypatch.setattr(kc, "_TEMPORARY_CACHE", [])
     fresh = kc.cache_dir()
     assert fresh != named and fresh.parent == tmp_path and (fresh.stat().st_mode & 0o777) == 0o700
+    # the next process finds that one and reuses it (each made its own, and compiled everything
+    # again: a new user's breaker), but not one that others may enter
+    (tmp_path / f"{named.name}-0000").mkdir(mode=0o755)
+    monkeypatch.setattr(kc, "_TEMPORARY_CACHE", [])
+    assert kc.cache_dir() == fresh
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a-file", named.name, f"{named.name}-0000", fresh.name])
+
+
+def test_cache_root_expands_a_home_directory(monkeypatch, tmp_path):
+    """OPSNN_CACHE_DIR='~/...' (quoted, so the shell left the ~) is under the home directory, not
+    a directory named ``~`` in the working directory (a new user's)."""
+    from opsnn.kernels import kernel_cache as kc
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("OPSNN_CACHE_DIR", "~/kernels")
+    assert kc.cache_root() == tmp_path / "kernels"
+    monkeypatch.delenv("OPSNN_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", "~/xdg")
+    assert kc.cache_root() == tmp_path / "xdg" / "opsnn"
 
 
 def test_cache_clear_leaves_a_linked_cache_and_names_what_it_could_not_remove(capsys, monkeypatch, tmp_path):

@@ -426,3 +426,41 @@ if pid == 0:
 _, status = os.waitpid(pid, 0)
 print(os.waitstatus_to_exitcode(status), acl.rt.synchronize_stream(stream) == 0 and result())
 """
+
+
+def test_fork_while_another_thread_compiles(tmp_path):
+    """(a new user's breaker) A fork while another thread of the parent compiled a walker left the
+    child holding numba's compiler lock, owned by a thread it does not have: its first call that
+    compiled hung for good. The fork now waits for the compile to end (parallelism's at-fork
+    handlers take and give back that lock). An empty kernel cache, so that the thread's call and
+    the child's both compile."""
+    script = """
+import os, threading, time, faulthandler
+import numpy as np, opsnn
+from numba.core.compiler_lock import global_compiler_lock
+g = np.ones((64, 48), np.float32)
+opsnn.leaky_relu_backward(g, g, 0.5)  # the backend imported (a fork during an import is Python's own hazard)
+h = np.ones((64, 48), np.float16)
+t = threading.Thread(target=lambda: opsnn.hardtanh_backward(h, h, -1.0, 1.0))
+t.start()
+def compiling():  # the lock held by another thread (is_locked asks about this one)
+    if global_compiler_lock._lock.acquire(False):
+        global_compiler_lock._lock.release()
+        return False
+    return True
+deadline = time.monotonic() + 120
+while not compiling() and time.monotonic() < deadline:
+    time.sleep(0.0005)
+held = compiling()
+pid = os.fork()
+if pid == 0:
+    faulthandler.dump_traceback_later(60, exit=True)  # hung: exit 1 with the stacks
+    d = np.ones(5, np.float64)  # a walker not compiled yet
+    os._exit(0 if (opsnn.leaky_relu_backward(d, -d, 0.5) == 0.5).all() else 5)
+_, status = os.waitpid(pid, 0)
+t.join()
+print(held, os.waitstatus_to_exitcode(status))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "OPSNN_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0 and done.stdout.split() == ["True", "0"], (done.stdout, done.stderr[-3000:])

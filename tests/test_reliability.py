@@ -1494,6 +1494,37 @@ def test_in_place_launches_on_the_pool_write_their_result(acl_env, monkeypatch):
         cases.assert_bits_equal(other.view(), opsnn.hardtanh(x, -0.5, 0.5))
 
 
+def test_automatic_backend_falls_back_when_numba_fails_other_than_by_import():
+    """(a new user's breaker) numba imports but opsnn's compiled backend fails to load with
+    another error: a read-only install without a writable cache, where numba refuses
+    ``cache=True`` ("no locator available"), or NUMBA_THREADING_LAYER=tbb without TBB
+    (ValueError). Every call failed with 561000; the automatic choice now takes the NumPy backend
+    with the one warning, which names the error, and naming numba raises ImportError."""
+    code = (
+        "import warnings\n"
+        "import numba\n"
+        "def refused(*args, **kwargs):\n"
+        "    raise RuntimeError(\"cannot cache function 'gather_tile': no locator available\")\n"
+        "numba.njit = refused\n"
+        "import numpy as np, opsnn\n"
+        "from opsnn import kernels\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    r = opsnn.leaky_relu_backward(np.ones(3, np.float32), -np.ones(3, np.float32), 0.5)\n"
+        "assert kernels.default_name() == 'numpy' and (r == 0.5).all()\n"
+        "[warning] = [x for x in w if issubclass(x.category, kernels.BackendFallbackWarning)]\n"
+        "assert 'RuntimeError' in str(warning.message) and 'no locator' in str(warning.message), warning\n"
+        "try:\n"
+        "    kernels.get('numba')\n"
+        "except ImportError as exc:\n"
+        "    assert 'no locator' in str(exc), exc\n"
+        "else:\n"
+        "    raise AssertionError('numba loaded')\n"
+        "print('ok')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 0 and "ok" in res.stdout, res.stderr
+
+
 def test_doc_rows_match_tests():
     """docs/reliability.md and the reliability tests are the same list: every test named in the
     document exists, and every test of test_reliability / test_concurrency / test_fuzz /

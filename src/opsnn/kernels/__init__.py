@@ -23,7 +23,7 @@ program of one step and its scalars (or None), which fresh aclnn executors run t
 ``_fastpath.step_call``.
 
 Backends: ``numpy`` (the reference) and ``numba`` (compiled, multi-core; see numba_backend).
-The default is numba when it imports, else numpy with one warning (``BackendFallbackWarning``);
+The default is numba when it loads, else numpy with one warning (``BackendFallbackWarning``);
 ``set_default(name)`` or ``OPSNN_BACKEND`` pick one explicitly, and a named backend that cannot
 load raises ImportError.
 """
@@ -58,8 +58,12 @@ def _import(key: str):
             raise ValueError(f"unknown kernel backend {key!r}; known: {', '.join(_BACKENDS)}")
         try:
             module = importlib.import_module(_BACKENDS[key])
-        except ImportError as exc:
-            raise ImportError(f"kernel backend {key!r} cannot be loaded: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - numba may import and still fail to load (below)
+            # numba imports but the backend fails otherwise: numba refuses ``cache=True`` in a
+            # read-only install without a writable cache (RuntimeError), or cannot start the
+            # threading layer NUMBA_THREADING_LAYER names (ValueError); every call then failed
+            reason = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
+            raise ImportError(f"kernel backend {key!r} cannot be loaded: {reason}") from exc
         _loaded[key] = module
     return module
 

@@ -19,12 +19,13 @@ CACHE_PREFIX = "numba-kernels-"  # + the first 8 hex digits of SUPPORT_VERSION
 
 def cache_root() -> Path:
     """The directory that holds one kernel cache per support version: ``$OPSNN_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/opsnn``, else ``~/.cache/opsnn``."""
+    ``$XDG_CACHE_HOME/opsnn``, else ``~/.cache/opsnn`` (a leading ``~`` expanded: a quoted one
+    reaches opsnn as it is, and made a directory named ``~``)."""
     root = os.environ.get("OPSNN_CACHE_DIR")
     if root:
-        return Path(root)
+        return Path(root).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "opsnn"
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "opsnn"
 
 
 def stale_cache_dirs() -> list[Path]:
@@ -58,20 +59,32 @@ def cache_dir() -> Path:
 _TEMPORARY_CACHE: list[Path] = []
 
 
+def _private(path: Path) -> bool:
+    """A directory (not a link) of this user's that no one else may read, write or enter."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
 def _temporary_cache() -> Path:
     """The kernel cache where ``cache_root()`` is not writable: a directory of the temporary
     directory named for the user and version, which later processes reuse, when it is this
-    user's own and private; else a fresh private one (anyone may create that name first in a
-    shared /tmp, and plant modules there that opsnn would import)."""
+    user's own and private. Anyone may create that name first in a shared /tmp (and plant
+    modules there that opsnn would import), so else the first private one of this user's named
+    after it with a suffix, else a fresh one so named (``mkdtemp``): later processes find and
+    reuse it, where each made its own and compiled every kernel again (a new user's breaker)."""
     if not _TEMPORARY_CACHE:
-        path = Path(tempfile.gettempdir()) / f"opsnn-numba-kernels-{os.getuid()}-{SUPPORT_VERSION[:8]}"
+        name = f"opsnn-numba-kernels-{os.getuid()}-{SUPPORT_VERSION[:8]}"
+        path = Path(tempfile.gettempdir()) / name
         try:
-            path.mkdir(mode=0o700, exist_ok=True)
-            st = path.lstat()
-            if stat.S_ISLNK(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-                raise PermissionError(f"{path} is not a private directory of this user")
-        except OSError:
-            path = Path(tempfile.mkdtemp(prefix=f"opsnn-numba-kernels-{os.getuid()}-"))
+            path.mkdir(mode=0o700)
+        except OSError:  # there already, or the temporary directory is not writable either
+            pass
+        if not _private(path):
+            mine = sorted(p for p in path.parent.glob(name + "-*") if _private(p))
+            path = mine[0] if mine else Path(tempfile.mkdtemp(prefix=name + "-"))
         _TEMPORARY_CACHE.append(path)
     return _TEMPORARY_CACHE[0]
 

@@ -57,10 +57,32 @@ _start_pool()
 FORKED = False
 
 
+# numba compiles under one process-wide lock. A fork while another thread compiled left the child
+# holding it for a thread the child does not have, and the child's first compile waited for it for
+# good (a new user's breaker: a fork in a threaded server whose other thread made its first opsnn
+# call). So a fork waits for a compile in progress to end, and both sides give the lock back.
+try:
+    from numba.core.compiler_lock import global_compiler_lock as _COMPILER_LOCK
+except ImportError:  # another numba layout: forks as before
+    _COMPILER_LOCK = None
+
+
+def _before_fork() -> None:
+    if _COMPILER_LOCK is not None:
+        _COMPILER_LOCK.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    if _COMPILER_LOCK is not None:
+        _COMPILER_LOCK.release()
+
+
 def _after_fork_in_child() -> None:
-    """In a forked child: FORKED where the pool is GNU OpenMP (above). Registered, so run, before
-    ``numba_backend``'s handler (that module imports this one first), which reads FORKED."""
+    """In a forked child: numba's compiler lock given back (above), and FORKED where the pool is
+    GNU OpenMP (above). Registered, so run, before ``numba_backend``'s handler (that module
+    imports this one first), which reads FORKED."""
     global FORKED, _LOCK
+    _after_fork_in_parent()  # the forking thread took it, and is this thread in the child
     _LOCK = threading.RLock()  # another thread of the parent may have held it: it is gone here
     try:
         layer = numba.threading_layer()
@@ -72,7 +94,7 @@ def _after_fork_in_child() -> None:
     numba.set_num_threads(1)
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
 
 
 # Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking the
