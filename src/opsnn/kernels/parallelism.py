@@ -72,7 +72,7 @@ def _before_fork() -> None:
         _COMPILER_LOCK.acquire()
 
 
-def _after_fork_in_parent() -> None:
+def _release_compiler_lock() -> None:  # after a fork, in the parent and (below) in the child
     if _COMPILER_LOCK is not None:
         _COMPILER_LOCK.release()
 
@@ -82,7 +82,7 @@ def _after_fork_in_child() -> None:
     GNU OpenMP (above). Registered, so run, before ``numba_backend``'s handler (that module
     imports this one first), which reads FORKED."""
     global FORKED, _LOCK
-    _after_fork_in_parent()  # the forking thread took it, and is this thread in the child
+    _release_compiler_lock()  # the forking thread took it, and is this thread in the child
     _LOCK = threading.RLock()  # another thread of the parent may have held it: it is gone here
     try:
         layer = numba.threading_layer()
@@ -94,7 +94,7 @@ def _after_fork_in_child() -> None:
     numba.set_num_threads(1)
 
 
-os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
+os.register_at_fork(before=_before_fork, after_in_parent=_release_compiler_lock, after_in_child=_after_fork_in_child)
 
 
 # Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking the
