@@ -264,6 +264,21 @@ def test_transpose_block_rows_stores_each_row_where_the_table_says(dt):
     np.testing.assert_array_equal(dst.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
 
 
+
+def test_slices_merge_only_where_blocks_slice_by_slice_would_waste():
+    """``merges_slices``: rows of 10 in 16- or 8-wide blocks merge (1.6x moved slice by slice),
+    rows that are a multiple of the block, or of 100 (1.12x), keep their blocks; so do slices
+    that do not continue the source rows, a single slice, far launches and tiles narrower than a
+    block."""
+    m = S.merges_slices
+    assert m(10, 100, 10, 100, 0, 16) and m(10, 100, 10, 100, 0, 8) and m(5, 4, 5, 17, 0, 16)
+    assert m(20, 10, 20, 100, 0, 16) and m(38, 10, 38, 100, 0, 16)      # 32 / 20 and 48 / 38 moved
+    for nr in (16, 32, 48, 100):
+        assert not m(nr, 10, nr, 100, 0, 16), nr
+    assert not m(26, 10, 26, 100, 0, 16)                                 # 32 / 26 = 1.23x
+    assert not m(10, 100, 12, 100, 0, 16) and not m(10, 1, 10, 100, 0, 16)
+    assert not m(10, 100, 10, 100, 1, 16) and not m(10, 100, 10, 15, 0, 16) and not m(10, 1, 10, 100, 0, 8)
+
 # (sr, si, nr, run, nseg, tile_cols, s3): transposed tiles of full and half blocks and too small
 # for either, 2-4 interleaved rows (channels) and columns, a general and a reversed gather, slices
 # side by side (s3 apart in the source), slices that continue the source rows (s3 == nr: blocks

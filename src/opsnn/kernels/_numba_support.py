@@ -336,6 +336,19 @@ def _transposed_blocks(a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, far):
     roles swapped (scratch as ``a``, out as ``s`` from ``s0``, rows and columns exchanged)."""
 
 
+@njit(inline="always")
+def merges_slices(nr, nseg, s3, run, far, side):
+    """Whether ``_transposed_blocks`` takes ``_merged_slices`` for a tile of ``nr`` rows, ``run``
+    columns and ``nseg`` slices ``s3`` apart, with blocks of ``side``: slices that continue the
+    source rows, in cache, where blocks slice by slice would move 1.25x the tile or more (their
+    last block overlapping) or be half blocks or none. Measured (one thread, LeakyReluBackward of
+    a (10, 100, 100) reversal, separate processes alternating, three rounds): float16 36-37 ->
+    26-27 us (half blocks moved 1.6x), float32 50-55 -> 42 (8 x 8 blocks, 1.6x); with 100 rows
+    (1.12x of float16 moved, 1.04x of float32) the slice-by-slice blocks stayed 1.05x faster."""
+    return (nseg > 1 and s3 == nr and side <= min(nr * nseg, run) and not far
+            and (nr < side or 4 * ((nr + side - 1) // side * side) >= 5 * nr))
+
+
 @njit(nogil=True)
 def _merged_slices(a, g, si, s, s0, rs, tile_cols, nr, nseg, run, side):
     """``_transposed_blocks`` of slices that continue the source rows (``s3 == nr``: the 10 of a
@@ -365,14 +378,7 @@ def _transposed_blocks_impl(a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, f
     half = full // 2
 
     def impl(a, g, si, s3, nseg, s, s0, rs, tile_cols, nr, run, far):
-        # slices that continue the source rows, where blocks slice by slice would move 1.25x the
-        # tile or more (their last block overlapping), or take half blocks or none: blocks across
-        # the slices' borders. Measured (one thread, LeakyReluBackward of a (10, 100, 100)
-        # reversal, separate processes alternating, three rounds): float16 36-37 -> 26-27 us (half
-        # blocks moved 1.6x), float32 50-55 -> 42 (8 x 8 blocks, 1.6x); with 100 rows (1.12x of
-        # float16 moved, 1.04x of float32) the slice-by-slice blocks stayed 1.05x faster
-        if (nseg > 1 and s3 == nr and full <= min(nr * nseg, run) and not far
-                and (nr < full or 4 * (nr + full - 1) // full * full >= 5 * nr)):
+        if merges_slices(nr, nseg, s3, run, far, full):
             _merged_slices(a, g, si, s, s0, rs, tile_cols, nr, nseg, run, full)
             return True
         if nr >= full and run >= full:
