@@ -233,3 +233,74 @@ def test_hardtanh_matches_torch(dtype):
     lo, hi = (3, 40) if np.dtype(dtype) == np.uint8 else (-25, 17)
     expected = to_numpy(torch.ops.aten.hardtanh(to_torch(x), lo, hi))
     assert_same_bits(R.hardtanh(x, lo, hi), expected)
+
+
+# ---- NaN sign and payload: the golden writes the bits the kernels' contract names --------------
+# README / docs/torch.md §5: a NaN keeps its sign and quiet payload (torch's own conversions do not,
+# so these are checked against hand-computed bits and against the NumPy backend, not torch).
+
+def _bits(values, dtype) -> np.ndarray:
+    return np.array(values, f"u{np.dtype(dtype).itemsize}").view(dtype)
+
+
+def test_golden_nan_bits_are_the_contracts():
+    snan_bf16 = _bits([0xFFA6, 0x7F81], BF16)  # signalling, negative and positive
+    # slope branch: widened, quieted by the multiply, payload and sign kept, narrowed back
+    got = R.leaky_relu_backward(snan_bf16, np.array([-0.25, -1.0], BF16), 0.5)
+    assert got.view(np.uint16).tolist() == [0xFFE6, 0x7FC1]
+    # pass branch: the bits as they are, in the operator's dtype and narrowed to a bf16 out
+    assert R.leaky_relu_backward(snan_bf16, np.ones(2, BF16), 0.5).view(np.uint16).tolist() == [0xFFA6, 0x7F81]
+    f32_nans = _bits([0x7F810000, 0xFFA61234], F32)  # low half zero: kept; else quiet bit set
+    assert R.leaky_relu_backward(f32_nans, np.ones(2, F32), 0.5, out_dtype=BF16).view(np.uint16).tolist() \
+        == [0x7F81, 0xFFE6]
+    # float64 compute to bf16: the payload's top bits, quiet
+    f64_nan = _bits([0x7FF4C00000000000], F64)
+    assert R.leaky_relu_backward(f64_nan, np.ones(1, F64), 0.5, out_dtype=BF16).view(np.uint16).tolist() == [0x7FE6]
+    # clamps return a NaN x as it is; the backward's pass copies grad's bits
+    assert R.hardtanh(snan_bf16, -1.0, 1.0).view(np.uint16).tolist() == [0xFFA6, 0x7F81]
+    assert R.hardtanh(f32_nans, -1.0, 1.0).view(np.uint32).tolist() == [0x7F810000, 0xFFA61234]
+    assert R.hardtanh_backward(snan_bf16, np.zeros(2, BF16), -1.0, 1.0).view(np.uint16).tolist() == [0xFFA6, 0x7F81]
+
+
+def _nans(dtype) -> np.ndarray:
+    """Signalling and quiet NaNs of both signs with payloads, then two ordinary values."""
+    dtype = np.dtype(dtype)
+    top = {2: 0x7C00 if dtype == F16 else 0x7F80, 4: 0x7F800000, 8: 0x7FF0000000000000}[dtype.itemsize]
+    sign = 1 << (8 * dtype.itemsize - 1)
+    payloads = {2: [0x26, 0x41], 4: [0x260000, 0x410000, 0x1234], 8: [0x26 << 45, 0x123456789]}[dtype.itemsize]
+    values = [top | p for p in payloads]
+    return np.concatenate([_bits(values + [v | sign for v in values], dtype), np.array([-2.0, 0.5], dtype)])
+
+
+@pytest.mark.parametrize("grad_dtype", [F16, BF16, F32, F64], ids=str)
+@pytest.mark.parametrize("self_dtype", [F16, BF16, F32, F64], ids=str)
+def test_golden_nan_bits_equal_the_numpy_backends(grad_dtype, self_dtype, monkeypatch):
+    """Every dtype pair and out dtype, every op: the golden and the NumPy backend (which the numba
+    backend equals bit for bit, tests/test_numba_backend.py) write the same NaN bits."""
+    import opsnn
+    from opsnn import kernels
+
+    monkeypatch.setattr(kernels, "DEFAULT", kernels.DEFAULT)  # restored after set_default below
+    kernels.set_default("numpy")
+    grad = _nans(grad_dtype)
+    self_ = np.resize(np.array([-0.5, 2.0, 0.25], self_dtype), grad.shape)
+    self_[::4] = _nans(self_dtype)[: self_[::4].size]
+    for out_dtype in (F16, BF16, F32, F64):
+        out = np.empty(grad.shape, out_dtype)
+        opsnn.leaky_relu_backward(grad, self_, 0.5, out=out)
+        cases_equal(out, R.leaky_relu_backward(grad, self_, 0.5, out_dtype=out_dtype), "leaky_relu_backward")
+        opsnn.leaky_relu(grad, 0.5, out=out)
+        cases_equal(out, R.leaky_relu(grad, 0.5, out_dtype=out_dtype), "leaky_relu")
+        if grad_dtype == self_dtype == out_dtype != F64:  # the API's dtypes (DECISIONS 10)
+            opsnn.hardtanh_backward(grad, self_, -1.0, 1.0, out=out)
+            cases_equal(out, R.hardtanh_backward(grad, self_, -1.0, 1.0, out_dtype=out_dtype), "hardtanh_backward")
+    same = np.empty(grad.shape, grad_dtype)
+    opsnn.hardtanh(grad, -1.0, 1.0, out=same)
+    cases_equal(same, R.hardtanh(grad, -1.0, 1.0), "hardtanh")
+
+
+def cases_equal(actual: np.ndarray, expected: np.ndarray, what: str) -> None:
+    unsigned = f"u{actual.dtype.itemsize}"
+    assert actual.dtype == expected.dtype, what
+    assert actual.view(unsigned).tolist() == expected.view(unsigned).tolist(), \
+        f"{what}: {[hex(b) for b in actual.view(unsigned)]} != {[hex(b) for b in expected.view(unsigned)]}"

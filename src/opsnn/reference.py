@@ -31,6 +31,7 @@ __all__ = [
 
 _FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
+_BFLOAT16 = to_numpy(DataType.BF16)
 
 
 # ---- scalar conversion (opbase aclScalar::ToDouble / ToFloat, spec §2.8) ----------------------
@@ -57,7 +58,8 @@ def to_float32(value) -> np.float32:
 # ---- rounding helpers ---------------------------------------------------------------------------
 
 def _round_from_f64(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Round float64 values once to ``dtype`` (round to nearest even); other sources cast as-is.
+    """Round float64 values once to ``dtype`` (round to nearest even); other sources cast as-is,
+    but for a float32 NaN narrowed to bfloat16, which keeps its payload (``_f32_to_bf16``).
 
     ml_dtypes converts float64 through float32, which rounds twice (1 + 2^-8 + 2^-40 becomes bf16
     1.0 instead of 1.0078125). Rounding to float32 *to odd* first keeps the sticky bit, so the
@@ -65,10 +67,31 @@ def _round_from_f64(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     rounding. NumPy's own float64 -> float16/float32 casts are already single roundings.
     """
     dtype = np.dtype(dtype)
-    if values.dtype != _FLOAT64 or not _is_ml_float(dtype):
-        with np.errstate(over="ignore", invalid="ignore"):
-            return values.astype(dtype)
-    return _f32_round_to_odd(values).astype(dtype)
+    if values.dtype == _FLOAT64 and _is_ml_float(dtype):
+        values = _f32_round_to_odd(values)
+    if values.dtype == _FLOAT32 and dtype == _BFLOAT16:
+        return _f32_to_bf16(values)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return values.astype(dtype)
+
+
+def _f32_to_bf16(values: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16, round to nearest even; a NaN keeps its sign and payload.
+
+    ml_dtypes writes every NaN as 0x7FC0 / 0xFFC0. The kernels' contract (README, docs/torch.md
+    section 5) keeps the top 16 bits of a float32 NaN: as they are where the low 16 bits are zero
+    (a bfloat16 NaN widened and narrowed back, signalling ones included), else with the quiet bit
+    set, since the top half alone could read as infinity.
+    """
+    with np.errstate(invalid="ignore"):  # a signalling NaN's cast: patched below
+        result = values.astype(_BFLOAT16)
+    nan = np.isnan(values)
+    if not nan.any():
+        return result
+    bits = values.view(np.uint32)
+    top = (bits >> 16).astype(np.uint16)
+    kept = np.where(bits & np.uint32(0xFFFF), top | np.uint16(0x0040), top).view(_BFLOAT16)
+    return np.where(nan, kept, result)
 
 
 def _is_ml_float(dtype: np.dtype) -> bool:
@@ -80,11 +103,21 @@ def _f32_round_to_odd(values: np.ndarray) -> np.ndarray:
     """float64 -> float32 rounding toward zero, with the last bit set when the result is inexact."""
     with np.errstate(over="ignore", invalid="ignore"):
         nearest = values.astype(_FLOAT32)
-    toward_zero = np.where(np.abs(nearest.astype(_FLOAT64)) > np.abs(values),
+    toward_zero = np.where(np.abs(_widened(nearest)) > np.abs(values),
                            np.nextafter(nearest, np.float32(0)), nearest)
     bits = toward_zero.view(np.uint32)
-    inexact = (toward_zero.astype(_FLOAT64) != values) & ~np.isnan(values)
+    inexact = (_widened(toward_zero) != values) & ~np.isnan(values)
     return np.where(inexact, bits | np.uint32(1), bits).view(_FLOAT32)
+
+
+def _widened(values: np.ndarray, dtype: np.dtype = _FLOAT64) -> np.ndarray:
+    """``values`` cast exactly to ``dtype``, a type that holds them all (float64 by default).
+
+    A signalling NaN makes the hardware cast raise *invalid*, which NumPy reports as a
+    RuntimeWarning; NaN inputs are part of the contract, so the warning is not raised.
+    """
+    with np.errstate(invalid="ignore"):
+        return values.astype(dtype)
 
 
 def _check_floating(dtype: np.dtype, what: str) -> None:
@@ -101,10 +134,10 @@ def _scaled(values: np.ndarray, slope: np.float32, dtype: np.dtype) -> np.ndarra
     float32-rounded slope (DECISIONS 2).
     """
     with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 = NaN is part of the contract
-        product = values.astype(_FLOAT64) * np.float64(slope)
+        product = _widened(values) * np.float64(slope)
         if dtype == _FLOAT64:
             return product
-        return product.astype(_FLOAT32).astype(dtype)
+        return _round_from_f64(product.astype(_FLOAT32), dtype)
 
 
 # ---- LeakyReluBackward / LeakyRelu --------------------------------------------------------------
@@ -131,8 +164,8 @@ def leaky_relu_backward(grad_output: np.ndarray, self: np.ndarray, negative_slop
     grad_output, self = np.asarray(grad_output), np.asarray(self)
     compute = to_numpy(promote_type(from_numpy(grad_output.dtype), from_numpy(self.dtype)))
     _check_floating(compute, "leaky_relu_backward")
-    grad_p = grad_output.astype(compute)
-    passes = self.astype(compute).astype(_FLOAT64) > 0
+    grad_p = _widened(grad_output, compute)
+    passes = _widened(self) > 0  # self cast to P is exact: P holds self's dtype
     result = np.where(passes, grad_p, _scaled(grad_p, to_float32(negative_slope), compute))
     return _round_from_f64(result, np.dtype(out_dtype or compute))
 
@@ -151,7 +184,7 @@ def leaky_relu(self: np.ndarray, negative_slope=0.01, out_dtype=None) -> np.ndar
     """
     self = np.asarray(self)
     _check_floating(self.dtype, "leaky_relu")
-    result = np.where(self.astype(_FLOAT64) > 0, self, _scaled(self, to_float32(negative_slope), self.dtype))
+    result = np.where(_widened(self) > 0, self, _scaled(self, to_float32(negative_slope), self.dtype))
     return _round_from_f64(result, np.dtype(out_dtype or self.dtype))
 
 
@@ -173,7 +206,7 @@ def hardtanh_backward(grad_output: np.ndarray, self: np.ndarray, min_val, max_va
     copied; elsewhere the result is +0.0 whatever grad holds.
     """
     grad_output, self = np.asarray(grad_output), np.asarray(self)
-    x = self.astype(_FLOAT64)
+    x = _widened(self)
     lo, hi = np.float64(to_float32(min_val)), np.float64(to_float32(max_val))
     passes = ((x > lo) & (x < hi)) | np.isnan(x)
     result = np.where(passes, grad_output, np.zeros((), grad_output.dtype))
@@ -197,12 +230,9 @@ def hardtanh(self: np.ndarray, min_val=-1.0, max_val=1.0) -> np.ndarray:
     """
     self = np.asarray(self)
     lo, hi = _bound(min_val, self.dtype), _bound(max_val, self.dtype)
-    if self.dtype.kind in "iu":
-        return _clamp(self, lo, hi)
-    lo64, hi64 = np.float64(lo), np.float64(hi)
-    if np.isnan(lo64) or np.isnan(hi64):
+    if self.dtype.kind not in "iu" and (np.isnan(np.float64(lo)) or np.isnan(np.float64(hi))):
         return np.full(self.shape, np.nan).astype(self.dtype)
-    return _clamp(self.astype(_FLOAT64), lo64, hi64).astype(self.dtype)  # exact: values are x, lo or hi
+    return _clamp(self, lo, hi)  # in self's dtype: a NaN x is returned as it is, payload and all
 
 
 def _clamp(x: np.ndarray, lo, hi) -> np.ndarray:
