@@ -587,7 +587,10 @@ def test_cache_shows_prunes_and_clears_only_kernel_caches(capsys, monkeypatch, t
     named as a kernel cache is touched (the root may be a directory of the user's)."""
     from opsnn.kernels import kernel_cache as kc
 
-    monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path / "root"))
+    code, out = _run(capsys, "cache")  # a listing makes nothing (it made this version's directory)
+    assert code == 0 and "kernel cache  none yet" in out and not (tmp_path / "root").exists()
+    tmp_path = tmp_path / "root"
     current = kc.cache_dir()
     (current / "k_0.py").write_text("x" * 1000)
     stale = tmp_path / (kc.CACHE_PREFIX + "0123abcd")
@@ -627,6 +630,8 @@ def test_cache_in_a_root_that_is_not_writable_is_private(capsys, monkeypatch, tm
     monkeypatch.setenv("OPSNN_CACHE_DIR", str(root))
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.setattr(kc, "_TEMPORARY_CACHE", [])
+    code, out = _run(capsys, "cache")
+    assert code == 0 and "none yet" in out and sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
     named = tmp_path / f"opsnn-numba-kernels-{os.getuid()}-{kc.SUPPORT_VERSION[:8]}"
     assert kc.cache_dir() == named and (named.stat().st_mode & 0o777) == 0o700
     code, out = _run(capsys, "cache")
@@ -639,7 +644,7 @@ def test_cache_in_a_root_that_is_not_writable_is_private(capsys, monkeypatch, tm
     # again: a new user's breaker), but not one that others may enter
     (tmp_path / f"{named.name}-0000").mkdir(mode=0o755)
     monkeypatch.setattr(kc, "_TEMPORARY_CACHE", [])
-    assert kc.cache_dir() == fresh
+    assert kc.existing_cache_dir() == fresh and kc.cache_dir() == fresh
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a-file", named.name, f"{named.name}-0000", fresh.name])
 
 

@@ -88,9 +88,10 @@ def _add_cache_arguments(parser) -> None:
 
 
 def _run_cache(args) -> int:
-    """The kernel cache (``kernel_cache.cache_dir``) and the stale ones beside it; removes only
-    directories named as kernel caches (``stale_cache_dirs``) and this version's own, never a
-    symbolic link or anything else. Exit 2 when one could not be removed (each named)."""
+    """The kernel cache (``kernel_cache.existing_cache_dir``: listing makes none) and the stale
+    ones beside it; removes only directories named as kernel caches (``stale_cache_dirs``) and
+    this version's own, never a symbolic link or anything else. Exit 2 when one could not be
+    removed (each named)."""
     import shutil
 
     import numba
@@ -98,11 +99,11 @@ def _run_cache(args) -> int:
     from .kernels import kernel_cache
 
     root = kernel_cache.cache_root()
-    current = kernel_cache.cache_dir()
+    current = kernel_cache.existing_cache_dir()
     stale = kernel_cache.stale_cache_dirs()
-    where = "" if current.parent == root else f" (a temporary directory: {root} is not writable)"
+    where = "" if current is None or current.parent == root else f" (a temporary directory: {root} is not writable)"
     if args.prune or args.clear:
-        doomed = stale + ([current] if args.clear and not current.is_symlink() else [])
+        doomed = stale + ([current] if args.clear and current and not current.is_symlink() else [])
         freed, failed = 0, []
         for path in doomed:
             size = _tree_bytes(path)
@@ -114,14 +115,18 @@ def _run_cache(args) -> int:
         removed = len(doomed) - len(failed)
         print(f"removed {removed} kernel cache director{'y' if removed == 1 else 'ies'} ({_mib(freed)}) "
               f"under {root}" + (f"; and this version's {current}" if args.clear and where else ""))
-        if args.clear and current.is_symlink():
+        if args.clear and current and current.is_symlink():
             print(f"left {current}: a symbolic link (remove its target yourself)")
         for line in failed:
             print(line, file=sys.stderr)
         return 2 if failed else 0
-    modules = len(list(current.glob("k_*.py")))
-    print(f"kernel cache  {current}{where}: {modules} kernel module{'' if modules == 1 else 's'}, "
-          f"{_mib(_tree_bytes(current))} (this opsnn's, for numba {numba.__version__} and NumPy {np.__version__})")
+    versions = f"(this opsnn's, for numba {numba.__version__} and NumPy {np.__version__})"
+    if current is None:
+        print(f"kernel cache  none yet {versions}: the first call makes it under {root}")
+    else:
+        modules = len(list(current.glob("k_*.py")))
+        print(f"kernel cache  {current}{where}: {modules} kernel module{'' if modules == 1 else 's'}, "
+              f"{_mib(_tree_bytes(current))} {versions}")
     if stale:
         print(f"other versions  {len(stale)} director{'y' if len(stale) == 1 else 'ies'}, "
               f"{_mib(sum(_tree_bytes(p) for p in stale))} under {root} "

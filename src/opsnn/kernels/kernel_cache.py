@@ -33,7 +33,7 @@ def stale_cache_dirs() -> list[Path]:
     NumPy made them: this one never reads them again), oldest first. Only directories named as
     ``cache_dir`` names them, and no symbolic link (whose target may be anything): nothing else
     under the root is ever listed."""
-    current = CACHE_PREFIX + SUPPORT_VERSION[:8]
+    current = _versioned(Path()).name
     try:
         found = [p for p in cache_root().iterdir() if p.is_dir() and not p.is_symlink() and p.name != current
                  and re.fullmatch(re.escape(CACHE_PREFIX) + "[0-9a-f]{8}", p.name)]
@@ -46,7 +46,7 @@ def cache_dir() -> Path:
     """Where generated kernel modules (and numba's cache beside them) live: a directory of
     ``cache_root()`` named by the support version (created), or one in the temporary directory
     where that is not writable."""
-    path = cache_root() / f"{CACHE_PREFIX}{SUPPORT_VERSION[:8]}"
+    path = _versioned(cache_root())
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".writable"
@@ -54,6 +54,33 @@ def cache_dir() -> Path:
         return path
     except OSError:
         return _temporary_cache()
+
+
+def existing_cache_dir() -> Path | None:
+    """The directory ``cache_dir`` would give where a process has made it already, else None;
+    makes nothing (``opsnn cache`` only lists: a listing that created the cache surprised a new
+    user). Under the root where it is there and writable, else this user's temporary one."""
+    path = _versioned(cache_root())
+    if path.is_dir() and os.access(path, os.W_OK):
+        return path
+    if _TEMPORARY_CACHE:
+        return _TEMPORARY_CACHE[0]
+    name = _versioned(Path(tempfile.gettempdir()), temporary=True)
+    return name if _private(name) else _own_temporary(name)
+
+
+def _versioned(parent: Path, temporary: bool = False) -> Path:
+    """This version's cache directory under ``parent`` (in the temporary directory also named
+    for the user, whom a shared /tmp does not tell apart)."""
+    if temporary:
+        return parent / f"opsnn-numba-kernels-{os.getuid()}-{SUPPORT_VERSION[:8]}"
+    return parent / f"{CACHE_PREFIX}{SUPPORT_VERSION[:8]}"
+
+
+def _own_temporary(named: Path) -> Path | None:
+    """The first private directory of this user's named after ``named`` with a suffix."""
+    mine = sorted(p for p in named.parent.glob(named.name + "-*") if _private(p))
+    return mine[0] if mine else None
 
 
 _TEMPORARY_CACHE: list[Path] = []
@@ -76,17 +103,15 @@ def _temporary_cache() -> Path:
     after it with a suffix, else a fresh one so named (``mkdtemp``): later processes find and
     reuse it, where each made its own and compiled every kernel again (a new user's breaker)."""
     if not _TEMPORARY_CACHE:
-        name = f"opsnn-numba-kernels-{os.getuid()}-{SUPPORT_VERSION[:8]}"
-        path = Path(tempfile.gettempdir()) / name
+        path = _versioned(Path(tempfile.gettempdir()), temporary=True)
         try:
             path.mkdir(mode=0o700)
         except OSError:  # there already, or the temporary directory is not writable either
             pass
         if not _private(path):
-            mine = sorted(p for p in path.parent.glob(name + "-*") if _private(p))
-            path = mine[0] if mine else Path(tempfile.mkdtemp(prefix=name + "-"))
+            path = _own_temporary(path) or Path(tempfile.mkdtemp(prefix=path.name + "-"))
         _TEMPORARY_CACHE.append(path)
     return _TEMPORARY_CACHE[0]
 
 
-__all__ = ["CACHE_PREFIX", "cache_dir", "cache_root", "stale_cache_dirs"]
+__all__ = ["CACHE_PREFIX", "cache_dir", "cache_root", "existing_cache_dir", "stale_cache_dirs"]
