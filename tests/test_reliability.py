@@ -1398,7 +1398,8 @@ def test_bfloat16_dlpack_tensors():
 
 def test_malformed_variables_do_not_stop_opsnn():
     """A fresh process with all three variables malformed imports opsnn, runs a call on the
-    compiled backend and keeps the defaults; each variable is named in a warning."""
+    compiled backend and keeps the defaults; each variable is named in a warning that points at
+    the caller's line that read it (the import of opsnn, of its kernel backend), not at opsnn's."""
     script = ("import numpy as np, opsnn\n"
               "from opsnn._core import outpool\n"
               "from opsnn.kernels import numba_backend as nb, parallelism as par\n"
@@ -1411,8 +1412,9 @@ def test_malformed_variables_do_not_stop_opsnn():
                           check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[0.0,", "1.0,", "0.0]", str(2 << 30), "True", str(64 << 20)]
-    for name in ("OPSNN_POOL_BYTES='1e9x'", "OPSNN_PARALLEL_MIN_BYTES='16 megs'", "OPSNN_STREAM_MIN_BYTES='abc'"):
-        assert f"ignoring {name}" in done.stderr
+    for name, line in (("OPSNN_POOL_BYTES='1e9x'", 1), ("OPSNN_PARALLEL_MIN_BYTES='16 megs'", 3),
+                       ("OPSNN_STREAM_MIN_BYTES='abc'", 3)):
+        assert f"<string>:{line}: RuntimeWarning: opsnn: ignoring {name}" in done.stderr, done.stderr
 
 
 

@@ -13,8 +13,10 @@ must neither stop ``import opsnn`` nor turn every call into an error.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
+import sys
 import warnings
 from decimal import Decimal, InvalidOperation, localcontext
 
@@ -56,5 +58,28 @@ def env_bytes(name: str, default: int | None) -> int | None:
     except ValueError as exc:
         shown = "measured" if default is None else f"{default} bytes"
         warnings.warn(f"opsnn: ignoring {name}={text!r}: {exc}; using the default ({shown})",
-                      RuntimeWarning, stacklevel=2)
+                      RuntimeWarning, stacklevel=_first_frame_outside_opsnn())
         return default
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_IMPORTLIB = importlib.__file__
+
+
+def _first_frame_outside_opsnn() -> int:
+    """``warnings.warn``'s stacklevel, from ``env_bytes``, of the first caller outside opsnn.
+
+    The variables are read where opsnn first needs them (an import, a first launch), so the
+    warning points at the user's line that got there, not at a line of opsnn (a new user's
+    finding), past importlib's frames too (``import_module`` loads the kernel backend); those of
+    its ``_bootstrap`` are not counted, as ``warnings`` skips them itself.
+    """
+    level, frame = 2, sys._getframe(2)  # 0: here, 1: env_bytes (level 1), 2: its caller
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not ("importlib" in name and "_bootstrap" in name):
+            if not name.startswith(_PACKAGE) and name != _IMPORTLIB:
+                return level
+            level += 1
+        frame = frame.f_back
+    return level
