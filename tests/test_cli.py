@@ -1,6 +1,7 @@
 """The command line: demo prints the samples' lines; run/describe/list; exit codes."""
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -93,6 +94,8 @@ def test_attr_text_reads_back_exactly():
     assert dtypes.value_text(0.009999999776482582, dtypes.DataType.FLOAT) == "0.01"
     assert dtypes.value_text(0.009999999776482582, dtypes.DataType.DOUBLE) == "0.009999999776482582"
     assert dtypes.value_text(3, dtypes.DataType.INT32) == "3"
+    assert dtypes.value_text(-math.nan, dtypes.DataType.FLOAT) == "-nan"  # Python and NumPy write "nan"
+    assert dtypes.value_text(math.nan, dtypes.DataType.BF16) == "nan"
 
 
 def test_run_strided_hardtanh_records_a_contiguous_step(capsys):
@@ -383,7 +386,7 @@ def test_cli_errors_are_messages_not_tracebacks(capsys, argv, code, words):
     (["run", "HardtanhBackward", "--shape", "3", "--scalar", "-1e3", "1"], "min_val=-1000.0, max_val=1.0"),
     (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-5."], "negative_slope=-5.0"),
     (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-.5E-1"], "negative_slope=-0.05"),
-    (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-NaN"], "negative_slope=nan"),
+    (["run", "LeakyReluBackward", "--shape", "3", "--scalar", "-NaN"], "negative_slope=-nan"),
     # scalars by commas, with or without spaces (a breaker: "-5," was read as an unknown option)
     (["run", "HardtanhBackward", "--shape", "3", "--scalar", "-5,", "5"], "min_val=-5.0, max_val=5.0"),
     (["run", "HardtanhBackward", "--shape", "3", "--scalar", "-1e3,-.5"], "min_val=-1000.0, max_val=-0.5"),

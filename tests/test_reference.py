@@ -260,6 +260,16 @@ def test_golden_nan_bits_are_the_contracts():
     assert R.hardtanh(snan_bf16, -1.0, 1.0).view(np.uint16).tolist() == [0xFFA6, 0x7F81]
     assert R.hardtanh(f32_nans, -1.0, 1.0).view(np.uint32).tolist() == [0x7F810000, 0xFFA61234]
     assert R.hardtanh_backward(snan_bf16, np.zeros(2, BF16), -1.0, 1.0).view(np.uint16).tolist() == [0xFFA6, 0x7F81]
+    # a NaN bound fills every element: the max's, else the min's, as self's dtype holds it
+    x = np.array([0.5, -2.0, NAN], F32)
+    payload = float(_bits([0x7FC12345], F32)[0])
+    assert R.hardtanh(x, -NAN, 1.0).view(np.uint32).tolist() == [0xFFC00000] * 3
+    assert R.hardtanh(x, payload, -NAN).view(np.uint32).tolist() == [0xFFC00000] * 3
+    assert R.hardtanh(x, -1.0, payload).view(np.uint32).tolist() == [0x7FC12345] * 3
+    signalling = float(_bits([0x7FF4000012345678], F64)[0])
+    assert R.hardtanh(x.astype(F64), signalling, 1.0).view(np.uint64).tolist() == [0x7FF4000012345678] * 3
+    assert R.hardtanh(x.astype(F16), signalling, 1.0).view(np.uint16).tolist() == [0x7F00] * 3  # via float32
+    assert R.hardtanh(x.astype(BF16), payload, 1.0).view(np.uint16).tolist() == [0x7FC0] * 3  # ml_dtypes' cast
 
 
 def _nans(dtype) -> np.ndarray:
@@ -295,8 +305,9 @@ def test_golden_nan_bits_equal_the_numpy_backends(grad_dtype, self_dtype, monkey
             opsnn.hardtanh_backward(grad, self_, -1.0, 1.0, out=out)
             cases_equal(out, R.hardtanh_backward(grad, self_, -1.0, 1.0, out_dtype=out_dtype), "hardtanh_backward")
     same = np.empty(grad.shape, grad_dtype)
-    opsnn.hardtanh(grad, -1.0, 1.0, out=same)
-    cases_equal(same, R.hardtanh(grad, -1.0, 1.0), "hardtanh")
+    for bounds in ((-1.0, 1.0), (-NAN, 1.0), (-1.0, float(_nans(F64)[1])), (float(_nans(F32)[3]), NAN)):
+        opsnn.hardtanh(grad, *bounds, out=same)
+        cases_equal(same, R.hardtanh(grad, *bounds), f"hardtanh {bounds}")
 
 
 def cases_equal(actual: np.ndarray, expected: np.ndarray, what: str) -> None:

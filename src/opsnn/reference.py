@@ -6,6 +6,10 @@ rounding the contract names (``spec/DECISIONS.md``, spec §3.3, §4.3, §5.2, §
 step here. Only the dtype tables (``PromoteType``, the NumPy mapping) are shared, because they are
 data transcribed once from opbase.
 
+The goldens model values, not the operators' argument checks: a call the operator refuses
+(Hardtanh with min > max or a bound an integer self cannot hold, a float64 HardtanhBackward:
+161002) still has a value here, the formula's (torch's where it has one).
+
 Arrays may have any shape and strides; bf16 is ``ml_dtypes.bfloat16``. Scalars may be Python
 numbers or NumPy scalars (bf16 included); they are converted like CANN's ``aclScalar::ToFloat`` /
 ``ToDouble`` (spec §2.8): bool -> 0/1, complex -> 0, overflow of the float32 conversion -> +-inf.
@@ -224,14 +228,21 @@ def hardtanh(self: np.ndarray, min_val=-1.0, max_val=1.0) -> np.ndarray:
 
     Returns:
         Array of self's shape and dtype. NaN in x or in a bound propagates (spec §6.2 AICPU
-        kernel and torch_semantics §4). The clamp is C++ ``min(max(x, lo), hi)``, which returns x
+        kernel and torch_semantics §4): a NaN max, else a NaN min, in every element; else x's NaN
+        as it is. The clamp is C++ ``min(max(x, lo), hi)``, which returns x
         when it equals a bound, so the sign of zero follows x there (relu6(-0.0) = -0.0); with
         lo > hi every element equals hi (max is applied first).
     """
     self = np.asarray(self)
     lo, hi = _bound(min_val, self.dtype), _bound(max_val, self.dtype)
     if self.dtype.kind not in "iu" and (np.isnan(np.float64(lo)) or np.isnan(np.float64(hi))):
-        return np.full(self.shape, np.nan).astype(self.dtype)
+        # min(max(x, lo), hi) with NaN-propagating max and min: a NaN max, else the NaN min, as
+        # the kernels return it (its sign and payload as converted to self's dtype; float16 is
+        # computed in float32, where a signalling one arrives quiet)
+        bound = np.asarray(hi if np.isnan(np.float64(hi)) else lo, self.dtype)
+        if self.dtype == np.float16:
+            bound = (bound.view(np.uint16) | np.uint16(0x0200)).view(np.float16)
+        return np.full(self.shape, bound, self.dtype)
     return _clamp(self, lo, hi)  # in self's dtype: a NaN x is returned as it is, payload and all
 
 
@@ -248,6 +259,6 @@ def _bound(value, dtype: np.dtype):
         return np.array(int(number), dtype=np.int64).astype(dtype)
     if dtype.kind == "b" or dtype.kind == "c":
         raise TypeError(f"hardtanh: dtype {dtype} is not supported")
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # invalid: a signalling NaN's cast
         double = np.float64(to_double(value))
         return (double.astype(_FLOAT32) if _is_ml_float(dtype) else double).astype(dtype)

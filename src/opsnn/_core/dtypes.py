@@ -7,6 +7,7 @@ Transcribed once from the public ACL headers and opbase ``data_type_utils.h`` (s
 from __future__ import annotations
 
 import enum
+import math
 
 import ml_dtypes
 import numpy as np
@@ -128,8 +129,11 @@ def nbytes(dtype: DataType, numel: int) -> int:
 
 def value_text(value, dtype: DataType) -> str:
     """``value`` (exact in ``dtype``) as the shortest decimal that reads back as it in ``dtype``:
-    a float32 attr 0.01, not its double 0.009999999776482582. Integers and non-float dtypes as
-    Python writes them."""
+    a float32 attr 0.01, not its double 0.009999999776482582; a NaN with its sign (``-nan``,
+    which Python and NumPy both write ``nan``). Integers and non-float dtypes as Python writes
+    them."""
+    if isinstance(value, float) and math.isnan(value):
+        return "-nan" if math.copysign(1.0, value) < 0 else "nan"
     if isinstance(value, float) and dtype in (D.FLOAT, D.FLOAT16, D.DOUBLE):
         return str(to_numpy(dtype).type(value))
     return repr(value)
