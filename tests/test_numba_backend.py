@@ -1206,8 +1206,18 @@ def test_host_launch_walkers_and_plan():
     assert panels.walker == "panels" and (panels.tile_rows, panels.tile_cols) == (32, 512)
     assert panels.plan.numel == 32 and "panels walk" in panels.describe() and panels.to_dict()["walker"] == "panels"
     # panels of equal height (100 float32 rows: 4 x 25, not 3 x 32 + 4); a row shorter than a tile whole
-    even = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (4, 4, 4), 1)
+    even = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (4, 4, 4), 2)
     assert (even.tile_rows, even.tile_cols, even.plan.numel) == (25, 512, 4)
+    # ... but a float32 row dim of at most 512 B whose panels would cut its source rows' cache
+    # lines (25 rows: 100 B) is one panel where each thread still gets one (WHOLE_ROW_BYTES):
+    # here on one thread, not on two (a single panel would leave the second idle)
+    whole = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (4, 4, 4), 1)
+    assert (whole.tile_rows, whole.tile_cols, whole.plan.numel) == (100, 512, 1)
+    cube = [(10000, 100, 1), (10000, 100, 1), (1, 100, 10000)]  # a (100, 100, 100) reversal
+    assert host_launch.plan_launch((100, 100, 100), cube, (4, 4, 4), 2).tile_rows == 100
+    assert host_launch.plan_launch((100, 100, 100), cube, (8, 8, 8), 2).tile_rows == 50
+    lines = host_launch.plan_launch((128, 1000), [(1000, 1), (1000, 1), (1, 128)], (4, 4, 4), 1)
+    assert lines.tile_rows == 32  # 128-B panels: whole lines, nothing fetched twice
     short = host_launch.plan_launch((100, 1000), [(1000, 1), (1000, 1), (1, 100)], (2, 2, 2), 1)
     assert (short.tile_rows, short.tile_cols) == (100, 1000)
     # rows by the narrowest operand (256 B of 2-byte rows: 128 of them), columns by the widest:
@@ -1236,13 +1246,15 @@ def test_host_launch_walkers_and_plan():
     assert host_launch.plan_launch((2000, 2000), [(2000, 1), (2000, 1), (1, 2000)], (2, 2, 2),
                                    2).tile_cols == 1024  # 24 MB: 2 KiB
     # beyond FAR_BYTES a short row dim is one panel (tiles of at most WHOLE_PANEL_BYTES), so no
-    # gathered source line is cut between two panels; in cache it keeps the usual height
+    # gathered source line is cut between two panels; in cache it keeps the usual height but
+    # for float32 rows of at most WHOLE_ROW_BYTES
     def reversed_self(shape):  # out dense, self a view of shape[::-1] with its axes reversed
         out = (shape[1] * shape[2], shape[2], 1)
         return [out, out, (1, shape[0], shape[0] * shape[1])]
     for shape, items, tile_rows in [((100, 1000, 1000), (4, 4, 4), 100),  # 1.2 GB
                                     ((100, 1000, 1000), (8, 8, 8), 100),
-                                    ((100, 10, 1000), (4, 4, 4), 25),  # 12 MB
+                                    ((100, 10, 1000), (8, 8, 8), 50),  # 24 MB
+                                    ((100, 10, 1000), (4, 4, 4), 100),  # 12 MB: 400 B rows
                                     ((300, 1000, 1000), (4, 4, 4), 30)]:  # 300 x 1000 x 4 B > 512 KiB
         launch = host_launch.plan_launch(shape, reversed_self(shape), items, 2)
         assert launch.dims[-2] == shape[0] and launch.tile_rows == tile_rows, (shape, launch.describe())
@@ -1487,6 +1499,27 @@ def test_bfloat16_permuted_inputs(backend):
     both(backend, opsnn.hardtanh_backward, g, x, -1.0, 1.0)
     prog = numba_backend.program(engine_plan_for(g, x), {"grad_output": BF16, "self": BF16, "out": BF16})[0]
     assert prog.launch_for(np.zeros(x.shape, BF16), [g, x], 1).walker == "panels"
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["one thread", "two threads"])
+def test_whole_row_panels(backend, monkeypatch, fresh_launches, parallel):
+    """float32 row dims of at most WHOLE_ROW_BYTES whose panels would cut cache lines are one
+    panel (a (40, 300, 20) reversal, a transposed (100, 300), slices side by side or not): the
+    NumPy backend's bits in every element, special values included, on one thread and two."""
+    if parallel:
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 0)
+    x3 = cases.filled((20, 300, 40), F32, 80, cases.self_specials(F32, (-1.0, 1.0))).transpose(2, 1, 0)
+    x2 = cases.filled((300, 100), F32, 81, cases.self_specials(F32, (-1.0, 1.0))).T
+    # one panel of rows, not panels of 20 / 25; but the (100, 300) on two threads, which one
+    # panel would leave a thread idle
+    for x, tile_rows in ((x3, 40), (x2, 25 if parallel else 100)):
+        g = cases.filled(x.shape, F32, 82, cases.grad_specials(F32))
+        strides = [numba_backend._aligned_strides(a, x.shape) for a in (g, g, x)]
+        launch = numba_backend.plan_launch(x.shape, strides, (4, 4, 4), 2 if parallel else 1)
+        assert launch.tile_rows == tile_rows, launch.describe()
+        both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=np.full(x.shape, 7, F32)))
+        both(backend, lambda: opsnn.hardtanh_backward(g, x, -1.0, 1.0, out=np.full(x.shape, 7, F32)))
 
 
 # (dtype, two threads forced, every layout and both ops): each combination compiles kernels of

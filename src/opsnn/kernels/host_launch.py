@@ -79,8 +79,21 @@ FAR_BYTES = 32 << 20
 # (100, 1000, 1000) with self's axes reversed, whose gathered rows are 100 long, two rounds):
 # float32 1e8 83.4-83.6 -> 73.7 ms, float64 1e8 161-163 -> 140-142 ms, float32 1e7 5.6-5.7 ->
 # 5.0-5.1 ms, float64 1e7 1.03x the time (13.1 -> 13.5). Not beyond it: the strided
-# float32/float64 1e5 rows (100 x 1000, in cache) took 1.1x as long with one 100-row panel.
+# float32/float64 1e5 rows (100 x 1000, in cache) took 1.1x as long with one 100-row panel on
+# that VM; on the Zen 3 VM a float32 one ran faster (WHOLE_ROW_BYTES).
 WHOLE_PANEL_BYTES = 512 << 10
+# In cache, a float32 row dim of at most this many bytes is one panel too, where its panels would
+# cut the source rows' cache lines (25 rows: 100 B) and one panel per thread remains: a (100,
+# 100, 100) reversal's 400-byte source rows are then read whole by one tile, where each of four
+# panels fetched the lines its cuts fall in again. Measured (Zen 3 EPYC VM, LeakyReluBackward /
+# HardtanhBackward, the old and new rule alternating in separate processes, five rounds, medians,
+# one thread and two): (100, 100, 100) reversed 1.18-1.21x faster, a transposed (100, 1000) 1.21-
+# 1.24x on one thread, (40, 100, 100) reversed 1.11-1.17x, (100, 10, 1000) 1.04-1.07x, a transposed
+# (50, 20000) 1.13-1.17x on one thread (on two it keeps its two panels); the shapes it leaves alone
+# moved within 0.86-1.10x, the noise of those runs. Not where panels are whole lines (32 rows:
+# (128, 50, 100) and an NHWC image of 64 channels measured 0.9-1.0x with one panel), and not for
+# float16, whose 256-byte panels hold rows of up to 128 (200 rows as one panel: 0.7x in one series).
+WHOLE_ROW_BYTES = 512
 # A tile of short rows side by side holds up to this many bytes of its widest operand. Measured
 # (2-core EPYC, 1 thread, (100, 100, 100) and (10, 100, 100) reversals, slices of 8-256 KiB):
 # float16/bfloat16 1.2-1.6x faster from 128 KiB up (rows of 100 elements each paid a vector
@@ -282,6 +295,15 @@ def _whole_rows(plan: HostPlan, inner: int) -> HostPlan:
     return dataclasses.replace(plan, tile=plan.tile // unit * unit)
 
 
+def _panels(dims, layouts, tile_rows: int, tile_cols: int, max_item: int, run: int) -> tuple[int, int]:
+    """``_segments``' slices side by side, and the number of panels (outer index, group of those
+    slices, tile of rows; a group may hold fewer slices) that tiles of ``tile_rows`` make."""
+    rows, cols = dims[-2], dims[-1]
+    seg = _segments(dims, layouts, tile_rows, tile_cols, max_item, run)
+    above = dims[-3] if len(dims) >= 3 else 1
+    return seg, (math.prod(dims) // (rows * cols * above)) * ceil_div(above, seg) * ceil_div(rows, tile_rows)
+
+
 def _segments(dims, layouts, tile_rows: int, tile_cols: int, max_item: int, run: int = 0) -> int:
     """How many slices of the dim above the columns a panels tile takes side by side: the most
     that fit ``SEGMENT_TILE_BYTES``, where a tile spans whole rows and every operand but the
@@ -395,9 +417,10 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
             # 170 x 3: 1.76-1.89 -> 1.50-1.58 ms; C = 4, 32 x 4 -> 256 x 4: 2.0-2.3 -> 1.8-2.0 ms)
             height = max(height, run_bytes // (cols * max_item))
         tile_rows = ceil_div(rows, ceil_div(rows, min(rows, height)))
-    seg = _segments(dims, layouts, tile_rows, tile_cols, max_item, gathered_run if far else 0)
-    # panels: (outer index, group of seg slices, tile of rows); a group may hold fewer slices
-    above = dims[-3] if len(dims) >= 3 else 1
-    n_panels = (numel // (rows * cols * above)) * ceil_div(above, seg) * ceil_div(rows, tile_rows)
+        if (min_item == 4 and tile_rows < rows <= WHOLE_ROW_BYTES // min_item
+                and tile_rows * min_item % CACHE_LINE_BYTES
+                and _panels(dims, layouts, rows, tile_cols, max_item, 0)[1] >= n_threads):
+            tile_rows = rows
+    seg, n_panels = _panels(dims, layouts, tile_rows, tile_cols, max_item, gathered_run if far else 0)
     plan = plan_host(n_panels, tile_rows * cols * seg * out_item, n_threads, tile_bytes)
     return HostLaunch("panels", dims, tuple(layouts), plan, tile_rows, tile_cols, seg)
