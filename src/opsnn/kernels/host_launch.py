@@ -92,7 +92,8 @@ WHOLE_PANEL_BYTES = 512 << 10
 # (50, 20000) 1.13-1.17x on one thread (on two it keeps its two panels); the shapes it leaves alone
 # moved within 0.86-1.10x, the noise of those runs. Not where panels are whole lines (32 rows:
 # (128, 50, 100) and an NHWC image of 64 channels measured 0.9-1.0x with one panel), and not for
-# float16, whose 256-byte panels hold rows of up to 128 (200 rows as one panel: 0.7x in one series).
+# float16, whose 256-byte panels hold rows of up to 128 (200 rows as one panel: 0.7x in one series),
+# nor float64 (rows up to 1 KiB as one panel: (100, 100, 100) reversed 1.01-1.13x, within noise).
 WHOLE_ROW_BYTES = 512
 # A tile of short rows side by side holds up to this many bytes of its widest operand. Measured
 # (2-core EPYC, 1 thread, (100, 100, 100) and (10, 100, 100) reversals, slices of 8-256 KiB):
