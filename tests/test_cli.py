@@ -242,6 +242,24 @@ def test_tiling_experimental_hardtanh_grad_with_shapes_that_disagree(capsys):
             "tensors hold [16, 1] and 1") in out
 
 
+@pytest.mark.parametrize("op", ["HardtanhGrad", "HardtanhBackward"])
+@pytest.mark.parametrize("dtypes", ["float32,float32,float16", "float16,float16,float32", "bfloat16,bfloat16,float16",
+                                    "float32,float16,float32", "float32,float32,int32"])
+def test_tiling_simulate_where_no_kernel_runs(capsys, op, dtypes):
+    """The 910B experimental tiling checks no dtypes: with no def row (or, for the aclnn name,
+    phase 1 failing) nothing is simulated, and the command fails with the reasons, text and JSON
+    alike (a new user's finding: the simulator raised TypeError on mixed dtypes)."""
+    argv = ("--soc", "Ascend910B", "tiling", op, "--shape", "5", "--dtype", dtypes, "--simulate")
+    code, out = _run(capsys, *argv)
+    reason = "phase 1 fails, so no kernel is launched" if op == "HardtanhBackward" else \
+        "ops-nn builds no kernel for these dtypes"
+    assert code == 1 and f"simulation   not run: {reason}" in out
+    assert "FAILED       no binary row of the HardtanhGrad def matches" in out
+    code, out = _run(capsys, *argv, "--json")
+    report = json.loads(out)
+    assert code == 1 and report["simulation"] == {"error": reason} and report["failures"]
+
+
 def test_demo_train_quick_runs_both_trainings_bit_identical(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("sklearn")
