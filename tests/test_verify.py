@@ -298,6 +298,11 @@ def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, cap
 @pytest.mark.parametrize("dtype, grad, words", [
     ("uint8", [0.2, 0.4], "case 0: gradOutput is uint8, and its range [0.2, 0.4] holds no integer"),
     ("fp32", True, "case 0: range_values True: numbers (or 'nan', 'inf', '-inf') expected, not booleans"),
+    # a new user's findings: a range the dtype holds none of ran into "internal error: ValueError:
+    # low > high"; a constant it cannot hold was wrapped (int8 200 -> -56) and run
+    ("int8", [200, 300], "case 0: gradOutput is int8 [-128, 127], and its range [200.0, 300.0] holds none of its values"),
+    ("uint8", [-9, -1], "case 0: gradOutput is uint8 [0, 255], and its range [-9.0, -1.0] holds none of its values"),
+    ("int8", 200, "case 0: gradOutput is int8 [-128, 127], which cannot hold 200.0"),
 ])
 def test_json_ranges_verify_cannot_fill_are_usage_errors(tmp_path, capsys, dtype, grad, words):
     case = json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], 0.5)
@@ -328,6 +333,27 @@ def test_integer_scalar_that_cannot_hold_its_value_is_a_usage_error(tmp_path, ca
     assert cli.main(["verify", str(path)]) == 2
     err = capsys.readouterr().err
     assert "case 0: negativeSlope is int32, which cannot hold" in err, err
+
+
+@pytest.mark.parametrize("dtype, slope", [("int8", 1000), ("uint8", -3), ("int32", 2**31)])
+def test_integer_scalar_constant_out_of_its_range_is_a_usage_error(tmp_path, capsys, dtype, slope):
+    """A new user's finding: an int8 slope of 1000 was wrapped to -24 (and failed the in-place
+    check), a uint8 one of -3 to 253 (and passed), as acl.create_scalar refuses them."""
+    path = write_json(tmp_path, json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], slope, dtype))
+    assert cli.main(["verify", str(path)]) == 2
+    info = np.iinfo(dtype)
+    assert f"case 0: negativeSlope is {dtype} [{info.min}, {info.max}], which cannot hold {float(slope)}" in \
+        capsys.readouterr().err
+
+
+def test_a_file_given_twice_gets_a_table_per_run(tmp_path, capsys):
+    """A new user's finding: ``verify F F`` printed two tables of both runs' rows each."""
+    csv_path = small_files(tmp_path)[0]
+    out = tmp_path / "results.json"
+    assert run_verify(csv_path, csv_path, "--json", out) == 0
+    text = capsys.readouterr().out
+    assert text.count("(3 cases)") == 2 and text.count("hardtanh_f32_swapped") == 2, text
+    assert "6 cases:" in text and len(json.loads(out.read_text())["cases"]) == 6
 
 
 def test_case_over_max_elements_is_skipped(tmp_path, capsys):

@@ -435,7 +435,8 @@ def _check_arguments(op: str, tensors, scalars, flags) -> None:
 def _checked(case: Case) -> Case:
     """``case`` if verify can build its call: each of the operator's tensors, scalars and flags
     once, shapes of non-negative integer dims and format names, value ranges that are finite,
-    do not run downward and (for an integer input) hold an integer, and no NaN or infinity
+    do not run downward and (for an integer input) hold an integer the dtype holds (a constant
+    the dtype holds: the cast would wrap it), and no NaN or infinity
     where an integer or bool input is to hold it. ValueError otherwise (the usage error of a
     malformed file, not a FAIL of the operator)."""
     _check_arguments(case.op, case.tensors, case.scalars, case.flags)
@@ -450,6 +451,13 @@ def _checked(case: Case) -> Case:
         ends = (v.low,) if v.is_constant else (v.low, v.high)
         if spec.dtype.kind in "biu" and not all(map(math.isfinite, ends)):
             raise ValueError(f"{spec.role} is {spec.dtype}, which cannot hold {', '.join(map(str, ends))}")
+        if spec.dtype.kind in "iu":
+            info = np.iinfo(spec.dtype)
+            if v.is_constant and not info.min <= v.low <= info.max:  # (the cast would wrap it)
+                raise ValueError(f"{spec.role} is {spec.dtype} [{info.min}, {info.max}], which cannot hold {v.low}")
+            if not v.is_constant and (v.high < info.min or v.low > info.max):  # (a range is clipped to it)
+                raise ValueError(f"{spec.role} is {spec.dtype} [{info.min}, {info.max}], and its range "
+                                 f"[{v.low}, {v.high}] holds none of its values")
         if v.is_constant:
             continue
         if v.low > v.high:
@@ -934,10 +942,11 @@ def run(args: argparse.Namespace) -> int:
         files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     start = time.perf_counter()
     with platform.use_soc(settings.soc), Session() as session:
-        results = _run_all(files, settings, session, console)
+        per_file = _run_all(files, settings, session, console)
     elapsed = time.perf_counter() - start
-    for path, _ in files:
-        console.print(_table(path, [r for r in results if r.file == str(path)]))
+    for (path, _), file_results in zip(files, per_file):  # (a file given twice: a table per run)
+        console.print(_table(path, file_results))
+    results = [r for file_results in per_file for r in file_results]
     for line in _failures(results):
         console.print(line, soft_wrap=True)
     summary = _summary(results, elapsed)
@@ -947,19 +956,21 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary[FAIL] else 0
 
 
-def _run_all(files, settings: Settings, session: Session, console: Console) -> list[Result]:
-    results = []
+def _run_all(files, settings: Settings, session: Session, console: Console) -> list[list[Result]]:
+    """Every case of every file, run in order; the results of each file."""
+    per_file = []
     total = sum(len(cases) for _, cases in files)
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("verify", total=total)
         for _, cases in files:
+            per_file.append([])
             for case in cases:
                 progress.update(task, description=f"{Path(case.file).name} #{case.index} {case.name}")
-                results.append(verify_case(case, settings, session))
+                per_file[-1].append(verify_case(case, settings, session))
                 progress.advance(task)
-    return results
+    return per_file
 
 
 _LOG_WIDTH = 200
