@@ -2,7 +2,8 @@
 DECISIONS says the numbers agree. Excluded on purpose: DOUBLE tensors with a slope that is not
 float32-exact (DECISION 2), NaN in self for hardtanh (DECISION 8), scalars that overflow float32
 (torch raises, opsnn gives inf: DECISION 2), min > max and NaN bounds (torch's scalar path passes
-grad for NaN bounds), and 0-d mixed-dtype promotion (torch ranks 0-d lower)."""
+grad for NaN bounds), 0-d mixed-dtype promotion (torch ranks 0-d lower), and a float64 result
+cast to a float16/bfloat16 out (one rounding, DECISIONS 3; torch rounds through float32)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,23 @@ def test_leaky_matches_torch(layer, env, gdt, xdt, odt, slopes):
         ours = run_leaky(layer, env, g, x, slope, out_dtype=odt)
         theirs = torch_leaky(g, x, slope, odt)
         cases.assert_bits_equal(ours, theirs, what=f"{layer} slope={slope}")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("out_dtype, tie, once, twice", [(F16, 2**-11, 0x3C01, 0x3C00), (BF16, 2**-8, 0x3F81, 0x3F80)],
+                         ids=["float16", "bfloat16"])
+def test_float64_result_into_a_half_out_rounds_once_where_torch_rounds_twice(layer, env, out_dtype, tie, once,
+                                                                             twice):
+    """DECISIONS 3: the Cast to out's dtype rounds the float64 result once. torch's out= (and
+    ``.to()``) converts float64 to float16/bfloat16 through float32, so a double just past a tie
+    of the narrow type (1 + half an ulp + 2**-40) rounds up here and to the tie's even side,
+    down, in torch (README, Decisions; a new user's finding). Pinned both ways, so the README's
+    sentence fails with a torch that rounds once."""
+    g = np.array([1 + tie + 2**-40, -(1 + tie + 2**-40)])
+    x = np.array([1.0, 1.0])
+    ours = run_leaky(layer, env, g, x, 0.5, out_dtype=out_dtype)
+    assert ours.view(np.uint16).tolist() == [once, once | 0x8000]
+    assert torch_leaky(g, x, 0.5, out_dtype).view(np.uint16).tolist() == [twice, twice | 0x8000]
 
 
 @pytest.mark.parametrize("layer", LAYERS)
