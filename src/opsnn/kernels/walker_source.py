@@ -273,9 +273,9 @@ class _Variant:
     place computes into scratch (``_stores_apart``) and whether the output may stream."""
 
     def __init__(self, code: cg.ElementCode, in_chains, store_dtype, modes: str, stream_min: int,
-                 segmented: bool, walker: str):
+                 segmented: bool, walker: str, rows_of_three: bool):
         self.code, self.in_chains, self.modes = code, in_chains, modes
-        self.stream_min, self.segmented = stream_min, segmented
+        self.stream_min, self.segmented, self.rows_of_three = stream_min, segmented, rows_of_three
         self.n = len(in_chains)
         self.out_mode, self.in_modes = modes[0], modes[1:]
         self.arr = ["out"] + [f"a{k}" for k in range(self.n)]
@@ -401,14 +401,19 @@ def _rows(v: _Variant, rng: str, parallel: bool) -> list[str]:
               "                rows_done = 1",
               "                length = min(inner - c, t1 - pos)"]
     # rows of 3 (an RGB image's channels) with their count a constant: LLVM unrolls
-    # the row, where a loop of 3 is set up and left per row (float32 2x faster)
-    for test, count in (("if length == 3:", "3"), ("else:", "length")):
-        lines += [f"            {test}",
-                  "                for rr in range(rows_done):"]
-        lines += [f"                    q{k} = p{k} + c * si{k} + rr * sr{k}" +
-                  (" - qs" if k == 0 and streams else "") for k in ops]
-        lines += _indent(_apart_if_aliased(count, loads, v.code, store, idx(0, "j"), v.apart, v.hw,
-                                           v.screened, hoisted), 5)
+    # the row, where a loop of 3 is set up and left per row (float32 2x faster). Only in the
+    # variant for rows of 3: in every other, that second copy of the element loop cost ~20% of
+    # its compile time (a first call's wait, most of an empty-cache test run) and ran no row
+    def run_rows(count: str, depth: int) -> list[str]:
+        body = ["for rr in range(rows_done):"]
+        body += [f"    q{k} = p{k} + c * si{k} + rr * sr{k}" + (" - qs" if k == 0 and streams else "") for k in ops]
+        body += _indent(_apart_if_aliased(count, loads, v.code, store, idx(0, "j"), v.apart, v.hw,
+                                          v.screened, hoisted), 1)
+        return _indent(body, depth)
+    if v.rows_of_three:
+        lines += ["            if length == 3:", *run_rows("3", 4), "            else:", *run_rows("length", 4)]
+    else:
+        lines += run_rows("length", 3)
     lines += ["            pos += rows_done * length",
               "            if c + length < inner:  # cut by the tile's end: the next goes on",
               "                c += length",
@@ -535,13 +540,14 @@ _WALKERS = {"flat": ("n_blocks, block_former, numel, tile, check", _flat),
 
 
 def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker: str, modes: str,
-             stream_min: int, segmented: bool = False) -> str:
+             stream_min: int, segmented: bool = False, rows_of_three: bool = False) -> str:
     """Module source with ``kernel_serial`` and ``kernel_parallel`` for one walker/modes variant.
     ``stream_min``: the output bytes from which it streams, where it may (``streams_output``).
     ``segmented``: the panels walker's tiles hold ``seg`` > 1 slices side by side (a variant of
     its own, so launches with one keep the shorter code: a single-slice launch through this one
-    measured up to 14 % slower)."""
-    v = _Variant(code, in_chains, store_dtype, modes, stream_min, segmented, walker)
+    measured up to 14 % slower). ``rows_of_three``: the rows walker's rows are 3 elements long,
+    and it runs them with their count a constant (``_rows``)."""
+    v = _Variant(code, in_chains, store_dtype, modes, stream_min, segmented, walker, rows_of_three)
     params = ", ".join(v.arr + [cg.scalar_param(s) for s in scalar_names])
     tail, body = _WALKERS[walker]
     funcs = []
