@@ -1086,6 +1086,23 @@ def test_rows_of_three_elements(backend, monkeypatch, fresh_launches, dt):
             both(backend, lambda: opsnn.hardtanh_backward(g, x, -0.5, 0.5, out=gapped()))
 
 
+def test_rows_of_three_unrolled_only_in_their_own_variant(backend):
+    """The rows walker's unrolled loop for rows of 3 is generated only for launches whose rows
+    are 3 long: another rows kernel compiles one element loop, not two (compile time)."""
+    import inspect
+    seen = set()
+    for last in (3, 5):  # (3, 7, last) float32 of (.., last + 1): at most 512 bytes, the rows walker
+        g, x = (np.arange(3 * 7 * (last + 1), dtype=F32).reshape(3, 7, last + 1)[..., :last] - k for k in (40, 41))
+        out = np.zeros((3, 7, last + 1), F32)[..., :last]
+        opsnn.leaky_relu_backward(g, x, 0.5, out=out)
+        np.testing.assert_array_equal(out, np.where(x > 0, g, g * np.float32(0.5)))
+    for program in list(numba_backend._LIVE_PROGRAMS):
+        for key, fn in program._fns.items():
+            if key[0] == "rows" and not isinstance(fn, str):
+                seen.add((key[5], "length == 3" in inspect.getsource(fn.py_func)))
+    assert seen == {(True, True), (False, False)}
+
+
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=["f32", "f16", "bf16", "f64"])
 def test_short_rows_gathered(backend, monkeypatch, fresh_launches, dt):
     """Rows shorter than ``host_launch.SHORT_ROW_BYTES`` that an operand does not hold back to
