@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
 def _add_cache_arguments(parser) -> None:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--prune", action="store_true",
-                      help="remove the caches of other opsnn, numba or NumPy versions (never read again)")
+                      help="remove the caches of other opsnn, numba or NumPy versions (this install never reads "
+                           "them; another environment or checkout sharing the root may, and compiles again)")
     what.add_argument("--clear", action="store_true",
                       help="remove every kernel cache, this version's too (the next calls compile anew)")
 

@@ -1,8 +1,9 @@
 """Where the compiled walkers live on disk: one directory per support version
 (``walker_source.SUPPORT_VERSION``: opsnn's support code, numba and NumPy) under a root the
 user may choose, holding the generated modules and numba's machine code beside them. A new
-version starts a new directory; the old ones are never read again, and ``opsnn cache`` lists and
-removes them (never on its own: two environments with different versions may share one root)."""
+version starts a new directory; this install never reads the others again, and ``opsnn cache``
+lists and removes them (never on its own: two environments or checkouts of different versions
+may share one root, and one whose directory was removed compiles its kernels again)."""
 
 from __future__ import annotations
 
