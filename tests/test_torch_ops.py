@@ -771,6 +771,20 @@ def test_scalars_torch_converts_give_torchs_result(name, scalars, dtype):
     assert_same_bits(getattr(ops, name)(*tensors, *scalars), getattr(_ATEN, name)(*tensors, *scalars))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_ints_beyond_int64_round_once_as_torch_takes_them(dtype):
+    """torch.Scalar holds an int in [2**63, 2**64) as a uint64 and converts it to float32 in one
+    rounding; the aclnn layer takes it as a double (as torch_npu sends it), a second rounding:
+    2**63 + 2**39 + 1 is 2**63 + 2**40 in torch and was 2**63 in the binding (a new user's
+    finding). The binding hands over torch's value; every op, bit for bit."""
+    v = 2**63 + 2**39 + 1
+    x = torch.tensor([-3.0, 2.0**63, 1e19, 0.5], dtype=dtype)
+    for name, scalars in (("leaky_relu", (v,)), ("leaky_relu_backward", (v, False)), ("hardtanh", (-1, v)),
+                          ("hardtanh_backward", (-1, v))):
+        tensors = (x, x) if name.endswith("backward") else (x,)
+        assert_same_bits(getattr(ops, name)(*tensors, *scalars), getattr(_ATEN, name)(*tensors, *scalars))
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.func.jvp uses torch.jit.script inside
 def test_forward_mode_ad_is_refused_not_silently_zero():
     """torch 2.13 custom ops have no forward-mode formula: through the functions and modules,
