@@ -780,7 +780,8 @@ def test_ints_beyond_int64_round_once_as_torch_takes_them(dtype):
     v = 2**63 + 2**39 + 1
     x = torch.tensor([-3.0, 2.0**63, 1e19, 0.5], dtype=dtype)
     for name, scalars in (("leaky_relu", (v,)), ("leaky_relu_backward", (v, False)), ("hardtanh", (-1, v)),
-                          ("hardtanh_backward", (-1, v))):
+                          ("hardtanh_backward", (-1, v)), ("hardtanh", (-1, 1e30)), ("hardtanh", (-1e30, float("inf"))),
+                          ("leaky_relu", (float(v),))):
         tensors = (x, x) if name.endswith("backward") else (x,)
         assert_same_bits(getattr(ops, name)(*tensors, *scalars), getattr(_ATEN, name)(*tensors, *scalars))
 

@@ -273,7 +273,7 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
                 # breaker). The binding rounds to float32 first; bfloat16 goes through float32
                 # in both.
                 value = float(np.float32(value))
-            elif value > 2**63 - 1 and target != torch.float64:
+            elif isinstance(value, int) and value > 2**63 - 1 and target != torch.float64:
                 # torch.Scalar holds it as a uint64, converted to float32 (and from there to a
                 # half type) in one rounding; the aclnn layer takes it as a double (as torch_npu
                 # sends it) and rounds it again: 2**63 + 2**39 + 1 is 2**63 + 2**40 in torch, 2**63
