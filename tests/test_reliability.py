@@ -557,7 +557,13 @@ NAN, INF = float("nan"), float("inf")
     (None, acl.ACL_FLOAT, None), ([1.0], acl.ACL_FLOAT, None), (1.0, acl.ACL_STRING, None),
     (1.0, -1, None), (1.0, 99, None), (1.0, "FLOAT", None), (np.float64(NAN), acl.ACL_FLOAT16, "nan"),
     pytest.param(10**400, acl.ACL_COMPLEX64, None, id="10**400-complex64"),
-    pytest.param(np.timedelta64(1, "s"), acl.ACL_FLOAT, None, id="timedelta64")])
+    pytest.param(np.timedelta64(1, "s"), acl.ACL_FLOAT, None, id="timedelta64"),
+    # ml_dtypes' bfloat16 scalar (no np.floating) as NumPy's floats are taken (a breaker: refused)
+    pytest.param(ml_dtypes.bfloat16(0.5), acl.ACL_BF16, 0.5, id="bf16-bf16"),
+    pytest.param(ml_dtypes.bfloat16(-1.5), acl.ACL_FLOAT, -1.5, id="bf16-float"),
+    pytest.param(ml_dtypes.bfloat16(-3.5), acl.ACL_INT8, -3, id="bf16-int8"),
+    pytest.param(ml_dtypes.bfloat16(NAN), acl.ACL_INT8, None, id="bf16nan-int8"),
+    pytest.param(ml_dtypes.bfloat16(2.5), acl.ACL_COMPLEX64, 2.5 + 0j, id="bf16-complex64")])
 def test_scalar_extremes(value, dtype, stored):
     """create_scalar with NaN / inf / huge / complex / bool / junk: float dtypes keep NaN and
     overflow to +-inf (C conversion); integer dtypes refuse NaN, inf and out-of-range values and
