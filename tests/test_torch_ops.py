@@ -13,6 +13,7 @@ from same-dtype inputs happen to agree on payloads too.
 from __future__ import annotations
 
 import fractions
+import math
 import random
 import subprocess
 import sys
@@ -744,6 +745,21 @@ def test_a_float64_slope_beyond_float32_is_refused(name, scalars):
     assert x.tolist() == [-1e-300, -0.0, 0.0, -2.0] and x._version == 0
     within = getattr(ops, name)(*tensors, 3.4e38, *scalars[1:])
     assert not within.isnan().any() and within[3] == -2.0 * float(np.float32(3.4e38))
+
+
+def test_a_float64_slope_that_rounds_to_float32s_max_runs():
+    """A double past float32's max by less than half its ulp (2**103) is float32's max as the
+    kernel's attr, finite: it runs, as in the Pythonic API (a new user's finding: refused as
+    "would make it inf"); from half an ulp past (a tie, rounded to even: inf) it is refused."""
+    top = float(np.finfo(np.float32).max)
+    x = torch.tensor([-2.0, 3.0], dtype=torch.float64)
+    for slope in (math.nextafter(top, math.inf), top + 2.0**103 - 2.0**75):
+        for result in (ops.leaky_relu(x, slope), ops.leaky_relu_backward(x, x, slope, False)):
+            assert result.tolist() == [-2.0 * top, 3.0]
+        assert opsnn.leaky_relu(x.numpy(), slope).tolist() == [-2.0 * top, 3.0]
+    for slope in (top + 2.0**103, -(top + 2.0**103)):
+        with pytest.raises(AclnnRuntimeError, match="outside float32's range"):
+            ops.leaky_relu(x, slope)
 
 
 def test_a_float64_hardtanh_backward_is_refused_for_its_dtype_whatever_its_bounds():

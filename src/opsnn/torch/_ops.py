@@ -286,9 +286,12 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
 def _check_float32_attr(op: str, name: str, value) -> None:
     """The leaky_relu ops' slope reaches the kernel as a float32 attr (DECISION 2), also for a
     float64 tensor, where torch takes any finite double: a finite slope beyond float32's range
-    would become inf there and turn finite inputs into inf and NaN (0 * inf), so it is refused."""
+    would become inf there and turn finite inputs into inf and NaN (0 * inf), so it is refused.
+    (A double past float32's max by less than half its ulp rounds to that max, finite, and runs.)"""
     limit = float(torch.finfo(torch.float32).max)
-    if math.isfinite(value) and abs(value) > limit:
+    with np.errstate(over="ignore"):
+        overflows = math.isfinite(value) and math.isinf(np.float32(value))
+    if overflows:
         raise B.refuse(f"{op}: {name} {value} is outside float32's range (+-{limit:g}); opsnn's kernel takes "
                        "the slope as a float32 attr (DECISION 2), which would make it inf, so it is refused "
                        "(torch takes it for float64)")
