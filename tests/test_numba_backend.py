@@ -264,7 +264,6 @@ def test_transpose_block_rows_stores_each_row_where_the_table_says(dt):
     np.testing.assert_array_equal(dst.view(f"u{dt.itemsize}"), want.view(f"u{dt.itemsize}"))
 
 
-
 def test_slices_merge_only_where_blocks_slice_by_slice_would_waste():
     """``merges_slices``: rows of 10 in 16- or 8-wide blocks merge (1.6x moved slice by slice),
     rows that are a multiple of the block, or of 100 (1.12x), keep their blocks; so do slices
