@@ -190,8 +190,8 @@ class Program:
         """The compiled walker for ``launch``'s walker, modes and tiles (generated and imported on
         first use; numba compiles or loads its on-disk cache at the first call). Raises Fallback
         for a walker that failed to generate, import or compile (``COMPILE_FAILURES``)."""
-        key = (launch.walker, launch.modes, launch.seg > 1, parallel, STREAM_MIN_BYTES,
-               launch.walker == "rows" and launch.dims[-1] == 3)
+        rows_of_three = launch.walker == "rows" and launch.dims[-1] == 3
+        key = (launch.walker, launch.modes, launch.seg > 1, parallel, STREAM_MIN_BYTES, rows_of_three)
         fn = self._fns.get(key)
         if fn is None:
             known = _FAILED.get(self._variant(key))
@@ -200,7 +200,7 @@ class Program:
                 raise CompileFailure(known)
             try:
                 source = generate(self.code, self.in_chains, self.store_chain[-1], self.scalar_names,
-                                  launch.walker, launch.modes, STREAM_MIN_BYTES, launch.seg > 1, key[5])
+                                  launch.walker, launch.modes, STREAM_MIN_BYTES, launch.seg > 1, rows_of_three)
                 module = _load_module(source)
             except Exception as exc:  # noqa: BLE001 - any failure here is opsnn's (see COMPILE_FAILURES)
                 raise self._failed(key, exc) from exc
