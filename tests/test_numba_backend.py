@@ -1851,3 +1851,39 @@ def test_widening_cast_quiets_a_signalling_nan(backend):
             got = both(backend, lambda: opsnn.leaky_relu_backward(g, x, 0.3, out=np.zeros(4, odt)))
             if odt == F32:  # every NaN comes out quiet (bit 22), payload kept where it fits
                 assert (got.view(np.uint32) & 0x7FC00000 == 0x7FC00000).all(), got.view(np.uint32)
+
+
+def test_ml_dtypes_is_imported_by_the_first_bfloat16_not_by_opsnn():
+    """``import opsnn`` and a float32 call of the compiled backend leave ml_dtypes unimported (its
+    0.7.0 takes ~0.7 s to import, dtypes._ML_DTYPES); the aclDataType BF16 imports it on demand,
+    and a bfloat16 array, scalar or out made after opsnn's tables were built is recognised."""
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "import opsnn\n"
+        "from opsnn import kernels\n"
+        "from opsnn._core import dtypes\n"
+        "from opsnn._core.dtypes import DataType\n"
+        "assert kernels.default_name() == 'numba', kernels.default_name()\n"
+        "x = np.array([-2.0, -0.0, 3.0], np.float32)\n"
+        "assert opsnn.leaky_relu_backward(x, x, 0.5, False).tolist() == [-1.0, -0.0, 3.0]\n"
+        "assert 'numba' in sys.modules and 'ml_dtypes' not in sys.modules\n"
+        "import ml_dtypes\n"
+        "b = x.astype(ml_dtypes.bfloat16)\n"
+        "r = opsnn.leaky_relu_backward(b, b, ml_dtypes.bfloat16(0.5), False)\n"
+        "assert r.dtype == ml_dtypes.bfloat16 and r.astype(np.float32).tolist() == [-1.0, -0.0, 3.0]\n"
+        "out = np.zeros(3, ml_dtypes.bfloat16)\n"
+        "opsnn.hardtanh_backward(b, b, -2.5, 2.5, out=out)\n"
+        "assert out.view(np.uint16).tolist() == [0xC000, 0x8000, 0x0000], out.view(np.uint16)\n"
+        "assert dtypes.to_numpy(DataType.BF16) == np.dtype(ml_dtypes.bfloat16)\n"
+        "print('ok')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 0 and "ok" in res.stdout, res.stderr
+    code = ("import sys\n"
+            "from opsnn._core import dtypes\n"
+            "from opsnn._core.dtypes import DataType\n"
+            "assert 'ml_dtypes' not in sys.modules\n"
+            "assert dtypes.to_numpy(DataType.BF16).name == 'bfloat16' and 'ml_dtypes' in sys.modules\n"
+            "print('ok')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 0 and "ok" in res.stdout, res.stderr

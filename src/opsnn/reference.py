@@ -35,7 +35,6 @@ __all__ = [
 
 _FLOAT32 = np.dtype(np.float32)
 _FLOAT64 = np.dtype(np.float64)
-_BFLOAT16 = to_numpy(DataType.BF16)
 
 
 # ---- scalar conversion (opbase aclScalar::ToDouble / ToFloat, spec §2.8) ----------------------
@@ -73,7 +72,7 @@ def _round_from_f64(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     if values.dtype == _FLOAT64 and _is_ml_float(dtype):
         values = _f32_round_to_odd(values)
-    if values.dtype == _FLOAT32 and dtype == _BFLOAT16:
+    if values.dtype == _FLOAT32 and from_numpy(dtype) == DataType.BF16:
         return _f32_to_bf16(values)
     with np.errstate(over="ignore", invalid="ignore"):
         return values.astype(dtype)
@@ -87,14 +86,15 @@ def _f32_to_bf16(values: np.ndarray) -> np.ndarray:
     (a bfloat16 NaN widened and narrowed back, signalling ones included), else with the quiet bit
     set, since the top half alone could read as infinity.
     """
+    bfloat16 = to_numpy(DataType.BF16)
     with np.errstate(invalid="ignore"):  # a signalling NaN's cast: patched below
-        result = values.astype(_BFLOAT16)
+        result = values.astype(bfloat16)
     nan = np.isnan(values)
     if not nan.any():
         return result
     bits = values.view(np.uint32)
     top = (bits >> 16).astype(np.uint16)
-    kept = np.where(bits & np.uint32(0xFFFF), top | np.uint16(0x0040), top).view(_BFLOAT16)
+    kept = np.where(bits & np.uint32(0xFFFF), top | np.uint16(0x0040), top).view(bfloat16)
     return np.where(nan, kept, result)
 
 

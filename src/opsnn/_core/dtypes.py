@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 
-import ml_dtypes
 import numpy as np
 
 
@@ -90,19 +90,35 @@ BITS: dict[DataType, int] = {
     D.FLOAT6_E2M3: 8, D.FLOAT4_E2M1: 4, D.FLOAT4_E1M2: 4,
 }
 
-# NumPy representation; bf16 and the fp8 family are ml_dtypes types. Types without an entry
-# (STRING, INT4, UINT1, COMPLEX32, HIFLOAT8, fp6/fp4) can describe tensors but hold no data here.
+# NumPy representation. Types without an entry (STRING, INT4, UINT1, COMPLEX32, HIFLOAT8, fp6/fp4)
+# can describe tensors but hold no data here.
 NUMPY: dict[DataType, np.dtype] = {
     D.FLOAT: np.dtype(np.float32), D.FLOAT16: np.dtype(np.float16), D.DOUBLE: np.dtype(np.float64),
-    D.BF16: np.dtype(ml_dtypes.bfloat16),
     D.INT8: np.dtype(np.int8), D.INT16: np.dtype(np.int16), D.INT32: np.dtype(np.int32),
     D.INT64: np.dtype(np.int64), D.UINT8: np.dtype(np.uint8), D.UINT16: np.dtype(np.uint16),
     D.UINT32: np.dtype(np.uint32), D.UINT64: np.dtype(np.uint64), D.BOOL: np.dtype(np.bool_),
     D.COMPLEX64: np.dtype(np.complex64), D.COMPLEX128: np.dtype(np.complex128),
-    D.FLOAT8_E5M2: np.dtype(ml_dtypes.float8_e5m2), D.FLOAT8_E4M3FN: np.dtype(ml_dtypes.float8_e4m3fn),
-    D.FLOAT8_E8M0: np.dtype(ml_dtypes.float8_e8m0fnu),
 }
 _FROM_NUMPY = {v: k for k, v in NUMPY.items()}
+# bf16 and the fp8 family are ml_dtypes types, which join NUMPY on first need (``_ml_dtypes``)
+# rather than with ``import opsnn``: importing ml_dtypes 0.7.0 takes ~0.7 s (0.6.0: ~0.1 s; Zen 3
+# VM, numpy 2.3 and 2.4), most of a process's start for one that never meets these types. No
+# array, scalar or NumPy dtype of them can exist before ml_dtypes is imported.
+_ML_DTYPES = {D.BF16: "bfloat16", D.FLOAT8_E5M2: "float8_e5m2", D.FLOAT8_E4M3FN: "float8_e4m3fn",
+              D.FLOAT8_E8M0: "float8_e8m0fnu"}
+
+
+def _ml_dtypes() -> None:
+    """Imports ml_dtypes and adds its types to NUMPY and _FROM_NUMPY (once)."""
+    if D.BF16 in NUMPY:
+        return
+    import ml_dtypes
+
+    for acl, name in _ML_DTYPES.items():
+        _FROM_NUMPY[np.dtype(getattr(ml_dtypes, name))] = acl
+    for acl, name in _ML_DTYPES.items():  # last: NUMPY's bf16 entry says both tables are complete
+        NUMPY[acl] = np.dtype(getattr(ml_dtypes, name))
+
 
 FLOATING = frozenset({D.FLOAT, D.FLOAT16, D.DOUBLE, D.BF16, D.HIFLOAT8, D.FLOAT8_E5M2,
                       D.FLOAT8_E4M3FN, D.FLOAT8_E8M0, D.FLOAT6_E3M2, D.FLOAT6_E2M3,
@@ -113,13 +129,37 @@ INTEGRAL = frozenset({D.INT8, D.INT16, D.INT32, D.INT64, D.UINT8, D.UINT16, D.UI
 
 def from_numpy(dtype) -> DataType:
     """aclDataType of a NumPy dtype (bf16 = ``ml_dtypes.bfloat16``); DT_UNDEFINED if none."""
-    return _FROM_NUMPY.get(np.dtype(dtype), D.DT_UNDEFINED)
+    dtype = np.dtype(dtype)
+    found = _FROM_NUMPY.get(dtype)
+    if found is None and "ml_dtypes" in sys.modules and D.BF16 not in NUMPY:
+        _ml_dtypes()  # the caller's dtype may be one of its types
+        found = _FROM_NUMPY.get(dtype)
+    return D.DT_UNDEFINED if found is None else found
 
 
 def to_numpy(dtype: DataType) -> np.dtype:
-    """NumPy dtype of an aclDataType; raises KeyError for types that hold no data here."""
+    """NumPy dtype of an aclDataType (bf16: ``ml_dtypes.bfloat16``, imported here on first need);
+    raises KeyError for types that hold no data here."""
     found = NUMPY.get(dtype)  # a DataType or its int value (an IntEnum hashes as its int)
-    return found if found is not None else NUMPY[DataType(dtype)]
+    if found is None:
+        dtype = DataType(dtype)
+        if dtype in _ML_DTYPES:
+            _ml_dtypes()
+        found = NUMPY[dtype]
+    return found
+
+
+def holds_data(dtype: DataType) -> bool:
+    """Whether tensors of ``dtype`` can hold data here (``to_numpy`` has a NumPy dtype for it)."""
+    return dtype in NUMPY or dtype in _ML_DTYPES
+
+
+def float_scalar_types() -> tuple:
+    """The scalar types that are floats: Python's, NumPy's and, once ml_dtypes is imported, its
+    bfloat16 (no ``np.floating``, yet a float like NumPy's)."""
+    if "ml_dtypes" in sys.modules:
+        return (float, np.floating, to_numpy(D.BF16).type)
+    return (float, np.floating)
 
 
 def nbytes(dtype: DataType, numel: int) -> int:
@@ -220,7 +260,7 @@ def cast_into(dst: np.ndarray, src: np.ndarray) -> None:
             narrow = np.where(inexact, bits | np.uint32(1), bits).view(np.float32)
         src = narrow
     np.copyto(dst, src, casting="unsafe")
-    if dst.dtype == NUMPY[D.BF16] and src.dtype == np.float32:
+    if src.dtype == np.float32 and from_numpy(dst.dtype) == D.BF16:
         # ml_dtypes makes every NaN 0x7FC0; keep the payload (top half of the float32 bits): as
         # they are where the low half is zero, so a bf16 NaN widened to float32 and narrowed back
         # is unchanged, a signalling one included (DECISION 1); else with the quiet bit set (the

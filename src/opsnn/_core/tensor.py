@@ -185,8 +185,6 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
     once created (``_Fixed``)."""
 
     _FIXED = frozenset({"dtype", "value"})
-    # ml_dtypes' bfloat16 scalar is no np.floating, yet a float like NumPy's (a breaker: refused)
-    _FLOATS = (float, np.floating, dtypes.to_numpy(DataType.BF16).type)
 
     def __init__(self, value, dtype):
         # fields straight into __dict__, as aclTensor's
@@ -195,19 +193,20 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
         fields["destroyed"] = False
         if isinstance(value, np.timedelta64):  # an np.integer subclass, but a duration
             raise _bad(f"value {value!r} is a duration, not a number")
+        floats = dtypes.float_scalar_types()  # ml_dtypes' bfloat16 too (a breaker: was refused)
         if self.dtype in dtypes.COMPLEX:
-            if not isinstance(value, (int, complex, np.number, *self._FLOATS)) or isinstance(value, np.bool_):
+            if not isinstance(value, (int, complex, np.number, *floats)) or isinstance(value, np.bool_):
                 raise _bad(f"value {value!r} is not a number")
             try:
                 fields["value"] = complex(value)
             except OverflowError:
                 raise _bad(f"value {value!r} does not fit a C double") from None
-        elif self.dtype in dtypes.NUMPY:
+        elif dtypes.holds_data(self.dtype):
             np_dtype = dtypes.to_numpy(self.dtype)
-            if not isinstance(value, (bool, int, np.bool_, np.integer, *self._FLOATS)):
+            if not isinstance(value, (bool, int, np.bool_, np.integer, *floats)):
                 raise _bad(f"value {value!r} cannot be stored as {self.dtype.acl_name}")
             if np_dtype.kind in "iu":
-                if isinstance(value, self._FLOATS) and not math.isfinite(value):
+                if isinstance(value, floats) and not math.isfinite(value):
                     raise _bad(f"value {value!r} has no {self.dtype.acl_name} representation")
                 info = np.iinfo(np_dtype)
                 if not info.min <= int(value) <= info.max:  # int() truncates toward zero, like C

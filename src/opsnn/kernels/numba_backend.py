@@ -177,7 +177,7 @@ class Program:
         # inputs stored as float16/bfloat16 and only widened (exact): sign tests and compares
         # against scalars on their bits (numba_codegen._sign_test, _bits_compare)
         raw = {k: chain[0] for k, chain in enumerate(in_chains)
-               if chain[0] in cg.HALVES and all(dt in (cg.F32, cg.F64) for dt in chain[1:])}
+               if cg.half(chain[0]) and all(dt in (cg.F32, cg.F64) for dt in chain[1:])}
         self.code = cg.element_source(dag, store_chain, raw)
         for chain in in_chains:  # every conversion must lower now, not at first run
             cg.load_source("a", "i", chain)
@@ -410,7 +410,7 @@ def base(a: np.ndarray) -> np.ndarray:
         # broadcast: the memory of one slice across the repeated dims, often dense ((32, 1)
         # broadcast to (32, 32): 7.6 -> 2.8 us a call)
         a = a[tuple(0 if s == 0 else slice(None) for s in a.strides) + (Ellipsis,)]
-    if a.dtype in cg.HALVES:
+    if cg.half(a.dtype):
         a = a.view(np.uint16)
     if a.flags.c_contiguous:
         return a.reshape(-1)
@@ -424,7 +424,7 @@ def span_entry(template: np.ndarray):
     machine-code entry of ``span_view`` for its type (``entry_point``), which takes float16 and
     bfloat16 arrays as their bits. For a plan-cache hit, whose key fixes that layout: a gapped
     (32, 32) operand 0.9 -> ~0.3 us."""
-    sample = template.view(np.uint16) if template.dtype in cg.HALVES else template
+    sample = template.view(np.uint16) if cg.half(template.dtype) else template
     try:
         return entry_point(_numba_support.span_view, (sample,))
     except Exception as exc:  # noqa: BLE001 - see COMPILE_FAILURES
@@ -438,7 +438,7 @@ def scalar_values(step) -> tuple:
     values = []
     for _, value in step.scalars:
         v = compute.type(value)
-        values.append(np.uint16(np.asarray(v).view(np.uint16)) if compute in cg.HALVES else v)
+        values.append(np.uint16(np.asarray(v).view(np.uint16)) if cg.half(compute) else v)
     return tuple(values)
 
 
@@ -460,11 +460,11 @@ def _program_for(step, inputs: tuple, src_chains: list, store_tail: tuple, outpu
         kernel_in = [chain[-1] if native else compute for chain, native in zip(src_chains, step.native)]
         in_chains = tuple(_dedupe(chain + (k,)) for chain, k in zip(src_chains, kernel_in))
         for chain in in_chains:
-            if any(dt not in cg.STORE_DTYPES for dt in chain):
+            if not all(map(cg.is_store_dtype, chain)):
                 raise cg.Unsupported(f"dtype chain {chain}")
         dag = cg.trace(step.kernel, numpy_backend.OPS, kernel_in, {name: compute for name in names})
         store_chain = _dedupe((dag.dtype,) + store_tail)
-        if any(dt not in cg.STORE_DTYPES for dt in store_chain):
+        if not all(map(cg.is_store_dtype, store_chain)):
             raise cg.Unsupported(f"store chain {store_chain}")
         prog = Program(dag, inputs, in_chains, store_chain, output, names, step.name or "kernel")
     except cg.Unsupported:

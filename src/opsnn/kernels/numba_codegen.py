@@ -21,21 +21,44 @@ import dataclasses
 import hashlib
 import numbers
 
-import ml_dtypes
 import numpy as np
 
+from .._core import dtypes
+from .._core.dtypes import DataType
+
 F16 = np.dtype(np.float16)
-BF16 = np.dtype(ml_dtypes.bfloat16)
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 C64 = np.dtype(np.complex64)
 C128 = np.dtype(np.complex128)
 BOOL = np.dtype(np.bool_)
-HALVES = {F16: ("h2f", "f2h", 0x7C00), BF16: ("bf2f", "f2bf", 0x7F80)}
 INTS = {np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                               np.uint64)}
-VALUE_DTYPES = {F16, BF16, F32, F64, BOOL} | INTS  # dtypes a DAG node may have
-STORE_DTYPES = VALUE_DTYPES | {C64, C128}           # dtypes a tensor may be stored in
+# bfloat16 is named here by its aclDataType, never by its NumPy dtype, which would import
+# ml_dtypes with the first kernel of any dtype (dtypes._ML_DTYPES says why it waits)
+_HALVES = {DataType.FLOAT16: ("h2f", "f2h", 0x7C00), DataType.BF16: ("bf2f", "f2bf", 0x7F80)}
+_VALUE_DTYPES = {F16, F32, F64, BOOL} | INTS  # dtypes a DAG node may have, with bfloat16
+_STORE_DTYPES = _VALUE_DTYPES | {C64, C128}   # dtypes a tensor may be stored in, with bfloat16
+
+
+def is_bf16(dt) -> bool:
+    """Whether ``dt`` (a NumPy dtype or None) is bfloat16."""
+    return dt is not None and dtypes.from_numpy(dt) == DataType.BF16
+
+
+def half(dt) -> tuple | None:
+    """(widening helper, narrowing helper, exponent mask) of float16 / bfloat16 ``dt``, else None."""
+    return None if dt is None else _HALVES.get(dtypes.from_numpy(dt))
+
+
+def is_value_dtype(dt) -> bool:
+    """Whether a DAG node may have dtype ``dt``."""
+    return np.dtype(dt) in _VALUE_DTYPES or is_bf16(dt)
+
+
+def is_store_dtype(dt) -> bool:
+    """Whether a tensor stored as ``dt`` can be loaded or stored by compiled code."""
+    return np.dtype(dt) in _STORE_DTYPES or is_bf16(dt)
 
 
 class Unsupported(Exception):
@@ -129,7 +152,7 @@ def _operand(value):
         return Node("const", (), None, value), value, type(value)  # weak: NumPy decides its dtype
     if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
         v = np.asarray(value)[()]
-        if np.dtype(v.dtype) not in VALUE_DTYPES:
+        if not is_value_dtype(v.dtype):
             raise Unsupported(f"constant of dtype {v.dtype}")
         return Node("const", (), np.dtype(v.dtype), v), v, np.dtype(v.dtype)
     raise Unsupported(f"operand {type(value).__name__}")
@@ -160,7 +183,7 @@ def _apply_ufunc(ufunc, inputs):
         except Exception as exc:  # noqa: BLE001 - whatever NumPy refuses, the NumPy backend reports
             raise Unsupported(f"np.{ufunc.__name__} on {kinds}: {exc}") from None
     loop_in, loop_out = loop[:-1], np.dtype(loop[-1])
-    if loop_out != result.dtype or any(np.dtype(d) not in VALUE_DTYPES for d in loop):
+    if loop_out != result.dtype or not all(map(is_value_dtype, loop)):
         raise Unsupported(f"np.{ufunc.__name__} loop {loop} (result {result.dtype})")
     args = tuple(_const_in(n, np.dtype(d)) for n, d in zip(nodes, loop_in))
     node = Node("ufunc", args, result.dtype, ufunc.__name__, tuple(np.dtype(d) for d in loop_in))
@@ -172,7 +195,7 @@ def _apply_where(cond, a, b):
     with np.errstate(all="ignore"):
         result = np.asarray(np.where(cp, ap, bp))
     dtype = result.dtype
-    if dtype not in VALUE_DTYPES:
+    if not is_value_dtype(dtype):
         raise Unsupported(f"np.where result {dtype}")
     if cn.op == "const":
         cn = _const_in(cn, BOOL)
@@ -184,7 +207,7 @@ def trace(kernel, ops, input_dtypes, scalars) -> Node:
     """The DAG of ``kernel(ops, *inputs, **scalars)``: inputs of ``input_dtypes``, scalars given as
     ``{name: dtype}``. Raises Unsupported."""
     for dt in list(input_dtypes) + list(scalars.values()):
-        if np.dtype(dt) not in VALUE_DTYPES:
+        if not is_value_dtype(dt):
             raise Unsupported(f"dtype {dt}")
     args = [Sym(Node("input", (), np.dtype(dt), i), np.zeros(1, dt)) for i, dt in enumerate(input_dtypes)]
     kw = {name: Sym(Node("scalar", (), np.dtype(dt), name), np.zeros(1, dt)) for name, dt in scalars.items()}
@@ -204,7 +227,7 @@ def trace(kernel, ops, input_dtypes, scalars) -> Node:
 # ---- code generation ------------------------------------------------------------------------
 
 def _numba_type(dt: np.dtype) -> str:
-    if dt in HALVES:
+    if half(dt):
         return "np.uint16"
     return "np." + ("bool_" if dt == BOOL else dt.name)
 
@@ -212,7 +235,7 @@ def _numba_type(dt: np.dtype) -> str:
 def literal(value, dt: np.dtype) -> str:
     """Source text for a constant of dtype ``dt`` (f16/bf16 as their bits)."""
     dt = np.dtype(dt)
-    if dt in HALVES:
+    if half(dt):
         return f"np.uint16({int(np.asarray(value, dtype=dt).view(np.uint16))})"
     if dt == BOOL:
         return "True" if bool(value) else "False"
@@ -228,8 +251,8 @@ def literal(value, dt: np.dtype) -> str:
 
 def fval(expr: str, dt: np.dtype) -> str:
     """``expr`` (a value of dtype ``dt``) as something to compute with: float32 for f16/bf16."""
-    if dt in HALVES:
-        return f"{HALVES[dt][0]}({expr})"
+    if half(dt):
+        return f"{half(dt)[0]}({expr})"
     return expr
 
 
@@ -246,7 +269,7 @@ def conv(expr: str, src: np.dtype, dst: np.dtype) -> str:
     if dst == BOOL:
         return f"({fval(expr, src)} != 0)"
     if src == BOOL:
-        if dst in HALVES:
+        if half(dst):
             one = literal(1, dst)
             return f"({one} if {expr} else np.uint16(0))"
         return f"{_numba_type(dst)}({expr})"
@@ -256,16 +279,20 @@ def conv(expr: str, src: np.dtype, dst: np.dtype) -> str:
         raise Unsupported(f"{src} -> {dst}")
     if dst in INTS:
         raise Unsupported(f"{src} -> {dst}")
-    # float -> float
-    if src == F16:
-        return {F32: f"h2f({expr})", F64: f"h2d({expr})", BF16: f"f2bf_canonical(h2f({expr}))"}[dst]
-    if src == BF16:
-        return {F32: f"bf2f({expr})", F64: f"f2d(bf2f({expr}))", F16: f"f2h_canonical(bf2f({expr}))"}[dst]
-    if src == F32:
-        return {F64: f"f2d({expr})", F16: f"f2h({expr})", BF16: f"f2bf({expr})"}[dst]
-    if src == F64:
-        return {F32: f"np.float32({expr})", F16: f"d2h({expr})", BF16: f"d2bf({expr})"}[dst]
-    raise Unsupported(f"{src} -> {dst}")
+    found = _FLOAT_CONV.get((dtypes.from_numpy(src), dtypes.from_numpy(dst)))
+    if found is None:
+        raise Unsupported(f"{src} -> {dst}")
+    return found.format(expr)
+
+
+_F16, _BF16, _F32, _F64 = DataType.FLOAT16, DataType.BF16, DataType.FLOAT, DataType.DOUBLE
+# float -> float conversions, NumPy's and ml_dtypes' casts ({} is the value)
+_FLOAT_CONV = {
+    (_F16, _F32): "h2f({})", (_F16, _F64): "h2d({})", (_F16, _BF16): "f2bf_canonical(h2f({}))",
+    (_BF16, _F32): "bf2f({})", (_BF16, _F64): "f2d(bf2f({}))", (_BF16, _F16): "f2h_canonical(bf2f({}))",
+    (_F32, _F64): "f2d({})", (_F32, _F16): "f2h({})", (_F32, _BF16): "f2bf({})",
+    (_F64, _F32): "np.float32({})", (_F64, _F16): "d2h({})", (_F64, _BF16): "d2bf({})",
+}
 
 
 _COMPARE = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==",
@@ -284,8 +311,8 @@ def _ufunc_source(name: str, args: list[str], loop: tuple, out: np.dtype) -> str
             raise Unsupported("integer true division loop")
         a, b = (fval(x, d) for x, d in zip(args, loop))
         expr = f"({a} {_ARITH[name]} {b})"
-        if dt in HALVES:
-            return f"{HALVES[dt][1]}({expr})"
+        if half(dt):
+            return f"{half(dt)[1]}({expr})"
         if dt == BOOL:
             raise Unsupported(f"{name} on bool")
         return f"{_numba_type(dt)}{expr}" if dt in INTS else expr
@@ -303,22 +330,22 @@ def _ufunc_source(name: str, args: list[str], loop: tuple, out: np.dtype) -> str
     if name == "positive" and dt != BOOL:
         return a
     if name == "negative":
-        if dt in HALVES:
+        if half(dt):
             return f"np.uint16({a} ^ np.uint16(0x8000))"
         if dt in INTS:
             return f"{_numba_type(dt)}(-{a})"
         if dt in (F32, F64):
             return f"(-{a})"
     if name == "absolute":
-        if dt in HALVES:
+        if half(dt):
             return f"np.uint16({a} & np.uint16(0x7FFF))"
         if dt in INTS:
             return f"{_numba_type(dt)}(abs({a}))"
         if dt in (F32, F64):
             return f"abs({a})"
     if name in ("isnan", "isinf", "isfinite"):
-        if dt in HALVES:
-            mask = HALVES[dt][2]
+        if half(dt):
+            mask = half(dt)[2]
             test = {"isnan": f"isnan16({a}, {mask})",
                     "isinf": f"((np.uint32({a}) & np.uint32(0x7FFF)) == np.uint32({mask}))",
                     "isfinite": f"((np.uint32({a}) & np.uint32(0x7FFF)) < np.uint32({mask}))"}
@@ -359,7 +386,7 @@ def _sign_test(node: Node, raw: dict) -> str | None:
     if a.op != "input" or a.attr not in raw or not (b.op == "const" and b.attr == 0):
         return None
     first = 0x0001 if op == "greater" else 0x8001
-    return f"(np.uint16(ld{a.attr} - np.uint16({first:#06x})) < np.uint16({HALVES[raw[a.attr]][2]:#06x}))"
+    return f"(np.uint16(ld{a.attr} - np.uint16({first:#06x})) < np.uint16({half(raw[a.attr])[2]:#06x}))"
 
 
 # a comparison of a raw half input against a launch-invariant float32 value, on the half's bits:
@@ -394,9 +421,9 @@ def _bits_compare(node: Node, raw: dict, compared_only: set, emit) -> str | None
     if not (a.op == "input" and a.attr in raw and a.attr in compared_only) or not _launch_invariant(b):
         return None
     fn, code, _ = _BITS_COMPARES[op]
-    half = raw[a.attr]
-    return (f"{fn}(ld{a.attr}, half_bound({emit(b)}, {code}, {half == BF16}), "
-            f"np.uint16({HALVES[half][2]:#06x}))")
+    bits = raw[a.attr]
+    return (f"{fn}(ld{a.attr}, half_bound({emit(b)}, {code}, {is_bf16(bits)}), "
+            f"np.uint16({half(bits)[2]:#06x}))")
 
 
 def _selects_bf16_input(node: Node, raw: dict) -> bool:
@@ -406,7 +433,7 @@ def _selects_bf16_input(node: Node, raw: dict) -> bool:
         return False
     if node.op == "where":
         return any(_selects_bf16_input(arg, raw) for arg in node.args[1:])
-    return node.op == "input" and raw.get(node.attr) == BF16
+    return node.op == "input" and is_bf16(raw.get(node.attr))
 
 
 def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> ElementCode:
@@ -488,7 +515,7 @@ def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> El
         # stride of 2: 4.1 ms per 1e6 elements, 1.2 ms as a select)
         value = emit(node)  # first: a name taken before it could be one its lines define
         if computed and tuple(node.loop) == (F32, F32) and all(
-                (a.op == "input" and raw.get(a.attr) == BF16) or _launch_invariant(a) for a in node.args):
+                (a.op == "input" and is_bf16(raw.get(a.attr))) or _launch_invariant(a) for a in node.args):
             # its NaNs come from a widened bfloat16 (low 16 bits zero), the default NaN (the same)
             # or a NaN scalar: no NaN patch, the increment dropped for a NaN scalar instead
             nan = " or ".join(f"np.isnan({emit(a)})" for a in node.args if a.op != "input") or "False"
@@ -499,7 +526,7 @@ def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> El
         lines.append(f"{name} = {rounded}")
         return name
 
-    if tuple(store_chain) == (F32, BF16):
+    if len(store_chain) == 2 and store_chain[0] == F32 and is_bf16(store_chain[1]):
         value = bf16_store(dag)
     else:
         value = emit(dag)
@@ -555,7 +582,7 @@ def convert_source(expr: str, chain: tuple) -> str:
 
 def storage_dtype(dt: np.dtype) -> np.dtype:
     """How an array of ``dt`` is handed to numba (f16/bf16 as uint16 views)."""
-    return np.dtype(np.uint16) if dt in HALVES else dt
+    return np.dtype(np.uint16) if half(dt) else dt
 
 
 def digest(*parts) -> str:

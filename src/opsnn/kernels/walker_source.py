@@ -23,6 +23,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from .._core import dtypes
+from .._core.dtypes import DataType
 from .._core.tiling.host import CACHE_LINE_BYTES
 from . import _numba_support
 from . import numba_codegen as cg
@@ -103,9 +105,9 @@ def _indent(lines, depth: int) -> list[str]:
 
 _HW_NAMES = re.compile(r"\b(h2f|f2h)\(")
 # NaN screen per stored dtype: (type of the running max, magnitude bits of a raw value, NaN above)
-_NAN_SCREEN = {cg.F16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.uint16(0x7C00)"),
-               cg.BF16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.uint16(0x7F80)"),
-               cg.F32: ("np.uint32", "(f32_bits({r}) & np.uint32(0x7FFFFFFF))", "np.uint32(0x7F800000)")}
+_NAN_SCREEN = {DataType.FLOAT16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.uint16(0x7C00)"),
+               DataType.BF16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.uint16(0x7F80)"),
+               DataType.FLOAT: ("np.uint32", "(f32_bits({r}) & np.uint32(0x7FFFFFFF))", "np.uint32(0x7F800000)")}
 
 
 def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, hw: bool, screened: set,
@@ -135,11 +137,11 @@ def _loop(var: str, count: str, loads: dict, code: cg.ElementCode, store: str, h
     inner = [k for k in screened if k in loads]
     outer = [k for k in screened if k in hoisted]
     chains = {**loads, **hoisted}
-    init = [f"m{k} = {_NAN_SCREEN[chains[k][1][0]][0]}(0)" for k in inner]
-    update = [f"m{k} = max(m{k}, {_NAN_SCREEN[chains[k][1][0]][1].format(r=f'ld{k}')})" for k in inner]
-    nan = [f"m{k} > {_NAN_SCREEN[chains[k][1][0]][2]}" for k in inner]
-    nan += [f"{_NAN_SCREEN[chains[k][1][0]][1].format(r=f'ld{k}')} > {_NAN_SCREEN[chains[k][1][0]][2]}"
-            for k in outer]
+    screen = {k: _NAN_SCREEN[dtypes.from_numpy(chains[k][1][0])] for k in screened}
+    init = [f"m{k} = {screen[k][0]}(0)" for k in inner]
+    update = [f"m{k} = max(m{k}, {screen[k][1].format(r=f'ld{k}')})" for k in inner]
+    nan = [f"m{k} > {screen[k][2]}" for k in inner]
+    nan += [f"{screen[k][1].format(r=f'ld{k}')} > {screen[k][2]}" for k in outer]
     cond = " or ".join(nan)
     fast = body(True)
     n_raw = len(loads)
@@ -287,7 +289,7 @@ class _Variant:
         # screen, nor an input only compared (F16C keeps a NaN a NaN, only its payload may change)
         converts_later = bool(_HW_NAMES.search("\n".join([*code.lines, code.result])))
         self.screened = {k for k in range(self.n)
-                         if self.hw and in_chains[k][0] in _NAN_SCREEN and k in code.value_inputs
+                         if self.hw and dtypes.from_numpy(in_chains[k][0]) in _NAN_SCREEN and k in code.value_inputs
                          and (converts_later or _HW_NAMES.search(cg.load_source("a", "i", in_chains[k])))}
         self.apart = _stores_apart(self.out_mode, np.dtype(store_dtype).itemsize, self.screened)
 
