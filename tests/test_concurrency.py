@@ -326,6 +326,37 @@ def test_a_destroy_racing_phase_1_leaves_no_handle_to_skip_checks_for(acl_env, m
     assert "negativeSlope" in acl.get_recent_err_msg()
 
 
+def test_first_bfloat16_use_fills_the_dtype_tables_at_once():
+    """Found by a breaker: ml_dtypes' types joined the dtype tables one by one on the first
+    bfloat16 use, so a thread that found bfloat16 there could miss a float8 type and an fp8
+    aclScalar failed with "internal error: KeyError". At every line of the fill and its return (a tracer, in a
+    fresh process, where ml_dtypes is not loaded yet), either no ml_dtypes type is in the tables
+    or every one is, both ways; then an fp8 scalar is made."""
+    code = (
+        "import sys\n"
+        "import opsnn.acl as acl\n"
+        "from opsnn._core import dtypes\n"
+        "assert 'ml_dtypes' not in sys.modules\n"
+        "ml = list(dtypes._ML_DTYPES)\n"
+        "seen = []\n"
+        "def line(frame, event, arg):\n"
+        "    if event in ('line', 'return'):\n"
+        "        there = [t in dtypes.NUMPY for t in ml]\n"
+        "        back = [dtypes._FROM_NUMPY.get(dtypes.NUMPY[t]) == t for t in ml if t in dtypes.NUMPY]\n"
+        "        seen.append(sum(there))\n"
+        "        assert sum(there) in (0, len(ml)) and all(back), (there, back)\n"
+        "    return line\n"
+        "sys.settrace(lambda frame, event, arg: line if frame.f_code is dtypes._ml_dtypes.__code__ else None)\n"
+        "assert acl.create_scalar(0.5, acl.ACL_BF16) is not None, acl.get_recent_err_msg()\n"
+        "sys.settrace(None)\n"
+        "assert seen[0] == 0 and seen[-1] == len(ml), seen\n"
+        "s = acl.create_scalar(0.5, acl.ACL_FLOAT8_E5M2)\n"
+        "assert s is not None and s.value == 0.5, acl.get_recent_err_msg()\n"
+        "print('ok')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert res.returncode == 0 and "ok" in res.stdout, res.stderr
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="fork-started workers: multiprocessing's default on Linux")
 def test_fork_started_workers_after_the_parent_used_the_pool():
     """Found by a breaker: numba's GNU OpenMP pool cannot run in a forked child (its first

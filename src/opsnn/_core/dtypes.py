@@ -109,15 +109,16 @@ _ML_DTYPES = {D.BF16: "bfloat16", D.FLOAT8_E5M2: "float8_e5m2", D.FLOAT8_E4M3FN:
 
 
 def _ml_dtypes() -> None:
-    """Imports ml_dtypes and adds its types to NUMPY and _FROM_NUMPY (once)."""
+    """Imports ml_dtypes and adds its types to _FROM_NUMPY, then to NUMPY, each in one
+    ``dict.update`` (atomic under the GIL): another thread that finds NUMPY's bf16 entry finds
+    every other entry too (a breaker caught an fp8 lookup in between, entry by entry)."""
     if D.BF16 in NUMPY:
         return
     import ml_dtypes
 
-    for acl, name in _ML_DTYPES.items():
-        _FROM_NUMPY[np.dtype(getattr(ml_dtypes, name))] = acl
-    for acl, name in _ML_DTYPES.items():  # last: NUMPY's bf16 entry says both tables are complete
-        NUMPY[acl] = np.dtype(getattr(ml_dtypes, name))
+    loaded = {acl: np.dtype(getattr(ml_dtypes, name)) for acl, name in _ML_DTYPES.items()}
+    _FROM_NUMPY.update({dt: acl for acl, dt in loaded.items()})
+    NUMPY.update(loaded)
 
 
 FLOATING = frozenset({D.FLOAT, D.FLOAT16, D.DOUBLE, D.BF16, D.HIFLOAT8, D.FLOAT8_E5M2,
