@@ -436,6 +436,19 @@ def test_cli_run_takes_the_bench_dtype_names(capsys, name, acl):
     assert code == 0 and acl in out and "bit-exact" in out
 
 
+def test_cli_run_imports_ml_dtypes_for_its_types_only():
+    """A breaker: `opsnn run --dtype f32` imported ml_dtypes (~0.7 s, 0.7.0) to parse any name."""
+    code = ("import sys\n"
+            "from opsnn import cli\n"
+            "assert cli.main(['run', 'LeakyRelu', '--dtype', 'f32']) == 0\n"
+            "assert 'ml_dtypes' not in sys.modules\n"
+            "assert cli.main(['run', 'LeakyRelu', '--dtype', 'float8_e5m2']) == 1\n"
+            "assert 'ml_dtypes' in sys.modules\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "tensor self has dtype DT_FLOAT8_E5M2, which Ascend910B does not support" in result.stdout, result.stdout
+
+
 @pytest.mark.parametrize("name, acl", [("i8", "DT_INT8"), ("u8", "DT_UINT8"), ("s16", "DT_INT16"), ("i32", "DT_INT32"),
                                        ("i64", "DT_INT64")])
 def test_cli_integer_short_names_are_bit_widths(capsys, name, acl):

@@ -97,6 +97,19 @@ def test_import_opsnn_does_not_import_torch():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_float32_through_opsnn_torch_does_not_import_ml_dtypes():
+    """ml_dtypes (~0.7 s to import, 0.7.0) waits for a bfloat16 or float8 tensor; a bfloat16 one
+    then crosses and comes back as torch's."""
+    code = ("import sys, torch, opsnn.torch\n"
+            "x = torch.tensor([-2.0, 0.0, 3.0])\n"
+            "assert opsnn.torch.leaky_relu(x, 0.5).tolist() == [-1.0, 0.0, 3.0]\n"
+            "assert 'ml_dtypes' not in sys.modules\n"
+            "y = opsnn.torch.leaky_relu(x.bfloat16(), 0.5)\n"
+            "assert y.dtype == torch.bfloat16 and y.tolist() == [-1.0, 0.0, 3.0]\n"
+            "assert 'ml_dtypes' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.parametrize("op, args", [
     ("leaky_relu", lambda: (torch.randn(3, 4), 0.2)),
     ("leaky_relu", lambda: (torch.randn(3, 4, requires_grad=True), -0.3)),
@@ -654,6 +667,26 @@ def test_lazy_negative_and_conjugate_views_are_not_viewed_silently():
     ot.leaky_relu_(mine, 0.1)
     torch.nn.functional.leaky_relu_(theirs, 0.1)
     assert torch.equal(mine, theirs) and mine.tolist() == [2.0, -0.30000001192092896]
+
+
+@pytest.mark.parametrize("dtype, acl_name", [(torch.float8_e5m2, "DT_FLOAT8_E5M2"),
+                                             (torch.float8_e4m3fn, "DT_FLOAT8_E4M3FN"),
+                                             (torch.float8_e8m0fnu, "DT_FLOAT8_E8M0")])
+def test_float8_tensors_reach_the_dtype_check(dtype, acl_name):
+    """A breaker: a float8 tensor was refused as having "no NumPy view" (opsnn.torch) or as
+    unreadable "through DLPack" (the Pythonic API), naming neither its dtype nor the ones
+    expected; it crosses as its uint8 view now, and the dtype check refuses it, untouched."""
+    x = torch.tensor([1.0, -2.0, 0.5, 0.0]).to(dtype)
+    before = x.view(torch.uint8).clone()
+    calls = [lambda: ops.leaky_relu(x, 0.5), lambda: ops.leaky_relu_(x, 0.5), lambda: ops.hardtanh(x.to("meta"), 0, 1),
+             lambda: opsnn.leaky_relu(x, 0.5), lambda: opsnn.hardtanh_backward(x, x, -1.0, 1.0)]
+    for call in calls:
+        with pytest.raises(opsnn.AclnnError) as info:
+            call()
+        assert info.value.status == 161002 and acl_name in info.value.message
+        assert "which Ascend910B does not support; it must be one of [" in info.value.message
+        assert "DT_FLOAT16" in info.value.message.split("must be one of")[1], info.value.message
+    assert torch.equal(x.view(torch.uint8), before)
 
 
 def test_sub_byte_dtypes_are_refused_cleanly():

@@ -134,6 +134,27 @@ def test_null_wins_over_invalid(acl_env):
 
 
 # ---- 161002: dtype not supported ----------------------------------------------------------------
+def test_a_dtype_without_acl_data_type_fails_in_the_dtype_checks():
+    """A host array whose dtype no aclDataType describes (object, byte-swapped, an ml_dtypes type
+    opsnn has no name for) fails where DT_UNDEFINED would in CANN: after every null check and in
+    the dtype checks' order, gradOutput before self for both operators (a breaker: HardtanhBackward
+    blamed self, its null checks' first, where both were bad, and a null gradOutput beside an
+    object self was 161002 for self instead of 161001)."""
+    import ml_dtypes
+
+    for bad in (np.zeros(3, object), np.zeros(3, ">f4"), np.zeros(3, ml_dtypes.float8_e4m3fnuz)):
+        for fn, extra in ((opsnn.hardtanh_backward, (-1.0, 1.0)), (opsnn.leaky_relu_backward, (0.1, False))):
+            err = expect_py_failure(fn, bad, bad, *extra, status=INVALID, names=["gradOutput"], untouched=[bad])
+            assert "which no aclDataType describes" in err.message and "self" not in err.message, err.message
+            g = np.ones(3, F32)
+            expect_py_failure(fn, g, bad, *extra, status=INVALID, names=["self"], words=["no aclDataType"],
+                              untouched=[g, bad])
+            expect_py_failure(fn, None, bad, *extra, status=NULLPTR, names=["gradOutput"], untouched=[bad])
+        out = np.full(3, 7, ">f4")
+        expect_py_failure(opsnn.hardtanh_backward, np.ones(3, F32), np.ones(3, F32), out=out, status=INVALID,
+                          names=["out"], words=["non-native byte order", "newbyteorder"], untouched=[out])
+
+
 @pytest.mark.parametrize("bad", cases.BAD_TENSOR_DTYPES, ids=str)
 @pytest.mark.parametrize("arg", ["gradOutput", "self"])
 def test_leaky_tensor_dtype_unsupported(acl_env, arg, bad):

@@ -438,14 +438,17 @@ def _options_not_taken(spec: registry.OpSpec, args) -> list[tuple[str, str]]:
 
 
 def _np_dtype(name: str) -> np.dtype:
-    import ml_dtypes
-
     expected = "float32, float16, bfloat16, float64, int32, ..."
     numpy_name = dtype_name(name)
     try:
-        dtype = np.dtype(ml_dtypes.bfloat16 if numpy_name == "bfloat16" else numpy_name)
-    except TypeError:
-        raise argparse.ArgumentTypeError(f"unknown dtype {name!r} ({expected})") from None
+        dtype = np.dtype(numpy_name)
+    except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
+        import ml_dtypes  # noqa: F401 - registers them; imported here, not for every dtype
+
+        try:
+            dtype = np.dtype(numpy_name)
+        except TypeError:
+            raise argparse.ArgumentTypeError(f"unknown dtype {name!r} ({expected})") from None
     if dtypes.from_numpy(dtype) == dtypes.DataType.DT_UNDEFINED:  # object, str, datetime64, ...
         raise argparse.ArgumentTypeError(f"dtype {name!r} has no aclDataType; expected {expected}")
     return dtype

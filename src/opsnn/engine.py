@@ -164,16 +164,20 @@ def current_profile(op: str, selection: str | None = None) -> platform.SocProfil
 def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, allocate=None) -> aclOpExecutor:
     """Phase 1 without the cache: every check, in CANN's order, then the steps."""
     op = spec.name
-    _check_presence(spec, args, profile)
+    _check_presence(spec, args)
     out = args["out"]
     inputs = {p.name: args[p.name] for p in spec.inputs}
     self_t = inputs["self"]
 
-    # dtype lists, then equalities
+    # dtype lists, then equalities; a host array's dtype that no aclDataType describes fails
+    # its list here, where CANN's check would refuse it (after every null check)
     for p in spec.inputs:
+        _defined_dtype(op, p, inputs[p.name], profile)
         checks.dtype_in(op, inputs[p.name].dtype, p.dtypes.for_profile(profile), p.api_name, profile.name)
-    if spec.output.dtypes is not None and out is not ALLOCATE:
-        checks.dtype_in(op, out.dtype, spec.output.dtypes.for_profile(profile), "out", profile.name)
+    if out is not ALLOCATE:
+        _defined_dtype(op, spec.output, out, profile)
+        if spec.output.dtypes is not None:
+            checks.dtype_in(op, out.dtype, spec.output.dtypes.for_profile(profile), "out", profile.name)
     for p in spec.scalars:
         if p.dtypes is not None:
             checks.dtype_in(op, args[p.name].dtype, p.dtypes.for_profile(profile), p.api_name,
@@ -366,9 +370,12 @@ def infer_output(spec: OpSpec, args: dict,
 
 # ---- helpers -----------------------------------------------------------------------------
 
-def _no_acl_dtype(param, tensor, profile: platform.SocProfile) -> str:
-    """The refusal of a host array (or torch tensor) whose dtype no aclDataType describes: that
-    dtype, the list the parameter takes on this SoC, and how to make a byte-swapped one native."""
+def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile) -> None:
+    """Refuses (161002) a host array (or torch tensor) whose dtype no aclDataType describes (an
+    object, string or byte-swapped array): that dtype, the list the parameter takes on this SoC,
+    and how to make a byte-swapped one native."""
+    if tensor.dtype != DataType.DT_UNDEFINED:
+        return
     given = tensor.given_dtype
     allowed = param.dtypes.for_profile(profile) if param.dtypes is not None else ()
     swapped = isinstance(given, np.dtype) and given.byteorder not in "=|"
@@ -378,10 +385,10 @@ def _no_acl_dtype(param, tensor, profile: platform.SocProfile) -> str:
         text += f"; it must be one of [{', '.join(dtypes.name(d) for d in allowed)}] on {profile.name}"
     if swapped and dtypes.from_numpy(given.newbyteorder("=")) != DataType.DT_UNDEFINED:
         text += "; a.astype(a.dtype.newbyteorder('=')) makes it native"
-    return text
+    raise checks.fail(op, text)
 
 
-def _check_presence(spec: OpSpec, args: dict, profile: platform.SocProfile) -> None:
+def _check_presence(spec: OpSpec, args: dict) -> None:
     """Null checks in CANN's order (161001); a wrong handle type is 161002 at the same point."""
     for name in spec.null_order:
         param = spec.param(name)
@@ -396,8 +403,6 @@ def _check_presence(spec: OpSpec, args: dict, profile: platform.SocProfile) -> N
                                          f"(from acl.create_{param.kind}), got {type(value).__name__}")
         if getattr(value, "destroyed", False):
             raise checks.fail(spec.name, f"{param.api_name} was already destroyed")
-        if value.dtype == DataType.DT_UNDEFINED:  # a NumPy object, string or byte-swapped array
-            raise checks.fail(spec.name, _no_acl_dtype(param, value, profile))
     for param in spec.params:
         if param.kind == "flag" and not isinstance(args[param.name], (bool, np.bool_)):
             raise checks.fail(spec.name, f"{param.api_name} must be a bool, got "

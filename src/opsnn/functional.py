@@ -387,13 +387,13 @@ def _as_array(value, api_name: str) -> np.ndarray | None:
 
 
 def _from_dlpack(value) -> np.ndarray:
-    """``np.from_dlpack(value)``; a torch bfloat16 tensor, which NumPy's DLPack import refuses
-    (no bfloat16 code), crosses as its int16 view reinterpreted as ``ml_dtypes.bfloat16`` (same
-    memory and strides, so in-place updates reach it)."""
+    """``np.from_dlpack(value)``; a torch bfloat16 or float8 tensor, which NumPy's DLPack import
+    refuses (no code for them), crosses as its integer view reinterpreted as the ml_dtypes type
+    (``dtypes.TORCH_VIEWS``; same memory and strides, so in-place updates reach it)."""
     torch = _torch_of(value)
-    if (torch is not None and value.dtype == torch.bfloat16
-            and not value.requires_grad):  # torch refuses to export those: its own message below
-        return np.from_dlpack(value.view(torch.int16)).view(dtypes.to_numpy(DataType.BF16))
+    view = None if torch is None else dtypes.TORCH_VIEWS.get(str(value.dtype).removeprefix("torch."))
+    if view is not None and not value.requires_grad:  # torch refuses to export those: its message below
+        return np.from_dlpack(value.view(getattr(torch, view[0]))).view(dtypes.to_numpy(view[1]))
     return np.from_dlpack(value)
 
 

@@ -107,6 +107,13 @@ _FROM_NUMPY = {v: k for k, v in NUMPY.items()}
 _ML_DTYPES = {D.BF16: "bfloat16", D.FLOAT8_E5M2: "float8_e5m2", D.FLOAT8_E4M3FN: "float8_e4m3fn",
               D.FLOAT8_E8M0: "float8_e8m0fnu"}
 
+# torch dtypes that NumPy has no code for (neither its DLPack import nor ``Tensor.numpy`` takes
+# them), by torch's name: the same-size integer dtype they cross as, reinterpreted then as the
+# ml_dtypes type of their aclDataType (same memory and strides). A float8 tensor so reaches the
+# dtype checks, whose refusal names it and the dtypes expected.
+TORCH_VIEWS = {"bfloat16": ("int16", D.BF16), "float8_e5m2": ("uint8", D.FLOAT8_E5M2),
+               "float8_e4m3fn": ("uint8", D.FLOAT8_E4M3FN), "float8_e8m0fnu": ("uint8", D.FLOAT8_E8M0)}
+
 
 def _ml_dtypes() -> None:
     """Imports ml_dtypes and adds its types to _FROM_NUMPY, then to NUMPY, each in one

@@ -2,16 +2,16 @@
 dtype tables between them, data-less tensor handles for fake/meta kernels, and the error type.
 
 * torch -> NumPy: ``t.detach().numpy()`` (a view of the same storage, any strides, storage
-  offset kept; 0.6 us where ``np.from_dlpack`` takes 1.9). bfloat16 has no NumPy code in torch,
-  so it crosses as a same-size int16 view (``t.view(torch.int16)``) reinterpreted as
-  ``ml_dtypes.bfloat16`` (``a.view(...)``); both reinterpretations keep strides and share memory.
-* NumPy -> torch: ``torch.from_numpy(a)`` (bfloat16 the same way back); the tensor keeps the
+  offset kept; 0.6 us where ``np.from_dlpack`` takes 1.9). bfloat16 and the float8 types have no
+  NumPy code in torch, so they cross as a same-size integer view (``t.view(torch.int16)``)
+  reinterpreted as the ml_dtypes type (``a.view(...)``, ``dtypes.TORCH_VIEWS``); both
+  reinterpretations keep strides and share memory.
+* NumPy -> torch: ``torch.from_numpy(a)`` (those types the same way back); the tensor keeps the
   NumPy buffer alive.
 """
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import torch
 
@@ -30,27 +30,31 @@ class AclnnRuntimeError(AclnnError, RuntimeError):
     written for torch keeps working and ``except opsnn.AclnnError`` sees the CANN status."""
 
 
-_TORCH_TO_NUMPY: dict[torch.dtype, np.dtype] = {
-    torch.float16: np.dtype(np.float16), torch.bfloat16: np.dtype(ml_dtypes.bfloat16),
-    torch.float32: np.dtype(np.float32), torch.float64: np.dtype(np.float64),
-    torch.int8: np.dtype(np.int8), torch.int16: np.dtype(np.int16), torch.int32: np.dtype(np.int32),
-    torch.int64: np.dtype(np.int64), torch.uint8: np.dtype(np.uint8), torch.uint16: np.dtype(np.uint16),
-    torch.uint32: np.dtype(np.uint32), torch.uint64: np.dtype(np.uint64), torch.bool: np.dtype(np.bool_),
-    torch.complex64: np.dtype(np.complex64), torch.complex128: np.dtype(np.complex128),
+D = DataType
+_TORCH_TO_ACL: dict[torch.dtype, DataType] = {
+    torch.float16: D.FLOAT16, torch.bfloat16: D.BF16, torch.float32: D.FLOAT, torch.float64: D.DOUBLE,
+    torch.int8: D.INT8, torch.int16: D.INT16, torch.int32: D.INT32, torch.int64: D.INT64,
+    torch.uint8: D.UINT8, torch.uint16: D.UINT16, torch.uint32: D.UINT32, torch.uint64: D.UINT64,
+    torch.bool: D.BOOL, torch.complex64: D.COMPLEX64, torch.complex128: D.COMPLEX128,
 }
-_NUMPY_TO_TORCH = {v: k for k, v in _TORCH_TO_NUMPY.items()}
-_BF16 = np.dtype(ml_dtypes.bfloat16)
+_VIEWS = {}          # bfloat16, float8: torch dtype -> (torch integer dtype it crosses as, aclDataType)
+_VIEWS_OF_ACL = {}   # the way back: aclDataType -> (torch dtype, NumPy integer dtype)
+for _name, (_view, _acl) in dtypes.TORCH_VIEWS.items():
+    if hasattr(torch, _name):
+        _VIEWS[getattr(torch, _name)] = (getattr(torch, _view), _acl)
+        _VIEWS_OF_ACL[_acl] = (getattr(torch, _name), np.dtype(_view))
+        _TORCH_TO_ACL[getattr(torch, _name)] = _acl
+_ACL_TO_TORCH = {acl: t for t, acl in _TORCH_TO_ACL.items()}
 
 
 def acl_dtype(dtype: torch.dtype) -> DataType:
     """aclDataType of a torch dtype (DT_UNDEFINED when opsnn has no such type)."""
-    np_dtype = _TORCH_TO_NUMPY.get(dtype)
-    return DataType.DT_UNDEFINED if np_dtype is None else dtypes.from_numpy(np_dtype)
+    return _TORCH_TO_ACL.get(dtype, DataType.DT_UNDEFINED)
 
 
 def torch_dtype(dtype: DataType) -> torch.dtype:
-    """torch dtype of an aclDataType that holds data in both libraries."""
-    return _NUMPY_TO_TORCH[dtypes.to_numpy(dtype)]
+    """torch dtype of an aclDataType that holds data in both libraries (KeyError for others)."""
+    return _ACL_TO_TORCH[DataType(dtype)]
 
 
 def _plain_key_sets() -> frozenset:
@@ -98,8 +102,9 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
     if t.requires_grad:
         t = t.detach()
     try:
-        if t.dtype == torch.bfloat16:
-            return t.view(torch.int16).numpy().view(_BF16)
+        view = _VIEWS.get(t.dtype)
+        if view is not None:
+            return t.view(view[0]).numpy().view(dtypes.to_numpy(view[1]))
         return t.numpy()
     except (TypeError, RuntimeError, ValueError) as exc:  # ValueError: NumPy's size limit (below)
         raise refuse(f"{name} of dtype {t.dtype} and shape {tuple(t.shape)} has no NumPy view: {exc}") from None
@@ -107,8 +112,9 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
 
 def from_numpy(a: np.ndarray) -> torch.Tensor:
     """A torch tensor over ``a``'s memory (no copy)."""
-    if a.dtype == _BF16:
-        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    view = _VIEWS_OF_ACL.get(dtypes.from_numpy(a.dtype))
+    if view is not None:
+        return torch.from_numpy(a.view(view[1])).view(view[0])
     return torch.from_numpy(a)
 
 
