@@ -31,8 +31,8 @@ class AclnnRuntimeError(AclnnError, RuntimeError):
 
 
 D = DataType
-_TORCH_TO_ACL: dict[torch.dtype, DataType] = {
-    torch.float16: D.FLOAT16, torch.bfloat16: D.BF16, torch.float32: D.FLOAT, torch.float64: D.DOUBLE,
+_TORCH_TO_ACL: dict[torch.dtype, DataType] = {  # with the _VIEWS types, added below
+    torch.float16: D.FLOAT16, torch.float32: D.FLOAT, torch.float64: D.DOUBLE,
     torch.int8: D.INT8, torch.int16: D.INT16, torch.int32: D.INT32, torch.int64: D.INT64,
     torch.uint8: D.UINT8, torch.uint16: D.UINT16, torch.uint32: D.UINT32, torch.uint64: D.UINT64,
     torch.bool: D.BOOL, torch.complex64: D.COMPLEX64, torch.complex128: D.COMPLEX128,
