@@ -56,9 +56,11 @@ def _call_runtime(name: str, args: list, made: Dev):
           "free_host": acl.rt.free_host, "memcpy": acl.rt.memcpy, "init": acl.init,
           "destroy_tensor": acl.destroy_tensor, "destroy_scalar": acl.destroy_scalar,
           "numpy_to_ptr": acl.util.numpy_to_ptr, "bytes_to_ptr": acl.util.bytes_to_ptr,
-          "ptr_to_bytes": acl.util.ptr_to_bytes, "ptr_to_numpy": acl.util.ptr_to_numpy}[name]
+          "ptr_to_bytes": acl.util.ptr_to_bytes, "ptr_to_numpy": acl.util.ptr_to_numpy,
+          "create_context": acl.rt.create_context, "destroy_context": acl.rt.destroy_context,
+          "set_context": acl.rt.set_context, "get_context": acl.rt.get_context}[name]
     result = fn(*args)
-    if name in ("get_device_count", "create_stream", "malloc", "malloc_host"):
+    if name in ("get_device_count", "create_stream", "malloc", "malloc_host", "create_context", "get_context"):
         assert isinstance(result, tuple) and len(result) == 2, result
         value, ret = result
         check_ret(ret, ACL_CODES)
@@ -68,6 +70,8 @@ def _call_runtime(name: str, args: list, made: Dev):
             assert acl.rt.free_host(value) == 0
         elif ret == 0 and name == "create_stream":
             assert acl.rt.destroy_stream(value) == 0
+        elif ret == 0 and name == "create_context":
+            assert acl.rt.destroy_context(value) == 0
     elif name in ("numpy_to_ptr", "bytes_to_ptr"):
         assert isinstance(result, int)
         if result == 0:
@@ -84,7 +88,7 @@ RUNTIME_CALLS = {"set_device": 1, "reset_device": 1, "get_device_count": 0, "cre
                  "destroy_stream": 1, "synchronize_stream": 1, "malloc": 2, "free": 1,
                  "malloc_host": 1, "free_host": 1, "memcpy": 5, "init": 1, "destroy_tensor": 1,
                  "destroy_scalar": 1, "numpy_to_ptr": 1, "bytes_to_ptr": 1, "ptr_to_bytes": 2,
-                 "ptr_to_numpy": 3}
+                 "ptr_to_numpy": 3, "create_context": 1, "destroy_context": 1, "set_context": 1, "get_context": 0}
 # handles a hostile caller might pass: live / freed / interior / host addresses, real objects
 HANDLES = ("live", "freed", "interior", "host_array", "tensor", "scalar", "stream_dead")
 

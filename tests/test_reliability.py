@@ -213,6 +213,46 @@ def test_no_device_set(runtime_guard):
     fail_msg(acl.rt.reset_device(0), 200002, "not set")
 
 
+def test_contexts(runtime_guard):
+    """pyACL's optional contexts (pyacl_conventions section 1.1; a breaker porting a sample met an
+    AttributeError): create_context holds a device reference until destroy_context, so a program
+    may run on a context alone; the current context is per thread, the default one (set_device's)
+    while a device is set; misuse is a status, never an exception."""
+    while rt.STATE.device_refs:
+        acl.rt.reset_device(0)
+    fail_msg(acl.rt.get_context()[1], 107002, "no context is current")
+    ctx, ret = acl.rt.create_context(0)
+    assert ret == 0 and acl.rt.get_context() == (ctx, 0)
+    d = Dev()  # memory, a stream and a launch on the context alone
+    stream, ret = acl.rt.create_stream()
+    ws, ex, oa = planned(d)
+    assert ret == 0 and aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(read_out(d, oa), LEAKY_05)
+    seen = []
+    worker = threading.Thread(target=lambda: seen.extend([acl.rt.get_context(), acl.rt.set_context(ctx),
+                                                          acl.rt.get_context()]))
+    worker.start()
+    worker.join()
+    assert seen == [(rt.DEFAULT_CONTEXT, 0), 0, (ctx, 0)]  # a new thread starts on the default one
+    fail_msg(acl.rt.destroy_context(rt.DEFAULT_CONTEXT), 100000, "default context")
+    fail_msg(acl.rt.create_context(1)[1], 200002, "does not exist")
+    for junk in (ctx + 1000, "1", None, 1.0):
+        fail_msg(acl.rt.set_context(junk), 200005, "not a live context")
+    assert acl.rt.set_device(0) == 0 and acl.rt.destroy_context(ctx) == 0
+    fail_msg(acl.rt.destroy_context(ctx), 200005, "not a live context")
+    assert acl.rt.get_context() == (rt.DEFAULT_CONTEXT, 0) and acl.rt.set_context(rt.DEFAULT_CONTEXT) == 0
+    assert acl.rt.synchronize_stream(stream) == 0  # set_device's reference keeps the streams
+    d.close()
+    assert acl.rt.destroy_stream(stream) == 0 and acl.rt.reset_device(0) == 0  # pyACL's teardown order
+    fail_msg(acl.rt.set_context(rt.DEFAULT_CONTEXT), 200005, "not a live context")
+    ctx2, _ = acl.rt.create_context(0)
+    assert acl.finalize() == 0
+    fail_msg(acl.rt.destroy_context(ctx2), 100001, "acl.init")
+    assert acl.init() == 0
+    fail_msg(acl.rt.destroy_context(ctx2), 200005, "not a live context")
+
+
 # ============================================================================================
 # memory
 # ============================================================================================

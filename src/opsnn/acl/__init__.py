@@ -55,6 +55,7 @@ def finalize() -> int:
             raise AclnnError(AclError.REPEAT_FINALIZE, "finalize: acl is not initialised")
         rt.STATE.initialized = False
         rt.STATE.device_refs.clear()
+        rt.STATE.contexts.clear()
         streams = rt.STATE.streams.reset()  # closed: later launches are refused, not lost
     failures = rt.run_queued(streams)
     if failures:

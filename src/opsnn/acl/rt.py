@@ -8,6 +8,7 @@ directly to ``memcpy``.
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import numpy as np
@@ -21,15 +22,20 @@ from .constants import (ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEM
                         ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST)
 
 DEVICE_COUNT = 1
+DEFAULT_CONTEXT = 1  # the handle of the context set_device makes current (one device)
 
 
 class _Runtime:
-    """Process-wide runtime state: initialised?, which devices are set, the streams."""
+    """Process-wide runtime state: initialised?, which devices are set (by set_device and by
+    explicit contexts), the explicit contexts, each thread's current one, the streams."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.initialized = False
         self.device_refs: dict[int, int] = {}
+        self.contexts: dict[int, int] = {}  # explicit context -> its device
+        self.context_ids = itertools.count(DEFAULT_CONTEXT + 1)
+        self.current = threading.local()    # .context: the thread's current context, if it set one
         self.streams = StreamTable()
 
     def require_init(self, call: str) -> None:
@@ -77,14 +83,19 @@ def _int(value, what: str, call: str, minimum: int = 0) -> int:
     return int(value)
 
 
+def _device(device_id, call: str) -> int:
+    device = _int(device_id, "deviceId", call)
+    if device >= DEVICE_COUNT:
+        raise AclnnError(AclError.INVALID_DEVICE, f"{call}: device {device} does not exist "
+                                                  f"(device count {DEVICE_COUNT})")
+    return device
+
+
 @_ret
 def set_device(device_id) -> int:
     """aclrtSetDevice: make ``device_id`` current (reference counted). Returns ret."""
     STATE.require_init("set_device")
-    device = _int(device_id, "deviceId", "set_device")
-    if device >= DEVICE_COUNT:
-        raise AclnnError(AclError.INVALID_DEVICE, f"set_device: device {device} does not exist "
-                                                  f"(device count {DEVICE_COUNT})")
+    device = _device(device_id, "set_device")
     with STATE.lock:
         STATE.require_init("set_device")  # again under the lock: a concurrent finalize wins cleanly
         STATE.device_refs[device] = STATE.device_refs.get(device, 0) + 1
@@ -104,16 +115,95 @@ def reset_device(device_id) -> int:
         STATE.require_init("reset_device")
         if device not in STATE.device_refs:
             raise AclnnError(AclError.INVALID_DEVICE, f"reset_device: device {device} is not set")
-        STATE.device_refs[device] -= 1
-        if STATE.device_refs[device]:
-            return 0
-        del STATE.device_refs[device]
-        streams = STATE.streams.reset()  # closed: later launches are refused, not lost
+        streams = _release(device)
+    _run_released(streams, "reset_device: the device was reset")
+    return 0
+
+
+def _release(device: int) -> list:
+    """Drops one reference to ``device`` (under STATE.lock); at the last, the device's streams,
+    closed (later launches are refused, not lost), for ``_run_released``."""
+    STATE.device_refs[device] -= 1
+    if STATE.device_refs[device]:
+        return []
+    del STATE.device_refs[device]
+    return STATE.streams.reset()
+
+
+def _run_released(streams: list, done: str) -> None:
+    """Runs what is still queued on released streams, outside the lock; 500003 naming the tasks
+    that failed (``done`` happened all the same)."""
     failures = run_queued(streams)
     if failures:
-        raise AclnnError(AclError.RT_FAILURE, "reset_device: the device was reset, but queued work "
-                                              "failed: " + "; ".join(failures))
+        raise AclnnError(AclError.RT_FAILURE, f"{done}, but queued work failed: " + "; ".join(failures))
+
+
+@_pair
+def create_context(device_id):
+    """aclrtCreateContext: ``(context, ret)``, an explicit context on ``device_id``, made current
+    for the calling thread. It holds a reference to the device, as set_device does, until
+    destroy_context, so a program may use contexts without set_device. Device state (streams,
+    memory) is process-wide here: a context selects nothing else."""
+    STATE.require_init("create_context")
+    device = _device(device_id, "create_context")
+    with STATE.lock:
+        STATE.require_init("create_context")
+        STATE.device_refs[device] = STATE.device_refs.get(device, 0) + 1
+        context = next(STATE.context_ids)
+        STATE.contexts[context] = device
+    STATE.current.context = context
+    return context, 0
+
+
+@_ret
+def destroy_context(context) -> int:
+    """aclrtDestroyContext: drops an explicit context and its reference to the device (the last
+    reference releases the device's streams, as reset_device). Returns ret: 100000 for the
+    default context (reset_device releases it), 200005 for one that is not live."""
+    STATE.require_init("destroy_context")
+    with STATE.lock:
+        STATE.require_init("destroy_context")
+        if is_c_int(context) and context == DEFAULT_CONTEXT:
+            raise AclnnError(AclError.INVALID_PARAM, "destroy_context: the default context cannot be "
+                                                     "destroyed (reset_device releases it)")
+        device = STATE.contexts.pop(_live_context(context, "destroy_context"))
+        streams = _release(device)
+    if getattr(STATE.current, "context", None) == context:
+        STATE.current.context = None
+    _run_released(streams, "destroy_context: the context was destroyed")
     return 0
+
+
+@_ret
+def set_context(context) -> int:
+    """aclrtSetCurrentContext: make ``context`` (an explicit one, or the default one while a
+    device is set) current for the calling thread. Returns ret (200005 for one not live)."""
+    STATE.require_init("set_context")
+    if not (is_c_int(context) and context == DEFAULT_CONTEXT and STATE.device_refs):
+        _live_context(context, "set_context")
+    STATE.current.context = int(context)
+    return 0
+
+
+@_pair
+def get_context():
+    """aclrtGetCurrentContext: ``(context, ret)``, the calling thread's current context: the one
+    it created or set while live, else the default one while a device is set (107002 if none)."""
+    STATE.require_init("get_context")
+    context = getattr(STATE.current, "context", None)
+    if context in STATE.contexts:
+        return context, 0
+    if not STATE.device_refs:
+        raise AclnnError(AclError.RT_CONTEXT_NULL, "get_context: no context is current; call "
+                                                   "acl.rt.set_device or acl.rt.create_context first")
+    return DEFAULT_CONTEXT, 0
+
+
+def _live_context(context, call: str) -> int:
+    if not is_c_int(context) or int(context) not in STATE.contexts:
+        raise AclnnError(AclError.INVALID_RESOURCE_HANDLE, f"{call}: context {context!r} is not a live "
+                                                           "context (create it with acl.rt.create_context)")
+    return int(context)
 
 
 @_pair
