@@ -376,6 +376,10 @@ def test_run_releases_everything_it_allocated(capsys):
     # a dynamic shape: infershape, then FAILED (docs/tiling.md), even for an aclnn name
     (["tiling", "HardtanhBackward", "--shape=-1,4"], 1,
      ["phase 1 not run", "y = [-1, 4]", "needs static shapes"]),
+    # other negative dims are no dynamic dims: usage errors (a breaker: -7 was "dynamic")
+    (["tiling", "aclnnLeakyReluBackward", "--shape=-7"], 2,
+     ["opsnn tiling: shape [-7]: a dim is >= 0 or -1 (unknown), or the whole shape is [-2] (unknown rank)"]),
+    (["--soc", "Ascend950", "tiling", "LeakyReluGrad", "--shape=-2,3", "--shape2", "1,3"], 2, ["shape [-2, 3]: a dim"]),
     # an unknown operator name is a usage error in every command, with the names it knows
     (["describe", "Nope"], 2, ["opsnn describe: error: unknown operator 'Nope'; known: LeakyReluBackward, "
                                "HardtanhBackward, LeakyRelu, InplaceLeakyRelu, Hardtanh, InplaceHardtanh"]),

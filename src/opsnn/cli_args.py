@@ -59,7 +59,8 @@ class Parser(argparse.ArgumentParser):
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """``1,64,2,64``, ``[1, 64]``, ``(1, 64)``, ``1x64``, ``1 64`` or ``[]``/empty for a 0-d shape
-    (negative dims pass: ``opsnn tiling`` lets phase 1 report them; dims beyond int64 do not).
+    (negative dims pass: ``opsnn tiling`` takes GE's dynamic dims, -1 and [-2], and refuses the
+    others itself; dims beyond int64 do not).
     Anything else, a stray separator or bracket included, is a usage error."""
     body = text.strip()
     if body[:1] + body[-1:] in ("[]", "()"):  # one matching pair at most: "[[2,3))" is a typo

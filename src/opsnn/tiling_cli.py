@@ -130,6 +130,10 @@ def _tensors(args: argparse.Namespace, op: OpDef, alias: AclnnAlias | None) -> t
         shapes *= n_in
     if len(shapes) != n_in:
         raise _UsageError(f"{args.op} takes {n_in} input shape(s), got {len(shapes)}")
+    for shape in shapes:  # GE's dynamic shapes: -1 an unknown dim, [-2] an unknown rank
+        if any(d < -1 for d in shape) and shape != (-2,):
+            raise _UsageError(f"shape {list(shape)}: a dim is >= 0 or -1 (unknown), or the whole shape "
+                              "is [-2] (unknown rank)")
     dtypes = list(args.dtype) * n_all if len(args.dtype) == 1 else list(args.dtype)
     if len(dtypes) != n_all:
         raise _UsageError(f"--dtype takes 1 or {n_all} dtypes (inputs then output), got {len(dtypes)}")
