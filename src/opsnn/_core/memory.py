@@ -83,8 +83,9 @@ class AddressSpace:
         with self._lock:  # checked and reserved atomically: two threads cannot both pass
             if padded > self.capacity - self._in_use:
                 raise AclnnError(AclError.BAD_ALLOC,
-                                 f"malloc: cannot allocate {size} bytes: {self.capacity - self._in_use} "
-                                 f"of the {self.capacity}-byte emulated {self._kind} memory are free")
+                                 f"malloc: cannot allocate {size} bytes ({padded} with aclrtMalloc's rounding "
+                                 f"up to 32 B plus 32 B): {self.capacity - self._in_use} of the "
+                                 f"{self.capacity}-byte emulated {self._kind} memory are free")
             step = ((padded + ALIGN - 1) // ALIGN) * ALIGN + ALIGN  # a guard gap after it
             if self._next + step > self._end:
                 raise AclnnError(AclError.BAD_ALLOC,
