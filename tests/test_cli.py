@@ -126,6 +126,18 @@ def test_unknown_operator_and_usage_errors():
     assert exc.value.code == 2
 
 
+def test_version_names_opsnn_and_its_libraries(capsys):
+    """A breaker: no --version, where a 561000 asks for a bug report."""
+    import numpy
+    import opsnn
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0
+    assert out.startswith(f"opsnn {opsnn.__version__} (Python {sys.version.split()[0]}; numpy {numpy.__version__}, numba ")
+
+
 def test_python_dash_m_entry_point():
     code, out = _run_process("list")
     assert code == 0 and "aclnnLeakyReluBackward" in out

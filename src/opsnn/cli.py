@@ -35,6 +35,29 @@ _COMMANDS = {
 }
 
 
+class _Version(argparse.Action):
+    """``--version``: opsnn's and its libraries' versions, read when asked (installed metadata,
+    nothing imported), then exit 0."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib import metadata
+
+        from . import __version__
+
+        def version(name: str) -> str:
+            try:
+                return metadata.version(name)
+            except metadata.PackageNotFoundError:
+                return "not installed"
+
+        libraries = ", ".join(f"{name} {version(name)}" for name in ("numpy", "numba", "ml_dtypes", "torch"))
+        print(f"opsnn {__version__} (Python {sys.version.split()[0]}; {libraries})")
+        parser.exit()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = Parser(
@@ -44,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                "`opsnn COMMAND -h` for a command's options.")
     parser.add_argument("--soc", choices=list(platform.PROFILES),
                         help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")
+    parser.add_argument("--version", action=_Version, help="opsnn's version and its libraries' (for a bug report)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # only the chosen command's module is imported (bench and verify pull in heavy libraries)
     chosen = next((word for word in argv if word in _COMMANDS), None)
