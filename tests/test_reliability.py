@@ -246,6 +246,10 @@ def test_contexts(runtime_guard):
     d.close()
     assert acl.rt.destroy_stream(stream) == 0 and acl.rt.reset_device(0) == 0  # pyACL's teardown order
     fail_msg(acl.rt.set_context(rt.DEFAULT_CONTEXT), 200005, "not a live context")
+    ctx3, _ = acl.rt.create_context(0)  # a reset_device takes the context's reference: both are gone
+    assert acl.rt.reset_device(0) == 0 and not rt.STATE.device_refs
+    fail_msg(acl.rt.destroy_context(ctx3), 200005, "not a live context")
+    fail_msg(acl.rt.get_context()[1], 107002, "no context is current")
     ctx2, _ = acl.rt.create_context(0)
     assert acl.finalize() == 0
     fail_msg(acl.rt.destroy_context(ctx2), 100001, "acl.init")

@@ -121,12 +121,15 @@ def reset_device(device_id) -> int:
 
 
 def _release(device: int) -> list:
-    """Drops one reference to ``device`` (under STATE.lock); at the last, the device's streams,
+    """Drops one reference to ``device`` (under STATE.lock); at the last, its explicit contexts
+    are gone too (reset_device may take a context's reference), and its streams are returned,
     closed (later launches are refused, not lost), for ``_run_released``."""
     STATE.device_refs[device] -= 1
     if STATE.device_refs[device]:
         return []
     del STATE.device_refs[device]
+    for context in [c for c, d in STATE.contexts.items() if d == device]:
+        del STATE.contexts[context]
     return STATE.streams.reset()
 
 
