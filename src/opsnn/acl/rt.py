@@ -145,8 +145,9 @@ def _run_released(streams: list, done: str) -> None:
 def create_context(device_id):
     """aclrtCreateContext: ``(context, ret)``, an explicit context on ``device_id``, made current
     for the calling thread. It holds a reference to the device, as set_device does, until
-    destroy_context, so a program may use contexts without set_device. Device state (streams,
-    memory) is process-wide here: a context selects nothing else."""
+    destroy_context (or the device's last reset_device, which drops the context), so a program
+    may use contexts without set_device. Device state (streams, memory) is process-wide here: a
+    context selects nothing else."""
     STATE.require_init("create_context")
     device = _device(device_id, "create_context")
     with STATE.lock:
