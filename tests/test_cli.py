@@ -129,6 +129,7 @@ def test_unknown_operator_and_usage_errors():
 def test_version_names_opsnn_and_its_libraries(capsys):
     """A breaker: no --version, where a 561000 asks for a bug report."""
     import numpy
+
     import opsnn
 
     with pytest.raises(SystemExit) as exc:

@@ -237,8 +237,11 @@ def test_contexts(runtime_guard):
     assert seen == [(rt.DEFAULT_CONTEXT, 0), 0, (ctx, 0)]  # a new thread starts on the default one
     fail_msg(acl.rt.destroy_context(rt.DEFAULT_CONTEXT), 100000, "default context")
     fail_msg(acl.rt.create_context(1)[1], 200002, "does not exist")
-    for junk in (ctx + 1000, "1", None, 1.0):
+    for junk in (ctx + 1000, "1", 1.0):
         fail_msg(acl.rt.set_context(junk), 200005, "not a live context")
+    for null in (None, 0):
+        fail_msg(acl.rt.set_context(null), 100000, "context is NULL")
+        fail_msg(acl.rt.destroy_context(null), 100000, "context is NULL")
     assert acl.rt.set_device(0) == 0 and acl.rt.destroy_context(ctx) == 0
     fail_msg(acl.rt.destroy_context(ctx), 200005, "not a live context")
     assert acl.rt.get_context() == (rt.DEFAULT_CONTEXT, 0) and acl.rt.set_context(rt.DEFAULT_CONTEXT) == 0

@@ -680,6 +680,10 @@ def test_float8_tensors_reach_the_dtype_check(dtype, acl_name):
     before = x.view(torch.uint8).clone()
     calls = [lambda: ops.leaky_relu(x, 0.5), lambda: ops.leaky_relu_(x, 0.5), lambda: ops.hardtanh(x.to("meta"), 0, 1),
              lambda: opsnn.leaky_relu(x, 0.5), lambda: opsnn.hardtanh_backward(x, x, -1.0, 1.0)]
+    f32 = torch.ones(4)  # with another dtype, which torch cannot promote a float8 with (a breaker:
+    calls += [lambda: ot.leaky_relu_backward(x, f32, 0.1, False),  # a plain RuntimeError of torch's)
+              lambda: ot.leaky_relu_backward(f32, x, 0.1, False),
+              lambda: ops.leaky_relu_backward(x.to("meta"), f32.to("meta"), 0.1, False)]
     for call in calls:
         with pytest.raises(opsnn.AclnnError) as info:
             call()
@@ -687,6 +691,29 @@ def test_float8_tensors_reach_the_dtype_check(dtype, acl_name):
         assert "which Ascend910B does not support; it must be one of [" in info.value.message
         assert "DT_FLOAT16" in info.value.message.split("must be one of")[1], info.value.message
     assert torch.equal(x.view(torch.uint8), before)
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+@pytest.mark.parametrize("dtype", [torch.int1, torch.int4, torch.uint1, torch.uint4, torch.float8_e4m3fnuz,
+                                   torch.complex32], ids=str)
+def test_torch_dtypes_without_acl_data_type_are_refused_not_read_as_bytes(dtype):
+    """A breaker: torch's DLPack export labels int1..int7 / uint1..uint7 as 8-bit integers, and
+    the NumPy API computed them as such, in place too; every torch dtype with no aclDataType is
+    refused now (161002 naming it), nothing written, on every surface."""
+    x = torch.arange(1, 17, dtype=torch.uint8).view(dtype)  # torch fills none of them
+    before = x.view(torch.uint8).clone()
+    i8 = torch.ones(x.shape, dtype=torch.int8)
+    calls = [lambda: opsnn.hardtanh(x, 0, 1), lambda: opsnn.hardtanh_(x, 0, 1), lambda: opsnn.leaky_relu(x, 0.5),
+             lambda: opsnn.hardtanh(i8, 0, 1, out=x), lambda: opsnn.leaky_relu_backward(x, x, 0.5, False),
+             lambda: ops.hardtanh(x, 0, 1), lambda: ops.hardtanh_(x, 0, 1)]
+    for call in calls:
+        with pytest.raises(opsnn.AclnnError) as info:
+            call()
+        assert info.value.status == 161002 and str(dtype) in info.value.message, info.value.message
+    assert torch.equal(x.view(torch.uint8), before)
+    with pytest.raises(opsnn.AclnnError) as info:  # CANN's null checks first
+        opsnn.leaky_relu_backward(None, x, 0.5, False)
+    assert info.value.status == 161001 and "gradOutput" in info.value.message
 
 
 def test_sub_byte_dtypes_are_refused_cleanly():

@@ -153,6 +153,14 @@ def test_a_dtype_without_acl_data_type_fails_in_the_dtype_checks():
         out = np.full(3, 7, ">f4")
         expect_py_failure(opsnn.hardtanh_backward, np.ones(3, F32), np.ones(3, F32), out=out, status=INVALID,
                           names=["out"], words=["non-native byte order", "newbyteorder"], untouched=[out])
+    # a scalar that cannot be an aclScalar, or an argument that cannot be an array, beside a
+    # null one: the null checks come first (a breaker: 161002 for the scalar)
+    g = np.ones(3, F32)
+    expect_py_failure(opsnn.leaky_relu_backward, None, g, np.void(b"ab"), False, status=NULLPTR, names=["gradOutput"])
+    expect_py_failure(opsnn.hardtanh_backward, None, g, np.datetime64(1, "s"), 1.0, status=NULLPTR, names=["gradOutput"])
+    expect_py_failure(opsnn.hardtanh, g, np.datetime64(1, "s"), None, status=NULLPTR, words=["clipValueMax"])
+    expect_py_failure(opsnn.leaky_relu_backward, [[1], [2, 3]], None, 0.1, False, status=NULLPTR, names=["self"])
+    expect_py_failure(opsnn.leaky_relu_backward, g, g, np.void(b"ab"), False, status=INVALID, names=["negativeSlope"])
 
 
 @pytest.mark.parametrize("bad", cases.BAD_TENSOR_DTYPES, ids=str)

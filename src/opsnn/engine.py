@@ -388,12 +388,15 @@ def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile) -> None
     raise checks.fail(op, text)
 
 
+HANDLE_TYPES = {"tensor": "aclTensor", "scalar": "aclScalar"}  # by parameter kind
+
+
 def _check_presence(spec: OpSpec, args: dict) -> None:
     """Null checks in CANN's order (161001); a wrong handle type is 161002 at the same point."""
     for name in spec.null_order:
         param = spec.param(name)
         value = args[name]
-        expected = {"tensor": "aclTensor", "scalar": "aclScalar"}[param.kind]
+        expected = HANDLE_TYPES[param.kind]
         checks.not_null(spec.name, value, param.api_name, expected)
         if value is ALLOCATE:
             continue

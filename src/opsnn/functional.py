@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from . import _fastpath, engine, registry
-from ._core import dtypes, memory, outpool
+from ._core import checks, dtypes, memory, outpool
 from ._core.dtypes import DataType
 from ._core.status import AclError, AclnnError, Status, set_recent_error, warning_refused
 from ._core.tensor import ArrayTensor, aclScalar
@@ -252,6 +252,7 @@ def _call(spec: registry.OpSpec, out, **kwargs):
     try:
         args = _handles(spec, kwargs)
     except AclnnError as exc:  # name the operator, as phase 1's own messages do
+        _nulls_first(spec, kwargs)
         raise AclnnError(exc.status, f"{spec.name}: {exc.message}") from None
     if out is None:
         args["out"] = engine.ALLOCATE
@@ -314,6 +315,15 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> dict:
         elif p.kind == "flag":
             args[p.name] = kwargs[p.name]
     return args
+
+
+def _nulls_first(spec: registry.OpSpec, kwargs: dict) -> None:
+    """CANN's null checks come before every other: a None argument beside one that cannot be
+    made an array or an aclScalar is 161001 (the engine, which would find it, is not reached)."""
+    for name in spec.null_order:
+        if name in kwargs and kwargs[name] is None:
+            param = spec.param(name)
+            checks.not_null(spec.name, None, param.api_name, engine.HANDLE_TYPES[param.kind])
 
 
 def _is_python_scalar(value) -> bool:
@@ -391,7 +401,12 @@ def _from_dlpack(value) -> np.ndarray:
     refuses (no code for them), crosses as its integer view reinterpreted as the ml_dtypes type
     (``dtypes.TORCH_VIEWS``; same memory and strides, so in-place updates reach it)."""
     torch = _torch_of(value)
-    view = None if torch is None else dtypes.TORCH_VIEWS.get(str(value.dtype).removeprefix("torch."))
+    if torch is None:
+        return np.from_dlpack(value)
+    name = str(value.dtype).removeprefix("torch.")
+    view = dtypes.TORCH_VIEWS.get(name)
+    if view is None and name not in dtypes.TORCH_NUMPY_NAMES:
+        raise TypeError(f"its dtype {value.dtype} has no aclDataType (nor a NumPy dtype of its own)")
     if view is not None and not value.requires_grad:  # torch refuses to export those: its message below
         return np.from_dlpack(value.view(getattr(torch, view[0]))).view(dtypes.to_numpy(view[1]))
     return np.from_dlpack(value)

@@ -14,7 +14,7 @@ import threading
 import numpy as np
 
 from .._core import memory
-from .._core.checks import is_c_int
+from .._core.checks import is_c_int, is_null
 from .._core.status import AclError, AclnnError, boundary
 from .._core.stream import StreamTable
 from . import _host
@@ -163,7 +163,8 @@ def create_context(device_id):
 def destroy_context(context) -> int:
     """aclrtDestroyContext: drops an explicit context and its reference to the device (the last
     reference releases the device's streams, as reset_device). Returns ret: 100000 for the
-    default context (reset_device releases it), 200005 for one that is not live."""
+    default context (reset_device releases it) and for NULL (None, 0), 200005 for one that is not
+    live."""
     STATE.require_init("destroy_context")
     with STATE.lock:
         STATE.require_init("destroy_context")
@@ -181,7 +182,8 @@ def destroy_context(context) -> int:
 @_ret
 def set_context(context) -> int:
     """aclrtSetCurrentContext: make ``context`` (an explicit one, or the default one while a
-    device is set) current for the calling thread. Returns ret (200005 for one not live)."""
+    device is set) current for the calling thread. Returns ret (100000 for NULL, 200005 for one
+    not live)."""
     STATE.require_init("set_context")
     if not (is_c_int(context) and context == DEFAULT_CONTEXT and STATE.device_refs):
         _live_context(context, "set_context")
@@ -204,6 +206,8 @@ def get_context():
 
 
 def _live_context(context, call: str) -> int:
+    if is_null(context):  # as the C API answers a NULL handle
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: context is NULL ({context!r})")
     if not is_c_int(context) or int(context) not in STATE.contexts:
         raise AclnnError(AclError.INVALID_RESOURCE_HANDLE, f"{call}: context {context!r} is not a live "
                                                            "context (create it with acl.rt.create_context)")

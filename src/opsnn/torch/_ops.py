@@ -216,8 +216,13 @@ def _as_torch_promotes(grad_output: torch.Tensor, self: torch.Tensor) -> tuple:
     their dtypes, i.e. where a 0-d tensor defers to a dimensioned one (``torch.result_type``: f16
     [3] with a float32 0-d gives float16). CANN's PromoteType has no such rule; the binding
     follows torch, whose kernel casts the operands the same way first, so results stay
-    bit-identical to torch.ops.aten.leaky_relu_backward."""
-    dtype = torch.result_type(grad_output, self)
+    bit-identical to torch.ops.aten.leaky_relu_backward. Where torch cannot promote them (a
+    float8 with another dtype), the dtype checks refuse them by name, as for any other call."""
+    try:
+        dtype = torch.result_type(grad_output, self)
+    except RuntimeError as exc:  # "Promotion for Float8 Types is not supported"
+        B.infer_output(SPECS["leaky_relu_backward"], grad_output, self, 0.0, False)  # raises
+        raise B.refuse(f"leaky_relu_backward: {exc}") from None
     if dtype == torch.promote_types(grad_output.dtype, self.dtype):
         return grad_output, self
     return grad_output.to(dtype), self.to(dtype)
