@@ -371,6 +371,10 @@ def test_run_releases_everything_it_allocated(capsys):
     # demo's options fail before the samples run
     (["demo", "--repeat", "0"], 2, ["argument --repeat", "integer >= 1", "'0'"]),
     (["demo", "--shape=-5"], 2, ["argument --shape", "dims must be >= 0", "'-5'"]),
+    # refused before the samples run, naming the shape (a breaker: NumPy's "array is too big" after them)
+    (["demo", "--shape=4611686018427387904"], 2,
+     ["opsnn demo: error: a float64 input of shape [4611686018427387904] needs 36893488147419103232 bytes, "
+      "more than the 68719476736-byte emulated device memory"]),
     (["demo", "--seed", "-3"], 2, ["argument --seed", "integer >= 0", "'-3'"]),
     (["demo", "--shape", "1,1,1,1,1,1,1,1,1"], 2,
      ["opsnn demo: error: --shape [1, 1, 1, 1, 1, 1, 1, 1, 1] has 9 dims; aclnn tensors have at most 8"]),

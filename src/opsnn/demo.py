@@ -4,6 +4,7 @@ through the Pythonic API, checked bit for bit against the float64 reference and 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import time
 
@@ -11,7 +12,7 @@ import numpy as np
 from rich.table import Table
 
 from . import acl, reference, registry
-from ._core import dtypes, platform
+from ._core import dtypes, memory, platform
 from ._core.shape import MAX_DIM
 from .cli_args import PipeConsole, ShapeWords, int_at_least
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
@@ -43,6 +44,10 @@ def run(args) -> int:
     if len(args.shape) > MAX_DIM:  # every operator refuses it (161002): say so before the samples run
         raise ValueError(f"--shape {list(args.shape)} has {len(args.shape)} dims; aclnn tensors have at "
                          f"most {MAX_DIM}")
+    # the widest dtype's inputs must fit, as opsnn run checks (NumPy's "array is too big" names nothing)
+    refusal = memory.beyond_device(math.prod(args.shape) * 8, f"a float64 input of shape {list(args.shape)}")
+    if refusal:
+        raise ValueError(refusal)
     console = PipeConsole(highlight=False)
     profile = platform.current()
     console.print(f"[bold]opsnn demo[/bold] on the emulated {profile.name} ({profile.product_line})\n")

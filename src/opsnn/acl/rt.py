@@ -194,7 +194,8 @@ def set_context(context) -> int:
 @_pair
 def get_context():
     """aclrtGetCurrentContext: ``(context, ret)``, the calling thread's current context: the one
-    it created or set while live, else the default one while a device is set (107002 if none)."""
+    it created or set while live, else the default one while the device is held, by set_device
+    or any thread's context (107002 if none)."""
     STATE.require_init("get_context")
     context = getattr(STATE.current, "context", None)
     if context in STATE.contexts:
