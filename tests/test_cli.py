@@ -373,8 +373,8 @@ def test_run_releases_everything_it_allocated(capsys):
     (["demo", "--shape=-5"], 2, ["argument --shape", "dims must be >= 0", "'-5'"]),
     # refused before the samples run, naming the shape (a breaker: NumPy's "array is too big" after them)
     (["demo", "--shape=4611686018427387904"], 2,
-     ["opsnn demo: error: a float64 input of shape [4611686018427387904] needs 36893488147419103232 bytes, "
-      "more than the 68719476736-byte emulated device memory"]),
+     [("opsnn demo: error: a float64 input of shape [4611686018427387904] needs 36893488147419103232 bytes, "
+       "more than the 68719476736-byte emulated device memory")]),
     (["demo", "--seed", "-3"], 2, ["argument --seed", "integer >= 0", "'-3'"]),
     (["demo", "--shape", "1,1,1,1,1,1,1,1,1"], 2,
      ["opsnn demo: error: --shape [1, 1, 1, 1, 1, 1, 1, 1, 1] has 9 dims; aclnn tensors have at most 8"]),

@@ -21,7 +21,7 @@ from . import _fastpath, engine, registry
 from ._core import checks, dtypes, memory, outpool
 from ._core.dtypes import DataType
 from ._core.status import AclError, AclnnError, Status, set_recent_error, warning_refused
-from ._core.tensor import ArrayTensor, aclScalar
+from ._core.tensor import ArrayTensor, DataLessTensor, aclScalar
 
 
 # The plan cache's positional front door (``_fastpath.caller``), tried before anything else: a
@@ -190,9 +190,12 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     return self
 
 
-def _writable(spec: registry.OpSpec, value, name: str) -> np.ndarray:
+def _writable(spec: registry.OpSpec, value, name: str) -> np.ndarray | DataLessTensor:
     """The plain NumPy array over ``value``'s memory for a result to be written into (in-place
-    ``self``, or ``out``): a NumPy array or a DLPack tensor, writable; 161002 otherwise."""
+    ``self``, or ``out``): a NumPy array or a DLPack tensor, writable; 161002 otherwise (a
+    DataLessTensor, an in-place self's, passes: the dtype checks refuse it)."""
+    if type(value) is DataLessTensor:
+        return value
     if not (isinstance(value, np.ndarray) or hasattr(value, "__dlpack__")):
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{spec.name}: {name} must be an array (NumPy or DLPack) to be written, "
@@ -206,6 +209,8 @@ def _writable(spec: registry.OpSpec, value, name: str) -> np.ndarray:
         arr = _as_array(value, name)
     except AclnnError as exc:  # name the operator, as phase 1's own messages do
         raise AclnnError(exc.status, f"{spec.name}: {exc.message}") from None
+    if type(arr) is DataLessTensor:  # the dtype checks refuse it
+        return arr
     if not arr.flags.writeable:
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: {name} is a read-only array; "
                                                    "the result needs a writable one")
@@ -262,7 +267,8 @@ def _call(spec: registry.OpSpec, out, **kwargs):
             result.append(_host_empty(shape, dtypes.to_numpy(dtype), f"{spec.name}: out", pooled=True))
             return result[0]
     else:
-        args["out"] = ArrayTensor(_writable(spec, out, "out"))
+        written = _writable(spec, out, "out")
+        args["out"] = written if type(written) is DataLessTensor else ArrayTensor(written)
         allocate = None
     # the SoC and the kernel backend as the key names them, each read once (see _fastpath)
     executor = engine.plan(spec, args, _fastpath.profile_of(spec, key), allocate=allocate)
@@ -305,10 +311,11 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> dict:
         if _is_python_scalar(kwargs[p.name]):
             partner = next((arrays[q.name] for q in spec.inputs
                             if q.name != p.name and not _is_python_scalar(kwargs[q.name])
-                            and arrays[q.name] is not None), None)
+                            and isinstance(arrays[q.name], np.ndarray)), None)
             if partner is not None:
                 arrays[p.name] = _weak_scalar(kwargs[p.name], partner.dtype, p.api_name)
-    args = {name: (None if arr is None else ArrayTensor(arr)) for name, arr in arrays.items()}
+    args = {name: (arr if arr is None or type(arr) is DataLessTensor else ArrayTensor(arr))
+            for name, arr in arrays.items()}
     for p in spec.params:
         if p.kind == "scalar":
             args[p.name] = _as_scalar(kwargs[p.name], p.api_name)
@@ -362,8 +369,8 @@ def _weak_scalar(value, dtype: np.dtype, api_name: str) -> np.ndarray:
                                                    f"{dtype} tensor: {exc}") from None
 
 
-def _as_array(value, api_name: str) -> np.ndarray | None:
-    if value is None or type(value) is np.ndarray:
+def _as_array(value, api_name: str) -> np.ndarray | DataLessTensor | None:
+    if value is None or type(value) is np.ndarray or type(value) is DataLessTensor:
         return value
     if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): its data as a plain
         return value.view(np.ndarray)  # array over the same memory (a mask is not applied)
@@ -396,17 +403,19 @@ def _as_array(value, api_name: str) -> np.ndarray | None:
                      f"{api_name} must be an array (NumPy, DLPack) or a number, got {type(value).__name__}")
 
 
-def _from_dlpack(value) -> np.ndarray:
+def _from_dlpack(value) -> np.ndarray | DataLessTensor:
     """``np.from_dlpack(value)``; a torch bfloat16 or float8 tensor, which NumPy's DLPack import
     refuses (no code for them), crosses as its integer view reinterpreted as the ml_dtypes type
-    (``dtypes.TORCH_VIEWS``; same memory and strides, so in-place updates reach it)."""
+    (``dtypes.TORCH_VIEWS``; same memory and strides, so in-place updates reach it). A torch
+    dtype with no aclDataType (int1..int7, uint1..uint7: torch's export labels them as 8-bit
+    integers, which NumPy would take at their word) becomes a DataLessTensor."""
     torch = _torch_of(value)
     if torch is None:
         return np.from_dlpack(value)
     name = str(value.dtype).removeprefix("torch.")
     view = dtypes.TORCH_VIEWS.get(name)
-    if view is None and name not in dtypes.TORCH_NUMPY_NAMES:
-        raise TypeError(f"its dtype {value.dtype} has no aclDataType (nor a NumPy dtype of its own)")
+    if view is None and name not in dtypes.TORCH_NUMPY_NAMES:  # for the dtype checks to refuse
+        return DataLessTensor(tuple(value.shape), DataType.DT_UNDEFINED, value.dtype)
     if view is not None and not value.requires_grad:  # torch refuses to export those: its message below
         return np.from_dlpack(value.view(getattr(torch, view[0]))).view(dtypes.to_numpy(view[1]))
     return np.from_dlpack(value)

@@ -151,6 +151,23 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         return f"<aclTensor {self.describe()} offset {self.offset} at {hex(self.addr)}>"
 
 
+class DataLessTensor(TensorBase):
+    """A tensor's metadata with no data opsnn may read, as the engine's tensor handle: a torch
+    fake/meta tensor (its shape and dtype give the output's), or a tensor whose dtype no
+    aclDataType describes (``dtype`` DT_UNDEFINED, refused by the dtype checks, in CANN's order
+    and naming ``given_dtype``, before anything would read it)."""
+
+    def __init__(self, shape: tuple, dtype: DataType, given_dtype):
+        self.shape = shape  # a torch fake tensor's SymInts stay symbolic (torch.compile(dynamic=True))
+        self.dtype = dtype
+        self.given_dtype = given_dtype
+        self.strides = contiguous_strides(shape)
+        self.format = Format.ND
+
+    def array(self) -> np.ndarray:  # pragma: no cover - the checks refuse it, or only infer the output
+        raise RuntimeError("a data-less tensor has no data")
+
+
 class ArrayTensor(TensorBase):
     """A NumPy array seen as a tensor (Pythonic API); any strides, ND format."""
 

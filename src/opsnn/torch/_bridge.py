@@ -17,10 +17,9 @@ import torch
 
 from .. import engine, registry
 from .._core import dtypes
-from .._core.dtypes import DataType, Format
-from .._core.shape import contiguous_strides
+from .._core.dtypes import DataType
 from .._core.status import AclnnError, Status
-from .._core.tensor import TensorBase
+from .._core.tensor import DataLessTensor
 
 
 class AclnnRuntimeError(AclnnError, RuntimeError):
@@ -118,20 +117,6 @@ def from_numpy(a: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(a)
 
 
-class MetaTensor(TensorBase):
-    """Shape and dtype of a torch fake/meta tensor, as the engine's tensor handle (no data)."""
-
-    def __init__(self, t: torch.Tensor):
-        self.shape = tuple(t.shape)  # SymInts stay symbolic under torch.compile(dynamic=True)
-        self.dtype = acl_dtype(t.dtype)
-        self.given_dtype = t.dtype
-        self.strides = contiguous_strides(self.shape)
-        self.format = Format.ND
-
-    def array(self) -> np.ndarray:  # pragma: no cover - the engine never reads data here
-        raise RuntimeError("a fake/meta tensor has no data")
-
-
 def infer_output(spec_name: str, *values) -> torch.Tensor:
     """The output a fake/meta kernel returns: an empty tensor whose shape and dtype come from
     ``engine.infer_output`` on the op's spec (the checks phase 1 runs, then broadcast/self and
@@ -154,7 +139,7 @@ def infer_output(spec_name: str, *values) -> torch.Tensor:
     device = devices[0] if devices else tensors[0].device
     for param, value in zip(params, values):
         if param.kind == "tensor":
-            args[param.name] = MetaTensor(value)
+            args[param.name] = DataLessTensor(tuple(value.shape), acl_dtype(value.dtype), value.dtype)
         elif param.kind == "scalar":
             args[param.name] = _as_scalar(_example(value), param.api_name)
         else:
