@@ -109,6 +109,15 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
         raise refuse(f"{name} of dtype {t.dtype} and shape {tuple(t.shape)} has no NumPy view: {exc}") from None
 
 
+def operand(t: torch.Tensor, name: str) -> np.ndarray | DataLessTensor:
+    """What the binding hands the opsnn functions for ``t``: ``to_numpy(t)``, or, for a dtype
+    with no aclDataType (int4, uint1, float8_e4m3fnuz ...), a DataLessTensor that the dtype checks
+    refuse in CANN's order, naming it and the dtypes expected (nothing is read or written)."""
+    if t.dtype not in _TORCH_TO_ACL and t.device.type == "cpu" and t.layout == torch.strided:
+        return DataLessTensor(tuple(t.shape), DataType.DT_UNDEFINED, t.dtype)
+    return to_numpy(t, name)
+
+
 def from_numpy(a: np.ndarray) -> torch.Tensor:
     """A torch tensor over ``a``'s memory (no copy)."""
     view = _VIEWS_OF_ACL.get(dtypes.from_numpy(a.dtype))

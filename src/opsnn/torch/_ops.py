@@ -190,7 +190,7 @@ def _result(compute, out: torch.Tensor | None) -> torch.Tensor:
     as torch lays it out, or None where that is C-contiguous: opsnn then allocates one), as a
     torch tensor."""
     with B.raising():
-        result = compute(None if out is None else B.to_numpy(out, "out"))
+        result = compute(None if out is None else B.operand(out, "out"))
     if out is not None:
         return out
     result = B.from_numpy(result)  # NumPy's strides of an empty array are not torch's
@@ -199,7 +199,7 @@ def _result(compute, out: torch.Tensor | None) -> torch.Tensor:
 
 def _leaky_relu(self, negative_slope=0.01):
     (negative_slope,) = _torch_scalars("leaky_relu", self.dtype, negative_slope=negative_slope)
-    return _result(lambda out: _opsnn("leaky_relu")(B.to_numpy(self, "self"), negative_slope, out=out),
+    return _result(lambda out: _opsnn("leaky_relu")(B.operand(self, "self"), negative_slope, out=out),
                    _torch_layout(self.dtype, self))
 
 
@@ -207,7 +207,7 @@ def _leaky_relu_(self, negative_slope=0.01):
     _check_writable(self, "leaky_relu_")
     (negative_slope,) = _torch_scalars("leaky_relu_", self.dtype, negative_slope=negative_slope)
     with B.raising():
-        _opsnn("leaky_relu_")(B.to_numpy(self, "self"), negative_slope)
+        _opsnn("leaky_relu_")(B.operand(self, "self"), negative_slope)
     return self
 
 
@@ -232,7 +232,7 @@ def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     grad_output, self = _as_torch_promotes(grad_output, self)
     negative_slope = _backward_slope(grad_output, self, negative_slope, self_is_result)
     return _result(lambda out: F.leaky_relu_backward(
-        B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), negative_slope, self_is_result,
+        B.operand(grad_output, "grad_output"), B.operand(self, "self"), negative_slope, self_is_result,
         out=out), _torch_layout(torch.promote_types(grad_output.dtype, self.dtype), self, grad_output))
 
 
@@ -334,7 +334,7 @@ def _backward_slope(grad_output, self, negative_slope, self_is_result):
 
 def _hardtanh(self, min_val=-1, max_val=1):
     min_val, max_val = _torch_scalars("hardtanh", self.dtype, min_val=min_val, max_val=max_val)
-    return _result(lambda out: _opsnn("hardtanh")(B.to_numpy(self, "self"), min_val, max_val, out=out),
+    return _result(lambda out: _opsnn("hardtanh")(B.operand(self, "self"), min_val, max_val, out=out),
                    _like_layout(self.dtype, self))
 
 
@@ -342,14 +342,14 @@ def _hardtanh_(self, min_val=-1, max_val=1):
     _check_writable(self, "hardtanh_")
     min_val, max_val = _torch_scalars("hardtanh_", self.dtype, min_val=min_val, max_val=max_val)
     with B.raising():
-        _opsnn("hardtanh_")(B.to_numpy(self, "self"), min_val, max_val)
+        _opsnn("hardtanh_")(B.operand(self, "self"), min_val, max_val)
     return self
 
 
 def _hardtanh_backward(grad_output, self, min_val, max_val):
     min_val, max_val = _torch_scalars("hardtanh_backward", self.dtype, min_val=min_val, max_val=max_val)
     return _result(lambda out: F.hardtanh_backward(
-        B.to_numpy(grad_output, "grad_output"), B.to_numpy(self, "self"), min_val, max_val, out=out),
+        B.operand(grad_output, "grad_output"), B.operand(self, "self"), min_val, max_val, out=out),
         _torch_layout(self.dtype, grad_output, self))
 
 
