@@ -414,7 +414,7 @@ def _from_dlpack(value) -> np.ndarray | DataLessTensor:
         return np.from_dlpack(value)
     name = str(value.dtype).removeprefix("torch.")
     view = dtypes.TORCH_VIEWS.get(name)
-    if view is None and name not in dtypes.TORCH_NUMPY_NAMES:  # for the dtype checks to refuse
+    if view is None and name not in dtypes.TORCH_NAMES:  # for the dtype checks to refuse
         return DataLessTensor(tuple(value.shape), DataType.DT_UNDEFINED, value.dtype)
     if view is not None and not value.requires_grad:  # torch refuses to export those: its message below
         return np.from_dlpack(value.view(getattr(torch, view[0]))).view(dtypes.to_numpy(view[1]))

@@ -113,11 +113,13 @@ _ML_DTYPES = {D.BF16: "bfloat16", D.FLOAT8_E5M2: "float8_e5m2", D.FLOAT8_E4M3FN:
 # dtype checks, whose refusal names it and the dtypes expected.
 TORCH_VIEWS = {"bfloat16": ("int16", D.BF16), "float8_e5m2": ("uint8", D.FLOAT8_E5M2),
                "float8_e4m3fn": ("uint8", D.FLOAT8_E4M3FN), "float8_e8m0fnu": ("uint8", D.FLOAT8_E8M0)}
-# torch dtypes that cross as the NumPy dtype of their name. Any other (int1..int7, uint1..uint7,
-# float8_e4m3fnuz, complex32, bits16 ...) has no aclDataType: torch's DLPack export labels the
-# sub-byte integers as 8-bit ones, which NumPy would take at their word.
-TORCH_NUMPY_NAMES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
-                               "uint16", "uint32", "uint64", "bool", "complex64", "complex128"})
+# torch dtypes that cross as the NumPy dtype of their name, by that name: their aclDataType. A
+# torch dtype in neither table (int1..int7, uint1..uint7, float8_e4m3fnuz, complex32, bits16 ...)
+# has no aclDataType: torch's DLPack export labels the sub-byte integers as 8-bit ones, which
+# NumPy would take at their word.
+TORCH_NAMES = {"float16": D.FLOAT16, "float32": D.FLOAT, "float64": D.DOUBLE, "int8": D.INT8, "int16": D.INT16,
+               "int32": D.INT32, "int64": D.INT64, "uint8": D.UINT8, "uint16": D.UINT16, "uint32": D.UINT32,
+               "uint64": D.UINT64, "bool": D.BOOL, "complex64": D.COMPLEX64, "complex128": D.COMPLEX128}
 
 
 def _ml_dtypes() -> None:

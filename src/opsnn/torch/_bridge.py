@@ -29,20 +29,14 @@ class AclnnRuntimeError(AclnnError, RuntimeError):
     written for torch keeps working and ``except opsnn.AclnnError`` sees the CANN status."""
 
 
-D = DataType
-_TORCH_TO_ACL: dict[torch.dtype, DataType] = {  # with the _VIEWS types, added below
-    torch.float16: D.FLOAT16, torch.float32: D.FLOAT, torch.float64: D.DOUBLE,
-    torch.int8: D.INT8, torch.int16: D.INT16, torch.int32: D.INT32, torch.int64: D.INT64,
-    torch.uint8: D.UINT8, torch.uint16: D.UINT16, torch.uint32: D.UINT32, torch.uint64: D.UINT64,
-    torch.bool: D.BOOL, torch.complex64: D.COMPLEX64, torch.complex128: D.COMPLEX128,
-}
-_VIEWS = {}          # bfloat16, float8: torch dtype -> (torch integer dtype it crosses as, aclDataType)
-_VIEWS_OF_ACL = {}   # the way back: aclDataType -> (torch dtype, NumPy integer dtype)
-for _name, (_view, _acl) in dtypes.TORCH_VIEWS.items():
-    if hasattr(torch, _name):
-        _VIEWS[getattr(torch, _name)] = (getattr(torch, _view), _acl)
-        _VIEWS_OF_ACL[_acl] = (getattr(torch, _name), np.dtype(_view))
-        _TORCH_TO_ACL[getattr(torch, _name)] = _acl
+# bfloat16, float8: torch dtype -> (the torch integer dtype it crosses as, its aclDataType)
+_VIEWS = {getattr(torch, name): (getattr(torch, view), acl) for name, (view, acl) in dtypes.TORCH_VIEWS.items()
+          if hasattr(torch, name)}
+# the way back: aclDataType -> (torch dtype, NumPy integer dtype)
+_VIEWS_OF_ACL = {acl: (getattr(torch, name), np.dtype(view)) for name, (view, acl) in dtypes.TORCH_VIEWS.items()
+                 if hasattr(torch, name)}
+_TORCH_TO_ACL = {getattr(torch, name): acl for name, acl in dtypes.TORCH_NAMES.items()}
+_TORCH_TO_ACL.update({t: acl for t, (_, acl) in _VIEWS.items()})
 _ACL_TO_TORCH = {acl: t for t, acl in _TORCH_TO_ACL.items()}
 
 
