@@ -331,6 +331,9 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "HardtanhBackward", "--scalar", "1,,2"], 2, ["argument --scalar: bad scalar '' in '1,,2'"]),
     (["run", "LeakyReluBackward", "--scalar", "0.5x"], 2, ["argument --scalar: bad scalar '0.5x'"]),
     (["run", "HardtanhBackward", "--scalar", "-1,"], 2, ["takes 2 scalar(s)", "gave 1"]),
+    # a finite spelling beyond float64 was silently an infinity
+    (["run", "HardtanhBackward", "--scalar", "-1", "1e400"], 2, ["scalar '1e400' is beyond float64's range"]),
+    (["run", "LeakyReluBackward", "--scalar", "-2E+309"], 2, ["scalar '-2E+309' is beyond float64's range"]),
     # NumPy's byte codes next to bit-width short names (a second breaker: f8 ran float64, i4 int32)
     (["run", "Hardtanh", "--dtype", "f8"], 2, ["argument --dtype: dtype 'f8' is NumPy's code in bytes"]),
     (["tiling", "HardtanhBackward", "--shape", "2", "--dtype", "i4"], 2, ["dtype 'i4' is NumPy's code in bytes"]),

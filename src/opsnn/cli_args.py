@@ -9,6 +9,7 @@ words together) calls ``parser.error``.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -102,7 +103,8 @@ class ShapeWords(argparse.Action):
 class ScalarWords(argparse.Action):
     """``--scalar`` taking one or several words (``nargs="+"``), the values separated by spaces,
     commas or both: ``-1 1``, ``-1,1``, ``-1, 1`` (a trailing comma is allowed). Stores a list
-    of floats; a word that is no float is a usage error naming the option."""
+    of floats; a word that is no float, or a finite spelling beyond float64 (``1e400``), is a
+    usage error naming the option."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         text = " ".join(values)
@@ -110,9 +112,13 @@ class ScalarWords(argparse.Action):
         scalars = []
         for word in re.split(r"\s*,\s*|\s+", body):
             try:
-                scalars.append(float(word))
+                value = float(word)
             except ValueError:
                 parser.error(f"argument {option_string}: bad scalar {word!r} in {text!r}; write e.g. -1 1 or -1,1")
+            if math.isinf(value) and "inf" not in word.lower():  # 1e400: strtod's ERANGE, not a value
+                parser.error(f"argument {option_string}: scalar {word!r} is beyond float64's range "
+                             "(the scalars travel as ACL_DOUBLE); write inf or -inf for an infinity")
+            scalars.append(value)
         setattr(namespace, self.dest, scalars)
 
 
