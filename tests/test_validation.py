@@ -163,6 +163,23 @@ def test_a_dtype_without_acl_data_type_fails_in_the_dtype_checks():
     expect_py_failure(opsnn.leaky_relu_backward, g, g, np.void(b"ab"), False, status=INVALID, names=["negativeSlope"])
 
 
+def test_an_out_without_acl_data_type_is_told_the_dtype_it_needs():
+    """An out whose dtype no aclDataType describes, for an operator whose out has no dtype list
+    of its own, is told what its later checks ask: self's dtype (Hardtanh), or a floating or
+    complex dtype the result can be cast to, naming the result's (was: no expected dtype)."""
+    import ml_dtypes
+
+    f16, bf16 = np.ones(3, np.float16), np.ones(3, ml_dtypes.bfloat16)
+    for bad in (np.zeros(3, np.longdouble), np.zeros(3, ">f4")):
+        expect_py_failure(opsnn.hardtanh, np.ones(3, F64), out=bad, status=INVALID, names=["out"],
+                          words=["no aclDataType", "it must be self's dtype (DT_DOUBLE)"], untouched=[bad])
+        expect_py_failure(opsnn.leaky_relu_backward, f16, bf16, out=bad, status=INVALID, names=["out"],
+                          words=["it must be a floating or complex dtype the result (DT_FLOAT) can be cast to"],
+                          untouched=[bad, f16, bf16])
+        expect_py_failure(opsnn.leaky_relu, bf16, out=bad, status=INVALID, names=["out"],
+                          words=["the result (DT_BF16) can be cast to"], untouched=[bad, bf16])
+
+
 @pytest.mark.parametrize("bad", cases.BAD_TENSOR_DTYPES, ids=str)
 @pytest.mark.parametrize("arg", ["gradOutput", "self"])
 def test_leaky_tensor_dtype_unsupported(acl_env, arg, bad):

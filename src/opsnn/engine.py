@@ -175,7 +175,7 @@ def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, alloc
         _defined_dtype(op, p, inputs[p.name], profile)
         checks.dtype_in(op, inputs[p.name].dtype, p.dtypes.for_profile(profile), p.api_name, profile.name)
     if out is not ALLOCATE:
-        _defined_dtype(op, spec.output, out, profile)
+        _defined_dtype(op, spec.output, out, profile, _out_dtypes_text(spec, inputs))
         if spec.output.dtypes is not None:
             checks.dtype_in(op, out.dtype, spec.output.dtypes.for_profile(profile), "out", profile.name)
     for p in spec.scalars:
@@ -370,10 +370,11 @@ def infer_output(spec: OpSpec, args: dict,
 
 # ---- helpers -----------------------------------------------------------------------------
 
-def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile) -> None:
+def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile, expected: str = "") -> None:
     """Refuses (161002) a host array (or torch tensor) whose dtype no aclDataType describes (an
-    object, string or byte-swapped array): that dtype, the list the parameter takes on this SoC,
-    and how to make a byte-swapped one native."""
+    object, string or byte-swapped array): that dtype, the list the parameter takes on this SoC
+    (or ``expected``, what the later checks of a parameter without a list ask), and how to make a
+    byte-swapped one native."""
     if tensor.dtype != DataType.DT_UNDEFINED:
         return
     given = tensor.given_dtype
@@ -383,9 +384,23 @@ def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile) -> None
             f"{' in non-native byte order' if swapped else ''}, which no aclDataType describes")
     if allowed:
         text += f"; it must be one of [{', '.join(dtypes.name(d) for d in allowed)}] on {profile.name}"
+    elif expected:
+        text += f"; it must be {expected}"
     if swapped and dtypes.from_numpy(given.newbyteorder("=")) != DataType.DT_UNDEFINED:
         text += "; a.astype(a.dtype.newbyteorder('=')) makes it native"
     raise checks.fail(op, text)
+
+
+def _out_dtypes_text(spec: OpSpec, inputs: dict) -> str:
+    """What out's dtype must be, in words, for an out whose dtype no aclDataType describes: the
+    checks that would judge it (same dtype as self, or CanCast from the result) come later."""
+    if spec.out_equals_self:
+        return f"self's dtype ({dtypes.name(inputs['self'].dtype)})"
+    try:
+        result = f"the result ({dtypes.name(_promote(spec, inputs))})"
+    except AclnnError:  # no common dtype: refused in its turn, after the shape checks
+        result = "the result"
+    return f"a floating or complex dtype {result} can be cast to"
 
 
 HANDLE_TYPES = {"tensor": "aclTensor", "scalar": "aclScalar"}  # by parameter kind
