@@ -131,6 +131,30 @@ def test_scalar_conversion():
     assert R.to_double(np.float16(0.1)) == float(np.float16(0.1))
 
 
+# an int beyond 2**53 whose float32 rounding a detour through float64 would move: float() makes
+# the first 2**62 + 2**38 (a tie, then rounded to even: 2**62); the second is a tie itself
+INT_TIES = [2**62 + 2**38 + 1, -(2**62 + 2**38 + 1), 2**62 + 2**38, 2**63 - 1, -2**63, 2**53 + 1]
+
+
+@pytest.mark.parametrize("value", INT_TIES)
+def test_int_scalars_round_to_float32_once_as_torch(value):
+    """ToFloat of an INT64 scalar is C's int64 -> float cast, one rounding, as torch's Scalar
+    (the golden went through float(), which rounded 2**62 + 2**38 + 1 down to 2**62)."""
+    grad, self_ = np.ones(2, F32), np.array([-1.0, 1.0], F32)
+    expected = to_numpy(torch.ops.aten.leaky_relu_backward(to_torch(grad), to_torch(self_), value, False))
+    assert_same_bits(R.leaky_relu_backward(grad, self_, value), expected)
+    assert R.to_float32(value) == R.to_float32(np.int64(value))
+    x = np.array([-1e19, -5e18, 5e18, 1e19], F32)
+    for dtype in (F32, BF16):
+        bound = abs(value)
+        expected = to_numpy(torch.ops.aten.hardtanh(to_torch(x.astype(dtype)), -bound, bound))
+        assert_same_bits(R.hardtanh(x.astype(dtype), -bound, bound), expected)
+        got = R.hardtanh_backward(np.ones(4, dtype), x.astype(dtype), -bound, bound)
+        expected = to_numpy(torch.ops.aten.hardtanh_backward(to_torch(np.ones(4, dtype)), to_torch(x.astype(dtype)),
+                                                             -bound, bound))
+        assert_same_bits(got, expected)
+
+
 # ---- HardtanhBackward ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [F32, F16, BF16], ids=str)

@@ -50,12 +50,30 @@ def to_double(value) -> float:
 
 
 def to_float32(value) -> np.float32:
-    """``aclScalar::ToFloat``: round to the nearest float32; a finite overflow gives +-inf.
+    """``aclScalar::ToFloat``: round to the nearest float32 once; a finite overflow gives +-inf.
 
     Source: spec §2.8, DECISIONS 2 (``s = float32(negativeSlope)`` for every tensor dtype).
+    An integer is rounded from its exact value, as C's int64 -> float cast does (and torch's
+    Scalar): through a double it would be rounded twice, which moves a tie (2**62 + 2**38 + 1
+    is 2**62 + 2**39 in float32, but float() makes it 2**62 + 2**38, which then ties to 2**62).
     """
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return np.float32(_to_odd_double(int(value)))
     with np.errstate(over="ignore"):
         return np.float32(to_double(value))
+
+
+def _to_odd_double(value: int) -> float:
+    """An integer as a double rounded to odd (toward zero, last bit set when inexact): its sticky
+    bit survives, so a later nearest-even rounding to float32 is the single correct one."""
+    magnitude = abs(value)
+    excess = magnitude.bit_length() - 53
+    if excess > 0:
+        kept = magnitude >> excess
+        if kept << excess != magnitude:
+            kept |= 1
+        magnitude = math.ldexp(kept, excess)
+    return float(-magnitude if value < 0 else magnitude)
 
 
 # ---- rounding helpers ---------------------------------------------------------------------------
@@ -259,6 +277,7 @@ def _bound(value, dtype: np.dtype):
         return np.array(int(number), dtype=np.int64).astype(dtype)
     if dtype.kind == "b" or dtype.kind == "c":
         raise TypeError(f"hardtanh: dtype {dtype} is not supported")
+    if dtype == _FLOAT32 or _is_ml_float(dtype):  # bf16 through float32, as bfloat16(float(x))
+        return to_float32(value).astype(dtype)
     with np.errstate(over="ignore", invalid="ignore"):  # invalid: a signalling NaN's cast
-        double = np.float64(to_double(value))
-        return (double.astype(_FLOAT32) if _is_ml_float(dtype) else double).astype(dtype)
+        return np.float64(to_double(value)).astype(dtype)
