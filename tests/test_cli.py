@@ -328,8 +328,11 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "LeakyReluBackward", "--shape", "-2,3"], 2, ["argument --shape: dims must be >= 0", "'-2,3'"]),
     (["run", "LeakyReluBackward", "--shape", "-2x3"], 2, ["argument --shape: dims must be >= 0", "'-2x3'"]),
     (["run", "LeakyReluBackward", "--scalar"], 2, ["argument --scalar: expected at least one argument"]),
-    (["run", "HardtanhBackward", "--scalar", "1,,2"], 2, ["argument --scalar: bad scalar '' in '1,,2'"]),
-    (["run", "LeakyReluBackward", "--scalar", "0.5x"], 2, ["argument --scalar: bad scalar '0.5x'"]),
+    (["run", "HardtanhBackward", "--scalar", "1,,2"], 2, ["argument --scalar '1,,2': bad scalar ''"]),
+    (["run", "LeakyReluBackward", "--scalar", "0.5x"], 2, ["argument --scalar '0.5x': bad scalar '0.5x'"]),
+    (["run", "LeakyReluBackward", "--scalar", "2**64"], 2, ["bad scalar '2**64'", "(ints, floats, true, false)"]),
+    (["run", "LeakyReluBackward", "--scalar", "18446744073709551616"], 2,
+     ["scalar '18446744073709551616' is an int beyond int64 and uint64"]),
     (["run", "HardtanhBackward", "--scalar", "-1,"], 2, ["takes 2 scalar(s)", "gave 1"]),
     # a finite spelling beyond float64 was silently an infinity
     (["run", "HardtanhBackward", "--scalar", "-1", "1e400"], 2, ["scalar '1e400' is beyond float64's range"]),
@@ -440,6 +443,23 @@ def test_cli_takes_every_negative_float_literal(capsys, argv, shown):
     an unknown option (argparse alone takes only -5, -.5 and -2.5)."""
     code, out = _run(capsys, *argv)
     assert code == 0 and shown in out, out
+
+
+@pytest.mark.parametrize("argv, shown", [
+    (["Hardtanh", "--dtype", "int64", "--scalar", "-9223372036854775808", "9223372036854775807"],
+     "min_val=-9223372036854775808, max_val=9223372036854775807"),
+    (["Hardtanh", "--dtype", "int64", "--scalar", "0", "9007199254740993"], "max_val=9007199254740993"),
+    (["LeakyReluBackward", "--scalar", "4611686293305294849"], "negative_slope=4.6116866e+18"),
+    (["LeakyReluBackward", "--scalar", "true"], "negative_slope=1.0"),
+    (["HardtanhBackward", "--scalar", "False,TRUE"], "min_val=0.0, max_val=1.0"),
+])
+def test_cli_run_types_scalars_as_the_pythonic_api(capsys, argv, shown):
+    """An int is an exact ACL_INT64 scalar, true / false ACL_BOOL, as in the Pythonic API (a
+    breaker: every scalar was a float, so int64's limits were refused after a detour through
+    float64, 2**53 + 1 became 2**53, and a slope of 2**62 + 2**38 + 1 was rounded twice); the
+    golden takes the same values, so the result is bit-exact."""
+    code, out = _run(capsys, "run", *argv, "--shape", "5")
+    assert code == 0 and shown in out and "bit-exact" in out, out
 
 
 def test_cli_verify_malformed_case_files(tmp_path, capsys):

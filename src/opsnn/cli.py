@@ -322,8 +322,9 @@ def _add_run_arguments(parser) -> None:
                              "dtype, or self's where the operator keeps it)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
     parser.add_argument("--scalar", nargs="+", action=ScalarWords,
-                        help="scalar arguments in the API's order, by spaces or commas (default: slope 0.01; "
-                             "min -1 max 1)")
+                        help="scalar arguments in the API's order, by spaces or commas: an int travels as "
+                             "ACL_INT64, true / false as ACL_BOOL, others as ACL_DOUBLE, as in the Pythonic "
+                             "API (default: slope 0.01; min -1 max 1)")
     parser.add_argument("--self-is-result", action="store_true", help="selfIsResult (LeakyReluBackward)")
     parser.add_argument("--seed", type=int_at_least(0), default=0)
 
@@ -332,6 +333,7 @@ def _run_run(args) -> int:
     """One aclnn call on random inputs, as a CANN user writes it; prints status, workspace,
     steps and the comparison with the float64 reference."""
     from . import acl, aclnn
+    from .functional import _as_scalar
 
     spec = _spec_or_usage_error(args.op)
     unused = _options_not_taken(spec, args)
@@ -376,7 +378,9 @@ def _run_run(args) -> int:
     tensors = {name: _device_tensor(acl, array) for name, array in host.items()}
     if not spec.inplace:
         tensors["out"] = _device_tensor(acl, np.zeros(out_shape, dtype=out_dtype))
-    scalar_handles = [acl.create_scalar(v, acl.ACL_DOUBLE) for v in scalars]
+    # typed as the Pythonic API types them (ints ACL_INT64, floats ACL_DOUBLE, bools ACL_BOOL)
+    typed = [_as_scalar(v, p.api_name) for v, p in zip(scalars, spec.scalars)]
+    scalar_handles = [acl.create_scalar(s.value, s.dtype) for s in typed]
     workspace = None
     try:
         call = []
@@ -416,7 +420,7 @@ def _run_run(args) -> int:
         acl.rt.reset_device(0)
         if owns_runtime:
             acl.finalize()
-    expected = _REFERENCES[spec.name.removeprefix("Inplace")](*host.values(), *scalars)
+    expected = _REFERENCES[spec.name.removeprefix("Inplace")](*host.values(), *(s.value for s in typed))
     golden = np.empty(expected.shape, dtype=result.dtype)
     dtypes.cast_into(golden, expected)
     exact = result.tobytes() == golden.tobytes()

@@ -103,8 +103,11 @@ class ShapeWords(argparse.Action):
 class ScalarWords(argparse.Action):
     """``--scalar`` taking one or several words (``nargs="+"``), the values separated by spaces,
     commas or both: ``-1 1``, ``-1,1``, ``-1, 1`` (a trailing comma is allowed). Stores a list
-    of floats; a word that is no float, or a finite spelling beyond float64 (``1e400``), is a
-    usage error naming the option."""
+    of Python numbers, typed as the Pythonic API types them (which then makes them ACL_INT64,
+    ACL_DOUBLE or ACL_BOOL scalars): an integer literal is an int (exact, any of [-2**63,
+    2**64)), ``true`` / ``false`` a bool, anything else a float. A word that is none of these,
+    an int beyond that range or a finite spelling beyond float64 (``1e400``) is a usage error
+    naming the option."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         text = " ".join(values)
@@ -112,14 +115,31 @@ class ScalarWords(argparse.Action):
         scalars = []
         for word in re.split(r"\s*,\s*|\s+", body):
             try:
-                value = float(word)
-            except ValueError:
-                parser.error(f"argument {option_string}: bad scalar {word!r} in {text!r}; write e.g. -1 1 or -1,1")
-            if math.isinf(value) and "inf" not in word.lower():  # 1e400: strtod's ERANGE, not a value
-                parser.error(f"argument {option_string}: scalar {word!r} is beyond float64's range "
-                             "(the scalars travel as ACL_DOUBLE); write inf or -inf for an infinity")
-            scalars.append(value)
+                scalars.append(_scalar(word))
+            except ValueError as exc:
+                parser.error(f"argument {option_string} {text!r}: {exc}")
         setattr(namespace, self.dest, scalars)
+
+
+def _scalar(word: str) -> bool | int | float:
+    if word.lower() in ("true", "false"):
+        return word.lower() == "true"
+    try:
+        value = int(word)
+    except ValueError:
+        pass
+    else:
+        if not -2**63 <= value < 2**64:
+            raise ValueError(f"scalar {word!r} is an int beyond int64 and uint64 (what an aclScalar holds)")
+        return value
+    try:
+        value = float(word)
+    except ValueError:
+        raise ValueError(f"bad scalar {word!r}; write e.g. -1 1 or -1,1 (ints, floats, true, false)") from None
+    if math.isinf(value) and "inf" not in word.lower():  # 1e400: strtod's ERANGE, not a value
+        raise ValueError(f"scalar {word!r} is beyond float64's range (a float travels as ACL_DOUBLE); "
+                         "write inf or -inf for an infinity")
+    return value
 
 
 def int_at_least(low: int):
