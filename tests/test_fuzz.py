@@ -58,9 +58,16 @@ def _call_runtime(name: str, args: list, made: Dev):
           "numpy_to_ptr": acl.util.numpy_to_ptr, "bytes_to_ptr": acl.util.bytes_to_ptr,
           "ptr_to_bytes": acl.util.ptr_to_bytes, "ptr_to_numpy": acl.util.ptr_to_numpy,
           "create_context": acl.rt.create_context, "destroy_context": acl.rt.destroy_context,
-          "set_context": acl.rt.set_context, "get_context": acl.rt.get_context}[name]
+          "set_context": acl.rt.set_context, "get_context": acl.rt.get_context,
+          "get_device": acl.rt.get_device, "get_run_mode": acl.rt.get_run_mode,
+          "synchronize_device": acl.rt.synchronize_device, "memset": acl.rt.memset,
+          "create_event": acl.rt.create_event, "destroy_event": acl.rt.destroy_event,
+          "record_event": acl.rt.record_event, "synchronize_event": acl.rt.synchronize_event,
+          "query_event_status": acl.rt.query_event_status, "event_elapsed_time": acl.rt.event_elapsed_time,
+          "stream_wait_event": acl.rt.stream_wait_event}[name]
     result = fn(*args)
-    if name in ("get_device_count", "create_stream", "malloc", "malloc_host", "create_context", "get_context"):
+    if name in ("get_device_count", "create_stream", "malloc", "malloc_host", "create_context", "get_context",
+                "get_device", "get_run_mode", "create_event", "query_event_status", "event_elapsed_time"):
         assert isinstance(result, tuple) and len(result) == 2, result
         value, ret = result
         check_ret(ret, ACL_CODES)
@@ -72,6 +79,8 @@ def _call_runtime(name: str, args: list, made: Dev):
             assert acl.rt.destroy_stream(value) == 0
         elif ret == 0 and name == "create_context":
             assert acl.rt.destroy_context(value) == 0
+        elif ret == 0 and name == "create_event":
+            assert acl.rt.destroy_event(value) == 0
     elif name in ("numpy_to_ptr", "bytes_to_ptr"):
         assert isinstance(result, int)
         if result == 0:
@@ -88,9 +97,12 @@ RUNTIME_CALLS = {"set_device": 1, "reset_device": 1, "get_device_count": 0, "cre
                  "destroy_stream": 1, "synchronize_stream": 1, "malloc": 2, "free": 1,
                  "malloc_host": 1, "free_host": 1, "memcpy": 5, "init": 1, "destroy_tensor": 1,
                  "destroy_scalar": 1, "numpy_to_ptr": 1, "bytes_to_ptr": 1, "ptr_to_bytes": 2,
-                 "ptr_to_numpy": 3, "create_context": 1, "destroy_context": 1, "set_context": 1, "get_context": 0}
+                 "ptr_to_numpy": 3, "create_context": 1, "destroy_context": 1, "set_context": 1, "get_context": 0,
+                 "get_device": 0, "get_run_mode": 0, "synchronize_device": 0, "memset": 4, "create_event": 0,
+                 "destroy_event": 1, "record_event": 2, "synchronize_event": 1, "query_event_status": 1,
+                 "event_elapsed_time": 2, "stream_wait_event": 2}
 # handles a hostile caller might pass: live / freed / interior / host addresses, real objects
-HANDLES = ("live", "freed", "interior", "host_array", "tensor", "scalar", "stream_dead")
+HANDLES = ("live", "freed", "interior", "host_array", "tensor", "scalar", "stream_dead", "event_dead")
 
 
 @FUZZ
@@ -106,7 +118,9 @@ def test_fuzz_runtime_calls_with_hostile_arguments(acl_runtime, name, data):
         acl.rt.free(freed)
         dead_stream, _ = acl.rt.create_stream()
         acl.rt.destroy_stream(dead_stream)
-        handles = {"live": live, "freed": freed, "interior": live + 8, "host_array": np.zeros(16, np.uint8),
+        dead_event, _ = acl.rt.create_event()
+        acl.rt.destroy_event(dead_event)
+        handles = {"event_dead": dead_event, "live": live, "freed": freed, "interior": live + 8, "host_array": np.zeros(16, np.uint8),
                    "tensor": made.tensor(np.zeros(4, F32)), "scalar": made.scalar(1.0),
                    "stream_dead": dead_stream}
         arg = st.one_of(junk, extreme_int, st.sampled_from(HANDLES).map(handles.get))
@@ -115,7 +129,7 @@ def test_fuzz_runtime_calls_with_hostile_arguments(acl_runtime, name, data):
             args[0] = 1                                # test_reliability's lifecycle rows
         content = bytes(made.read(live, (256,), np.uint8))
         _call_runtime(name, args, made)
-        if name not in ("memcpy", "free"):
+        if name not in ("memcpy", "memset", "free"):
             assert bytes(made.read(live, (256,), np.uint8)) == content, "a failed call wrote memory"
     finally:
         made.close()

@@ -260,6 +260,112 @@ def test_contexts(runtime_guard):
     fail_msg(acl.rt.destroy_context(ctx2), 200005, "not a live context")
 
 
+def test_device_queries(runtime_guard):
+    """pyACL calls samples make around the operators (a breaker porting them met AttributeError):
+    get_run_mode is ACL_HOST (device memory apart, so HOST_TO_DEVICE copies), after init;
+    get_device needs a device; synchronize_device runs every stream's queue, then reports the
+    first failure (500003), the other streams' work done all the same."""
+    while rt.STATE.device_refs:
+        acl.rt.reset_device(0)
+    assert acl.rt.get_run_mode() == (acl.ACL_HOST, 0) and acl.ACL_HOST == 1 and acl.ACL_DEVICE == 0
+    fail_msg(acl.rt.get_device()[1], 107002, "get_device", "no device is set")
+    fail_msg(acl.rt.synchronize_device(), 107002, "synchronize_device")
+    assert acl.rt.set_device(0) == 0 and acl.rt.get_device() == (0, 0)
+    d = Dev()
+    streams = [acl.rt.create_stream()[0] for _ in range(2)]
+    ws, ex, oa = planned(d)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, streams[1]) == 0
+    ws2, ex2, oa2 = planned(d)
+    assert aclnn.aclnnLeakyReluBackward(None, ws2, ex2, streams[0]) == 0
+    _free(d, oa)  # the first launch's out: its task fails at synchronize, the second's runs
+    fail_msg(acl.rt.synchronize_device(), 500003, "synchronize_device", "stream task")
+    np.testing.assert_array_equal(read_out(d, oa2), LEAKY_05)
+    assert acl.rt.synchronize_device() == 0
+    for s in streams:
+        assert acl.rt.destroy_stream(s) == 0
+    d.close()
+    assert acl.finalize() == 0
+    fail_msg(acl.rt.get_run_mode()[1], 100001, "acl.init")
+    assert acl.init() == 0
+
+
+def _free(dev: Dev, addr: int) -> None:
+    """Free device memory a queued task will write (its task then fails at synchronize)."""
+    dev.addrs.remove(addr)
+    assert acl.rt.free(addr) == 0
+
+
+def test_events(dev):
+    """aclrtEvent: a record completes when its stream's queue runs it, stamped with the host's
+    clock; elapsed time between two records of one stream; a record dropped by an earlier task's
+    failure stays not ready; stream_wait_event runs the recorded stream first; misuse: NULL
+    100000, not live 200005, elapsed time without timestamps 107006, reversed 107007."""
+    stream, _ = acl.rt.create_stream()
+    other, _ = acl.rt.create_stream()
+    start, ret = acl.rt.create_event()
+    end, ret2 = acl.rt.create_event()
+    assert ret == ret2 == 0 and start != end
+    assert acl.rt.query_event_status(start) == (acl.ACL_EVENT_RECORDED_STATUS_NOT_READY, 0)
+    assert acl.rt.synchronize_event(start) == 0  # never recorded: nothing to wait for
+    fail_msg(acl.rt.event_elapsed_time(start, end)[1], 107006, "start event", "never recorded")
+    ws, ex, oa = planned(dev)
+    assert acl.rt.record_event(start, stream) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    assert acl.rt.record_event(end, stream) == 0
+    assert acl.rt.query_event_status(end) == (0, 0)  # queued, not run: querying runs nothing
+    fail_msg(acl.rt.event_elapsed_time(start, end)[1], 107006, "has not run")
+    assert acl.rt.synchronize_event(end) == 0
+    assert acl.rt.query_event_status(start) == acl.rt.query_event_status(end) == (1, 0)
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    ms, ret = acl.rt.event_elapsed_time(start, end)
+    assert ret == 0 and isinstance(ms, float) and 0 < ms < 60_000
+    fail_msg(acl.rt.event_elapsed_time(end, start)[1], 107007, "before start")
+    # another stream waits for a record of the first: running it runs the first one's queue
+    ws, ex, oa = planned(dev, x=-X)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    assert acl.rt.record_event(start, stream) == 0 and acl.rt.stream_wait_event(other, start) == 0
+    assert acl.rt.record_event(end, other) == 0
+    assert acl.rt.synchronize_stream(other) == 0
+    assert acl.rt.query_event_status(start) == (1, 0) and acl.rt.query_event_status(end) == (1, 0)
+    np.testing.assert_array_equal(read_out(dev, oa), np.where(-X > 0, G, G * np.float32(0.5)))
+    # a record behind a failing task is dropped with it: not ready, elapsed time refused
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    assert acl.rt.record_event(end, stream) == 0
+    _free(dev, oa)
+    fail_msg(acl.rt.synchronize_event(end), 500003, "stream task")
+    assert acl.rt.query_event_status(end) == (0, 0)
+    fail_msg(acl.rt.event_elapsed_time(start, end)[1], 107006, "end event")
+    # misuse
+    for call in (lambda e: acl.rt.record_event(e, stream), acl.rt.synchronize_event,
+                 lambda e: acl.rt.query_event_status(e)[1], acl.rt.destroy_event,
+                 lambda e: acl.rt.stream_wait_event(stream, e)):
+        fail_msg(call(None), 100000, "is NULL")
+        fail_msg(call(0), 100000, "is NULL")
+        for junk in (end + 7, "1", 1.5):
+            fail_msg(call(junk), 200005, "not a live event")
+    fail_msg(acl.rt.record_event(start, 12345), 200005, "not a live stream")
+    assert acl.rt.destroy_event(start) == 0
+    fail_msg(acl.rt.destroy_event(start), 200005, "not a live event")
+    fail_msg(acl.rt.event_elapsed_time(start, end)[1], 200005, "start")
+    assert acl.rt.destroy_event(end) == 0
+    assert acl.rt.destroy_stream(stream) == 0 and acl.rt.destroy_stream(other) == 0
+
+
+def test_events_end_with_the_device(runtime_guard):
+    """The device's last reset_device (and finalize) drops its events: their handles are 200005
+    after a new set_device, 107002 before it."""
+    while rt.STATE.device_refs:
+        acl.rt.reset_device(0)
+    assert acl.rt.set_device(0) == 0
+    event, _ = acl.rt.create_event()
+    assert acl.rt.reset_device(0) == 0
+    fail_msg(acl.rt.query_event_status(event)[1], 107002, "no device is set")
+    assert acl.rt.set_device(0) == 0
+    fail_msg(acl.rt.query_event_status(event)[1], 200005, "not a live event")
+    assert acl.rt.reset_device(0) == 0
+
+
 # ============================================================================================
 # memory
 # ============================================================================================
@@ -367,6 +473,26 @@ def test_memcpy_misuse(dev):
         assert "internal error" not in fail_msg(acl.rt.memcpy(*args), 100000, "memcpy")
     np.testing.assert_array_equal(dev.read(d, (4,), F32), np.arange(4, dtype=F32))
     assert not ro.any() and not strided.any()
+
+
+def test_memset_misuse(dev):
+    """memset sets value's low byte (C's memset) on device or host memory; out of bounds, freed
+    memory, count > maxCount, a value outside int32, junk types -> 100000, nothing written."""
+    d = dev.upload(np.arange(4, dtype=F32))
+    assert acl.rt.memset(d + 4, 8, 0x1FF, 8) == 0  # bytes 4-11 become 0xFF
+    expected = np.arange(4, dtype=F32)
+    expected.view(np.uint8)[4:12] = 0xFF
+    np.testing.assert_array_equal(dev.read(d, (16,), np.uint8), expected.view(np.uint8))
+    host, _ = acl.rt.malloc_host(8)
+    assert acl.rt.memset(host, 8, -2, 8) == 0 and acl.util.ptr_to_bytes(host, 8) == b"\xfe" * 8
+    assert acl.rt.free_host(host) == 0
+    freed, _ = acl.rt.malloc(64, 0)
+    acl.rt.free(freed)
+    for args in [(d, 32, 0, 32), (d + 8, 16, 0, 16), (freed, 16, 0, 16), (d, 8, 0, 16), (d, 16, 2**31, 16),
+                 (d, 16, -2**31 - 1, 16), (d, 16, 1.0, 16), (d, 16, None, 16), (d, -1, 0, -1), (d, 16, 0, 16.0),
+                 ("abc", 16, 0, 16), (12345, 0, 0, 0)]:
+        assert "internal error" not in fail_msg(acl.rt.memset(*args), 100000, "memset")
+    np.testing.assert_array_equal(dev.read(d, (16,), np.uint8), expected.view(np.uint8))
 
 
 def test_warnings_raised_as_errors_are_refusals(dev, monkeypatch):

@@ -111,12 +111,16 @@ class StreamTable:
                              f"stream {handle!r} is not a live stream (create it with acl.rt.create_stream)")
         return stream
 
+    def live(self) -> list[Stream]:
+        """The live streams, the default one first."""
+        return list(self._streams.values())
+
     def destroy(self, handle) -> None:
         """Runs what is queued, then forgets the stream (like aclrtDestroyStream's wait). The
         stream is closed first, so a task another thread tries to queue is refused, never lost."""
         stream = self.get(handle)
         if stream.handle == 0:
-            raise AclnnError(AclError.INVALID_PARAM, "the default stream cannot be destroyed")
+            raise AclnnError(AclError.INVALID_PARAM, "destroy_stream: the default stream cannot be destroyed")
         with self._lock:
             if self._streams.get(stream.handle) is not stream:  # another thread destroyed it
                 raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,

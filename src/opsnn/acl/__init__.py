@@ -56,7 +56,7 @@ def finalize() -> int:
         rt.STATE.initialized = False
         rt.STATE.device_refs.clear()
         rt.STATE.contexts.clear()
-        streams = rt.STATE.streams.reset()  # closed: later launches are refused, not lost
+        streams = rt.STATE.reset_streams()  # closed: later launches are refused, not lost
     failures = rt.run_queued(streams)
     if failures:
         raise AclnnError(AclError.RT_FAILURE, "finalize: the runtime was finalized, but queued work "

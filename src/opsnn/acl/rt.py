@@ -16,9 +16,10 @@ import numpy as np
 from .._core import memory
 from .._core.checks import is_c_int, is_null
 from .._core.status import AclError, AclnnError, boundary
+from .._core.event import COMPLETE, EventTable
 from .._core.stream import StreamTable
 from . import _host
-from .constants import (ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
+from .constants import (ACL_HOST, ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
                         ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST)
 
 DEVICE_COUNT = 1
@@ -27,7 +28,7 @@ DEFAULT_CONTEXT = 1  # the handle of the context set_device makes current (one d
 
 class _Runtime:
     """Process-wide runtime state: initialised?, which devices are set (by set_device and by
-    explicit contexts), the explicit contexts, each thread's current one, the streams."""
+    explicit contexts), the explicit contexts, each thread's current one, the streams, the events."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -37,6 +38,13 @@ class _Runtime:
         self.context_ids = itertools.count(DEFAULT_CONTEXT + 1)
         self.current = threading.local()    # .context: the thread's current context, if it set one
         self.streams = StreamTable()
+        self.events = EventTable()
+
+    def reset_streams(self) -> list:
+        """Drops every stream and event (the device's last reset, acl.finalize); the old streams,
+        closed with their queues intact, for ``run_queued``."""
+        self.events.reset()
+        return self.streams.reset()
 
     def require_init(self, call: str) -> None:
         if not self.initialized:
@@ -130,7 +138,7 @@ def _release(device: int) -> list:
     del STATE.device_refs[device]
     for context in [c for c, d in STATE.contexts.items() if d == device]:
         del STATE.contexts[context]
-    return STATE.streams.reset()
+    return STATE.reset_streams()
 
 
 def _run_released(streams: list, done: str) -> None:
@@ -223,6 +231,33 @@ def get_device_count():
 
 
 @_pair
+def get_device():
+    """aclrtGetDevice: ``(device_id, ret)``, the device in use (107002 before set_device or
+    create_context, and after the device's last release)."""
+    STATE.require_device("get_device")
+    return next(iter(STATE.device_refs)), 0
+
+
+@_pair
+def get_run_mode():
+    """aclrtGetRunMode: ``(run_mode, ret)``; ACL_HOST (1): opsnn runs where a host program runs,
+    with device memory apart (so a sample picks its HOST_TO_DEVICE copies, as on a card)."""
+    STATE.require_init("get_run_mode")
+    return ACL_HOST, 0
+
+
+@_ret
+def synchronize_device() -> int:
+    """aclrtSynchronizeDevice: run what is queued on every live stream. Returns ret: every
+    stream is run, then the first failure is reported (500003, naming the task)."""
+    STATE.require_device("synchronize_device")
+    failures = run_queued(STATE.streams.live())
+    if failures:
+        raise AclnnError(AclError.RT_FAILURE, "synchronize_device: " + "; ".join(failures))
+    return 0
+
+
+@_pair
 def create_stream():
     """aclrtCreateStream: ``(stream, ret)``; the stream is an int handle."""
     STATE.require_device("create_stream")
@@ -246,6 +281,86 @@ def synchronize_stream(stream) -> int:
 
 
 @_pair
+def create_event():
+    """aclrtCreateEvent: ``(event, ret)``; the event is an int handle."""
+    STATE.require_device("create_event")
+    return STATE.events.create(), 0
+
+
+@_ret
+def destroy_event(event) -> int:
+    """aclrtDestroyEvent. Returns ret (100000 for NULL, 200005 for an event not live); a record
+    still queued runs all the same."""
+    STATE.require_device("destroy_event")
+    STATE.events.destroy(event)
+    return 0
+
+
+@_ret
+def record_event(event, stream) -> int:
+    """aclrtRecordEvent: queue a marker on ``stream``; the event completes, stamped with the
+    host's clock, when the stream's queue runs it. Returns ret."""
+    STATE.require_device("record_event")
+    STATE.events.get(event, "record_event: event").record(STATE.streams.get(stream))
+    return 0
+
+
+@_ret
+def synchronize_event(event) -> int:
+    """aclrtSynchronizeEvent: wait for the event's latest record (runs its stream's queue;
+    returns at once for an event never recorded). Returns ret (500003 when a task before the
+    record failed: the record is dropped with it, and the event stays not ready)."""
+    STATE.require_device("synchronize_event")
+    STATE.events.get(event, "synchronize_event: event").synchronize()
+    return 0
+
+
+@_pair
+def query_event_status(event):
+    """aclrtQueryEventStatus: ``(status, ret)``, ACL_EVENT_RECORDED_STATUS_COMPLETE (1) once the
+    latest record has run, else ACL_EVENT_RECORDED_STATUS_NOT_READY (0: never recorded, still
+    queued, or dropped by a failure). Runs nothing."""
+    STATE.require_device("query_event_status")
+    return STATE.events.get(event, "query_event_status: event").status, 0
+
+
+@_pair
+def event_elapsed_time(start, end):
+    """aclrtEventElapsedTime: ``(ms, ret)``, milliseconds (a float) from ``start``'s record to
+    ``end``'s, as the host's clock stamped them when the queue ran. Returns 107006
+    (ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID) when either has not completed (synchronize first, as
+    CANN's call order says), 107007 (..._TIMESTAMP_REVERSAL) when end ran before start."""
+    STATE.require_device("event_elapsed_time")
+    first = STATE.events.get(start, "event_elapsed_time: start")
+    last = STATE.events.get(end, "event_elapsed_time: end")
+    for name, event in (("start", first), ("end", last)):
+        if event.status != COMPLETE:
+            raise AclnnError(AclError.RT_EVENT_TIMESTAMP_INVALID,
+                             f"event_elapsed_time: {name} event {event.handle:#x} has no timestamp: "
+                             f"{'never recorded' if not event.recorded else 'its record has not run'} "
+                             "(record it, then synchronize its stream or the event)")
+    elapsed = (last.stamp - first.stamp) * 1e3
+    if elapsed < 0:
+        raise AclnnError(AclError.RT_EVENT_TIMESTAMP_REVERSAL,
+                         f"event_elapsed_time: end event {last.handle:#x} ran {-elapsed:.3f} ms before start "
+                         f"event {first.handle:#x}")
+    return elapsed, 0
+
+
+@_ret
+def stream_wait_event(stream, event) -> int:
+    """aclrtStreamWaitEvent: the tasks queued on ``stream`` after this call run after the
+    event's latest record so far (when ``stream`` runs, it runs the record's stream up to there
+    first; an event never recorded is no wait). Returns ret. A cycle of waits, which would
+    hang a device, runs in the order the host meets it."""
+    STATE.require_device("stream_wait_event")
+    target = STATE.streams.get(stream)
+    waiter = STATE.events.get(event, "stream_wait_event: event").waiter()
+    target.enqueue(f"stream_wait_event {int(event):#x}", waiter)
+    return 0
+
+
+@_pair
 def malloc(size, policy):
     """aclrtMalloc: ``(device_address, ret)``. ``size`` in bytes, > 0."""
     STATE.require_device("malloc")
@@ -264,6 +379,26 @@ def free(dev_ptr) -> int:
     """aclrtFree: release device memory allocated by ``malloc``. Returns ret."""
     STATE.require_device("free")
     memory.DEVICE.free(_int(dev_ptr, "devPtr", "free"))
+    return 0
+
+
+@_ret
+def memset(dev_ptr, max_count, value, count) -> int:
+    """aclrtMemset (synchronous): set ``count`` bytes at ``dev_ptr`` (device memory, or host
+    memory from ``malloc_host`` / ``acl.util``) to ``value``'s low byte, as C's memset.
+    ``max_count`` bounds the destination. Returns ret (100000 for count > max_count, a value
+    outside int32, a range outside an allocation)."""
+    STATE.require_init("memset")
+    max_count = _int(max_count, "maxCount", "memset")
+    count = _int(count, "count", "memset")
+    if not is_c_int(value) or not -2**31 <= value < 2**31:
+        raise AclnnError(AclError.INVALID_PARAM, f"memset: value must be an int32, got {value!r}")
+    if count > max_count:
+        raise AclnnError(AclError.INVALID_PARAM, f"memset: count {count} exceeds maxCount {max_count}")
+    side = _side_of(dev_ptr)
+    if side == "device":
+        STATE.require_device("memset")
+    _region(dev_ptr, count, side, "memset destination", writable=True)[:] = int(value) & 0xFF
     return 0
 
 

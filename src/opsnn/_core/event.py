@@ -1,0 +1,102 @@
+"""Emulated events (aclrtEvent): markers a stream reaches when its queue runs.
+
+``record`` queues a task on a stream (``_core.stream``) that stamps the event with the host's
+clock when the stream's queue runs it, so the time between two events recorded on one stream is
+the time the tasks between them took, as on a device. An event is complete when the task of its
+latest record has run; a record dropped by an earlier task's failure never completes (CANN:
+"not executed or failed" reads as not ready).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+from .checks import is_c_int, is_null
+from .status import AclError, AclnnError
+from .stream import Stream
+
+NOT_READY, COMPLETE = 0, 1  # aclrtEventRecordedStatus
+
+
+class Event:
+    """One event: how many records were queued, which of them ran last, and when."""
+
+    def __init__(self, handle: int):
+        self.handle = handle
+        self._lock = threading.Lock()
+        self.recorded = 0                  # records queued so far; each task carries its number
+        self.completed = 0                 # the number of the latest record whose task ran
+        self.stamp: float | None = None    # time.perf_counter() when that task ran (seconds)
+        self.stream: Stream | None = None  # the stream of the latest record
+
+    def record(self, stream: Stream) -> None:
+        with self._lock:
+            number = self.recorded + 1
+            stream.enqueue(f"record_event {self.handle:#x}", lambda: self._reached(number))
+            self.recorded, self.stream = number, stream
+
+    def _reached(self, number: int) -> None:
+        now = time.perf_counter()
+        with self._lock:
+            if number > self.completed:  # an older record, run late on another stream, counts for nothing
+                self.completed, self.stamp = number, now
+
+    @property
+    def status(self) -> int:
+        return COMPLETE if self.recorded and self.completed == self.recorded else NOT_READY
+
+    def synchronize(self) -> None:
+        """Waits for the latest record: runs its stream's queue (the first failure raises)."""
+        stream = self.stream
+        if stream is not None and self.status == NOT_READY:
+            stream.synchronize()
+
+    def waiter(self):
+        """A task for another stream that waits for the latest record made so far (none: no wait)."""
+        stream, number = self.stream, self.recorded
+
+        def wait() -> None:
+            if stream is not None and self.completed < number:
+                stream.synchronize()
+
+        return wait
+
+
+class EventTable:
+    """Live events by handle (ints, like the streams')."""
+
+    def __init__(self) -> None:
+        self._events: dict[int, Event] = {}
+        self._ids = itertools.count(0x6000_0001, 0x40)
+        self._lock = threading.Lock()
+
+    def create(self) -> int:
+        with self._lock:
+            handle = next(self._ids)
+            self._events[handle] = Event(handle)
+        return handle
+
+    def get(self, handle, what: str = "event") -> Event:
+        """The live event ``handle`` names: 100000 for NULL (None, 0), 200005 for anything else."""
+        if is_null(handle):
+            raise AclnnError(AclError.INVALID_PARAM, f"{what} is NULL ({handle!r})")
+        event = self._events.get(int(handle)) if is_c_int(handle) else None
+        if event is None:
+            raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
+                             f"{what} {handle!r} is not a live event (create it with acl.rt.create_event)")
+        return event
+
+    def destroy(self, handle) -> None:
+        """Forgets the event; a record still queued runs all the same (nothing waits for it)."""
+        event = self.get(handle)
+        with self._lock:
+            if self._events.pop(event.handle, None) is None:  # another thread destroyed it
+                raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
+                                 f"event {handle!r} is not a live event (already destroyed)")
+
+    def reset(self) -> None:
+        """Forget every event (the device's last reset, acl.finalize)."""
+        with self._lock:
+            self._events.clear()
