@@ -700,6 +700,34 @@ def test_broadcast_column_times_row(backend):
         both(backend, opsnn.leaky_relu_backward, x.T, g.T, -0.3)
 
 
+def test_broadcast_arrays_inputs_run_compiled_and_quiet():
+    """np.broadcast_arrays' results warn (FutureWarning) when their writeable flag is read, as
+    numba's typeof reads it: every call warned twice, and under warnings-as-errors each walker
+    they met was marked failed and ran on the NumPy backend for the rest of the process (a
+    breaker). They run compiled now, silently, with the bits of plain arrays."""
+    import warnings
+
+    failures = len(numba_backend.COMPILE_FAILURES)
+    for dt in (F32, F16, BF16, F64):
+        g = cases.filled((9, 1), dt, 7, cases.grad_specials(dt))
+        x = cases.filled((1, 23), dt, 8, cases.self_specials(dt))
+        gb, xb = np.broadcast_arrays(g, x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for _ in range(2):  # the full path, then a plan-cache hit
+                got = [opsnn.leaky_relu_backward(gb, xb, 0.3), opsnn.leaky_relu_backward(gb[1:], xb[1:].T.T, 0.3),
+                       opsnn.leaky_relu(xb, 0.3), opsnn.hardtanh(xb, -0.5, 0.5)]
+                if dt != F64:
+                    got.append(opsnn.hardtanh_backward(gb, xb, -0.5, 0.5))
+        g2, x2 = np.array(gb), np.array(xb)
+        want = [opsnn.leaky_relu_backward(g2, x2, 0.3), opsnn.leaky_relu_backward(g2[1:], x2[1:], 0.3),
+                opsnn.leaky_relu(x2, 0.3), opsnn.hardtanh(x2, -0.5, 0.5)] + \
+               ([opsnn.hardtanh_backward(g2, x2, -0.5, 0.5)] if dt != F64 else [])
+        for a, b in zip(got, want):
+            assert a.tobytes() == b.tobytes()
+    assert len(numba_backend.COMPILE_FAILURES) == failures, numba_backend.COMPILE_FAILURES[failures:]
+
+
 # views of a base that are not contiguous, as (base shape from the view's, view of the base)
 _STRIDED_VIEWS = {
     "gapped": (lambda s: (s[0], s[1] + 3), lambda b, s: b[:, :s[1]]),

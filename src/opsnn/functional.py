@@ -369,11 +369,21 @@ def _weak_scalar(value, dtype: np.dtype, api_name: str) -> np.ndarray:
                                                    f"{dtype} tensor: {exc}") from None
 
 
+# NPY_ARRAY_WARN_ON_WRITE: np.broadcast_arrays' results, whose writeable flag warns when read
+# (FutureWarning), as numba's typeof reads it for every array it is given
+_WARN_ON_WRITE = 1 << 31
+
+
 def _as_array(value, api_name: str) -> np.ndarray | DataLessTensor | None:
-    if value is None or type(value) is np.ndarray or type(value) is DataLessTensor:
+    if type(value) is np.ndarray:
+        if value.flags.num & _WARN_ON_WRITE:  # a view whose flag is set is quiet (it stays writeable,
+            value = value.view()              # as the warning's own advice says)
+            value.flags.writeable = True
+        return value
+    if value is None or type(value) is DataLessTensor:
         return value
     if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): its data as a plain
-        return value.view(np.ndarray)  # array over the same memory (a mask is not applied)
+        return _as_array(value.view(np.ndarray), api_name)  # array over the same memory (no mask)
     try:
         has_dlpack = hasattr(value, "__dlpack__")
     except Exception:  # noqa: BLE001 - a hostile __getattr__ must not escape
