@@ -1511,6 +1511,22 @@ def test_pythonic_numpy_scalars_are_strong():
                                   np.where(x16 > 0, 2.0, 1.0))
 
 
+def test_pythonic_zero_d_arrays_as_scalar_arguments():
+    """A 0-d array as a scalar argument is its NumPy scalar (a common carrier of one; a breaker:
+    161002 "must be a number, got ndarray", where opsnn.torch takes a 0-d tensor); an array of
+    any other rank is refused naming its shape; two Python numbers as both tensors are float64,
+    as np.asarray makes them."""
+    x16 = X.astype(F16)
+    for _ in range(2):  # the full path, then the plan cache
+        np.testing.assert_array_equal(opsnn.leaky_relu_backward(G, X, np.array(0.5)), LEAKY_05)
+        np.testing.assert_array_equal(opsnn.hardtanh_backward(G, X, np.array(-1.0, F16), np.array(1)), HT_01)
+        np.testing.assert_array_equal(opsnn.leaky_relu(x16, np.array(0.1, F32)), opsnn.leaky_relu(x16, np.float32(0.1)))
+    for bad in (np.array([0.5]), np.zeros((1, 1))):
+        py_fail(161002, opsnn.leaky_relu_backward, G, X, bad, words=["negativeSlope", "0-d array",
+                                                                     f"ndarray of shape {bad.shape}"])
+    assert opsnn.leaky_relu_backward(2.0, -1.0, 0.5).dtype == F64
+
+
 def test_pythonic_void_scalars_are_refused_as_arguments():
     """Found by breakers: a raw or structured NumPy void as a scalar reached the plan cache's key,
     whose float() raised: 561000 ("an opsnn bug"). It is the argument's 161002 now, on a warm

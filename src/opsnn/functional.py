@@ -37,7 +37,8 @@ def leaky_relu_backward(grad_output, self, negative_slope=0.01, self_is_result=F
         grad_output: array, float16/bfloat16/float32/float64, 0-8 dims, broadcastable with self.
         self: array, same dtypes (promoted with grad_output by CANN's PromoteType); the forward
             input, or the forward result when ``self_is_result``.
-        negative_slope: number (used as float32, DECISION 2); default 0.01, leaky_relu's (F10).
+        negative_slope: number, NumPy scalar or 0-d array (used as float32, DECISION 2); default
+            0.01, leaky_relu's (F10).
         self_is_result: True when ``self`` is the in-place forward's result; then a negative
             slope is refused.
         out: optional NumPy array or DLPack tensor (any strides; written in place) of the
@@ -201,6 +202,11 @@ def _writable(spec: registry.OpSpec, value, name: str) -> np.ndarray | DataLessT
                          f"{spec.name}: {name} must be an array (NumPy or DLPack) to be written, "
                          f"got {type(value).__name__}")
     torch = _torch_of(value)
+    if torch is not None and value.requires_grad:
+        raise AclnnError(Status.ERR_PARAM_INVALID,
+                         f"{spec.name}: {name} is a torch tensor that requires grad: writing it here would "
+                         "bypass autograd (torch refuses an in-place update of a leaf that requires grad); "
+                         "write into a tensor that does not, or call opsnn.torch's functions, which autograd records")
     if torch is not None and value.is_inference() and not torch.is_inference_mode_enabled():
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{spec.name}: {name} is a torch inference tensor, which only code inside "
@@ -453,6 +459,8 @@ _SCALAR_TYPES = ((bool, DataType.BOOL), (int, DataType.INT64), (float, DataType.
 def _as_scalar(value, api_name: str) -> aclScalar | None:
     if value is None or isinstance(value, aclScalar):
         return value
+    if type(value) is np.ndarray and value.ndim == 0:  # a 0-d array holds a scalar, as np.float32(x)
+        value = value[()]
     if isinstance(value, int) and not -2**63 <= value < 2**64:  # torch.Scalar: int64 or uint64
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be an int in [-2**63, 2**64) "
                                                    f"(int64 or uint64, as torch takes), got {_brief(value)}")
@@ -479,5 +487,6 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
     except (OverflowError, TypeError, ValueError) as exc:
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{api_name} {_brief(value)} cannot be made an aclScalar: {exc}") from None
-    raise AclnnError(Status.ERR_PARAM_INVALID,
-                     f"{api_name} must be a number, got {type(value).__name__}")
+    shape = f" of shape {value.shape}" if isinstance(value, np.ndarray) else ""
+    raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be a number (a Python or NumPy scalar, or a "
+                                               f"0-d array), got {type(value).__name__}{shape}")
