@@ -14,3 +14,25 @@ def test_readme_runtime_and_aclnn_snippets_run():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str([2.0, 0.029999999329447746, 0.03999999910593033, 5.0])
+
+
+def test_readme_pythonic_snippet_runs():
+    """Surface 3's block runs as written (a breaker: it used x, dy and buf undefined) and prints
+    the refusal it describes."""
+    block = next(b for b in re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+                 if "opsnn.leaky_relu_backward(dy, x" in b)
+    code = block + "\nassert y.tolist() == [-0.019999999552965164, -0.004999999888241291, 0.5, 2.0]" \
+                   "\nassert x.tolist() == [-1.0, -0.5, 0.5, 1.0] and buf.tolist() == [0.0, 1.0, 1.0, 0.0]\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("161002 LeakyReluBackward: selfIsResult is true with negativeSlope"), done.stdout
+
+
+def test_tiling_doc_snippet_runs():
+    """docs/tiling.md's block runs as written (a breaker: it raised NameError on placeholders)."""
+    doc = README.parent / "docs" / "tiling.md"
+    block = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)[0]
+    code = block + "\nassert check.reference_mismatches == 0 and not check.sim.findings\nprint(plan.n_blocks)\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "1"

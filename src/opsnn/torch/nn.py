@@ -57,6 +57,12 @@ def swap_activations(model: torch.nn.Module) -> torch.nn.Module:
     opsnn op is bit-identical to it). Raises TypeError for a TorchScript module
     (``torch.jit.script`` / ``trace``): it runs its compiled graph, whatever its submodules' classes;
     swap before scripting or tracing.
+
+    What changes for the model (the aclnn operators' contracts, docs/torch.md): inputs of more
+    than 8 dims are refused (AclnnRuntimeError 161002, where torch takes any rank); a float64
+    Hardtanh / ReLU6 runs forward but raises 161002 in backward (aclnnHardtanhBackward has no
+    DOUBLE, DECISION 11); a float64 LeakyReLU uses its slope rounded to float32 (DECISION 2),
+    so its outputs and gradients differ from torch's in the last bits.
     """
     if isinstance(model, torch.jit.ScriptModule):
         raise TypeError("swap_activations: a TorchScript module (torch.jit.script / trace) runs its compiled "
