@@ -193,6 +193,10 @@ def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
     assert "(aclnnLeakyRelu for LeakyRelu)" in capsys.readouterr().err
     code, out = _run(capsys, "tiling", "aclnnLeakyRelu", "--shape", "100,100", "--transpose")
     assert code == 0 and "step       Contiguous(self) -> ws[0]" in out
+    # a self of fewer than 2 dims is its own transpose: said, not silently ignored (a breaker)
+    for command in ("tiling", "run"):
+        code, out = _run(capsys, command, "aclnnLeakyReluBackward", "--shape", "5", "--transpose")
+        assert code == 0 and "--transpose leaves a 1-d self as it is" in out and "Contiguous" not in out, out
 
 
 def test_tiling_executor_steps_show_a_phase_1_failure(capsys):

@@ -1385,14 +1385,16 @@ def test_explicit_backend_that_cannot_load_raises(monkeypatch):
 
 def test_backend_named_by_the_environment_that_cannot_load_is_561003(monkeypatch):
     """$OPSNN_BACKEND naming no usable backend: a configuration error with its own status (no
-    kernel found), not 561000 (an opsnn bug); the message names the variable and the value."""
+    kernel found), not 561000 (an opsnn bug); the message names the operator (a breaker: it did
+    not), the variable and the value."""
     monkeypatch.setenv(kernels.ENV_VAR, "foo")
     monkeypatch.setattr(kernels, "DEFAULT", None)
     x = np.ones(3, F32)
     with pytest.raises(opsnn.AclnnError) as info:
         opsnn.leaky_relu_backward(x, x, 0.5)
     assert info.value.status == 561003
-    assert "OPSNN_BACKEND='foo'" in info.value.message and "unknown kernel backend" in info.value.message
+    assert info.value.message.startswith("LeakyReluBackward: $OPSNN_BACKEND='foo' selects no usable")
+    assert "unknown kernel backend" in info.value.message
     assert np.array_equal(x, np.ones(3, F32))
 
 def test_automatic_backend_falls_back_to_numpy_with_one_warning():

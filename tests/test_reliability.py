@@ -1086,12 +1086,14 @@ def test_executor_destroyed(dev):
 
 
 def test_executor_of_another_op(dev):
-    """Phase 2 of one op with the other op's executor -> 161002 naming both."""
+    """Phase 2 of one op with the other op's executor -> 161002 naming both, run or not."""
     ws, ex, oa = planned(dev)
     fail_msg(aclnn.aclnnHardtanhBackward(None, ws, ex, dev.stream), 161002, "aclnnLeakyReluBackward",
              "aclnnHardtanhBackward")
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0  # still unused
     assert acl.rt.synchronize_stream(dev.stream) == 0
+    # once run, it still belongs to the other op first (a breaker: "already run" hid that)
+    fail_msg(aclnn.aclnnHardtanhBackward(None, ws, ex, dev.stream), 161002, "belongs to aclnnLeakyReluBackward")
 
 
 def test_workspace_misuse(dev):

@@ -25,7 +25,9 @@ Ratios are speed ratios (other time / opsnn time: above 1 means opsnn is faster)
 
 Writes ``bench.json``, ``bench.md`` (the headline ratios as markdown tables) and ``bench.png``
 (throughput vs size, matplotlib Agg) to ``--out-dir``.
-``--quick`` runs a small grid in seconds (the test suite uses it so this cannot rot).
+``--quick`` runs a small grid in seconds once its kernels are compiled (12 s on the 2-core VM of
+BENCHMARKS.md; a minute or two the first time, while they compile into the disk cache); the test
+suite uses it so this cannot rot.
 
 OpenMP workers (numba's pool and torch's, two separate libgomp runtimes) sleep as soon as a
 parallel region ends (``OMP_WAIT_POLICY=PASSIVE``, the default here), or, with ``--spin-count
@@ -798,7 +800,7 @@ def summarize(data: dict) -> str:
 # ---- CLI hook ----------------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a small grid that runs in seconds")
+    parser.add_argument("--quick", action="store_true", help="a small grid: seconds once its kernels are compiled (a minute or two the first time)")
     parser.add_argument("--out-dir", default="bench-results",
                         help="where bench.json / bench.md / bench.png go (default ./bench-results; the "
                              "recorded run of BENCHMARKS.md is benchmarks/results)")

@@ -272,6 +272,10 @@ def _aclnn_details(args) -> dict:
     plan = executor.plan
     details = {"executorSteps": [f"workspace {plan.workspace_size} B"] + plan.describe(),
                "hostPlan": _host_launch_lines(executor)}
+    self_rank = call["self"].array().ndim
+    if args.transpose and self_rank < 2:
+        details["aclnnNote"] = (f"--transpose leaves a {self_rank}-d self as it is (its transpose is itself): "
+                                "give --shape two dims or more for a strided self")
     kernel = next((step for step in plan.steps if step.kind == "Kernel"), None)
     if kernel is not None:  # what the kernel is handed after the executor's casts, kernel order
         slot_dtype = {slot.index: slot.dtype for slot in plan.slots}
@@ -367,8 +371,11 @@ def _run_run(args) -> int:
             raise ValueError(refusal)
         values = rng.uniform(-2, 2, shape)
         host[p.name] = (values * (2 if p.name != "self" else 1)).astype(input_dtypes[p.name])
-    if args.transpose and host["self"].ndim >= 2:  # a 0-d or 1-d self has nothing to transpose
+    if args.transpose and host["self"].ndim >= 2:
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
+    elif args.transpose:
+        console.print(f"note: --transpose leaves a {host['self'].ndim}-d self as it is (its transpose "
+                      "is itself); give --shape two dims or more for a strided self")
     out_shape, out_dtype = _phase1_out(spec, host, scalars, args.self_is_result)
     out_dtype = args.out_dtype or out_dtype
 

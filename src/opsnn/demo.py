@@ -40,7 +40,7 @@ def run(args) -> int:
     if args.train is not None:
         from .torch.train_demo import main as train_main
 
-        return train_main(args.train)
+        return train_main(args.train, prog="opsnn demo --train")
     if len(args.shape) > MAX_DIM:  # every operator refuses it (161002): say so before the samples run
         raise ValueError(f"--shape {list(args.shape)} has {len(args.shape)} dims; aclnn tensors have at "
                          f"most {MAX_DIM}")

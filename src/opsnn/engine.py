@@ -81,7 +81,10 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     if executor.plan.steps:
         # a kernel is found now, as CANN finds it in GetWorkspaceSize: a $OPSNN_BACKEND naming no
         # usable backend is 561003 here, after the argument checks (0.15 us: a dict lookup)
-        kernels.get()
+        try:
+            kernels.get()
+        except AclnnError as exc:  # name the operator, as every phase 1 message does
+            raise checks.fail(spec.name, exc.message, exc.status) from None
     return executor
 
 
@@ -599,11 +602,11 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
     """Phase-2 preconditions (DECISIONS 16, 17): a live executor of this op, enough workspace."""
     op = spec.name
     live_executor(executor, op)
+    if executor.plan.op != op:  # first: an executor of another operator is wrong whatever its state
+        raise checks.fail(op, f"the executor belongs to aclnn{executor.plan.op}, not {spec.api_name}")
     if executor.consumed and not executor.repeatable:
         raise checks.fail(op, "the executor was already run; executors are single use unless "
                               "aclSetAclOpExecutorRepeatable was called")
-    if executor.plan.op != op:
-        raise checks.fail(op, f"the executor belongs to aclnn{executor.plan.op}, not {spec.api_name}")
     if not checks.is_c_int(workspace_size) or not 0 <= workspace_size < 2**64:  # a uint64_t in C
         raise checks.fail(op, f"workspaceSize must be an integer in [0, 2**64) (bytes), got {workspace_size!r}")
     if workspace_size < executor.workspace_size:

@@ -257,6 +257,7 @@ def _text(report: dict) -> str:
         a = report["aclnn"]
         feeds = ", ".join(f"{report['inputs'][i]}={a['tensors'][j]}" for i, j in enumerate(a["kernelInputs"]))
         lines.append(f"aclnn        aclnn{a['api']}({', '.join(a['tensors'])}) -> {a['kernel']}({feeds})")
+        lines += [f"  note       {report['aclnnNote']}"] if "aclnnNote" in report else []
         lines += [f"  step       {step}" for step in report.get("executorSteps", [])]
         lines += [f"  host       {line}" for line in report.get("hostPlan", [])]
     soc = report["soc"]
@@ -314,8 +315,9 @@ def run(args: argparse.Namespace, *, aclnn_details: AclnnDetailsHook | None = No
     """Run ``opsnn tiling``; returns the exit code (0 ok, 1 tiling/check failed, 2 bad arguments).
 
     ``aclnn_details(args)``, when given, returns report entries for aclnn names: the executor
-    steps the aclnn call would record (``executorSteps``) and how opsnn's compiled kernel walks
-    it on this machine (``hostPlan``); ``opsnn.cli`` wires the engine in here.
+    steps the aclnn call would record (``executorSteps``), how opsnn's compiled kernel walks
+    it on this machine (``hostPlan``) and a note on the options (``aclnnNote``); ``opsnn.cli``
+    wires the engine in here.
     """
     try:
         report, code = build_report(args, aclnn_details)

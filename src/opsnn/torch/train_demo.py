@@ -28,6 +28,7 @@ import time
 import numpy as np
 import torch
 
+from ..cli_args import int_at_least
 from .nn import swap_activations
 
 
@@ -197,15 +198,16 @@ def run(*, epochs: int = 30, max_steps: int | None = None, seed: int = 0, thread
             "plot": written}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry (``opsnn demo --train``): exit status 0 when the runs are bit-identical."""
+def main(argv: list[str] | None = None, prog: str = "train_digits") -> int:
+    """CLI entry (``opsnn demo --train``, whose name ``prog`` is for its usage lines): exit
+    status 0 when the runs are bit-identical."""
     parser = argparse.ArgumentParser(
-        prog="train_digits", description="Train an MLP on scikit-learn digits with torch's and with "
+        prog=prog, description="Train an MLP on scikit-learn digits with torch's and with "
                                          "opsnn's activations and compare the runs bit for bit.")
     parser.add_argument("--quick", action="store_true", help="a few steps only (CI)")
-    parser.add_argument("--epochs", type=int, default=30, help="epochs for the full run (default 30)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    parser.add_argument("--epochs", type=int_at_least(1), default=30, help="epochs for the full run (default 30)")
+    parser.add_argument("--seed", type=int_at_least(0), default=0)
+    parser.add_argument("--threads", type=int_at_least(1), default=1, help="torch intra-op threads (default 1)")
     parser.add_argument("--plot", default="train_digits.png", help="PNG path ('' for none)")
     args = parser.parse_args(argv)
     epochs, max_steps = (1, 12) if args.quick else (args.epochs, None)
