@@ -251,6 +251,47 @@ def test_small_files_pass_end_to_end(tmp_path, capsys):
     assert "6 passed" in capsys.readouterr().out
 
 
+def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, capsys):
+    """--dump: each run case's inputs, golden and opsnn output as raw little-endian C-order
+    files (bfloat16 as 2-byte patterns) with a case.json naming dtype, shape, scalars, flags,
+    tolerance, seed and verdict; read back, the inputs give the golden again."""
+    from opsnn import golden_files, reference
+
+    dump = tmp_path / "golden"
+    assert run_verify(*small_files(tmp_path), "--dump", dump) == 0
+    folders = sorted(p.parent for p in dump.rglob("case.json"))
+    assert [f.relative_to(dump).as_posix() for f in folders] == [
+        "atk_aclnnLeakyReluBackward/0000_aclnnLeakyReluBackward_0",
+        "atk_aclnnLeakyReluBackward/0001_aclnnLeakyReluBackward_1",
+        "atk_aclnnLeakyReluBackward/0002_aclnnLeakyReluBackward_2",
+        "ttk_kernel_test_st/0000_leaky_f16", "ttk_kernel_test_st/0001_hardtanh_bf16",
+        "ttk_kernel_test_st/0002_hardtanh_f32_swapped"]
+    for folder in folders:
+        case = golden_files.load(folder)
+        m = case["manifest"]
+        assert m["verdict"] == {"status": "PASS", "bit_exact": True, "mismatches": 0, "reason": ""}
+        assert case["output"].tobytes() == case["golden"].tobytes()
+        for role, entry in m["inputs"].items():
+            array = case["inputs"][role]
+            assert (folder / entry["file"]).stat().st_size == array.nbytes == entry["bytes"]
+        scalars = {role: e["value"] for role, e in m["scalars"].items()}
+        g, x = case["inputs"]["gradOutput"], case["inputs"]["self"]
+        if m["aclnn"] == "aclnnLeakyReluBackward":
+            again = reference.leaky_relu_backward(g, x, scalars["negativeSlope"], case["golden"].dtype)
+        else:
+            again = reference.hardtanh_backward(g, x, scalars["min"], scalars["max"], case["golden"].dtype)
+        assert again.tobytes() == case["golden"].tobytes()
+    bf16 = golden_files.load(folders[4])
+    assert bf16["manifest"]["inputs"]["self"]["dtype"] == "ACL_BF16" and bf16["inputs"]["self"].dtype == BF16
+    assert (folders[4] / "self.bin").stat().st_size == 2 * 64
+    nan_fill = golden_files.load(folders[1])["inputs"]["gradOutput"]  # a json "nan" fill, float64
+    assert nan_fill.dtype == np.float64 and np.isnan(nan_fill).all()
+    # a folder that cannot be made is a usage error before anything runs
+    (tmp_path / "file").write_text("x")
+    assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "file" / "sub")]) == 2
+    assert "--dump: cannot make the folder" in capsys.readouterr().err
+
+
 def _one_csv_row(tmp_path, **cells) -> Path:
     """A hardtanh_grad csv of one row, ``cells`` replaced (raw cell text)."""
     path = write_csv(tmp_path, csv_row("ht", "hardtanh_grad", "float32", (2, 3),

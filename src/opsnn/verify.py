@@ -53,7 +53,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from opsnn import reference
+from opsnn import golden_files, reference
 from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
 from opsnn.cli_args import PipeConsole, int_at_least
@@ -832,6 +832,7 @@ class Settings:
     seed: int = 0
     max_elements: int = DEFAULT_MAX_ELEMENTS
     soc: str = platform.DEFAULT_SOC
+    dump: str | None = None  # a folder for each run case's tensors (opsnn.golden_files)
 
 
 def skip_reason(case: Case, settings: Settings, session: Session) -> str | None:
@@ -892,6 +893,26 @@ def _run_and_compare(case: Case, settings: Settings, session: Session, result: R
     if result.status == FAIL:
         result.reason = (f"{comparison.mismatches:,} of {ours.size:,} elements outside "
                          f"rtol {case.tolerance.rtol:g} / atol {case.tolerance.atol:g}")
+    if settings.dump:
+        _dump(case, settings, binding, inputs, scalars, golden, ours, result)
+
+
+def _dump(case: Case, settings: Settings, binding: OpBinding, inputs: Arrays, scalars: Scalars,
+          golden: np.ndarray, ours: np.ndarray, result: Result) -> None:
+    """The case's tensors and what they mean, as ``opsnn.golden_files`` lays them out."""
+    manifest = {"file": case.file, "index": case.index, "name": case.name, "aclnn": binding.aclnn,
+                "soc": settings.soc, "seed": settings.seed,
+                "scalars": {role: {"dtype": from_numpy(v.dtype).acl_name, "value": _python_number(v)}
+                            for role, v in scalars.items()},
+                "flags": dict(case.flags), "golden": {"source": settings.golden},
+                "tolerance": dataclasses.asdict(case.tolerance),
+                "verdict": {"status": result.status, "bit_exact": result.bit_exact,
+                            "mismatches": result.mismatches, "reason": result.reason}}
+    try:
+        golden_files.write(golden_files.case_folder(settings.dump, case.file, case.index, case.name),
+                           manifest, inputs, golden, ours)
+    except OSError as exc:  # a full disk: the case's verdict stands, the files are what failed
+        raise CaseError(f"--dump: cannot write the case's files: {exc}") from None
 
 
 # ---- CLI ----------------------------------------------------------------------------------------
@@ -923,6 +944,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"select cases: {_CASES_EXPECTED}; each must match a case")
     parser.add_argument("--json", dest="json_path", default=None, metavar="PATH",
                         help="also write machine-readable results to PATH")
+    parser.add_argument("--dump", default=None, metavar="DIR",
+                        help="also write each run case's inputs, golden and output as raw .bin files "
+                             "(ndarray.tofile, as CANN's gen_data.py) with a case.json, under "
+                             "DIR/<file>/<index>_<name>/")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -934,8 +959,13 @@ def run(args: argparse.Namespace) -> int:
         import torch  # noqa: F401 - fail before running anything when the torch extra is missing
     if args.json_path:
         _check_writable(args.json_path)
+    if args.dump:
+        try:
+            Path(args.dump).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"--dump: cannot make the folder {args.dump!r}: {exc.strerror}") from None
     soc = getattr(args, "soc", None) or platform.current().name
-    settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name)
+    settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name, args.dump)
     files = [(path, load_cases(path)) for path in args.files]
     if args.cases:
         args.cases.check_matches([c for _, cases in files for c in cases])
