@@ -352,6 +352,54 @@ def test_events(dev):
     assert acl.rt.destroy_stream(stream) == 0 and acl.rt.destroy_stream(other) == 0
 
 
+def test_events_across_streams_and_threads(dev):
+    """Streams that wait on each other's events finish as a device would (a breaker: crossed
+    waits from one thread were 561000, an IndexError; two threads synchronizing the two streams
+    deadlocked, each holding its stream and wanting the other's). A wait runs the recorded
+    stream only up to the record, or waits while another thread runs it. A record dropped by a
+    failure fails what waits for it, and says so, until it is recorded again."""
+    a, b = acl.rt.create_stream()[0], acl.rt.create_stream()[0]
+    ea, eb = acl.rt.create_event()[0], acl.rt.create_event()[0]
+    for _ in range(2):  # crossed waits, one thread
+        for stream, event, other in ((a, ea, b), (b, eb, a)):
+            assert acl.rt.record_event(event, stream) == 0 and acl.rt.stream_wait_event(other, event) == 0
+    assert acl.rt.synchronize_stream(a) == 0 and acl.rt.synchronize_device() == 0
+    assert acl.rt.query_event_status(ea) == acl.rt.query_event_status(eb) == (1, 0)
+    # two threads: b holds launches, then its record and a wait for a's record after a waits for it
+    outs = []
+    for _ in range(3):
+        ws, ex, oa = planned(dev, g=np.ones(1 << 18, F32), x=np.full(1 << 18, -1.0, F32))
+        assert aclnn.aclnnLeakyReluBackward(None, ws, ex, b) == 0
+        outs.append(oa)
+    assert acl.rt.record_event(eb, b) == 0 and acl.rt.stream_wait_event(a, eb) == 0
+    assert acl.rt.record_event(ea, a) == 0 and acl.rt.stream_wait_event(b, ea) == 0
+    rets = {}
+    threads = [threading.Thread(target=lambda s=s: rets.__setitem__(s, acl.rt.synchronize_stream(s)), daemon=True)
+               for s in (b, a)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads), "deadlock"
+    assert rets == {a: 0, b: 0}
+    for oa in outs:
+        np.testing.assert_array_equal(dev.read(oa, (1 << 18,), F32), np.full(1 << 18, 0.5, F32))
+    # a dropped record: every later wait for it fails, naming the drop, until recorded again
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, b) == 0 and acl.rt.record_event(eb, b) == 0
+    _free(dev, oa)
+    fail_msg(acl.rt.synchronize_event(eb), 500003, "synchronize_event: stream task", "already freed")
+    fail_msg(acl.rt.synchronize_event(eb), 500003, "synchronize_event", "record was dropped, not run")
+    fail_msg(acl.rt.event_elapsed_time(ea, eb)[1], 107006, "record was dropped")
+    assert acl.rt.stream_wait_event(a, eb) == 0
+    fail_msg(acl.rt.synchronize_stream(a), 500003, "stream_wait_event", "record was dropped")
+    assert acl.rt.record_event(eb, b) == 0 and acl.rt.synchronize_event(eb) == 0
+    assert acl.rt.query_event_status(eb) == (1, 0)
+    for e in (ea, eb):
+        assert acl.rt.destroy_event(e) == 0
+    assert acl.rt.destroy_stream(a) == 0 and acl.rt.destroy_stream(b) == 0
+
+
 def test_events_end_with_the_device(runtime_guard):
     """The device's last reset_device (and finalize) drops its events: their handles are 200005
     after a new set_device, 107002 before it."""
@@ -490,8 +538,10 @@ def test_memset_misuse(dev):
     acl.rt.free(freed)
     for args in [(d, 32, 0, 32), (d + 8, 16, 0, 16), (freed, 16, 0, 16), (d, 8, 0, 16), (d, 16, 2**31, 16),
                  (d, 16, -2**31 - 1, 16), (d, 16, 1.0, 16), (d, 16, None, 16), (d, -1, 0, -1), (d, 16, 0, 16.0),
-                 ("abc", 16, 0, 16), (12345, 0, 0, 0)]:
+                 ("abc", 16, 0, 16), (12345, 0, 0, 0), (d, 2**64, 0, 8)]:
         assert "internal error" not in fail_msg(acl.rt.memset(*args), 100000, "memset")
+    # a freed device address is told as one (a breaker: "not host memory opsnn knows")
+    fail_msg(acl.rt.memset(freed, 16, 0, 16), 100000, "not inside a live device allocation")
     np.testing.assert_array_equal(dev.read(d, (16,), np.uint8), expected.view(np.uint8))
 
 

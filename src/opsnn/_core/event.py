@@ -21,47 +21,85 @@ NOT_READY, COMPLETE = 0, 1  # aclrtEventRecordedStatus
 
 
 class Event:
-    """One event: how many records were queued, which of them ran last, and when."""
+    """One event: how many records were queued, which of them ran last (and when), which were
+    dropped by a failure before them."""
 
     def __init__(self, handle: int):
         self.handle = handle
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()  # notified when a record runs or is dropped
         self.recorded = 0                  # records queued so far; each task carries its number
         self.completed = 0                 # the number of the latest record whose task ran
+        self.lost = 0                      # the number of the latest record dropped by a failure
+        self.lost_why = ""
         self.stamp: float | None = None    # time.perf_counter() when that task ran (seconds)
         self.stream: Stream | None = None  # the stream of the latest record
 
     def record(self, stream: Stream) -> None:
-        with self._lock:
+        with self._changed:
             number = self.recorded + 1
-            stream.enqueue(f"record_event {self.handle:#x}", lambda: self._reached(number))
+            stream.enqueue(f"record_event {self.handle:#x}", _Record(self, number))
             self.recorded, self.stream = number, stream
 
     def _reached(self, number: int) -> None:
         now = time.perf_counter()
-        with self._lock:
+        with self._changed:
             if number > self.completed:  # an older record, run late on another stream, counts for nothing
                 self.completed, self.stamp = number, now
+            self._changed.notify_all()
+
+    def _lost(self, number: int, why: str) -> None:
+        with self._changed:
+            if number > self.lost:
+                self.lost, self.lost_why = number, why
+            self._changed.notify_all()
 
     @property
     def status(self) -> int:
         return COMPLETE if self.recorded and self.completed == self.recorded else NOT_READY
 
+    def dropped_text(self) -> str:
+        return (f"event {self.handle:#x}'s record was dropped, not run: a task queued before it failed "
+                f"({self.lost_why}); record it again")
+
     def synchronize(self) -> None:
-        """Waits for the latest record: runs its stream's queue (the first failure raises)."""
-        stream = self.stream
-        if stream is not None and self.status == NOT_READY:
-            stream.synchronize()
+        """Waits for the latest record (none: returns at once)."""
+        self._wait_for(self.stream, self.recorded)
 
     def waiter(self):
         """A task for another stream that waits for the latest record made so far (none: no wait)."""
         stream, number = self.stream, self.recorded
+        return lambda: self._wait_for(stream, number)
 
-        def wait() -> None:
-            if stream is not None and self.completed < number:
-                stream.synchronize()
+    def _wait_for(self, stream: Stream | None, number: int) -> None:
+        """Returns once record ``number`` (or a later one) ran on ``stream``: runs that stream's
+        queue up to it, or, while another thread runs that stream, waits for it to get there.
+        Raises the failure that drops it (500003), then, for a record dropped earlier, says so."""
+        while stream is not None and number:
+            with self._changed:
+                if self.completed >= number:
+                    return
+                if self.lost >= number:
+                    raise AclnnError(AclError.RT_FAILURE, self.dropped_text())
+            if not stream.run_until(lambda: self.completed >= number or self.lost >= number):
+                with self._changed:  # another thread runs the stream: it gets to the record
+                    self._changed.wait_for(lambda: self.completed >= number or self.lost >= number, 0.05)
+            elif self.completed < number and self.lost < number and not stream.pending:
+                return  # the queue ran dry without it: not queued there (the enqueue was refused)
 
-        return wait
+
+class _Record:
+    """The task an event's record queues: stamps the event when run, marks it lost when dropped."""
+
+    __slots__ = ("event", "number")
+
+    def __init__(self, event: Event, number: int):
+        self.event, self.number = event, number
+
+    def __call__(self) -> None:
+        self.event._reached(self.number)
+
+    def dropped(self, why: str) -> None:
+        self.event._lost(self.number, why)
 
 
 class EventTable:
@@ -88,13 +126,13 @@ class EventTable:
                              f"{what} {handle!r} is not a live event (create it with acl.rt.create_event)")
         return event
 
-    def destroy(self, handle) -> None:
+    def destroy(self, handle, what: str = "event") -> None:
         """Forgets the event; a record still queued runs all the same (nothing waits for it)."""
-        event = self.get(handle)
+        event = self.get(handle, what)
         with self._lock:
             if self._events.pop(event.handle, None) is None:  # another thread destroyed it
                 raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
-                                 f"event {handle!r} is not a live event (already destroyed)")
+                                 f"{what} {handle!r} is not a live event (already destroyed)")
 
     def reset(self) -> None:
         """Forget every event (the device's last reset, acl.finalize)."""

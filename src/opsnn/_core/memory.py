@@ -117,6 +117,10 @@ class AddressSpace:
             i = bisect.bisect_left(self._starts, addr)
             del self._starts[i]
 
+    def spans(self, addr: int) -> bool:
+        """Whether ``addr`` lies in this space's address range (live, freed or never used)."""
+        return self._base <= addr < self._end
+
     def find(self, addr: int) -> Allocation | None:
         with self._lock:
             i = bisect.bisect_right(self._starts, addr) - 1

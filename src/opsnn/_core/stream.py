@@ -61,29 +61,57 @@ class Stream:
         earlier synchronize by another thread dropped tasks this thread had queued, raise that
         (once), so a caller whose work never ran is not told it succeeded."""
         with self._run:
-            tasks = self._tasks
-            left = len(tasks)
-            while left:
-                left -= 1
-                label, task, _ = tasks.popleft()
-                try:
-                    task()
-                except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
-                    why = exc.message if isinstance(exc, AclnnError) else \
-                        f"internal error: {type(exc).__name__}: {exc}"
-                    why = f"stream task {label} failed: {why}"
-                    me, live = threading.get_ident(), {t.ident: t for t in threading.enumerate()}
-                    for _ in range(left):
-                        owner = tasks.popleft()[2]
-                        if owner != me and owner in live:  # (a thread that has ended hears nothing)
-                            ref, count, _ = self._dropped.get(owner, (weakref.ref(live[owner]), 0, ""))
-                            self._dropped[owner] = (ref, count + 1, why)
-                    raise AclnnError(AclError.RT_FAILURE, why) from exc
+            self._run_tasks(len(self._tasks), None)
             dropped = self._dropped.pop(threading.get_ident(), None) if self._dropped else None
         if dropped is not None and dropped[0]() is threading.current_thread():
             raise AclnnError(AclError.RT_FAILURE,
                              f"{dropped[1]} task(s) this thread queued on stream {self.handle:#x} were "
                              f"dropped, not run: another thread's synchronize met a failure first ({dropped[2]})")
+
+    def run_until(self, done: Callable[[], bool]) -> bool:
+        """Run queued tasks in order until ``done()`` holds or the queue is empty, unless another
+        thread is running this stream: then run nothing and return False (the caller waits for
+        what it needs instead: blocking here while holding another stream's run lock could
+        deadlock two threads whose streams wait on each other's events). A failure raises as in
+        ``synchronize`` and drops every task queued then."""
+        if not self._run.acquire(blocking=False):
+            return False
+        try:
+            self._run_tasks(None, done)
+        finally:
+            self._run.release()
+        return True
+
+    def _run_tasks(self, count: int | None, done: Callable[[], bool] | None) -> None:
+        """Runs ``count`` tasks (None: until ``done()`` or the queue is empty), under ``_run``; a
+        nested run of the same stream may empty the queue first, so its emptiness ends it too."""
+        tasks = self._tasks
+        while tasks and (count is None or count > 0) and not (done is not None and done()):
+            if count is not None:
+                count -= 1
+            label, task, _ = tasks.popleft()
+            try:
+                task()
+            except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
+                why = exc.message if isinstance(exc, AclnnError) else \
+                    f"internal error: {type(exc).__name__}: {exc}"
+                why = f"stream task {label} failed: {why}"
+                self._drop(len(tasks) if count is None else min(count, len(tasks)), why)
+                raise AclnnError(AclError.RT_FAILURE, why) from exc
+
+    def _drop(self, count: int, why: str) -> None:
+        """Drops the next ``count`` tasks after a failure: each task's ``dropped`` hook runs (an
+        event's record then never completes), and each other live thread that queued one hears
+        of it at its next synchronize."""
+        me, live = threading.get_ident(), {t.ident: t for t in threading.enumerate()}
+        for _ in range(count):
+            _, task, owner = self._tasks.popleft()
+            hook = getattr(task, "dropped", None)
+            if hook is not None:
+                hook(why)
+            if owner != me and owner in live:  # (a thread that has ended hears nothing)
+                ref, n, _ = self._dropped.get(owner, (weakref.ref(live[owner]), 0, ""))
+                self._dropped[owner] = (ref, n + 1, why)
 
 
 class StreamTable:

@@ -292,7 +292,7 @@ def destroy_event(event) -> int:
     """aclrtDestroyEvent. Returns ret (100000 for NULL, 200005 for an event not live); a record
     still queued runs all the same."""
     STATE.require_device("destroy_event")
-    STATE.events.destroy(event)
+    STATE.events.destroy(event, "destroy_event: event")
     return 0
 
 
@@ -301,17 +301,22 @@ def record_event(event, stream) -> int:
     """aclrtRecordEvent: queue a marker on ``stream``; the event completes, stamped with the
     host's clock, when the stream's queue runs it. Returns ret."""
     STATE.require_device("record_event")
-    STATE.events.get(event, "record_event: event").record(STATE.streams.get(stream))
+    STATE.events.get(event, "record_event: event").record(_stream(stream, "record_event"))
     return 0
 
 
 @_ret
 def synchronize_event(event) -> int:
-    """aclrtSynchronizeEvent: wait for the event's latest record (runs its stream's queue;
-    returns at once for an event never recorded). Returns ret (500003 when a task before the
-    record failed: the record is dropped with it, and the event stays not ready)."""
+    """aclrtSynchronizeEvent: wait for the event's latest record (runs its stream's queue up to
+    it, or waits while another thread does; returns at once for an event never recorded).
+    Returns ret: 500003 when a task before the record fails (the record is dropped with it and
+    the event stays not ready; later calls say so until it is recorded again)."""
     STATE.require_device("synchronize_event")
-    STATE.events.get(event, "synchronize_event: event").synchronize()
+    target = STATE.events.get(event, "synchronize_event: event")
+    try:
+        target.synchronize()
+    except AclnnError as exc:
+        raise AclnnError(exc.status, f"synchronize_event: {exc.message}") from None
     return 0
 
 
@@ -335,10 +340,11 @@ def event_elapsed_time(start, end):
     last = STATE.events.get(end, "event_elapsed_time: end")
     for name, event in (("start", first), ("end", last)):
         if event.status != COMPLETE:
+            why = ("never recorded (record it, then synchronize its stream or the event)" if not event.recorded
+                   else event.dropped_text() if event.lost == event.recorded
+                   else "its record has not run (synchronize its stream or the event first)")
             raise AclnnError(AclError.RT_EVENT_TIMESTAMP_INVALID,
-                             f"event_elapsed_time: {name} event {event.handle:#x} has no timestamp: "
-                             f"{'never recorded' if not event.recorded else 'its record has not run'} "
-                             "(record it, then synchronize its stream or the event)")
+                             f"event_elapsed_time: {name} event {event.handle:#x} has no timestamp: {why}")
     elapsed = (last.stamp - first.stamp) * 1e3
     if elapsed < 0:
         raise AclnnError(AclError.RT_EVENT_TIMESTAMP_REVERSAL,
@@ -350,14 +356,23 @@ def event_elapsed_time(start, end):
 @_ret
 def stream_wait_event(stream, event) -> int:
     """aclrtStreamWaitEvent: the tasks queued on ``stream`` after this call run after the
-    event's latest record so far (when ``stream`` runs, it runs the record's stream up to there
-    first; an event never recorded is no wait). Returns ret. A cycle of waits, which would
-    hang a device, runs in the order the host meets it."""
+    event's latest record so far (when ``stream`` runs, it runs the record's stream up to that
+    record first, or waits while another thread runs it; an event never recorded is no wait).
+    Returns ret. A record dropped by a failure fails the wait (500003 at ``stream``'s
+    synchronize)."""
     STATE.require_device("stream_wait_event")
-    target = STATE.streams.get(stream)
+    target = _stream(stream, "stream_wait_event")
     waiter = STATE.events.get(event, "stream_wait_event: event").waiter()
     target.enqueue(f"stream_wait_event {int(event):#x}", waiter)
     return 0
+
+
+def _stream(handle, call: str):
+    """The live stream ``handle`` names; its refusal names ``call``."""
+    try:
+        return STATE.streams.get(handle)
+    except AclnnError as exc:
+        raise AclnnError(exc.status, f"{call}: {exc.message}") from None
 
 
 @_pair
@@ -393,6 +408,8 @@ def memset(dev_ptr, max_count, value, count) -> int:
     count = _int(count, "count", "memset")
     if not is_c_int(value) or not -2**31 <= value < 2**31:
         raise AclnnError(AclError.INVALID_PARAM, f"memset: value must be an int32, got {value!r}")
+    if max_count >= 2**64:  # a size_t in C
+        raise AclnnError(AclError.INVALID_PARAM, f"memset: maxCount {max_count} does not fit a size_t")
     if count > max_count:
         raise AclnnError(AclError.INVALID_PARAM, f"memset: count {count} exceeds maxCount {max_count}")
     side = _side_of(dev_ptr)
@@ -450,7 +467,10 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
 
 
 def _side_of(ptr) -> str:
-    if is_c_int(ptr) and memory.DEVICE.find(int(ptr)) is not None:
+    """Which memory an address given without a direction (memcpy's DEFAULT kind, memset) is in:
+    the emulated device range's addresses are device ones, freed ones too (so their refusal
+    says the device allocation is gone, not that host memory is unknown)."""
+    if is_c_int(ptr) and memory.DEVICE.spans(int(ptr)):
         return "device"
     return "host"
 
