@@ -261,11 +261,11 @@ def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, caps
     assert run_verify(*small_files(tmp_path), "--dump", dump) == 0
     folders = sorted(p.parent for p in dump.rglob("case.json"))
     assert [f.relative_to(dump).as_posix() for f in folders] == [
-        "atk_aclnnLeakyReluBackward/0000_aclnnLeakyReluBackward_0",
-        "atk_aclnnLeakyReluBackward/0001_aclnnLeakyReluBackward_1",
-        "atk_aclnnLeakyReluBackward/0002_aclnnLeakyReluBackward_2",
-        "ttk_kernel_test_st/0000_leaky_f16", "ttk_kernel_test_st/0001_hardtanh_bf16",
-        "ttk_kernel_test_st/0002_hardtanh_f32_swapped"]
+        "atk_aclnnLeakyReluBackward.json/0000_aclnnLeakyReluBackward_0",
+        "atk_aclnnLeakyReluBackward.json/0001_aclnnLeakyReluBackward_1",
+        "atk_aclnnLeakyReluBackward.json/0002_aclnnLeakyReluBackward_2",
+        "ttk_kernel_test_st.csv/0000_leaky_f16", "ttk_kernel_test_st.csv/0001_hardtanh_bf16",
+        "ttk_kernel_test_st.csv/0002_hardtanh_f32_swapped"]
     for folder in folders:
         case = golden_files.load(folder)
         m = case["manifest"]
@@ -289,7 +289,31 @@ def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, caps
     # a folder that cannot be made is a usage error before anything runs
     (tmp_path / "file").write_text("x")
     assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "file" / "sub")]) == 2
-    assert "--dump: cannot make the folder" in capsys.readouterr().err
+    assert "--dump: cannot write into the folder" in capsys.readouterr().err
+
+
+def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
+    """(A breaker) two case files of one name (other folders) got one dump folder, the second's
+    cases over the first's; a case that now fails at the aclnn call left the earlier run's
+    PASS files in place. Now: a folder per file, and the failed case's folder holds its inputs
+    and the FAIL verdict, nothing stale."""
+    from opsnn import golden_files
+
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first = write_json(tmp_path / "a", json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    second = write_json(tmp_path / "b", json_case(0, "fp32", (3, 5), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    assert run_verify(first, second, "--dump", dump) == 0
+    name = "atk_aclnnLeakyReluBackward.json"
+    assert golden_files.load(dump / name / "0000_aclnnLeakyReluBackward_0")["output"].shape == (2,)
+    assert golden_files.load(dump / f"{name}-2" / "0000_aclnnLeakyReluBackward_0")["output"].shape == (3, 5)
+    write_json(tmp_path / "a", json_case(0, "fp32", (2,), [-1, 1], [-1, 1], -1, "fp32", True))  # now refused
+    assert run_verify(first, "--dump", dump) == 1
+    case = golden_files.load(dump / name / "0000_aclnnLeakyReluBackward_0")
+    assert case["manifest"]["verdict"]["status"] == "FAIL" and "161002" in case["manifest"]["verdict"]["reason"]
+    assert case["golden"] is None and case["output"] is None and case["inputs"]["self"].shape == (2,)
+    assert sorted(p.name for p in (dump / name / "0000_aclnnLeakyReluBackward_0").iterdir()) == [
+        "case.json", "gradOutput.bin", "self.bin"]
 
 
 def _one_csv_row(tmp_path, **cells) -> Path:

@@ -6,8 +6,8 @@ every input under its aclnn name (``gradOutput.bin``, ``self.bin``), ``golden.bi
 the case was judged against: ``opsnn.reference`` or torch) and ``output.bin`` (what opsnn's
 aclnn call wrote), beside ``case.json``, which gives each file's dtype (its aclDataType name,
 ``ACL_FLOAT16``, and NumPy's) and shape, the scalars and flags, the tolerance, the seed and the verdict, so a
-board test can feed the same inputs and compare with the same golden. ``load`` reads a folder
-back.
+board test can feed the same inputs and compare with the same golden. A case whose aclnn call
+failed gets its inputs and verdict only. ``load`` reads a folder back.
 """
 
 from __future__ import annotations
@@ -22,26 +22,56 @@ import numpy as np
 from ._core.dtypes import DataType, from_numpy, to_numpy
 
 
-def case_folder(root: str | Path, file: str, index: int, case_name: str) -> Path:
-    """``root/<case file's stem>/<index, 4 digits>_<case name, path-safe>``."""
+def file_labels(paths: list[str]) -> dict[str, str]:
+    """A folder name per case file of a run: its file name (``atk_x.json``), then ``-2``, ``-3``
+    ... for other files of the same name (``a/x.json`` and ``b/x.json`` would share a folder);
+    the same file given twice keeps one."""
+    labels: dict[str, str] = {}
+    for path in paths:
+        key = str(Path(path).resolve())
+        if key not in labels:
+            name, taken = Path(path).name, set(labels.values())
+            labels[key] = next(label for label in (name, *(f"{name}-{k}" for k in range(2, len(paths) + 2)))
+                               if label not in taken)
+    return labels
+
+
+def case_folder(root: str | Path, label: str, index: int, case_name: str) -> Path:
+    """``root/<label>/<index, 4 digits>_<case name, path-safe>``."""
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", case_name).strip("._") or "case"
-    return Path(root) / Path(file).stem / f"{index:04d}_{safe[:80]}"
+    return Path(root) / label / f"{index:04d}_{safe[:80]}"
 
 
-def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: np.ndarray,
-          output: np.ndarray) -> None:
-    """Write the tensors and ``case.json`` (``manifest`` plus each file's entry) into ``folder``."""
+def probe(root: str | Path) -> None:
+    """Make ``root`` and check a file can be written there (OSError if not), before a run."""
+    folder = Path(root)
     folder.mkdir(parents=True, exist_ok=True)
+    test = folder / ".opsnn-write-test"
+    test.write_bytes(b"")
+    test.unlink()
+
+
+def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: np.ndarray | None,
+          output: np.ndarray | None) -> None:
+    """Write the tensors and ``case.json`` (``manifest`` plus each file's entry) into ``folder``,
+    after removing what an earlier run wrote there; ``golden`` / ``output`` None (a call that
+    failed before its result) leaves theirs out."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in [*folder.glob("*.bin"), folder / "case.json"]:
+        stale.unlink(missing_ok=True)
     document = dict(manifest)
     document["inputs"] = {role: _tofile(folder, role, array) for role, array in inputs.items()}
-    document["golden"] = {**document.get("golden", {}), **_tofile(folder, "golden", golden)}
-    document["output"] = _tofile(folder, "output", output)
+    if golden is not None:
+        document["golden"] = {**document.get("golden", {}), **_tofile(folder, "golden", golden)}
+    if output is not None:
+        document["output"] = _tofile(folder, "output", output)
     (folder / "case.json").write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
 
 
 def load(folder: str | Path) -> dict:
     """A case folder read back: ``{"manifest": case.json, "inputs": {role: array}, "golden":
-    array, "output": array}``, each array of its recorded dtype and shape."""
+    array, "output": array}``, each array of its recorded dtype and shape (golden and output
+    None where the case's call failed before its result)."""
     folder = Path(folder)
     manifest = json.loads((folder / "case.json").read_text())
 
@@ -50,7 +80,7 @@ def load(folder: str | Path) -> dict:
         return np.fromfile(folder / entry["file"], dtype=dtype).reshape(entry["shape"])
 
     return {"manifest": manifest, "inputs": {role: read(e) for role, e in manifest["inputs"].items()},
-            "golden": read(manifest["golden"]), "output": read(manifest["output"])}
+            **{key: read(manifest[key]) if "file" in manifest.get(key, {}) else None for key in ("golden", "output")}}
 
 
 def _tofile(folder: Path, stem: str, array: np.ndarray) -> dict:

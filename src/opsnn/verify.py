@@ -731,6 +731,7 @@ class Session:
         self.acl, self.aclnn = acl, aclnn
         self.stream = None
         self._owns_init = False
+        self.dump_labels: dict[str, str] = {}  # case file (resolved) -> its --dump folder name
 
     def __enter__(self) -> Session:
         ret = self.acl.init()
@@ -873,7 +874,13 @@ def _run_and_compare(case: Case, settings: Settings, session: Session, result: R
     rng = case_rng(settings.seed, case)
     inputs = {t.role: generate(t.values, t.dtype, t.shape, rng) for t in case.tensors}
     scalars = {s.role: pick_scalar(s, rng) for s in case.scalars}
-    ours = run_aclnn(session, binding, case, inputs, scalars)
+    try:
+        ours = run_aclnn(session, binding, case, inputs, scalars)
+    except CaseError as exc:  # the folder says so too (an earlier run's files would be stale)
+        if settings.dump:
+            result.status, result.reason = FAIL, str(exc)
+            _dump(case, settings, session, binding, inputs, scalars, None, None, result)
+        raise
     if settings.golden == "torch":
         try:
             golden = np.asarray(binding.torch(inputs, scalars, dict(case.flags))).astype(case.out_dtype)
@@ -894,11 +901,11 @@ def _run_and_compare(case: Case, settings: Settings, session: Session, result: R
         result.reason = (f"{comparison.mismatches:,} of {ours.size:,} elements outside "
                          f"rtol {case.tolerance.rtol:g} / atol {case.tolerance.atol:g}")
     if settings.dump:
-        _dump(case, settings, binding, inputs, scalars, golden, ours, result)
+        _dump(case, settings, session, binding, inputs, scalars, golden, ours, result)
 
 
-def _dump(case: Case, settings: Settings, binding: OpBinding, inputs: Arrays, scalars: Scalars,
-          golden: np.ndarray, ours: np.ndarray, result: Result) -> None:
+def _dump(case: Case, settings: Settings, session: Session, binding: OpBinding, inputs: Arrays,
+          scalars: Scalars, golden: np.ndarray | None, ours: np.ndarray | None, result: Result) -> None:
     """The case's tensors and what they mean, as ``opsnn.golden_files`` lays them out."""
     manifest = {"file": case.file, "index": case.index, "name": case.name, "aclnn": binding.aclnn,
                 "soc": settings.soc, "seed": settings.seed,
@@ -908,10 +915,11 @@ def _dump(case: Case, settings: Settings, binding: OpBinding, inputs: Arrays, sc
                 "tolerance": dataclasses.asdict(case.tolerance),
                 "verdict": {"status": result.status, "bit_exact": result.bit_exact,
                             "mismatches": result.mismatches, "reason": result.reason}}
+    label = session.dump_labels.get(str(Path(case.file).resolve()), Path(case.file).name)
     try:
-        golden_files.write(golden_files.case_folder(settings.dump, case.file, case.index, case.name),
+        golden_files.write(golden_files.case_folder(settings.dump, label, case.index, case.name),
                            manifest, inputs, golden, ours)
-    except OSError as exc:  # a full disk: the case's verdict stands, the files are what failed
+    except OSError as exc:  # a full disk: the run fails (the folder was checked writable at its start)
         raise CaseError(f"--dump: cannot write the case's files: {exc}") from None
 
 
@@ -961,9 +969,9 @@ def run(args: argparse.Namespace) -> int:
         _check_writable(args.json_path)
     if args.dump:
         try:
-            Path(args.dump).mkdir(parents=True, exist_ok=True)
+            golden_files.probe(args.dump)
         except OSError as exc:
-            raise ValueError(f"--dump: cannot make the folder {args.dump!r}: {exc.strerror}") from None
+            raise ValueError(f"--dump: cannot write into the folder {args.dump!r}: {exc.strerror}") from None
     soc = getattr(args, "soc", None) or platform.current().name
     settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name, args.dump)
     files = [(path, load_cases(path)) for path in args.files]
@@ -972,6 +980,7 @@ def run(args: argparse.Namespace) -> int:
         files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     start = time.perf_counter()
     with platform.use_soc(settings.soc), Session() as session:
+        session.dump_labels = golden_files.file_labels([path for path, _ in files])
         per_file = _run_all(files, settings, session, console)
     elapsed = time.perf_counter() - start
     for (path, _), file_results in zip(files, per_file):  # (a file given twice: a table per run)
@@ -1034,7 +1043,9 @@ def _num(value: float | None) -> str:
 
 def _summary(results: list[Result], elapsed: float) -> dict:
     counts = {status: sum(r.status == status for r in results) for status in (PASS, FAIL, SKIP, DOC)}
-    return {**counts, "total": len(results), "bit_exact": sum(bool(r.bit_exact) for r in results),
+    # (a case that failed after a bit-exact comparison, its --dump not written, is not counted)
+    return {**counts, "total": len(results),
+            "bit_exact": sum(bool(r.bit_exact) and r.status != FAIL for r in results),
             "seconds": round(elapsed, 3)}
 
 
