@@ -67,6 +67,27 @@ def test_run_reports_status_steps_and_a_bit_exact_result(capsys):
     assert "negative_slope=0.01) -> ws[0] [DT_FLOAT16, computed in DT_FLOAT]" in out, out
 
 
+def test_run_prints_its_inputs_and_takes_soc_after_the_command(capsys):
+    """(A new user) the random inputs are printed beside the result, so it can be checked by
+    hand; --soc after the command works as before it; a bare `opsnn` prints the commands."""
+    code, out = _run(capsys, "run", "LeakyReluBackward", "--shape", "2", "--scalar", "0.5", "--seed", "3")
+    assert code == 0
+    rng = np.random.default_rng(3)
+    grad, self_ = (rng.uniform(-2, 2, (2,)) * 2).astype(np.float32), rng.uniform(-2, 2, (2,)).astype(np.float32)
+    printed = out[out.index("gradOutput:"):]
+    assert printed.index(str(grad)) < printed.index("self:") < printed.index(str(self_)) < printed.index("result:")
+    assert str(np.where(self_ > 0, grad, grad * np.float32(0.5))) in printed.split("result:")[1]
+    code, out = _run(capsys, "run", "LeakyReluBackward", "--dtype", "bf16", "--soc", "Ascend910")
+    assert code == 1 and "which Ascend910 does not support" in out
+    assert cli.main([]) == 2 and "COMMAND" in capsys.readouterr().out
+
+
+def test_python_m_opsnn_samples_runs_both_samples():
+    done = subprocess.run([sys.executable, "-m", "opsnn.samples"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("result[") == 4 + 8 and "result[5] is: 5.000000" in done.stdout
+
+
 @pytest.mark.parametrize("argv, steps", [
     # one dtype per input, in the API's order; out defaults to their promoted dtype
     (["--dtype", "f16,f32"], ["Cast(grad_output -> DT_FLOAT) -> ws[0]", "LeakyReluGrad(ws[0], self",

@@ -78,7 +78,15 @@ def main(argv: list[str] | None = None) -> int:
         module = sys.modules[__name__] if module_name == __name__ else importlib.import_module(module_name)
         adder = getattr(module, f"_add_{name}_arguments", None) or module.add_arguments
         adder(sub)
+        try:  # every command takes --soc after its name too (verify and tiling define their own)
+            sub.add_argument("--soc", choices=list(platform.PROFILES), default=argparse.SUPPRESS,
+                             help="emulated SoC, as `opsnn --soc` before the command")
+        except argparse.ArgumentError:
+            pass
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
+    if not argv:  # a bare `opsnn`: the commands, not just "COMMAND is required"
+        parser.print_help()
+        return 2
     args = parser.parse_args(argv)
     try:
         with platform.use_soc(args.soc or platform.current().name):
@@ -432,6 +440,10 @@ def _run_run(args) -> int:
     dtypes.cast_into(golden, expected)
     exact = result.tobytes() == golden.tobytes()
     console.print(f"result vs float64 reference: {'bit-exact' if exact else '[red]MISMATCH[/red]'}")
+    for p in spec.inputs:  # the random inputs too, so the result can be checked by hand
+        console.print(f"{p.api_name}:")
+        console.print(host[p.name])
+    console.print("result:")
     console.print(result)
     return 0 if exact else 1
 

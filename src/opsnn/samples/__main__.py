@@ -1,0 +1,26 @@
+"""``python -m opsnn.samples``: both ops-nn samples, one after the other, as ``opsnn demo`` starts.
+
+Exit status: 0, or the first failing sample's ret (each sample exits with its own when run alone:
+``python -m opsnn.samples.leaky_relu_backward``)."""
+
+import sys
+
+from . import hardtanh_backward, leaky_relu_backward
+from .common import SampleError
+
+
+def main() -> int:
+    for sample in (leaky_relu_backward, hardtanh_backward):
+        print(f"== {sample.__name__.rsplit('.', 1)[-1]} (the ops-nn sample, line by line)")
+        try:
+            ret = sample.main()
+        except SampleError as exc:
+            print(exc)
+            return exc.ret
+        if ret:
+            return ret
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
