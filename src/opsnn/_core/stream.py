@@ -61,7 +61,15 @@ class Stream:
         earlier synchronize by another thread dropped tasks this thread had queued, raise that
         (once), so a caller whose work never ran is not told it succeeded."""
         with self._run:
-            self._run_tasks(len(self._tasks), None)
+            tasks = self._tasks
+            left = len(tasks)
+            while left and tasks:  # (a nested run of this stream, an event wait's, may empty it first)
+                left -= 1
+                label, task, _ = tasks.popleft()
+                try:
+                    task()
+                except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
+                    raise self._failed(label, exc, left) from exc
             dropped = self._dropped.pop(threading.get_ident(), None) if self._dropped else None
         if dropped is not None and dropped[0]() is threading.current_thread():
             raise AclnnError(AclError.RT_FAILURE,
@@ -77,27 +85,23 @@ class Stream:
         if not self._run.acquire(blocking=False):
             return False
         try:
-            self._run_tasks(None, done)
+            tasks = self._tasks
+            while tasks and not done():
+                label, task, _ = tasks.popleft()
+                try:
+                    task()
+                except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
+                    raise self._failed(label, exc, len(tasks)) from exc
         finally:
             self._run.release()
         return True
 
-    def _run_tasks(self, count: int | None, done: Callable[[], bool] | None) -> None:
-        """Runs ``count`` tasks (None: until ``done()`` or the queue is empty), under ``_run``; a
-        nested run of the same stream may empty the queue first, so its emptiness ends it too."""
-        tasks = self._tasks
-        while tasks and (count is None or count > 0) and not (done is not None and done()):
-            if count is not None:
-                count -= 1
-            label, task, _ = tasks.popleft()
-            try:
-                task()
-            except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
-                why = exc.message if isinstance(exc, AclnnError) else \
-                    f"internal error: {type(exc).__name__}: {exc}"
-                why = f"stream task {label} failed: {why}"
-                self._drop(len(tasks) if count is None else min(count, len(tasks)), why)
-                raise AclnnError(AclError.RT_FAILURE, why) from exc
+    def _failed(self, label: str, exc: Exception, left: int) -> AclnnError:
+        """The 500003 for task ``label``'s failure, after dropping the next ``left`` tasks."""
+        why = exc.message if isinstance(exc, AclnnError) else f"internal error: {type(exc).__name__}: {exc}"
+        why = f"stream task {label} failed: {why}"
+        self._drop(min(left, len(self._tasks)), why)
+        return AclnnError(AclError.RT_FAILURE, why)
 
     def _drop(self, count: int, why: str) -> None:
         """Drops the next ``count`` tasks after a failure: each task's ``dropped`` hook runs (an
