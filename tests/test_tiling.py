@@ -71,6 +71,13 @@ def test_hardtanh_grad_ut_examples_dim0(dim0, expected):
     assert r.tiling_key == 3 and r.block_dim == expected["block_num"]
 
 
+@pytest.mark.parametrize("dtype", [D.FLOAT16, D.BF16, D.FLOAT], ids=str)
+def test_hardtanh_grad_key_is_3_for_every_dtype(dtype):
+    """RunTiling sets dType = HardtanhGrad_TPL before its dtype branch (hardtanh_grad_tiling_arch35.cpp),
+    so every dtype's key is the fp16 UT's 3 (a breaker: bf16 / fp32 were 5 / 7, an older ops-nn's)."""
+    assert hardtanh(UT_SHAPE, dtype).tiling_key == 3
+
+
 def test_hardtanh_grad_bounds_are_stored_as_float32():
     r = hardtanh((8,), min_val=0.1, max_val=1e40)
     assert r.tiling_data.min_val == 0.10000000149011612 and r.tiling_data.max_val == float("inf")

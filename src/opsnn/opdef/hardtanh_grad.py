@@ -29,8 +29,10 @@ ATTRS = (AttrDef("min_val", "float", True, -1.0), AttrDef("max_val", "float", Tr
 # fp16 UTs are the only anchor; fp32/bf16 use the same number (see docs/tiling.md).
 DAG = DagParams(min_dtype_bits=8, max_dtype_bits=32, buffer_num=10,
                 source="spec §7.3: inferred from the fp16 UT (ubFormer 6144 at UB 245760)")
-# dType template values (the UT asserts FP16 = 1 through key 3; BF16/FP32 follow LeakyReluGrad's).
-TPL_DTYPE = {DataType.FLOAT16: 1, DataType.BF16: 2, DataType.FLOAT: 3}
+# The dType template value: RunTiling sets ``dType = HardtanhGrad_TPL`` (1) before its dtype
+# branch, whatever the dtype (one kernel template; the DAG is picked by dtype inside), so every
+# dtype's key is the fp16 UT's 3 (an older ops-nn had one TPL value per dtype: keys 3/5/7).
+TPL_DTYPE = 1
 SCH_MODE_BITS = 1  # key 3 for (schMode 1, dType 1) fixes schMode to one bit
 DTYPE_BITS = 8
 
@@ -63,9 +65,9 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
     base = t.elementwise_tiling(OP, y.shape, (result.shape, grad.shape), soc.vector_core_num, soc.ub_size, DAG)
     min_val, max_val = t.to_float32(attrs["min_val"]), t.to_float32(attrs["max_val"])
     data = HardtanhGradTilingData(base, min_val, max_val)
-    key = t.tpl_tiling_key((base.sche_mode, SCH_MODE_BITS), (TPL_DTYPE[y.dtype], DTYPE_BITS))
+    key = t.tpl_tiling_key((base.sche_mode, SCH_MODE_BITS), (TPL_DTYPE, DTYPE_BITS))
     notes = (f"DAG numbers: {DAG.source}",
-             "tiling key: asserted (3) for fp16 only; bf16/fp32 use dType 2/3 (derived)")
+             "tiling key: dType is HardtanhGrad_TPL for every dtype (RunTiling); 3 asserted by the fp16 UT")
     walk = functools.partial(t.elementwise_launch, base, DAG, soc.ub_size, 2)
     return TilingResult(OP, soc.name, "arch35 elementwise DoTiling", data, key, base.block_num,
                         t.DEFAULT_TILING_WORKSPACE_SIZE, notes, walk)

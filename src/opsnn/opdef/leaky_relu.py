@@ -29,6 +29,8 @@ DAGS = {
     DataType.FLOAT16: DagParams(16, 32, 6, "derived (level-2 buffer count of LeakyReluCastDag<half, float>)"),
     DataType.BF16: DagParams(16, 32, 6, "derived (level-2 buffer count of LeakyReluCastDag<bfloat16, float>)"),
 }
+# RunTiling picks TPL_FP16 / TPL_BF16 / TPL_FP32 by dtype; their values (leaky_relu_struct.h is
+# not in the public tree) taken as LeakyReluGrad's struct gives its own: 1 / 2 / 3
 TPL_DTYPE = {DataType.FLOAT16: 1, DataType.BF16: 2, DataType.FLOAT: 3}
 
 
@@ -47,7 +49,8 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
                                     (attrs["negative_slope"],))
     key = t.tpl_tiling_key((t.DEFAULT_SCHEMODE, 1), (TPL_DTYPE[y.dtype], 8))
     notes = (f"DAG numbers: {dag.source}",
-             "tiling key: derived from HardtanhGrad's encoding (3/5/7 for fp16/bf16/fp32); the UTs only assert > 0")
+             "tiling key: schMode 1 and dType TPL_FP16/BF16/FP32 (1/2/3, as LeakyReluGrad's) in HardtanhGrad's "
+             "encoding: 3/5/7 (derived); the UTs only assert > 0")
     walk = functools.partial(t.elementwise_launch, data, dag, soc.ub_size, 1)
     return TilingResult(OP, soc.name, "arch35 elementwise DoTiling24B", data, key, data.block_num,
                         t.DEFAULT_TILING_WORKSPACE_SIZE, notes, walk)
