@@ -407,6 +407,36 @@ def test_cli_aclnn_order_and_second_shape(capsys):
     assert "infershape   y = [4]" in out and "the shapes of result and grad must be the same" in out
 
 
+@pytest.mark.parametrize("argv, words", [
+    (["--soc", "Ascend910B", "HardtanhGrad", "--shape=-1,8", "--shape2=1,8"], "input result is [-1, 8], dynamic"),
+    (["--soc", "Ascend910B", "HardtanhGrad", "--shape=-2", "--shape2", "4,8"], "input result is [-2], dynamic"),
+    (["--soc", "Ascend950", "LeakyReluGrad", "--shape=-1,8", "--shape2=4,8"], "input gradients is [-1, 8], dynamic"),
+    (["--soc", "Ascend950", "HardtanhBackward", "--shape=-1,8", "--shape2=0,8"], "is [-1, 8], dynamic"),
+    (["--soc", "Ascend950", "HardtanhGrad", "--shape", "4611686018427387904,4"], "more than an int64 counts"),
+])
+def test_cli_dynamic_inputs_and_int64_overflow_fail_cleanly(capsys, argv, words):
+    """(A breaker) a dynamic input beside a static one reached the 910B tiling as N <= 0 (a
+    ZeroDivisionError traceback), or, for an aclnn name, took the empty fast path (exit 0);
+    an element count beyond int64 tiled into a wrapped field. Each is FAILED now, exit 1."""
+    code, out, _ = cli(capsys, *argv)
+    assert code == 1 and words in out and "Traceback" not in out, out
+    assert "empty-tensor fast path" not in out
+
+
+def test_tile_refuses_dynamic_shapes_counts_beyond_int64_and_sub_byte_dtypes():
+    """opdef.tile raises TilingError (561103) for what the CLI reports above, on every def."""
+    for soc in (A950, get_profile("Ascend910B")):
+        op, _ = opdef.find("HardtanhGrad", soc)
+        for shapes in ([(-1, 8), (4, 8)], [(4, 8), (-3, 8)]):
+            with pytest.raises(t.TilingError, match="dynamic shape"):
+                opdef.tile(op, soc, [T(s, D.FLOAT16) for s in shapes], [T((4, 8), D.FLOAT16)], {})
+        with pytest.raises(t.TilingError, match="more than an int64"):
+            opdef.tile(op, soc, [T((2**62, 2), D.FLOAT16)] * 2, [T((2**62, 2), D.FLOAT16)], {})
+    op, _ = opdef.find("HardtanhGrad", get_profile("Ascend910B"))
+    with pytest.raises(t.TilingError, match="no whole-byte element size"):
+        opdef.tile(op, get_profile("Ascend910B"), [T((4,), D.INT4)] * 2, [T((4,), D.INT4)], {})
+
+
 def test_cli_failures_and_usage_errors(capsys):
     code, out, _ = cli(capsys, "LeakyReluGrad", "--shape", "1,64,2,64", "--dtype", "float32,float16,float32")
     assert code == 1 and "no binary row matches" in out and "FAILED       LeakyReluGrad tiling failed" in out

@@ -203,8 +203,10 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
         report["error"] = exc.message
         return report, 1
     report["inferredShape"] = list(out_shape)
-    if any(d < 0 for d in out_shape):
-        report["error"] = f"{op.name} tiling needs static shapes; the inferred shape {list(out_shape)} is dynamic"
+    dynamic = next(((name, s) for name, s in zip(op.inputs, shapes) if any(d < 0 for d in s)), None)
+    if dynamic or any(d < 0 for d in out_shape):  # before the empty fast path: -1 x 0 is no empty tensor
+        what = f"input {dynamic[0]} is {list(dynamic[1])}" if dynamic else f"the inferred shape {list(out_shape)}"
+        report["error"] = f"{op.name} tiling needs static shapes; {what}, dynamic"
         return report, 1
     if alias and 0 in out_shape and "phase1Status" not in report:
         # CANN's aclnn returns before building any kernel; op_host's tiling would refuse the empty shape

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .._core.platform import SocProfile
+from .._core.shape import numel
 from .._core.status import AclnnError, Status
+from .._core.tiling import TilingError
 from . import hardtanh_grad, leaky_relu, leaky_relu_grad
 from .base import (AclnnAlias, AttrDef, InferShapeError, OpDef, Shape, TensorDesc, TilingResult, infer_broadcast,
                    infer_elewise)
@@ -75,4 +77,13 @@ def tile(opdef: OpDef, profile: SocProfile, inputs: Sequence[TensorDesc], output
     if len(inputs) != len(opdef.inputs) or len(outputs) != len(opdef.outputs):
         raise ValueError(f"{opdef.name} takes inputs {opdef.inputs} and outputs {opdef.outputs}, "
                          f"got {len(inputs)} and {len(outputs)} tensors")
+    for role, desc in zip(opdef.inputs + opdef.outputs, (*inputs, *outputs)):
+        # tiling runs on the shapes a launch has (GE resolves -1 / -2 before it), and its
+        # element counts are int64s (a count beyond one would wrap in the tiling struct)
+        if any(d < 0 for d in desc.shape):
+            raise TilingError(opdef.name, f"{role} has the dynamic shape {list(desc.shape)}: tiling runs on "
+                                          "static shapes (every dim >= 0)")
+        if numel(desc.shape) >= 2**63:
+            raise TilingError(opdef.name, f"{role} of shape {list(desc.shape)} holds {numel(desc.shape)} "
+                                          "elements, more than an int64 counts")
     return opdef.tiling(profile, inputs, outputs, opdef.attr_values(attrs or {}))

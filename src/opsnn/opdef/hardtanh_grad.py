@@ -130,6 +130,9 @@ def tiling_910b(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence
         raise TilingError(OP, "result has no elements: the padded length minus one underflows and the "
                               "source would leave the core count unset (the aclnn empty fast path never gets here)")
     type_len = BITS[DataType(grad.dtype)] // 8
+    if type_len == 0:  # the source's division by it would fault
+        raise TilingError(OP, f"grad's dtype {DataType(grad.dtype).name} has no whole-byte element size; "
+                              "the 512-byte unit is counted in whole elements")
     unit = GM_ALIGN_BYTES // type_len  # elements per 512-byte unit
     padded = t.round_up(n, unit)
     min_val, max_val = t.to_float32(attrs["min_val"]), t.to_float32(attrs["max_val"])
