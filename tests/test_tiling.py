@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import json
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -339,6 +340,13 @@ def test_host_plan_examples():
                                                "blockTail": 10, "tile": 4096}
     with pytest.raises(ValueError, match="n_threads=0"):
         t.plan_host(10, 4, 0)
+    # no more blocks than tiles' worth of elements: 4097 float32 over 2 threads is 2 blocks
+    # (smaller than a tile each; a breaker held the docstring's old "never smaller than a tile")
+    assert t.plan_host(4097, 4, 2) == t.HostPlan(4097, 4, 2, 2064, 2033, 4096)
+    assert t.plan_host(np.int64(4097), np.int64(4), 2) == t.plan_host(4097, 4, 2)
+    for bad in ((10, 4, 2.5), (10.0, 4, 2), (10, "4", 2)):
+        with pytest.raises(ValueError, match="plan_host takes ints"):
+            t.plan_host(*bad)
 
 
 @settings(max_examples=100, deadline=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Iterator
 
 from .base import Printable, ceil_div, round_up
@@ -46,9 +47,18 @@ class HostPlan(Printable):
 def plan_host(numel: int, itemsize_bytes: int, n_threads: int, tile_bytes: int = DEFAULT_TILE_BYTES) -> HostPlan:
     """Split ``numel`` elements of ``itemsize_bytes`` each over ``n_threads`` workers.
 
-    Tiles hold ``tile_bytes`` (rounded down to whole cache lines, at least one line); a block is
-    never smaller than a tile, so small tensors use fewer threads. Pure and O(1).
+    Tiles hold ``tile_bytes`` (rounded down to whole cache lines, at least one line); there are
+    no more blocks than tiles' worth of elements (``ceil(numel / tile)``), so small tensors use
+    fewer threads. Block starts are whole cache lines of elements (on 64-byte boundaries for
+    itemsizes that divide 64: every aclDataType's). Pure and O(1); ValueError for arguments that
+    are no ints in range.
     """
+    try:  # ints (NumPy's too); a float thread count split nothing sensible
+        numel, itemsize_bytes, n_threads, tile_bytes = map(operator.index, (numel, itemsize_bytes, n_threads,
+                                                                            tile_bytes))
+    except TypeError:
+        raise ValueError(f"plan_host takes ints, got numel={numel!r}, itemsize_bytes={itemsize_bytes!r}, "
+                         f"n_threads={n_threads!r}, tile_bytes={tile_bytes!r}") from None
     if numel < 0 or itemsize_bytes < 1 or n_threads < 1 or tile_bytes < 1:
         raise ValueError(f"plan_host needs numel >= 0 and positive sizes, got numel={numel}, "
                          f"itemsize_bytes={itemsize_bytes}, n_threads={n_threads}, tile_bytes={tile_bytes}")
