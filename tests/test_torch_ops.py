@@ -909,7 +909,35 @@ def test_swap_activations_refuses_torchscript():
     for compiled in (torch.jit.script(model), torch.jit.trace(model, torch.randn(1, 2))):
         with pytest.raises(TypeError, match="TorchScript"):
             ot.swap_activations(compiled)
+        # one held inside a plain module too, naming where (a breaker: skipped without a word)
+        outer = torch.nn.Sequential(torch.nn.Linear(2, 2), compiled)
+        with pytest.raises(TypeError, match="swap_activations: submodule '1' is a TorchScript module"):
+            ot.swap_activations(outer)
     assert type(model[1]) is torch.nn.LeakyReLU
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module, got function"):
+        ot.swap_activations(lambda x: x)
+
+
+def test_inputs_that_are_no_tensor_are_refused_as_torch_nn_functional_refuses_them():
+    """(A breaker) None was torch's 'no fallback function is registered' (hardtanh_: an internal
+    AttributeError), a list or an int the schema's cast error; each is the TypeError
+    torch.nn.functional raises, naming the argument and its position."""
+    x = torch.ones(3)
+    for call, words in ((lambda: ot.leaky_relu(None), "leaky_relu(): argument 'input' (position 1) must be Tensor, "
+                                                      "not NoneType"),
+                        (lambda: ot.hardtanh_(None), "hardtanh_(): argument 'input' (position 1) must be Tensor"),
+                        (lambda: ot.relu6([1.0]), "relu6(): argument 'input' (position 1) must be Tensor, not list"),
+                        (lambda: ot.leaky_relu_(3), "not int"),
+                        (lambda: ot.hardtanh(np.ones(3)), "not ndarray"),
+                        (lambda: ot.nn.LeakyReLU()([1.0]), "leaky_relu(): argument 'input'"),
+                        (lambda: ot.leaky_relu_backward(None, x, 0.1), "argument 'grad_output' (position 1)"),
+                        (lambda: ot.hardtanh_backward(x, [1.0], -1, 1), "argument 'self' (position 2) must be "
+                                                                         "Tensor, not list")):
+        with pytest.raises(TypeError) as info:
+            call()
+        assert words in str(info.value), info.value
+    with pytest.raises(TypeError, match="must be Tensor, not NoneType"):
+        F.leaky_relu(None)
 
 
 def test_swap_activations_keeps_shared_modules_shared():

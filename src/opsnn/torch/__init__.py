@@ -86,6 +86,15 @@ def _number(value, name: str, function: str):
     return value
 
 
+def _tensors(function: str, **named) -> None:
+    """Refuse an argument that is no tensor with the TypeError torch.nn.functional raises (the
+    schema's own refusal names no argument, and None met 'no fallback function is registered')."""
+    for position, (name, value) in enumerate(named.items(), 1):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"opsnn.torch.{function}(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+
+
 def _inplace(name: str, input: torch.Tensor, *scalars) -> torch.Tensor:
     """The in-place op ``name`` + "_" on ``input``. Inside torch.compile: the functional op on a
     clone (autograd keeps the input it saves) and a ``copy_`` into ``input``, much as torch's
@@ -103,6 +112,7 @@ def _inplace(name: str, input: torch.Tensor, *scalars) -> torch.Tensor:
 def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:
     """``torch.nn.functional.leaky_relu`` on opsnn's aclnnLeakyRelu:
     ``input if input > 0 else input * float32(negative_slope)``; dtype and shape of ``input``."""
+    _tensors("leaky_relu", input=input)
     _no_forward_ad("leaky_relu", input)
     negative_slope = _number(negative_slope, "negative_slope", "leaky_relu")
     if inplace:
@@ -113,6 +123,7 @@ def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool 
 def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
     """In-place ``leaky_relu``; autograd keeps only the result, so backward refuses a negative
     slope (161002), as torch does."""
+    _tensors("leaky_relu_", input=input)
     _no_forward_ad("leaky_relu_", input)
     return _inplace("leaky_relu", input, _number(negative_slope, "negative_slope", "leaky_relu_"))
 
@@ -123,6 +134,7 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
     with the bounds converted to ``input``'s dtype. Raises ValueError when min_val > max_val."""
     if min_val > max_val:  # before reading tensors: torch compares in the tensor's dtype
         raise ValueError("min_val cannot be greater than max_val")
+    _tensors("hardtanh", input=input)
     _no_forward_ad("hardtanh", input)
     min_val, max_val = _number(min_val, "min_val", "hardtanh"), _number(max_val, "max_val", "hardtanh")
     if inplace:
@@ -132,6 +144,7 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
 
 def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
     """In-place ``hardtanh``."""
+    _tensors("hardtanh_", input=input)
     _no_forward_ad("hardtanh_", input)
     return _inplace("hardtanh", input, _number(min_val, "min_val", "hardtanh_"),
                     _number(max_val, "max_val", "hardtanh_"))
@@ -139,6 +152,7 @@ def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) 
 
 def relu6(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
     """``torch.nn.functional.relu6``: ``hardtanh(input, 0, 6)``."""
+    _tensors("relu6", input=input)
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
@@ -146,6 +160,7 @@ def leaky_relu_backward(grad_output: torch.Tensor, self: torch.Tensor, negative_
                         self_is_result: bool = False) -> torch.Tensor:
     """aclnnLeakyReluBackward (``torch.ops.aten.leaky_relu_backward``): broadcast shape,
     promoted dtype."""
+    _tensors("leaky_relu_backward", grad_output=grad_output, self=self)
     _no_forward_ad("leaky_relu_backward", grad_output, self)
     return _ops.call("leaky_relu_backward", grad_output, self, negative_slope, self_is_result)
 
@@ -154,6 +169,7 @@ def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: fl
                       max_val: float) -> torch.Tensor:
     """aclnnHardtanhBackward (``torch.ops.aten.hardtanh_backward``): grad_output and self of one
     dtype (float16/bfloat16/float32) and one shape."""
+    _tensors("hardtanh_backward", grad_output=grad_output, self=self)
     _no_forward_ad("hardtanh_backward", grad_output, self)
     return _ops.call("hardtanh_backward", grad_output, self, min_val, max_val)
 

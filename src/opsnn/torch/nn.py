@@ -54,9 +54,9 @@ def swap_activations(model: torch.nn.Module) -> torch.nn.Module:
     (opsnn's classes add no state), so every place that holds it -- one activation used twice
     or shared by two parents, a user's own reference -- and its hooks, train/eval flag and
     attributes all carry over. ``torch.nn.ReLU`` is left alone (see the module docstring: no
-    opsnn op is bit-identical to it). Raises TypeError for a TorchScript module
-    (``torch.jit.script`` / ``trace``): it runs its compiled graph, whatever its submodules' classes;
-    swap before scripting or tracing.
+    opsnn op is bit-identical to it). Raises TypeError for a model that is no Module, and for one
+    that is or holds a TorchScript module (``torch.jit.script`` / ``trace``): that runs its
+    compiled graph, whatever its submodules' classes; swap before scripting or tracing.
 
     What changes for the model (the aclnn operators' contracts, docs/torch.md): inputs of more
     than 8 dims are refused (AclnnRuntimeError 161002, where torch takes any rank); a float64
@@ -64,9 +64,14 @@ def swap_activations(model: torch.nn.Module) -> torch.nn.Module:
     DOUBLE, DECISION 11); a float64 LeakyReLU uses its slope rounded to float32 (DECISION 2),
     so its outputs and gradients differ from torch's in the last bits.
     """
-    if isinstance(model, torch.jit.ScriptModule):
-        raise TypeError("swap_activations: a TorchScript module (torch.jit.script / trace) runs its compiled "
-                        "graph, not its submodules' forward; swap the activations before scripting or tracing")
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"swap_activations: model must be a torch.nn.Module, got {type(model).__name__}")
+    scripted = next((name for name, m in model.named_modules() if isinstance(m, torch.jit.ScriptModule)), None)
+    if scripted is not None:  # its activations would stay torch's, silently (a breaker)
+        where = "model" if scripted == "" else f"submodule {scripted!r}"
+        raise TypeError(f"swap_activations: {where} is a TorchScript module (torch.jit.script / trace), which runs "
+                        "its compiled graph, not its submodules' forward; swap the activations before scripting "
+                        "or tracing")
     for module in model.modules():
         opsnn_class = _OPSNN_CLASS.get(type(module))
         if opsnn_class is not None:
