@@ -211,7 +211,7 @@ def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
     # a kernel op has no strides to reverse; the error names the aclnn spelling, which LeakyRelu
     # (a kernel op and an aclnn API) needs
     assert cli.main(["tiling", "LeakyRelu", "--shape", "100,100", "--transpose"]) == 2
-    assert "(aclnnLeakyRelu for LeakyRelu)" in capsys.readouterr().err
+    assert "(aclnnLeakyRelu, aclnnInplaceLeakyRelu for LeakyRelu)" in capsys.readouterr().err
     code, out = _run(capsys, "tiling", "aclnnLeakyRelu", "--shape", "100,100", "--transpose")
     assert code == 0 and "step       Contiguous(self) -> ws[0]" in out
     # a self of fewer than 2 dims is its own transpose: said, not silently ignored (a breaker)
@@ -433,8 +433,9 @@ def test_run_releases_everything_it_allocated(capsys):
                                "HardtanhBackward, LeakyRelu, InplaceLeakyRelu, Hardtanh, InplaceHardtanh"]),
     (["run", "Nope"], 2, ["opsnn run: error: unknown operator 'Nope'; known: LeakyReluBackward, "]),
     (["tiling", "Hardtanh", "--shape", "2,3"], 2,  # no op_host def of ClipByValueV2 here
-     ["opsnn tiling: no op definition for 'Hardtanh': opsnn has the tilings of HardtanhBackward, HardtanhGrad, LeakyRelu, "
-      "LeakyReluBackward, LeakyReluGrad"]),
+     ["opsnn tiling: no op definition for 'Hardtanh' (ClipByValueV2, the kernel of aclnnHardtanh, aclnnInplaceHardtanh, "
+      "is ops-math's: opsnn runs it but does not model its tiling): opsnn has the tilings of HardtanhBackward, "
+      "HardtanhGrad, InplaceLeakyRelu, LeakyRelu, LeakyReluBackward, LeakyReluGrad"]),
 ])
 def test_cli_errors_are_messages_not_tracebacks(capsys, argv, code, words):
     """Bad arguments, impossible shapes, unsupported dtypes and missing files: a status line or

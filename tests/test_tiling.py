@@ -448,6 +448,17 @@ def test_tile_refuses_dynamic_shapes_counts_beyond_int64_and_sub_byte_dtypes():
         opdef.tile(op, get_profile("Ascend910B"), [T((4,), D.INT4)] * 2, [T((4,), D.INT4)], {})
 
 
+def test_cli_takes_every_aclnn_name_opsnn_list_shows(capsys):
+    """(A breaker) aclnnInplaceLeakyRelu, listed by `opsnn list`, was 'no op definition'; it
+    maps onto the LeakyRelu kernel as aclnnLeakyRelu does. aclnnHardtanh's kernel, ops-math's
+    ClipByValueV2, is run but its tiling not modelled, which the refusal says."""
+    code, out, _ = cli(capsys, "aclnnInplaceLeakyRelu", "--shape", "1000", "--simulate")
+    assert code == 0 and "aclnnInplaceLeakyRelu(selfRef) -> LeakyRelu(x=selfRef)" in out and "verdict    OK" in out
+    for name in ("aclnnHardtanh", "aclnnInplaceHardtanh", "ClipByValueV2"):
+        code, _, err = cli(capsys, name, "--shape", "4")
+        assert code == 2 and "ClipByValueV2, the kernel of aclnnHardtanh, aclnnInplaceHardtanh, is ops-math's" in err
+
+
 def test_cli_failures_and_usage_errors(capsys):
     code, out, _ = cli(capsys, "LeakyReluGrad", "--shape", "1,64,2,64", "--dtype", "float32,float16,float32")
     assert code == 1 and "no binary row matches" in out and "FAILED       LeakyReluGrad tiling failed" in out

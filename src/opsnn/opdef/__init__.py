@@ -34,6 +34,8 @@ ALIASES: tuple[AclnnAlias, ...] = (
                "NN:activation/hardtanh_grad/op_api/hardtanh_grad.cpp (self first as result, gradOutput as grad)"),
     AclnnAlias("LeakyRelu", "LeakyRelu", ("self",), (0,), (("negativeSlope", "negative_slope"),),
                "NN:activation/leaky_relu/op_api/leaky_relu.cpp"),
+    AclnnAlias("InplaceLeakyRelu", "LeakyRelu", ("selfRef",), (0,), (("negativeSlope", "negative_slope"),),
+               "NN:activation/leaky_relu/op_api/aclnn_leaky_relu.cpp (selfRef is x and y)"),
 )
 
 
@@ -52,8 +54,15 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
     kernel = alias.kernel.lower() if alias else key
     defs = [d for d in OPDEFS if d.name.lower() == kernel]
     if not defs:
+        from .. import registry  # a known operator whose kernel's tiling is not modelled says so
+
         known = sorted({d.name for d in OPDEFS} | {a.api for a in ALIASES})
-        raise ValueError(f"no op definition for {name!r}: opsnn has the tilings of {', '.join(known)}")
+        specs = registry.all_specs()
+        spec = next((s for s in specs if key in (s.name.lower(), s.kernel_name.lower())), None)
+        apis = ", ".join(s.api_name for s in specs if spec and s.kernel_name == spec.kernel_name)
+        why = (f" ({spec.kernel_name}, the kernel of {apis}, is ops-math's: opsnn runs it but does not model "
+               "its tiling)") if spec else ""
+        raise ValueError(f"no op definition for {name!r}{why}: opsnn has the tilings of {', '.join(known)}")
     if profile is None:
         return defs[0], alias
     for opdef in defs:
