@@ -454,6 +454,8 @@ def test_cli_takes_every_aclnn_name_opsnn_list_shows(capsys):
     ClipByValueV2, is run but its tiling not modelled, which the refusal says."""
     code, out, _ = cli(capsys, "aclnnInplaceLeakyRelu", "--shape", "1000", "--simulate")
     assert code == 0 and "aclnnInplaceLeakyRelu(selfRef) -> LeakyRelu(x=selfRef)" in out and "verdict    OK" in out
+    code, _, err = cli(capsys, "aclnnLeakyReluGrad", "--shape", "4")  # no such API: was taken as the kernel op
+    assert code == 2 and "no aclnn API named 'aclnnLeakyReluGrad': LeakyReluGrad is a kernel op" in err
     for name in ("aclnnHardtanh", "aclnnInplaceHardtanh", "ClipByValueV2"):
         code, _, err = cli(capsys, name, "--shape", "4")
         assert code == 2 and "ClipByValueV2, the kernel of aclnnHardtanh, aclnnInplaceHardtanh, is ops-math's" in err

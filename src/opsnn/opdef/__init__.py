@@ -51,6 +51,9 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
     key = name.lower().removeprefix("aclnn")
     is_kernel = key == name.lower() and any(d.name.lower() == key for d in OPDEFS)
     alias = None if is_kernel else next((a for a in ALIASES if a.api.lower() == key), None)
+    if alias is None and key != name.lower() and any(d.name.lower() == key for d in OPDEFS):
+        raise ValueError(f"no aclnn API named {name!r}: {name[5:]} is a kernel op (name it without 'aclnn'); "
+                         f"the aclnn APIs opsnn tiles: {', '.join('aclnn' + a.api for a in ALIASES)}")
     kernel = alias.kernel.lower() if alias else key
     defs = [d for d in OPDEFS if d.name.lower() == kernel]
     if not defs:
