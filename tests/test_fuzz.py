@@ -593,11 +593,15 @@ class RuntimeMachine(RuleBasedStateMachine):
         self.queued = 0
         self.mem0 = mem_state()
         self.host = np.arange(8, dtype=F32)
+        self.events: dict[int, tuple[str, int | None]] = {}  # live event -> (state, the stream of its record)
+        self.dead_events: list[int] = []
 
     def teardown(self):
         if not rt.STATE.initialized:
             acl.init()
         acl.rt.set_device(0)  # free and destroy_stream need a device
+        for event in self.events:
+            acl.rt.destroy_event(event)
         for addr in self.allocs:
             acl.rt.free(addr)
         for s in self.streams:
@@ -621,6 +625,7 @@ class RuntimeMachine(RuleBasedStateMachine):
         if self.initialized:
             self.dead_streams += self.streams
             self.streams, self.refs, self.initialized = [], 0, False
+            self._events_end()
 
     @rule(device=st.sampled_from([0, 0, 1, -1, "0"]))
     def set_device(self, device):
@@ -643,9 +648,10 @@ class RuntimeMachine(RuleBasedStateMachine):
         elif self.refs:
             assert ret == 0
             self.refs -= 1
-            if not self.refs:  # the last reference releases the device's streams
+            if not self.refs:  # the last reference releases the device's streams (their queues run) and events
                 self.dead_streams += self.streams
                 self.streams = []
+                self._events_end()
         else:
             assert ret == 200002
 
@@ -673,6 +679,7 @@ class RuntimeMachine(RuleBasedStateMachine):
             assert ret == 0
             self.streams.remove(stream)
             self.dead_streams.append(stream)
+            self._ran(stream)  # destroy_stream runs what is queued first
         else:
             assert ret == 200005
 
@@ -744,9 +751,103 @@ class RuntimeMachine(RuleBasedStateMachine):
             assert r2 == (0 if stream is None or stream in self.streams else 361001)
             if r2 == 0:
                 assert acl.rt.synchronize_stream(stream) == 0
+                self._ran(stream)
                 assert made.read(made.addrs[2], (3,), F32).tolist() == [0.5, 1.0, 3.0]
         finally:
             made.close()
+
+    # ---- events: a record completes when its stream's queue runs -----------------------------
+    def _events_end(self):
+        self.dead_events += list(self.events)
+        self.events = {}
+
+    def _ran(self, stream):
+        """``stream``'s queue ran: the records queued on it completed."""
+        for event, (state, where) in self.events.items():
+            if state == "pending" and where == (stream or 0):
+                self.events[event] = ("complete", where)
+
+    def _expected(self, event=None, stream=None) -> int:
+        """The status an event call gets, in the runtime's check order."""
+        if not self.initialized:
+            return 100001
+        if not self.refs:
+            return 107002
+        if event is not None and event not in self.events:
+            return 100000 if event == 0 else 200005
+        if stream is not None and stream != 0 and stream not in self.streams:
+            return 200005
+        return 0
+
+    def _event(self, data):
+        """A live event mostly; a dead one or NULL (0) now and then."""
+        live = sorted(self.events)
+        return data.draw(st.sampled_from(live) if live and data.draw(st.integers(0, 4)) else
+                         st.sampled_from(live + self.dead_events + [0]))
+
+    @rule()
+    def create_event(self):
+        event, ret = acl.rt.create_event()
+        check_ret(ret)
+        assert ret == self._expected()
+        if ret == 0:
+            self.events[event] = ("unrecorded", None)
+
+    @precondition(lambda self: self.events)  # (live ones: the error paths are test_reliability's)
+    @rule(data=st.data())
+    def record_event(self, data):
+        event = self._event(data)
+        stream = data.draw(st.sampled_from((self.streams + [None]) * 3 + self.dead_streams))
+        ret = acl.rt.record_event(event, stream)
+        check_ret(ret)
+        assert ret == self._expected(event, stream)
+        if ret == 0:
+            self.events[event] = ("pending", stream or 0)
+
+    @precondition(lambda self: self.events)  # (live ones: the error paths are test_reliability's)
+    @rule(data=st.data())
+    def synchronize_event(self, data):
+        event = self._event(data)
+        ret = acl.rt.synchronize_event(event)
+        check_ret(ret)
+        assert ret == self._expected(event)
+        if ret == 0 and self.events[event][0] == "pending":
+            self._ran(self.events[event][1])  # the record's stream ran up to it (its launches were run)
+
+    @precondition(lambda self: self.events)  # (live ones: the error paths are test_reliability's)
+    @rule(data=st.data())
+    def query_event_status(self, data):
+        event = self._event(data)
+        status, ret = acl.rt.query_event_status(event)
+        check_ret(ret)
+        assert ret == self._expected(event)
+        if ret == 0:
+            assert status == (1 if self.events[event][0] == "complete" else 0)
+
+    @precondition(lambda self: self.events)  # (live ones: the error paths are test_reliability's)
+    @rule(data=st.data())
+    def event_elapsed_time(self, data):
+        start, end = self._event(data), self._event(data)
+        ms, ret = acl.rt.event_elapsed_time(start, end)
+        check_ret(ret)
+        expected = self._expected(start) or self._expected(end)
+        if expected:
+            assert ret == expected
+        elif self.events[start][0] != "complete" or self.events[end][0] != "complete":
+            assert ret == 107006
+        else:  # both stamped: a reversed pair is 107007
+            assert ret in (0, 107007) and (ret or ms >= 0)
+
+    @precondition(lambda self: self.events or self.dead_events)
+    @rule(data=st.data())
+    def destroy_event(self, data):
+        event = self._event(data)
+        ret = acl.rt.destroy_event(event)
+        check_ret(ret)
+        assert ret == self._expected(event)
+        if ret == 0:
+            del self.events[event]
+            self.dead_events.append(event)
 
     @invariant()
     def memory_matches_model(self):
@@ -756,7 +857,8 @@ class RuntimeMachine(RuleBasedStateMachine):
 
 def test_fuzz_runtime_lifecycle_state_machine(acl_runtime):
     """Random sequences of init/finalize/set_device/reset_device/streams/malloc/free/memcpy/
-    launches: every status is the predicted one, memory always matches the model."""
+    launches/events: every status is the predicted one (and every event's state), memory always
+    matches the model."""
     run_state_machine_as_test(RuntimeMachine, settings=settings(
         derandomize=FUZZ.derandomize, max_examples=max(40, EXAMPLES // 4), stateful_step_count=25,
         deadline=None, database=None,
