@@ -478,6 +478,7 @@ def test_cli_takes_every_negative_float_literal(capsys, argv, shown):
     (["LeakyReluBackward", "--scalar", "4611686293305294849"], "negative_slope=4.6116866e+18"),
     (["LeakyReluBackward", "--scalar", "true"], "negative_slope=1.0"),
     (["HardtanhBackward", "--scalar", "False,TRUE"], "min_val=0.0, max_val=1.0"),
+    (["LeakyReluBackward", "--scalar", "-0"], "negative_slope=-0.0"),  # (a reviewer: the int lost the sign)
 ])
 def test_cli_run_types_scalars_as_the_pythonic_api(capsys, argv, shown):
     """An int is an exact ACL_INT64 scalar, true / false ACL_BOOL, as in the Pythonic API (a

@@ -126,6 +126,10 @@ def test_leaky_backward_double_to_bf16_out_rounds_once():
 def test_scalar_conversion():
     """spec §2.8: ToFloat overflows to inf, bool -> 0/1, complex -> 0, bf16 widens exactly."""
     assert R.to_float32(1e100) == np.float32(INF) and R.to_float32(-1e100) == np.float32(-INF)
+    import warnings
+    with warnings.catch_warnings():  # an int beyond float32's range (and beyond a double's): inf, silently
+        warnings.simplefilter("error")
+        assert R.to_float32(2**128) == np.float32(INF) and R.to_float32(-10**400) == np.float32(-INF)
     assert R.to_float32(True) == 1 and R.to_float32(3 + 4j) == 0
     assert R.to_float32(np.array(0.69921875, BF16)[()]) == np.float32(0.69921875)
     assert R.to_double(np.float16(0.1)) == float(np.float16(0.1))

@@ -395,9 +395,30 @@ def test_events_across_streams_and_threads(dev):
     fail_msg(acl.rt.synchronize_stream(a), 500003, "stream_wait_event", "record was dropped")
     assert acl.rt.record_event(eb, b) == 0 and acl.rt.synchronize_event(eb) == 0
     assert acl.rt.query_event_status(eb) == (1, 0)
+    # (a reviewer) a wait's failure drops the recorded stream's tasks up to the record only: the
+    # later ones stay for that stream's own synchronize (they were dropped, and it returned 0)
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, b) == 0 and acl.rt.record_event(eb, b) == 0
+    later = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, later[0], later[1], b) == 0
+    _free(dev, oa)
+    assert acl.rt.stream_wait_event(a, eb) == 0
+    fail_msg(acl.rt.synchronize_stream(a), 500003, "stream_wait_event", "already freed")
+    assert rt.STATE.streams.get(b).pending == 1 and acl.rt.synchronize_stream(b) == 0
+    np.testing.assert_array_equal(read_out(dev, later[2]), LEAKY_05)
+    # each wait waits for its own record: a later record of the event dropped on another stream
+    # neither fails it nor, completed, lets it pass early
+    c = acl.rt.create_stream()[0]
+    assert acl.rt.record_event(eb, b) == 0 and acl.rt.stream_wait_event(a, eb) == 0  # waits for b's record
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, c) == 0 and acl.rt.record_event(eb, c) == 0
+    _free(dev, oa)
+    fail_msg(acl.rt.synchronize_stream(c), 500003, "already freed")  # the later record dropped
+    assert acl.rt.synchronize_stream(a) == 0  # its own record, on b, ran
+    assert acl.rt.query_event_status(eb) == (0, 0)  # the latest record is the dropped one
     for e in (ea, eb):
         assert acl.rt.destroy_event(e) == 0
-    assert acl.rt.destroy_stream(a) == 0 and acl.rt.destroy_stream(b) == 0
+    assert acl.rt.destroy_stream(a) == 0 and acl.rt.destroy_stream(b) == 0 and acl.rt.destroy_stream(c) == 0
 
 
 def test_events_end_with_the_device(runtime_guard):

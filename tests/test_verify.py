@@ -314,6 +314,12 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     assert case["golden"] is None and case["output"] is None and case["inputs"]["self"].shape == (2,)
     assert sorted(p.name for p in (dump / name / "0000_aclnnLeakyReluBackward_0").iterdir()) == [
         "case.json", "gradOutput.bin", "self.bin"]
+    # index.json lists this run's folders only; a case now skipped keeps nothing stale (a reviewer)
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{name}/0000_aclnnLeakyReluBackward_0"]
+    # (alone in this run, the second file's folder is the plain name: the index says which is which)
+    assert run_verify(second, "--dump", dump, "--max-elements", "10") == 0  # its 15-element case: skipped
+    assert not list((dump / name / "0000_aclnnLeakyReluBackward_0").iterdir())
+    assert json.loads((dump / "index.json").read_text())["cases"] == []
 
 
 def _one_csv_row(tmp_path, **cells) -> Path:

@@ -105,7 +105,8 @@ class ScalarWords(argparse.Action):
     commas or both: ``-1 1``, ``-1,1``, ``-1, 1`` (a trailing comma is allowed). Stores a list
     of Python numbers, typed as the Pythonic API types them (which then makes them ACL_INT64,
     ACL_DOUBLE or ACL_BOOL scalars): an integer literal is an int (exact, any of [-2**63,
-    2**64)), ``true`` / ``false`` a bool, anything else a float. A word that is none of these,
+    2**64); ``-0`` is the double -0.0, keeping its sign), ``true`` / ``false`` a bool, anything
+    else a float. A word that is none of these,
     an int beyond that range or a finite spelling beyond float64 (``1e400``) is a usage error
     naming the option."""
 
@@ -129,6 +130,8 @@ def _scalar(word: str) -> bool | int | float:
     except ValueError:
         pass
     else:
+        if value == 0 and word.lstrip().startswith("-"):
+            return -0.0  # an int has no -0: the sign of zero is kept as a double's
         if not -2**63 <= value < 2**64:
             raise ValueError(f"scalar {word!r} is an int beyond int64 and uint64 (what an aclScalar holds)")
         return value

@@ -204,9 +204,10 @@ def _writable(spec: registry.OpSpec, value, name: str) -> np.ndarray | DataLessT
     torch = _torch_of(value)
     if torch is not None and value.requires_grad:
         raise AclnnError(Status.ERR_PARAM_INVALID,
-                         f"{spec.name}: {name} is a torch tensor that requires grad: writing it here would "
-                         "bypass autograd (torch refuses an in-place update of a leaf that requires grad); "
-                         "write into a tensor that does not, or call opsnn.torch's functions, which autograd records")
+                         f"{spec.name}: {name} is a torch tensor that requires grad: the NumPy API cannot "
+                         "record its write for autograd, which would then compute from stale values; write "
+                         "into a tensor that does not require grad, or call opsnn.torch's functions, which "
+                         "autograd records")
     if torch is not None and value.is_inference() and not torch.is_inference_mode_enabled():
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{spec.name}: {name} is a torch inference tensor, which only code inside "

@@ -7,7 +7,9 @@ the case was judged against: ``opsnn.reference`` or torch) and ``output.bin`` (w
 aclnn call wrote), beside ``case.json``, which gives each file's dtype (its aclDataType name,
 ``ACL_FLOAT16``, and NumPy's) and shape, the scalars and flags, the tolerance, the seed and the verdict, so a
 board test can feed the same inputs and compare with the same golden. A case whose aclnn call
-failed gets its inputs and verdict only. ``load`` reads a folder back.
+failed gets its inputs and verdict only; a case skipped or failed otherwise, nothing (an earlier
+run's files there are removed). ``index.json`` lists the folders the run wrote. ``load`` reads a
+folder back.
 """
 
 from __future__ import annotations
@@ -51,14 +53,20 @@ def probe(root: str | Path) -> None:
     test.unlink()
 
 
+def clear(folder: Path) -> None:
+    """Remove what an earlier run wrote into a case folder (its .bin files and case.json only)."""
+    if folder.is_dir():
+        for stale in [*folder.glob("*.bin"), folder / "case.json"]:
+            stale.unlink(missing_ok=True)
+
+
 def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: np.ndarray | None,
           output: np.ndarray | None) -> None:
     """Write the tensors and ``case.json`` (``manifest`` plus each file's entry) into ``folder``,
     after removing what an earlier run wrote there; ``golden`` / ``output`` None (a call that
     failed before its result) leaves theirs out."""
+    clear(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in [*folder.glob("*.bin"), folder / "case.json"]:
-        stale.unlink(missing_ok=True)
     document = dict(manifest)
     document["inputs"] = {role: _tofile(folder, role, array) for role, array in inputs.items()}
     if golden is not None:
@@ -66,6 +74,13 @@ def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: n
     if output is not None:
         document["output"] = _tofile(folder, "output", output)
     (folder / "case.json").write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
+
+
+def write_index(root: str | Path, settings: dict, folders: list[Path]) -> None:
+    """``root/index.json``: the run's settings and the case folders it wrote, in order (folders
+    an earlier run left beside them are not this run's)."""
+    document = {"settings": settings, "cases": [Path(f).relative_to(root).as_posix() for f in folders]}
+    (Path(root) / "index.json").write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
 
 
 def load(folder: str | Path) -> dict:

@@ -57,22 +57,26 @@ def to_float32(value) -> np.float32:
     Scalar): through a double it would be rounded twice, which moves a tie (2**62 + 2**38 + 1
     is 2**62 + 2**39 in float32, but float() makes it 2**62 + 2**38, which then ties to 2**62).
     """
-    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return np.float32(_to_odd_double(int(value)))
     with np.errstate(over="ignore"):
+        if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            return np.float32(_to_odd_double(int(value)))
         return np.float32(to_double(value))
 
 
 def _to_odd_double(value: int) -> float:
     """An integer as a double rounded to odd (toward zero, last bit set when inexact): its sticky
-    bit survives, so a later nearest-even rounding to float32 is the single correct one."""
+    bit survives, so a later nearest-even rounding to float32 is the single correct one. Beyond
+    the double range (2**1024), +-inf: float32's range ends far below, so the result is the same."""
     magnitude = abs(value)
     excess = magnitude.bit_length() - 53
     if excess > 0:
         kept = magnitude >> excess
         if kept << excess != magnitude:
             kept |= 1
-        magnitude = math.ldexp(kept, excess)
+        try:
+            magnitude = math.ldexp(kept, excess)
+        except OverflowError:
+            magnitude = math.inf
     return float(-magnitude if value < 0 else magnitude)
 
 

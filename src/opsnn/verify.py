@@ -732,6 +732,7 @@ class Session:
         self.stream = None
         self._owns_init = False
         self.dump_labels: dict[str, str] = {}  # case file (resolved) -> its --dump folder name
+        self.dump_written: list[Path] = []     # the case folders this run wrote, in order
 
     def __enter__(self) -> Session:
         ret = self.acl.init()
@@ -854,6 +855,8 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     """Generate, run, compare one case; never raises for a case-level problem."""
     result = Result(case.file, case.index, case.name, case.op, case.dtype_label, case.shape_label,
                     case.numel, SKIP)
+    if settings.dump:  # whatever happens below, nothing an earlier run wrote stays as if current
+        golden_files.clear(_dump_folder(case, settings, session))
     reason = skip_reason(case, settings, session)
     if reason:
         result.reason = reason
@@ -874,20 +877,21 @@ def _run_and_compare(case: Case, settings: Settings, session: Session, result: R
     rng = case_rng(settings.seed, case)
     inputs = {t.role: generate(t.values, t.dtype, t.shape, rng) for t in case.tensors}
     scalars = {s.role: pick_scalar(s, rng) for s in case.scalars}
+    ours = golden = None
     try:
         ours = run_aclnn(session, binding, case, inputs, scalars)
-    except CaseError as exc:  # the folder says so too (an earlier run's files would be stale)
+        if settings.golden == "torch":
+            try:
+                golden = np.asarray(binding.torch(inputs, scalars, dict(case.flags))).astype(case.out_dtype)
+            except RuntimeError as exc:
+                raise CaseError(f"the torch golden raised: {exc}") from None
+        else:
+            golden = binding.golden(inputs, scalars, case.out_dtype)
+    except CaseError as exc:  # the folder holds what there is, and the verdict
         if settings.dump:
             result.status, result.reason = FAIL, str(exc)
-            _dump(case, settings, session, binding, inputs, scalars, None, None, result)
+            _dump(case, settings, session, binding, inputs, scalars, golden, ours, result)
         raise
-    if settings.golden == "torch":
-        try:
-            golden = np.asarray(binding.torch(inputs, scalars, dict(case.flags))).astype(case.out_dtype)
-        except RuntimeError as exc:
-            raise CaseError(f"the torch golden raised: {exc}") from None
-    else:
-        golden = binding.golden(inputs, scalars, case.out_dtype)
     comparison = compare(ours, golden, case.tolerance)
     result.max_abs, result.max_rel = comparison.max_abs, comparison.max_rel
     result.bit_exact, result.mismatches = comparison.bit_exact, comparison.mismatches
@@ -915,12 +919,17 @@ def _dump(case: Case, settings: Settings, session: Session, binding: OpBinding, 
                 "tolerance": dataclasses.asdict(case.tolerance),
                 "verdict": {"status": result.status, "bit_exact": result.bit_exact,
                             "mismatches": result.mismatches, "reason": result.reason}}
-    label = session.dump_labels.get(str(Path(case.file).resolve()), Path(case.file).name)
+    folder = _dump_folder(case, settings, session)
     try:
-        golden_files.write(golden_files.case_folder(settings.dump, label, case.index, case.name),
-                           manifest, inputs, golden, ours)
+        golden_files.write(folder, manifest, inputs, golden, ours)
     except OSError as exc:  # a full disk: the run fails (the folder was checked writable at its start)
         raise CaseError(f"--dump: cannot write the case's files: {exc}") from None
+    session.dump_written.append(folder)
+
+
+def _dump_folder(case: Case, settings: Settings, session: Session) -> Path:
+    label = session.dump_labels.get(str(Path(case.file).resolve()), Path(case.file).name)
+    return golden_files.case_folder(settings.dump, label, case.index, case.name)
 
 
 # ---- CLI ----------------------------------------------------------------------------------------
@@ -982,6 +991,8 @@ def run(args: argparse.Namespace) -> int:
     with platform.use_soc(settings.soc), Session() as session:
         session.dump_labels = golden_files.file_labels([path for path, _ in files])
         per_file = _run_all(files, settings, session, console)
+        if settings.dump:
+            golden_files.write_index(settings.dump, dataclasses.asdict(settings), session.dump_written)
     elapsed = time.perf_counter() - start
     for (path, _), file_results in zip(files, per_file):  # (a file given twice: a table per run)
         console.print(_table(path, file_results))

@@ -21,85 +21,86 @@ NOT_READY, COMPLETE = 0, 1  # aclrtEventRecordedStatus
 
 
 class Event:
-    """One event: how many records were queued, which of them ran last (and when), which were
-    dropped by a failure before them."""
+    """One event: its latest record (each record keeps its own outcome: run and stamped, or
+    dropped by a failure before it) and how many were made."""
 
     def __init__(self, handle: int):
         self.handle = handle
         self._changed = threading.Condition()  # notified when a record runs or is dropped
-        self.recorded = 0                  # records queued so far; each task carries its number
-        self.completed = 0                 # the number of the latest record whose task ran
-        self.lost = 0                      # the number of the latest record dropped by a failure
-        self.lost_why = ""
-        self.stamp: float | None = None    # time.perf_counter() when that task ran (seconds)
-        self.stream: Stream | None = None  # the stream of the latest record
+        self.recorded = 0                       # records made so far
+        self.latest: _Record | None = None
 
     def record(self, stream: Stream) -> None:
         with self._changed:
-            number = self.recorded + 1
-            stream.enqueue(f"record_event {self.handle:#x}", _Record(self, number))
-            self.recorded, self.stream = number, stream
-
-    def _reached(self, number: int) -> None:
-        now = time.perf_counter()
-        with self._changed:
-            if number > self.completed:  # an older record, run late on another stream, counts for nothing
-                self.completed, self.stamp = number, now
-            self._changed.notify_all()
-
-    def _lost(self, number: int, why: str) -> None:
-        with self._changed:
-            if number > self.lost:
-                self.lost, self.lost_why = number, why
-            self._changed.notify_all()
+            task = _Record(self, stream)
+            stream.enqueue(f"record_event {self.handle:#x}", task)
+            self.recorded, self.latest = self.recorded + 1, task
 
     @property
     def status(self) -> int:
-        return COMPLETE if self.recorded and self.completed == self.recorded else NOT_READY
+        latest = self.latest
+        return COMPLETE if latest is not None and latest.stamp is not None else NOT_READY
 
-    def dropped_text(self) -> str:
+    def dropped_text(self, record: _Record) -> str:
         return (f"event {self.handle:#x}'s record was dropped, not run: a task queued before it failed "
-                f"({self.lost_why}); record it again")
+                f"({record.lost}); record it again")
 
     def synchronize(self) -> None:
         """Waits for the latest record (none: returns at once)."""
-        self._wait_for(self.stream, self.recorded)
+        with self._changed:
+            latest = self.latest
+        self._wait_for(latest)
 
     def waiter(self):
         """A task for another stream that waits for the latest record made so far (none: no wait)."""
-        stream, number = self.stream, self.recorded
-        return lambda: self._wait_for(stream, number)
+        with self._changed:
+            latest = self.latest
+        return lambda: self._wait_for(latest)
 
-    def _wait_for(self, stream: Stream | None, number: int) -> None:
-        """Returns once record ``number`` (or a later one) ran on ``stream``: runs that stream's
-        queue up to it, or, while another thread runs that stream, waits for it to get there.
-        Raises the failure that drops it (500003), then, for a record dropped earlier, says so."""
-        while stream is not None and number:
+    def _wait_for(self, record: _Record | None) -> None:
+        """Returns once ``record`` ran: runs its stream's queue up to it, or, while another
+        thread runs that stream, waits for it to get there. Raises the failure that drops it
+        (500003), then, for a record dropped earlier, says so."""
+        if record is None:
+            return
+        settled = record.settled
+        while True:
             with self._changed:
-                if self.completed >= number:
+                if record.stamp is not None:
                     return
-                if self.lost >= number:
-                    raise AclnnError(AclError.RT_FAILURE, self.dropped_text())
-            if not stream.run_until(lambda: self.completed >= number or self.lost >= number):
+                if record.lost is not None:
+                    raise AclnnError(AclError.RT_FAILURE, self.dropped_text(record))
+            if not record.stream.run_until(settled):
                 with self._changed:  # another thread runs the stream: it gets to the record
-                    self._changed.wait_for(lambda: self.completed >= number or self.lost >= number, 0.05)
-            elif self.completed < number and self.lost < number and not stream.pending:
-                return  # the queue ran dry without it: not queued there (the enqueue was refused)
+                    self._changed.wait_for(settled, 0.05)
+            elif not settled() and not record.stream.pending:
+                return  # the queue ran dry without it (not expected: every record is queued)
 
 
 class _Record:
-    """The task an event's record queues: stamps the event when run, marks it lost when dropped."""
+    """The task a record queues, and its outcome: ``stamp`` (time.perf_counter() when it ran,
+    seconds), or ``lost`` (why a failure before it dropped it)."""
 
-    __slots__ = ("event", "number")
+    __slots__ = ("event", "stream", "stamp", "lost")
 
-    def __init__(self, event: Event, number: int):
-        self.event, self.number = event, number
+    def __init__(self, event: Event, stream: Stream):
+        self.event, self.stream = event, stream
+        self.stamp: float | None = None
+        self.lost: str | None = None
+
+    def settled(self) -> bool:
+        return self.stamp is not None or self.lost is not None
 
     def __call__(self) -> None:
-        self.event._reached(self.number)
+        now = time.perf_counter()
+        with self.event._changed:
+            self.stamp = now
+            self.event._changed.notify_all()
 
     def dropped(self, why: str) -> None:
-        self.event._lost(self.number, why)
+        with self.event._changed:
+            self.lost = why
+            self.event._changed.notify_all()
 
 
 class EventTable:

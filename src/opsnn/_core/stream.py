@@ -33,8 +33,8 @@ class Stream:
         self._tasks: collections.deque[tuple[str, Callable[[], None], int]] = collections.deque()
         self._lock = threading.Lock()      # guards enqueue against close: nothing queued after
         self._run = threading.RLock()      # held while tasks run: keeps task order across threads
-        # by thread ident, tasks that thread queued and another thread's synchronize dropped after
-        # a failure: (the thread, weakly: an ident is reused once its thread ends; how many; why),
+        # by thread ident, tasks that thread queued and another run of the stream (another
+        # thread's synchronize, or an event wait's) dropped after a failure: (the thread, weakly: an ident is reused once its thread ends; how many; why),
         # reported at its own next synchronize. A plain dict: the launch path tests it each time
         self._dropped: dict[int, tuple[weakref.ref, int, str]] = {}
         self.closed = False
@@ -69,12 +69,13 @@ class Stream:
                 try:
                     task()
                 except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
-                    raise self._failed(label, exc, left) from exc
+                    raise self._failed(label, exc, min(left, len(tasks))) from exc
             dropped = self._dropped.pop(threading.get_ident(), None) if self._dropped else None
         if dropped is not None and dropped[0]() is threading.current_thread():
             raise AclnnError(AclError.RT_FAILURE,
                              f"{dropped[1]} task(s) this thread queued on stream {self.handle:#x} were "
-                             f"dropped, not run: another thread's synchronize met a failure first ({dropped[2]})")
+                             f"dropped, not run: another thread's synchronize (or event wait) met a failure "
+                             f"first ({dropped[2]})")
 
     def run_until(self, done: Callable[[], bool]) -> bool:
         """Run queued tasks in order until ``done()`` holds or the queue is empty, unless another
@@ -91,24 +92,29 @@ class Stream:
                 try:
                     task()
                 except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
-                    raise self._failed(label, exc, len(tasks)) from exc
+                    # dropped up to what the caller waits for (its hook makes done() hold), no
+                    # further: later tasks wait for the stream's own synchronize, as tasks queued
+                    # after a synchronize's start do
+                    raise self._failed(label, exc, done) from exc
         finally:
             self._run.release()
         return True
 
-    def _failed(self, label: str, exc: Exception, left: int) -> AclnnError:
-        """The 500003 for task ``label``'s failure, after dropping the next ``left`` tasks."""
+    def _failed(self, label: str, exc: Exception, until: int | Callable[[], bool]) -> AclnnError:
+        """The 500003 for task ``label``'s failure, after dropping the tasks ``until`` says."""
         why = exc.message if isinstance(exc, AclnnError) else f"internal error: {type(exc).__name__}: {exc}"
         why = f"stream task {label} failed: {why}"
-        self._drop(min(left, len(self._tasks)), why)
+        self._drop(until, why)
         return AclnnError(AclError.RT_FAILURE, why)
 
-    def _drop(self, count: int, why: str) -> None:
-        """Drops the next ``count`` tasks after a failure: each task's ``dropped`` hook runs (an
-        event's record then never completes), and each other live thread that queued one hears
-        of it at its next synchronize."""
+    def _drop(self, until: int | Callable[[], bool], why: str) -> None:
+        """Drops queued tasks after a failure, ``until`` many or until ``until()`` holds: each
+        task's ``dropped`` hook runs (an event's record then never completes), and each other
+        live thread that queued one hears of it at its next synchronize."""
         me, live = threading.get_ident(), {t.ident: t for t in threading.enumerate()}
-        for _ in range(count):
+        dropped = 0
+        while self._tasks and (dropped < until if isinstance(until, int) else not until()):
+            dropped += 1
             _, task, owner = self._tasks.popleft()
             hook = getattr(task, "dropped", None)
             if hook is not None:

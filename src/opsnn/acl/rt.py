@@ -16,7 +16,7 @@ import numpy as np
 from .._core import memory
 from .._core.checks import is_c_int, is_null
 from .._core.status import AclError, AclnnError, boundary
-from .._core.event import COMPLETE, EventTable
+from .._core.event import EventTable
 from .._core.stream import StreamTable
 from . import _host
 from .constants import (ACL_HOST, ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
@@ -338,14 +338,17 @@ def event_elapsed_time(start, end):
     STATE.require_device("event_elapsed_time")
     first = STATE.events.get(start, "event_elapsed_time: start")
     last = STATE.events.get(end, "event_elapsed_time: end")
+    stamps = []
     for name, event in (("start", first), ("end", last)):
-        if event.status != COMPLETE:
-            why = ("never recorded (record it, then synchronize its stream or the event)" if not event.recorded
-                   else event.dropped_text() if event.lost == event.recorded
+        latest = event.latest  # read once: another thread may record it again meanwhile
+        stamps.append(None if latest is None else latest.stamp)
+        if stamps[-1] is None:
+            why = ("never recorded (record it, then synchronize its stream or the event)" if latest is None
+                   else event.dropped_text(latest) if latest.lost is not None
                    else "its record has not run (synchronize its stream or the event first)")
             raise AclnnError(AclError.RT_EVENT_TIMESTAMP_INVALID,
                              f"event_elapsed_time: {name} event {event.handle:#x} has no timestamp: {why}")
-    elapsed = (last.stamp - first.stamp) * 1e3
+    elapsed = (stamps[1] - stamps[0]) * 1e3
     if elapsed < 0:
         raise AclnnError(AclError.RT_EVENT_TIMESTAMP_REVERSAL,
                          f"event_elapsed_time: end event {last.handle:#x} ran {-elapsed:.3f} ms before start "
