@@ -600,8 +600,8 @@ class RuntimeMachine(RuleBasedStateMachine):
         if not rt.STATE.initialized:
             acl.init()
         acl.rt.set_device(0)  # free and destroy_stream need a device
-        for event in self.events:
-            acl.rt.destroy_event(event)
+        for handle in self.events:
+            acl.rt.destroy_event(handle)
         for addr in self.allocs:
             acl.rt.free(addr)
         for s in self.streams:
@@ -763,9 +763,9 @@ class RuntimeMachine(RuleBasedStateMachine):
 
     def _ran(self, stream):
         """``stream``'s queue ran: the records queued on it completed."""
-        for event, (state, where) in self.events.items():
+        for handle, (state, where) in self.events.items():
             if state == "pending" and where == (stream or 0):
-                self.events[event] = ("complete", where)
+                self.events[handle] = ("complete", where)
 
     def _expected(self, event=None, stream=None) -> int:
         """The status an event call gets, in the runtime's check order."""

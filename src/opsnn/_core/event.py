@@ -81,7 +81,7 @@ class _Record:
     """The task a record queues, and its outcome: ``stamp`` (time.perf_counter() when it ran,
     seconds), or ``lost`` (why a failure before it dropped it)."""
 
-    __slots__ = ("event", "stream", "stamp", "lost")
+    __slots__ = ("event", "lost", "stamp", "stream")
 
     def __init__(self, event: Event, stream: Stream):
         self.event, self.stream = event, stream

@@ -68,7 +68,7 @@ class Stream:
                 label, task, _ = tasks.popleft()
                 try:
                     task()
-                except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
+                except Exception as exc:  # a task bug must not escape the runtime: a status instead
                     raise self._failed(label, exc, min(left, len(tasks))) from exc
             dropped = self._dropped.pop(threading.get_ident(), None) if self._dropped else None
         if dropped is not None and dropped[0]() is threading.current_thread():
@@ -91,7 +91,7 @@ class Stream:
                 label, task, _ = tasks.popleft()
                 try:
                     task()
-                except Exception as exc:  # noqa: BLE001 - a task bug must not escape the runtime
+                except Exception as exc:  # a task bug must not escape the runtime: a status instead
                     # dropped up to what the caller waits for (its hook makes done() hold), no
                     # further: later tasks wait for the stream's own synchronize, as tasks queued
                     # after a synchronize's start do

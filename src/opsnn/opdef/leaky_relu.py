@@ -49,8 +49,8 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
                                     (attrs["negative_slope"],))
     key = t.tpl_tiling_key((t.DEFAULT_SCHEMODE, 1), (TPL_DTYPE[y.dtype], 8))
     notes = (f"DAG numbers: {dag.source}",
-             "tiling key: schMode 1 and dType TPL_FP16/BF16/FP32 (1/2/3, as LeakyReluGrad's) in HardtanhGrad's "
-             "encoding: 3/5/7 (derived); the UTs only assert > 0")
+             ("tiling key: schMode 1 and dType TPL_FP16/BF16/FP32 (1/2/3, as LeakyReluGrad's) in HardtanhGrad's "
+              "encoding: 3/5/7 (derived); the UTs only assert > 0"))
     walk = functools.partial(t.elementwise_launch, data, dag, soc.ub_size, 1)
     return TilingResult(OP, soc.name, "arch35 elementwise DoTiling24B", data, key, data.block_num,
                         t.DEFAULT_TILING_WORKSPACE_SIZE, notes, walk)
