@@ -1425,6 +1425,50 @@ def test_stream_reports_dropped_tasks_to_the_thread_that_queued_them():
     assert other["second"] is None, "reported once"
 
 
+def test_the_thread_whose_task_failed_or_was_dropped_hears_of_it():
+    """(A reviewer) the thread whose own task failed, run by another thread's synchronize, got 0
+    from its next synchronize; and a synchronize_event whose record ran, after another thread's
+    failure had dropped this thread's earlier task, returned 0 (a read then saw stale data).
+    Both are 500003 now, once."""
+    from opsnn._core.event import Event
+    from opsnn._core.stream import Stream
+
+    def failing():
+        raise opsnn.AclnnError(161002, "memory gone")
+
+    for case in ("own task failed", "event after a dropped task"):
+        stream, event, steps, got = Stream(0x9A), Event(0x6A), {k: threading.Event() for k in ("queued", "go")}, {}
+        if case == "event after a dropped task":
+            stream.enqueue("k", failing)  # the main thread's; the worker's task below is dropped
+
+        def worker(case=case, stream=stream, event=event, steps=steps, got=got):
+            stream.enqueue("w", failing if case == "own task failed" else (lambda: None))
+            steps["queued"].set()
+            steps["go"].wait(10)
+            for key in ("first", "second"):
+                try:
+                    if case == "own task failed":
+                        stream.synchronize()
+                    else:
+                        event.record(stream)
+                        event.synchronize()
+                    got[key] = None
+                except opsnn.AclnnError as exc:
+                    got[key] = exc
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        assert steps["queued"].wait(10)
+        with pytest.raises(opsnn.AclnnError, match="memory gone"):
+            stream.synchronize()
+        steps["go"].set()
+        thread.join(10)
+        first = got["first"]
+        assert isinstance(first, opsnn.AclnnError) and first.status == 500003, (case, first)
+        assert "1 task(s) this thread queued" in first.message and "failed or were dropped" in first.message
+        assert got["second"] is None, "reported once"
+
+
 def test_stream_destroyed_with_queued_work(dev):
     """destroy_stream with work queued runs it first (the destroy waits, as aclrtDestroyStream);
     afterwards launches on it -> 361001, synchronize / destroy -> 200005; the default stream

@@ -316,6 +316,16 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
         "case.json", "gradOutput.bin", "self.bin"]
     # index.json lists this run's folders only; a case now skipped keeps nothing stale (a reviewer)
     assert json.loads((dump / "index.json").read_text())["cases"] == [f"{name}/0000_aclnnLeakyReluBackward_0"]
+    # (a reviewer) an interrupted run leaves no index describing an earlier run; a case file
+    # named index.json does not take the index's name; a file given twice is listed once
+    from opsnn import golden_files as G
+
+    G.probe(dump)
+    assert not (dump / "index.json").exists()
+    assert G.file_labels(["a/index.json", "b/index.json"]) == {
+        str(Path("a/index.json").resolve()): "index.json-2", str(Path("b/index.json").resolve()): "index.json-3"}
+    assert run_verify(first, first, "--dump", dump) == 1  # (its case is the refused one above)
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{name}/0000_aclnnLeakyReluBackward_0"]
     # (alone in this run, the second file's folder is the plain name: the index says which is which)
     assert run_verify(second, "--dump", dump, "--max-elements", "10") == 0  # its 15-element case: skipped
     assert not list((dump / name / "0000_aclnnLeakyReluBackward_0").iterdir())

@@ -24,15 +24,18 @@ import numpy as np
 from ._core.dtypes import DataType, from_numpy, to_numpy
 
 
+INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
+
+
 def file_labels(paths: list[str]) -> dict[str, str]:
     """A folder name per case file of a run: its file name (``atk_x.json``), then ``-2``, ``-3``
-    ... for other files of the same name (``a/x.json`` and ``b/x.json`` would share a folder);
-    the same file given twice keeps one."""
+    ... for other files of the same name (``a/x.json`` and ``b/x.json`` would share a folder)
+    and for one named as the index; the same file given twice keeps one."""
     labels: dict[str, str] = {}
     for path in paths:
         key = str(Path(path).resolve())
         if key not in labels:
-            name, taken = Path(path).name, set(labels.values())
+            name, taken = Path(path).name, {*labels.values(), INDEX}
             labels[key] = next(label for label in (name, *(f"{name}-{k}" for k in range(2, len(paths) + 2)))
                                if label not in taken)
     return labels
@@ -45,12 +48,14 @@ def case_folder(root: str | Path, label: str, index: int, case_name: str) -> Pat
 
 
 def probe(root: str | Path) -> None:
-    """Make ``root`` and check a file can be written there (OSError if not), before a run."""
+    """Make ``root`` and check a file can be written there (OSError if not), before a run; an
+    earlier run's index is removed (an interrupted run must not leave it describing new files)."""
     folder = Path(root)
     folder.mkdir(parents=True, exist_ok=True)
     test = folder / ".opsnn-write-test"
     test.write_bytes(b"")
     test.unlink()
+    (folder / INDEX).unlink(missing_ok=True)
 
 
 def clear(folder: Path) -> None:
@@ -79,8 +84,9 @@ def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: n
 def write_index(root: str | Path, settings: dict, folders: list[Path]) -> None:
     """``root/index.json``: the run's settings and the case folders it wrote, in order (folders
     an earlier run left beside them are not this run's)."""
-    document = {"settings": settings, "cases": [Path(f).relative_to(root).as_posix() for f in folders]}
-    (Path(root) / "index.json").write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
+    cases = list(dict.fromkeys(Path(f).relative_to(root).as_posix() for f in folders))  # a file given twice: once
+    document = {"settings": settings, "cases": cases}
+    (Path(root) / INDEX).write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
 
 
 def load(folder: str | Path) -> dict:

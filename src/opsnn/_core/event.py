@@ -46,10 +46,14 @@ class Event:
                 f"({record.lost}); record it again")
 
     def synchronize(self) -> None:
-        """Waits for the latest record (none: returns at once)."""
+        """Waits for the latest record (none: returns at once); then, as a stream's synchronize
+        does, raises if another thread's run of that stream failed or dropped tasks this thread
+        had queued (the record ran, but work before it did not)."""
         with self._changed:
             latest = self.latest
         self._wait_for(latest)
+        if latest is not None:
+            latest.stream.report_dropped()
 
     def waiter(self):
         """A task for another stream that waits for the latest record made so far (none: no wait)."""

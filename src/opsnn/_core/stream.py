@@ -65,15 +65,21 @@ class Stream:
             left = len(tasks)
             while left and tasks:  # (a nested run of this stream, an event wait's, may empty it first)
                 left -= 1
-                label, task, _ = tasks.popleft()
+                label, task, owner = tasks.popleft()
                 try:
                     task()
                 except Exception as exc:  # a task bug must not escape the runtime: a status instead
-                    raise self._failed(label, exc, min(left, len(tasks))) from exc
-            dropped = self._dropped.pop(threading.get_ident(), None) if self._dropped else None
+                    raise self._failed(label, exc, owner, min(left, len(tasks))) from exc
+            self.report_dropped()
+
+    def report_dropped(self) -> None:
+        """If another thread's run of this stream failed a task this thread queued, or dropped
+        some after a failure, raise that (once; 500003), so a caller whose work never ran is
+        not told it succeeded. (A synchronize calls it; so does synchronize_event.)"""
+        dropped = self._dropped.pop(threading.get_ident(), None) if self._dropped else None
         if dropped is not None and dropped[0]() is threading.current_thread():
             raise AclnnError(AclError.RT_FAILURE,
-                             f"{dropped[1]} task(s) this thread queued on stream {self.handle:#x} were "
+                             f"{dropped[1]} task(s) this thread queued on stream {self.handle:#x} failed or were "
                              f"dropped, not run: another thread's synchronize (or event wait) met a failure "
                              f"first ({dropped[2]})")
 
@@ -88,30 +94,33 @@ class Stream:
         try:
             tasks = self._tasks
             while tasks and not done():
-                label, task, _ = tasks.popleft()
+                label, task, owner = tasks.popleft()
                 try:
                     task()
                 except Exception as exc:  # a task bug must not escape the runtime: a status instead
                     # dropped up to what the caller waits for (its hook makes done() hold), no
                     # further: later tasks wait for the stream's own synchronize, as tasks queued
                     # after a synchronize's start do
-                    raise self._failed(label, exc, done) from exc
+                    raise self._failed(label, exc, owner, done) from exc
         finally:
             self._run.release()
         return True
 
-    def _failed(self, label: str, exc: Exception, until: int | Callable[[], bool]) -> AclnnError:
-        """The 500003 for task ``label``'s failure, after dropping the tasks ``until`` says."""
+    def _failed(self, label: str, exc: Exception, owner: int, until: int | Callable[[], bool]) -> AclnnError:
+        """The 500003 for task ``label``'s failure (queued by thread ``owner``, which hears of it
+        at its next synchronize where it is not the caller), after dropping the tasks ``until``
+        says."""
         why = exc.message if isinstance(exc, AclnnError) else f"internal error: {type(exc).__name__}: {exc}"
         why = f"stream task {label} failed: {why}"
-        self._drop(until, why)
+        live = {t.ident: t for t in threading.enumerate()}
+        self._tell(owner, live, why)
+        self._drop(until, why, live)
         return AclnnError(AclError.RT_FAILURE, why)
 
-    def _drop(self, until: int | Callable[[], bool], why: str) -> None:
+    def _drop(self, until: int | Callable[[], bool], why: str, live: dict) -> None:
         """Drops queued tasks after a failure, ``until`` many or until ``until()`` holds: each
         task's ``dropped`` hook runs (an event's record then never completes), and each other
         live thread that queued one hears of it at its next synchronize."""
-        me, live = threading.get_ident(), {t.ident: t for t in threading.enumerate()}
         dropped = 0
         while self._tasks and (dropped < until if isinstance(until, int) else not until()):
             dropped += 1
@@ -119,9 +128,14 @@ class Stream:
             hook = getattr(task, "dropped", None)
             if hook is not None:
                 hook(why)
-            if owner != me and owner in live:  # (a thread that has ended hears nothing)
-                ref, n, _ = self._dropped.get(owner, (weakref.ref(live[owner]), 0, ""))
-                self._dropped[owner] = (ref, n + 1, why)
+            self._tell(owner, live, why)
+
+    def _tell(self, owner: int, live: dict, why: str) -> None:
+        """Note for thread ``owner``, unless it is the calling thread (told by the raise) or has
+        ended, that a task it queued failed or was dropped."""
+        if owner != threading.get_ident() and owner in live:
+            ref, n, _ = self._dropped.get(owner, (weakref.ref(live[owner]), 0, ""))
+            self._dropped[owner] = (ref, n + 1, why)
 
 
 class StreamTable:
