@@ -70,7 +70,8 @@ class Stream:
                     task()
                 except Exception as exc:  # a task bug must not escape the runtime: a status instead
                     raise self._failed(label, exc, owner, min(left, len(tasks))) from exc
-            self.report_dropped()
+            if self._dropped:  # (tested inline: the launch path's synchronize meets it every call)
+                self.report_dropped()
 
     def report_dropped(self) -> None:
         """If another thread's run of this stream failed a task this thread queued, or dropped
