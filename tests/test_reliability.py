@@ -1642,6 +1642,10 @@ def test_pythonic_zero_d_arrays_as_scalar_arguments():
         py_fail(161002, opsnn.leaky_relu_backward, G, X, bad, words=["negativeSlope", "0-d array",
                                                                      f"ndarray of shape {bad.shape}"])
     assert opsnn.leaky_relu_backward(2.0, -1.0, 0.5).dtype == F64
+    # the flag too (a breaker: np.True_ was taken, np.array(True) refused)
+    assert opsnn.leaky_relu_backward(G, X, 0.5, np.array(True)).tolist() == opsnn.leaky_relu_backward(
+        G, X, 0.5, True).tolist()
+    py_fail(161002, opsnn.leaky_relu_backward, G, X, 0.5, np.array([True]), words=["selfIsResult"])
 
 
 def test_pythonic_void_scalars_are_refused_as_arguments():

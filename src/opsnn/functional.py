@@ -326,8 +326,9 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> dict:
     for p in spec.params:
         if p.kind == "scalar":
             args[p.name] = _as_scalar(kwargs[p.name], p.api_name)
-        elif p.kind == "flag":
-            args[p.name] = kwargs[p.name]
+        elif p.kind == "flag":  # a 0-d bool array is its NumPy bool, as for the scalars
+            flag = kwargs[p.name]
+            args[p.name] = flag[()] if type(flag) is np.ndarray and flag.ndim == 0 and flag.dtype == bool else flag
     return args
 
 
