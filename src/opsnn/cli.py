@@ -280,10 +280,8 @@ def _aclnn_details(args) -> dict:
     plan = executor.plan
     details = {"executorSteps": [f"workspace {plan.workspace_size} B"] + plan.describe(),
                "hostPlan": _host_launch_lines(executor)}
-    self_rank = call["self"].array().ndim
-    if args.transpose and self_rank < 2:
-        details["aclnnNote"] = (f"--transpose leaves a {self_rank}-d self as it is (its transpose is itself): "
-                                "give --shape two dims or more for a strided self")
+    if args.transpose and call["self"].array().ndim < 2:
+        details["aclnnNote"] = _untransposed(call["self"].array().ndim)
     kernel = next((step for step in plan.steps if step.kind == "Kernel"), None)
     if kernel is not None:  # what the kernel is handed after the executor's casts, kernel order
         slot_dtype = {slot.index: slot.dtype for slot in plan.slots}
@@ -382,8 +380,7 @@ def _run_run(args) -> int:
     if args.transpose and host["self"].ndim >= 2:
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
     elif args.transpose:
-        console.print(f"note: --transpose leaves a {host['self'].ndim}-d self as it is (its transpose "
-                      "is itself); give --shape two dims or more for a strided self")
+        console.print(f"note: {_untransposed(host['self'].ndim)}")
     out_shape, out_dtype = _phase1_out(spec, host, scalars, args.self_is_result)
     out_dtype = args.out_dtype or out_dtype
 
@@ -499,6 +496,12 @@ def _np_dtype(name: str) -> np.dtype:
     if dtypes.from_numpy(dtype) == dtypes.DataType.DT_UNDEFINED:  # object, str, datetime64, ...
         raise argparse.ArgumentTypeError(f"dtype {name!r} has no aclDataType; expected {expected}")
     return dtype
+
+
+def _untransposed(rank: int) -> str:
+    """Why ``--transpose`` changed nothing (opsnn run and opsnn tiling say it alike)."""
+    return (f"--transpose leaves a {rank}-d self as it is (its transpose is itself): give --shape two dims "
+            "or more for a strided self")
 
 
 def _np_dtypes(text: str) -> tuple[np.dtype, ...]:
