@@ -51,6 +51,19 @@ HARDTANH = OpInfo("hardtanh", "aclnnHardtanhBackward", ("self", "gradOutput", "o
 OPS = {"leaky": LEAKY, "hardtanh": HARDTANH}
 
 
+def run_python(code: str, timeout: int = 120, env: dict | None = None) -> str:
+    """Run ``code`` in a fresh interpreter (``python -c``) and return its stdout; the test fails,
+    showing both streams' ends, unless it exits 0. For what one process cannot show again: a
+    first import, a fork, a start with an empty kernel cache."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
+                          env=env, check=False)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
+    return done.stdout
+
+
 def acl_dtype(dtype) -> int:
     """The acl.ACL_* constant of a NumPy dtype (or of an aclDataType name such as 'UINT32')."""
     name = dtype if isinstance(dtype, str) else cases.ACL_NAME[np.dtype(dtype)]

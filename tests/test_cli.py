@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import run_python
 
 from opsnn import cli
 
@@ -515,9 +516,8 @@ def test_cli_run_imports_ml_dtypes_for_its_types_only():
             "assert 'ml_dtypes' not in sys.modules\n"
             "assert cli.main(['run', 'LeakyRelu', '--dtype', 'float8_e5m2']) == 1\n"
             "assert 'ml_dtypes' in sys.modules\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
-    assert result.returncode == 0, result.stderr
-    assert "tensor self has dtype DT_FLOAT8_E5M2, which Ascend910B does not support" in result.stdout, result.stdout
+    out = run_python(code, 300)
+    assert "tensor self has dtype DT_FLOAT8_E5M2, which Ascend910B does not support" in out, out
 
 
 @pytest.mark.parametrize("name, acl", [("i8", "DT_INT8"), ("u8", "DT_UINT8"), ("s16", "DT_INT16"), ("i32", "DT_INT32"),

@@ -7,7 +7,6 @@ a stream destroyed while another thread launches on it loses nothing."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
 
@@ -16,6 +15,7 @@ import pytest
 
 import opsnn
 import opsnn.acl as acl
+from conftest import run_python
 from hostile import F16, F32, Dev, dev, mem_state  # noqa: F401 - fixture
 from opsnn import aclnn
 
@@ -353,8 +353,7 @@ def test_first_bfloat16_use_fills_the_dtype_tables_at_once():
         "s = acl.create_scalar(0.5, acl.ACL_FLOAT8_E5M2)\n"
         "assert s is not None and s.value == 0.5, acl.get_recent_err_msg()\n"
         "print('ok')\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
-    assert res.returncode == 0 and "ok" in res.stdout, res.stderr
+    assert "ok" in run_python(code)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork-started workers: multiprocessing's default on Linux")
@@ -376,18 +375,14 @@ with mp.get_context("fork").Pool(1) as pool:
     got = pool.map_async(f, [0, 1]).get(timeout=120)
 print(got == [expected] * 2, f(0) == expected, expected)
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0 and done.stdout.split()[:2] == ["True", "True"], (done.stdout, done.stderr[-2000:])
+    assert run_python(script, 300).split()[:2] == ["True", "True"]
     # (a second breaker) an aclnn launch queued before the fork, of a repeatable executor that ran
     # on the parent's pool, synchronized in the child and launched there again
-    done = subprocess.run([sys.executable, "-c", _FORKED_ACLNN], capture_output=True, text=True, timeout=300,
-                          check=False)
-    assert done.returncode == 0 and done.stdout.split() == ["0", "True"], (done.stdout, done.stderr[-2000:])
+    assert run_python(_FORKED_ACLNN, 300).split() == ["0", "True"]
     # (a third) a parent on one pool thread: its pool launches, planned for one thread, passed
     # the kernels' planned-thread test in the child, whose first fresh aclnn launch ended it
-    done = subprocess.run([sys.executable, "-c", _FORKED_ONE_THREAD], capture_output=True, text=True, timeout=300,
-                          check=False, env={**os.environ, "OPSNN_PARALLEL_MIN_BYTES": "1"})
-    assert done.returncode == 0 and done.stdout.split() == ["0", "True"], (done.stdout, done.stderr[-2000:])
+    one_thread = {**os.environ, "OPSNN_PARALLEL_MIN_BYTES": "1"}
+    assert run_python(_FORKED_ONE_THREAD, 300, one_thread).split() == ["0", "True"]
 
 
 _FORKED_ONE_THREAD = """
@@ -492,6 +487,4 @@ _, status = os.waitpid(pid, 0)
 t.join()
 print(held, os.waitstatus_to_exitcode(status))
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, "OPSNN_CACHE_DIR": str(tmp_path)})
-    assert done.returncode == 0 and done.stdout.split() == ["True", "0"], (done.stdout, done.stderr[-3000:])
+    assert run_python(script, 300, {**os.environ, "OPSNN_CACHE_DIR": str(tmp_path)}).split() == ["True", "0"]

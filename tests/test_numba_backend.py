@@ -19,7 +19,7 @@ import pytest
 import cases
 import opsnn
 from cases import BF16, C64, C128, F16, F32, F64
-from conftest import run_hardtanh, run_leaky
+from conftest import run_hardtanh, run_leaky, run_python
 from opsnn import kernels
 from opsnn._core import dtypes
 from opsnn._core.executor import Step
@@ -1410,8 +1410,7 @@ def test_automatic_backend_falls_back_to_numpy_with_one_warning():
         "assert kernels.default_name() == 'numpy' and (r == 0.5).all()\n"
         "assert sum(issubclass(x.category, kernels.BackendFallbackWarning) for x in w) == 1, w\n"
         "print('ok')\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0 and "ok" in res.stdout, res.stderr
+    assert "ok" in run_python(code)
 
 
 @pytest.mark.parametrize("pool", [False, True], ids=["serial", "pool"])
@@ -1433,11 +1432,8 @@ def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path, p
     env = dict(__import__("os").environ, OPSNN_CACHE_DIR=str(tmp_path))
     if pool:  # every launch on the thread pool
         env["OPSNN_PARALLEL_MIN_BYTES"] = "1"
-    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
-    assert first.returncode == 0, first.stderr
-    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
-    assert second.returncode == 0, second.stderr
-    hits, misses = map(int, second.stdout.split())
+    run_python(code, 300, env)
+    hits, misses = map(int, run_python(code, 300, env).split())
     assert hits >= 1 and misses == 0
     assert list(tmp_path.rglob("k_*.py"))
 
@@ -1907,13 +1903,11 @@ def test_ml_dtypes_is_imported_by_the_first_bfloat16_not_by_opsnn():
         "assert out.view(np.uint16).tolist() == [0xC000, 0x8000, 0x0000], out.view(np.uint16)\n"
         "assert dtypes.to_numpy(DataType.BF16) == np.dtype(ml_dtypes.bfloat16)\n"
         "print('ok')\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
-    assert res.returncode == 0 and "ok" in res.stdout, res.stderr
+    assert "ok" in run_python(code, 300)
     code = ("import sys\n"
             "from opsnn._core import dtypes\n"
             "from opsnn._core.dtypes import DataType\n"
             "assert 'ml_dtypes' not in sys.modules\n"
             "assert dtypes.to_numpy(DataType.BF16).name == 'bfloat16' and 'ml_dtypes' in sys.modules\n"
             "print('ok')\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
-    assert res.returncode == 0 and "ok" in res.stdout, res.stderr
+    assert "ok" in run_python(code)

@@ -2,8 +2,8 @@
 
 import pathlib
 import re
-import subprocess
-import sys
+
+from conftest import run_python
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
@@ -11,9 +11,7 @@ README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 def test_readme_runtime_and_aclnn_snippets_run():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     code = blocks[0] + blocks[1] + "\nassert ret == 0\nprint(result.tolist())\n"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str([2.0, 0.029999999329447746, 0.03999999910593033, 5.0])
+    assert run_python(code).strip() == str([2.0, 0.029999999329447746, 0.03999999910593033, 5.0])
 
 
 def test_readme_pythonic_snippet_runs():
@@ -23,9 +21,8 @@ def test_readme_pythonic_snippet_runs():
                  if "opsnn.leaky_relu_backward(dy, x" in b)
     code = block + "\nassert y.tolist() == [-0.019999999552965164, -0.004999999888241291, 0.5, 2.0]" \
                    "\nassert x.tolist() == [-1.0, -0.5, 0.5, 1.0] and buf.tolist() == [0.0, 1.0, 1.0, 0.0]\n"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("161002 LeakyReluBackward: selfIsResult is true with negativeSlope"), done.stdout
+    out = run_python(code)
+    assert out.startswith("161002 LeakyReluBackward: selfIsResult is true with negativeSlope"), out
 
 
 def test_tiling_doc_snippet_runs():
@@ -33,6 +30,4 @@ def test_tiling_doc_snippet_runs():
     doc = README.parent / "docs" / "tiling.md"
     block = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)[0]
     code = block + "\nassert check.reference_mismatches == 0 and not check.sim.findings\nprint(plan.n_blocks)\n"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[-1] == "1"
+    assert run_python(code).split()[-1] == "1"

@@ -23,7 +23,6 @@ import numpy as np
 
 from ._core.dtypes import DataType, from_numpy, to_numpy
 
-
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
 
 
