@@ -137,7 +137,11 @@ def test_describe_and_list(capsys):
     assert code == 0
     assert "null check order: self, gradOutput, out, min, max" in out
     assert "Ascend910     DT_FLOAT, DT_FLOAT16\n" in out
-    assert "Ascend910B    DT_FLOAT, DT_FLOAT16, DT_BF16" in out
+    assert "     *Ascend910B    DT_FLOAT, DT_FLOAT16, DT_BF16" in out  # the default SoC, marked
+    code, out = _run(capsys, "describe", "HardtanhBackward", "--soc", "Ascend310P")
+    assert "(* marks the emulated SoC, Ascend310P;" in out
+    assert "     *Ascend310P    DT_FLOAT, DT_FLOAT16\n" in out
+    assert "      Ascend910B    DT_FLOAT, DT_FLOAT16, DT_BF16" in out
     code, out = _run(capsys, "list")
     assert code == 0 and "aclnnLeakyReluBackward" in out and "aclnnHardtanhBackward" in out
 

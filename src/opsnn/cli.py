@@ -199,7 +199,8 @@ def _run_describe(args) -> int:
     print(f"  promotion:  {spec.promotion.value}; broadcast: {'yes' if spec.broadcast else 'no'}"
           f"; out dtype/shape == self: {'yes' if spec.out_equals_self else 'no'}")
     print(f"  null check order: {', '.join(spec.param(n).api_name for n in spec.null_order)}")
-    print("  parameters:")
+    emulated = platform.current_name()
+    print(f"  parameters (* marks the emulated SoC, {emulated}; --soc picks another):")
     for p in spec.params:
         print(f"    {p.api_name:<14} ({p.name}, {p.kind})")
         if p.dtypes is None:
@@ -211,7 +212,8 @@ def _run_describe(args) -> int:
             continue
         for profile in platform.PROFILES.values():
             listed = ", ".join(dtypes.name(d) for d in p.dtypes.for_profile(profile))
-            print(f"      {profile.name:<13} {listed}")
+            mark = "*" if profile.name == emulated else " "
+            print(f"     {mark}{profile.name:<13} {listed}")
     if spec.extra_checks:
         print("  extra checks: " + ", ".join(c.__name__ for c in spec.extra_checks))
     if spec.unsupported_socs:
