@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ import pytest
 import opsnn
 import opsnn.acl as acl
 from conftest import run_python
-from hostile import F16, F32, Dev, dev, mem_state  # noqa: F401 - fixture
+from hostile import F16, F32, Dev, dev, mem_state, runtime_guard  # noqa: F401 - fixtures
 from opsnn import aclnn
 
 THREADS = 8
@@ -324,6 +325,42 @@ def test_a_destroy_racing_phase_1_leaves_no_handle_to_skip_checks_for(acl_env, m
     monkeypatch.undo()
     assert aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt.tensor, xt.tensor, slope, False, out.tensor)[2] == 161002
     assert "negativeSlope" in acl.get_recent_err_msg()
+
+
+@pytest.mark.parametrize("make, query", [("create_stream", "synchronize_stream"),
+                                         ("create_event", "query_event_status")])
+def test_a_stream_or_event_made_while_the_last_reset_runs_goes_with_the_device(runtime_guard, monkeypatch,
+                                                                                make, query):
+    """Found in session 36's read-through: create_stream / create_event checked for a device,
+    then made the handle, outside the lock the last reset_device drops them all under, so a
+    reset landing in between (simulated: the check pauses while another thread resets) left a
+    stream or event alive with no device. Now either the make fails with 107002 or its handle
+    goes with the reset (200005 after a new set_device)."""
+    from opsnn.acl import rt
+
+    while rt.STATE.device_refs:
+        acl.rt.reset_device(0)
+    assert acl.rt.set_device(0) == 0
+    checked, reset_done = threading.Event(), []
+    real = rt.STATE.require_device
+
+    def slow_check(call):
+        real(call)
+        if call == make:
+            checked.set()
+            time.sleep(0.2)  # the reset on the other thread lands here, unless the lock holds it
+    monkeypatch.setattr(rt.STATE, "require_device", slow_check)
+    resetter = threading.Thread(target=lambda: (checked.wait(5), reset_done.append(acl.rt.reset_device(0))))
+    resetter.start()
+    handle, ret = getattr(acl.rt, make)()
+    resetter.join(10)
+    monkeypatch.undo()
+    assert reset_done == [0] and ret == 0
+    assert acl.rt.set_device(0) == 0
+    status = getattr(acl.rt, query)(handle)
+    assert (status if isinstance(status, int) else status[1]) == 200005, status
+    assert "is not a live" in acl.get_recent_err_msg()
+    assert acl.rt.reset_device(0) == 0
 
 
 def test_first_bfloat16_use_fills_the_dtype_tables_at_once():

@@ -258,8 +258,9 @@ def synchronize_device() -> int:
 @_pair
 def create_stream():
     """aclrtCreateStream: ``(stream, ret)``; the stream is an int handle."""
-    STATE.require_device("create_stream")
-    return STATE.streams.create(), 0
+    with STATE.lock:  # checked and made under the lock a last reset_device takes to drop them all
+        STATE.require_device("create_stream")
+        return STATE.streams.create(), 0
 
 
 @_ret
@@ -281,8 +282,9 @@ def synchronize_stream(stream) -> int:
 @_pair
 def create_event():
     """aclrtCreateEvent: ``(event, ret)``; the event is an int handle."""
-    STATE.require_device("create_event")
-    return STATE.events.create(), 0
+    with STATE.lock:  # checked and made under the lock a last reset_device takes to drop them all
+        STATE.require_device("create_event")
+        return STATE.events.create(), 0
 
 
 @_ret
