@@ -570,8 +570,9 @@ def test_decision_15_null_order(acl_env):
 
 
 def test_decision_15_null_executor(acl_env):
-    """Phase 2 and the executor calls answer a null executor (None or 0) with 161001, as
-    CommonOpExecutorRun does before anything else, and leave out untouched."""
+    """Phase 2 answers a null executor (None or 0) with 161001, as CommonOpExecutorRun does
+    before anything else; aclSetAclOpExecutorRepeatable / aclDestroyAclOpExecutor with 561103
+    (opbase: ACLNN_ERR_INNER_NULLPTR); out stays untouched."""
     from opsnn import aclnn
     ws, ex, ret, ot = leaky_phase1(acl_env, f32a(1, 2), f32a(1, -1), 0.5)
     assert ret == 0
@@ -580,8 +581,8 @@ def test_decision_15_null_executor(acl_env):
     for null in (None, 0):
         for phase2 in (LEAKY.phase2, HARDTANH.phase2):
             expect_acl_failure(phase2(wsp, ws, null, acl_env.stream), NULLPTR, words=["executor", "null"])
-        expect_acl_failure(aclnn.aclSetAclOpExecutorRepeatable(null), NULLPTR, words=["executor", "null"])
-        expect_acl_failure(aclnn.aclDestroyAclOpExecutor(null), NULLPTR, words=["executor", "null"])
+        expect_acl_failure(aclnn.aclSetAclOpExecutorRepeatable(null), 561103, words=["executor", "null"])
+        expect_acl_failure(aclnn.aclDestroyAclOpExecutor(null), 561103, words=["executor", "null"])
     expect_acl_failure(LEAKY.phase2(wsp, ws, 7, acl_env.stream), INVALID, words=["executor", "int"])
     assert acl.rt.synchronize_stream(acl_env.stream) == 0
     assert ot.storage_bytes() == before, "a refused launch must not write out"

@@ -1129,27 +1129,29 @@ def test_executor_run_twice(dev):
 
 
 def test_executor_destroyed(dev):
-    """Phase 2 after aclDestroyAclOpExecutor -> 161002; destroy twice -> 161002; destroy /
-    set-repeatable of None or 0 (a null pointer) -> 161001, of a non-executor -> 161002. A
-    destroy after the launch does not cancel the queued run."""
+    """Phase 2 after aclDestroyAclOpExecutor -> 161002; destroy twice -> 161002. A null
+    executor (None or 0) is 161001 at phase 2 (CommonOpExecutorRun) and 561103 at destroy /
+    set-repeatable (opbase's CHECK_RET ... ACLNN_ERR_INNER_NULLPTR, and their documentation);
+    a non-executor is 161002 at all three (opbase's magic-number check gives 561000 there,
+    which opsnn keeps for its own bugs). A destroy after the launch does not cancel the queued run."""
     ws, ex, oa = planned(dev)
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
-    def same_rule(status, executor, *words):
+    def same_rule(statuses, executor, *words):
         """The three calls that take an executor refuse it with one message, each naming itself."""
-        msgs = [fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, executor, dev.stream), status, *words),
-                fail_msg(aclnn.aclDestroyAclOpExecutor(executor), status, *words),
-                fail_msg(aclnn.aclSetAclOpExecutorRepeatable(executor), status, *words)]
+        msgs = [fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, executor, dev.stream), statuses[0], *words),
+                fail_msg(aclnn.aclDestroyAclOpExecutor(executor), statuses[1], *words),
+                fail_msg(aclnn.aclSetAclOpExecutorRepeatable(executor), statuses[1], *words)]
         for msg, call in zip(msgs, ("LeakyReluBackward", "aclDestroyAclOpExecutor",
                                     "aclSetAclOpExecutorRepeatable")):
             assert call in msg, msg
         assert len({m[m.index("executor"):] for m in msgs}) == 1, msgs
 
-    same_rule(161002, ex, "already destroyed")
+    same_rule((161002, 161002), ex, "already destroyed (aclDestroyAclOpExecutor)")
     for null in (None, 0, np.uint64(0)):
-        same_rule(161001, null, "executor", "null pointer")
+        same_rule((161001, 561103), null, "executor", "null pointer")
     for junk in (1, "ex", Sentinel(), dev.tensors[0]):
-        same_rule(161002, junk, "aclOpExecutor", type(junk).__name__)
+        same_rule((161002, 161002), junk, "aclOpExecutor", type(junk).__name__)
     ws, ex, oa = planned(dev)
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
@@ -1169,9 +1171,21 @@ def test_executor_of_another_op(dev):
 
 
 def test_workspace_misuse(dev):
-    """workspace_size smaller than asked -> 161002; no workspace when one is needed -> 161001;
-    a freed, never-allocated or too-small workspace, or one of a wrong type -> 161002; a size
-    that is negative / not an int -> 161002. A refused launch leaves the executor usable."""
+    """workspace_size smaller than asked -> 161002; a null workspace with a size > 0 -> 161001,
+    which deletes the executor (CommonOpExecutorRun does: its later use is 161002), also where
+    GetWorkspaceSize asked for 0 bytes; a freed, never-allocated or too-small workspace, or one
+    of a wrong type -> 161002; a size that is negative / not an int -> 161002. Any other refused
+    launch leaves the executor usable."""
+    for null in (None, 0):
+        for grad, size in ((G.astype(F16), None), (G, 512)):  # (None: the size asked for)
+            ws, ex, oa = planned(dev, g=grad)
+            size = ws if size is None else size
+            fail_msg(aclnn.aclnnLeakyReluBackward(null, size, ex, dev.stream), 161001,
+                     f"workspace is null but workspaceSize is {size} bytes (GetWorkspaceSize asked "
+                     f"for {ws}); the failed launch deleted the executor")
+            fail_msg(aclnn.aclnnLeakyReluBackward(dev.malloc(max(ws, 1)), ws, ex, dev.stream), 161002,
+                     "already destroyed (aclnnLeakyReluBackward deleted it when launched with a null workspace)")
+            assert acl.rt.synchronize_stream(dev.stream) == 0 and not read_out(dev, oa).any()
     ws, ex, oa = planned(dev, g=G.astype(F16))
     assert ws > 0
     good = dev.malloc(ws)
@@ -1179,8 +1193,7 @@ def test_workspace_misuse(dev):
     acl.rt.free(freed)
     small = dev.malloc(ws // 2)
     fail_msg(aclnn.aclnnLeakyReluBackward(good, ws - 1, ex, dev.stream), 161002, "smaller")
-    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161001, "workspace")
-    fail_msg(aclnn.aclnnLeakyReluBackward(0, ws, ex, dev.stream), 161001, "workspace")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, dev.stream), 161002, "smaller")
     for bad in (freed, small, 0x3_0000_0000, good + 16):
         fail_msg(aclnn.aclnnLeakyReluBackward(bad, ws, ex, dev.stream), 161002, "live device memory")
     for junk in ("ws", 1.5, [good], Sentinel(), True):
@@ -1684,12 +1697,12 @@ def test_dlpack_pending_negation():
     py_fail(161002, opsnn.hardtanh, z.conj(), words=["DLPack"])
 
 
-def test_recent_error_is_fetched_once():
+def test_recent_error_is_fetched_once(acl_runtime):
     """get_recent_err_msg returns the last failure's text once, then None; a success does not
     clear an earlier failure's text (CANN keeps the last error)."""
     acl.get_recent_err_msg()
     assert acl.rt.free(None) == 100000
-    assert aclnn.aclDestroyAclOpExecutor(None) == 161001
+    assert aclnn.aclDestroyAclOpExecutor(None) == 561103
     msg = acl.get_recent_err_msg()
     assert "executor" in msg and acl.get_recent_err_msg() is None
 

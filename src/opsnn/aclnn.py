@@ -251,7 +251,8 @@ def aclnnLeakyReluBackward(workspace, workspace_size, executor, stream) -> int:
 
     Args: workspace (device address or None when the size is 0), workspace_size (bytes),
     executor (from phase 1), stream (int from acl.rt.create_stream; None/0 = default stream).
-    Returns ret: 0, 161001 (no workspace / executor), 161002 (executor already run, destroyed or
+    Returns ret: 0, 161001 (no executor; a null workspace with workspaceSize > 0, which deletes
+    the executor as CANN does), 161002 (executor already run, destroyed or
     of another op; workspace too small, freed or overlapping a tensor; a tensor destroyed or its
     memory freed since phase 1), 361001 (no such stream, or the runtime is not initialised).
     """
@@ -372,13 +373,20 @@ def aclnnInplaceHardtanh(workspace, workspace_size, executor, stream) -> int:
     return _phase2("InplaceHardtanh", workspace, workspace_size, executor, stream)
 
 
+# opbase's two executor calls answer NULL with 561103 (phase 2: 161001). Memory without an
+# executor's magic number is 561000 there; opsnn keeps 561000 for its own bugs (README), so a
+# non-executor stays 161002, as at phase 2.
+_EXECUTOR_CALL_STATUSES = (Status.ERR_INNER_NULLPTR, Status.ERR_PARAM_INVALID)
+
+
 @_ret
 def aclSetAclOpExecutorRepeatable(executor) -> int:
     """Make an executor reusable by phase 2 until ``aclDestroyAclOpExecutor``. Call it between
-    phase 1 and the first launch. Returns ret: 0, 161001 (None), 161002 (not an executor,
-    destroyed, or a single-use executor that already ran)."""
+    phase 1 and the first launch. Returns ret: 0, 561103 (NULL), 161002 (not an executor,
+    destroyed, or a single-use executor that already ran). Source: opbase's
+    aclSetAclOpExecutorRepeatable and its documentation (561103 for a null executor)."""
     with _LAUNCH_LOCK:
-        executor = engine.live_executor(executor, "aclSetAclOpExecutorRepeatable")
+        executor = engine.live_executor(executor, "aclSetAclOpExecutorRepeatable", *_EXECUTOR_CALL_STATUSES)
         if executor.consumed and not executor.repeatable:
             raise AclnnError(161002, "aclSetAclOpExecutorRepeatable: the executor already ran; a "
                                      "single-use executor is released by its launch. Make it "
@@ -389,10 +397,12 @@ def aclSetAclOpExecutorRepeatable(executor) -> int:
 
 @_ret
 def aclDestroyAclOpExecutor(executor) -> int:
-    """Destroy an executor; later phase-2 calls with it return 161002. Returns ret."""
+    """Destroy an executor; later phase-2 calls with it return 161002. Returns ret: 0, 561103
+    (NULL), 161002 (not an executor, or already destroyed). Source: opbase's
+    aclDestroyAclOpExecutor."""
     with _LAUNCH_LOCK:
-        executor = engine.live_executor(executor, "aclDestroyAclOpExecutor")
-        executor.destroyed = True
+        executor = engine.live_executor(executor, "aclDestroyAclOpExecutor", *_EXECUTOR_CALL_STATUSES)
+        executor.destroyed = "aclDestroyAclOpExecutor"
         executor.last_launch = None  # its views of device memory go with it (queued tasks keep theirs)
     return 0
 

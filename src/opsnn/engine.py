@@ -584,22 +584,26 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
                                   "out that shares no memory with it")
 
 
-def live_executor(executor, who: str) -> aclOpExecutor:
+def live_executor(executor, who: str, null: Status = Status.ERR_PARAM_NULLPTR,
+                  foreign: Status = Status.ERR_PARAM_INVALID) -> aclOpExecutor:
     """``executor`` if it is a live aclOpExecutor; else AclnnError naming ``who`` (the op or the
-    aclnn call): 161001 for a null pointer, 161002 for another type or a destroyed one. The one
-    rule for phase 2, aclSetAclOpExecutorRepeatable and aclDestroyAclOpExecutor."""
+    aclnn call): ``null`` for a null pointer, ``foreign`` for another type, 161002 for a
+    destroyed one. The one rule for phase 2 (161001 / 161002: CommonOpExecutorRun) and, with
+    their own null code, aclSetAclOpExecutorRepeatable and aclDestroyAclOpExecutor (561103:
+    opbase's CHECK_RET on a null executor)."""
     if checks.is_null(executor):
-        raise checks.fail(who, f"executor must be an aclOpExecutor, got a null pointer ({executor!r})",
-                          Status.ERR_PARAM_NULLPTR)
+        raise checks.fail(who, f"executor must be an aclOpExecutor, got a null pointer ({executor!r})", null)
     if not isinstance(executor, aclOpExecutor):
-        raise checks.fail(who, f"executor must be an aclOpExecutor, got {type(executor).__name__}")
+        raise checks.fail(who, f"executor must be an aclOpExecutor, got {type(executor).__name__}", foreign)
     if executor.destroyed:
-        raise checks.fail(who, "the executor was already destroyed (aclDestroyAclOpExecutor)")
+        raise checks.fail(who, f"the executor was already destroyed ({executor.destroyed})")
     return executor
 
 
 def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec) -> None:
-    """Phase-2 preconditions (DECISIONS 16, 17): a live executor of this op, enough workspace."""
+    """Phase-2 preconditions (DECISIONS 16, 17): a live executor of this op, enough workspace.
+    A null workspace with a size > 0 is 161001 and deletes the executor, as CommonOpExecutorRun
+    does, so a C retry with it, undefined on a device, is refused here too."""
     op = spec.name
     live_executor(executor, op)
     if executor.plan.op != op:  # first: an executor of another operator is wrong whatever its state
@@ -609,12 +613,14 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
                               "aclSetAclOpExecutorRepeatable was called")
     if not checks.is_c_int(workspace_size) or not 0 <= workspace_size < 2**64:  # a uint64_t in C
         raise checks.fail(op, f"workspaceSize must be an integer in [0, 2**64) (bytes), got {workspace_size!r}")
+    if workspace_size > 0 and not workspace_present:
+        executor.destroyed = f"{spec.api_name} deleted it when launched with a null workspace"
+        raise checks.fail(op, f"workspace is null but workspaceSize is {workspace_size} bytes "
+                              f"(GetWorkspaceSize asked for {executor.workspace_size}); the failed "
+                              "launch deleted the executor, as CANN's does", Status.ERR_PARAM_NULLPTR)
     if workspace_size < executor.workspace_size:
         raise checks.fail(op, f"workspaceSize {workspace_size} is smaller than the "
                               f"{executor.workspace_size} bytes GetWorkspaceSize asked for")
-    if executor.workspace_size > 0 and not workspace_present:
-        raise checks.fail(op, f"workspace is null but {executor.workspace_size} bytes are required",
-                          Status.ERR_PARAM_NULLPTR)
 
 
 __all__ = ["ALLOCATE", "plan", "run", "bind", "infer_output", "check_out_overlap", "check_launch",

@@ -118,7 +118,7 @@ class aclOpExecutor:  # noqa: N801 - the CANN type name
         self.tensors = tensors
         self.repeatable = False
         self.consumed = False
-        self.destroyed = False
+        self.destroyed: str | None = None  # what destroyed it: aclDestroyAclOpExecutor, a failed launch
         self.last_launch = None  # a repeatable executor's previous launch (opsnn.aclnn._Launch)
 
     @property
