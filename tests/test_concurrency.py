@@ -368,7 +368,8 @@ def test_first_bfloat16_use_fills_the_dtype_tables_at_once():
     bfloat16 use, so a thread that found bfloat16 there could miss a float8 type and an fp8
     aclScalar failed with "internal error: KeyError". At every line of the fill and its return (a tracer, in a
     fresh process, where ml_dtypes is not loaded yet), either no ml_dtypes type is in the tables
-    or every one is, both ways; then an fp8 scalar is made."""
+    or every one is, both ways; then float8 has its NumPy dtype. (aclScalar takes no float8 now,
+    as opbase's; float8 tensors still do.)"""
     code = (
         "import sys\n"
         "import opsnn.acl as acl\n"
@@ -387,8 +388,7 @@ def test_first_bfloat16_use_fills_the_dtype_tables_at_once():
         "assert acl.create_scalar(0.5, acl.ACL_BF16) is not None, acl.get_recent_err_msg()\n"
         "sys.settrace(None)\n"
         "assert seen[0] == 0 and seen[-1] == len(ml), seen\n"
-        "s = acl.create_scalar(0.5, acl.ACL_FLOAT8_E5M2)\n"
-        "assert s is not None and s.value == 0.5, acl.get_recent_err_msg()\n"
+        "assert str(dtypes.to_numpy(acl.ACL_FLOAT8_E5M2)) == 'float8_e5m2'\n"
         "print('ok')\n")
     assert "ok" in run_python(code)
 

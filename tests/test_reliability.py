@@ -892,6 +892,30 @@ def test_wrong_handle_types(dev, slot, junk):
     assert not read_out(dev, oa).any()
 
 
+def test_create_scalar_takes_opbase_scalar_dtypes_only():
+    """aclCreateScalar holds the dtypes of opbase's aclScalar(const void*, DataType) switch and
+    returns NULL for the rest (a breaker: float8 / hifloat8 / complex32 scalars were made, and
+    aclnnLeakyRelu ran with one as its slope). The Pythonic layer refuses such a NumPy scalar
+    as its argument's 161002."""
+    held = (acl.ACL_FLOAT, acl.ACL_FLOAT16, acl.ACL_BF16, acl.ACL_DOUBLE, acl.ACL_BOOL, acl.ACL_INT8,
+            acl.ACL_INT16, acl.ACL_INT32, acl.ACL_INT64, acl.ACL_UINT8, acl.ACL_UINT16, acl.ACL_UINT32,
+            acl.ACL_UINT64, acl.ACL_COMPLEX64, acl.ACL_COMPLEX128)
+    for dtype in held:
+        scalar = acl.create_scalar(1, dtype)
+        assert scalar is not None and scalar.dtype == dtype and acl.destroy_scalar(scalar) == 0
+    for name in ("FLOAT8_E5M2", "FLOAT8_E4M3FN", "FLOAT8_E8M0", "HIFLOAT8", "COMPLEX32", "STRING",
+                 "FLOAT4_E2M1", "INT4", "DT_UNDEFINED"):
+        assert acl.create_scalar(0.5, getattr(acl, f"ACL_{name}")) is None, name
+        msg = acl.get_recent_err_msg()
+        assert msg.startswith(f"create_scalar: dataType ACL_{name} cannot hold an aclScalar (aclCreateScalar "
+                              "takes BF16, BOOL, COMPLEX128, COMPLEX64, DOUBLE, FLOAT, FLOAT16,"), msg
+    x = np.array([-2.0, 3.0], F32)
+    with pytest.raises(opsnn.AclnnError) as exc:
+        opsnn.leaky_relu(x, ml_dtypes.float8_e4m3fn(0.5))
+    assert exc.value.status == 161002 and "negativeSlope" in str(exc.value)
+    assert "ACL_FLOAT8_E4M3FN cannot hold an aclScalar" in str(exc.value)
+
+
 def test_destroyed_tensor_or_scalar_passed(dev):
     """A destroyed tensor or scalar passed to phase 1 -> 161002 'already destroyed'."""
     gt, xt, s, ot, _ = leaky(dev)

@@ -140,6 +140,9 @@ FLOATING = frozenset({D.FLOAT, D.FLOAT16, D.DOUBLE, D.BF16, D.HIFLOAT8, D.FLOAT8
                       D.FLOAT4_E2M1, D.FLOAT4_E1M2})
 COMPLEX = frozenset({D.COMPLEX32, D.COMPLEX64, D.COMPLEX128})
 INTEGRAL = frozenset({D.INT8, D.INT16, D.INT32, D.INT64, D.UINT8, D.UINT16, D.UINT32, D.UINT64})
+# what aclCreateScalar can hold: the cases of opbase's aclScalar(const void*, DataType); any other
+# dtype throws there and aclCreateScalar returns NULL (float8 / hifloat8 / complex32 / string ...)
+SCALAR = INTEGRAL | frozenset({D.FLOAT, D.FLOAT16, D.BF16, D.DOUBLE, D.BOOL, D.COMPLEX64, D.COMPLEX128})
 
 
 def from_numpy(dtype) -> DataType:

@@ -208,6 +208,10 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
         fields = self.__dict__
         fields["dtype"] = _enum(DataType, dtype, "dataType")
         fields["destroyed"] = False
+        if self.dtype not in dtypes.SCALAR:
+            listed = ", ".join(sorted(d.acl_name.removeprefix("ACL_") for d in dtypes.SCALAR))
+            raise _bad(f"dataType {self.dtype.acl_name} cannot hold an aclScalar (aclCreateScalar "
+                       f"takes {listed})")
         if isinstance(value, np.timedelta64):  # an np.integer subclass, but a duration
             raise _bad(f"value {value!r} is a duration, not a number")
         floats = dtypes.float_scalar_types()  # ml_dtypes' bfloat16 too (a breaker: was refused)
@@ -236,7 +240,7 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
                         fields["value"] = np_dtype.type(float(value) if np_dtype.kind != "b" else bool(value))
                 except OverflowError:
                     raise _bad(f"value {value!r} does not fit a C double") from None
-        else:
+        else:  # (every SCALAR dtype holds data: a safeguard against the two lists parting)
             raise _bad(f"dataType {self.dtype.acl_name} cannot hold a scalar value here")
 
     def to_double(self) -> float:
