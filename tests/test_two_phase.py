@@ -51,6 +51,36 @@ def test_device_count_and_memcpy_round_trip(acl_env):
     assert bytes(bb) == raw
 
 
+def test_ptr_to_numpy_shares_the_memory(acl_env):
+    """acl.util.ptr_to_numpy is an array over the pointer's memory, as pyACL's (a breaker: it was
+    a copy, so a port filling pinned memory through it sent zeros to the device): writes through
+    it reach memcpy, memcpy / memset into the memory show in it; over bytes_to_ptr memory it is
+    read-only."""
+    h, ret = acl.rt.malloc_host(16)
+    assert ret == 0
+    try:
+        view = acl.util.ptr_to_numpy(h, (4,), 11)  # NPY_FLOAT
+        view[:] = np.arange(1, 5, dtype=F32)
+        d = acl_env.malloc(16)
+        assert acl.rt.memcpy(d, 16, h, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+        cases.assert_bits_equal(acl_env.read(d, (4,), F32), np.arange(1, 5, dtype=F32))
+        assert acl.rt.memset(h, 16, 0, 16) == 0
+        cases.assert_bits_equal(view, np.zeros(4, F32))
+        acl_env.write(d, np.array([7, 8, 9, 10], F32))
+        assert acl.rt.memcpy(h, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+        cases.assert_bits_equal(view, np.array([7, 8, 9, 10], F32))
+        grid = acl.util.ptr_to_numpy(h + 4, [1, 2], 11)  # an interior pointer, 2-D
+        cases.assert_bits_equal(grid, np.array([[8, 9]], F32))
+    finally:
+        assert acl.rt.free_host(h) == 0
+    a = np.zeros(3, F32)
+    acl.util.ptr_to_numpy(acl.util.numpy_to_ptr(a), [3], 11)[1] = 5.0
+    cases.assert_bits_equal(a, np.array([0, 5, 0], F32))
+    raw = np.arange(2, dtype=F32).tobytes()
+    frozen = acl.util.ptr_to_numpy(acl.util.bytes_to_ptr(raw), [2], 11)
+    assert not frozen.flags.writeable and frozen.tolist() == [0.0, 1.0]
+
+
 # ---- phase 1 plans, phase 2 runs ----------------------------------------------------------------
 def test_phase1_writes_nothing_phase2_writes_out(acl_env):
     g, x = cases.grid(F32, F32)

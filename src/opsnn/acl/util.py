@@ -63,7 +63,12 @@ def ptr_to_bytes(ptr: int, size: int) -> bytes:
 
 @boundary(lambda code: None, invalid=AclError.INVALID_PARAM)
 def ptr_to_numpy(ptr: int, shape, npy_type: int) -> np.ndarray:
-    """A NumPy array copied from known host memory (``npy_type``: NumPy C enum number)."""
+    """A NumPy array over ``shape`` elements of known host memory at ``ptr`` (``npy_type``: the
+    NumPy C enum number), sharing it, as pyACL's does (PyArray_SimpleNewFromData): writes through
+    the array reach the memory, later copies into the memory show in the array. Read-only for
+    bytes_to_ptr memory. Like pyACL's, it does not own the memory: after free_host, ``.copy()``
+    what is still needed (opsnn keeps the bytes alive, so a late use reads stale data, never
+    faults)."""
     code = _count(npy_type, "npy_type", "ptr_to_numpy")
     if code not in NPY_TYPES:
         raise AclnnError(AclError.INVALID_PARAM, f"ptr_to_numpy: npy_type {code} is not one of "
@@ -76,7 +81,7 @@ def ptr_to_numpy(ptr: int, shape, npy_type: int) -> np.ndarray:
                                                  f"got {type(shape).__name__}")
     dims = tuple(_count(d, "shape entries", "ptr_to_numpy") for d in shape)
     raw = _host.region(ptr, math.prod(dims) * dtype.itemsize, "ptr_to_numpy", writable=False)
-    return raw.copy().view(dtype).reshape(dims)
+    return raw.view(dtype).reshape(dims)
 
 
 def _count(value, what: str, call: str) -> int:
