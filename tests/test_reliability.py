@@ -545,6 +545,46 @@ def test_memcpy_misuse(dev):
     assert not ro.any() and not strided.any()
 
 
+def test_refusals_say_which_memory_and_which_call(dev):
+    """Found by a breaker: a memcpy whose kind disagrees with an address's memory said the device
+    address "is not host memory opsnn knows" (or a live pinned address "is not inside a live
+    device allocation"); it says which memory the address is and what the kind takes. Stream
+    refusals name their call and print the handle in hex; a repeatable executor relaunched after
+    one of its tensors was destroyed is told its tensors live until its last launch."""
+    d = dev.upload(np.arange(4, dtype=F32))
+    h, ret = acl.rt.malloc_host(16)
+    assert ret == 0
+    try:
+        host = np.zeros(4, F32)
+        for dst, src, kind, words in (
+                (d, d, acl.ACL_MEMCPY_HOST_TO_DEVICE,
+                 [f"memcpy source: {d:#x} is device memory, but ACL_MEMCPY_HOST_TO_DEVICE takes host memory"]),
+                (host, h, acl.ACL_MEMCPY_DEVICE_TO_HOST,
+                 [f"memcpy source: {h:#x} is host memory, but ACL_MEMCPY_DEVICE_TO_HOST takes device memory"]),
+                (h, d, acl.ACL_MEMCPY_DEVICE_TO_DEVICE,
+                 [f"memcpy destination: {h:#x} is host memory, but ACL_MEMCPY_DEVICE_TO_DEVICE takes device"]),
+                (d, 0x1234, acl.ACL_MEMCPY_HOST_TO_DEVICE, ["memcpy source: 0x1234 is not host memory opsnn knows"])):
+            fail_msg(acl.rt.memcpy(dst, 16, src, 16, kind), 100000, *words)
+        assert not host.any() and acl.util.ptr_to_bytes(h, 16) == bytes(16)
+    finally:
+        assert acl.rt.free_host(h) == 0
+    np.testing.assert_array_equal(dev.read(d, (4,), F32), np.arange(4, dtype=F32))
+    stream, _ = acl.rt.create_stream()
+    assert acl.rt.destroy_stream(stream) == 0
+    fail_msg(acl.rt.synchronize_stream(stream), 200005, f"synchronize_stream: stream {stream:#x} is not a live stream")
+    fail_msg(acl.rt.destroy_stream(stream), 200005, f"destroy_stream: stream {stream:#x} is not a live stream")
+    gt, xt, s, ot, oa = leaky(dev)
+    ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    assert acl.destroy_tensor(xt) == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002,
+             "self was destroyed (aclDestroyTensor) after GetWorkspaceSize; a repeatable executor's "
+             "tensors live until its last launch is done; destroy them after aclDestroyAclOpExecutor")
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
 def test_memset_misuse(dev):
     """memset sets value's low byte (C's memset) on device or host memory; out of bounds, freed
     memory, count > maxCount, a value outside int32, junk types -> 100000, nothing written."""

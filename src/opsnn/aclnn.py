@@ -184,8 +184,11 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
     for key, tensor in executor.tensors.items():
         name = names.get(key, key)
         if getattr(tensor, "destroyed", False):
+            advice = ("a repeatable executor's tensors live until its last launch is done; destroy them "
+                      "after aclDestroyAclOpExecutor" if executor.repeatable else
+                      "destroy tensors only after the launch")
             raise AclnnError(161002, f"{op}: {name} was destroyed (aclDestroyTensor) after "
-                                     "GetWorkspaceSize; destroy tensors only after the launch")
+                                     f"GetWorkspaceSize; {advice}")
         if isinstance(tensor, aclTensor) and tensor.storage_nbytes:
             try:  # the tensor's cached view answers while its allocation is live
                 alloc = tensor.allocation or memory.DEVICE.locate(tensor.addr, tensor.storage_nbytes,

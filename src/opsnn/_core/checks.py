@@ -19,6 +19,11 @@ def is_c_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
+def shown(handle) -> str:
+    """A runtime handle as messages print it: an integer in hex (as addresses are), else repr."""
+    return f"{int(handle):#x}" if is_c_int(handle) else repr(handle)
+
+
 def is_null(value) -> bool:
     """Whether a handle argument is a C null pointer: ``None``, or the int 0 (pyACL hands out its
     handles as ints, so a handle variable not yet set is often 0). CANN answers NULL with 161001."""

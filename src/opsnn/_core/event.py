@@ -13,7 +13,7 @@ import itertools
 import threading
 import time
 
-from .checks import is_c_int, is_null
+from .checks import is_c_int, is_null, shown
 from .status import AclError, AclnnError
 from .stream import Stream
 
@@ -128,7 +128,7 @@ class EventTable:
         event = self._events.get(int(handle)) if is_c_int(handle) else None
         if event is None:
             raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
-                             f"{what} {handle!r} is not a live event (create it with acl.rt.create_event)")
+                             f"{what} {shown(handle)} is not a live event (create it with acl.rt.create_event)")
         return event
 
     def destroy(self, handle, what: str = "event") -> None:
@@ -137,7 +137,7 @@ class EventTable:
         with self._lock:
             if self._events.pop(event.handle, None) is None:  # another thread destroyed it
                 raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
-                                 f"{what} {handle!r} is not a live event (already destroyed)")
+                                 f"{what} {shown(handle)} is not a live event (already destroyed)")
 
     def reset(self) -> None:
         """Forget every event (the device's last reset, acl.finalize)."""

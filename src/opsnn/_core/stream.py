@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .checks import shown
 from .status import AclError, AclnnError
 
 
@@ -161,7 +162,7 @@ class StreamTable:
         stream = self._streams.get(key) if key is not None else None
         if stream is None:
             raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
-                             f"stream {handle!r} is not a live stream (create it with acl.rt.create_stream)")
+                             f"stream {shown(handle)} is not a live stream (create it with acl.rt.create_stream)")
         return stream
 
     def live(self) -> list[Stream]:
@@ -177,7 +178,7 @@ class StreamTable:
         with self._lock:
             if self._streams.get(stream.handle) is not stream:  # another thread destroyed it
                 raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
-                                 f"stream {handle!r} is not a live stream (already destroyed)")
+                                 f"stream {shown(handle)} is not a live stream (already destroyed)")
             del self._streams[stream.handle]
             stream.close()
         stream.synchronize()

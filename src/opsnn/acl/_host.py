@@ -148,6 +148,15 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
                      "pointer is used, or pass the NumPy array itself)")
 
 
+def known(addr: int) -> bool:
+    """Whether ``addr`` lies in host memory opsnn knows (malloc_host, or a registered object)."""
+    try:
+        lookup(addr, 0, "")
+    except AclnnError:
+        return False
+    return True
+
+
 def refuse_object_array(array: np.ndarray, what: str) -> None:
     """100000 for an array of Python objects: it has no raw bytes to point at or copy."""
     if array.dtype.hasobject:

@@ -267,7 +267,10 @@ def create_stream():
 def destroy_stream(stream) -> int:
     """aclrtDestroyStream: waits for the queued tasks, then destroys. Returns ret."""
     STATE.require_device("destroy_stream")
-    STATE.streams.destroy(stream)
+    try:
+        STATE.streams.destroy(stream)
+    except AclnnError as exc:
+        raise AclnnError(exc.status, f"destroy_stream: {exc.message}") from None
     return 0
 
 
@@ -275,7 +278,7 @@ def destroy_stream(stream) -> int:
 def synchronize_stream(stream) -> int:
     """aclrtSynchronizeStream: run the queued tasks in order; ret is the first failure's code."""
     STATE.require_device("synchronize_stream")
-    STATE.streams.get(stream).synchronize()
+    _stream(stream, "synchronize_stream").synchronize()
     return 0
 
 
@@ -463,10 +466,35 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
         STATE.require_device("memcpy")
     # count 0 copies nothing, but both addresses are still checked: a freed or unknown one is
     # refused as for any count (README: "a freed address is refused by ... memcpy")
-    source = _region(src, count, src_side, "memcpy source", writable=False)
-    target = _region(dst, count, dst_side, "memcpy destination", writable=True)
+    try:
+        source = _region(src, count, src_side, "memcpy source", writable=False)
+        target = _region(dst, count, dst_side, "memcpy destination", writable=True)
+    except AclnnError as exc:
+        raise _wrong_kind(exc, src, dst, sides[kind], kind) from None
     target[:] = source
     return 0
+
+
+_KIND_NAMES = {ACL_MEMCPY_HOST_TO_HOST: "ACL_MEMCPY_HOST_TO_HOST", ACL_MEMCPY_HOST_TO_DEVICE: "ACL_MEMCPY_HOST_TO_DEVICE",
+               ACL_MEMCPY_DEVICE_TO_HOST: "ACL_MEMCPY_DEVICE_TO_HOST",
+               ACL_MEMCPY_DEVICE_TO_DEVICE: "ACL_MEMCPY_DEVICE_TO_DEVICE", ACL_MEMCPY_DEFAULT: "ACL_MEMCPY_DEFAULT"}
+
+
+def _wrong_kind(exc: AclnnError, src, dst, sides: tuple, kind: int) -> AclnnError:
+    """``exc`` (an address refused), told where the kind and the addresses disagree: a device
+    address where the kind reads or writes host memory, or known host memory where it wants
+    device memory (else ``exc`` as it is)."""
+    for ptr, side, what in ((src, sides[0], "source"), (dst, sides[1], "destination")):
+        if not is_c_int(ptr) or ptr == 0:
+            continue
+        actual = _side_of(ptr)
+        if actual == "host" and side == "device" and not _host.known(int(ptr)):
+            continue  # an unknown address: exc says so
+        if actual != side:
+            return AclnnError(exc.status, f"memcpy {what}: {int(ptr):#x} is {actual} memory, but "
+                                          f"{_KIND_NAMES[kind]} takes {side} memory there; pass the kind "
+                                          f"for the copy's direction, or ACL_MEMCPY_DEFAULT")
+    return exc
 
 
 def _side_of(ptr) -> str:
