@@ -666,10 +666,14 @@ def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):
 @pytest.mark.parametrize("short, numpy_name, acl_name", [
     ("f16", "float16", "FLOAT16"), ("bf16", "bfloat16", "BF16"), ("f32", "float32", "FLOAT"),
     ("f64", "float64", "DOUBLE"), ("fp16", "float16", "FLOAT16"), ("half", "float16", "FLOAT16"),
+    ("float", "float32", "FLOAT"), ("FLOAT", "float32", "FLOAT"), ("ACL_FLOAT16", "float16", "FLOAT16"),
+    ("DT_BF16", "bfloat16", "BF16"), ("double", "float64", "DOUBLE"), ("acl_double", "float64", "DOUBLE"),
 ])
 def test_short_dtype_names_read_alike_in_every_subcommand(capsys, short, numpy_name, acl_name):
-    """The names opsnn bench prints (f16, bf16 ...) mean one dtype to ``run`` and ``tiling``; the
-    tiling command had refused f16 as an unknown dtype."""
+    """The names opsnn bench prints (f16, bf16 ...) and CANN's (FLOAT, ACL_FLOAT16, DT_BF16, any
+    case) mean one dtype to ``run`` and ``tiling``; the tiling command had refused f16 as an
+    unknown dtype, and (a breaker) ``run`` refused ACL_FLOAT16 and read "float" as NumPy's
+    float64 where ``tiling`` read CANN's float32."""
     assert cli._np_dtype(short) == cli._np_dtype(numpy_name) != np.dtype(np.float128)
     code, out = _run(capsys, "--soc", "Ascend950", "tiling", "HardtanhGrad", "--shape", "4", "--dtype", short,
                      "--json")

@@ -31,3 +31,21 @@ def test_tiling_doc_snippet_runs():
     block = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)[0]
     code = block + "\nassert check.reference_mismatches == 0 and not check.sim.findings\nprint(plan.n_blocks)\n"
     assert run_python(code).split()[-1] == "1"
+
+
+def test_readme_transcripts_are_what_the_commands_print(capsys):
+    """Each ``$ opsnn ...`` transcript in the README is what that command prints now (a breaker:
+    the tiling example's tiling-key note had drifted from the code), but for the host plan's
+    count of this machine's threads."""
+    import shlex
+
+    from opsnn import cli
+
+    def machine_free(text: str) -> str:
+        return re.sub(r" of \d+ threads ", " of N threads ", text)
+
+    transcripts = re.findall(r"```\n\$ (opsnn [^\n]*)\n(.*?)```", README.read_text(), re.S)
+    assert transcripts
+    for command, shown in transcripts:
+        assert cli.main(shlex.split(command)[1:]) == 0
+        assert machine_free(capsys.readouterr().out) == machine_free(shown), command

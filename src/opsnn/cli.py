@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from . import registry
-from .cli_args import Parser, PipeConsole, ScalarWords, ShapeWords, dtype_name, int_at_least
+from .cli_args import Parser, PipeConsole, ScalarWords, ShapeWords, data_type, int_at_least
 from ._core import dtypes, memory, platform
 from ._core.status import AclnnError
 
@@ -484,20 +484,11 @@ def _options_not_taken(spec: registry.OpSpec, args) -> list[tuple[str, str]]:
 
 
 def _np_dtype(name: str) -> np.dtype:
-    expected = "float32, float16, bfloat16, float64, int32, ..."
-    numpy_name = dtype_name(name)
-    try:
-        dtype = np.dtype(numpy_name)
-    except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
-        import ml_dtypes  # noqa: F401 - registers them; imported here, not for every dtype
-
-        try:
-            dtype = np.dtype(numpy_name)
-        except TypeError:
-            raise argparse.ArgumentTypeError(f"unknown dtype {name!r} ({expected})") from None
-    if dtypes.from_numpy(dtype) == dtypes.DataType.DT_UNDEFINED:  # object, str, datetime64, ...
-        raise argparse.ArgumentTypeError(f"dtype {name!r} has no aclDataType; expected {expected}")
-    return dtype
+    """The NumPy dtype of the aclDataType ``name`` names (``cli_args.data_type``'s grammar)."""
+    acl = data_type(name)
+    if not dtypes.holds_data(acl):
+        raise argparse.ArgumentTypeError(f"dtype {name!r} ({acl.acl_name}) holds no data here (no NumPy dtype)")
+    return dtypes.to_numpy(acl)
 
 
 def _untransposed(rank: int) -> str:

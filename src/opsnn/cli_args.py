@@ -40,6 +40,37 @@ def dtype_name(text: str) -> str:
     return name
 
 
+def data_type(text: str):
+    """The aclDataType a ``--dtype`` word names, one grammar for every subcommand: CANN's names
+    with or without ACL_ / DT_ and in any case (FLOAT, ACL_FLOAT16, DT_BF16, float, double; so
+    "float" is float32, as in CANN and torch, not NumPy's float64), opsnn's short names (f16,
+    bf16, i8: bits) and NumPy's names (float32, bfloat16, float8_e5m2 ...). Usage error
+    (argparse.ArgumentTypeError) for anything else."""
+    import numpy as np
+
+    from ._core.dtypes import DataType, from_numpy
+
+    word = text.strip()
+    bare = word.upper().removeprefix("ACL_").removeprefix("DT_")
+    if bare in DataType.__members__ and bare != "DT_UNDEFINED":
+        return DataType[bare]
+    expected = "a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name"
+    name = dtype_name(word.lower())
+    try:
+        found = np.dtype(name)
+    except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
+        import ml_dtypes  # noqa: F401 - registers them; imported here, not for every dtype
+
+        try:
+            found = np.dtype(name)
+        except TypeError:
+            raise argparse.ArgumentTypeError(f"unknown dtype {text!r}; expected {expected}") from None
+    acl = from_numpy(found)
+    if acl == DataType.DT_UNDEFINED:  # object, str, datetime64, ...
+        raise argparse.ArgumentTypeError(f"dtype {text!r} has no aclDataType; expected {expected}")
+    return acl
+
+
 # A word starting with "-" is an option to argparse unless its negative-number pattern matches,
 # and that pattern only knows -5, -.5 and -2.5 (Python 3.11): -1e3, -5., -inf and -nan, scalars
 # CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf"), and

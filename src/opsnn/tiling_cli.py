@@ -22,14 +22,12 @@ from ._core import platform
 from ._core.dtypes import DataType
 from ._core.status import AclnnError
 from ._core.tiling import flatten
-from .cli_args import dtype_name, int_at_least, parse_shape
+from .cli_args import data_type, int_at_least, parse_shape
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace], dict]
 
 # NumPy's names of the DataTypes whose CANN names differ ("float" is float32 here, as in CANN)
-_NUMPY_NAMES = {"float16": DataType.FLOAT16, "bfloat16": DataType.BF16, "float32": DataType.FLOAT,
-                "float64": DataType.DOUBLE}
 _ATTR_OPTIONS = {"negative_slope": "--negative-slope", "min_val": "--min-val", "max_val": "--max-val"}
 
 
@@ -37,19 +35,8 @@ class _UsageError(Exception):
     pass
 
 
-def _parse_dtype(text: str) -> DataType:
-    key = text.strip().lower().removeprefix("acl_").removeprefix("dt_")
-    key = dtype_name(key)
-    if key in _NUMPY_NAMES:
-        return _NUMPY_NAMES[key]
-    try:
-        return DataType[key.upper()]
-    except KeyError:
-        raise argparse.ArgumentTypeError(f"unknown dtype {text!r}; e.g. float16, bfloat16, float32, f16") from None
-
-
 def _parse_dtypes(text: str) -> tuple[DataType, ...]:
-    return tuple(_parse_dtype(part) for part in text.split(","))
+    return tuple(data_type(part) for part in text.split(","))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
