@@ -1,6 +1,7 @@
 """The command line: demo prints the samples' lines; run/describe/list; exit codes."""
 
 import json
+import os
 import math
 import re
 import subprocess
@@ -789,3 +790,31 @@ def test_cache_clear_leaves_a_linked_cache_and_names_what_it_could_not_remove(ca
     assert code == 0 and out.startswith("removed 1 kernel cache directory")
     assert "a symbolic link" in out and (target / "k_0.py").exists()
     assert not (tmp_path / (kc.CACHE_PREFIX + "0123abcd")).exists()
+
+
+@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii"},
+                                 {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}])
+def test_an_ascii_terminal_gets_the_output_with_question_marks(env):
+    """Found by a breaker: under an ASCII stdout, `opsnn tiling HardtanhBackward` printed nothing
+    and exited 2 (the § of its spec note, taken for a usage error) and `opsnn demo` died at its
+    table's µs; characters the encoding lacks print as ?."""
+    for argv, expected in ((["--soc", "ascend950", "tiling", "HardtanhBackward", "--shape", "1,64,2,64"],
+                            "note         DAG numbers: spec ?7.3"),
+                           (["demo", "--shape", "8", "--repeat", "1"], " ?s |")):
+        result = subprocess.run([sys.executable, "-m", "opsnn", *argv], capture_output=True, timeout=300,
+                                env={**os.environ, **env})
+        assert result.returncode == 0 and result.stderr == b"", result.stderr
+        assert expected.encode() in result.stdout
+        result.stdout.decode("ascii")  # nothing but ASCII reached the terminal
+
+
+def test_soc_names_in_any_case_everywhere(capsys):
+    """`--soc ascend910` is Ascend910 before a command and after it, as tiling and verify read it
+    (a breaker: there it was an invalid choice)."""
+    for argv in (["--soc", "ascend910", "run", "LeakyReluBackward", "--dtype", "bf16"],
+                 ["run", "LeakyReluBackward", "--dtype", "bf16", "--soc", "ASCEND910"]):
+        code, out = _run(capsys, *argv)
+        assert code == 1 and "161002" in out and "Ascend910" in out, out
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--soc", "ascend999", "list"])
+    assert exc.value.code == 2 and "invalid choice: 'ascend999'" in capsys.readouterr().err

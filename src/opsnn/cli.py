@@ -10,6 +10,7 @@ printed, not used as exit codes: they do not fit in 0-255.
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib
 import math
 import os
@@ -58,14 +59,29 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _soc_name(text: str) -> str:
+    """A SoC name in any case as its profile's name (tiling and verify look names up so too);
+    an unknown one as given, for argparse's choices to refuse."""
+    try:
+        return platform.get_profile(text).name
+    except ValueError:
+        return text
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    for stream in (sys.stdout, sys.stderr):
+        # an ASCII or Latin-1 locale: a character it lacks (the µ of µs, the § of a spec
+        # reference) prints as ?, where it ended the command with UnicodeEncodeError
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        if hasattr(stream, "reconfigure") and codecs.lookup(encoding).name != "utf-8":
+            stream.reconfigure(errors="replace")
     parser = Parser(
         prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",
         epilog="exit status: 0 success; 1 an operator call, a verified case or a tiling check failed; "
                "2 usage error or unreadable input file; 141 stdout closed early (| head). "
                "`opsnn COMMAND -h` for a command's options.")
-    parser.add_argument("--soc", choices=list(platform.PROFILES),
+    parser.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name,
                         help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")
     parser.add_argument("--version", action=_Version, help="opsnn's version and its libraries' (for a bug report)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -79,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         adder = getattr(module, f"_add_{name}_arguments", None) or module.add_arguments
         adder(sub)
         try:  # every command takes --soc after its name too (verify and tiling define their own)
-            sub.add_argument("--soc", choices=list(platform.PROFILES), default=argparse.SUPPRESS,
+            sub.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name, default=argparse.SUPPRESS,
                              help="emulated SoC, as `opsnn --soc` before the command")
         except argparse.ArgumentError:
             pass
