@@ -332,6 +332,23 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     assert json.loads((dump / "index.json").read_text())["cases"] == []
 
 
+def test_dump_and_json_paths_are_checked_after_the_case_files(tmp_path, capsys):
+    """(A breaker) `--dump ""` (an unset variable) was taken as no --dump and wrote nothing, and
+    a run refused for a missing case file had already made the dump folder. An empty path is
+    a usage error; the outputs are probed once the case files have been read."""
+    from opsnn import cli
+
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    for option in ("--dump", "--json"):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["verify", str(case), option, ""])
+        assert exc.value.code == 2 and f"argument {option}: an empty path ('')" in capsys.readouterr().err
+    assert cli.main(["verify", str(tmp_path / "missing.json"), "--dump", str(tmp_path / "new"),
+                     "--json", str(tmp_path / "new.json")]) == 2
+    assert "missing.json" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists() and not (tmp_path / "new.json").exists()
+
+
 def _one_csv_row(tmp_path, **cells) -> Path:
     """A hardtanh_grad csv of one row, ``cells`` replaced (raw cell text)."""
     path = write_csv(tmp_path, csv_row("ht", "hardtanh_grad", "float32", (2, 3),

@@ -944,6 +944,14 @@ def _positive_count(text: str) -> int:
     return value
 
 
+def _path(text: str) -> str:
+    """A path option's value; an empty one (an unset shell variable) is a usage error, where it
+    had been taken as the option left out."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"an empty path ({text!r}); name a file or folder")
+    return text
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``opsnn verify``."""
     parser.add_argument("files", nargs="+", metavar="FILE",
@@ -959,9 +967,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the input data (default 0)")
     parser.add_argument("--cases", type=case_filter, default=None,
                         help=f"select cases: {_CASES_EXPECTED}; each must match a case")
-    parser.add_argument("--json", dest="json_path", default=None, metavar="PATH",
+    parser.add_argument("--json", dest="json_path", type=_path, default=None, metavar="PATH",
                         help="also write machine-readable results to PATH")
-    parser.add_argument("--dump", default=None, metavar="DIR",
+    parser.add_argument("--dump", type=_path, default=None, metavar="DIR",
                         help="also write each run case's inputs, golden and output as raw .bin files "
                              "(ndarray.tofile, as CANN's gen_data.py) with a case.json, under "
                              "DIR/<file>/<index>_<name>/")
@@ -974,6 +982,13 @@ def run(args: argparse.Namespace) -> int:
         console.width = max(console.width, _LOG_WIDTH)
     if args.golden == "torch":
         import torch  # noqa: F401 - fail before running anything when the torch extra is missing
+    soc = getattr(args, "soc", None) or platform.current().name
+    settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name, args.dump)
+    files = [(path, load_cases(path)) for path in args.files]
+    if args.cases:
+        args.cases.check_matches([c for _, cases in files for c in cases])
+        files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
+    # the outputs are probed once the inputs have been read: a refused run leaves no folder behind
     if args.json_path:
         _check_writable(args.json_path)
     if args.dump:
@@ -981,12 +996,6 @@ def run(args: argparse.Namespace) -> int:
             golden_files.probe(args.dump)
         except OSError as exc:
             raise ValueError(f"--dump: cannot write into the folder {args.dump!r}: {exc.strerror}") from None
-    soc = getattr(args, "soc", None) or platform.current().name
-    settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name, args.dump)
-    files = [(path, load_cases(path)) for path in args.files]
-    if args.cases:
-        args.cases.check_matches([c for _, cases in files for c in cases])
-        files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     start = time.perf_counter()
     with platform.use_soc(settings.soc), Session() as session:
         session.dump_labels = golden_files.file_labels([path for path, _ in files])
