@@ -984,6 +984,27 @@ def test_meta_refuses_what_the_kernel_refuses():
         ops.leaky_relu(torch.empty(3, dtype=torch.int64, **meta), 0.1)
 
 
+@pytest.mark.parametrize("inference", [False, True])
+def test_meta_in_place_ops_refuse_what_the_kernel_refuses(inference):
+    """Found by a breaker: the in-place ops' meta / fake kernels (torch's generated ones for an
+    inplace-tagged op) returned self unchecked: an int64 or 9-d self and min > max were taken on
+    meta, refused on CPU; in inference mode a bound beyond uint8 too. They check as the CPU
+    kernel does now, and pass self through."""
+    meta = dict(device="meta")
+    calls = [(lambda: ops.leaky_relu_(torch.empty(3, dtype=torch.int64, **meta), 0.1), "DT_INT64"),
+             (lambda: ot.leaky_relu_(torch.empty([1] * 9, **meta)), "9 dimensions"),
+             (lambda: ops.hardtanh_(torch.empty(3, **meta), 1.0, -1.0), "clipValueMin must be <= clipValueMax"),
+             (lambda: ops.hardtanh_(torch.empty(3, dtype=torch.uint8, **meta), 0, 300), "does not fit self's dtype"),
+             (lambda: ops.leaky_relu_(torch.empty(3, **meta).expand(2, 3), 0.1), "single memory location")]
+    with torch.inference_mode(inference):
+        for call, words in calls:
+            with pytest.raises(AclnnRuntimeError) as info:
+                call()
+            assert info.value.status == 161002 and words in str(info.value), str(info.value)
+        x = torch.empty(2, 3, **meta)
+        assert ops.leaky_relu_(x, 0.2) is x and ot.hardtanh_(x, -1.0, 2.0) is x
+
+
 # ---- zero-copy passage and errors -----------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", (*LOW, torch.float64), ids=str)

@@ -17,8 +17,9 @@ Per operator:
   result crosses back without a copy. In-place ops write through the view into the tensor.
 * Fake/meta kernel (functional ops): ``_bridge.infer_output`` runs the same phase-1 pipeline on
   metadata (``engine.infer_output``), so shape (broadcast or self's, per ``spec.broadcast``),
-  dtype (``spec.promotion``) and the refusals come from the OpSpec. In-place ops use torch's
-  generated fake kernel for ``Tag.inplace`` (the result is ``self``).
+  dtype (``spec.promotion``) and the refusals come from the OpSpec. In-place ops make the CPU
+  kernel's checks on metadata and return ``self`` (torch's generated fake kernel for
+  ``Tag.inplace`` checked nothing).
 * Autograd, as ``tools/autograd/derivatives.yaml`` wires ATen's ops:
   leaky_relu -> leaky_relu_backward(grad, self, slope, False) (the input is saved);
   leaky_relu_ -> leaky_relu_backward(grad, result, slope, True) (only the result is saved, so a
@@ -35,6 +36,7 @@ Per operator:
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -474,6 +476,29 @@ def _(grad_output, self, min_val, max_val):
     min_val, max_val = _torch_scalars("hardtanh_backward", self.dtype, min_val=min_val, max_val=max_val)
     return _fake(B.infer_output(SPECS["hardtanh_backward"], grad_output, self, min_val, max_val),
                  _torch_layout, grad_output, self)
+
+
+def _checked_leaky_relu_(self, negative_slope=0.01):
+    _check_writable(self, "leaky_relu_")
+    (negative_slope,) = _torch_scalars("leaky_relu_", self.dtype, negative_slope=negative_slope)
+    B.infer_output(SPECS["leaky_relu"], self, negative_slope)
+    return self
+
+
+def _checked_hardtanh_(self, min_val=-1, max_val=1):
+    _check_writable(self, "hardtanh_")
+    min_val, max_val = _torch_scalars("hardtanh_", self.dtype, min_val=min_val, max_val=max_val)
+    B.infer_output(SPECS["hardtanh"], self, min_val, max_val)
+    return self
+
+
+# The in-place ops' own fakes: torch's generated one for an inplace-tagged op returns self
+# unchecked, so a meta / fake int64 or 9-d self, refused on CPU, was taken (a breaker). torch
+# calls this registration "unnecessary" in a UserWarning; it is what makes them check.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="The fake registration for .* is unnecessary", category=UserWarning)
+    leaky_relu_.register_fake(_checked_leaky_relu_)
+    hardtanh_.register_fake(_checked_hardtanh_)
 
 
 def _fake(inferred: torch.Tensor, layout, *tensors: torch.Tensor) -> torch.Tensor:
