@@ -63,3 +63,21 @@ def test_main_reports_a_difference_with_exit_status_1(monkeypatch, capsys):
     monkeypatch.setattr(train_demo, "compare", fake_compare)
     assert train_demo.main(["--quick", "--plot", ""]) == 1
     assert "losses first differ at step 3" in capsys.readouterr().out
+
+
+def test_bad_plot_paths_and_thread_counts_are_usage_errors_before_training(tmp_path, monkeypatch, capsys):
+    """Found by a breaker: a plot path in a missing folder or without .png was refused only after
+    the whole training run, a folder (`dir/`) was saved as `dir/.png`, and --threads 100000
+    ended in a traceback. Each is a usage error now, before anything trains."""
+    import os
+
+    monkeypatch.setattr(train_demo, "run", lambda **kw: pytest.fail("trained before refusing the arguments"))
+    cpus = os.cpu_count()
+    for argv, words in ((["--plot", str(tmp_path / "missing" / "x.png")], "is no writable folder"),
+                        (["--plot", str(tmp_path / "x.txt")], "is not a .png file name"),
+                        (["--plot", f"{tmp_path}/"], "is a folder; name a .png file in it"),
+                        (["--plot", str(tmp_path)], "is a folder"),
+                        (["--threads", str(cpus + 1)], f"{cpus + 1} threads on a machine with {cpus} CPUs")):
+        with pytest.raises(SystemExit) as exc:
+            train_demo.main(["--quick", *argv])
+        assert exc.value.code == 2 and words in capsys.readouterr().err, argv

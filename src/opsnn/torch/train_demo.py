@@ -23,7 +23,9 @@ import argparse
 import contextlib
 import copy
 import dataclasses
+import os
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -198,6 +200,31 @@ def run(*, epochs: int = 30, max_steps: int | None = None, seed: int = 0, thread
             "plot": written}
 
 
+def _threads(text: str) -> int:
+    """1 to this machine's CPUs: torch.set_num_threads far beyond them failed to map a library."""
+    count = int_at_least(1)(text)
+    cpus = os.cpu_count() or 1
+    if count > cpus:
+        raise argparse.ArgumentTypeError(f"{count} threads on a machine with {cpus} CPUs; give 1 to {cpus}")
+    return count
+
+
+def _plot_path(text: str) -> str:
+    """A .png file in an existing, writable folder, or '' for no plot: checked before training,
+    which had taken minutes before a bad path was refused (a folder had been saved as .png)."""
+    if not text:
+        return text
+    path = Path(text)
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder; name a .png file in it")
+    if path.suffix.lower() != ".png":
+        raise argparse.ArgumentTypeError(f"{text!r} is not a .png file name")
+    folder = path.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {str(folder)!r} is no writable folder")
+    return text
+
+
 def main(argv: list[str] | None = None, prog: str = "train_digits") -> int:
     """CLI entry (``opsnn demo --train``, whose name ``prog`` is for its usage lines): exit
     status 0 when the runs are bit-identical."""
@@ -207,8 +234,8 @@ def main(argv: list[str] | None = None, prog: str = "train_digits") -> int:
     parser.add_argument("--quick", action="store_true", help="a few steps only (CI)")
     parser.add_argument("--epochs", type=int_at_least(1), default=30, help="epochs for the full run (default 30)")
     parser.add_argument("--seed", type=int_at_least(0), default=0)
-    parser.add_argument("--threads", type=int_at_least(1), default=1, help="torch intra-op threads (default 1)")
-    parser.add_argument("--plot", default="train_digits.png", help="PNG path ('' for none)")
+    parser.add_argument("--threads", type=_threads, default=1, help="torch intra-op threads (default 1)")
+    parser.add_argument("--plot", type=_plot_path, default="train_digits.png", help="PNG path ('' for none)")
     args = parser.parse_args(argv)
     epochs, max_steps = (1, 12) if args.quick else (args.epochs, None)
     result = run(epochs=epochs, max_steps=max_steps, seed=args.seed, threads=args.threads,
