@@ -1,8 +1,8 @@
 """The command line: demo prints the samples' lines; run/describe/list; exit codes."""
 
 import json
-import os
 import math
+import os
 import re
 import subprocess
 import sys

@@ -573,7 +573,7 @@ def test_refusals_say_which_memory_and_which_call(dev):
     assert acl.rt.destroy_stream(stream) == 0
     fail_msg(acl.rt.synchronize_stream(stream), 200005, f"synchronize_stream: stream {stream:#x} is not a live stream")
     fail_msg(acl.rt.destroy_stream(stream), 200005, f"destroy_stream: stream {stream:#x} is not a live stream")
-    gt, xt, s, ot, oa = leaky(dev)
+    gt, xt, s, ot, _ = leaky(dev)
     ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
     assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
