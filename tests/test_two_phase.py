@@ -113,6 +113,27 @@ def test_a_backend_that_cannot_load_fails_phase1_with_561003(acl_env, monkeypatc
     assert LEAKY.phase1(et.tensor, et.tensor, acl_env.scalar(0.5, "DOUBLE"), False, eo.tensor)[2] == 0
 
 
+def test_a_backend_that_stops_loading_between_the_phases_fails_the_launch_by_name(acl_env, monkeypatch):
+    """$OPSNN_BACKEND changed after GetWorkspaceSize to name no usable backend: the launch returns
+    561003 naming the operator (a breaker: the message did not name it, and the phase-2 statuses
+    did not list 561003), nothing is queued or written; back to a usable backend, the same
+    executor launches."""
+    from opsnn import kernels
+
+    g, x = cases.grid(F32, F32)
+    ws, ex, gt, xt, ot = _leaky(acl_env, g, x)
+    monkeypatch.setattr(kernels, "DEFAULT", None)
+    monkeypatch.setenv(kernels.ENV_VAR, "nope")
+    assert LEAKY.phase2(None, ws, ex, acl_env.stream) == 561003
+    assert acl.get_recent_err_msg().startswith("LeakyReluBackward: $OPSNN_BACKEND='nope' selects no usable")
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    assert (ot.storage() == np.float32(777.0)).all()
+    monkeypatch.delenv(kernels.ENV_VAR)
+    assert LEAKY.phase2(None, ws, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.5)))
+
+
 def test_workspace_size_is_deterministic(acl_env):
     g, x = cases.filled((4, 5), F16, 1), cases.filled((4, 5), F32, 2)
     sizes = {_leaky(acl_env, g, x, out_dtype=F64, layouts=("sliced", "transposed"), out_layout="sliced")[0]

@@ -62,7 +62,12 @@ def _checked_launch(op: str, workspace, workspace_size, executor, stream) -> tup
         raise AclnnError(161002, f"{op}: workspace must be a device address (int from acl.rt.malloc), "
                                  f"got {type(workspace).__name__}")
     size = executor.workspace_size
-    task = _Launch.of(spec, executor, int(workspace) if size else None, size)
+    try:
+        task = _Launch.of(spec, executor, int(workspace) if size else None, size)
+    except AclnnError as exc:  # $OPSNN_BACKEND changed since phase 1 to name no usable backend
+        if exc.status != Status.ERR_INNER_FIND_KERNEL_ERROR:
+            raise
+        raise checks.fail(op, exc.message, exc.status) from None  # named, as phase 1 names it
     target = _launch_stream(op, stream)
     task.called = (op, workspace, workspace_size, stream, target)
     return task, target
@@ -257,7 +262,8 @@ def aclnnLeakyReluBackward(workspace, workspace_size, executor, stream) -> int:
     Returns ret: 0, 161001 (no executor; a null workspace with workspaceSize > 0, which deletes
     the executor as CANN does), 161002 (executor already run, destroyed or
     of another op; workspace too small, freed or overlapping a tensor; a tensor destroyed or its
-    memory freed since phase 1), 361001 (no such stream, or the runtime is not initialised).
+    memory freed since phase 1), 361001 (no such stream, or the runtime is not initialised),
+    561003 ($OPSNN_BACKEND changed since phase 1 to name no usable kernel backend).
     """
     return _phase2("LeakyReluBackward", workspace, workspace_size, executor, stream)
 
