@@ -323,6 +323,23 @@ def test_pool_recycles_only_unreferenced_buffers():
     assert pool.hits >= 1
 
 
+def test_pool_tells_a_free_buffer_by_a_probe_read_the_same_way():
+    """A buffer is free when its reference count equals that of an array only the pool holds,
+    read the same way (a breaker: a fixed count of 3 would read a held buffer as free on an
+    interpreter that counts a local's reference differently, as CPython 3.14 may): one more
+    reference of any kind (a view's base, a list, a plain name) makes it held."""
+    buffers = [np.empty(1 << 20, np.uint8), np.empty(1 << 20, np.uint8)]
+    assert outpool._is_free(buffers, 0) and outpool._is_free(buffers, 1)
+    view = buffers[0][5:]
+    kept = [buffers[1]]
+    assert not outpool._is_free(buffers, 0) and not outpool._is_free(buffers, 1)
+    del view, kept
+    assert outpool._is_free(buffers, 0) and outpool._is_free(buffers, 1)
+    name = buffers[0]
+    assert not outpool._is_free(buffers, 0)
+    del name
+
+
 def test_pool_respects_its_budget():
     pool = outpool.OutputPool(max_bytes=3 << 20)
     held = [pool.empty((1 << 18,), np.dtype(F32)) for _ in range(5)]  # 1 MiB each, all held

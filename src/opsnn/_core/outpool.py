@@ -8,7 +8,10 @@ This pool keeps large buffers and hands one out again **only when no reference t
   view chains to the owner, so any further view, slice, ``torch.from_numpy``, memoryview or
   DLPack export of the result also holds a reference to that buffer);
 * a buffer is reused only when ``sys.getrefcount`` shows the pool's own references alone, i.e.
-  the caller has dropped the result and everything derived from it.
+  the caller has dropped the result and everything derived from it. What "alone" reads as is
+  measured each time on a probe array the pool alone holds, read the same way (``_is_free``),
+  not assumed: interpreters count a local's reference differently (CPython 3.14 borrows some),
+  and a count one too low would hand out a buffer the caller still holds.
 
 So a result the caller still holds is never overwritten. Contents of a recycled buffer are
 stale, like ``np.empty``'s. Buffers below ``MIN_BYTES`` are not pooled (malloc recycles those
@@ -33,9 +36,15 @@ from . import settings
 MIN_BYTES = 1 << 20
 DEFAULT_MAX_BYTES = 2 << 30
 MAX_IDLE = 4
-# references to a pooled buffer the caller no longer holds, while it is tested: the pool's list,
-# the local name and getrefcount's argument
-_BASELINE = 3
+# an array only the pool references: its count, read as a pooled buffer's is, is a free buffer's
+_PROBE = [np.empty(0, np.uint8)]
+
+
+def _is_free(buffers: list, i: int) -> bool:
+    """Whether no reference to ``buffers[i]`` is left but the pool's: its count equals that of
+    ``_PROBE``'s array, which only its list holds, both read into locals the same way."""
+    buf, probe = buffers[i], _PROBE[0]
+    return sys.getrefcount(buf) == sys.getrefcount(probe)
 
 
 class OutputPool:
@@ -58,16 +67,14 @@ class OutputPool:
             return np.empty(shape, dtype)
         with self._lock:
             for i in range(len(self._buffers)):
-                buf = self._buffers[i]
-                if buf.nbytes == nbytes and sys.getrefcount(buf) == _BASELINE:
+                if self._buffers[i].nbytes == nbytes and _is_free(self._buffers, i):
                     self.hits += 1
                     self._buffers.append(self._buffers.pop(i))
-                    result = buf.view(dtype).reshape(shape)  # held from here on
+                    result = self._buffers[-1].view(dtype).reshape(shape)  # held from here on
                     if len(self._buffers) > MAX_IDLE:  # results held together, then dropped
-                        buf = None  # (the one handed out is free again once its result is dropped)
+                        # (the one handed out is free again once its result is dropped)
                         self._release_free(keep=MAX_IDLE - 1, needed=0)
                     return result
-            buf = None  # the last one tested must not look held below
             self.misses += 1
             self._release_free(keep=MAX_IDLE - 1, needed=self.pooled_bytes + nbytes - self.max_bytes)
             if self.pooled_bytes + nbytes > self.max_bytes:  # everything pooled is in use
@@ -79,7 +86,7 @@ class OutputPool:
     def _release_free(self, keep: int, needed: int) -> None:
         """Release free buffers, least recently used first, until at most ``keep`` are left and
         ``needed`` bytes (if positive) were freed."""
-        free = [buf for buf in self._buffers if sys.getrefcount(buf) == _BASELINE]
+        free = [self._buffers[i] for i in range(len(self._buffers)) if _is_free(self._buffers, i)]
         released, freed = set(), 0
         for count, buf in enumerate(free):
             if len(free) - count <= keep and freed >= needed:
