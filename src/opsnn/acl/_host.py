@@ -98,16 +98,23 @@ def _leads_to(buffer: np.ndarray, obj) -> bool:
     return base is obj or (isinstance(base, memoryview) and base.obj is obj)
 
 
+# an object only this entry holds: what getrefcount reads beyond the entries' own references
+# is measured on it, not assumed (interpreters count a call's argument differently)
+_PROBE = _Entry(held=object(), refs=1)
+
+
 def _prune() -> None:
     """Drop the held entries whose object nothing outside the registry refers to (under
-    ``_lock``): its reference count, less sys.getrefcount's own argument, is all the entries'."""
+    ``_lock``): its reference count, less what getrefcount adds (``_PROBE``'s), is all the
+    entries'."""
     groups: dict[int, list[tuple[int, _Entry]]] = {}
     for addr, entries in _registered.items():
         for entry in entries:
             if entry.held is not None:
                 groups.setdefault(id(entry.held), []).append((addr, entry))
+    added = sys.getrefcount(_PROBE.held) - _PROBE.refs
     for group in groups.values():
-        if sys.getrefcount(group[0][1].held) - 1 <= sum(entry.refs for _, entry in group):
+        if sys.getrefcount(group[0][1].held) - added <= sum(entry.refs for _, entry in group):
             for addr, entry in group:
                 _remove(addr, entry)
 
