@@ -53,7 +53,8 @@ def _call_runtime(name: str, args: list, made: Dev):
           "get_device_count": acl.rt.get_device_count, "create_stream": acl.rt.create_stream,
           "destroy_stream": acl.rt.destroy_stream, "synchronize_stream": acl.rt.synchronize_stream,
           "malloc": acl.rt.malloc, "free": acl.rt.free, "malloc_host": acl.rt.malloc_host,
-          "free_host": acl.rt.free_host, "memcpy": acl.rt.memcpy, "init": acl.init,
+          "free_host": acl.rt.free_host, "memcpy": acl.rt.memcpy, "memcpy_async": acl.rt.memcpy_async,
+          "init": acl.init,
           "destroy_tensor": acl.destroy_tensor, "destroy_scalar": acl.destroy_scalar,
           "numpy_to_ptr": acl.util.numpy_to_ptr, "bytes_to_ptr": acl.util.bytes_to_ptr,
           "ptr_to_bytes": acl.util.ptr_to_bytes, "ptr_to_numpy": acl.util.ptr_to_numpy,
@@ -95,7 +96,7 @@ def _call_runtime(name: str, args: list, made: Dev):
 
 RUNTIME_CALLS = {"set_device": 1, "reset_device": 1, "get_device_count": 0, "create_stream": 0,
                  "destroy_stream": 1, "synchronize_stream": 1, "malloc": 2, "free": 1,
-                 "malloc_host": 1, "free_host": 1, "memcpy": 5, "init": 1, "destroy_tensor": 1,
+                 "malloc_host": 1, "free_host": 1, "memcpy": 5, "memcpy_async": 6, "init": 1, "destroy_tensor": 1,
                  "destroy_scalar": 1, "numpy_to_ptr": 1, "bytes_to_ptr": 1, "ptr_to_bytes": 2,
                  "ptr_to_numpy": 3, "create_context": 1, "destroy_context": 1, "set_context": 1, "get_context": 0,
                  "get_device": 0, "get_run_mode": 0, "synchronize_device": 0, "memset": 4, "create_event": 0,

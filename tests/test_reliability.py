@@ -585,6 +585,37 @@ def test_refusals_say_which_memory_and_which_call(dev):
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
 
+def test_memcpy_async_misuse(dev):
+    """memcpy_async checks its arguments when called, as memcpy (100000: count > destMax, a wrong
+    kind, a freed or unknown address; 200005 a dead stream; nothing queued); memory freed after
+    it was queued fails the copy at synchronize (500003 naming memcpy_async), and the work
+    queued after it is dropped, as after any failed task."""
+    d = dev.upload(np.arange(4, dtype=F32))
+    host = np.zeros(4, F32)
+    freed, _ = acl.rt.malloc(16, 0)
+    assert acl.rt.free(freed) == 0
+    stream, _ = acl.rt.create_stream()
+    assert acl.rt.destroy_stream(stream) == 0
+    for args, status, words in (
+            ((host, 8, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream), 100000, "memcpy_async: count 16 exceeds destMax 8"),
+            ((host, 16, d, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE, dev.stream), 100000,
+             f"memcpy_async source: {d:#x} is device memory, but ACL_MEMCPY_HOST_TO_DEVICE takes host"),
+            ((host, 16, freed, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream), 100000, "memcpy_async source"),
+            ((host, 16, d, 16, 7, dev.stream), 100000, "kind 7 is not an aclrtMemcpyKind"),
+            ((host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream), 200005,
+             f"memcpy_async: stream {stream:#x} is not a live stream")):
+        fail_msg(acl.rt.memcpy_async(*args), status, words)
+    assert acl.rt.synchronize_stream(dev.stream) == 0 and not host.any()
+    scratch, _ = acl.rt.malloc(16, 0)
+    assert acl.rt.memcpy_async(host, 16, scratch, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream) == 0
+    assert acl.rt.memcpy_async(host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream) == 0
+    assert acl.rt.free(scratch) == 0
+    fail_msg(acl.rt.synchronize_stream(dev.stream), 500003,
+             f"stream task memcpy_async failed: the device memory at {scratch:#x} was freed before the copy ran")
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(host, np.zeros(4, F32))  # the copy after the failed one was dropped
+
+
 def test_memset_misuse(dev):
     """memset sets value's low byte (C's memset) on device or host memory; out of bounds, freed
     memory, count > maxCount, a value outside int32, junk types -> 100000, nothing written."""

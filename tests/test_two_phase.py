@@ -51,6 +51,32 @@ def test_device_count_and_memcpy_round_trip(acl_env):
     assert bytes(bb) == raw
 
 
+def test_memcpy_async_runs_in_stream_order_with_the_launches(acl_env):
+    """acl.rt.memcpy_async (aclrtMemcpyAsync) queues its copy on the stream: the host bytes are
+    read and the result written back when the stream runs, in order with the launch between
+    them, so the copy back queued after the launch reads its result."""
+    g = np.array([1.0, -2.0, 0.0, 4.0], F32)
+    d_in, d_out = acl_env.malloc(16), acl_env.malloc(16)
+    host_in, host_out = g.copy(), np.full(4, -7.0, F32)
+    assert acl.rt.memcpy_async(d_in, 16, host_in, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE, acl_env.stream) == 0
+    tensor = lambda addr: acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], addr)  # noqa: E731
+    gt, ot = tensor(d_in), tensor(d_out)
+    try:
+        ws, ex, ret = LEAKY.phase1(gt, gt, acl_env.scalar(0.5, "DOUBLE"), False, ot)
+        assert ret == 0
+        assert LEAKY.phase2(None, ws, ex, acl_env.stream) == 0
+        assert acl.rt.memcpy_async(host_out, 16, d_out, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, acl_env.stream) == 0
+        host_in[:] = 99.0  # before the stream runs: the queued copy reads the bytes then, as a device's
+        cases.assert_bits_equal(host_out, np.full(4, -7.0, F32))  # nothing ran yet
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0
+        cases.assert_bits_equal(host_out, np.full(4, 99.0, F32))
+        assert acl.rt.memcpy_async(d_in, 16, g, 16, acl.ACL_MEMCPY_DEFAULT, None) == 0  # the default stream
+        assert acl.rt.synchronize_stream(None) == 0
+        cases.assert_bits_equal(acl_env.read(d_in, (4,), F32), g)
+    finally:
+        assert acl.destroy_tensor(gt) == 0 and acl.destroy_tensor(ot) == 0
+
+
 def test_ptr_to_numpy_shares_the_memory(acl_env):
     """acl.util.ptr_to_numpy is an array over the pointer's memory, as pyACL's (a breaker: it was
     a copy, so a port filling pinned memory through it sent zeros to the device): writes through

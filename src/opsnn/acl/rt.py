@@ -448,31 +448,67 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
     ACL_MEMCPY_DEFAULT (direction inferred from the addresses). Returns ret (100000 for a range
     outside an allocation, a wrong direction or count > dest_max).
     """
-    STATE.require_init("memcpy")
-    count = _int(count, "count", "memcpy")
-    dest_max = _int(dest_max, "destMax", "memcpy")
-    kind = _int(kind, "kind", "memcpy")
+    target, source, _ = _copy_regions("memcpy", dst, dest_max, src, count, kind)
+    target[:] = source
+    return 0
+
+
+@_ret
+def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
+    """aclrtMemcpyAsync: queue the copy ``memcpy`` would make on ``stream`` (None or 0: the
+    default stream). Its arguments are checked now, as memcpy's (100000; 200005 for a stream
+    that is not live); the bytes move when the stream runs, in order with the operators queued
+    before and after it (so a copy back queued after a launch reads its result). Memory freed
+    before then fails the copy at the stream's synchronize (500003, naming it), where a device
+    would fault. Returns ret."""
+    target, source, allocations = _copy_regions("memcpy_async", dst, dest_max, src, count, kind)
+    STATE.require_device("memcpy_async")  # a stream lives in the device's context
+    target_stream = _stream(stream, "memcpy_async")
+
+    def copy() -> None:
+        for alloc in allocations:
+            if not alloc.live:
+                raise AclnnError(AclError.INVALID_PARAM, f"the {alloc.kind} memory at {alloc.addr:#x} was "
+                                                         "freed before the copy ran")
+        target[:] = source
+    target_stream.enqueue("memcpy_async", copy)
+    return 0
+
+
+_MEMCPY_SIDES = {ACL_MEMCPY_HOST_TO_HOST: ("host", "host"), ACL_MEMCPY_HOST_TO_DEVICE: ("host", "device"),
+                 ACL_MEMCPY_DEVICE_TO_HOST: ("device", "host"), ACL_MEMCPY_DEVICE_TO_DEVICE: ("device", "device")}
+
+
+def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
+    """memcpy's checks: the destination's and the source's bytes (views), and the allocations
+    they lie in (device, malloc_host), for a queued copy to check again when it runs."""
+    STATE.require_init(call)
+    count = _int(count, "count", call)
+    dest_max = _int(dest_max, "destMax", call)
+    kind = _int(kind, "kind", call)
     if count > dest_max:
-        raise AclnnError(AclError.INVALID_PARAM, f"memcpy: count {count} exceeds destMax {dest_max}")
-    sides = {ACL_MEMCPY_HOST_TO_HOST: ("host", "host"), ACL_MEMCPY_HOST_TO_DEVICE: ("host", "device"),
-             ACL_MEMCPY_DEVICE_TO_HOST: ("device", "host"),
-             ACL_MEMCPY_DEVICE_TO_DEVICE: ("device", "device")}
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: count {count} exceeds destMax {dest_max}")
     if kind == ACL_MEMCPY_DEFAULT:
-        sides[kind] = (_side_of(src), _side_of(dst))
-    if kind not in sides:
-        raise AclnnError(AclError.INVALID_PARAM, f"memcpy: kind {kind} is not an aclrtMemcpyKind")
-    src_side, dst_side = sides[kind]
-    if "device" in (src_side, dst_side):
-        STATE.require_device("memcpy")
+        sides = (_side_of(src), _side_of(dst))
+    elif kind in _MEMCPY_SIDES:
+        sides = _MEMCPY_SIDES[kind]
+    else:
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: kind {kind} is not an aclrtMemcpyKind")
+    if "device" in sides:
+        STATE.require_device(call)
     # count 0 copies nothing, but both addresses are still checked: a freed or unknown one is
     # refused as for any count (README: "a freed address is refused by ... memcpy")
     try:
-        source = _region(src, count, src_side, "memcpy source", writable=False)
-        target = _region(dst, count, dst_side, "memcpy destination", writable=True)
+        source = _region(src, count, sides[0], f"{call} source", writable=False)
+        target = _region(dst, count, sides[1], f"{call} destination", writable=True)
     except AclnnError as exc:
-        raise _wrong_kind(exc, src, dst, sides[kind], kind) from None
-    target[:] = source
-    return 0
+        raise _wrong_kind(exc, call, src, dst, sides, kind) from None
+    allocations = []
+    for ptr in (dst, src):
+        alloc = (memory.DEVICE.find(int(ptr)) or memory.HOST.find(int(ptr))) if is_c_int(ptr) else None
+        if alloc is not None:
+            allocations.append(alloc)
+    return target, source, allocations
 
 
 _KIND_NAMES = {ACL_MEMCPY_HOST_TO_HOST: "ACL_MEMCPY_HOST_TO_HOST", ACL_MEMCPY_HOST_TO_DEVICE: "ACL_MEMCPY_HOST_TO_DEVICE",
@@ -480,7 +516,7 @@ _KIND_NAMES = {ACL_MEMCPY_HOST_TO_HOST: "ACL_MEMCPY_HOST_TO_HOST", ACL_MEMCPY_HO
                ACL_MEMCPY_DEVICE_TO_DEVICE: "ACL_MEMCPY_DEVICE_TO_DEVICE", ACL_MEMCPY_DEFAULT: "ACL_MEMCPY_DEFAULT"}
 
 
-def _wrong_kind(exc: AclnnError, src, dst, sides: tuple, kind: int) -> AclnnError:
+def _wrong_kind(exc: AclnnError, call: str, src, dst, sides: tuple, kind: int) -> AclnnError:
     """``exc`` (an address refused), told where the kind and the addresses disagree: a device
     address where the kind reads or writes host memory, or known host memory where it wants
     device memory (else ``exc`` as it is)."""
@@ -491,7 +527,7 @@ def _wrong_kind(exc: AclnnError, src, dst, sides: tuple, kind: int) -> AclnnErro
         if actual == "host" and side == "device" and not _host.known(int(ptr)):
             continue  # an unknown address: exc says so
         if actual != side:
-            return AclnnError(exc.status, f"memcpy {what}: {int(ptr):#x} is {actual} memory, but "
+            return AclnnError(exc.status, f"{call} {what}: {int(ptr):#x} is {actual} memory, but "
                                           f"{_KIND_NAMES[kind]} takes {side} memory there; pass the kind "
                                           f"for the copy's direction, or ACL_MEMCPY_DEFAULT")
     return exc
