@@ -199,6 +199,31 @@ def test_compile_dynamic_shapes_with_autograd_does_not_recompile():
     assert counter.frame_count == 1
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit, imported by inductor
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_inductor_with_scalars_that_vary_between_calls(dynamic):
+    """Found by a breaker: inductor (torch 2.13) kept the first call's value of a float argument
+    given to a custom op's ``Scalar``: a slope passed to the compiled function and changed gave
+    the first slope's numbers, forward and backward, under ``dynamic=True`` and, once a value
+    changed, under the default too. The functions take the ops' float twins inside
+    torch.compile (``_ops._FLOAT_OPS``): every call equals eager to the bit."""
+    if shutil.which("g++") is None and shutil.which("gcc") is None and shutil.which("clang++") is None:
+        pytest.skip("torch.compile (inductor) needs a C++ compiler and none is on PATH")
+    F = torch.nn.functional
+
+    def model(x, s, fn):
+        return (fn.hardtanh(fn.leaky_relu(x, s) + s, -s, 2 * s) * s).sum()
+
+    compiled = torch.compile(lambda x, s: model(x, s, ot), dynamic=dynamic)
+    x0 = torch.linspace(-2, 2, 9)
+    for s in (0.1, 0.2, 0.5):
+        x, y = x0.clone().requires_grad_(), x0.clone().requires_grad_()
+        out, want = compiled(x, s), model(y, s, F)
+        out.backward()
+        want.backward()
+        assert same_bits(out, want) and same_bits(x.grad, y.grad), (s, out, want)
+
+
 def test_compile_with_scalars_that_vary_between_calls():
     """A slope or bound that changes between calls reaches the fake kernels as a SymFloat
     (torch.compile makes it dynamic after the first change, and ``dynamic=True`` from the start):

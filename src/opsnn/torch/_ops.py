@@ -10,6 +10,9 @@ Schemas follow ATen's ``native_functions.yaml`` (names, argument names, Scalar t
     opsnn::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)
     opsnn::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
 
+and, for the four functional ops, twins taking ``float`` (``opsnn::leaky_relu_float`` ...) that the
+Python functions use inside torch.compile when every scalar is a float (``_FLOAT_OPS``).
+
 Per operator:
 
 * CPU kernel: the tensors cross to NumPy as zero-copy views (``_bridge``), the Pythonic opsnn
@@ -376,19 +379,20 @@ def _define(name: str, schema: str, fn, *, inplace: bool = False):
         schema=schema, tags=(torch.Tag.inplace,) if inplace else ())
 
 
-leaky_relu = _define("leaky_relu", "(Tensor self, Scalar negative_slope=0.01) -> Tensor", _leaky_relu)
+# the functional ops' schemas, ATen's (their float twins below are made from them)
+_SCHEMAS = {
+    "leaky_relu": "(Tensor self, Scalar negative_slope=0.01) -> Tensor",
+    "leaky_relu_backward": "(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
+    "hardtanh": "(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
+    "hardtanh_backward": "(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"}
+leaky_relu = _define("leaky_relu", _SCHEMAS["leaky_relu"], _leaky_relu)
 leaky_relu_ = _define("leaky_relu_", "(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
                       _leaky_relu_, inplace=True)
-leaky_relu_backward = _define(
-    "leaky_relu_backward",
-    "(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
-    _leaky_relu_backward)
-hardtanh = _define("hardtanh", "(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor", _hardtanh)
+leaky_relu_backward = _define("leaky_relu_backward", _SCHEMAS["leaky_relu_backward"], _leaky_relu_backward)
+hardtanh = _define("hardtanh", _SCHEMAS["hardtanh"], _hardtanh)
 hardtanh_ = _define("hardtanh_", "(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
                     _hardtanh_, inplace=True)
-hardtanh_backward = _define(
-    "hardtanh_backward",
-    "(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor", _hardtanh_backward)
+hardtanh_backward = _define("hardtanh_backward", _SCHEMAS["hardtanh_backward"], _hardtanh_backward)
 
 
 # ---- direct calls: the CPU kernel without the dispatcher, where that is all it would reach ----
@@ -398,6 +402,15 @@ _CPU_KERNELS = {"leaky_relu": _leaky_relu, "hardtanh": _hardtanh, "leaky_relu_ba
 _OPS = {"leaky_relu": leaky_relu, "hardtanh": hardtanh, "leaky_relu_backward": leaky_relu_backward,
         "hardtanh_backward": hardtanh_backward}
 
+
+# Each functional op's twin with ``float`` for ``Scalar`` (``opsnn::leaky_relu_float`` ...), which
+# ``call`` takes inside torch.compile where every scalar is a float: torch 2.13's inductor keeps
+# the first call's value of a symbolic float (a compiled function's float argument under
+# dynamic=True, or once a value changed) given to a custom op's ``Scalar`` argument, so a slope
+# passed in and varied gave the first slope's numbers (a breaker); with a ``float`` argument it
+# does not. The Scalar ops stay the public ones: an int keeps its exact value there.
+_FLOAT_OPS = {name: _define(f"{name}_float", _SCHEMAS[name].replace("Scalar ", "float "), _CPU_KERNELS[name])
+              for name in _OPS}
 
 # the CPU kernels the ops registered: a torch.library.register_kernel over one makes the
 # functional API take the op (the override) again
@@ -446,36 +459,40 @@ def call(name: str, *args) -> torch.Tensor:
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return _FUNCTIONS[name].apply(*args)
         return _CPU_KERNELS[name](*args)
+    if torch.compiler.is_compiling() and all(isinstance(n, (float, torch.SymFloat)) for n in numbers):
+        return _FLOAT_OPS[name](*args)  # (inductor and Scalar arguments: _FLOAT_OPS)
     return _OPS[name](*args)
 
 
 # ---- fake / meta kernels: shape and dtype from the OpSpec ----------------------------------
 
-@leaky_relu.register_fake
-def _(self, negative_slope=0.01):
+def _leaky_relu_fake(self, negative_slope=0.01):
     (negative_slope,) = _torch_scalars("leaky_relu", self.dtype, negative_slope=negative_slope)
     return _fake(B.infer_output(SPECS["leaky_relu"], self, negative_slope), _torch_layout, self)
 
 
-@leaky_relu_backward.register_fake
-def _(grad_output, self, negative_slope, self_is_result):
+def _leaky_relu_backward_fake(grad_output, self, negative_slope, self_is_result):
     grad_output, self = _as_torch_promotes(grad_output, self)
     negative_slope = _backward_slope(grad_output, self, negative_slope, self_is_result)
     return _fake(B.infer_output(SPECS["leaky_relu_backward"], grad_output, self, negative_slope, self_is_result),
                  _torch_layout, self, grad_output)
 
 
-@hardtanh.register_fake
-def _(self, min_val=-1, max_val=1):
+def _hardtanh_fake(self, min_val=-1, max_val=1):
     min_val, max_val = _torch_scalars("hardtanh", self.dtype, min_val=min_val, max_val=max_val)
     return _fake(B.infer_output(SPECS["hardtanh"], self, min_val, max_val), _like_layout, self)
 
 
-@hardtanh_backward.register_fake
-def _(grad_output, self, min_val, max_val):
+def _hardtanh_backward_fake(grad_output, self, min_val, max_val):
     min_val, max_val = _torch_scalars("hardtanh_backward", self.dtype, min_val=min_val, max_val=max_val)
     return _fake(B.infer_output(SPECS["hardtanh_backward"], grad_output, self, min_val, max_val),
                  _torch_layout, grad_output, self)
+
+
+for _name, _fake_fn in (("leaky_relu", _leaky_relu_fake), ("leaky_relu_backward", _leaky_relu_backward_fake),
+                        ("hardtanh", _hardtanh_fake), ("hardtanh_backward", _hardtanh_backward_fake)):
+    _OPS[_name].register_fake(_fake_fn)
+    _FLOAT_OPS[_name].register_fake(_fake_fn)
 
 
 def _checked_leaky_relu_(self, negative_slope=0.01):
@@ -571,6 +588,7 @@ _AUTOGRAD = {"leaky_relu": (_save_self, _leaky_relu_grad), "hardtanh": (_save_se
              "hardtanh_backward": (_save_backward_self, _hardtanh_backward_grad)}
 for _name, (_setup, _backward) in _AUTOGRAD.items():
     _OPS[_name].register_autograd(_backward, setup_context=_setup)
+    _FLOAT_OPS[_name].register_autograd(_backward, setup_context=_setup)
 
 
 def _function(name: str, setup_context, backward) -> type:
