@@ -9,10 +9,14 @@ The work is in opsnn.torch.train_demo (also ``opsnn demo --train``). Needs the t
 ``pip install -e '.[train]'`` (torch 2.13.0 CPU, scikit-learn, matplotlib).
 """
 
-try:
-    from opsnn.torch.train_demo import main
-except ImportError as exc:
-    raise SystemExit(f"{exc}\nthis example needs the train extra: pip install -e '.[train]'") from None
+import importlib.util
+
+_missing = [name for name in ("torch", "sklearn") if importlib.util.find_spec(name) is None]
+if _missing:  # before importing anything that needs them: one line, not a traceback
+    raise SystemExit(f"this example needs the train extra (missing {', '.join(_missing)}): "
+                     "pip install -e '.[train]'")
+
+from opsnn.torch.train_demo import main  # noqa: E402 - after the check above
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -126,3 +126,17 @@ def test_pool_wait_environment():
     assert parser.parse_args([]).spin_count is None
     with pytest.raises(SystemExit):
         parser.parse_args(["--spin-count", "-1"])
+
+
+def test_without_matplotlib_no_stale_plot_stays(tmp_path, capsys, monkeypatch):
+    """Found by a new user: without matplotlib the plot was skipped silently and an earlier run's
+    bench.png stayed beside the new bench.json. Now it is removed and the run says why."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    (tmp_path / "bench.png").write_bytes(b"an earlier run's")
+    assert bench.main(["--quick", "--ops", "LeakyReluBackward", "--dtypes", "f32", "--sizes", "4", "--threads", "1",
+                       "--layouts", "contiguous", "--out-dir", str(tmp_path)]) == 0
+    assert not (tmp_path / "bench.png").exists() and (tmp_path / "bench.json").exists()
+    assert "no plot: matplotlib is not installed (pip install -e '.[bench]')" in capsys.readouterr().out

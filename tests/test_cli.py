@@ -818,3 +818,31 @@ def test_soc_names_in_any_case_everywhere(capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["--soc", "ascend999", "list"])
     assert exc.value.code == 2 and "invalid choice: 'ascend999'" in capsys.readouterr().err
+
+
+def test_a_missing_extra_is_a_one_line_usage_error(capsys, monkeypatch, tmp_path):
+    """Found by a new user: without the train extra `opsnn demo --train` ended in an ImportError
+    traceback (its hint named `pip install opsnn[torch]`, which is not on PyPI and lacks
+    scikit-learn), and `verify --golden torch` without torch too. Each says what to install."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "sklearn")
+                        else real(name, *a))
+    assert cli.main(["demo", "--train", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "opsnn demo --train: needs the train extra" in err and "missing torch, sklearn" in err
+    assert "pip install -e '.[train]'" in err and "Traceback" not in err
+    case = tmp_path / "atk_aclnnLeakyReluBackward.json"
+    case.write_text("[]")
+    assert cli.main(["verify", str(case), "--golden", "torch"]) == 2
+    assert "--golden torch needs PyTorch: pip install -e '.[torch]'" in capsys.readouterr().err
+
+
+def test_demo_announces_its_table_before_a_first_run_compiles(capsys):
+    """Found by a new user: a first `opsnn demo` sat silent for ~36 s (compiling) after the
+    samples; it says what comes and why it may take a while first."""
+    code, out = _run(capsys, "demo", "--shape", "8", "--repeat", "1")
+    flat = " ".join(out.split())
+    assert code == 0 and "Every operator and dtype through the Pythonic API (a first run compiles the kernels" in flat
+    assert flat.index("a first run compiles") < flat.index("Pythonic API on random [8] inputs")

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import math
 import os
@@ -627,13 +628,12 @@ _STYLE = {"py_out": ("C0", "-"), "py_alloc": ("C0", "--"), "acl_fresh": ("C2", "
 
 def plot(data: dict, path: Path, dtype: str = "f32") -> Path | None:
     """Throughput (output elements per second) vs size: one panel per operator x layout, for
-    ``dtype`` at the largest thread count measured."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
+    ``dtype`` at the largest thread count measured (matplotlib: the bench extra); None when
+    nothing was measured."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     rec = [r for r in data["results"] if r["dtype"] == dtype] or data["results"]
     if not rec:
         return None
@@ -876,7 +876,10 @@ def run(args) -> int:
             print(f"  {layout:<10} tracemalloc {m['tracemalloc_peak_bytes'] / 2**20:8.2f} MiB, RSS high-water "
                   f"{'n/a' if rss is None else f'{rss / 2**20:8.2f} MiB'} (limit 64 MiB; inputs + output "
                   f"{m['io_bytes'] / 2**20:.0f} MiB)")
-    if args.plot:
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        (out_dir / "bench.png").unlink(missing_ok=True)  # an earlier run's must not stand beside this JSON
+        print("no plot: matplotlib is not installed (pip install -e '.[bench]')")
+    elif args.plot:
         png = plot(data, out_dir / "bench.png")
         if png:
             print(f"wrote {png}")

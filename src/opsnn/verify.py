@@ -39,6 +39,7 @@ import ast
 import contextlib
 import csv
 import dataclasses
+import importlib.util
 import json
 import math
 import re
@@ -50,7 +51,13 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from opsnn import golden_files, reference
@@ -980,8 +987,8 @@ def run(args: argparse.Namespace) -> int:
     console = PipeConsole()
     if not console.is_terminal:  # a log or pipe: wide enough that every row stays on one line
         console.width = max(console.width, _LOG_WIDTH)
-    if args.golden == "torch":
-        import torch  # noqa: F401 - fail before running anything when the torch extra is missing
+    if args.golden == "torch" and importlib.util.find_spec("torch") is None:  # before running anything
+        raise ValueError("--golden torch needs PyTorch: pip install -e '.[torch]' in the opsnn clone")
     soc = getattr(args, "soc", None) or platform.current().name
     settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name, args.dump)
     files = [(path, load_cases(path)) for path in args.files]

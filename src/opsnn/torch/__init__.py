@@ -47,7 +47,8 @@ import numpy as np
 try:
     import torch
 except ImportError as exc:  # an explicitly requested optional part: fail loudly, with the fix
-    raise ImportError("opsnn.torch needs PyTorch; install it with `pip install opsnn[torch]`") from exc
+    raise ImportError("opsnn.torch needs PyTorch; install the torch extra (torch==2.13.0 CPU) in the opsnn "
+                      "clone: `pip install -e '.[torch]'`") from exc
 
 from . import _ops  # noqa: E402 - registers torch.ops.opsnn.*
 from ._ops import no_forward_ad as _no_forward_ad  # noqa: E402
