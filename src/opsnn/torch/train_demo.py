@@ -189,6 +189,10 @@ def run(*, epochs: int = 30, max_steps: int | None = None, seed: int = 0, thread
         log(f"{r.label:<22} {len(r.losses):>6} {r.losses[-1]:>12.6f} {r.test_accuracy[-1]:>9.2%} "
             f"{r.seconds:>7.2f}s")
     log(verdict)
+    if results[1].seconds > results[0].seconds:  # a newcomer asked why opsnn's run is slower
+        log("(opsnn's run is slower on these 64-sample batches: each activation call crosses from torch to "
+            "opsnn's Python layer, ~10-30 us where torch's own kernel takes a few; docs/torch.md, "
+            "\"Direct calls\". The comparison here is of the numbers.)")
     written = None
     if plot_path:
         try:
