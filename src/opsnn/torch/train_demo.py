@@ -190,9 +190,9 @@ def run(*, epochs: int = 30, max_steps: int | None = None, seed: int = 0, thread
             f"{r.seconds:>7.2f}s")
     log(verdict)
     if results[1].seconds > results[0].seconds:  # a newcomer asked why opsnn's run is slower
-        log("(opsnn's run is slower on these 64-sample batches: each activation call crosses from torch to "
-            "opsnn's Python layer, ~10-30 us where torch's own kernel takes a few; docs/torch.md, "
-            "\"Direct calls\". The comparison here is of the numbers.)")
+        log("(opsnn's run is slower on these 64-sample batches: each activation call crosses from torch into "
+            "opsnn's Python layer, tens of microseconds where torch's own kernel takes a few, and a first call "
+            "of a shape plans it (docs/torch.md, \"Direct calls\"). The comparison here is of the numbers.)")
     written = None
     if plot_path:
         try:
