@@ -1281,6 +1281,19 @@ def test_workspace_misuse(dev):
             fail_msg(aclnn.aclnnLeakyReluBackward(dev.malloc(max(ws, 1)), ws, ex, dev.stream), 161002,
                      "already destroyed (aclnnLeakyReluBackward deleted it when launched with a null workspace)")
             assert acl.rt.synchronize_stream(dev.stream) == 0 and not read_out(dev, oa).any()
+    # (a reviewer) a repeatable executor so deleted is not relaunched through its last launch,
+    # whose repeat skips the checks; and the deletion comes first, as in CommonOpExecutorRun:
+    # another operator's executor is deleted too
+    ws, ex, oa = planned(dev)
+    assert ws == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, 0, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0 and acl.rt.memset(oa, 16, 0, 16) == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 512, ex, dev.stream), 161001, "deleted the executor")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, dev.stream), 161002, "already destroyed")
+    assert acl.rt.synchronize_stream(dev.stream) == 0 and not read_out(dev, oa).any()
+    ws, ex, oa = planned(dev)
+    fail_msg(aclnn.aclnnHardtanhBackward(None, 64, ex, dev.stream), 161001, "deleted the executor")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, dev.stream), 161002, "already destroyed")
     ws, ex, oa = planned(dev, g=G.astype(F16))
     assert ws > 0
     good = dev.malloc(ws)

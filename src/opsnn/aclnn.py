@@ -5,7 +5,8 @@
     ret = aclnnLeakyReluBackward(workspace, workspace_size, executor, stream)
 
 Phase 1 does every check and plans the steps (statuses 161001, 161002, 561003, 561103); phase 2
-checks the executor, workspace and stream (161001, 161002, 361001), then queues the work on ``stream`` (run by
+checks the executor, workspace and stream (161001, 161002, 361001, 561003; a null workspace with
+a size > 0 deletes the executor, as CANN's does), then queues the work on ``stream`` (run by
 ``acl.rt.synchronize_stream``). ``None``, or the int 0 of a pyACL-style handle variable, stands
 for a C null pointer. On failure the text is in
 ``acl.get_recent_err_msg()``. The SoC in force at phase 1 selects the dtype lists.
@@ -385,7 +386,7 @@ def aclnnInplaceHardtanh(workspace, workspace_size, executor, stream) -> int:
 # opbase's two executor calls answer NULL with 561103 (phase 2: 161001). Memory without an
 # executor's magic number is 561000 there; opsnn keeps 561000 for its own bugs (README), so a
 # non-executor stays 161002, as at phase 2.
-_EXECUTOR_CALL_STATUSES = (Status.ERR_INNER_NULLPTR, Status.ERR_PARAM_INVALID)
+_EXECUTOR_CALL_NULL = Status.ERR_INNER_NULLPTR
 
 
 @_ret
@@ -395,7 +396,7 @@ def aclSetAclOpExecutorRepeatable(executor) -> int:
     destroyed, or a single-use executor that already ran). Source: opbase's
     aclSetAclOpExecutorRepeatable and its documentation (561103 for a null executor)."""
     with _LAUNCH_LOCK:
-        executor = engine.live_executor(executor, "aclSetAclOpExecutorRepeatable", *_EXECUTOR_CALL_STATUSES)
+        executor = engine.live_executor(executor, "aclSetAclOpExecutorRepeatable", _EXECUTOR_CALL_NULL)
         if executor.consumed and not executor.repeatable:
             raise AclnnError(161002, "aclSetAclOpExecutorRepeatable: the executor already ran; a "
                                      "single-use executor is released by its launch. Make it "
@@ -410,9 +411,8 @@ def aclDestroyAclOpExecutor(executor) -> int:
     (NULL), 161002 (not an executor, or already destroyed). Source: opbase's
     aclDestroyAclOpExecutor."""
     with _LAUNCH_LOCK:
-        executor = engine.live_executor(executor, "aclDestroyAclOpExecutor", *_EXECUTOR_CALL_STATUSES)
-        executor.destroyed = "aclDestroyAclOpExecutor"
-        executor.last_launch = None  # its views of device memory go with it (queued tasks keep theirs)
+        executor = engine.live_executor(executor, "aclDestroyAclOpExecutor", _EXECUTOR_CALL_NULL)
+        executor.destroy("aclDestroyAclOpExecutor")
     return 0
 
 

@@ -584,17 +584,17 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
                                   "out that shares no memory with it")
 
 
-def live_executor(executor, who: str, null: Status = Status.ERR_PARAM_NULLPTR,
-                  foreign: Status = Status.ERR_PARAM_INVALID) -> aclOpExecutor:
+def live_executor(executor, who: str, null: Status = Status.ERR_PARAM_NULLPTR) -> aclOpExecutor:
     """``executor`` if it is a live aclOpExecutor; else AclnnError naming ``who`` (the op or the
-    aclnn call): ``null`` for a null pointer, ``foreign`` for another type, 161002 for a
-    destroyed one. The one rule for phase 2 (161001 / 161002: CommonOpExecutorRun) and, with
-    their own null code, aclSetAclOpExecutorRepeatable and aclDestroyAclOpExecutor (561103:
-    opbase's CHECK_RET on a null executor)."""
+    aclnn call): ``null`` for a null pointer, 161002 for another type or a destroyed one. The one
+    rule for phase 2 (161001 for NULL: CommonOpExecutorRun) and, with their own null code,
+    aclSetAclOpExecutorRepeatable and aclDestroyAclOpExecutor (561103: opbase's CHECK_RET on a
+    null executor; its magic-number check's 561000 for memory that is no executor stays 161002
+    here, as opsnn keeps 561000 for its own bugs)."""
     if checks.is_null(executor):
         raise checks.fail(who, f"executor must be an aclOpExecutor, got a null pointer ({executor!r})", null)
     if not isinstance(executor, aclOpExecutor):
-        raise checks.fail(who, f"executor must be an aclOpExecutor, got {type(executor).__name__}", foreign)
+        raise checks.fail(who, f"executor must be an aclOpExecutor, got {type(executor).__name__}")
     if executor.destroyed:
         raise checks.fail(who, f"the executor was already destroyed ({executor.destroyed})")
     return executor
@@ -606,6 +606,12 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
     does, so a C retry with it, undefined on a device, is refused here too."""
     op = spec.name
     live_executor(executor, op)
+    # right after the executor's own null check, as CommonOpExecutorRun, which deletes it here
+    if checks.is_c_int(workspace_size) and 0 < workspace_size < 2**64 and not workspace_present:
+        executor.destroy(f"{spec.api_name} deleted it when launched with a null workspace")
+        raise checks.fail(op, f"workspace is null but workspaceSize is {workspace_size} bytes "
+                              f"(GetWorkspaceSize asked for {executor.workspace_size}); the failed "
+                              "launch deleted the executor, as CANN's does", Status.ERR_PARAM_NULLPTR)
     if executor.plan.op != op:  # first: an executor of another operator is wrong whatever its state
         raise checks.fail(op, f"the executor belongs to aclnn{executor.plan.op}, not {spec.api_name}")
     if executor.consumed and not executor.repeatable:
@@ -613,11 +619,6 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
                               "aclSetAclOpExecutorRepeatable was called")
     if not checks.is_c_int(workspace_size) or not 0 <= workspace_size < 2**64:  # a uint64_t in C
         raise checks.fail(op, f"workspaceSize must be an integer in [0, 2**64) (bytes), got {workspace_size!r}")
-    if workspace_size > 0 and not workspace_present:
-        executor.destroyed = f"{spec.api_name} deleted it when launched with a null workspace"
-        raise checks.fail(op, f"workspace is null but workspaceSize is {workspace_size} bytes "
-                              f"(GetWorkspaceSize asked for {executor.workspace_size}); the failed "
-                              "launch deleted the executor, as CANN's does", Status.ERR_PARAM_NULLPTR)
     if workspace_size < executor.workspace_size:
         raise checks.fail(op, f"workspaceSize {workspace_size} is smaller than the "
                               f"{executor.workspace_size} bytes GetWorkspaceSize asked for")

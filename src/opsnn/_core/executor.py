@@ -125,6 +125,12 @@ class aclOpExecutor:  # noqa: N801 - the CANN type name
     def workspace_size(self) -> int:
         return self.plan.workspace_size
 
+    def destroy(self, by: str) -> None:
+        """Delete it (aclDestroyAclOpExecutor, or a launch CANN deletes it at): later uses are
+        refused naming ``by``, and its last launch, whose relaunch skips the checks, goes."""
+        self.destroyed = by
+        self.last_launch = None  # its views of device memory go with it (queued tasks keep theirs)
+
     def __repr__(self) -> str:
         state = "destroyed" if self.destroyed else "consumed" if self.consumed else "ready"
         return (f"<aclOpExecutor {self.plan.op} {state} workspace {self.workspace_size} B, "
