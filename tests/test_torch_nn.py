@@ -206,13 +206,14 @@ def test_inductor_with_scalars_that_vary_between_calls(dynamic):
     given to a custom op's ``Scalar``: a slope passed to the compiled function and changed gave
     the first slope's numbers, forward and backward, under ``dynamic=True`` and, once a value
     changed, under the default too. The functions take the ops' float twins inside
-    torch.compile (``_ops._FLOAT_OPS``): every call equals eager to the bit."""
+    torch.compile (``_ops._FLOAT_OPS``), an int bound beside a varying float too (a reviewer:
+    ``hardtanh(x, -1, s)`` still met the bug): every call equals eager to the bit."""
     if shutil.which("g++") is None and shutil.which("gcc") is None and shutil.which("clang++") is None:
         pytest.skip("torch.compile (inductor) needs a C++ compiler and none is on PATH")
     F = torch.nn.functional
 
     def model(x, s, fn):
-        return (fn.hardtanh(fn.leaky_relu(x, s) + s, -s, 2 * s) * s).sum()
+        return (fn.hardtanh(fn.leaky_relu(x, s) + s, -s, 2 * s) * s + fn.hardtanh(x, -1, s)).sum()
 
     compiled = torch.compile(lambda x, s: model(x, s, ot), dynamic=dynamic)
     x0 = torch.linspace(-2, 2, 9)

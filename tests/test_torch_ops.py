@@ -1263,7 +1263,8 @@ def test_what_the_dispatcher_would_resolve_or_convert_goes_through_it(direct_cal
 
 def test_autocast_and_kernel_overrides_are_honoured():
     """An autocast registration for an opsnn op, and a CPU kernel registered over opsnn's,
-    apply to the functional API as to torch.ops.opsnn.* (run apart: both change the process)."""
+    apply to the functional API as to torch.ops.opsnn.*, the kernel inside torch.compile too
+    (where the float twins must then stand aside; a reviewer) (run apart: both change the process)."""
     script = """
 import torch, opsnn.torch as ot, opsnn.torch._ops as K
 x = torch.tensor([-2.0, 0.5, 3.0])
@@ -1273,6 +1274,8 @@ with torch.autocast("cpu", dtype=torch.bfloat16):
     assert ot.nn.LeakyReLU(0.1)(x).dtype == torch.bfloat16
 K.hardtanh.register_kernel("cpu")(lambda self, min_val=-1, max_val=1: self * 0 + 42)
 assert ot.hardtanh(x).tolist() == [42.0, 42.0, 42.0]
+compiled = torch.compile(lambda t, s: ot.hardtanh(t, -s, s), backend="aot_eager")
+assert compiled(x, 0.5).tolist() == [42.0, 42.0, 42.0]
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,

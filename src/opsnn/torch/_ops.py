@@ -455,13 +455,37 @@ def call(name: str, *args) -> torch.Tensor:
     call, inside an autograd.Function with the op's own backward formula and saved tensors
     (``_FUNCTIONS``): the same result and gradients as through the op."""
     tensors, numbers, flags = ([args[i] for i in positions] for positions in _POSITIONS[name])
-    if direct(tensors, numbers, flags) and getattr(_OPS[name], "_backend_fns", {}).get("cpu") is _REGISTERED[name]:
+    own = getattr(_OPS[name], "_backend_fns", {}).get("cpu") is _REGISTERED[name]  # no kernel registered over it
+    if direct(tensors, numbers, flags) and own:
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return _FUNCTIONS[name].apply(*args)
         return _CPU_KERNELS[name](*args)
-    if torch.compiler.is_compiling() and all(isinstance(n, (float, torch.SymFloat)) for n in numbers):
-        return _FLOAT_OPS[name](*args)  # (inductor and Scalar arguments: _FLOAT_OPS)
+    floats = _as_floats(tensors, numbers) if own and torch.compiler.is_compiling() else None
+    if floats is not None:  # (inductor and Scalar arguments: _FLOAT_OPS)
+        args = list(args)
+        for position, value in zip(_POSITIONS[name][1], floats):
+            args[position] = value
+        return _FLOAT_OPS[name](*args)
     return _OPS[name](*args)
+
+
+def _as_floats(tensors: list, numbers: list) -> list | None:
+    """The scalars as the float twin takes them, where one of them is a float (which torch.compile
+    may make symbolic) and the twin computes what the Scalar op does: the others floats too, or
+    ints a double holds exactly beside floating-point tensors, which take every bound and slope
+    as a float anyway (an integer tensor reads an int bound otherwise: the Scalar op then)."""
+    if not any(isinstance(n, (float, torch.SymFloat)) for n in numbers):
+        return None
+    floating = all(t.is_floating_point() for t in tensors)
+    floats = []
+    for n in numbers:
+        if isinstance(n, (float, torch.SymFloat)):
+            floats.append(n)
+        elif type(n) is int and floating and -2**53 <= n <= 2**53:
+            floats.append(float(n))
+        else:
+            return None
+    return floats
 
 
 # ---- fake / meta kernels: shape and dtype from the OpSpec ----------------------------------
