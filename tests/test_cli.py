@@ -684,6 +684,18 @@ def test_short_dtype_names_read_alike_in_every_subcommand(capsys, short, numpy_n
     assert (code, report["defMatch"]["rowIndex"] is None) == ((1, True) if acl_name == "DOUBLE" else (0, False))
 
 
+def test_dtype_words_keep_their_prefix_forms_and_numpy_codes():
+    """(A reviewer) the shared grammar had dropped ACL_ / DT_ before a NumPy or short name
+    (acl_float32, dt_f16, ACL_BFLOAT16: tiling had taken them) and lower-cased NumPy's one-letter
+    codes (B, uint8, read as b, int8)."""
+    from opsnn.cli_args import data_type
+
+    for word, name in (("acl_float32", "FLOAT"), ("dt_f16", "FLOAT16"), ("ACL_BFLOAT16", "BF16"), ("B", "UINT8"),
+                       ("b", "INT8"), ("H", "UINT16"), ("F", "COMPLEX64"), ("Float32", "FLOAT"), ("ACL_FLOAT", "FLOAT")):
+        assert data_type(word).name == name, word
+    assert cli._np_dtype("B") == np.dtype(np.uint8) and cli._np_dtype("acl_float32") == np.dtype(np.float32)
+
+
 @pytest.mark.parametrize("argv", [["run", "LeakyReluBackward"], ["tiling", "LeakyRelu", "--shape", "4,5",
                                                                   "--dtype", "float16", "--simulate"]])
 def test_cli_output_into_a_closed_pipe_ends_quietly_with_141(argv):

@@ -41,30 +41,39 @@ def dtype_name(text: str) -> str:
 
 
 def data_type(text: str):
-    """The aclDataType a ``--dtype`` word names, one grammar for every subcommand: CANN's names
+    """The aclDataType a ``--dtype`` word of ``opsnn run`` / ``opsnn tiling`` names: CANN's names
     with or without ACL_ / DT_ and in any case (FLOAT, ACL_FLOAT16, DT_BF16, float, double; so
-    "float" is float32, as in CANN and torch, not NumPy's float64), opsnn's short names (f16,
-    bf16, i8: bits) and NumPy's names (float32, bfloat16, float8_e5m2 ...). Usage error
-    (argparse.ArgumentTypeError) for anything else."""
+    "float" is float32, as in CANN and torch, not NumPy's float64), then, after the same prefix,
+    opsnn's short names (f16, bf16, i8: bits) and NumPy's (float32, bfloat16, float8_e5m2, its
+    one-letter codes in their own case: B is uint8, b int8), in any case where NumPy has none.
+    Usage error (argparse.ArgumentTypeError) for anything else."""
     import numpy as np
 
     from ._core.dtypes import DataType, from_numpy
 
     word = text.strip()
-    bare = word.upper().removeprefix("ACL_").removeprefix("DT_")
-    if bare in DataType.__members__ and bare != "DT_UNDEFINED":
-        return DataType[bare]
+    for prefix in ("ACL_", "DT_"):
+        if word.upper().startswith(prefix):
+            word = word[len(prefix):]
+            break
+    if word.upper() in DataType.__members__ and word.upper() != "DT_UNDEFINED":
+        return DataType[word.upper()]
     expected = "a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name"
-    name = dtype_name(word.lower())
-    try:
-        found = np.dtype(name)
-    except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
-        import ml_dtypes  # noqa: F401 - registers them; imported here, not for every dtype
-
+    found = None
+    for candidate in dict.fromkeys((word, word.lower())):  # NumPy's own case first: its codes differ by case
+        name = dtype_name(candidate)
         try:
             found = np.dtype(name)
-        except TypeError:
-            raise argparse.ArgumentTypeError(f"unknown dtype {text!r}; expected {expected}") from None
+        except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
+            import ml_dtypes  # noqa: F401 - registers them; imported here, not for every dtype
+
+            try:
+                found = np.dtype(name)
+            except TypeError:
+                continue
+        break
+    if found is None:
+        raise argparse.ArgumentTypeError(f"unknown dtype {text!r}; expected {expected}")
     acl = from_numpy(found)
     if acl == DataType.DT_UNDEFINED:  # object, str, datetime64, ...
         raise argparse.ArgumentTypeError(f"dtype {text!r} has no aclDataType; expected {expected}")

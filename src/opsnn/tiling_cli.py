@@ -27,7 +27,7 @@ from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace], dict]
 
-# NumPy's names of the DataTypes whose CANN names differ ("float" is float32 here, as in CANN)
+# the attrs' options, for messages that tell which to give
 _ATTR_OPTIONS = {"negative_slope": "--negative-slope", "min_val": "--min-val", "max_val": "--max-val"}
 
 
