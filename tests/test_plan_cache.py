@@ -5,6 +5,7 @@ without the cache; recycled output buffers are never ones the caller still holds
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 
 import numpy as np
@@ -338,6 +339,30 @@ def test_pool_tells_a_free_buffer_by_a_probe_read_the_same_way():
     name = buffers[0]
     assert not outpool._is_free(buffers, 0)
     del name
+
+
+def test_pool_keeps_a_held_result_where_getrefcount_counts_one_less(monkeypatch):
+    """(A reviewer: the test above gives the same answers with the fixed count it replaced.) An
+    interpreter whose getrefcount reads one reference fewer (a borrowed local, as CPython 3.14
+    may): a fixed count of 3 would take a held result's buffer for free and hand it out again;
+    the probe reads one fewer too, so the held result keeps its memory and its values."""
+    class Borrowing:
+        @staticmethod
+        def getrefcount(obj):
+            return sys.getrefcount(obj) - 2  # (this frame's argument too)
+    monkeypatch.setattr(outpool, "sys", Borrowing)
+    pool = outpool.OutputPool(max_bytes=64 << 20)
+    shape, dt = ((1 << 20) // 4,), np.dtype(F32)
+    held = pool.empty(shape, dt)
+    held[:] = 7.0
+    other = pool.empty(shape, dt)
+    assert _addr(other) != _addr(held)
+    other[:] = 1.0
+    assert (held == 7.0).all()
+    del other
+    gc.collect()
+    again = pool.empty(shape, dt)  # the dropped one's buffer, not the held one's
+    assert _addr(again) != _addr(held) and pool.hits == 1
 
 
 def test_pool_respects_its_budget():

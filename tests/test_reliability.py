@@ -600,7 +600,8 @@ def test_memcpy_async_misuse(dev):
             ((host, 8, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream), 100000, "memcpy_async: count 16 exceeds destMax 8"),
             ((host, 16, d, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE, dev.stream), 100000,
              f"memcpy_async source: {d:#x} is device memory, but ACL_MEMCPY_HOST_TO_DEVICE takes host"),
-            ((host, 16, freed, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream), 100000, "memcpy_async source"),
+            ((host, 16, freed, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream), 100000,
+             f"memcpy_async source: address {freed:#x} is not inside a live device allocation"),
             ((host, 16, d, 16, 7, dev.stream), 100000, "kind 7 is not an aclrtMemcpyKind"),
             ((host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream), 200005,
              f"memcpy_async: stream {stream:#x} is not a live stream")):
@@ -614,6 +615,11 @@ def test_memcpy_async_misuse(dev):
              f"stream task memcpy_async failed: the device memory at {scratch:#x} was freed before the copy ran")
     assert acl.rt.synchronize_stream(dev.stream) == 0
     np.testing.assert_array_equal(host, np.zeros(4, F32))  # the copy after the failed one was dropped
+    pinned, _ = acl.rt.malloc_host(16)  # (a reviewer) host memory freed before the copy runs
+    assert acl.rt.memcpy_async(pinned, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream) == 0
+    assert acl.rt.free_host(pinned) == 0
+    fail_msg(acl.rt.synchronize_stream(dev.stream), 500003,
+             f"stream task memcpy_async failed: the host memory at {pinned:#x} was freed before the copy ran")
 
 
 def test_memset_misuse(dev):

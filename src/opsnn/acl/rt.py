@@ -8,6 +8,7 @@ directly to ``memcpy``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 
@@ -267,10 +268,8 @@ def create_stream():
 def destroy_stream(stream) -> int:
     """aclrtDestroyStream: waits for the queued tasks, then destroys. Returns ret."""
     STATE.require_device("destroy_stream")
-    try:
+    with _named("destroy_stream"):
         STATE.streams.destroy(stream)
-    except AclnnError as exc:
-        raise AclnnError(exc.status, f"destroy_stream: {exc.message}") from None
     return 0
 
 
@@ -375,8 +374,15 @@ def stream_wait_event(stream, event) -> int:
 
 def _stream(handle, call: str):
     """The live stream ``handle`` names; its refusal names ``call``."""
-    try:
+    with _named(call):
         return STATE.streams.get(handle)
+
+
+@contextlib.contextmanager
+def _named(call: str):
+    """A refusal from inside (the stream table's) told with the name of the call it refused."""
+    try:
+        yield
     except AclnnError as exc:
         raise AclnnError(exc.status, f"{call}: {exc.message}") from None
 
@@ -456,8 +462,8 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
 @_ret
 def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
     """aclrtMemcpyAsync: queue the copy ``memcpy`` would make on ``stream`` (None or 0: the
-    default stream). Its arguments are checked now, as memcpy's (100000; 200005 for a stream
-    that is not live); the bytes move when the stream runs, in order with the operators queued
+    default stream). Its arguments are checked now, as memcpy's (100000; 107002 without a device;
+    200005 for a stream that is not live); the bytes move when the stream runs, in order with the operators queued
     before and after it (so a copy back queued after a launch reads its result). Memory freed
     before then fails the copy at the stream's synchronize (500003, naming it), where a device
     would fault. Returns ret."""

@@ -209,8 +209,7 @@ def _leaky_relu(self, negative_slope=0.01):
 
 
 def _leaky_relu_(self, negative_slope=0.01):
-    _check_writable(self, "leaky_relu_")
-    (negative_slope,) = _torch_scalars("leaky_relu_", self.dtype, negative_slope=negative_slope)
+    (negative_slope,) = _inplace_scalars("leaky_relu_", self, negative_slope=negative_slope)
     with B.raising():
         _opsnn("leaky_relu_")(B.operand(self, "self"), negative_slope)
     return self
@@ -344,8 +343,7 @@ def _hardtanh(self, min_val=-1, max_val=1):
 
 
 def _hardtanh_(self, min_val=-1, max_val=1):
-    _check_writable(self, "hardtanh_")
-    min_val, max_val = _torch_scalars("hardtanh_", self.dtype, min_val=min_val, max_val=max_val)
+    min_val, max_val = _inplace_scalars("hardtanh_", self, min_val=min_val, max_val=max_val)
     with B.raising():
         _opsnn("hardtanh_")(B.operand(self, "self"), min_val, max_val)
     return self
@@ -356,6 +354,13 @@ def _hardtanh_backward(grad_output, self, min_val, max_val):
     return _result(lambda out: F.hardtanh_backward(
         B.operand(grad_output, "grad_output"), B.operand(self, "self"), min_val, max_val, out=out),
         _torch_layout(self.dtype, grad_output, self))
+
+
+def _inplace_scalars(op: str, self: torch.Tensor, **scalars) -> tuple:
+    """An in-place op's checks before its kernel's (the CPU kernel's and the fake's): ``self``
+    may be written, and the scalars as torch takes them."""
+    _check_writable(self, op)
+    return _torch_scalars(op, self.dtype, **scalars)
 
 
 def _check_writable(t: torch.Tensor, op: str) -> None:
@@ -520,15 +525,13 @@ for _name, _fake_fn in (("leaky_relu", _leaky_relu_fake), ("leaky_relu_backward"
 
 
 def _checked_leaky_relu_(self, negative_slope=0.01):
-    _check_writable(self, "leaky_relu_")
-    (negative_slope,) = _torch_scalars("leaky_relu_", self.dtype, negative_slope=negative_slope)
+    (negative_slope,) = _inplace_scalars("leaky_relu_", self, negative_slope=negative_slope)
     B.infer_output(SPECS["leaky_relu"], self, negative_slope)
     return self
 
 
 def _checked_hardtanh_(self, min_val=-1, max_val=1):
-    _check_writable(self, "hardtanh_")
-    min_val, max_val = _torch_scalars("hardtanh_", self.dtype, min_val=min_val, max_val=max_val)
+    min_val, max_val = _inplace_scalars("hardtanh_", self, min_val=min_val, max_val=max_val)
     B.infer_output(SPECS["hardtanh"], self, min_val, max_val)
     return self
 
