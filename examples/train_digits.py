@@ -16,7 +16,7 @@ if _missing:  # before importing anything that needs them: one line, not a trace
     raise SystemExit(f"this example needs the train extra (missing {', '.join(_missing)}): "
                      "pip install -e '.[train]'")
 
-from opsnn.torch.train_demo import main  # noqa: E402 - after the check above
+from opsnn.torch.train_demo import main  # after the check above
 
 if __name__ == "__main__":
     raise SystemExit(main())

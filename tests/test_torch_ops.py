@@ -990,7 +990,7 @@ def test_meta_in_place_ops_refuse_what_the_kernel_refuses(inference):
     inplace-tagged op) returned self unchecked: an int64 or 9-d self and min > max were taken on
     meta, refused on CPU; in inference mode a bound beyond uint8 too. They check as the CPU
     kernel does now, and pass self through."""
-    meta = dict(device="meta")
+    meta = {"device": "meta"}
     calls = [(lambda: ops.leaky_relu_(torch.empty(3, dtype=torch.int64, **meta), 0.1), "DT_INT64"),
              (lambda: ot.leaky_relu_(torch.empty([1] * 9, **meta)), "9 dimensions"),
              (lambda: ops.hardtanh_(torch.empty(3, **meta), 1.0, -1.0), "clipValueMin must be <= clipValueMax"),

@@ -59,7 +59,8 @@ def test_memcpy_async_runs_in_stream_order_with_the_launches(acl_env):
     d_in, d_out = acl_env.malloc(16), acl_env.malloc(16)
     host_in, host_out = g.copy(), np.full(4, -7.0, F32)
     assert acl.rt.memcpy_async(d_in, 16, host_in, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE, acl_env.stream) == 0
-    tensor = lambda addr: acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], addr)  # noqa: E731
+    def tensor(addr):
+        return acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4], addr)
     gt, ot = tensor(d_in), tensor(d_out)
     try:
         ws, ex, ret = LEAKY.phase1(gt, gt, acl_env.scalar(0.5, "DOUBLE"), False, ot)
@@ -147,7 +148,7 @@ def test_a_backend_that_stops_loading_between_the_phases_fails_the_launch_by_nam
     from opsnn import kernels
 
     g, x = cases.grid(F32, F32)
-    ws, ex, gt, xt, ot = _leaky(acl_env, g, x)
+    ws, ex, _, _, ot = _leaky(acl_env, g, x)
     monkeypatch.setattr(kernels, "DEFAULT", None)
     monkeypatch.setenv(kernels.ENV_VAR, "nope")
     assert LEAKY.phase2(None, ws, ex, acl_env.stream) == 561003
