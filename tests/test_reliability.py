@@ -615,11 +615,38 @@ def test_memcpy_async_misuse(dev):
              f"stream task memcpy_async failed: the device memory at {scratch:#x} was freed before the copy ran")
     assert acl.rt.synchronize_stream(dev.stream) == 0
     np.testing.assert_array_equal(host, np.zeros(4, F32))  # the copy after the failed one was dropped
+    # (a breaker) a stream another thread destroys between the lookup and the enqueue: the
+    # refusal names the call, as the lookup's does
+    stream2, _ = acl.rt.create_stream()
+    real_stream = rt._stream
+
+    def destroyed_meanwhile(handle, call):
+        found = real_stream(handle, call)
+        assert acl.rt.destroy_stream(stream2) == 0
+        return found
+    rt._stream = destroyed_meanwhile
+    try:
+        fail_msg(acl.rt.memcpy_async(host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream2), 200005,
+                 f"memcpy_async: stream {stream2:#x} was destroyed; its queue takes no more tasks")
+    finally:
+        rt._stream = real_stream
+    # a non-contiguous source is read at the call, a contiguous one when the stream runs
+    strided, dense = np.zeros(8, F32)[::2], np.zeros(4, F32)
+    for source, expected in ((strided, 0.0), (dense, 7.0)):
+        assert acl.rt.memcpy_async(d, 16, source, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE, dev.stream) == 0
+        source[:] = 7.0
+        assert acl.rt.synchronize_stream(dev.stream) == 0
+        np.testing.assert_array_equal(dev.read(d, (4,), F32), np.full(4, expected, F32))
     pinned, _ = acl.rt.malloc_host(16)  # (a reviewer) host memory freed before the copy runs
     assert acl.rt.memcpy_async(pinned, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream) == 0
     assert acl.rt.free_host(pinned) == 0
     fail_msg(acl.rt.synchronize_stream(dev.stream), 500003,
              f"stream task memcpy_async failed: the host memory at {pinned:#x} was freed before the copy ran")
+    # (a breaker) freed pinned memory is told as such, not as device memory or unknown memory
+    fail_msg(acl.rt.memcpy(host, 16, pinned, 16, acl.ACL_MEMCPY_DEFAULT), 100000,
+             f"memcpy source: the host memory at {pinned:#x} (acl.rt.malloc_host) was already freed (acl.rt.free_host)")
+    fail_msg(acl.rt.memcpy(pinned, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_DEVICE), 100000,
+             f"memcpy destination: {pinned:#x} is host memory, but ACL_MEMCPY_DEVICE_TO_DEVICE takes device")
 
 
 def test_memset_misuse(dev):
@@ -1297,6 +1324,11 @@ def test_workspace_misuse(dev):
     fail_msg(aclnn.aclnnLeakyReluBackward(None, 512, ex, dev.stream), 161001, "deleted the executor")
     fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, dev.stream), 161002, "already destroyed")
     assert acl.rt.synchronize_stream(dev.stream) == 0 and not read_out(dev, oa).any()
+    ws, ex, oa = planned(dev)  # (a breaker) one that already ran is told so too
+    assert aclnn.aclnnLeakyReluBackward(None, 0, ex, dev.stream) == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 8, ex, dev.stream), 161001, "deleted the executor, as CANN's "
+             "does; it had also run already, and single-use executors are released by their launch")
+    assert acl.rt.synchronize_stream(dev.stream) == 0
     ws, ex, oa = planned(dev)
     fail_msg(aclnn.aclnnHardtanhBackward(None, 64, ex, dev.stream), 161001, "deleted the executor")
     fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, dev.stream), 161002, "already destroyed")

@@ -608,10 +608,13 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
     live_executor(executor, op)
     # right after the executor's own null check, as CommonOpExecutorRun, which deletes it here
     if checks.is_c_int(workspace_size) and 0 < workspace_size < 2**64 and not workspace_present:
+        ran = executor.consumed and not executor.repeatable
         executor.destroy(f"{spec.api_name} deleted it when launched with a null workspace")
         raise checks.fail(op, f"workspace is null but workspaceSize is {workspace_size} bytes "
                               f"(GetWorkspaceSize asked for {executor.workspace_size}); the failed "
-                              "launch deleted the executor, as CANN's does", Status.ERR_PARAM_NULLPTR)
+                              "launch deleted the executor, as CANN's does"
+                              + ("; it had also run already, and single-use executors are released by their "
+                                 "launch" if ran else ""), Status.ERR_PARAM_NULLPTR)
     if executor.plan.op != op:  # first: an executor of another operator is wrong whatever its state
         raise checks.fail(op, f"the executor belongs to aclnn{executor.plan.op}, not {spec.api_name}")
     if executor.consumed and not executor.repeatable:

@@ -149,6 +149,9 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
                                      f"{what}: {nbytes} bytes at {hex(addr)} reach past the "
                                      f"{buf.size}-byte host buffer at {hex(start)}")
                 return buf[offset:offset + nbytes]
+    if memory.HOST.spans(addr):  # malloc_host's range: its memory was freed (addresses are never reused)
+        raise AclnnError(AclError.INVALID_PARAM, f"{what}: the host memory at {hex(addr)} (acl.rt.malloc_host) "
+                                                 "was already freed (acl.rt.free_host)")
     raise AclnnError(AclError.INVALID_PARAM,
                      f"{what}: {hex(addr)} is not host memory opsnn knows (use acl.rt.malloc_host, "
                      "acl.util.numpy_to_ptr / bytes_to_ptr and keep the object alive while the "

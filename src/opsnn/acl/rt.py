@@ -303,7 +303,9 @@ def record_event(event, stream) -> int:
     """aclrtRecordEvent: queue a marker on ``stream``; the event completes, stamped with the
     host's clock, when the stream's queue runs it. Returns ret."""
     STATE.require_device("record_event")
-    STATE.events.get(event, "record_event: event").record(_stream(stream, "record_event"))
+    target = _stream(stream, "record_event")
+    with _named("record_event"):  # (a stream another thread destroys meanwhile refuses the task)
+        STATE.events.get(event, "event").record(target)
     return 0
 
 
@@ -368,7 +370,8 @@ def stream_wait_event(stream, event) -> int:
     STATE.require_device("stream_wait_event")
     target = _stream(stream, "stream_wait_event")
     waiter = STATE.events.get(event, "stream_wait_event: event").waiter()
-    target.enqueue(f"stream_wait_event {int(event):#x}", waiter)
+    with _named("stream_wait_event"):  # (a stream another thread destroys meanwhile refuses the task)
+        target.enqueue(f"stream_wait_event {int(event):#x}", waiter)
     return 0
 
 
@@ -466,7 +469,9 @@ def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
     200005 for a stream that is not live); the bytes move when the stream runs, in order with the operators queued
     before and after it (so a copy back queued after a launch reads its result). Memory freed
     before then fails the copy at the stream's synchronize (500003, naming it), where a device
-    would fault. Returns ret."""
+    would fault. A non-contiguous NumPy array given as the source is read at the call (into a
+    private contiguous copy, as numpy_to_ptr makes of one); the bytes of a pointer or of a
+    contiguous array, when the stream runs. Returns ret."""
     target, source, allocations = _copy_regions("memcpy_async", dst, dest_max, src, count, kind)
     STATE.require_device("memcpy_async")  # a stream lives in the device's context
     target_stream = _stream(stream, "memcpy_async")
@@ -477,7 +482,8 @@ def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
                 raise AclnnError(AclError.INVALID_PARAM, f"the {alloc.kind} memory at {alloc.addr:#x} was "
                                                          "freed before the copy ran")
         target[:] = source
-    target_stream.enqueue("memcpy_async", copy)
+    with _named("memcpy_async"):  # (a stream another thread destroys meanwhile refuses the task)
+        target_stream.enqueue("memcpy_async", copy)
     return 0
 
 
@@ -530,7 +536,7 @@ def _wrong_kind(exc: AclnnError, call: str, src, dst, sides: tuple, kind: int) -
         if not is_c_int(ptr) or ptr == 0:
             continue
         actual = _side_of(ptr)
-        if actual == "host" and side == "device" and not _host.known(int(ptr)):
+        if actual == "host" and side == "device" and not (_host.known(int(ptr)) or memory.HOST.spans(int(ptr))):
             continue  # an unknown address: exc says so
         if actual != side:
             return AclnnError(exc.status, f"{call} {what}: {int(ptr):#x} is {actual} memory, but "
