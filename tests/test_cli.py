@@ -1,5 +1,6 @@
 """The command line: demo prints the samples' lines; run/describe/list; exit codes."""
 
+import argparse
 import json
 import math
 import os
@@ -694,6 +695,9 @@ def test_dtype_words_keep_their_prefix_forms_and_numpy_codes():
                        ("b", "INT8"), ("H", "UINT16"), ("F", "COMPLEX64"), ("Float32", "FLOAT"), ("ACL_FLOAT", "FLOAT")):
         assert data_type(word).name == name, word
     assert cli._np_dtype("B") == np.dtype(np.uint8) and cli._np_dtype("acl_float32") == np.dtype(np.float32)
+    for word, numpy_form in (("U8", "'<U8' (str256)"), (">f4", "'>f4' (float32)")):  # (a breaker: what NumPy made of it)
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"is NumPy's {numpy_form}, which no aclDataType")):
+            data_type(word)
 
 
 @pytest.mark.parametrize("argv", [["run", "LeakyReluBackward"], ["tiling", "LeakyRelu", "--shape", "4,5",

@@ -76,7 +76,8 @@ def data_type(text: str):
         raise argparse.ArgumentTypeError(f"unknown dtype {text!r}; expected {expected}")
     acl = from_numpy(found)
     if acl == DataType.DT_UNDEFINED:  # object, str, datetime64, ...
-        raise argparse.ArgumentTypeError(f"dtype {text!r} has no aclDataType; expected {expected}")
+        raise argparse.ArgumentTypeError(f"dtype {text!r} is NumPy's {found.str!r} ({found.name}), which no aclDataType "
+                                         f"describes; expected {expected}")
     return acl
 
 
