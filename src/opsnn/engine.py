@@ -81,11 +81,17 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     if executor.plan.steps:
         # a kernel is found now, as CANN finds it in GetWorkspaceSize: a $OPSNN_BACKEND naming no
         # usable backend is 561003 here, after the argument checks (0.15 us: a dict lookup)
-        try:
-            kernels.get()
-        except AclnnError as exc:  # name the operator, as every phase 1 message does
-            raise checks.fail(spec.name, exc.message, exc.status) from None
+        _backend(spec)
     return executor
+
+
+def _backend(spec: OpSpec, name: str | None = None):
+    """``kernels.get(name)``; its 561003 (a $OPSNN_BACKEND naming no usable backend, at phase 1
+    or, changed since, at a launch) names the operator, as every other refusal does."""
+    try:
+        return kernels.get(name)
+    except AclnnError as exc:
+        raise checks.fail(spec.name, exc.message, exc.status) from None
 
 
 def _plan_checked(spec: OpSpec, args: dict, profile, allocate, selection: str) -> tuple[aclOpExecutor, bool]:
@@ -271,7 +277,7 @@ def bind(spec: OpSpec, executor: aclOpExecutor, workspace: np.ndarray | None,
     if not plan.steps:
         return _nothing
     arrays = {name: t.array() for name, t in executor.tensors.items()}
-    impl = kernels.get(backend)
+    impl = _backend(spec, backend)
     if not plan.slots and hasattr(impl, "program"):
         args = [arrays[p.name] for p in spec.params if p.kind == "tensor"]
         call = _bound_calls(plan, impl, args,

@@ -35,8 +35,9 @@ class Stream:
         self._lock = threading.Lock()      # guards enqueue against close: nothing queued after
         self._run = threading.RLock()      # held while tasks run: keeps task order across threads
         # by thread ident, tasks that thread queued and another run of the stream (another
-        # thread's synchronize, or an event wait's) dropped after a failure: (the thread, weakly: an ident is reused once its thread ends; how many; why),
-        # reported at its own next synchronize. A plain dict: the launch path tests it each time
+        # thread's synchronize, or an event wait's) dropped after a failure: (the thread, weakly:
+        # an ident is reused once its thread ends; how many; why), reported at its own next
+        # synchronize. A plain dict: the launch path tests it each time
         self._dropped: dict[int, tuple[weakref.ref, int, str]] = {}
         self.closed = False
 

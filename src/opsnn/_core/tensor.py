@@ -222,7 +222,7 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
                 fields["value"] = complex(value)
             except OverflowError:
                 raise _bad(f"value {value!r} does not fit a C double") from None
-        elif dtypes.holds_data(self.dtype):
+        else:  # every other SCALAR dtype has a NumPy dtype
             np_dtype = dtypes.to_numpy(self.dtype)
             if not isinstance(value, (bool, int, np.bool_, np.integer, *floats)):
                 raise _bad(f"value {value!r} cannot be stored as {self.dtype.acl_name}")
@@ -240,8 +240,6 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
                         fields["value"] = np_dtype.type(float(value) if np_dtype.kind != "b" else bool(value))
                 except OverflowError:
                     raise _bad(f"value {value!r} does not fit a C double") from None
-        else:  # (every SCALAR dtype holds data: a safeguard against the two lists parting)
-            raise _bad(f"dataType {self.dtype.acl_name} cannot hold a scalar value here")
 
     def to_double(self) -> float:
         """aclScalar::ToDouble: a plain C cast (complex -> 0 with a warning)."""

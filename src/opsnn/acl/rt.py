@@ -317,10 +317,8 @@ def synchronize_event(event) -> int:
     the event stays not ready; later calls say so until it is recorded again)."""
     STATE.require_device("synchronize_event")
     target = STATE.events.get(event, "synchronize_event: event")
-    try:
+    with _named("synchronize_event"):
         target.synchronize()
-    except AclnnError as exc:
-        raise AclnnError(exc.status, f"synchronize_event: {exc.message}") from None
     return 0
 
 
