@@ -585,7 +585,7 @@ def test_refusals_say_which_memory_and_which_call(dev):
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
 
-def test_memcpy_async_misuse(dev):
+def test_memcpy_async_misuse(dev, monkeypatch):
     """memcpy_async checks its arguments when called, as memcpy (100000: count > destMax, a wrong
     kind, a freed or unknown address; 200005 a dead stream; nothing queued); memory freed after
     it was queued fails the copy at synchronize (500003 naming memcpy_async), and the work
@@ -624,12 +624,10 @@ def test_memcpy_async_misuse(dev):
         found = real_stream(handle, call)
         assert acl.rt.destroy_stream(stream2) == 0
         return found
-    rt._stream = destroyed_meanwhile
-    try:
-        fail_msg(acl.rt.memcpy_async(host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream2), 200005,
-                 f"memcpy_async: stream {stream2:#x} was destroyed; its queue takes no more tasks")
-    finally:
-        rt._stream = real_stream
+    monkeypatch.setattr(rt, "_stream", destroyed_meanwhile)
+    fail_msg(acl.rt.memcpy_async(host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream2), 200005,
+             f"memcpy_async: stream {stream2:#x} was destroyed; its queue takes no more tasks")
+    monkeypatch.undo()
     # a non-contiguous source is read at the call, a contiguous one when the stream runs
     strided, dense = np.zeros(8, F32)[::2], np.zeros(4, F32)
     for source, expected in ((strided, 0.0), (dense, 7.0)):
