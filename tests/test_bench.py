@@ -68,6 +68,22 @@ def test_cli_hook_arguments():
     assert len(bench.cells(args, ops["LeakyReluBackward"])) == 4 * 4 * 3
 
 
+def test_dtypes_read_as_run_reads_them(capsys):
+    """``--dtypes`` takes bench's short names and every name ``opsnn run --dtype`` reads; a dtype
+    bench does not measure is a usage error naming it (it took only f32 f16 bf16 f64)."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    args = parser.parse_args(["--dtypes", "FLOAT", "ACL_BF16", "float16", "double", "f32",
+                              "--max-large-dtypes", "DT_FLOAT16"])
+    assert args.dtypes == ["f32", "bf16", "f16", "f64", "f32"] and args.max_large_dtypes == ["f16"]
+    for word, says in (("int32", "bench does not measure dtype 'int32' (int32)"), ("foo", "unknown dtype 'foo'")):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--dtypes", word])
+        assert says in capsys.readouterr().err
+
+
 def test_summary_of_a_method_subset():
     """``--methods`` may leave out the two-phase and bandwidth methods: the tables then show "-"
     for what was not measured (a subset once crashed the 4-element table)."""

@@ -57,7 +57,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from .cli_args import int_at_least
+from .cli_args import data_type, int_at_least
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -799,6 +799,22 @@ def summarize(data: dict) -> str:
 
 # ---- CLI hook ----------------------------------------------------------------------------------
 
+def bench_dtype(text: str) -> str:
+    """A ``--dtypes`` word as the short name bench prints (f32, f16, bf16, f64): that name, or
+    any name ``opsnn run --dtype`` reads (``cli_args.data_type``: FLOAT, ACL_FLOAT16, bfloat16,
+    double ...). Usage error (argparse.ArgumentTypeError) for a dtype bench does not measure."""
+    if text in DTYPES:
+        return text
+    from ._core import dtypes as dt
+
+    numpy_dtype = dt.to_numpy(data_type(text))
+    for short, measured in DTYPES.items():
+        if numpy_dtype == measured:
+            return short
+    raise argparse.ArgumentTypeError(f"bench does not measure dtype {text!r} ({numpy_dtype.name}); "
+                                     f"expected one of {', '.join(DTYPES)} or their CANN / NumPy names")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="a small grid: seconds once its kernels are compiled (a minute or two the first time)")
     parser.add_argument("--out-dir", default="bench-results",
@@ -806,13 +822,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "recorded run of BENCHMARKS.md is benchmarks/results)")
     parser.add_argument("--ops", nargs="*", choices=list(available_ops()),
                         help="operators (default: all registered ones benchmarked)")
-    parser.add_argument("--dtypes", nargs="*", choices=list(DTYPES), help="dtypes (default: each op's)")
+    parser.add_argument("--dtypes", nargs="*", type=bench_dtype, metavar="DTYPE",
+                        help="dtypes: f32 f16 bf16 f64, or as `opsnn run --dtype` names them (default: each op's)")
     parser.add_argument("--sizes", nargs="*", type=int_at_least(1), help="element counts (1e5 or 100000)")
     parser.add_argument("--threads", nargs="*", type=int_at_least(1),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
     parser.add_argument("--layouts", nargs="*", choices=LAYOUTS)
     parser.add_argument("--methods", nargs="*", choices=METHODS)
-    parser.add_argument("--max-large-dtypes", nargs="*", choices=list(DTYPES),
+    parser.add_argument("--max-large-dtypes", nargs="*", type=bench_dtype, metavar="DTYPE",
                         help="at 1e8 elements, measure only these dtypes (default: all)")
     parser.add_argument("--forward-max-size", type=int_at_least(1), default=10**7,
                         help="largest size for the forward operators (default 1e7; the backward pair goes to 1e8)")
