@@ -628,6 +628,21 @@ def test_memcpy_async_misuse(dev, monkeypatch):
     fail_msg(acl.rt.memcpy_async(host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream2), 200005,
              f"memcpy_async: stream {stream2:#x} was destroyed; its queue takes no more tasks")
     monkeypatch.undo()
+    # memory another thread frees right after the call checked its region: the queued copy
+    # still finds it freed (the allocation was looked up before the check, not after)
+    scratch, _ = acl.rt.malloc(16, 0)
+    real_region = rt._region
+
+    def freed_meanwhile(ptr, *args, **kwargs):
+        found = real_region(ptr, *args, **kwargs)
+        if isinstance(ptr, int) and ptr == scratch:
+            assert acl.rt.free(scratch) == 0
+        return found
+    monkeypatch.setattr(rt, "_region", freed_meanwhile)
+    assert acl.rt.memcpy_async(host, 16, scratch, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream) == 0
+    monkeypatch.undo()
+    fail_msg(acl.rt.synchronize_stream(dev.stream), 500003,
+             f"stream task memcpy_async failed: the device memory at {scratch:#x} was freed before the copy ran")
     # a non-contiguous source is read at the call, a contiguous one when the stream runs
     strided, dense = np.zeros(8, F32)[::2], np.zeros(4, F32)
     for source, expected in ((strided, 0.0), (dense, 7.0)):

@@ -506,6 +506,11 @@ def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: kind {kind} is not an aclrtMemcpyKind")
     if "device" in sides:
         STATE.require_device(call)
+    # The allocations are looked up before the regions are checked: one freed by another thread
+    # in between is then refused by the check, or found dead when the queued copy runs; looked up
+    # after, it was missing from the list and the copy ran unchecked.
+    allocations = [alloc for alloc in (memory.DEVICE.find(int(ptr)) or memory.HOST.find(int(ptr))
+                                       for ptr in (dst, src) if is_c_int(ptr)) if alloc is not None]
     # count 0 copies nothing, but both addresses are still checked: a freed or unknown one is
     # refused as for any count (README: "a freed address is refused by ... memcpy")
     try:
@@ -513,11 +518,6 @@ def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
         target = _region(dst, count, sides[1], f"{call} destination", writable=True)
     except AclnnError as exc:
         raise _wrong_kind(exc, call, src, dst, sides, kind) from None
-    allocations = []
-    for ptr in (dst, src):
-        alloc = (memory.DEVICE.find(int(ptr)) or memory.HOST.find(int(ptr))) if is_c_int(ptr) else None
-        if alloc is not None:
-            allocations.append(alloc)
     return target, source, allocations
 
 
