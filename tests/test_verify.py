@@ -527,6 +527,18 @@ def test_torch_golden_reports_documented_differences(tmp_path):
     assert run_verify(csv_path, json_path, "--golden", "torch", "--json", out) == 0
     reasons = [c["reason"] for c in json.loads(out.read_text())["cases"]]
     assert [r.split(":")[0] for r in reasons] == ["DECISIONS 8", "DECISIONS 2"]
+    # decisions-forward F5: a float16 Hardtanh with an int8 -128 bound clamps at opbase's -0.0
+    def scalar(name, dtype, value):
+        return {"name": name, "type": "scalar", "required": True, "dtype": dtype, "shape": None, "range_values": value}
+    hardtanh = tmp_path / "atk_aclnnHardtanh.json"
+    hardtanh.write_text(json.dumps([{"id": 0, "name": "aclnnHardtanh", "aclnn_name": "Hardtanh", "inputs": [
+        {"name": "self", "type": "tensor", "required": True, "dtype": "fp16", "shape": [64], "range_values": [-200, 5]},
+        scalar("clipValueMin", "int8", -128), scalar("clipValueMax", "int8", 100)]}]))
+    assert run_verify(hardtanh, "--golden", "torch", "--json", out) == 0
+    reason = json.loads(out.read_text())["cases"][0]["reason"]
+    assert reason.startswith("F5: opbase's fp16_t"), reason
+    assert run_verify(hardtanh, "--json", out) == 0  # the golden models it: a plain pass
+    assert json.loads(out.read_text())["cases"][0]["status"] == "PASS"
 
 
 @needs_cases

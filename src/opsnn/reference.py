@@ -25,6 +25,7 @@ import numpy as np
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
 
 __all__ = [
+    "fp16_t_exception",
     "hardtanh",
     "hardtanh_backward",
     "leaky_relu",
@@ -246,7 +247,8 @@ def hardtanh(self: np.ndarray, min_val=-1.0, max_val=1.0) -> np.ndarray:
         self: input, floating or integer dtype (spec §6.1 list).
         min_val, max_val: numbers or NumPy scalars, converted to self's dtype first (spec §2.8
             ``ConvertToTensor``): floats round to nearest (bf16 through float32, like a C++
-            ``bfloat16(float(x))``), integers truncate toward zero and wrap like a C conversion.
+            ``bfloat16(float(x))``), integers truncate toward zero and wrap like a C conversion;
+            two integers become float16 as opbase's fp16_t makes them (``fp16_t_exception``).
 
     Returns:
         Array of self's shape and dtype. NaN in x or in a bound propagates (spec §6.2 AICPU
@@ -276,6 +278,8 @@ def _clamp(x: np.ndarray, lo, hi) -> np.ndarray:
 
 def _bound(value, dtype: np.dtype):
     """A clamp bound converted to the tensor dtype (aclScalar -> tensor of self's dtype)."""
+    if dtype == np.float16 and fp16_t_exception(value) is not None:
+        return fp16_t_exception(value)
     if dtype.kind in "iu":
         number = value if isinstance(value, (numbers.Integral, np.integer)) else math.trunc(to_double(value))
         return np.array(int(number), dtype=np.int64).astype(dtype)
@@ -285,3 +289,16 @@ def _bound(value, dtype: np.dtype):
         return to_float32(value).astype(dtype)
     with np.errstate(over="ignore", invalid="ignore"):  # invalid: a signalling NaN's cast
         return np.float64(to_double(value)).astype(dtype)
+
+
+def fp16_t_exception(value) -> np.float16 | None:
+    """The float16 opbase's fp16_t builds from an integer where it does not round to nearest:
+    an int8 -128 is -0.0 (its bits below the sign are 0), an int32 or int64 -2**31 is -0.5 (its
+    negation overflows to itself); None for every other value. A Python int is an int64, as the
+    Pythonic layer and torch's Scalar take it (docs/decisions-forward.md, F5)."""
+    if isinstance(value, np.int8) and value == -128:
+        return np.float16(-0.0)
+    if isinstance(value, (int, np.int32, np.int64)) and not isinstance(value, bool) and value == -2**31:
+        return np.float16(-0.5)
+    return None
+

@@ -673,6 +673,16 @@ def _explain_nan_self(inputs: Arrays, scalars: Scalars, ours: np.ndarray, torch_
     return "DECISIONS 8: NaN self passes grad (torch CPU SIMD: 0)" if explained[differs].all() else None
 
 
+def _explain_fp16_t_bound(inputs: Arrays, scalars: Scalars, ours: np.ndarray, torch_out: np.ndarray,
+                          differs: np.ndarray) -> str | None:
+    """decisions-forward F5: for a FLOAT16 self, opbase's fp16_t makes an INT8 -128 bound -0.0 and
+    an INT32 / INT64 -2**31 bound -0.5, where torch rounds the value."""
+    if inputs["self"].dtype == np.float16 and any(reference.fp16_t_exception(v) is not None
+                                                  for v in scalars.values()):
+        return "F5: opbase's fp16_t converts this integer bound to float16 as -0.0 / -0.5 (torch: rounded)"
+    return None
+
+
 def _leaky_golden(t: Arrays, s: Scalars, out: np.dtype) -> np.ndarray:
     if "gradOutput" in t:
         return reference.leaky_relu_backward(t["gradOutput"], t["self"], s["negativeSlope"], out)
@@ -700,7 +710,7 @@ OPS: dict[str, OpBinding] = {
         "aclnnHardtanh", ("self",), ("min", "max"), (),
         lambda t, s, out: reference.hardtanh(t["self"], s["min"], s["max"]),
         lambda t, s, f: _aten("hardtanh", t["self"], s["min"], s["max"]),
-        _no_explanation),
+        _explain_fp16_t_bound),
 }
 
 

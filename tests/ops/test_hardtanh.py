@@ -10,7 +10,7 @@ import cases
 import opsnn
 from cases import BF16, F16, F32, F64
 from conftest import expect_acl_failure, expect_py_failure
-from opsnn import registry
+from opsnn import reference, registry
 from opsnn._core.dtypes import DataType
 from opsnn._core.tensor import aclScalar
 
@@ -65,6 +65,23 @@ def test_bound_conversion_wraps_integers():
     assert opsnn.hardtanh(i8, np.int32(-5), np.int32(300)).tolist() == [-5, 0, 44]
     assert scalar(-1, "INT64").to_dtype(DataType.UINT8) == 255
     assert scalar(2**63 - 1, "INT64").to_dtype(DataType.INT32) == -1
+
+
+def test_bound_conversion_to_float16_as_opbase_fp16_t():
+    """F5: a FLOAT16 self takes its integer bounds as opbase's fp16_t builds them (fp16_t.cpp):
+    INT8 -128 is -0.0, INT32 / INT64 -2**31 is -0.5 (a Python int is an INT64); every other
+    integer rounds to nearest even. The golden models the same, and verify explains the rows."""
+    x = np.array([-300.0, -1.0, -0.0, 0.25, 3.0], F16)
+    for lo, lo_value in ((np.int8(-128), -0.0), (np.int32(-2**31), -0.5), (np.int64(-2**31), -0.5), (-2**31, -0.5),
+                         (np.int8(-127), -127.0), (np.int16(-2**15), -32768.0), (np.int32(-2**31 + 1), -np.inf),
+                         (np.int64(-2**31 - 1), -np.inf), (np.int32(-2049), -2048.0)):
+        expected = np.where(x < F16.type(lo_value), F16.type(lo_value), x)
+        cases.assert_bits_equal(opsnn.hardtanh(x, lo, 100), expected)
+        cases.assert_bits_equal(reference.hardtanh(x, lo, 100), expected)
+    assert np.signbit(opsnn.hardtanh(x, np.int8(-128), np.int8(-128))).all()  # clamped at -0.0, not -128
+    # only FLOAT16 self: float32 keeps the value, as do the other routines
+    assert opsnn.hardtanh(x.astype(F32), np.int8(-128), 100).tolist() == [-128.0, -1.0, -0.0, 0.25, 3.0]
+    assert scalar(-128, "INT8").to_dtype(DataType.BF16) == -128.0
 
 
 def test_empty_self_accepts_any_bound():

@@ -23,6 +23,15 @@ from .status import AclError, AclnnError, Status
 log = logging.getLogger("opsnn")
 
 
+# opbase converts an integer to float16 with fp16_t's own routines (fp16_t.cpp, operator= for
+# int8_t / int32_t; int64_t hands values in the int32 range to the latter), which round to nearest
+# even but for two values: INT8 -128, whose magnitude bits (the value & 0x7F) are 0, is built as
+# -0.0; -2**31, negated into itself (the int32 overflow, as an AArch64 host wraps it), keeps no
+# magnitude bit below the sign and is built as -0.5. aclnnHardtanh's ConvertToTensor of a bound for
+# a FLOAT16 self goes through them, so such a bound clamps there (docs/decisions-forward.md, F5).
+_FP16_OF_INT = {(DataType.INT8, -128): -0.0, (DataType.INT32, -2**31): -0.5, (DataType.INT64, -2**31): -0.5}
+
+
 class TensorBase:
     """What every tensor handle offers: metadata plus the live data view."""
 
@@ -282,7 +291,8 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
         conversion ``ToFp16/ToBf16/ToFloat/ToDouble/ToInt8/.../ToUint8`` of the stored value).
 
         Floating targets round to nearest even (BF16 through float32, ``bfloat16(float(x))``);
-        overflow gives +-inf and NaN stays NaN. Integer targets: an integer value is reduced modulo
+        overflow gives +-inf and NaN stays NaN; but FLOAT16 takes two integers as opbase's fp16_t
+        does (``_FP16_OF_INT``: INT8 -128 is -0.0, INT32 / INT64 -2**31 is -0.5). Integer targets: an integer value is reduced modulo
         2^bits (C++ integral conversion); a floating value is truncated toward zero and must then
         fit ``dtype``, else OverflowError (NaN, inf and out-of-range float-to-integer conversions
         are undefined in C++, so there is no CANN result to reproduce). Complex -> 0 (warning).
@@ -306,6 +316,8 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
                 raise OverflowError(f"{number!r} truncates to {whole}, outside the "
                                     f"{dtypes.name(dtype)} range [{info.min}, {info.max}]")
             return target.type(whole)
+        if target == np.float16 and isinstance(value, np.integer) and (self.dtype, int(value)) in _FP16_OF_INT:
+            return np.float16(_FP16_OF_INT[self.dtype, int(value)])
         if target.kind not in "fV" or target.itemsize > 8:
             raise ValueError(f"no scalar conversion to {dtypes.name(dtype)}")
         with np.errstate(all="ignore"):  # C conversion: overflow gives +-inf
