@@ -347,6 +347,12 @@ def test_hardtanh_check_order(acl_env):
                        INVALID, names=["gradOutput"])
     expect_acl_failure(hardtanh_acl(acl_env, g=((3,), F32), x=((2, 3), F32), out=((5,), F32)),
                        INVALID, names=["gradOutput"], shapes=[(3,), (2, 3)])
+    # DECISION 10's out dtype == self's, a check CANN's code lacks, after CANN's shape checks and
+    # after its own out shape check (a breaker: out's dtype had been told before a grad shape)
+    expect_acl_failure(hardtanh_acl(acl_env, g=((3,), F32), x=((2,), F32), out=((2,), F16)),
+                       INVALID, names=["gradOutput"], shapes=[(3,), (2,)])
+    expect_acl_failure(hardtanh_acl(acl_env, g=((2,), F32), x=((2,), F32), out=((3,), F16)), INVALID,
+                       names=["out"], shapes=[(2,), (3,)])
     py_hardtanh_fail(g=((2, 3), I32), x=((2, 3), F64), names=["gradOutput"], dtypes=["INT32"])
     py_hardtanh_fail(g=(RANK9, F16), x=((2, 3), F32), names=["gradOutput"], dtypes=["FLOAT16"])
 

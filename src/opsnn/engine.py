@@ -194,7 +194,7 @@ def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, alloc
     if spec.promotion is Promotion.SAME:
         for p in spec.inputs:
             checks.same_dtype(op, inputs[p.name].dtype, self_t.dtype, p.api_name, "self")
-    if spec.out_equals_self and out is not ALLOCATE:
+    if spec.out_equals_self and not spec.out_dtype_after_shapes and out is not ALLOCATE:
         checks.same_dtype(op, out.dtype, self_t.dtype, "out", "self")
     if spec.promotion is Promotion.SAME and out is not ALLOCATE:
         _check_cast(op, self_t.dtype, out.dtype)  # result dtype known: ops-nn checks CanCast here
@@ -206,6 +206,8 @@ def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, alloc
     if out is not ALLOCATE:
         ref = "the broadcast result" if spec.broadcast else "self"
         checks.same_shape(op, out.shape, out_shape, "out", ref)
+        if spec.out_equals_self and spec.out_dtype_after_shapes:
+            checks.same_dtype(op, out.dtype, self_t.dtype, "out", "self")
 
     for check in spec.extra_checks:
         check(op, args)

@@ -86,7 +86,11 @@ class OpSpec:
         null_order: argument names in the order CANN's null checks visit them.
         promotion: PROMOTE or SAME (see Promotion).
         broadcast: inputs broadcast to the output shape (else shapes must be equal).
-        out_equals_self: out dtype and shape must equal self's (opsnn DECISION 10).
+        out_equals_self: out dtype and shape must equal self's (aclnnHardtanh's own check; for
+            HardtanhBackward opsnn's DECISION 10).
+        out_dtype_after_shapes: out's dtype is compared with self's after the shape checks, not
+            with the dtype checks: DECISION 10's check, which CANN's code does not make, lets
+            CANN's own shape checks speak first.
         extra_checks: op-specific checks ``check(args, profile)``, run after the shape checks.
         empty_inputs: inputs whose emptiness takes the empty fast path (success, workspace 0).
         unsupported_socs: SoCs whose product line has no kernel for the op (561003).
@@ -113,6 +117,7 @@ class OpSpec:
     formula: str
     source: str
     out_equals_self: bool = False
+    out_dtype_after_shapes: bool = False
     extra_checks: tuple[Callable, ...] = ()
     empty_inputs: tuple[str, ...] = ("self",)
     unsupported_socs: frozenset[str] = frozenset()

@@ -74,6 +74,7 @@ HARDTANH_BACKWARD = register(OpSpec(
     promotion=Promotion.SAME,
     broadcast=False,
     out_equals_self=True,
+    out_dtype_after_shapes=True,
     kernel=hardtanh_backward_kernel,
     kernel_inputs=("self", "grad_output"),  # HardtanhGrad inputs: result (= self), then grad
     native_inputs=("grad_output",),
