@@ -98,8 +98,8 @@ def elementwise_tiling(op: str, shape: Sequence[int], in_shapes: Sequence[Sequen
     Every input storage shape must equal it or hold one element (``IsSameElewiseShape``).
     coreNum = min(cores, ceil(dim0 * minDtypeBits / 32768)); blocks of whole 512-element units;
     ubFormer = the UB divided among ``buffer_num`` buffers of the largest dtype, rounded down to
-    256 bytes of the smallest. Raises TilingError for a mismatched input, a 0 dim, no cores, or a
-    UB too small for one repeat.
+    256 bytes of the smallest. Raises TilingError for a mismatched input, a 0 dim, no cores, a bit
+    count the C code's int64 cannot hold, or a UB too small for one repeat.
     """
     for i, in_shape in enumerate(in_shapes):
         if not same_elewise_shape(shape, in_shape):
@@ -109,6 +109,9 @@ def elementwise_tiling(op: str, shape: Sequence[int], in_shapes: Sequence[Sequen
     if core_num <= 0:
         raise TilingError(op, "core num can not be 0")
     dim0 = numel(shape)
+    if dim0 * dag.min_dtype_bits >= 2**63:  # the C code's int64 product wraps: a core count <= 0
+        raise TilingError(op, f"{dim0} elements of {dag.min_dtype_bits} bits: the bit count (dim0 * minDtypeBits) "
+                              "overflows ElewiseTiling's int64")
     cores = min(core_num, ceil_div(dim0 * dag.min_dtype_bits, MIN_TILING_BITS_PER_CORE))
     ub_former = max_elem_num(ub_size, dag.buffer_num, dag.max_dtype_bits, dag.min_dtype_bits)
     if ub_former == 0:
