@@ -648,10 +648,10 @@ def test_tiling_simulate_of_tensors_too_large_for_the_host_prints_the_tiling(cap
     """A breaker's: --simulate of a shape NumPy cannot hold ended as a usage error (exit 2, NumPy's
     message alone). The tiling is printed and the simulation says why it did not run (exit 1)."""
     for op in ("LeakyRelu", "aclnnLeakyReluBackward"):
-        code, out = _run(capsys, "tiling", op, "--shape", str(2**62), "--dtype", "float32", "--simulate")
+        code, out = _run(capsys, "tiling", op, "--shape", str(2**56), "--dtype", "float32", "--simulate")
         assert code == 1, out
         assert "tiling key" in out and "block dim" in out
-        assert f"simulation   not run: simulate: cannot hold input 0 [{2**62}] on this host" in out
+        assert f"simulation   not run: simulate: cannot hold input 0 [{2**56}] on this host" in out
 
 
 def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):

@@ -578,7 +578,7 @@ def print_row(op, dname, n, layout, th, row: dict) -> None:
 
 
 def peak_memory(args) -> dict:
-    """Extra memory of one 1e8-element float32 LeakyReluBackward call with out= (contiguous,
+    """Extra memory of one 1e8-element (1e6 with --quick) float32 LeakyReluBackward call with out= (contiguous,
     strided and broadcast), beyond its inputs and output: tracemalloc peak (NumPy reports its
     allocations) and, where Linux allows resetting it, the RSS high-water mark."""
     n = 10**8 if not args.quick else 10**6
@@ -836,7 +836,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slow-numpy", action="store_true",
                         help="also time the NumPy expression for f16/bf16 at >= 1e7 elements")
     parser.add_argument("--no-memory", dest="memory", action="store_false",
-                        help="skip the peak-memory measurement of a 1e8-element call")
+                        help="skip the peak-memory measurement (a float32 LeakyReluBackward call with out=, "
+                             "whatever --ops says: 1e8 elements, 1e6 with --quick)")
     parser.add_argument("--no-plot", dest="plot", action="store_false")
     parser.add_argument("--spin-count", type=int_at_least(0), metavar="N",
                         help="OpenMP workers of both libraries spin N times before sleeping (GOMP_SPINCOUNT, "

@@ -34,7 +34,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int_at_least(0), default=0)
     parser.add_argument("--train", nargs=argparse.REMAINDER, metavar="...",
                         help="instead: train the digits MLP with torch's and with opsnn's activations "
-                             "and compare (needs the torch extra; options after --train go to it, "
+                             "and compare (needs the train extra: pip install -e '.[train]'; options after --train go to it, "
                              "e.g. --train --quick)")
 
 

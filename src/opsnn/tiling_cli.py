@@ -51,12 +51,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the second input's shape (the same as a second --shape)")
     parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
                         help="dtype of every tensor (float16, bfloat16, float32, ...), or one per tensor, "
-                             "inputs then output (default float16)")
+                             "inputs then output (default float16, the dtype of the ops' own tiling tests; "
+                             "`opsnn run` defaults to float32)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X tiling ...`` is not overwritten
     parser.add_argument("--soc", default=argparse.SUPPRESS,
                         help="SoC profile (default: the current one if the op is built for it, "
                              "else the SoC the op is built for)")
-    parser.add_argument("--negative-slope", type=float, help="LeakyRelu/LeakyReluGrad attr (default 0.0)")
+    parser.add_argument("--negative-slope", type=float,
+                        help="LeakyRelu/LeakyReluGrad attr (default 0.0, the op definition's; `opsnn run` "
+                             "and the Pythonic API default to 0.01)")
     parser.add_argument("--min-val", type=float, help="HardtanhGrad attr (default -1.0)")
     parser.add_argument("--max-val", type=float, help="HardtanhGrad attr (default 1.0)")
     parser.add_argument("--transpose", action="store_true",
