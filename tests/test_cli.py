@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -700,12 +701,14 @@ def test_dtype_words_keep_their_prefix_forms_and_numpy_codes():
             data_type(word)
 
 
-@pytest.mark.parametrize("argv", [["run", "LeakyReluBackward"], ["tiling", "LeakyRelu", "--shape", "4,5",
-                                                                  "--dtype", "float16", "--simulate"]])
+@pytest.mark.parametrize("argv", [["-m", "opsnn", "run", "LeakyReluBackward"],
+                                  ["-m", "opsnn", "tiling", "LeakyRelu", "--shape", "4,5", "--dtype", "float16", "--simulate"],
+                                  ["-m", "opsnn.samples"], [str(Path(__file__).resolve().parents[1] / "examples" / "test_aclnn_hardtanh_grad.py")]])
 def test_cli_output_into_a_closed_pipe_ends_quietly_with_141(argv):
     """Found by a breaker: `opsnn ... | head -1` printed "[Errno 32] Broken pipe" as a usage error
-    (exit 2), or exited 1, the status of a failed operator call (rich's own handling)."""
-    proc = subprocess.Popen([sys.executable, "-m", "opsnn", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    (exit 2), or exited 1, the status of a failed operator call (rich's own handling); the
+    samples, run as README says, printed a BrokenPipeError traceback (a new user's)."""
+    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # the reader is gone before the first line
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 141 and err == "", err

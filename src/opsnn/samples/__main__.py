@@ -3,10 +3,8 @@
 Exit status: 0, or the first failing sample's ret (each sample exits with its own when run alone:
 ``python -m opsnn.samples.leaky_relu_backward``)."""
 
-import sys
-
 from . import hardtanh_backward, leaky_relu_backward
-from .common import SampleError
+from .common import SampleError, run_as_script
 
 
 def main() -> int:
@@ -23,4 +21,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_as_script(main)

@@ -3,6 +3,9 @@ CreateAclTensor and the result read-back/print)."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 
 import opsnn.acl as acl
@@ -14,6 +17,23 @@ class SampleError(Exception):
     def __init__(self, what: str, ret: int):
         super().__init__(f"{what} failed. ERROR: {int(ret)}\n{acl.get_recent_err_msg()}")
         self.ret = int(ret)
+
+
+def run_as_script(main) -> None:
+    """Exit with what ``main()`` returns, as the C sample's ``main`` does: a failed step's ret
+    (its message printed), or 141 when stdout's reader went away (``| head``), as ``opsnn``
+    exits then, instead of a BrokenPipeError traceback."""
+    try:
+        try:
+            code = main()
+        except SampleError as exc:
+            print(exc)
+            code = exc.ret
+        sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush fails no more
+        code = 141
+    sys.exit(code)
 
 
 def check_ret(what: str, ret: int) -> None:

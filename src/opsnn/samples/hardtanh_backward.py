@@ -4,13 +4,18 @@ Run: ``python examples/test_aclnn_hardtanh_grad.py`` or ``opsnn demo``.
 Prints result[0..7] = 0, 0, 0, 3, 0, 5, 0, 0: only self == 2 lies strictly inside (1.2, 2.4).
 """
 
-import sys
-
 import numpy as np
 
 import opsnn.acl as acl
 from opsnn import aclnn
-from opsnn.samples.common import SampleError, check_ret, create_acl_tensor, finalize, init, print_result
+from opsnn.samples.common import (
+    check_ret,
+    create_acl_tensor,
+    finalize,
+    init,
+    print_result,
+    run_as_script,
+)
 
 
 def main(emit=print) -> int:
@@ -68,8 +73,4 @@ def main(emit=print) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except SampleError as exc:
-        print(exc)
-        sys.exit(exc.ret)
+    run_as_script(main)

@@ -4,11 +4,16 @@ Run: ``python examples/test_aclnn_leaky_relu_backward.py`` or ``opsnn demo``.
 Prints result[0..3] = 2, 3, 4, 5: self is all positive, so the gradient passes unchanged.
 """
 
-import sys
-
 import opsnn.acl as acl
 from opsnn import aclnn
-from opsnn.samples.common import SampleError, check_ret, create_acl_tensor, finalize, init, print_result
+from opsnn.samples.common import (
+    check_ret,
+    create_acl_tensor,
+    finalize,
+    init,
+    print_result,
+    run_as_script,
+)
 
 
 def main(emit=print) -> int:
@@ -62,8 +67,4 @@ def main(emit=print) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except SampleError as exc:
-        print(exc)
-        sys.exit(exc.ret)
+    run_as_script(main)
