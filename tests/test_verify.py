@@ -292,6 +292,25 @@ def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, caps
     assert "--dump: cannot write into the folder" in capsys.readouterr().err
 
 
+def test_dump_keeps_a_0d_tensor_0d(tmp_path):
+    """(A tester) a 0-d case (csv shapes ((), ()), json "shape": []) was written with shape [1]
+    for its inputs, golden and output, and read back as (1,) arrays."""
+    from opsnn import golden_files
+
+    csv_path = write_csv(tmp_path, csv_row("s0", "leaky_relu_grad", "float32", (), "{'negative_slope': 0.1}",
+                                           "((-1, 1),)"))
+    json_path = write_json(tmp_path, json_case(0, "fp32", (), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    assert run_verify(csv_path, json_path, "--dump", dump) == 0
+    for folder in (dump / csv_path.name / "0000_s0", dump / json_path.name / "0000_aclnnLeakyReluBackward_0"):
+        case = golden_files.load(folder)
+        m = case["manifest"]
+        assert [m["inputs"]["gradOutput"]["shape"], m["inputs"]["self"]["shape"], m["golden"]["shape"],
+                m["output"]["shape"]] == [[], [], [], []]
+        assert [a.shape for a in (*case["inputs"].values(), case["golden"], case["output"])] == [()] * 4
+        assert (folder / "output.bin").stat().st_size == 4
+
+
 def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     """(A breaker) two case files of one name (other folders) got one dump folder, the second's
     cases over the first's; a case that now fails at the aclnn call left the earlier run's

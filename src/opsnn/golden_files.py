@@ -104,7 +104,7 @@ def load(folder: str | Path) -> dict:
 
 
 def _tofile(folder: Path, stem: str, array: np.ndarray) -> dict:
-    data = np.ascontiguousarray(array)
+    data = np.asarray(array, order="C")  # (np.ascontiguousarray makes a 0-d array 1-d)
     if data.dtype.byteorder == ">":  # the files are little-endian whatever the host
         data = data.astype(data.dtype.newbyteorder("<"))
     path = folder / f"{stem}.bin"
