@@ -351,6 +351,68 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     assert json.loads((dump / "index.json").read_text())["cases"] == []
 
 
+def _edit_entry(folder: Path, **fields) -> None:
+    """Set (None: remove) fields of case.json's self entry."""
+    path = folder / "case.json"
+    manifest = json.loads(path.read_text())
+    for key, value in fields.items():
+        if value is None:
+            del manifest["inputs"]["self"][key]
+        else:
+            manifest["inputs"]["self"][key] = value
+    path.write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda f: (f / "self.bin").write_bytes((f / "self.bin").read_bytes()[:-3]),
+     "self.bin holds 93 bytes, expected 96: {m}: inputs.self.shape [4, 6] of float32, 4 bytes each"),
+    (lambda f: (f / "self.bin").write_bytes((f / "self.bin").read_bytes() + bytes(2)),
+     "self.bin holds 98 bytes, expected 96: {m}: inputs.self.shape [4, 6] of float32, 4 bytes each"),
+    (lambda f: _edit_entry(f, bytes=3), "self.bin holds 96 bytes, expected 3: {m}: inputs.self.bytes"),
+    (lambda f: _edit_entry(f, shape=[4, 5]), "self.bin holds 96 bytes, expected 80: {m}: inputs.self.shape [4, 5]"),
+    (lambda f: _edit_entry(f, shape=None),
+     "{m}: inputs.self has no shape; expected an entry with file, dtype and shape"),
+    (lambda f: _edit_entry(f, shape=[4.0, 6]),
+     "{m}: inputs.self.shape is [4.0, 6]; expected a list of non-negative integer dims"),
+    (lambda f: _edit_entry(f, dtype="ACL_COMPLEX32"),
+     "{m}: inputs.self.dtype is 'ACL_COMPLEX32', which NumPy has no type to read the file as; expected one"),
+    (lambda f: _edit_entry(f, dtype="DT_FLOATY"),
+     "{m}: inputs.self.dtype is 'DT_FLOATY'; expected an aclDataType name (ACL_FLOAT16, DT_FLOAT16, FLOAT16)"),
+    (lambda f: _edit_entry(f, dtype="DT_FLOAT16"),
+     "{m}: inputs.self.numpy_dtype is 'float32', expected 'float16' (its dtype 'DT_FLOAT16')"),
+    (lambda f: (f / "self.bin").unlink(), "self.bin: No such file or directory ({m}: inputs.self.file names it)"),
+    (lambda f: (f / "case.json").write_text("{"), "{m}: cannot read it as a case's manifest"),
+])
+def test_load_names_the_file_and_field_of_a_damaged_case_folder(tmp_path, damage, words):
+    """(A tester) load reshaped a truncated file into "cannot reshape array of size 431" (no file
+    named), dropped a trailing partial element, never compared "bytes", and met a CANN or NumPy
+    dtype name, a dtype NumPy has no type for or a missing field with a bare KeyError. Each is
+    now a GoldenFileError (a ValueError) naming the file and field, expected and found."""
+    from opsnn import golden_files
+
+    dump = tmp_path / "d"
+    assert run_verify(write_json(tmp_path, json_case(0, "fp32", (4, 6), [-1, 1], [-1, 1], 1)), "--dump", dump) == 0
+    folder = dump / "atk_aclnnLeakyReluBackward.json" / "0000_aclnnLeakyReluBackward_0"
+    damage(folder)
+    with pytest.raises(golden_files.GoldenFileError) as exc:
+        golden_files.load(folder)
+    assert isinstance(exc.value, ValueError)
+    assert words.format(m=folder / "case.json") in str(exc.value), str(exc.value)
+
+
+@pytest.mark.parametrize("name", ["ACL_FLOAT", "DT_FLOAT", "FLOAT", "float32"])
+def test_load_reads_a_dtype_by_its_cann_or_numpy_name(tmp_path, name):
+    from opsnn import golden_files
+
+    dump = tmp_path / "d"
+    assert run_verify(write_json(tmp_path, json_case(0, "fp32", (4, 6), [-1, 1], [-1, 1], 1)), "--dump", dump) == 0
+    folder = dump / "atk_aclnnLeakyReluBackward.json" / "0000_aclnnLeakyReluBackward_0"
+    expected = np.fromfile(folder / "self.bin", np.float32).reshape(4, 6)
+    _edit_entry(folder, dtype=name, numpy_dtype=None)
+    loaded = golden_files.load(folder)["inputs"]["self"]
+    assert loaded.dtype == np.float32 and np.array_equal(loaded, expected)
+
+
 def test_dump_and_json_paths_are_checked_after_the_case_files(tmp_path, capsys):
     """(A breaker) `--dump ""` (an unset variable) was taken as no --dump and wrote nothing, and
     a run refused for a missing case file had already made the dump folder. An empty path is

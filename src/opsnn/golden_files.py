@@ -9,11 +9,12 @@ aclnn call wrote), beside ``case.json``, which gives each file's dtype (its aclD
 board test can feed the same inputs and compare with the same golden. A case whose aclnn call
 failed gets its inputs and verdict only; a case skipped or failed otherwise, nothing (an earlier
 run's files there are removed). ``index.json`` lists the folders the run wrote. ``load`` reads a
-folder back.
+folder back, checking each file against its entry (``GoldenFileError`` otherwise).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
@@ -21,9 +22,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ._core.dtypes import DataType, from_numpy, to_numpy
+from ._core.dtypes import from_numpy, holds_data, to_numpy
+from .cli_args import data_type
 
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
+
+
+class GoldenFileError(ValueError):
+    """A case folder ``load`` cannot read as written: the message names the file, the field of
+    ``case.json``, what was expected and what was found."""
 
 
 def file_labels(paths: list[str]) -> dict[str, str]:
@@ -91,16 +98,62 @@ def write_index(root: str | Path, settings: dict, folders: list[Path]) -> None:
 def load(folder: str | Path) -> dict:
     """A case folder read back: ``{"manifest": case.json, "inputs": {role: array}, "golden":
     array, "output": array}``, each array of its recorded dtype and shape (golden and output
-    None where the case's call failed before its result)."""
+    None where the case's call failed before its result).
+
+    An entry's ``dtype`` may be written as CANN does (``ACL_FLOAT16``, ``DT_FLOAT16``, ``FLOAT16``)
+    or as NumPy does (``float16``); ``numpy_dtype``, where given, must name the same type. Each
+    file must hold exactly its shape's elements and, where given, ``bytes`` bytes. Raises
+    GoldenFileError (a ValueError) for a case.json that is missing or unreadable, an entry
+    without ``file``, ``dtype`` or ``shape``, a dtype with no NumPy type, and a file that is
+    missing or of another size (a truncated or padded file is never read as if whole)."""
     folder = Path(folder)
-    manifest = json.loads((folder / "case.json").read_text())
+    path = folder / "case.json"
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:  # (JSONDecodeError, UnicodeDecodeError: ValueErrors)
+        raise GoldenFileError(f"{path}: cannot read it as a case's manifest ({exc})") from exc
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("inputs"), dict):
+        raise GoldenFileError(f"{path}: expected an object whose 'inputs' maps each role to its file's entry")
+    return {"manifest": manifest,
+            "inputs": {role: _read(folder, f"inputs.{role}", e) for role, e in manifest["inputs"].items()},
+            **{key: _read(folder, key, manifest[key]) if "file" in manifest.get(key, {}) else None
+               for key in ("golden", "output")}}
 
-    def read(entry: dict) -> np.ndarray:
-        dtype = to_numpy(DataType[entry["dtype"].removeprefix("ACL_")])
-        return np.fromfile(folder / entry["file"], dtype=dtype).reshape(entry["shape"])
 
-    return {"manifest": manifest, "inputs": {role: read(e) for role, e in manifest["inputs"].items()},
-            **{key: read(manifest[key]) if "file" in manifest.get(key, {}) else None for key in ("golden", "output")}}
+def _read(folder: Path, key: str, entry) -> np.ndarray:
+    """The array of the case.json entry at ``key`` (``inputs.self``), its file checked against it."""
+    where = f"{folder / 'case.json'}: {key}"
+    missing = [f for f in ("file", "dtype", "shape") if not isinstance(entry, dict) or f not in entry]
+    if missing:
+        raise GoldenFileError(f"{where} has no {', '.join(missing)}; expected an entry with file, dtype and shape")
+    shape, text = entry["shape"], entry["dtype"]
+    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                              for d in shape):
+        raise GoldenFileError(f"{where}.shape is {shape!r}; expected a list of non-negative integer dims")
+    try:
+        acl = data_type(str(text))
+    except argparse.ArgumentTypeError:
+        raise GoldenFileError(f"{where}.dtype is {text!r}; expected an aclDataType name (ACL_FLOAT16, "
+                              "DT_FLOAT16, FLOAT16) or NumPy's (float16)") from None
+    if not holds_data(acl):
+        raise GoldenFileError(f"{where}.dtype is {text!r}, which NumPy has no type to read the file as; "
+                              "expected one it has (ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_INT32 ...)")
+    dtype = to_numpy(acl)
+    if entry.get("numpy_dtype", dtype.name) != dtype.name:
+        raise GoldenFileError(f"{where}.numpy_dtype is {entry['numpy_dtype']!r}, expected {dtype.name!r} "
+                              f"(its dtype {text!r})")
+    file = folder / str(entry["file"])
+    try:
+        size = file.stat().st_size
+    except OSError as exc:
+        raise GoldenFileError(f"{file}: {exc.strerror} ({where}.file names it)") from None
+    wanted = math.prod(shape) * dtype.itemsize
+    if size != wanted:
+        raise GoldenFileError(f"{file} holds {size} bytes, expected {wanted}: {where}.shape {shape} of "
+                              f"{dtype.name}, {dtype.itemsize} bytes each")
+    if entry.get("bytes", size) != size:
+        raise GoldenFileError(f"{file} holds {size} bytes, expected {entry['bytes']!r}: {where}.bytes")
+    return np.fromfile(file, dtype=dtype).reshape(shape)
 
 
 def _tofile(folder: Path, stem: str, array: np.ndarray) -> dict:
