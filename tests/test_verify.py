@@ -464,6 +464,19 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     ({"input_data_ranges": "((-inf, inf),)"}, "row 0: self's range [-inf, inf] is not finite"),
     ({"attributes": "{'min_val': '-1', 'max_val': 1.0}"}, "row 0: attribute min_val is '-1'; a number expected"),
     ({"attributes": "{'min_val': True, 'max_val': 1.0}"}, "row 0: attribute min_val is True; a number expected"),
+    # (a tester: these were "TypeError: 'float' object is not iterable" and "'int' object is not
+    # subscriptable", naming neither the field nor what it should hold)
+    ({"precision_tolerances": "(0.001, 0.001)"}, ("row 0: precision_tolerances '(0.001, 0.001)' holds no "
+                                                  "(relative, absolute) pair per output; expected such as "
+                                                  "((0.001, 0.001),)")),
+    ({"precision_tolerances": "((0.001, 0.001, 0.1),)"},
+     "row 0: precision_tolerances '((0.001, 0.001, 0.1),)' holds no"),
+    ({"input_data_ranges": "(-1, 1)"}, ("row 0: input_data_ranges '(-1, 1)' holds no (low, high[, special values]) "
+                                        "range per input; expected one per input or one for all, such as ((-1, 1),)")),
+    ({"input_data_ranges": "((-1, 'x'),)"}, "row 0: input_data_ranges \"((-1, 'x'),)\" holds no (low, high"),
+    ({"input_shapes": "((2.0,), (2,))", "output_shapes": "ELEWISE"},
+     "row 0: self has shape [2.0]; dims must be non-negative integers"),
+    ({"input_shapes": "(2, 2)"}, "row 0: self has shape 2; dims must be non-negative integers"),
 ])
 def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, capsys, cells, words):
     """Found by a breaker: a cell that is no literal was a traceback (SyntaxError), and a downward
@@ -476,7 +489,7 @@ def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, cap
 
 @pytest.mark.parametrize("dtype, grad, words", [
     ("uint8", [0.2, 0.4], "case 0: gradOutput is uint8, and its range [0.2, 0.4] holds no integer"),
-    ("fp32", True, "case 0: range_values True: numbers (or 'nan', 'inf', '-inf') expected, not booleans"),
+    ("fp32", True, "case 0: gradOutput's range_values is true; expected a [low, high] range or one value"),
     # a new user's findings: a range the dtype holds none of ran into "internal error: ValueError:
     # low > high"; a constant it cannot hold was wrapped (int8 200 -> -56) and run
     ("int8", [200, 300], "case 0: gradOutput is int8 [-128, 127], and its range [200.0, 300.0] holds none of its values"),
@@ -488,6 +501,36 @@ def test_json_ranges_verify_cannot_fill_are_usage_errors(tmp_path, capsys, dtype
     case["inputs"][0].update(dtype=dtype, range_values=grad)
     assert cli.main(["verify", str(write_json(tmp_path, case))]) == 2
     assert words in capsys.readouterr().err
+
+
+_EXPECTED_RANGE = ('expected a [low, high] range or one value (a number, "nan", "inf" or "-inf", alone or in a '
+                   'one-element list)')
+
+
+@pytest.mark.parametrize("edit, words", [
+    ({0: {"range_values": []}}, f"case 0: gradOutput's range_values is []; {_EXPECTED_RANGE}"),
+    ({1: {"range_values": [1, 2, 3]}}, f"case 0: self's range_values is [1, 2, 3]; {_EXPECTED_RANGE}"),
+    ({2: {"range_values": None}}, f"case 0: negativeSlope's range_values is null; {_EXPECTED_RANGE}"),
+    ({1: {"range_values": [1, "x"]}}, f'case 0: self\'s range_values is [1, "x"]; {_EXPECTED_RANGE}'),
+    ({0: {"shape": [2.0]}, 1: {"shape": [2.0]}},
+     "case 0: gradOutput has shape [2.0]; dims must be non-negative integers"),
+    ({1: {"shape": [True, 2]}}, "case 0: self has shape [True, 2]; dims must be non-negative integers"),
+    ({1: {"shape": None}}, "case 0: self has shape None; dims must be non-negative integers"),
+    ({3: {"range_values": "false"}}, 'case 0: flag selfIsResult\'s range_values is "false"; expected true or false'),
+    ({3: {"range_values": None}}, "case 0: flag selfIsResult's range_values is null; expected true or false"),
+], ids=["empty-range", "three-values", "null-scalar", "text", "float-dims", "bool-dim", "null-shape", "flag-text",
+        "flag-null"])
+def test_json_fields_verify_cannot_read_name_the_input_and_field(tmp_path, capsys, edit, words):
+    """(A tester) these were exit 2 with "TypeError: float() argument must be ... not 'list'",
+    "'float' object cannot be interpreted as an integer" (the dims check came after the broadcast)
+    or "could not convert string to float: 'false'", naming neither input nor field; a null flag
+    ran as false."""
+    case = json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1)
+    for index, fields in edit.items():
+        case["inputs"][index].update(fields)
+    assert cli.main(["verify", str(write_json(tmp_path, case))]) == 2
+    err = capsys.readouterr().err
+    assert words in " ".join(err.split()), err
 
 
 def test_a_json_file_that_is_no_list_is_a_usage_error(tmp_path, capsys):

@@ -237,6 +237,23 @@ def _broadcast(shapes: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
     return tuple(np.broadcast_shapes(*shapes))
 
 
+def _dims(shape, role: str) -> tuple[int, ...]:
+    """A shape from a case file, read before anything broadcasts it: a list or tuple of
+    non-negative integer dims (ValueError naming ``role`` otherwise)."""
+    if not isinstance(shape, (list, tuple)) or not all(_is_count(d) for d in shape):
+        shown = list(shape) if isinstance(shape, (list, tuple)) else shape
+        raise ValueError(f"{role} has shape {shown}; dims must be non-negative integers")
+    return tuple(shape)
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 # ---- parsing: kernel ST csv ---------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -271,10 +288,11 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     if kernel is None:
         raise ValueError(f"unknown kernel op {row['op_name']!r} (known: {', '.join(_KERNELS)})")
     dtypes = [_dtype(d) for d in _literal(row["input_dtypes"], "input_dtypes")]
-    shapes = [tuple(s) for s in _literal(row.get("input_shapes") or row["input_ori_shapes"], "input_shapes")]
+    shapes = list(_literal(row.get("input_shapes") or row["input_ori_shapes"], "input_shapes"))
     if not len(dtypes) == len(shapes) == len(kernel.inputs):
         raise ValueError(f"{row['op_name'].strip()} takes {len(kernel.inputs)} inputs; input_dtypes names "
                          f"{len(dtypes)}, input_shapes {len(shapes)}")
+    shapes = [_dims(shape, role) for shape, role in zip(shapes, kernel.inputs)]
     formats = list(_literal(row.get("input_formats") or row.get("input_ori_formats") or "", "input_formats") or [])
     values = _csv_values(row.get("input_data_ranges", ""), len(dtypes), kernel)
     specs = [TensorSpec(role, dt, shape, val, formats[i] if i < len(formats) else "ND")
@@ -284,7 +302,7 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     scalars += tuple(ScalarSpec(s.role, s.dtype, s.values) for s in specs if s.role in kernel.bound_inputs)
     unsupported = _per_element_bounds(specs, kernel)
     out_shapes = row.get("output_shapes", "")
-    out_shape = (tuple(_literal(out_shapes, "output_shapes")[0]) if out_shapes[:1] in ("(", "[")
+    out_shape = (_dims(_literal(out_shapes, "output_shapes")[0], "out") if out_shapes[:1] in ("(", "[")
                  else _broadcast(s.shape for s in tensors))  # ClipByValueV2 rows say "ELEWISE"
     out_formats = list(_literal(row.get("output_formats") or "", "output_formats") or ["ND"])
     return Case(file, index, row["testcase_name"], kernel.op, tensors, scalars, kernel.flags,
@@ -300,6 +318,10 @@ def _csv_values(text: str, count: int, kernel: _Kernel) -> list[Values]:
         middle = (low + high) / 2
         split = {"min": Values(low, middle), "max": Values(middle, high)}
         return [split.get(role, Values(low, high)) for role in kernel.inputs[:count]]
+    if not isinstance(ranges, (list, tuple)) or not all(
+            isinstance(r, (list, tuple)) and len(r) >= 2 and all(map(_is_real, r)) for r in ranges):
+        raise ValueError(f"input_data_ranges {text.strip()!r} holds no (low, high[, special values]) range per "
+                         "input; expected one per input or one for all, such as ((-1, 1),)")
     if len(ranges) not in (1, count):
         raise ValueError(f"input_data_ranges gives {len(ranges)} ranges for {count} inputs "
                          "(one per input, or one for all)")
@@ -337,9 +359,14 @@ def _per_element_bounds(specs: list[TensorSpec], kernel: _Kernel) -> str | None:
 def _csv_tolerance(row: dict[str, str]) -> Tolerance:
     """``precision_tolerances`` holds (relative, absolute) per output; else ``absolute_precision``
     serves as both; with neither the case must be bit-exact (opsnn's reading of the format)."""
-    pairs = _literal(row.get("precision_tolerances") or "", "precision_tolerances")
+    text = row.get("precision_tolerances") or ""
+    pairs = _literal(text, "precision_tolerances")
     if pairs:
-        rtol, atol = (float(v) for v in pairs[0])
+        first = pairs[0] if isinstance(pairs, (list, tuple)) else None
+        if not (isinstance(first, (list, tuple)) and len(first) == 2 and all(map(_is_real, first))):
+            raise ValueError(f"precision_tolerances {text.strip()!r} holds no (relative, absolute) pair per "
+                             "output; expected such as ((0.001, 0.001),)")
+        rtol, atol = map(float, first)
         return Tolerance(rtol, atol, "precision_tolerances")
     absolute = (row.get("absolute_precision") or "").strip()
     if absolute:
@@ -370,12 +397,12 @@ def _json_case(file: str, index: int, case: dict) -> Case:
     for item in case["inputs"]:
         role = _ATK_ROLES.get(item["name"], item["name"])
         if item["type"] == "tensor":
-            tensors.append(TensorSpec(role, _dtype(item["dtype"]), tuple(item["shape"]),
-                                      _json_values(item["range_values"])))
+            tensors.append(TensorSpec(role, _dtype(item["dtype"]), _dims(item["shape"], role),
+                                      _json_values(item["range_values"], role)))
         elif item["type"] == "scalar":
-            scalars.append(ScalarSpec(role, _dtype(item["dtype"]), _json_values(item["range_values"])))
+            scalars.append(ScalarSpec(role, _dtype(item["dtype"]), _json_values(item["range_values"], role)))
         else:
-            flags.append((role, _json_flag(item["range_values"])))
+            flags.append((role, _json_flag(item["range_values"], role)))
     _check_arguments(op, tensors, scalars, flags)  # (before the out dtype, which reads them)
     out_dtype = _json_out_dtype(op, tensors)
     name = f"{case['aclnn_name']}_{case.get('id', index)}"
@@ -383,22 +410,37 @@ def _json_case(file: str, index: int, case: dict) -> Case:
                 _broadcast(t.shape for t in tensors), "ND", _json_tolerance(case, out_dtype))
 
 
-def _json_values(spec) -> Values:
-    """``[low, high]`` range, one fill value, or a one-element list holding one."""
-    if isinstance(spec, bool) or (isinstance(spec, list) and any(isinstance(v, bool) for v in spec)):
-        raise ValueError(f"range_values {spec!r}: numbers (or 'nan', 'inf', '-inf') expected, not booleans")
-    if isinstance(spec, list) and len(spec) == 2:
-        return Values(float(spec[0]), float(spec[1]))
-    if isinstance(spec, list) and len(spec) == 1:
-        spec = spec[0]
-    return Values.constant(float(spec))
+def _json_values(spec, role: str) -> Values:
+    """``[low, high]`` range, one fill value, or a one-element list holding one (ValueError
+    naming ``role`` otherwise)."""
+    items = spec if isinstance(spec, list) else [spec]
+    numbers = [_json_number(v) for v in items]
+    if len(numbers) not in (1, 2) or None in numbers:
+        raise ValueError(f"{role}'s range_values is {json.dumps(spec)}; expected a [low, high] range or one value "
+                         '(a number, "nan", "inf" or "-inf", alone or in a one-element list)')
+    return Values(*numbers) if len(numbers) == 2 else Values.constant(numbers[0])
 
 
-def _json_flag(spec) -> bool:
-    """A bool attr; odd generated values (``["inf"]``, ``["-inf"]``) count by truthiness -> True."""
-    if isinstance(spec, list) and len(spec) == 1:
-        spec = spec[0]
-    return bool(float(spec)) if isinstance(spec, str) else bool(spec)
+def _json_number(value) -> float | None:
+    """A number, or a string ``float`` reads ("nan", "inf", "-inf"), as a float; None for
+    anything else (a boolean included: true is no value to fill a tensor with)."""
+    if not isinstance(value, (int, float, str)) or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _json_flag(spec, role: str) -> bool:
+    """A bool attr; odd generated values (``["inf"]``, ``["-inf"]``) count by truthiness -> True.
+    ValueError naming ``role`` for a value that is neither (null, "false", a list)."""
+    value = spec[0] if isinstance(spec, list) and len(spec) == 1 else spec
+    number = value if isinstance(value, bool) else _json_number(value)
+    if number is None:
+        raise ValueError(f"flag {role}'s range_values is {json.dumps(spec)}; expected true or false (a number, "
+                         '"nan", "inf" or "-inf" counts as true unless it is 0)')
+    return bool(number)
 
 
 def _json_out_dtype(op: str, tensors: list[TensorSpec]) -> np.dtype:
@@ -440,17 +482,14 @@ def _check_arguments(op: str, tensors, scalars, flags) -> None:
 
 
 def _checked(case: Case) -> Case:
-    """``case`` if verify can build its call: each of the operator's tensors, scalars and flags
-    once, shapes of non-negative integer dims and format names, value ranges that are finite,
+    """``case`` if verify can build its call (its shapes' dims were checked as they were read):
+    each of the operator's tensors, scalars and flags once, format names, value ranges that are finite,
     do not run downward and (for an integer input) hold an integer the dtype holds (a constant
     the dtype holds: the cast would wrap it), and no NaN or infinity
     where an integer or bool input is to hold it. ValueError otherwise (the usage error of a
     malformed file, not a FAIL of the operator)."""
     _check_arguments(case.op, case.tensors, case.scalars, case.flags)
-    for role, shape, fmt in [(t.role, t.shape, t.format) for t in case.tensors] + [("out", case.out_shape,
-                                                                                   case.out_format)]:
-        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-            raise ValueError(f"{role} has shape {list(shape)}; dims must be non-negative integers")
+    for role, fmt in [(t.role, t.format) for t in case.tensors] + [("out", case.out_format)]:
         if not isinstance(fmt, str):
             raise ValueError(f"{role} has format {fmt!r}; formats are names such as 'ND'")  # noqa: TRY004 - malformed file
     for spec in (*case.tensors, *case.scalars):
