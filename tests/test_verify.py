@@ -495,6 +495,7 @@ def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, cap
     ("int8", [200, 300], "case 0: gradOutput is int8 [-128, 127], and its range [200.0, 300.0] holds none of its values"),
     ("uint8", [-9, -1], "case 0: gradOutput is uint8 [0, 255], and its range [-9.0, -1.0] holds none of its values"),
     ("int8", 200, "case 0: gradOutput is int8 [-128, 127], which cannot hold 200.0"),
+    ("int8", [2.5], "case 0: gradOutput is int8, and its value 2.5 is no integer (the cast would truncate it)"),
 ])
 def test_json_ranges_verify_cannot_fill_are_usage_errors(tmp_path, capsys, dtype, grad, words):
     case = json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], 0.5)
@@ -566,6 +567,17 @@ def test_integer_scalar_constant_out_of_its_range_is_a_usage_error(tmp_path, cap
     info = np.iinfo(dtype)
     assert f"case 0: negativeSlope is {dtype} [{info.min}, {info.max}], which cannot hold {float(slope)}" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("slope", [0.7, -0.5, [0.7], [0.7, 0.7]])
+def test_integer_scalar_constant_that_is_no_integer_is_a_usage_error(tmp_path, capsys, slope):
+    """(A tester) an int32 slope of 0.7 was truncated to 0 and the case passed (-0.5 too), while
+    the range [0.2, 0.7] was refused as holding no integer: a constant is refused the same way."""
+    path = write_json(tmp_path, json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], slope, "int32"))
+    assert cli.main(["verify", str(path)]) == 2
+    value = slope[0] if isinstance(slope, list) else slope
+    assert (f"case 0: negativeSlope is int32, and its value {value} is no integer (the cast would truncate it)"
+            in capsys.readouterr().err)
 
 
 def test_a_file_given_twice_gets_a_table_per_run(tmp_path, capsys):

@@ -485,7 +485,7 @@ def _checked(case: Case) -> Case:
     """``case`` if verify can build its call (its shapes' dims were checked as they were read):
     each of the operator's tensors, scalars and flags once, format names, value ranges that are finite,
     do not run downward and (for an integer input) hold an integer the dtype holds (a constant
-    the dtype holds: the cast would wrap it), and no NaN or infinity
+    must be one: the cast would wrap or truncate it), and no NaN or infinity
     where an integer or bool input is to hold it. ValueError otherwise (the usage error of a
     malformed file, not a FAIL of the operator)."""
     _check_arguments(case.op, case.tensors, case.scalars, case.flags)
@@ -501,6 +501,9 @@ def _checked(case: Case) -> Case:
             info = np.iinfo(spec.dtype)
             if v.is_constant and not info.min <= v.low <= info.max:  # (the cast would wrap it)
                 raise ValueError(f"{spec.role} is {spec.dtype} [{info.min}, {info.max}], which cannot hold {v.low}")
+            if v.is_constant and v.low != math.floor(v.low):
+                raise ValueError(f"{spec.role} is {spec.dtype}, and its value {v.low} is no integer (the cast "
+                                 "would truncate it)")
             if not v.is_constant and (v.high < info.min or v.low > info.max):  # (a range is clipped to it)
                 raise ValueError(f"{spec.role} is {spec.dtype} [{info.min}, {info.max}], and its range "
                                  f"[{v.low}, {v.high}] holds none of its values")
