@@ -269,7 +269,7 @@ def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, caps
     for folder in folders:
         case = golden_files.load(folder)
         m = case["manifest"]
-        assert m["verdict"] == {"status": "PASS", "bit_exact": True, "mismatches": 0, "reason": ""}
+        assert m["verdict"] == {"status": "PASS", "bit_exact": True, "mismatches": 0, "reason": "", "note": ""}
         assert case["output"].tobytes() == case["golden"].tobytes()
         for role, entry in m["inputs"].items():
             array = case["inputs"][role]
@@ -588,6 +588,33 @@ def test_a_file_given_twice_gets_a_table_per_run(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.count("(3 cases)") == 2 and text.count("hardtanh_f32_swapped") == 2, text
     assert "6 cases:" in text and len(json.loads(out.read_text())["cases"]) == 6
+
+
+def test_kernel_rows_the_kernel_or_soc_would_not_take_run_with_a_note(tmp_path, capsys):
+    """(A tester) kernel rows run through aclnn's casts, so a leaky_relu_grad row of float16 and
+    float32 inputs, or of float32 inputs into a float16 output, passed although ops-nn's
+    LeakyReluGradTiling refuses both (its def has a binary for one dtype throughout); and a row's
+    soc_series was ignored. They still run (the aclnn call does take them) with a note saying so."""
+    base = csv_row("same", "leaky_relu_grad", "float32", (4,), "{'negative_slope': 0.1}", "((-1, 1),)")
+    mixed = base.replace("same,", "mixed,").replace("\"('float32', 'float32')\"", "\"('float16', 'float32')\"", 1)
+    narrow = base.replace("same,", "narrow,").replace("\"('float32',)\"", "\"('float16',)\"", 1)
+    soc = base.replace("same,", "soc,").removesuffix(",") + ",Ascend310P"
+    path = write_csv(tmp_path, base, mixed, narrow, soc)
+    out, dump = tmp_path / "r.json", tmp_path / "d"
+    assert run_verify(path, "--json", out, "--dump", dump) == 0
+    cases = json.loads(out.read_text())["cases"]
+    assert [c["status"] for c in cases] == ["PASS"] * 4
+    refused = ("the LeakyReluGrad kernel itself refuses {} (its def's binaries: BF16,BF16,BF16 | "
+               "FLOAT16,FLOAT16,FLOAT16 | FLOAT,FLOAT,FLOAT); the row runs as aclnnLeakyReluBackward")
+    assert [c["note"] for c in cases] == [
+        "", refused.format("FLOAT16, FLOAT -> FLOAT"), refused.format("FLOAT, FLOAT -> FLOAT16"),
+        "soc_series names Ascend310P; run on Ascend910B (--soc picks the SoC)"]
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the LeakyReluGrad kernel itself refuses" in text and "soc_series names Ascend310P" in text
+    manifest = json.loads((dump / path.name / "0001_mixed" / "case.json").read_text())
+    assert manifest["verdict"]["note"] == refused.format("FLOAT16, FLOAT -> FLOAT")
+    assert run_verify(path, "--json", out, "--soc", "Ascend310P", "--cases", "soc") == 0
+    assert json.loads(out.read_text())["cases"][0]["note"] == ""
 
 
 def test_case_over_max_elements_is_skipped(tmp_path, capsys):

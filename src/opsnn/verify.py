@@ -24,7 +24,11 @@ kernel takes the forward input first, spec §7.1); ``LeakyRelu(x)`` -> ``aclnnLe
 ``ClipByValueV2(x, min, max)`` -> ``aclnnHardtanh`` when min and max hold one element each. Float
 kernel attrs become ``ACL_FLOAT`` scalars; an absent OPTIONAL attr takes the kernel default
 (slope 0.0), an absent REQUIRED one (HardtanhGrad's min_val and max_val) makes the row malformed.
-Operators that ``opsnn.aclnn`` does not provide yet are reported as SKIP.
+Operators that ``opsnn.aclnn`` does not provide yet are reported as SKIP. A kernel row runs as
+the aclnn call would, casts included, so a dtype mix the kernel's own def has no binary for
+(ops-nn's tiling refuses it: LeakyReluGrad's float16 and float32 inputs) still runs, with a note
+saying so; so does a row whose ``soc_series`` names another SoC than the one run (``--soc`` picks
+it). Notes never change a result.
 
 Results: PASS (within tolerance), FAIL, SKIP (with the reason; never silently dropped) and DOC (a
 ``--golden torch`` difference that a documented decision explains element by element:
@@ -60,7 +64,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from opsnn import golden_files, reference
+from opsnn import golden_files, opdef, reference
 from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
 from opsnn.cli_args import PipeConsole, int_at_least
@@ -162,6 +166,8 @@ class Case:
     out_format: str
     tolerance: Tolerance
     unsupported: str | None = None  # why the case cannot map onto the aclnn API
+    note: str = ""  # what the row's kernel would do differently (a dtype mix it refuses)
+    soc_series: tuple[str, ...] = ()  # the SoCs a kernel row names
 
     @property
     def numel(self) -> int:
@@ -201,6 +207,7 @@ class Result:
     bit_exact: bool | None = None
     mismatches: int | None = None
     seconds: float = 0.0
+    note: str = ""  # what the row's kernel or SoC would do differently; never changes the status
 
 
 # ---- parsing: shared helpers --------------------------------------------------------------------
@@ -305,9 +312,27 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     out_shape = (_dims(_literal(out_shapes, "output_shapes")[0], "out") if out_shapes[:1] in ("(", "[")
                  else _broadcast(s.shape for s in tensors))  # ClipByValueV2 rows say "ELEWISE"
     out_formats = list(_literal(row.get("output_formats") or "", "output_formats") or ["ND"])
-    return Case(file, index, row["testcase_name"], kernel.op, tensors, scalars, kernel.flags,
-                _dtype(_literal(row["output_dtypes"], "output_dtypes")[0]), out_shape, out_formats[0],
-                _csv_tolerance(row), unsupported)
+    out_dtype = _dtype(_literal(row["output_dtypes"], "output_dtypes")[0])
+    note = _kernel_dtype_note(row["op_name"], kernel.op, [*dtypes, out_dtype])
+    soc_series = tuple(re.findall(r"\w+", row.get("soc_series") or ""))  # (a name, or a list of them)
+    return Case(file, index, row["testcase_name"], kernel.op, tensors, scalars, kernel.flags, out_dtype, out_shape,
+                out_formats[0], _csv_tolerance(row), unsupported, note, soc_series)
+
+
+def _kernel_dtype_note(op_name: str, op: str, dtypes: list[np.dtype]) -> str:
+    """A note where the kernel's own def has no binary for the row's dtypes (inputs, then the
+    output), which its tiling refuses too (LeakyReluGradTiling::DoOpTiling: one dtype throughout),
+    while the aclnn call verify runs may cast them; "" otherwise, and for ClipByValueV2, an
+    ops-math kernel whose def opsnn does not model."""
+    kernel = next((d for d in opdef.OPDEFS if d.name.lower() == op_name.strip().replace("_", "")), None)
+    acl = [from_numpy(d) for d in dtypes]
+    # (an all-DOUBLE row goes to the op's AICPU kernel, as aclnn hands it there)
+    if kernel is None or kernel.match_dtypes(acl) is not None or all(d in kernel.aicpu_dtypes for d in acl):
+        return ""
+    rows = " | ".join(",".join(d.name for d in row) for row in kernel.dtype_rows)
+    given = f"{', '.join(d.name for d in acl[:-1])} -> {acl[-1].name}"
+    runs = OPS[op].aclnn
+    return f"the {kernel.name} kernel itself refuses {given} (its def's binaries: {rows}); the row runs as {runs}"
 
 
 def _csv_values(text: str, count: int, kernel: _Kernel) -> list[Values]:
@@ -914,6 +939,9 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     """Generate, run, compare one case; never raises for a case-level problem."""
     result = Result(case.file, case.index, case.name, case.op, case.dtype_label, case.shape_label,
                     case.numel, SKIP)
+    other_soc = case.soc_series and settings.soc.lower() not in {s.lower() for s in case.soc_series}
+    soc_note = f"soc_series names {', '.join(case.soc_series)}; run on {settings.soc} (--soc picks the SoC)"
+    result.note = "; ".join(filter(None, (case.note, soc_note if other_soc else "")))
     if settings.dump:  # whatever happens below, nothing an earlier run wrote stays as if current
         golden_files.clear(_dump_folder(case, settings, session))
     reason = skip_reason(case, settings, session)
@@ -977,7 +1005,7 @@ def _dump(case: Case, settings: Settings, session: Session, binding: OpBinding, 
                 "flags": dict(case.flags), "golden": {"source": settings.golden},
                 "tolerance": dataclasses.asdict(case.tolerance),
                 "verdict": {"status": result.status, "bit_exact": result.bit_exact,
-                            "mismatches": result.mismatches, "reason": result.reason}}
+                            "mismatches": result.mismatches, "reason": result.reason, "note": result.note}}
     folder = _dump_folder(case, settings, session)
     try:
         golden_files.write(folder, manifest, inputs, golden, ours)
@@ -1105,7 +1133,7 @@ def _table(path, results: list[Result]) -> Table:
     for r in results:
         exact = "" if r.bit_exact is None else ("yes" if r.bit_exact else "no")
         table.add_row(str(r.index), r.name, r.dtype, r.shape, f"{r.numel:,}", f"[{_STYLE[r.status]}]{r.status}",
-                      _num(r.max_abs), _num(r.max_rel), exact, r.reason)
+                      _num(r.max_abs), _num(r.max_rel), exact, "; ".join(filter(None, (r.reason, r.note))))
     return table
 
 
