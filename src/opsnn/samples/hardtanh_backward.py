@@ -8,14 +8,7 @@ import numpy as np
 
 import opsnn.acl as acl
 from opsnn import aclnn
-from opsnn.samples.common import (
-    check_ret,
-    create_acl_tensor,
-    finalize,
-    init,
-    print_result,
-    run_as_script,
-)
+from opsnn.samples.common import check_ret, create_acl_tensor, finalize, init, print_result, run_as_script
 
 
 def main(emit=print) -> int:

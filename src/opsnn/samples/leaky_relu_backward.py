@@ -6,14 +6,7 @@ Prints result[0..3] = 2, 3, 4, 5: self is all positive, so the gradient passes u
 
 import opsnn.acl as acl
 from opsnn import aclnn
-from opsnn.samples.common import (
-    check_ret,
-    create_acl_tensor,
-    finalize,
-    init,
-    print_result,
-    run_as_script,
-)
+from opsnn.samples.common import check_ret, create_acl_tensor, finalize, init, print_result, run_as_script
 
 
 def main(emit=print) -> int:
