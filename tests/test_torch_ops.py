@@ -853,6 +853,21 @@ def test_scalars_torch_converts_give_torchs_result(name, scalars, dtype):
     assert_same_bits(getattr(ops, name)(*tensors, *scalars), getattr(_ATEN, name)(*tensors, *scalars))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64], ids=str)
+def test_int_bounds_of_a_floating_tensor_as_torch_takes_them(dtype):
+    """hardtanh's int bounds on a floating tensor are the values torch clamps with (a breaker:
+    (1, nan) was refused as min 1 > max 0, the aclnn layer's int64 comparison of NaN, F6; a
+    float16 one of -128 would be -0.0 through opbase's fp16_t, F5). Eager, in place, compiled."""
+    x = torch.tensor([-300.0, -2.0, 0.5, 2.0, -0.0, 200.0], dtype=dtype)
+    for bounds in ((1, float("nan")), (-128, 100), (-128, float("inf")), (-2**24 - 1, 2**24 + 1), (0, 6)):
+        if dtype == torch.float16 and 2**24 + 1 in bounds:
+            continue  # beyond float16: refused, as torch refuses it
+        assert_same_bits(ops.hardtanh(x, *bounds), _ATEN.hardtanh(x, *bounds))
+        assert_same_bits(ops.hardtanh_(x.clone(), *bounds), _ATEN.hardtanh(x, *bounds))
+    compiled = torch.compile(lambda t: ops.hardtanh(t, 1, float("nan")), backend="eager", fullgraph=True)
+    assert_same_bits(compiled(x), _ATEN.hardtanh(x, 1, float("nan")))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_ints_beyond_int64_round_once_as_torch_takes_them(dtype):
     """torch.Scalar holds an int in [2**63, 2**64) as a uint64 and converts it to float32 in one

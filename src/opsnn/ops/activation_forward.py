@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .._core import checks
 from .._core.dtypes import DataType as D
-from .._core.dtypes import INTEGRAL
+from .._core.dtypes import INTEGRAL, value_text
 from ..registry import (Compute, DtypeTable, OpSpec, Promotion, ScalarConversion, inplace_variant,
                         register, scalar, tensor)
 
@@ -44,9 +44,16 @@ def reject_min_greater_than_max(op: str, args: dict) -> None:
     else:
         lo_v, hi_v, shown = lo.to_double(), hi.to_double(), "as double"
     if lo_v > hi_v:
+        # a value the conversion changed (a NaN or fractional max read as int64) is shown as given
+        # too: "max 0" alone would not be the caller's max, and swapping would not be the fix
+        converted = [f"{name} {value_text(scalar.value.item(), scalar.dtype)} is {value!r} {shown}"
+                     for name, scalar, value
+                     in (("min", lo, lo_v), ("max", hi, hi_v)) if not scalar.value == value]
+        fix = ("give clipValueMin a floating-point dtype to compare as double" if converted
+               else "swap the bounds")
         raise checks.fail(op, f"clipValueMin must be <= clipValueMax, got min {lo_v!r} > max "
-                              f"{hi_v!r} (compared {shown}, following clipValueMin's dtype); swap "
-                              "the bounds")
+                              f"{hi_v!r} (compared {shown}, following clipValueMin's dtype"
+                              f"{''.join('; ' + c for c in converted)}); {fix}")
 
 
 LEAKY_RELU = register(OpSpec(
