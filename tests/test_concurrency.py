@@ -491,6 +491,56 @@ print(os.waitstatus_to_exitcode(status), acl.rt.synchronize_stream(stream) == 0 
 """
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="os.fork")
+def test_fork_while_another_thread_holds_opsnn_locks():
+    """(a breaker) A fork while another thread held the output pool's lock or aclnn's launch
+    lock (a few forks in a few hundred, beside a thread making calls) left the child waiting for
+    good at its first pooled result or launch: the lock was held by a thread the child does not
+    have. Every opsnn lock is made by ``_core.forksafe``, which frees it in the child. Here a
+    thread holds each of the runtime's locks across the fork; the child's calls go through."""
+    script = """
+import os, threading, faulthandler
+import numpy as np, opsnn
+import opsnn.acl as acl
+from opsnn import aclnn
+from opsnn._core import forksafe, outpool
+assert acl.init() == 0 and acl.rt.set_device(0) == 0
+stream, _ = acl.rt.create_stream()
+x = np.full(1 << 18, -1.0, np.float32)  # 1 MiB results: from the pool
+opsnn.leaky_relu(x, 0.5)
+locks = [outpool.POOL._lock, aclnn._LAUNCH_LOCK]
+assert all(lock in forksafe._MADE for lock in locks) and len(forksafe._MADE) >= 8
+held, release = threading.Event(), threading.Event()
+def hold():
+    with outpool.POOL._lock, aclnn._LAUNCH_LOCK:
+        held.set()
+        release.wait()
+t = threading.Thread(target=hold)
+t.start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    faulthandler.dump_traceback_later(60, exit=True)  # hung: exit 1 with the stacks
+    ok = opsnn.leaky_relu(x, 0.5)[0] == -0.5
+    n = 4
+    dev, _ = acl.rt.malloc(4 * n, 0)
+    t_in = acl.create_tensor((n,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (n,), dev)
+    acl.rt.memcpy(dev, 4 * n, np.full(n, -2.0, np.float32), 4 * n, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    slope = acl.create_scalar(0.5, acl.ACL_FLOAT)
+    ws, ex, ret = aclnn.aclnnInplaceLeakyReluGetWorkspaceSize(t_in, slope)
+    ok &= ret == 0 and aclnn.aclnnInplaceLeakyRelu(None, ws, ex, stream) == 0
+    ok &= acl.rt.synchronize_stream(stream) == 0
+    out = np.zeros(n, np.float32)
+    acl.rt.memcpy(out, 4 * n, dev, 4 * n, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    os._exit(0 if ok and (out == -1.0).all() else 5)
+_, status = os.waitpid(pid, 0)
+release.set()
+t.join()
+print(os.waitstatus_to_exitcode(status))
+"""
+    assert run_python(script, 300).split() == ["0"]
+
+
 def test_fork_while_another_thread_compiles(tmp_path):
     """(a new user's breaker) A fork while another thread of the parent compiled a walker left the
     child holding numba's compiler lock, owned by a thread it does not have: its first call that

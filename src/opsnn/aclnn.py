@@ -15,10 +15,9 @@ for a C null pointer. On failure the text is in
 from __future__ import annotations
 
 import operator
-import threading
 
 from . import engine, kernels, registry
-from ._core import checks, memory, overlap
+from ._core import checks, forksafe, memory, overlap
 from ._core.status import AclnnError, Status, boundary
 from ._core.executor import aclOpExecutor
 from ._core.tensor import aclTensor
@@ -35,7 +34,7 @@ def _phase1(op: str, **args):
 
 # Phase 2 checks and claims an executor under this lock, so a single-use executor launched from
 # two threads at once runs once (the other call gets 161002), and a destroy cannot interleave.
-_LAUNCH_LOCK = threading.Lock()
+_LAUNCH_LOCK = forksafe.lock()
 
 
 def _phase2(op: str, workspace, workspace_size, executor, stream) -> int:

@@ -10,9 +10,9 @@ latest record has run; a record dropped by an earlier task's failure never compl
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 
+from . import forksafe
 from .checks import is_c_int, is_null, shown
 from .status import AclError, AclnnError
 from .stream import Stream
@@ -26,7 +26,7 @@ class Event:
 
     def __init__(self, handle: int):
         self.handle = handle
-        self._changed = threading.Condition()  # notified when a record runs or is dropped
+        self._changed = forksafe.condition()  # notified when a record runs or is dropped
         self.recorded = 0                       # records made so far
         self.latest: _Record | None = None
 
@@ -113,7 +113,7 @@ class EventTable:
     def __init__(self) -> None:
         self._events: dict[int, Event] = {}
         self._ids = itertools.count(0x6000_0001, 0x40)
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
 
     def create(self) -> int:
         with self._lock:

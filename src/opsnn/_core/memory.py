@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import threading
 
 import numpy as np
 
+from . import forksafe
 from .status import AclError, AclnnError
 
 ALIGN = 64
@@ -76,7 +76,7 @@ class AddressSpace:
         self._starts: list[int] = []
         self._allocs: dict[int, Allocation] = {}
         self._in_use = 0  # padded bytes held by live allocations
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
 
     def malloc(self, size: int) -> int:
         padded = ((size + 31) // 32) * 32 + 32  # aclrtMalloc rounds up to 32 B and adds 32 B

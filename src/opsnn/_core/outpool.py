@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import math
 import sys
-import threading
 
 import numpy as np
 
-from . import settings
+from . import forksafe, settings
 
 MIN_BYTES = 1 << 20
 DEFAULT_MAX_BYTES = 2 << 30
@@ -56,7 +55,7 @@ class OutputPool:
             max_bytes = settings.env_bytes("OPSNN_POOL_BYTES", DEFAULT_MAX_BYTES)
         self.max_bytes = max_bytes
         self._buffers: list[np.ndarray] = []  # in use and free, least recently handed out first
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self.hits = 0
         self.misses = 0
 

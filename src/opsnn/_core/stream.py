@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import forksafe
 from .checks import shown
 from .status import AclError, AclnnError
 
@@ -32,8 +33,8 @@ class Stream:
         # and popleft are atomic, so the two never need a common lock (a relaunch + synchronize
         # of a 4-element call was ~4 us, of which a second lock and a fresh queue took ~0.3 us)
         self._tasks: collections.deque[tuple[str, Callable[[], None], int]] = collections.deque()
-        self._lock = threading.Lock()      # guards enqueue against close: nothing queued after
-        self._run = threading.RLock()      # held while tasks run: keeps task order across threads
+        self._lock = forksafe.lock()       # guards enqueue against close: nothing queued after
+        self._run = forksafe.rlock()       # held while tasks run: keeps task order across threads
         # by thread ident, tasks that thread queued and another run of the stream (another
         # thread's synchronize, or an event wait's) dropped after a failure: (the thread, weakly:
         # an ident is reused once its thread ends; how many; why), reported at its own next
@@ -147,7 +148,7 @@ class StreamTable:
     def __init__(self) -> None:
         self._streams: dict[int, Stream] = {0: Stream(0)}
         self._ids = itertools.count(0x5000_0001, 0x40)
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
 
     def create(self) -> int:
         with self._lock:

@@ -5,16 +5,15 @@ objects."""
 from __future__ import annotations
 
 import sys
-import threading
 import weakref
 
 import numpy as np
 
-from .._core import memory
+from .._core import forksafe, memory
 from .._core.checks import is_c_int
 from .._core.status import AclError, AclnnError
 
-_lock = threading.Lock()
+_lock = forksafe.lock()
 # address -> the host bytes acl.util handed out pointers to, valid while the caller keeps the
 # object it passed alive (as pyACL asks: "keep the bytes object alive"). Entries go with their
 # object, so a loop of numpy_to_ptr / bytes_to_ptr calls neither leaks nor slows lookups down.

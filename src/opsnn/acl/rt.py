@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from .._core import memory
+from .._core import forksafe, memory
 from .._core.checks import is_c_int, is_null
 from .._core.status import AclError, AclnnError, boundary
 from .._core.event import EventTable
@@ -32,7 +32,7 @@ class _Runtime:
     explicit contexts), the explicit contexts, each thread's current one, the streams, the events."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = forksafe.lock()
         self.initialized = False
         self.device_refs: dict[int, int] = {}
         self.contexts: dict[int, int] = {}  # explicit context -> its device

@@ -43,7 +43,7 @@ import weakref
 import numba
 import numpy as np
 
-from .._core import dtypes, settings
+from .._core import dtypes, forksafe, settings
 from . import _numba_support, kernel_cache, numpy_backend, parallelism
 from . import numba_codegen as cg
 from .host_launch import HostLaunch, plan_launch
@@ -52,7 +52,7 @@ from .walker_source import PLANNED_THREADS_BIT, generate
 NAME = "numba"
 log = logging.getLogger("opsnn")
 
-_LOCK = threading.RLock()
+_LOCK = forksafe.rlock()
 _MODULES: dict[str, object] = {}
 _PROGRAMS: dict[int, tuple] = {}   # id(plan) -> (plan, Program or None)
 _WARNED: set = set()
@@ -60,11 +60,9 @@ _LIVE_PROGRAMS: weakref.WeakSet = weakref.WeakSet()  # every Program, whose laun
 
 
 def _after_fork_in_child() -> None:
-    """In a forked child: a fresh lock; and where it must not use the pool (``parallelism.FORKED``,
-    set by that module's handler, which runs first) no launch planned before the fork (they may
-    be pool launches)."""
-    global _LOCK
-    _LOCK = threading.RLock()  # another thread of the parent may have held it: it is gone here
+    """In a forked child where it must not use the pool (``parallelism.FORKED``, set by that
+    module's handler, which runs first): no launch planned before the fork (they may be pool
+    launches). (``_LOCK`` is free there: ``forksafe``.)"""
     if not parallelism.FORKED:
         return
     for program in list(_LIVE_PROGRAMS):

@@ -13,17 +13,16 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 
 import numba
 import numpy as np
 
-from .._core import settings
+from .._core import forksafe, settings
 from .host_launch import HostLaunch
 
 log = logging.getLogger("opsnn")
 
-_LOCK = threading.RLock()
+_LOCK = forksafe.rlock()
 
 
 def _start_pool() -> None:
@@ -79,11 +78,10 @@ def _release_compiler_lock() -> None:  # after a fork, in the parent and (below)
 
 def _after_fork_in_child() -> None:
     """In a forked child: numba's compiler lock given back (above), and FORKED where the pool is
-    GNU OpenMP (above). Registered, so run, before ``numba_backend``'s handler (that module
+    GNU OpenMP (above); ``_LOCK`` is free there (``forksafe``). Registered, so run, before ``numba_backend``'s handler (that module
     imports this one first), which reads FORKED."""
-    global FORKED, _LOCK
+    global FORKED
     _release_compiler_lock()  # the forking thread took it, and is this thread in the child
-    _LOCK = threading.RLock()  # another thread of the parent may have held it: it is gone here
     try:
         layer = numba.threading_layer()
     except ValueError:  # no pool started: nothing to avoid
