@@ -363,6 +363,34 @@ def test_a_stream_or_event_made_while_the_last_reset_runs_goes_with_the_device(r
     assert acl.rt.reset_device(0) == 0
 
 
+def test_get_device_while_the_last_reset_runs(runtime_guard, monkeypatch):
+    """(a breaker) get_device checked for a device, then read the device table outside the
+    runtime's lock: a last reset_device between the two (simulated: the check pauses while
+    another thread resets) gave 561000 ("dictionary changed size", StopIteration). Now the
+    reset waits for the read: (0, 0), then 107002."""
+    from opsnn.acl import rt
+
+    while rt.STATE.device_refs:
+        acl.rt.reset_device(0)
+    assert acl.rt.set_device(0) == 0
+    checked, reset_done = threading.Event(), []
+    real = rt.STATE.require_device
+
+    def slow_check(call):
+        real(call)
+        if call == "get_device":
+            checked.set()
+            time.sleep(0.2)
+    monkeypatch.setattr(rt.STATE, "require_device", slow_check)
+    resetter = threading.Thread(target=lambda: (checked.wait(5), reset_done.append(acl.rt.reset_device(0))))
+    resetter.start()
+    got = acl.rt.get_device()
+    resetter.join(10)
+    monkeypatch.undo()
+    assert got == (0, 0) and reset_done == [0], (got, acl.get_recent_err_msg())
+    assert acl.rt.get_device()[1] == 107002
+
+
 def test_first_bfloat16_use_fills_the_dtype_tables_at_once():
     """Found by a breaker: ml_dtypes' types joined the dtype tables one by one on the first
     bfloat16 use, so a thread that found bfloat16 there could miss a float8 type and an fp8

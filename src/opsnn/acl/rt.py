@@ -235,8 +235,9 @@ def get_device_count():
 def get_device():
     """aclrtGetDevice: ``(device_id, ret)``, the device in use (107002 before set_device or
     create_context, and after the device's last release)."""
-    STATE.require_device("get_device")
-    return next(iter(STATE.device_refs)), 0
+    with STATE.lock:  # (another thread's reset_device may empty the dict between a check and a read)
+        STATE.require_device("get_device")
+        return next(iter(STATE.device_refs)), 0
 
 
 @_pair
