@@ -857,10 +857,12 @@ def test_scalars_torch_converts_give_torchs_result(name, scalars, dtype):
 def test_int_bounds_of_a_floating_tensor_as_torch_takes_them(dtype):
     """hardtanh's int bounds on a floating tensor are the values torch clamps with (a breaker:
     (1, nan) was refused as min 1 > max 0, the aclnn layer's int64 comparison of NaN, F6; a
-    float16 one of -128 would be -0.0 through opbase's fp16_t, F5). Eager, in place, compiled."""
-    x = torch.tensor([-300.0, -2.0, 0.5, 2.0, -0.0, 200.0], dtype=dtype)
-    for bounds in ((1, float("nan")), (-128, 100), (-128, float("inf")), (-2**24 - 1, 2**24 + 1), (0, 6)):
-        if dtype == torch.float16 and 2**24 + 1 in bounds:
+    reviewer: an int rounded to float32 first made (16777219, 16777219.5) min > max). Eager, in
+    place, compiled."""
+    x = torch.tensor([-300.0, -2.0, 0.5, 2.0, -0.0, 200.0, 2.0**24, -2.0**60], dtype=dtype)
+    for bounds in ((1, float("nan")), (-128, 100), (-2**24 - 1, 2**24 + 1), (0, 6), (16777219, 16777219.5),
+                   (16777216.5, 16777217), (-2**60 - 1, 2**60 + 1)):
+        if dtype == torch.float16 and max(map(abs, bounds)) > 65504:
             continue  # beyond float16: refused, as torch refuses it
         assert_same_bits(ops.hardtanh(x, *bounds), _ATEN.hardtanh(x, *bounds))
         assert_same_bits(ops.hardtanh_(x.clone(), *bounds), _ATEN.hardtanh(x, *bounds))

@@ -133,9 +133,11 @@ def test_min_greater_than_max_rows():
         expect_py_failure(opsnn.hardtanh_, x, lo, hi, status=INVALID, words=["clipValueMin"], untouched=[x])
     # a max the int64 conversion changed is shown as given, with the fix that keeps it (a breaker:
     # "max 0 ... swap the bounds" for a NaN max)
-    for hi, shown in ((float("nan"), "max nan is 0 as int64"), (1.5, "max 1.5 is 1 as int64")):
-        expect_py_failure(opsnn.hardtanh, x, 2, hi, status=INVALID, untouched=[x],
-                          words=[shown, "give clipValueMin a floating-point dtype to compare as double"])
+    expect_py_failure(opsnn.hardtanh, x, 1, float("nan"), status=INVALID, untouched=[x],
+                      words=["max nan is 0 as int64", "give clipValueMin a floating-point dtype to compare as double"])
+    # (a reviewer) where the doubles are out of order too, the fix is still the swap
+    expect_py_failure(opsnn.hardtanh, x, 2, 1.5, status=INVALID, untouched=[x],
+                      words=["max 1.5 is 1 as int64", "; swap the bounds"])
     expect_py_failure(opsnn.hardtanh, x, 3, 2, status=INVALID, untouched=[x], words=["min 3 > max 2", "; swap the bounds"])
     # INT64 0 vs DOUBLE -0.5 passes the check (as int64: 0 <= 0) but converts to lo 0 > hi -0.5:
     # every element is hi (max applied first, then min), like torch.clamp(x, 0, -0.5)

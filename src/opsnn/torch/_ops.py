@@ -289,12 +289,13 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
                 # there (a breaker). The binding hands over torch's float32, which the double holds
                 value = float(np.array(value, np.uint64).astype(np.float32))
             elif isinstance(value, int) and op in _SCALAR_DTYPE and target.is_floating_point and -2**63 <= value:
-                # torch clamps a floating tensor with the bound as its dtype has it (an int64 made
-                # a double, or a float32 for the narrower types). As an INT64 aclScalar the aclnn
-                # layer would compare min > max in int64 (F6: hardtanh(x, 1, nan) refused, NaN
-                # read as 0; a breaker) and build a float16 from it with opbase's fp16_t (F5's
-                # -128), so the binding hands over torch's value as a double
-                value = float(value) if target == torch.float64 else float(np.array(value, np.int64).astype(np.float32))
+                # an int bound of a floating tensor goes as a double: as an INT64 aclScalar the
+                # aclnn layer would compare min > max in int64 (F6), refusing hardtanh(x, 1, nan)
+                # with NaN read as 0, where torch clamps (a breaker). Up to 2**53 the double is
+                # the int, rounded once to the tensor's dtype as torch rounds it; beyond, torch
+                # rounds the int64 to float32 once for the narrower dtypes, so that float32 goes
+                value = float(value) if target == torch.float64 or abs(value) <= 2**53 else \
+                    float(np.array(value, np.int64).astype(np.float32))
         taken.append(value)
     return taken
 
