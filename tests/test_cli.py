@@ -655,6 +655,17 @@ def test_tiling_simulate_of_tensors_too_large_for_the_host_prints_the_tiling(cap
         assert f"simulation   not run: simulate: cannot hold input 0 [{2**56}] on this host" in out
 
 
+def test_tiling_reads_an_aclnn_name_in_any_case(capsys):
+    """(a new user) `opsnn tiling leakyrelubackward` matched the def case-insensitively, then
+    looked the aclnn API up by the word as typed: a KeyError traceback, exit 1."""
+    outs = []
+    for name in ("LeakyReluBackward", "leakyrelubackward", "ACLNNLEAKYRELUBACKWARD"):
+        code, out = _run(capsys, "tiling", name, "--shape", "4", "--json")
+        assert code == 0, out
+        outs.append(json.loads(out))
+    assert outs[0] == outs[1] == outs[2] and outs[0]["executorSteps"]
+
+
 def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):
     """DECISIONS 8: with a NaN bound the kernels differ from PyTorch, the 910B and the 950 one alike."""
     for soc in ("Ascend910B", "Ascend950"):

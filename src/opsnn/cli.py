@@ -254,14 +254,14 @@ def _run_tiling(args) -> int:
     return tiling_cli.run(args, aclnn_details=_aclnn_details)
 
 
-def _aclnn_details(args) -> dict:
+def _aclnn_details(args, api: str) -> dict:
     """The steps phase 1 of the aclnn call records for these shapes and dtypes (or its error),
     and the host plan opsnn's kernel walks for it here."""
     from . import engine
     from ._core.status import AclnnError
     from ._core.tensor import ArrayTensor, aclScalar
 
-    spec = registry.get(args.op)
+    spec = registry.get(api)
     shapes = list(args.shape)
     if args.shape2 is not None:
         shapes[1:2] = [args.shape2]

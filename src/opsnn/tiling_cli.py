@@ -25,7 +25,7 @@ from ._core.tiling import flatten
 from .cli_args import data_type, int_at_least, parse_shape
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
-AclnnDetailsHook = Callable[[argparse.Namespace], dict]
+AclnnDetailsHook = Callable[[argparse.Namespace, str], dict]
 
 # the attrs' options, for messages that tell which to give
 _ATTR_OPTIONS = {"negative_slope": "--negative-slope", "min_val": "--min-val", "max_val": "--max-val"}
@@ -177,7 +177,7 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     if alias:
         report["aclnn"] = alias.to_dict()
         if aclnn_details is not None:
-            report.update(aclnn_details(args))
+            report.update(aclnn_details(args, alias.api))  # (the API's own name: OP is read in any case)
         if "kernelDtypes" in report:  # phase 1 succeeded: the kernel gets what the executor hands
             # it (inputs cast to the promoted dtype, the result cast to out's after it:
             # DECISIONS 3), not the dtypes typed
@@ -308,7 +308,7 @@ def _simulation_text(sim: dict) -> list[str]:
 def run(args: argparse.Namespace, *, aclnn_details: AclnnDetailsHook | None = None) -> int:
     """Run ``opsnn tiling``; returns the exit code (0 ok, 1 tiling/check failed, 2 bad arguments).
 
-    ``aclnn_details(args)``, when given, returns report entries for aclnn names: the executor
+    ``aclnn_details(args, api)``, when given, returns report entries for aclnn API ``api``: the executor
     steps the aclnn call would record (``executorSteps``), how opsnn's compiled kernel walks
     it on this machine (``hostPlan``) and a note on the options (``aclnnNote``); ``opsnn.cli``
     wires the engine in here.
