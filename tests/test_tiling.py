@@ -414,7 +414,7 @@ def test_cli_json_for_an_aclnn_name_maps_onto_the_kernel_op(capsys):
 
 
 def test_cli_aclnn_order_and_second_shape(capsys):
-    details = lambda args: {"executorSteps": ["Contiguous(self)", "HardtanhGrad"]}  # noqa: E731
+    details = lambda args, api: {"executorSteps": ["Contiguous(self)", "HardtanhGrad"]}  # noqa: E731
     parser = argparse.ArgumentParser()
     tiling_cli.add_arguments(parser)
     args = parser.parse_args(["HardtanhBackward", "--shape", "4,1", "--shape2", "4", "--soc", "Ascend950"])
