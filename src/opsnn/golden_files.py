@@ -54,14 +54,30 @@ def case_folder(root: str | Path, label: str, index: int, case_name: str) -> Pat
 
 
 def probe(root: str | Path) -> None:
-    """Make ``root`` and check a file can be written there (OSError if not), before a run; an
-    earlier run's index is removed (an interrupted run must not leave it describing new files)."""
+    """Make ``root`` and check a file can be written there (OSError if not), before a run; the
+    case folders an earlier run's index lists are emptied of what it wrote (``clear``) and
+    removed where nothing else is in them, then the index itself (an interrupted run must not
+    leave it describing new files; a new user's: a second run of fewer cases left the first
+    run's other folders beside its own)."""
     folder = Path(root)
     folder.mkdir(parents=True, exist_ok=True)
     test = folder / ".opsnn-write-test"
     test.write_bytes(b"")
     test.unlink()
-    (folder / INDEX).unlink(missing_ok=True)
+    index = folder / INDEX
+    try:
+        listed = json.loads(index.read_text())["cases"]
+    except (OSError, ValueError, KeyError, TypeError):  # none, or not one opsnn wrote: nothing to empty
+        listed = []
+    inside = folder.resolve()
+    for case in listed if isinstance(listed, list) else []:
+        stale = (folder / str(case)).resolve()
+        if stale != inside and stale.is_relative_to(inside):  # only folders below root
+            clear(stale)
+            for empty in (stale, stale.parent):
+                if empty != inside and empty.is_dir() and not any(empty.iterdir()):
+                    empty.rmdir()
+    index.unlink(missing_ok=True)
 
 
 def clear(folder: Path) -> None:
