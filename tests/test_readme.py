@@ -20,7 +20,8 @@ def test_readme_pythonic_snippet_runs():
     block = next(b for b in re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
                  if "opsnn.leaky_relu_backward(dy, x" in b)
     code = block + "\nassert y.tolist() == [-0.019999999552965164, -0.004999999888241291, 0.5, 2.0]" \
-                   "\nassert x.tolist() == [-1.0, -0.5, 0.5, 1.0] and buf.tolist() == [0.0, 1.0, 1.0, 0.0]\n"
+                   "\nassert h.tolist() == [-1.0, -0.5, 0.5, 1.0] and x.tolist() == [-2.0, -0.5, 0.5, 2.0]" \
+                       "\nassert buf.tolist() == [0.0, 1.0, 1.0, 0.0] and (dx == np.float32([0.01, 0.01, 1, 1])).all()\n"
     out = run_python(code)
     assert out.startswith("161002 LeakyReluBackward: selfIsResult is true with negativeSlope"), out
 
