@@ -703,6 +703,13 @@ def test_torch_golden_reports_documented_differences(tmp_path):
     assert reason.startswith("F5: opbase's fp16_t"), reason
     assert run_verify(hardtanh, "--json", out) == 0  # the golden models it: a plain pass
     assert json.loads(out.read_text())["cases"][0]["status"] == "PASS"
+    # (a reviewer) only the elements that are such a bound are explained: a max that torch
+    # rounds through float32 (1 + 2**-11 + 2**-40: 1.0 there, 1.001 here) is not F5's
+    hardtanh.write_text(json.dumps([{"id": 0, "name": "aclnnHardtanh", "aclnn_name": "Hardtanh", "inputs": [
+        {"name": "self", "type": "tensor", "required": True, "dtype": "fp16", "shape": [64], "range_values": [-200, 5]},
+        scalar("clipValueMin", "int8", -128), scalar("clipValueMax", "fp64", 1 + 2**-11 + 2**-40)]}]))
+    assert run_verify(hardtanh, "--golden", "torch", "--json", out) == 1
+    assert json.loads(out.read_text())["cases"][0]["status"] == "FAIL"
 
 
 @needs_cases

@@ -743,9 +743,11 @@ def _explain_nan_self(inputs: Arrays, scalars: Scalars, ours: np.ndarray, torch_
 def _explain_fp16_t_bound(inputs: Arrays, scalars: Scalars, ours: np.ndarray, torch_out: np.ndarray,
                           differs: np.ndarray) -> str | None:
     """decisions-forward F5: for a FLOAT16 self, opbase's fp16_t makes an INT8 -128 bound -0.0 and
-    an INT32 / INT64 -2**31 bound -0.5, where torch rounds the value."""
-    if inputs["self"].dtype == np.float16 and any(reference.fp16_t_exception(v) is not None
-                                                  for v in scalars.values()):
+    an INT32 / INT64 -2**31 bound -0.5, where torch rounds the value: explained where opsnn's
+    element is such a bound."""
+    bounds = [reference.fp16_t_exception(v) for v in scalars.values()] if inputs["self"].dtype == np.float16 else []
+    bits = [_bits(np.asarray(b, np.float16)) for b in bounds if b is not None]
+    if bits and np.isin(_bits(ours)[differs], bits).all():
         return "F5: opbase's fp16_t converts this integer bound to float16 as -0.0 / -0.5 (torch: rounded)"
     return None
 
