@@ -807,11 +807,12 @@ def bench_dtype(text: str) -> str:
         return text
     from ._core import dtypes as dt
 
-    numpy_dtype = dt.to_numpy(data_type(text))
+    acl = data_type(text)
+    numpy_dtype = dt.to_numpy(acl) if dt.holds_data(acl) else None  # (none for STRING, HIFLOAT8 ...)
     for short, measured in DTYPES.items():
         if numpy_dtype == measured:
             return short
-    raise argparse.ArgumentTypeError(f"bench does not measure dtype {text!r} ({numpy_dtype.name}); "
+    raise argparse.ArgumentTypeError(f"bench does not measure dtype {text!r} ({numpy_dtype or acl.name}); "
                                      f"expected one of {', '.join(DTYPES)} or their CANN / NumPy names")
 
 
