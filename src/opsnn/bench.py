@@ -810,7 +810,7 @@ def bench_dtype(text: str) -> str:
     acl = data_type(text)
     numpy_dtype = dt.to_numpy(acl) if dt.holds_data(acl) else None  # (none for STRING, HIFLOAT8 ...)
     for short, measured in DTYPES.items():
-        if numpy_dtype == measured:
+        if numpy_dtype is not None and numpy_dtype == measured:  # (NumPy reads None as float64)
             return short
     raise argparse.ArgumentTypeError(f"bench does not measure dtype {text!r} ({numpy_dtype or acl.name}); "
                                      f"expected one of {', '.join(DTYPES)} or their CANN / NumPy names")
