@@ -525,7 +525,9 @@ def test_fork_while_another_thread_holds_opsnn_locks():
     lock (a few forks in a few hundred, beside a thread making calls) left the child waiting for
     good at its first pooled result or launch: the lock was held by a thread the child does not
     have. Every opsnn lock is made by ``_core.forksafe``, which frees it in the child. Here a
-    thread holds each of the runtime's locks across the fork; the child's calls go through."""
+    thread holds the pool's, the launch lock, the stream's run lock, the stream and event tables'
+    and the device memory's across the fork; the child's calls go through. A lock the forking
+    thread holds itself stays its own in the child (a reviewer: it had been reset under it)."""
     script = """
 import os, threading, faulthandler
 import numpy as np, opsnn
@@ -539,17 +541,25 @@ opsnn.leaky_relu(x, 0.5)
 locks = [outpool.POOL._lock, aclnn._LAUNCH_LOCK]
 assert all(lock in forksafe._MADE for lock in locks) and len(forksafe._MADE) >= 8
 held, release = threading.Event(), threading.Event()
+from opsnn.acl import rt
+from opsnn._core import memory
 def hold():
-    with outpool.POOL._lock, aclnn._LAUNCH_LOCK:
+    with outpool.POOL._lock, aclnn._LAUNCH_LOCK, rt.STATE.streams.get(stream)._run, rt.STATE.streams._lock, \
+            rt.STATE.events._lock, memory.DEVICE._lock:
         held.set()
         release.wait()
 t = threading.Thread(target=hold)
 t.start()
 held.wait()
+own = forksafe.rlock()
+own.acquire()
 pid = os.fork()
 if pid == 0:
     faulthandler.dump_traceback_later(60, exit=True)  # hung: exit 1 with the stacks
+    own.release()  # the forking thread's own hold goes on in the child
     ok = opsnn.leaky_relu(x, 0.5)[0] == -0.5
+    event, _ = acl.rt.create_event()
+    ok &= acl.rt.record_event(event, stream) == 0
     n = 4
     dev, _ = acl.rt.malloc(4 * n, 0)
     t_in = acl.create_tensor((n,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (n,), dev)

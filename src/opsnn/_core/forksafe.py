@@ -44,7 +44,10 @@ def condition() -> threading.Condition:
 
 def _free_in_child() -> None:
     for made in list(_MADE):
-        made._at_fork_reinit()
+        # one the forking thread holds stays held: that thread goes on in the child and releases
+        # it (a reentrant lock knows its owner; opsnn never forks under a plain one)
+        if not (hasattr(made, "_is_owned") and made._is_owned()):
+            made._at_fork_reinit()
 
 
 os.register_at_fork(after_in_child=_free_in_child)

@@ -110,12 +110,16 @@ class AddressSpace:
                 raise AclnnError(AclError.INVALID_PARAM,
                                  f"{call}: {_hex(addr)} is not the start of a live {self._kind} allocation "
                                  "(never allocated, already freed, or an interior address)")
+            # the start goes first, then the allocation, then the hooks: a fork between two of
+            # these (another thread forking) leaves the child an allocation no lookup finds, never
+            # a start without its allocation (``find`` would fail on it)
+            i = bisect.bisect_left(self._starts, addr)
+            if i < len(self._starts) and self._starts[i] == addr:
+                del self._starts[i]
             alloc = self._allocs.pop(addr)
             alloc.live = False
-            released()
             self._in_use -= alloc.buffer.size
-            i = bisect.bisect_left(self._starts, addr)
-            del self._starts[i]
+            released()
 
     def spans(self, addr: int) -> bool:
         """Whether ``addr`` lies in this space's address range (live, freed or never used)."""
