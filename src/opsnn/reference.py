@@ -296,9 +296,10 @@ def fp16_t_exception(value) -> np.float16 | None:
     an int8 -128 is -0.0 (its bits below the sign are 0), an int32 or int64 -2**31 is -0.5 (its
     negation overflows to itself); None for every other value. A Python int is an int64, as the
     Pythonic layer and torch's Scalar take it (docs/decisions-forward.md, F5)."""
-    if isinstance(value, np.int8) and value == -128:
+    width = value.dtype.itemsize if isinstance(value, np.signedinteger) else 8 if type(value) is int else 0
+    if width == 1 and value == -128:
         return np.float16(-0.0)
-    if isinstance(value, (int, np.int32, np.int64)) and not isinstance(value, bool) and value == -2**31:
+    if width in (4, 8) and value == -2**31:  # (by width: np.longlong is no np.int64 instance)
         return np.float16(-0.5)
     return None
 

@@ -73,6 +73,7 @@ def test_bound_conversion_to_float16_as_opbase_fp16_t():
     integer rounds to nearest even. The golden models the same, and verify explains the rows."""
     x = np.array([-300.0, -1.0, -0.0, 0.25, 3.0], F16)
     for lo, lo_value in ((np.int8(-128), -0.0), (np.int32(-2**31), -0.5), (np.int64(-2**31), -0.5), (-2**31, -0.5),
+                         (np.longlong(-2**31), -0.5),  # (a reviewer: no np.int64 instance, the golden missed it)
                          (np.int8(-127), -127.0), (np.int16(-2**15), -32768.0), (np.int32(-2**31 + 1), -np.inf),
                          (np.int64(-2**31 - 1), -np.inf), (np.int32(-2049), -2048.0)):
         expected = np.where(x < F16.type(lo_value), F16.type(lo_value), x)
