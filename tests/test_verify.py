@@ -401,7 +401,7 @@ def test_load_names_the_file_and_field_of_a_damaged_case_folder(tmp_path, damage
     assert words.format(m=folder / "case.json") in str(exc.value), str(exc.value)
 
 
-@pytest.mark.parametrize("name", ["ACL_FLOAT", "DT_FLOAT", "FLOAT", "float32"])
+@pytest.mark.parametrize("name", ["ACL_FLOAT", "DT_FLOAT", "FLOAT", "float32", "float", "acl_float"])
 def test_load_reads_a_dtype_by_its_cann_or_numpy_name(tmp_path, name):
     from opsnn import golden_files
 
@@ -412,6 +412,11 @@ def test_load_reads_a_dtype_by_its_cann_or_numpy_name(tmp_path, name):
     _edit_entry(folder, dtype=name, numpy_dtype=None)
     loaded = golden_files.load(folder)["inputs"]["self"]
     assert loaded.dtype == np.float32 and np.array_equal(loaded, expected)
+    # (a reviewer) an entry that is no object is no file: "golden": null loads as None
+    manifest = json.loads((folder / "case.json").read_text())
+    (folder / "case.json").write_text(json.dumps({**manifest, "golden": None, "output": "output.bin"}))
+    case = golden_files.load(folder)
+    assert case["golden"] is None and case["output"] is None
 
 
 def test_dump_and_json_paths_are_checked_after_the_case_files(tmp_path, capsys):
