@@ -314,9 +314,9 @@ def test_elementwise_tiling_failures():
         t.elementwise_tiling("op", (2,), [], 0, 1 << 16, DAG)
     with pytest.raises(t.TilingError, match=r"input 1 shape \[3, 2\] is not the output shape \[2, 3\]"):
         t.elementwise_tiling("op", (2, 3), [(1,), (3, 2)], 8, 1 << 16, DAG)
-    # (a breaker) the C code counts dim0 * minDtypeBits in int64: from 2**63 bits it wraps to a
+    # (a breaker) the C code counts dim0 * minDtypeBits + 32767 in int64: from 2**63 it wraps to a
     # core count <= 0 (2**61 8-bit elements: 0, then a division by zero), so opsnn refuses there
-    most = (2**63 - 1) // DAG.min_dtype_bits
+    most = (2**63 - 32768) // DAG.min_dtype_bits  # (dim0 * bits + 32767, rounded up to whole cores)
     assert t.elementwise_tiling("op", (most,), [], 8, 1 << 16, DAG).core_num == 8
     with pytest.raises(t.TilingError, match=rf"{most + 1} elements of {DAG.min_dtype_bits} bits: the bit count"):
         t.elementwise_tiling("op", (most + 1,), [], 8, 1 << 16, DAG)

@@ -292,8 +292,9 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
 
         Floating targets round to nearest even (BF16 through float32, ``bfloat16(float(x))``);
         overflow gives +-inf and NaN stays NaN; but FLOAT16 takes two integers as opbase's fp16_t
-        does (``_FP16_OF_INT``: INT8 -128 is -0.0, INT32 / INT64 -2**31 is -0.5). Integer targets: an integer value is reduced modulo
-        2^bits (C++ integral conversion); a floating value is truncated toward zero and must then
+        does (``_FP16_OF_INT``: INT8 -128 is -0.0, INT32 / INT64 -2**31 is -0.5). Integer
+        targets: an integer value is reduced modulo 2^bits (C++ integral conversion); a floating
+        value is truncated toward zero and must then
         fit ``dtype``, else OverflowError (NaN, inf and out-of-range float-to-integer conversions
         are undefined in C++, so there is no CANN result to reproduce). Complex -> 0 (warning).
         """

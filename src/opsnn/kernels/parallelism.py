@@ -78,8 +78,8 @@ def _release_compiler_lock() -> None:  # after a fork, in the parent and (below)
 
 def _after_fork_in_child() -> None:
     """In a forked child: numba's compiler lock given back (above), and FORKED where the pool is
-    GNU OpenMP (above); ``_LOCK`` is free there (``forksafe``). Registered, so run, before ``numba_backend``'s handler (that module
-    imports this one first), which reads FORKED."""
+    GNU OpenMP (above); ``_LOCK`` is free there (``forksafe``). Registered, so run, before
+    ``numba_backend``'s handler (that module imports this one first), which reads FORKED."""
     global FORKED
     _release_compiler_lock()  # the forking thread took it, and is this thread in the child
     try:

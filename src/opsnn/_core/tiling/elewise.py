@@ -109,9 +109,10 @@ def elementwise_tiling(op: str, shape: Sequence[int], in_shapes: Sequence[Sequen
     if core_num <= 0:
         raise TilingError(op, "core num can not be 0")
     dim0 = numel(shape)
-    if dim0 * dag.min_dtype_bits >= 2**63:  # the C code's int64 product wraps: a core count <= 0
-        raise TilingError(op, f"{dim0} elements of {dag.min_dtype_bits} bits: the bit count (dim0 * minDtypeBits) "
-                              "overflows ElewiseTiling's int64")
+    if dim0 * dag.min_dtype_bits + MIN_TILING_BITS_PER_CORE - 1 >= 2**63:  # the C code's int64 sum wraps:
+        # a core count <= 0 (a division by zero follows)
+        raise TilingError(op, f"{dim0} elements of {dag.min_dtype_bits} bits: the bit count (dim0 * minDtypeBits "
+                              f"+ {MIN_TILING_BITS_PER_CORE - 1}) overflows ElewiseTiling's int64")
     cores = min(core_num, ceil_div(dim0 * dag.min_dtype_bits, MIN_TILING_BITS_PER_CORE))
     ub_former = max_elem_num(ub_size, dag.buffer_num, dag.max_dtype_bits, dag.min_dtype_bits)
     if ub_former == 0:
