@@ -579,6 +579,46 @@ print(os.waitstatus_to_exitcode(status))
     assert run_python(script, 300).split() == ["0"]
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="os.fork")
+def test_fork_while_another_thread_runs_a_stream_task():
+    """(a breaker) A fork while another thread's synchronize ran a task: the child's copy of the
+    stream had the task taken but not run, and its synchronize returned 0 and ran what was queued
+    after (an event record showed complete). The child's next synchronize now fails it (500003
+    naming it) and drops what followed, as after any failure."""
+    script = """
+import os, threading, faulthandler
+import opsnn.acl as acl
+from opsnn.acl import rt
+assert acl.init() == 0 and acl.rt.set_device(0) == 0
+stream, _ = acl.rt.create_stream()
+event, _ = acl.rt.create_event()
+running, finish, ran = threading.Event(), threading.Event(), []
+def task():
+    running.set()
+    finish.wait()
+    ran.append(os.getpid())
+rt.STATE.streams.get(stream).enqueue("slowTask", task)
+assert acl.rt.record_event(event, stream) == 0
+t = threading.Thread(target=acl.rt.synchronize_stream, args=(stream,))
+t.start()
+running.wait()
+pid = os.fork()
+if pid == 0:
+    faulthandler.dump_traceback_later(60, exit=True)
+    ret = acl.rt.synchronize_stream(stream)
+    msg = acl.get_recent_err_msg() or ""
+    status, _ = acl.rt.query_event_status(event)
+    again = acl.rt.synchronize_stream(stream)
+    ok = ret == 500003 and "slowTask was running on another thread of the parent" in msg and not ran
+    os._exit(0 if ok and status == acl.ACL_EVENT_RECORDED_STATUS_NOT_READY and again == 0 else 5)
+finish.set()
+t.join()
+_, st = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(st), ran == [os.getpid()], acl.rt.query_event_status(event))
+"""
+    assert run_python(script, 300).split() == ["0", "True", "(1,", "0)"]
+
+
 def test_fork_while_another_thread_compiles(tmp_path):
     """(a new user's breaker) A fork while another thread of the parent compiled a walker left the
     child holding numba's compiler lock, owned by a thread it does not have: its first call that

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -41,6 +42,8 @@ class Stream:
         # synchronize. A plain dict: the launch path tests it each time
         self._dropped: dict[int, tuple[weakref.ref, int, str]] = {}
         self.closed = False
+        self._running: str | None = None  # the label of the task being run, for a forked child
+        _STREAMS.add(self)
 
     def enqueue(self, label: str, task: Callable[[], None]) -> None:
         with self._lock:
@@ -69,10 +72,13 @@ class Stream:
             while left and tasks:  # (a nested run of this stream, an event wait's, may empty it first)
                 left -= 1
                 label, task, owner = tasks.popleft()
+                self._running = label
                 try:
                     task()
                 except Exception as exc:  # a task bug must not escape the runtime: a status instead
                     raise self._failed(label, exc, owner, min(left, len(tasks))) from exc
+                finally:
+                    self._running = None
             if self._dropped:  # (tested inline: the launch path's synchronize meets it every call)
                 self.report_dropped()
 
@@ -99,6 +105,7 @@ class Stream:
             tasks = self._tasks
             while tasks and not done():
                 label, task, owner = tasks.popleft()
+                self._running = label
                 try:
                     task()
                 except Exception as exc:  # a task bug must not escape the runtime: a status instead
@@ -106,6 +113,8 @@ class Stream:
                     # further: later tasks wait for the stream's own synchronize, as tasks queued
                     # after a synchronize's start do
                     raise self._failed(label, exc, owner, done) from exc
+                finally:
+                    self._running = None
         finally:
             self._run.release()
         return True
@@ -140,6 +149,30 @@ class Stream:
         if owner != threading.get_ident() and owner in live:
             ref, n, _ = self._dropped.get(owner, (weakref.ref(live[owner]), 0, ""))
             self._dropped[owner] = (ref, n + 1, why)
+
+
+_STREAMS: weakref.WeakSet = weakref.WeakSet()  # every stream, for the at-fork handler below
+
+
+def _lost_in_child() -> None:
+    """In a forked child: a task another thread of the parent was running at the fork ran there
+    only in part, and the thread running it is gone. It comes back to the head of its stream as a
+    task that fails, so the child's next synchronize reports it (500003) and drops what was queued
+    after it, as after any failure, instead of running those as if it had run (a breaker: the
+    child's synchronize returned 0 and a later event record showed it complete)."""
+    for stream in list(_STREAMS):
+        label = stream._running
+        if label is None:
+            continue
+        stream._running = None
+
+        def lost(label=label) -> None:
+            raise AclnnError(AclError.RT_FAILURE, f"{label} was running on another thread of the parent "
+                                                  "when this process forked, and did not finish here")
+        stream._tasks.appendleft((label, lost, threading.get_ident()))
+
+
+os.register_at_fork(after_in_child=_lost_in_child)  # (after forksafe's: the locks are free by then)
 
 
 class StreamTable:
