@@ -579,6 +579,39 @@ print(os.waitstatus_to_exitcode(status))
     assert run_python(script, 300).split() == ["0"]
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="fork-started workers: multiprocessing's default on Linux")
+def test_fork_started_worker_of_a_parent_that_ran_numba_before_opsnn():
+    """(a breaker) A parent that ran numba's own parallel code, never importing opsnn, forks a
+    Pool worker that imports opsnn: opsnn's at-fork handler did not exist at the fork, and the
+    worker was killed at its first large launch (GNU OpenMP in a forked child), Pool.map hung.
+    At import, a pool started before it in a multiprocessing child makes launches serial."""
+    script = """
+import multiprocessing as mp
+import numpy as np, numba
+
+@numba.njit(parallel=True)
+def total(a):
+    s = 0.0
+    for i in numba.prange(a.size):
+        s += a[i]
+    return s
+
+def work(_):
+    import opsnn
+    from opsnn.kernels import parallelism
+    return parallelism.FORKED, float(opsnn.leaky_relu(np.full(1 << 23, -1.0, np.float32), 0.5)[0])
+
+if __name__ == "__main__":
+    total(np.ones(10))
+    with mp.get_context("fork").Pool(1) as pool:
+        try:
+            print(pool.map_async(work, [0]).get(timeout=120))
+        except mp.TimeoutError:
+            print("hung")
+"""
+    assert run_python(script, 300).split() == ["[(True,", "-0.5)]"]
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="os.fork")
 def test_fork_while_another_thread_runs_a_stream_task():
     """(a breaker) A fork while another thread's synchronize ran a task: the child's copy of the

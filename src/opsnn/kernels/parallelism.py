@@ -40,6 +40,24 @@ def _start_pool() -> None:
         torch.set_num_threads(before)
 
 
+def _pool_from_a_parent() -> bool:
+    """Whether numba's GNU OpenMP pool was started before opsnn was imported, in a process that
+    ``multiprocessing`` started: a fork-started worker whose parent had run numba's own parallel
+    code (a breaker: the worker was killed at its first large opsnn launch, and Pool.map hung).
+    opsnn's at-fork handler below was not registered then, so this is all it can tell; a spawned
+    worker that ran parallel numba code itself before importing opsnn is taken for one too (its
+    launches then run on one thread). A plain ``os.fork`` of such a process is not seen
+    (README)."""
+    import multiprocessing
+
+    from numba.np.ufunc import parallel
+
+    if not getattr(parallel, "_is_initialized", False) or multiprocessing.parent_process() is None:
+        return False
+    return numba.threading_layer() == "omp"
+
+
+_FROM_A_PARENT = _pool_from_a_parent()  # (asked before _start_pool starts it here)
 _start_pool()
 
 # A forked child cannot use numba's pool where it is GNU OpenMP (the ``omp`` threading layer, the
@@ -53,7 +71,7 @@ _start_pool()
 # planned-thread test of ``walker_source._check_source``), and a step bound to the pool before the
 # fork (a repeatable aclnn executor, ``numba_backend.Program.bind``) plans anew. Spawned or
 # forkserver workers start afresh.
-FORKED = False
+FORKED = _FROM_A_PARENT
 
 
 # numba compiles under one process-wide lock. A fork while another thread compiled left the child
