@@ -725,7 +725,8 @@ def targets(data: dict) -> str:
         if not ratios:
             continue
         ratios.sort()
-        misses = [f"{label} {r:.2f}" for r, label in ratios if r < threshold]
+        # a miss is shown rounded down (0.996 is 0.99): rounded to nearest it read 1.00, the target met
+        misses = [f"{label} {math.floor(r * 100 + 1e-9) / 100:.2f}" for r, label in ratios if r < threshold]
         shown = ", ".join(misses[:6]) + (f", ... ({len(misses) - 6} more)" if len(misses) > 6 else "")
         lines.append(f"| {text} | {len(ratios) - len(misses)}/{len(ratios)} | {ratios[0][0]:.2f} - "
                      f"{ratios[-1][0]:.2f} | {shown or '-'} |")
