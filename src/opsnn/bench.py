@@ -725,11 +725,13 @@ def targets(data: dict) -> str:
         if not ratios:
             continue
         ratios.sort()
-        # a miss is shown rounded down (0.996 is 0.99): rounded to nearest it read 1.00, the target met
-        misses = [f"{label} {math.floor(r * 100 + 1e-9) / 100:.2f}" for r, label in ratios if r < threshold]
+        # ratios are shown rounded down (0.996 is 0.99): rounded to nearest a miss read 1.00, its target
+        def down(r: float) -> str:
+            return f"{math.floor(r * 100 + 1e-9) / 100:.2f}"
+        misses = [f"{label} {down(r)}" for r, label in ratios if r < threshold]
         shown = ", ".join(misses[:6]) + (f", ... ({len(misses) - 6} more)" if len(misses) > 6 else "")
-        lines.append(f"| {text} | {len(ratios) - len(misses)}/{len(ratios)} | {ratios[0][0]:.2f} - "
-                     f"{ratios[-1][0]:.2f} | {shown or '-'} |")
+        lines.append(f"| {text} | {len(ratios) - len(misses)}/{len(ratios)} | {down(ratios[0][0])} - "
+                     f"{down(ratios[-1][0])} | {shown or '-'} |")
     memory = data.get("memory")
     if memory:
         worst = max(max(m["tracemalloc_peak_bytes"], m["rss_peak_extra_bytes"] or 0)
