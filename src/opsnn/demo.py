@@ -84,7 +84,10 @@ _CALLS = {
 
 
 def _dtype_table(profile, shape, repeat: int, rng) -> Table:
-    table = Table(title=f"Pythonic API on random {list(shape)} inputs vs the float64 reference")
+    table = Table(title=f"Pythonic API on random {list(shape)} inputs vs the float64 reference",
+                  caption="a row of milliseconds among microseconds: another process kept a core busy and a "
+                          "two-thread launch waited for its second thread (README, Kernels: "
+                          "OPSNN_PARALLEL_MIN_BYTES=1e18 keeps launches on one thread)")
     for column in ("operator", "dtype", "bit-exact", "median time", "throughput"):
         table.add_column(column, justify="right" if column in ("median time", "throughput") else "left")
     for name, (function, golden, n_inputs, scalars) in _CALLS.items():
