@@ -1,5 +1,5 @@
 """Pieces the ``opsnn`` subcommands share: the argparse parser, one shape grammar, counts with a
-floor, the short dtype names, and the rich console they print with.
+floor, the dtype words (``dtypes.parse_name`` as a usage error), and the rich console they print with.
 
 Each bad value is a usage error (exit 2) naming the option, with what was expected and what was
 given: the types raise ``argparse.ArgumentTypeError``, the ``--shape`` action (which reads all its
@@ -15,70 +15,17 @@ from decimal import Decimal, InvalidOperation
 
 from rich.console import Console
 
-# The short dtype names opsnn bench prints, which every subcommand also reads, mapped onto NumPy's
-# names: widths in bits, as CANN and torch write them (NumPy would take "f16" for a 16-byte
-# float128, and "i8" / "u8" for the 8-byte int64 / uint64: a breaker's `--dtype i8` ran int64).
-DTYPE_SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
-                     "f32": "float32", "fp32": "float32", "f64": "float64", "fp64": "float64",
-                     **{f"{p}{bits}": f"{kind}{bits}" for bits in (8, 16, 32, 64)
-                        for p, kind in (("i", "int"), ("s", "int"), ("u", "uint"))}}
-
-
-_BYTE_CODE = re.compile(r"[fiuc]\d+")
-
-
-def dtype_name(text: str) -> str:
-    """``text`` with opsnn's short dtype names (``DTYPE_SHORT_NAMES``: bit widths) mapped onto
-    NumPy's names. Any other letter-and-number code (f8, i4, u1, c8) is NumPy's count of bytes
-    and is refused: next to i8 meaning int8 it would read as a bit width (a breaker: f8 ran
-    float64, i4 int32). Usage error (argparse.ArgumentTypeError)."""
-    name = DTYPE_SHORT_NAMES.get(text, text)
-    if name == text and _BYTE_CODE.fullmatch(text):
-        raise argparse.ArgumentTypeError(
-            f"dtype {text!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, f32, f64, "
-            "i8, u8, i16, i32, i64): write one of them or the full name (float64, int32, ...)")
-    return name
-
 
 def data_type(text: str):
-    """The aclDataType a ``--dtype`` word of ``opsnn run`` / ``opsnn tiling`` names: CANN's names
-    with or without ACL_ / DT_ and in any case (FLOAT, ACL_FLOAT16, DT_BF16, float, double; so
-    "float" is float32, as in CANN and torch, not NumPy's float64), then, after the same prefix,
-    opsnn's short names (f16, bf16, i8: bits) and NumPy's (float32, bfloat16, float8_e5m2, its
-    one-letter codes in their own case: B is uint8, b int8), in any case where NumPy has none.
-    Usage error (argparse.ArgumentTypeError) for anything else."""
-    import numpy as np
+    """The aclDataType a ``--dtype`` word of ``opsnn run`` / ``opsnn tiling`` / ``opsnn bench``
+    names (``dtypes.parse_name``'s grammar: CANN's names in any case, opsnn's short names,
+    NumPy's). Usage error (argparse.ArgumentTypeError) for anything else."""
+    from ._core.dtypes import parse_name
 
-    from ._core.dtypes import DataType, from_numpy
-
-    word = text.strip()
-    for prefix in ("ACL_", "DT_"):
-        if word.upper().startswith(prefix):
-            word = word[len(prefix):]
-            break
-    if word.upper() in DataType.__members__ and word.upper() != "DT_UNDEFINED":
-        return DataType[word.upper()]
-    expected = "a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name"
-    found = None
-    for candidate in dict.fromkeys((word, word.lower())):  # NumPy's own case first: its codes differ by case
-        name = dtype_name(candidate)
-        try:
-            found = np.dtype(name)
-        except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
-            import ml_dtypes  # noqa: F401 - registers them; imported here, not for every dtype
-
-            try:
-                found = np.dtype(name)
-            except TypeError:
-                continue
-        break
-    if found is None:
-        raise argparse.ArgumentTypeError(f"unknown dtype {text!r}; expected {expected}")
-    acl = from_numpy(found)
-    if acl == DataType.DT_UNDEFINED:  # object, str, datetime64, ...
-        raise argparse.ArgumentTypeError(f"dtype {text!r} is NumPy's {found.str!r} ({found.name}), which no aclDataType "
-                                         f"describes; expected {expected}")
-    return acl
+    try:
+        return parse_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 # A word starting with "-" is an option to argparse unless its negative-number pattern matches,

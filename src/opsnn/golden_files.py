@@ -19,10 +19,9 @@ import math
 import re
 from pathlib import Path
 
-import ml_dtypes  # noqa: F401 - NumPy then reads the name bfloat16
 import numpy as np
 
-from ._core.dtypes import DataType, from_numpy, holds_data, to_numpy
+from ._core.dtypes import from_numpy, holds_data, parse_name, to_numpy
 
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
 
@@ -145,10 +144,11 @@ def _read(folder: Path, key: str, entry) -> np.ndarray:
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
                                               for d in shape):
         raise GoldenFileError(f"{where}.shape is {shape!r}; expected a list of non-negative integer dims")
-    acl = _data_type(str(text))
-    if acl is None:
+    try:
+        acl = parse_name(str(text))  # (the CLI's --dtype grammar)
+    except ValueError as exc:
         raise GoldenFileError(f"{where}.dtype is {text!r}; expected an aclDataType name (ACL_FLOAT16, "
-                              "DT_FLOAT16, FLOAT16) or NumPy's (float16)")
+                              f"DT_FLOAT16, FLOAT16) or NumPy's (float16): {exc}") from None
     if not holds_data(acl):
         raise GoldenFileError(f"{where}.dtype is {text!r}, which NumPy has no type to read the file as; "
                               "expected one it has (ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_INT32 ...)")
@@ -168,20 +168,6 @@ def _read(folder: Path, key: str, entry) -> np.ndarray:
     if entry.get("bytes", size) != size:
         raise GoldenFileError(f"{file} holds {size} bytes, expected {entry['bytes']!r}: {where}.bytes")
     return np.fromfile(file, dtype=dtype).reshape(shape)
-
-
-def _data_type(text: str) -> DataType | None:
-    """The aclDataType a case.json ``dtype`` names: CANN's name with or without ACL_ / DT_, in
-    any case (``float`` is FLOAT, float32, as in CANN and torch), or NumPy's name of its type
-    (``float32``, ``bfloat16``); None for anything else."""
-    word = text.upper().removeprefix("ACL_").removeprefix("DT_")
-    if word in DataType.__members__ and word != "DT_UNDEFINED":
-        return DataType[word]
-    try:
-        found = from_numpy(np.dtype(text))
-    except TypeError:
-        return None
-    return None if found == DataType.DT_UNDEFINED else found
 
 
 def _tofile(folder: Path, stem: str, array: np.ndarray) -> dict:

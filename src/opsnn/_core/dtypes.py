@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 import sys
 
 import numpy as np
@@ -153,6 +154,57 @@ def from_numpy(dtype) -> DataType:
         _ml_dtypes()  # the caller's dtype may be one of its types
         found = _FROM_NUMPY.get(dtype)
     return D.DT_UNDEFINED if found is None else found
+
+
+# The short dtype names opsnn bench prints, which every subcommand also reads, mapped onto NumPy's
+# names: widths in bits, as CANN and torch write them (NumPy would take "f16" for a 16-byte
+# float128, and "i8" / "u8" for the 8-byte int64 / uint64: a breaker's `--dtype i8` ran int64).
+SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
+               "f32": "float32", "fp32": "float32", "f64": "float64", "fp64": "float64",
+               **{f"{p}{bits}": f"{kind}{bits}" for bits in (8, 16, 32, 64)
+                  for p, kind in (("i", "int"), ("s", "int"), ("u", "uint"))}}
+_BYTE_CODE = re.compile(r"[fiuc]\d+")
+
+
+def parse_name(text: str) -> DataType:
+    """The aclDataType a dtype word names, the one grammar of the CLI's ``--dtype`` options and of
+    golden data's case.json: CANN's names with or without ACL_ / DT_ and in any case (FLOAT,
+    ACL_FLOAT16, DT_BF16, float, double; so "float" is float32, as in CANN and torch, not NumPy's
+    float64), then, after the same prefix, opsnn's short names (``SHORT_NAMES``: f16, bf16, i8 in
+    bits) and NumPy's (float32, bfloat16, float8_e5m2, its one-letter codes in their own case: B
+    is uint8, b int8), in any case where NumPy has none. Another letter-and-number code (f8, i4,
+    u1, c8) is NumPy's count of bytes and is refused: beside i8 meaning int8 it would read as a
+    bit width (a breaker: f8 ran float64, i4 int32). ValueError, saying why, for anything else."""
+    word = text.strip()
+    for prefix in ("ACL_", "DT_"):
+        if word.upper().startswith(prefix):
+            word = word[len(prefix):]
+            break
+    if word.upper() in D.__members__ and word.upper() != "DT_UNDEFINED":
+        return D[word.upper()]
+    expected = "a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name"
+    found = None
+    for candidate in dict.fromkeys((word, word.lower())):  # NumPy's own case first: its codes differ by case
+        name = SHORT_NAMES.get(candidate, candidate)
+        if name == candidate and _BYTE_CODE.fullmatch(candidate):
+            raise ValueError(f"dtype {text!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, "
+                             "f32, f64, i8, u8, i16, i32, i64): write one of them or the full name (float64, int32, ...)")
+        try:
+            found = np.dtype(name)
+        except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
+            _ml_dtypes()
+            try:
+                found = np.dtype(name)
+            except TypeError:
+                continue
+        break
+    if found is None:
+        raise ValueError(f"unknown dtype {text!r}; expected {expected}")
+    acl = from_numpy(found)
+    if acl == D.DT_UNDEFINED:  # object, str, datetime64, ...
+        raise ValueError(f"dtype {text!r} is NumPy's {found.str!r} ({found.name}), which no aclDataType "
+                         f"describes; expected {expected}")
+    return acl
 
 
 def to_numpy(dtype: DataType) -> np.dtype:
