@@ -42,7 +42,7 @@ class Stream:
         # synchronize. A plain dict: the launch path tests it each time
         self._dropped: dict[int, tuple[weakref.ref, int, str]] = {}
         self.closed = False
-        self._running: str | None = None  # the label of the task being run, for a forked child
+        self._running: tuple | None = None  # the queue entry being run, for a forked child
         _STREAMS.add(self)
 
     def enqueue(self, label: str, task: Callable[[], None]) -> None:
@@ -69,16 +69,16 @@ class Stream:
         with self._run:
             tasks = self._tasks
             left = len(tasks)
+            outer = self._running  # (a nested run's: the task that runs this one is still running)
             while left and tasks:  # (a nested run of this stream, an event wait's, may empty it first)
                 left -= 1
-                label, task, owner = tasks.popleft()
-                self._running = label
+                label, task, owner = self._take(tasks)
                 try:
                     task()
                 except Exception as exc:  # a task bug must not escape the runtime: a status instead
                     raise self._failed(label, exc, owner, min(left, len(tasks))) from exc
                 finally:
-                    self._running = None
+                    self._running = outer
             if self._dropped:  # (tested inline: the launch path's synchronize meets it every call)
                 self.report_dropped()
 
@@ -103,9 +103,9 @@ class Stream:
             return False
         try:
             tasks = self._tasks
+            outer = self._running  # (as in synchronize)
             while tasks and not done():
-                label, task, owner = tasks.popleft()
-                self._running = label
+                label, task, owner = self._take(tasks)
                 try:
                     task()
                 except Exception as exc:  # a task bug must not escape the runtime: a status instead
@@ -114,10 +114,17 @@ class Stream:
                     # after a synchronize's start do
                     raise self._failed(label, exc, owner, done) from exc
                 finally:
-                    self._running = None
+                    self._running = outer
         finally:
             self._run.release()
         return True
+
+    def _take(self, tasks: collections.deque) -> tuple:
+        """The next queue entry, marked as running before it leaves the queue: a fork at any
+        point finds it either still queued or marked (``_lost_in_child``)."""
+        self._running = entry = tasks[0]
+        tasks.popleft()
+        return entry
 
     def _failed(self, label: str, exc: Exception, owner: int, until: int | Callable[[], bool]) -> AclnnError:
         """The 500003 for task ``label``'s failure (queued by thread ``owner``, which hears of it
@@ -156,19 +163,22 @@ _STREAMS: weakref.WeakSet = weakref.WeakSet()  # every stream, for the at-fork h
 
 def _lost_in_child() -> None:
     """In a forked child: a task another thread of the parent was running at the fork ran there
-    only in part, and the thread running it is gone. It comes back to the head of its stream as a
-    task that fails, so the child's next synchronize reports it (500003) and drops what was queued
-    after it, as after any failure, instead of running those as if it had run (a breaker: the
-    child's synchronize returned 0 and a later event record showed it complete)."""
+    in part or not at all, and the thread running it is gone. It comes back to the head of its
+    stream as a task that fails, so the child's next synchronize reports it (500003) and drops
+    what was queued after it, as after any failure, instead of running those as if it had run (a
+    breaker: the child's synchronize returned 0 and a later event record showed it complete).
+    A task that had just returned when the fork came is reported too: the child cannot tell."""
     for stream in list(_STREAMS):
-        label = stream._running
-        if label is None:
+        entry, stream._running = stream._running, None
+        if entry is None or stream._run._is_owned():  # (the forking thread's own run goes on here)
             continue
-        stream._running = None
+        if stream._tasks and stream._tasks[0] is entry:  # marked, not yet taken off the queue
+            continue
+        label = entry[0]
 
         def lost(label=label) -> None:
-            raise AclnnError(AclError.RT_FAILURE, f"{label} was running on another thread of the parent "
-                                                  "when this process forked, and did not finish here")
+            raise AclnnError(AclError.RT_FAILURE, f"{label} was running on another thread of the parent when "
+                                                  "this process forked; the child cannot tell whether it finished")
         stream._tasks.appendleft((label, lost, threading.get_ident()))
 
 
