@@ -350,6 +350,20 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     assert run_verify(second, "--dump", dump, "--max-elements", "10") == 0  # its 15-element case: skipped
     assert not (dump / name).exists()
     assert json.loads((dump / "index.json").read_text())["cases"] == []
+    # (a reviewer) only what opsnn wrote goes: a user's file beside a case's stays, with its
+    # folder, and an index.json of another shape is not read
+    assert run_verify(first, second, "--dump", dump, "--cases", "0") == 1
+    mine = dump / f"{name}-2" / "0000_aclnnLeakyReluBackward_0" / "npu_output.bin"
+    mine.write_bytes(b"12")
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "weights.bin").write_bytes(b"34")
+    (tmp_path / "own" / "sub").mkdir()
+    (tmp_path / "own" / "sub" / "x.bin").write_bytes(b"5")
+    (tmp_path / "own" / "index.json").write_text('{"cases": ["sub"]}')
+    assert run_verify(first, "--dump", dump) == 1
+    assert mine.read_bytes() == b"12" and sorted(p.name for p in mine.parent.iterdir()) == ["npu_output.bin"]
+    G.probe(tmp_path / "own")
+    assert (tmp_path / "own" / "weights.bin").exists() and (tmp_path / "own" / "sub" / "x.bin").exists()
 
 
 def _edit_entry(folder: Path, **fields) -> None:

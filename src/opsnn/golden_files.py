@@ -56,7 +56,8 @@ def probe(root: str | Path) -> None:
     case folders an earlier run's index lists are emptied of what it wrote (``clear``) and
     removed where nothing else is in them, then the index itself (an interrupted run must not
     leave it describing new files; a new user's: a second run of fewer cases left the first
-    run's other folders beside its own)."""
+    run's other folders beside its own). Only an index of opsnn's shape is read, and only
+    folders below ``root``."""
     folder = Path(root)
     folder.mkdir(parents=True, exist_ok=True)
     test = folder / ".opsnn-write-test"
@@ -64,13 +65,15 @@ def probe(root: str | Path) -> None:
     test.unlink()
     index = folder / INDEX
     try:
-        listed = json.loads(index.read_text())["cases"]
-    except (OSError, ValueError, KeyError, TypeError):  # none, or not one opsnn wrote: nothing to empty
-        listed = []
+        document = json.loads(index.read_text())
+    except (OSError, ValueError):  # none, or not one opsnn wrote: nothing to empty
+        document = None
+    ours = isinstance(document, dict) and isinstance(document.get("settings"), dict) \
+        and isinstance(document.get("cases"), list)
     inside = folder.resolve()
-    for case in listed if isinstance(listed, list) else []:
+    for case in document["cases"] if ours else []:
         stale = (folder / str(case)).resolve()
-        if stale != inside and stale.is_relative_to(inside):  # only folders below root
+        if stale != inside and stale.is_relative_to(inside):
             clear(stale)
             for empty in (stale, stale.parent):
                 if empty != inside and empty.is_dir() and not any(empty.iterdir()):
@@ -79,10 +82,22 @@ def probe(root: str | Path) -> None:
 
 
 def clear(folder: Path) -> None:
-    """Remove what an earlier run wrote into a case folder (its .bin files and case.json only)."""
-    if folder.is_dir():
-        for stale in [*folder.glob("*.bin"), folder / "case.json"]:
-            stale.unlink(missing_ok=True)
+    """Remove what an earlier run wrote into a case folder: its case.json and the files that
+    names (plain names in the folder), nothing else (a reviewer: every .bin went, a user's own
+    beside them too)."""
+    manifest = folder / "case.json"
+    try:
+        document = json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        return
+    entries = list(document.get("inputs", {}).values()) if isinstance(document, dict) and \
+        isinstance(document.get("inputs"), dict) else []
+    entries += [document.get(key) for key in ("golden", "output")] if isinstance(document, dict) else []
+    for entry in entries:
+        name = entry.get("file") if isinstance(entry, dict) else None
+        if isinstance(name, str) and name == Path(name).name and name not in (".", ".."):
+            (folder / name).unlink(missing_ok=True)
+    manifest.unlink(missing_ok=True)
 
 
 def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: np.ndarray | None,
