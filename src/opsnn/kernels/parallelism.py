@@ -44,21 +44,24 @@ def _pool_from_a_parent() -> bool:
     """Whether numba's GNU OpenMP pool was started before opsnn was imported, in a process that
     ``multiprocessing`` started: a fork-started worker whose parent had run numba's own parallel
     code (a breaker: the worker was killed at its first large opsnn launch, and Pool.map hung).
-    opsnn's at-fork handler below was not registered then, so this is all it can tell; a spawned
-    worker that ran parallel numba code itself before importing opsnn is taken for one too (its
-    launches then run on one thread). A plain ``os.fork`` of such a process is not seen
-    (README)."""
+    opsnn's at-fork handler below was not registered then, so this is all it can tell: a spawn
+    or forkserver worker that started numba's pool itself before importing opsnn is taken for
+    one too (its launches then run on one thread), and a plain ``os.fork`` of such a process is
+    not seen (README)."""
     import multiprocessing
 
-    from numba.np.ufunc import parallel
-
-    if not getattr(parallel, "_is_initialized", False) or multiprocessing.parent_process() is None:
+    if multiprocessing.parent_process() is None:
         return False
-    return numba.threading_layer() == "omp"
+    try:
+        return numba.threading_layer() == "omp"  # (ValueError: no pool started yet)
+    except ValueError:
+        return False
 
 
 _FROM_A_PARENT = _pool_from_a_parent()  # (asked before _start_pool starts it here)
 _start_pool()
+if _FROM_A_PARENT:
+    numba.set_num_threads(1)  # as a child forked after opsnn's import (below)
 
 # A forked child cannot use numba's pool where it is GNU OpenMP (the ``omp`` threading layer, the
 # one installed here): its first parallel region ends the child ("Terminating: fork() called from a
@@ -70,7 +73,8 @@ _start_pool()
 # walker (its REPLAN; it tests FORKED first, as a launch planned for one pool thread passes the
 # planned-thread test of ``walker_source._check_source``), and a step bound to the pool before the
 # fork (a repeatable aclnn executor, ``numba_backend.Program.bind``) plans anew. Spawned or
-# forkserver workers start afresh.
+# forkserver workers start afresh (unless they started numba's pool before importing opsnn:
+# ``_pool_from_a_parent``).
 FORKED = _FROM_A_PARENT
 
 
