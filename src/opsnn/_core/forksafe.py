@@ -4,12 +4,13 @@
 stays held in the child, where that thread does not exist, and the child's first call that needs
 it waits for good (a breaker: a few forks in a few hundred, beside a thread making opsnn calls,
 hung in the output pool or in an aclnn launch). The child's only thread is the one that forked,
-so every lock made here is made free again there, as the standard library's logging and
-threading modules do with their own (``_at_fork_reinit``). What a lock guarded is as the gone
-thread left it: a change it had half made (a pooled buffer taken but not yet put back, a queued
-task taken but not yet run) is lost to the child, which is not one of its callers. An owner whose
-state a fork must reset does that in its own at-fork handler, registered after this module's (its
-module imports this one), so run after it (``kernels.numba_backend`` drops pool launches).
+so every lock made here that another thread held is made free again there, as the standard
+library's logging and threading modules do with their own (``_at_fork_reinit``); one the forking
+thread holds stays its own. What a lock guarded is as the gone thread left it: a change it had
+half made (a pooled buffer taken but not yet put back) is lost to the child, which is not one of
+its callers. An owner whose state a fork must reset does that in its own at-fork handler,
+registered after this module's (its module imports this one), so run after it (``_core.stream``
+reports a task another thread was running; ``kernels.numba_backend`` drops pool launches).
 """
 
 from __future__ import annotations
