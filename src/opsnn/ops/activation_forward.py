@@ -48,7 +48,7 @@ def reject_min_greater_than_max(op: str, args: dict) -> None:
         # too: "max 0" alone would not be the caller's max, and swapping would not be the fix
         converted = [f"{name} {value_text(scalar.value.item(), scalar.dtype)} is {value!r} {shown}"
                      for name, scalar, value
-                     in (("min", lo, lo_v), ("max", hi, hi_v)) if not scalar.value == value]
+                     in (("min", lo, lo_v), ("max", hi, hi_v)) if scalar.value != value]
         fix = ("give clipValueMin a floating-point dtype to compare as double"
                if converted and not lo.to_double() > hi.to_double() else "swap the bounds")
         raise checks.fail(op, f"clipValueMin must be <= clipValueMax, got min {lo_v!r} > max "
