@@ -327,6 +327,32 @@ def test_a_destroy_racing_phase_1_leaves_no_handle_to_skip_checks_for(acl_env, m
     assert "negativeSlope" in acl.get_recent_err_msg()
 
 
+def _with_a_last_reset_during(monkeypatch, call: str):
+    """``acl.rt.<call>()`` while another thread's last reset_device lands right after the call's
+    device check (the check pauses 0.2 s for it, unless a lock holds the reset off): the call's
+    result and the reset's."""
+    from opsnn.acl import rt
+
+    while rt.STATE.device_refs:
+        acl.rt.reset_device(0)
+    assert acl.rt.set_device(0) == 0
+    checked, reset_done = threading.Event(), []
+    real = rt.STATE.require_device
+
+    def slow_check(name):
+        real(name)
+        if name == call:
+            checked.set()
+            time.sleep(0.2)  # the reset on the other thread lands here, unless the lock holds it
+    monkeypatch.setattr(rt.STATE, "require_device", slow_check)
+    resetter = threading.Thread(target=lambda: (checked.wait(5), reset_done.append(acl.rt.reset_device(0))))
+    resetter.start()
+    result = getattr(acl.rt, call)()
+    resetter.join(10)
+    monkeypatch.undo()
+    return result, reset_done
+
+
 @pytest.mark.parametrize("make, query", [("create_stream", "synchronize_stream"),
                                          ("create_event", "query_event_status")])
 def test_a_stream_or_event_made_while_the_last_reset_runs_goes_with_the_device(runtime_guard, monkeypatch,
@@ -336,25 +362,7 @@ def test_a_stream_or_event_made_while_the_last_reset_runs_goes_with_the_device(r
     reset landing in between (simulated: the check pauses while another thread resets) left a
     stream or event alive with no device. Now either the make fails with 107002 or its handle
     goes with the reset (200005 after a new set_device)."""
-    from opsnn.acl import rt
-
-    while rt.STATE.device_refs:
-        acl.rt.reset_device(0)
-    assert acl.rt.set_device(0) == 0
-    checked, reset_done = threading.Event(), []
-    real = rt.STATE.require_device
-
-    def slow_check(call):
-        real(call)
-        if call == make:
-            checked.set()
-            time.sleep(0.2)  # the reset on the other thread lands here, unless the lock holds it
-    monkeypatch.setattr(rt.STATE, "require_device", slow_check)
-    resetter = threading.Thread(target=lambda: (checked.wait(5), reset_done.append(acl.rt.reset_device(0))))
-    resetter.start()
-    handle, ret = getattr(acl.rt, make)()
-    resetter.join(10)
-    monkeypatch.undo()
+    (handle, ret), reset_done = _with_a_last_reset_during(monkeypatch, make)
     assert reset_done == [0] and ret == 0
     assert acl.rt.set_device(0) == 0
     status = getattr(acl.rt, query)(handle)
@@ -365,28 +373,10 @@ def test_a_stream_or_event_made_while_the_last_reset_runs_goes_with_the_device(r
 
 def test_get_device_while_the_last_reset_runs(runtime_guard, monkeypatch):
     """(a breaker) get_device checked for a device, then read the device table outside the
-    runtime's lock: a last reset_device between the two (simulated: the check pauses while
-    another thread resets) gave 561000 ("dictionary changed size", StopIteration). Now the
-    reset waits for the read: (0, 0), then 107002."""
-    from opsnn.acl import rt
-
-    while rt.STATE.device_refs:
-        acl.rt.reset_device(0)
-    assert acl.rt.set_device(0) == 0
-    checked, reset_done = threading.Event(), []
-    real = rt.STATE.require_device
-
-    def slow_check(call):
-        real(call)
-        if call == "get_device":
-            checked.set()
-            time.sleep(0.2)
-    monkeypatch.setattr(rt.STATE, "require_device", slow_check)
-    resetter = threading.Thread(target=lambda: (checked.wait(5), reset_done.append(acl.rt.reset_device(0))))
-    resetter.start()
-    got = acl.rt.get_device()
-    resetter.join(10)
-    monkeypatch.undo()
+    runtime's lock: a last reset_device between the two (simulated as above) gave 561000
+    ("dictionary changed size", StopIteration). Now the reset waits for the read: (0, 0), then
+    107002."""
+    got, reset_done = _with_a_last_reset_during(monkeypatch, "get_device")
     assert got == (0, 0) and reset_done == [0], (got, acl.get_recent_err_msg())
     assert acl.rt.get_device()[1] == 107002
 
