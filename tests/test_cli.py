@@ -666,6 +666,20 @@ def test_tiling_reads_an_aclnn_name_in_any_case(capsys):
     assert outs[0] == outs[1] == outs[2] and outs[0]["executorSteps"]
 
 
+def test_run_and_describe_read_an_operator_in_any_case_or_its_pythonic_name(capsys):
+    """(a new user) `opsnn run leakyrelubackward` and `describe leaky_relu_backward` were unknown
+    operators where `opsnn tiling` read any case; `hardtanh_` names the in-place variant."""
+    for name, api in (("leakyrelubackward", "aclnnLeakyReluBackward"), ("leaky_relu_backward", "aclnnLeakyReluBackward"),
+                      ("hardtanh_", "aclnnInplaceHardtanh"), ("ACLNNLEAKYRELU", "aclnnLeakyRelu"),
+                      ("hardtanhgrad", "aclnnHardtanhBackward")):
+        code, out = _run(capsys, "describe", name)
+        assert code == 0 and out.startswith(f"{api}GetWorkspaceSize / {api} "), (name, out[:120])
+    code, out = _run(capsys, "run", "leaky_relu_backward", "--shape", "4")
+    assert code == 0 and "aclnnLeakyReluBackward: ret 0" in out
+    assert cli.main(["describe", "leaky_relu_grad_"]) == 2
+    assert "unknown operator 'leaky_relu_grad_'" in capsys.readouterr().err
+
+
 def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):
     """DECISIONS 8: with a NaN bound the kernels differ from PyTorch, the 910B and the 950 one alike."""
     for soc in ("Ascend910B", "Ascend950"):

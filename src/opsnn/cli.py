@@ -557,11 +557,20 @@ def _status_name(code: int) -> str:
 
 
 def _spec_or_usage_error(name: str) -> registry.OpSpec:
-    """The operator's spec; an unknown name is a usage error (exit 2 in ``main``), as in ``opsnn tiling``."""
+    """The operator's spec by its aclnn or kernel name in any case, or by its Pythonic name
+    (``leaky_relu_backward``; ``hardtanh_`` is InplaceHardtanh), as ``opsnn tiling`` reads names
+    in any case (a new user's: ``run leakyrelubackward`` was unknown); an unknown name is a usage
+    error (exit 2 in ``main``)."""
     try:
         return registry.get(name)
     except KeyError as exc:
-        raise ValueError(exc.args[0]) from None
+        key = name.strip().lower().removeprefix("aclnn")
+        key = ("inplace" + key[:-1] if key.endswith("_") else key).replace("_", "")
+        specs = registry.all_specs()
+        found = [s for s in specs if s.name.lower() == key] or [s for s in specs if s.kernel_name.lower() == key]
+        if len(found) != 1:
+            raise ValueError(exc.args[0]) from None
+        return found[0]
 
 
 
