@@ -707,6 +707,12 @@ TARGETS = (
 )
 
 
+def _down(ratio: float) -> str:
+    """A target's ratio with two decimals, rounded down (0.996 is 0.99): rounded to nearest, a
+    miss read 1.00 beside its target (the 1e-9 keeps 0.29, stored as 0.28999..., 0.29)."""
+    return f"{math.floor(ratio * 100 + 1e-9) / 100:.2f}"
+
+
 def targets(data: dict) -> str:
     """The targets table of this run: per target, how many measured rows meet it, the range of
     the speed ratio and the rows that miss it (worst first)."""
@@ -725,13 +731,10 @@ def targets(data: dict) -> str:
         if not ratios:
             continue
         ratios.sort()
-        # ratios are shown rounded down (0.996 is 0.99): rounded to nearest a miss read 1.00, its target
-        def down(r: float) -> str:
-            return f"{math.floor(r * 100 + 1e-9) / 100:.2f}"
-        misses = [f"{label} {down(r)}" for r, label in ratios if r < threshold]
+        misses = [f"{label} {_down(r)}" for r, label in ratios if r < threshold]
         shown = ", ".join(misses[:6]) + (f", ... ({len(misses) - 6} more)" if len(misses) > 6 else "")
-        lines.append(f"| {text} | {len(ratios) - len(misses)}/{len(ratios)} | {down(ratios[0][0])} - "
-                     f"{down(ratios[-1][0])} | {shown or '-'} |")
+        lines.append(f"| {text} | {len(ratios) - len(misses)}/{len(ratios)} | {_down(ratios[0][0])} - "
+                     f"{_down(ratios[-1][0])} | {shown or '-'} |")
     memory = data.get("memory")
     if memory:
         worst = max(max(m["tracemalloc_peak_bytes"], m["rss_peak_extra_bytes"] or 0)

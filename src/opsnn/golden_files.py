@@ -90,9 +90,10 @@ def clear(folder: Path) -> None:
         document = json.loads(manifest.read_text())
     except (OSError, ValueError):
         return
-    entries = list(document.get("inputs", {}).values()) if isinstance(document, dict) and \
-        isinstance(document.get("inputs"), dict) else []
-    entries += [document.get(key) for key in ("golden", "output")] if isinstance(document, dict) else []
+    entries = []
+    if isinstance(document, dict):
+        inputs = document.get("inputs")
+        entries = [*(inputs.values() if isinstance(inputs, dict) else ()), document.get("golden"), document.get("output")]
     for entry in entries:
         name = entry.get("file") if isinstance(entry, dict) else None
         if isinstance(name, str) and name == Path(name).name and name not in (".", ".."):

@@ -278,8 +278,9 @@ def _clamp(x: np.ndarray, lo, hi) -> np.ndarray:
 
 def _bound(value, dtype: np.dtype):
     """A clamp bound converted to the tensor dtype (aclScalar -> tensor of self's dtype)."""
-    if dtype == np.float16 and fp16_t_exception(value) is not None:
-        return fp16_t_exception(value)
+    exception = fp16_t_exception(value) if dtype == np.float16 else None
+    if exception is not None:
+        return exception
     if dtype.kind in "iu":
         number = value if isinstance(value, (numbers.Integral, np.integer)) else math.trunc(to_double(value))
         return np.array(int(number), dtype=np.int64).astype(dtype)
@@ -302,4 +303,3 @@ def fp16_t_exception(value) -> np.float16 | None:
     if width in (4, 8) and value == -2**31:  # (by width: np.longlong is no np.int64 instance)
         return np.float16(-0.5)
     return None
-

@@ -708,10 +708,6 @@ class OpBinding:
     explain: Callable[[Arrays, Scalars, np.ndarray, np.ndarray, np.ndarray], str | None]
 
 
-def _no_explanation(*_args) -> None:
-    return None
-
-
 def _explain_double_slope(inputs: Arrays, scalars: Scalars, ours: np.ndarray, torch_out: np.ndarray,
                           differs: np.ndarray) -> str | None:
     """DECISIONS 2: opsnn multiplies by float32(slope) where torch uses the double slope (f64).

@@ -50,18 +50,17 @@ def _pool_from_a_parent() -> bool:
     not seen (README)."""
     import multiprocessing
 
-    if multiprocessing.parent_process() is None:
-        return False
+    return multiprocessing.parent_process() is not None and _omp_pool_started()
+
+
+def _omp_pool_started() -> bool:
+    """Whether numba's pool has started and is GNU OpenMP's, the one a forked child cannot use
+    (tbb and workqueue pools survive a fork)."""
     try:
-        return numba.threading_layer() == "omp"  # (ValueError: no pool started yet)
-    except ValueError:
+        return numba.threading_layer() == "omp"
+    except ValueError:  # no pool started yet
         return False
 
-
-_FROM_A_PARENT = _pool_from_a_parent()  # (asked before _start_pool starts it here)
-_start_pool()
-if _FROM_A_PARENT:
-    numba.set_num_threads(1)  # as a child forked after opsnn's import (below)
 
 # A forked child cannot use numba's pool where it is GNU OpenMP (the ``omp`` threading layer, the
 # one installed here): its first parallel region ends the child ("Terminating: fork() called from a
@@ -74,8 +73,11 @@ if _FROM_A_PARENT:
 # planned-thread test of ``walker_source._check_source``), and a step bound to the pool before the
 # fork (a repeatable aclnn executor, ``numba_backend.Program.bind``) plans anew. Spawned or
 # forkserver workers start afresh (unless they started numba's pool before importing opsnn:
-# ``_pool_from_a_parent``).
-FORKED = _FROM_A_PARENT
+# ``_pool_from_a_parent``, asked before this process's own pool starts).
+FORKED = _pool_from_a_parent()
+_start_pool()
+if FORKED:
+    numba.set_num_threads(1)  # as in a child forked after opsnn's import (below)
 
 
 # numba compiles under one process-wide lock. A fork while another thread compiled left the child
@@ -104,14 +106,9 @@ def _after_fork_in_child() -> None:
     ``numba_backend``'s handler (that module imports this one first), which reads FORKED."""
     global FORKED
     _release_compiler_lock()  # the forking thread took it, and is this thread in the child
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no pool started: nothing to avoid
-        return
-    if layer != "omp":  # tbb and workqueue pools survive a fork
-        return
-    FORKED = True
-    numba.set_num_threads(1)
+    if _omp_pool_started():
+        FORKED = True
+        numba.set_num_threads(1)
 
 
 os.register_at_fork(before=_before_fork, after_in_parent=_release_compiler_lock, after_in_child=_after_fork_in_child)
