@@ -679,6 +679,25 @@ def test_bf16_case_skipped_on_soc_without_bf16(tmp_path):
     assert skipped == {"hardtanh_bf16", "aclnnLeakyReluBackward_0", "aclnnLeakyReluBackward_2"}
 
 
+def test_case_of_an_operator_the_soc_has_no_kernel_for_is_skipped(tmp_path):
+    """Ascend310B's product line has no LeakyReluGrad kernel: phase 1 returns 561003 there, and
+    verify reports those cases as SKIP with that reason (exit 0), not as failures of opsnn;
+    HardtanhBackward, which the line has, still runs, and an empty LeakyReluBackward case passes
+    (CANN's empty fast path comes before the kernel lookup)."""
+    files = small_files(tmp_path)
+    write_json(tmp_path, json_case(0, "fp32", (3, 4), [-7, 7], [-7, 7], 0.5),
+               json_case(1, "fp16", (2, 0), [-7, 7], [-7, 7], 0.5))
+    out = tmp_path / "results.json"
+    assert run_verify(*files, "--soc", "Ascend310B", "--json", out) == 0
+    cases = {c["name"]: c for c in json.loads(out.read_text())["cases"]}
+    leaky = ["leaky_f16", "aclnnLeakyReluBackward_0"]
+    assert [cases[n]["status"] for n in leaky] == ["SKIP", "SKIP"]
+    assert all(cases[n]["reason"] == "no LeakyReluGrad kernel on Ascend310B's product line: "
+               "aclnnLeakyReluBackwardGetWorkspaceSize returns 561003 there" for n in leaky)
+    assert cases["aclnnLeakyReluBackward_1"]["status"] == "PASS"
+    assert cases["hardtanh_f32_swapped"]["status"] == "PASS"
+
+
 @pytest.mark.parametrize("argv, env", [(["--soc", "Ascend910", "verify"], None),
                                        (["verify", "--soc", "Ascend910"], None),
                                        (["verify"], "Ascend910")], ids=["opsnn --soc", "verify --soc", "OPSNN_SOC"])

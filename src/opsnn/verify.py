@@ -24,7 +24,9 @@ kernel takes the forward input first, spec §7.1); ``LeakyRelu(x)`` -> ``aclnnLe
 ``ClipByValueV2(x, min, max)`` -> ``aclnnHardtanh`` when min and max hold one element each. Float
 kernel attrs become ``ACL_FLOAT`` scalars; an absent OPTIONAL attr takes the kernel default
 (slope 0.0), an absent REQUIRED one (HardtanhGrad's min_val and max_val) makes the row malformed.
-Operators that ``opsnn.aclnn`` does not provide yet are reported as SKIP. A kernel row runs as
+Operators that ``opsnn.aclnn`` does not provide yet are reported as SKIP, and so is a case
+that phase 1 refuses with 561003 because the ``--soc`` product line has no kernel for its
+operator (LeakyReluBackward on Ascend310B). A kernel row runs as
 the aclnn call would, casts included, so a dtype mix the kernel's own def has no binary for
 (ops-nn's tiling refuses it: LeakyReluGrad's float16 and float32 inputs) still runs, with a note
 saying so; so does a row whose ``soc_series`` names another SoC than the one run (``--soc`` picks
@@ -64,9 +66,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from opsnn import golden_files, opdef, reference
+from opsnn import golden_files, opdef, reference, registry
 from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
+from opsnn._core.status import Status
 from opsnn.cli_args import PipeConsole, int_at_least
 
 # A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
@@ -801,7 +804,12 @@ def _aten(name: str, *args):
 # ---- running one case through the acl runtime ---------------------------------------------------
 
 class CaseError(Exception):
-    """A runtime or operator call of a case returned a failure status."""
+    """A runtime or operator call of a case returned a failure status (``status``, None where
+    no call returned one)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 class Session:
@@ -838,7 +846,7 @@ def _check(ret: int, call: str, acl) -> None:
     """Raise CaseError with the status and acl's recent error message unless ``ret`` is 0."""
     if ret != 0:
         message = acl.get_recent_err_msg()
-        raise CaseError(f"{call} returned {ret}" + (f": {message}" if message else ""))
+        raise CaseError(f"{call} returned {ret}" + (f": {message}" if message else ""), ret)
 
 
 def run_aclnn(session: Session, binding: OpBinding, case: Case, inputs: Arrays, scalars: Scalars) -> np.ndarray:
@@ -950,11 +958,25 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     try:
         _run_and_compare(case, settings, session, result)
     except CaseError as exc:
-        result.status, result.reason = FAIL, str(exc)
+        elsewhere = _not_on_this_soc(case, settings, exc)
+        result.status, result.reason = (SKIP, elsewhere) if elsewhere else (FAIL, str(exc))
     except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
         result.status, result.reason = FAIL, f"internal error: {type(exc).__name__}: {exc}"
     result.seconds = time.perf_counter() - start
     return result
+
+
+def _not_on_this_soc(case: Case, settings: Settings, exc: CaseError) -> str | None:
+    """Why the case is a SKIP where it failed only because the emulated SoC's product line has no
+    kernel for the operator (561003 from phase 1, registry ``unsupported_socs``), else None: a
+    case of another product line, as a bfloat16 case on a SoC without BF16 is. An empty case
+    still runs there, as CANN's empty fast path comes before the kernel lookup."""
+    binding = OPS[case.op]
+    spec = registry.get(binding.aclnn)
+    if exc.status != Status.ERR_INNER_FIND_KERNEL_ERROR or settings.soc not in spec.unsupported_socs:
+        return None
+    return (f"no {spec.kernel_name} kernel on {settings.soc}'s product line: "
+            f"{binding.aclnn}GetWorkspaceSize returns {exc.status} there")
 
 
 def _run_and_compare(case: Case, settings: Settings, session: Session, result: Result) -> None:
@@ -973,7 +995,7 @@ def _run_and_compare(case: Case, settings: Settings, session: Session, result: R
         else:
             golden = binding.golden(inputs, scalars, case.out_dtype)
     except CaseError as exc:  # the folder holds what there is, and the verdict
-        if settings.dump:
+        if settings.dump and not _not_on_this_soc(case, settings, exc):
             result.status, result.reason = FAIL, str(exc)
             _dump(case, settings, session, binding, inputs, scalars, golden, ours, result)
         raise
