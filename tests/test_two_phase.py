@@ -176,6 +176,10 @@ def test_workspace_holds_the_temporaries(acl_env):
     ws, ex, gt, xt, ot = _leaky(acl_env, g, x, out_dtype=F64, layouts=("sliced", "transposed"),
                                 out_layout="sliced")
     assert ws > 0
+    described = ex.plan.describe().splitlines()  # one printable text: steps, then the slots
+    slots = [line for line in described if line.startswith("ws[")]
+    assert len(slots) == len(ex.plan.slots) >= 2 and described[-len(slots):] == slots
+    assert sum(int(line.split(", ")[-1].removesuffix(" bytes")) for line in slots) == ws
     wsp = acl_env.malloc(ws)
     pattern = np.full(ws, 0xA5, np.uint8)
     acl_env.write(wsp, pattern)

@@ -296,7 +296,7 @@ def _aclnn_details(args, api: str) -> dict:
     except AclnnError as exc:
         return {"executorSteps": [f"phase 1 fails: {exc.status} {exc.message}"], "phase1Status": int(exc.status)}
     plan = executor.plan
-    details = {"executorSteps": [f"workspace {plan.workspace_size} B"] + plan.describe(),
+    details = {"executorSteps": [f"workspace {plan.workspace_size} B", *plan.describe().splitlines()],
                "hostPlan": _host_launch_lines(executor)}
     if args.transpose and call["self"].array().ndim < 2:
         details["aclnnNote"] = _untransposed(call["self"].array().ndim)
@@ -429,7 +429,7 @@ def _run_run(args) -> int:
             console.print(f"  {acl.get_recent_err_msg()}")
             return 1
         console.print(f"  workspace {size} bytes; steps:")
-        for line in executor.plan.describe():
+        for line in executor.plan.describe().splitlines():
             console.print(f"    {line}")
         workspace = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)[0] if size else None
         ret = getattr(aclnn, spec.api_name)(workspace, size, executor, stream)

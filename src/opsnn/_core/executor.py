@@ -84,12 +84,14 @@ class Plan:
         """Bytes: the sum of the temporaries, each 512-byte aligned (0 when nothing is copied)."""
         return sum(s.nbytes for s in self.slots)
 
-    def describe(self) -> list[str]:
+    def describe(self) -> str:
+        """The steps in launch order, then the workspace slots, one per line (printable, as
+        ``Step.describe`` and ``HostLaunch.describe`` are)."""
         lines = [step.describe() for step in self.steps] or ["(no steps: empty tensor fast path)"]
         for slot in self.slots:
             lines.append(f"ws[{slot.index}]: {dtypes.name(slot.dtype)} {list(slot.shape)} "
                          f"at byte {slot.offset}, {slot.nbytes} bytes")
-        return lines
+        return "\n".join(lines)
 
 
 class SlotAllocator:
