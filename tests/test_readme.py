@@ -34,6 +34,19 @@ def test_tiling_doc_snippet_runs():
     assert run_python(code).split()[-1] == "1"
 
 
+def test_torch_doc_snippet_runs():
+    """docs/torch.md's first block runs as written and prints the swapped activation under
+    opsnn's name, as its comment says; its torch.compile line runs the model eagerly here
+    (test_torch_nn compiles such a model: a cold inductor compile costs CI ~10 s more)."""
+    doc = README.parent / "docs" / "torch.md"
+    block = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)[0]
+    printed = re.search(r"print\(model\[1\]\) +# (.*)", block).group(1)
+    compiled = "torch.compile(model, fullgraph=True)(x)"
+    assert compiled in block
+    code = block.replace(compiled, "model(x)") + "\nassert x.grad is not None\n"
+    assert run_python(code).strip() == printed
+
+
 def test_readme_transcripts_are_what_the_commands_print(capsys):
     """Each ``$ opsnn ...`` transcript in the README is what that command prints now (a breaker:
     the tiling example's tiling-key note had drifted from the code), but for the host plan's

@@ -37,7 +37,7 @@ def same_bits(a, b) -> bool:
 ])
 def test_modules_match_torch_nn(ours, theirs):
     a, b = ours(), theirs()
-    assert repr(a) == repr(b) and a.extra_repr() == b.extra_repr()
+    assert repr(a) == "opsnn." + repr(b) and a.extra_repr() == b.extra_repr()
     assert isinstance(a, type(b)) and type(a) is not type(b)
     x = torch.randn(5, 7) * 4
     xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
@@ -98,6 +98,11 @@ def test_swap_activations_replaces_in_place_and_keeps_the_numbers():
     assert type(model[3][1]) is torch.nn.ReLU  # not bit-identical to any opsnn op: left alone
     assert type(model[4]) is Custom
     assert not model[1].training  # the train/eval flag carries over
+    printed = repr(model)  # which activations run on opsnn shows when the model is printed
+    assert printed == repr(original).replace("(1): LeakyReLU(", "(1): opsnn.LeakyReLU(").replace(
+        "(1): Hardtanh(", "(1): opsnn.Hardtanh(").replace("(act): ReLU6(", "(act): opsnn.ReLU6(").replace(
+        "(0): LeakyReLU(", "(0): opsnn.LeakyReLU(")
+    assert printed.count("opsnn.") == 4 and "(1): ReLU()" in printed
     x = torch.randn(16, 4)
     seq = lambda m, t: m[2](m[1](m[0](t)))  # noqa: E731 - the part with swapped modules
     assert same_bits(seq(model, x), seq(original, x))

@@ -2,7 +2,9 @@
 
 Each module subclasses its torch.nn counterpart, so constructor arguments, defaults, checks
 (``Hardtanh`` asserts max_val > min_val), ``__constants__``, ``extra_repr`` and ``isinstance``
-tests are torch's; only ``forward`` differs (``torch.ops.opsnn.*``, autograd included).
+tests are torch's; ``forward`` differs (``torch.ops.opsnn.*``, autograd included), and so does
+the name a printed model shows, ``opsnn.LeakyReLU(negative_slope=0.1)``, so that ``print(model)``
+tells which activations run on opsnn (after ``swap_activations`` too).
 
 ``torch.nn.ReLU`` is deliberately **not** swapped: it is ``clamp_min(x, 0)`` and its backward is
 ``threshold_backward`` on the result, while ``LeakyReLU(0)`` multiplies by 0 (``-2 -> -0.0``
@@ -18,7 +20,14 @@ from torch import Tensor
 from . import hardtanh, leaky_relu
 
 
-class LeakyReLU(torch.nn.LeakyReLU):
+class _OnOpsnn:
+    """The printed name: torch's with an ``opsnn.`` prefix (``Module.__repr__`` asks ``_get_name``)."""
+
+    def _get_name(self) -> str:
+        return "opsnn." + type(self).__name__
+
+
+class LeakyReLU(_OnOpsnn, torch.nn.LeakyReLU):
     """``torch.nn.LeakyReLU(negative_slope=0.01, inplace=False)`` on aclnnLeakyRelu /
     aclnnLeakyReluBackward."""
 
@@ -26,7 +35,7 @@ class LeakyReLU(torch.nn.LeakyReLU):
         return leaky_relu(input, self.negative_slope, self.inplace)
 
 
-class Hardtanh(torch.nn.Hardtanh):
+class Hardtanh(_OnOpsnn, torch.nn.Hardtanh):
     """``torch.nn.Hardtanh(min_val=-1.0, max_val=1.0, inplace=False)`` on aclnnHardtanh /
     aclnnHardtanhBackward."""
 
@@ -34,7 +43,7 @@ class Hardtanh(torch.nn.Hardtanh):
         return hardtanh(input, self.min_val, self.max_val, self.inplace)
 
 
-class ReLU6(torch.nn.ReLU6):
+class ReLU6(_OnOpsnn, torch.nn.ReLU6):
     """``torch.nn.ReLU6(inplace=False)``: Hardtanh(0, 6) on opsnn's kernels."""
 
     def forward(self, input: Tensor) -> Tensor:
