@@ -1274,7 +1274,9 @@ def test_executor_destroyed(dev):
     executor (None or 0) is 161001 at phase 2 (CommonOpExecutorRun) and 561103 at destroy /
     set-repeatable (opbase's CHECK_RET ... ACLNN_ERR_INNER_NULLPTR, and their documentation);
     a non-executor is 161002 at all three (opbase's magic-number check gives 561000 there,
-    which opsnn keeps for its own bugs). A destroy after the launch does not cancel the queued run."""
+    which opsnn keeps for its own bugs). A single-use executor that was launched is released by
+    its launch (CANN's documentation): destroying it is refused (161002, a double free on a
+    device) and the queued run still happens; one that never ran may be destroyed."""
     ws, ex, oa = planned(dev)
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
@@ -1295,9 +1297,11 @@ def test_executor_destroyed(dev):
         same_rule((161002, 161002), junk, "aclOpExecutor", type(junk).__name__)
     ws, ex, oa = planned(dev)
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
-    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    fail_msg(aclnn.aclDestroyAclOpExecutor(ex), 161002, "already ran", "released by its launch", "twice",
+             "aclSetAclOpExecutorRepeatable")
     assert acl.rt.synchronize_stream(dev.stream) == 0
     np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    fail_msg(aclnn.aclDestroyAclOpExecutor(ex), 161002, "already ran")  # after it ran, too
 
 
 def test_executor_of_another_op(dev):

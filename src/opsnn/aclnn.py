@@ -402,10 +402,17 @@ def aclSetAclOpExecutorRepeatable(executor) -> int:
 @_ret
 def aclDestroyAclOpExecutor(executor) -> int:
     """Destroy an executor; later phase-2 calls with it return 161002. Returns ret: 0, 561103
-    (NULL), 161002 (not an executor, or already destroyed). Source: opbase's
-    aclDestroyAclOpExecutor."""
+    (NULL), 161002 (not an executor, already destroyed, or a single-use executor that already
+    ran: its launch released it, and on a device this call would free it twice). Sources:
+    opbase's aclDestroyAclOpExecutor; its documentation (the phase-2 call releases an executor
+    not made repeatable, and this call pairs with aclSetAclOpExecutorRepeatable)."""
     with _LAUNCH_LOCK:
         executor = engine.live_executor(executor, "aclDestroyAclOpExecutor", _EXECUTOR_CALL_NULL)
+        if executor.consumed and not executor.repeatable:
+            raise AclnnError(161002, "aclDestroyAclOpExecutor: the executor already ran; a single-use "
+                                     "executor is released by its launch, so destroying it would free it "
+                                     "twice. Only an executor made repeatable (aclSetAclOpExecutorRepeatable) "
+                                     "is destroyed by this call")
         executor.destroy("aclDestroyAclOpExecutor")
     return 0
 
