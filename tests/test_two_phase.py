@@ -3,6 +3,8 @@ phase 2 runs on a stream in order, workspace accounting, executor lifecycle, mem
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -106,6 +108,39 @@ def test_ptr_to_numpy_shares_the_memory(acl_env):
     raw = np.arange(2, dtype=F32).tobytes()
     frozen = acl.util.ptr_to_numpy(acl.util.bytes_to_ptr(raw), [2], 11)
     assert not frozen.flags.writeable and frozen.tolist() == [0.0, 1.0]
+
+
+def test_pointers_into_an_array_stay_valid_while_it_lives(acl_env):
+    """numpy_to_ptr of a contiguous view (``batch[i]``, a reshape), gone as the call returns,
+    gives a pointer valid while the array it views lives, as a C pointer into that memory is (a
+    breaker: it was forgotten with the view object, while a non-contiguous view's copy lived on);
+    pointers into a registered array reach any byte of it, though a smaller buffer at the same
+    address was registered first (a breaker: the row's 32 bytes refused the array's 128); a
+    dead array's pointers are forgotten; a range past every buffer is refused naming the
+    largest that holds the address."""
+    images = np.arange(32, dtype=F32).reshape(4, 8)
+    d = acl_env.malloc(128)
+    row = acl.util.numpy_to_ptr(images[1])
+    gc.collect()
+    assert acl.rt.memcpy(d, 32, row, 32, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    cases.assert_bits_equal(acl_env.read(d, (8,), F32), images[1])
+    acl_env.write(d, np.full(8, -1, F32))
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(images[2]), 32, d, 32, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    assert images[2].tolist() == [-1.0] * 8 and images[3, 0] == 24.0
+    first_row, whole = acl.util.numpy_to_ptr(images[0]), acl.util.numpy_to_ptr(images.reshape(-1))
+    assert first_row == whole
+    assert acl.rt.memcpy(d, 128, whole, 128, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    cases.assert_bits_equal(acl_env.read(d, (4, 8), F32), images)
+    assert acl.rt.memcpy(d, 40, whole + 96, 40, acl.ACL_MEMCPY_HOST_TO_DEVICE) != 0
+    message = acl.get_recent_err_msg()
+    assert "40 bytes at" in message and "the 128-byte host buffer" in message, message
+    fortran = np.asfortranarray(np.arange(6, dtype=F32).reshape(2, 3))
+    col = acl.util.numpy_to_ptr(fortran[:, 1])  # contiguous column of a Fortran-ordered array
+    assert acl.util.ptr_to_bytes(col, 8) == fortran[:, 1].tobytes()
+    del images, fortran
+    gc.collect()
+    for gone in (row, whole, col):
+        assert acl.util.ptr_to_bytes(gone, 4) is None
 
 
 # ---- phase 1 plans, phase 2 runs ----------------------------------------------------------------

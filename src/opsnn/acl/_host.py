@@ -30,7 +30,7 @@ _prune_at = _PRUNE_MIN
 class _Entry:
     """Host bytes registered at an address, and how to tell that their object is gone.
 
-    * an array (``weak``): held by a weak reference; the bytes are the array's own, or a
+    * an array (``weak``): held by a weak reference; the bytes are all of its memory, or a
       private copy (``copy``) of a non-contiguous view, tied to the array the view is of; the
       entry is removed when that array dies;
     * an object that cannot be weakly referenced (bytes, bytearray, a list made an array,
@@ -49,27 +49,33 @@ class _Entry:
         owner = self.weak()
         if owner is None:
             return None
-        return self.copy if self.copy is not None else owner.reshape(-1).view(np.uint8)
+        return self.copy if self.copy is not None else owner.ravel(order="K").view(np.uint8)
 
 
 def register_array(array: np.ndarray, copy: np.ndarray | None = None) -> int:
-    """The address of a C-contiguous ``array``'s bytes, known while the caller keeps ``array``
-    alive; or of ``copy`` (uint8, a private copy of a non-contiguous ``array``), known while the
-    array that ``array`` is a view of lives (``m.T`` is a view of ``m``)."""
-    owner = array
+    """The address of a C-contiguous ``array``'s bytes, known while the memory it views lives:
+    the whole array it is a view of is registered (``batch[i]``'s pointer stays valid while
+    ``batch`` does, as in C, though the view object itself is gone at once), unless that array's
+    memory is not one block (then ``array`` itself, while it lives). Or the address of ``copy``
+    (uint8, a private copy of a non-contiguous ``array``), known while the array that ``array``
+    is a view of lives (``m.T`` is a view of ``m``)."""
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
     if copy is not None:
-        while isinstance(owner.base, np.ndarray):
-            owner = owner.base
-    buffer = array.reshape(-1).view(np.uint8) if copy is None else copy
-    addr = int(buffer.__array_interface__["data"][0])
+        owner, buffer = root, copy
+    else:
+        owner = root if root.flags.c_contiguous or root.flags.f_contiguous else array
+        buffer = owner.ravel(order="K").view(np.uint8)
+    start = int(buffer.__array_interface__["data"][0])
     with _lock:
-        entries = _registered.setdefault(addr, [])
-        if copy is None and any(e.weak is not None and e.copy is None and e.weak() is owner for e in entries):
-            return addr  # registered already (e.g. the same array every iteration)
-        entry = _Entry(weak=weakref.ref(owner), copy=copy)
-        weakref.finalize(owner, _forget, addr, entry)
-        entries.append(entry)
-    return addr
+        entries = _registered.setdefault(start, [])
+        if copy is not None or not any(e.weak is not None and e.copy is None and e.weak() is owner
+                                       for e in entries):  # (else registered already: a loop's)
+            entry = _Entry(weak=weakref.ref(owner), copy=copy)
+            weakref.finalize(owner, _forget, start, entry)
+            entries.append(entry)
+    return int(array.__array_interface__["data"][0]) if copy is None else start
 
 
 def register_object(obj, buffer: np.ndarray) -> int:
@@ -138,16 +144,18 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
     with _lock:
         _prune()
         entries = [(start, entry) for start, group in _registered.items() for entry in group]
-    for start, entry in entries:
+    past = None  # the largest buffer holding addr but not all nbytes after it
+    for start, entry in entries:  # buffers may overlap (an array and a view): any one that holds it
         buf = entry.bytes()
-        if buf is not None:
-            if start <= addr < start + max(buf.size, 1):
-                offset = addr - start
-                if nbytes < 0 or offset + nbytes > buf.size:
-                    raise AclnnError(AclError.INVALID_PARAM,
-                                     f"{what}: {nbytes} bytes at {hex(addr)} reach past the "
-                                     f"{buf.size}-byte host buffer at {hex(start)}")
+        if buf is not None and start <= addr < start + max(buf.size, 1):
+            offset = addr - start
+            if 0 <= nbytes and offset + nbytes <= buf.size:
                 return buf[offset:offset + nbytes]
+            if past is None or buf.size > past[1]:
+                past = (start, buf.size)
+    if past is not None:
+        raise AclnnError(AclError.INVALID_PARAM, f"{what}: {nbytes} bytes at {hex(addr)} reach past the "
+                                                 f"{past[1]}-byte host buffer at {hex(past[0])}")
     if memory.HOST.spans(addr):  # malloc_host's range: its memory was freed (addresses are never reused)
         raise AclnnError(AclError.INVALID_PARAM, f"{what}: the host memory at {hex(addr)} (acl.rt.malloc_host) "
                                                  "was already freed (acl.rt.free_host)")
