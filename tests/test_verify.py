@@ -786,6 +786,38 @@ def test_cli_unwritable_json_path_fails_before_running(tmp_path, monkeypatch, ca
     assert not out.exists()
 
 
+def test_cli_json_path_never_replaces_a_case_file_or_a_foreign_file(tmp_path, monkeypatch, capsys):
+    """--json written as tiling's switch (``--json FILE FILE2``) named a case file, which the
+    results overwrote (a breaker): a case file of the run, or an existing file that is not a
+    results file of opsnn verify, is a usage error before anything runs, the file unchanged; an
+    earlier results file is replaced; ``--json -`` writes the JSON alone to stdout."""
+    from opsnn import cli
+
+    files = [str(f) for f in small_files(tmp_path)]
+    kept = {f: Path(f).read_bytes() for f in files}
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    for argv, says in (([*files, "--json", files[1]], "is one of the case files this run reads"),
+                       (["--json", *files], "exists and is not a results file of opsnn verify"),
+                       ([*files, "--json", str(notes)], "exists and is not a results file of opsnn verify")):
+        assert cli.main(["verify", *argv]) == 2
+        assert says in capsys.readouterr().err
+    assert {f: Path(f).read_bytes() for f in files} == kept and notes.read_text() == "mine\n"
+    monkeypatch.undo()
+    out = tmp_path / "results.json"
+    for _ in range(2):  # the second run replaces the first's results
+        assert cli.main(["verify", files[0], "--json", str(out)]) == 0
+    capsys.readouterr()
+    assert cli.main(["verify", files[0], "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    streamed, written = json.loads(captured.out), json.loads(out.read_text())
+    assert streamed["settings"] == written["settings"] and len(streamed["cases"]) == 3
+    assert [(c["name"], c["status"], c["max_abs"]) for c in streamed["cases"]] == \
+        [(c["name"], c["status"], c["max_abs"]) for c in written["cases"]]
+    assert "3 cases" in captured.err and not (Path.cwd() / "-").exists()
+
+
 def test_cli_verify_help_prints_the_default_exactly(capsys):
     from opsnn import cli
 

@@ -49,6 +49,7 @@ import importlib.util
 import json
 import math
 import re
+import sys
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -1075,7 +1076,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cases", type=case_filter, default=None,
                         help=f"select cases: {_CASES_EXPECTED}; each must match a case")
     parser.add_argument("--json", dest="json_path", type=_path, default=None, metavar="PATH",
-                        help="also write machine-readable results to PATH")
+                        help="also write machine-readable results to PATH (- for stdout, the tables "
+                             "then going to stderr); an existing PATH must be such a results file")
     parser.add_argument("--dump", type=_path, default=None, metavar="DIR",
                         help="also write each run case's inputs, golden and output as raw .bin files "
                              "(ndarray.tofile, as CANN's gen_data.py) with a case.json, under "
@@ -1084,7 +1086,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``opsnn verify``; returns the exit status (1 if any case failed, else 0)."""
-    console = PipeConsole()
+    # with --json -, stdout holds the JSON alone and the tables go to stderr
+    console = PipeConsole(stderr=args.json_path == "-")
     if not console.is_terminal:  # a log or pipe: wide enough that every row stays on one line
         console.width = max(console.width, _LOG_WIDTH)
     if args.golden == "torch" and importlib.util.find_spec("torch") is None:  # before running anything
@@ -1097,7 +1100,7 @@ def run(args: argparse.Namespace) -> int:
         files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     # the outputs are probed once the inputs have been read: a refused run leaves no folder behind
     if args.json_path:
-        _check_writable(args.json_path)
+        _check_writable(args.json_path, args.files)
     if args.dump:
         try:
             golden_files.probe(args.dump)
@@ -1183,9 +1186,29 @@ def _summary_line(summary: dict, settings: Settings) -> str:
             f"in {summary['seconds']:.1f} s (golden {settings.golden}, SoC {settings.soc}, seed {settings.seed})")
 
 
-def _check_writable(path: str) -> None:
-    """Fail before the run, not after it, when ``--json PATH`` cannot be written."""
+_RESULT_KEYS = {"settings", "summary", "cases"}  # what _write_json writes (and a rerun may replace)
+
+
+def _check_writable(path: str, inputs: list[str]) -> None:
+    """Fail before the run, not after it, when ``--json PATH`` cannot be written, or when it names
+    a case file of this run or an existing file that is not a results file of opsnn verify: the
+    results replace only their own kind (a breaker: ``--json FILE FILE2``, tiling's switch
+    written verify's way, overwrote the first case file with the results). ``-`` is stdout."""
+    if path == "-":
+        return
     target = Path(path)
+    if target.is_file() and any(target.samefile(f) for f in inputs if Path(f).is_file()):
+        raise ValueError(f"--json {path!r} is one of the case files this run reads; --json takes the path "
+                         "the results are written to (or - for stdout)")
+    if target.is_file() and target.stat().st_size:
+        try:
+            previous = json.loads(target.read_text())
+        except (OSError, UnicodeDecodeError, ValueError):
+            previous = None
+        if not (isinstance(previous, dict) and _RESULT_KEYS <= previous.keys()):
+            raise ValueError(f"--json {path!r} exists and is not a results file of opsnn verify, the only "
+                             "file --json replaces (--json takes the path the results are written to, or - "
+                             "for stdout); remove it or name another path")
     existed = target.exists()
     try:
         with open(target, "a"):
@@ -1199,7 +1222,11 @@ def _check_writable(path: str) -> None:
 def _write_json(path: str, settings: Settings, summary: dict, results: list[Result]) -> None:
     document = {"settings": dataclasses.asdict(settings), "summary": summary,
                 "cases": [{k: _json_safe(v) for k, v in dataclasses.asdict(r).items()} for r in results]}
-    Path(path).write_text(json.dumps(document, indent=1, allow_nan=False) + "\n")
+    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        Path(path).write_text(text)
 
 
 def _json_safe(value):
