@@ -26,7 +26,7 @@ from conftest import run_python
 from hostile import (F16, F32, F64, Dev, Exploding, Sentinel, check_null, check_ret, dev,  # noqa: F401 - fixtures
                      mem_state, rss_bytes, runtime_guard)
 from opsnn import aclnn
-from opsnn._core import memory
+from opsnn._core import memory, platform
 from opsnn.acl import rt
 
 G = np.array([1.0, 2.0, 3.0, 4.0], F32)
@@ -974,16 +974,22 @@ def test_wrong_argument_count(dev):
     fail_msg(acl.rt.synchronize_stream(dev.stream, 1), 100000, "synchronize_stream()")
 
 
-def test_unknown_soc_in_environment(dev, monkeypatch):
+def test_unknown_soc_in_environment(dev, monkeypatch, capsys):
     """$OPSNN_SOC naming no emulated SoC: get_soc_name() -> None (NULL) + message; phase 1 ->
     361001 (the runtime cannot report its SoC), the Pythonic API raises it; not 561000."""
     gt, xt, s, ot, _ = leaky(dev)
     monkeypatch.setenv("OPSNN_SOC", "Ascend999")
     assert acl.get_soc_name() is None
-    assert "Ascend999" in acl.get_recent_err_msg()
-    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)[2], 361001, "OPSNN_SOC",
-             "Ascend999", "Ascend910B")
-    py_fail(361001, opsnn.hardtanh_backward, G, X, words=["OPSNN_SOC"], untouched=[G, X])
+    assert acl.get_recent_err_msg() == ("aclrtGetSocName: $OPSNN_SOC: unknown SoC 'Ascend999'; known: "
+                                        + ", ".join(platform.PROFILES))
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)[2], 361001,
+             "LeakyReluBackward: $OPSNN_SOC: unknown SoC 'Ascend999'", "Ascend910B")
+    py_fail(361001, opsnn.hardtanh_backward, G, X, words=["HardtanhBackward: $OPSNN_SOC: unknown SoC"],
+            untouched=[G, X])
+    from opsnn import cli  # the CLI names the variable too: the user typed no SoC
+
+    assert cli.main(["list"]) == 2
+    assert "opsnn list: error: $OPSNN_SOC: unknown SoC 'Ascend999'" in capsys.readouterr().err
     monkeypatch.setenv("OPSNN_SOC", "ascend910")  # names are case-insensitive
     assert acl.get_soc_name() == "Ascend910"
     np.testing.assert_array_equal(opsnn.hardtanh_backward(G, X), HT_01)

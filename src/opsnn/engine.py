@@ -165,9 +165,14 @@ def current_profile(op: str, selection: str | None = None) -> platform.SocProfil
     runtime cannot say which SoC it runs on, ACLNN_ERR_RUNTIME_ERROR (361001), as a failed
     runtime query is in CANN; not an opsnn bug (561000)."""
     try:
-        return platform.get_profile(selection) if selection else platform.current()
+        if not selection:
+            return platform.current()  # (its message names $OPSNN_SOC)
+        try:
+            return platform.get_profile(selection)
+        except ValueError as exc:
+            raise ValueError(f"${platform.ENV_VAR}: {exc}") from None
     except ValueError as exc:
-        raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: ${platform.ENV_VAR}: {exc}") from None
+        raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: {exc}") from None
 
 
 def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, allocate=None) -> aclOpExecutor:

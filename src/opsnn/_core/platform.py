@@ -87,9 +87,18 @@ def get_profile(name: str) -> SocProfile:
 
 
 def current() -> SocProfile:
-    """The profile in force for the calling thread."""
-    name = getattr(_thread, "soc", None) or _process_soc or os.environ.get(ENV_VAR) or DEFAULT_SOC
-    return get_profile(name)
+    """The profile in force for the calling thread. ValueError for an unknown name; one that
+    came from the environment says so (the user typed no SoC)."""
+    name = getattr(_thread, "soc", None) or _process_soc
+    if name:
+        return get_profile(name)
+    from_env = os.environ.get(ENV_VAR)
+    if not from_env:
+        return get_profile(DEFAULT_SOC)
+    try:
+        return get_profile(from_env)
+    except ValueError as exc:
+        raise ValueError(f"${ENV_VAR}: {exc}") from None
 
 
 def current_name() -> str:

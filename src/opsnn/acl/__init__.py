@@ -75,7 +75,7 @@ def get_soc_name() -> str | None:
     try:
         return platform.current().name
     except ValueError as exc:
-        set_recent_error(f"aclrtGetSocName: ${platform.ENV_VAR}: {exc}")
+        set_recent_error(f"aclrtGetSocName: {exc}")  # (it names $OPSNN_SOC)
         return None
 
 
