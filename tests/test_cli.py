@@ -54,6 +54,9 @@ def test_demo_on_ascend310b_prints_the_samples_status_and_goes_on():
     assert "result[3] is: 3.000000" in out and "Traceback" not in out
     rows = {line.split()[1] for line in out.splitlines() if line.startswith("│")}
     assert rows == {"HardtanhBackward"}, rows
+    caption = " ".join(out[out.rindex("└"):].split()[1:])  # the table says where the others went
+    assert caption.endswith("not on Ascend310B's product line (phase 1 returns 561003): LeakyReluBackward, "
+                            "LeakyRelu, Hardtanh"), caption
 
 
 def test_demo_on_ascend910_has_no_bf16_rows():

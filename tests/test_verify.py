@@ -816,6 +816,8 @@ def test_cli_json_path_never_replaces_a_case_file_or_a_foreign_file(tmp_path, mo
     assert [(c["name"], c["status"], c["max_abs"]) for c in streamed["cases"]] == \
         [(c["name"], c["status"], c["max_abs"]) for c in written["cases"]]
     assert "3 cases" in captured.err and not (Path.cwd() / "-").exists()
+    assert cli.main(["verify", files[0], "--cases", "0"]) == 0
+    assert "1 case: 1 passed (1 bit-exact), 0 documented differences" in capsys.readouterr().out
 
 
 def test_cli_verify_help_prints_the_default_exactly(capsys):

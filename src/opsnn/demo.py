@@ -57,7 +57,8 @@ def run(args) -> int:
         raise ValueError(refusal)
     console = PipeConsole(highlight=False)
     profile = platform.current()
-    console.print(f"[bold]opsnn demo[/bold] on the emulated {profile.name} ({profile.product_line})\n")
+    console.print(f"[bold]opsnn demo[/bold] on the emulated {profile.name} ({profile.product_line})\n",
+                  soft_wrap=True)
     for title, sample in (("aclnnLeakyReluBackward sample (test_aclnn_leaky_relu_backward)", leaky_sample),
                           ("aclnnHardtanhBackward sample (test_aclnn_hardtanh_grad)", hardtanh_sample)):
         console.print(f"[bold]{title}[/bold]")
@@ -69,7 +70,7 @@ def run(args) -> int:
         console.print()
     # a first run compiles each kernel here (tens of seconds on 2 cores): say so before the wait
     console.print("Every operator and dtype through the Pythonic API (a first run compiles the kernels "
-                  "and caches them on disk: up to a minute) ...")
+                  "and caches them on disk: up to a minute) ...", soft_wrap=True)  # (a pipe: one line)
     console.print(_dtype_table(profile, args.shape, args.repeat, np.random.default_rng(args.seed)))
     return 0
 
@@ -83,16 +84,16 @@ _CALLS = {
 }
 
 
+# a row this many times slower than the table's median throughput was most likely waiting for a core
+_SLOW = 5
+
+
 def _dtype_table(profile, shape, repeat: int, rng) -> Table:
-    table = Table(title=f"Pythonic API on random {list(shape)} inputs vs the float64 reference",
-                  caption="a row of milliseconds among microseconds: another process kept a core busy and a "
-                          "two-thread launch waited for its second thread (README, Kernels: "
-                          "OPSNN_PARALLEL_MIN_BYTES=1e18 keeps launches on one thread)")
-    for column in ("operator", "dtype", "bit-exact", "median time", "throughput"):
-        table.add_column(column, justify="right" if column in ("median time", "throughput") else "left")
+    rows, absent = [], []
     for name, (function, golden, n_inputs, scalars) in _CALLS.items():
         spec = registry.get(name)
         if profile.name in spec.unsupported_socs:
+            absent.append(name)
             continue
         for dtype in spec.param("self").dtypes.for_profile(profile):
             np_dtype = dtypes.to_numpy(dtype)
@@ -113,6 +114,21 @@ def _dtype_table(profile, shape, repeat: int, rng) -> Table:
                 times.append(time.perf_counter() - start)
             median = statistics.median(times)
             moved = (n_inputs + 1) * got.nbytes  # the inputs read, the output written
-            table.add_row(name, dtypes.name(dtype), "yes" if exact else "[red]NO[/red]",
-                          f"{median * 1e6:,.0f} µs", f"{moved / median / 1e9:.2f} GB/s")
+            rows.append((name, dtypes.name(dtype), exact, median, moved / median / 1e9))
+    typical = statistics.median(row[4] for row in rows) if rows else 0.0
+    slow = {i for i, row in enumerate(rows) if row[4] * _SLOW < typical}
+    notes = []
+    if slow:
+        notes.append(f"* under 1/{_SLOW} of the median throughput: another process kept a core busy and a "
+                     "two-thread launch waited for its second thread (README, Kernels: "
+                     "OPSNN_PARALLEL_MIN_BYTES=1e18 keeps launches on one thread)")
+    if absent:
+        notes.append(f"not on {profile.name}'s product line (phase 1 returns 561003): {', '.join(absent)}")
+    table = Table(title=f"Pythonic API on random {list(shape)} inputs vs the float64 reference",
+                  caption="\n".join(notes) or None)
+    for column in ("operator", "dtype", "bit-exact", "median time", "throughput"):
+        table.add_column(column, justify="right" if column in ("median time", "throughput") else "left")
+    for i, (name, dtype_name, exact, median, throughput) in enumerate(rows):
+        table.add_row(name, dtype_name, "yes" if exact else "[red]NO[/red]",
+                      f"{median * 1e6:,.0f} µs", f"{throughput:.2f} GB/s" + (" *" if i in slow else ""))
     return table

@@ -1180,8 +1180,9 @@ def _summary(results: list[Result], elapsed: float) -> dict:
 
 
 def _summary_line(summary: dict, settings: Settings) -> str:
-    return (f"[bold]{summary['total']} cases[/]: [green]{summary[PASS]} passed[/] "
-            f"({summary['bit_exact']} bit-exact), [cyan]{summary[DOC]} documented differences[/], "
+    cases, docs = summary["total"], summary[DOC]
+    return (f"[bold]{cases} case{'s' * (cases != 1)}[/]: [green]{summary[PASS]} passed[/] "
+            f"({summary['bit_exact']} bit-exact), [cyan]{docs} documented difference{'s' * (docs != 1)}[/], "
             f"[yellow]{summary[SKIP]} skipped[/], [bold red]{summary[FAIL]} failed[/] "
             f"in {summary['seconds']:.1f} s (golden {settings.golden}, SoC {settings.soc}, seed {settings.seed})")
 
