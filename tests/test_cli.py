@@ -400,10 +400,10 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "HardtanhBackward", "--shape", "[[2,3))"], 2, ["argument --shape", "bad shape '[[2,3))'"]),
     # one shape per option: a repeat is refused, not the last one kept (tiling takes one per input)
     (["run", "LeakyReluBackward", "--shape", "2,3", "--shape", "4,3"], 2,
-     ["argument --shape: given twice (--shape 2,3 and --shape 4,3)"]),
+     ["argument --shape: given twice (--shape 2,3 and --shape 4,3); give one shape; gradOutput's is --grad-shape"]),
     (["run", "LeakyReluBackward", "--grad-shape", "3", "--grad-shape", "[]"], 2,
      ["argument --grad-shape: given twice (--grad-shape 3 and --grad-shape [])"]),
-    (["demo", "--shape", "2", "--shape"], 2, ["argument --shape: given twice (--shape 2 and --shape)"]),
+    (["demo", "--shape", "2", "--shape"], 2, ["argument --shape: given twice (--shape 2 and --shape); give one shape\n"]),
     # options the operator has no parameter for are refused, not dropped
     (["run", "HardtanhBackward", "--self-is-result"], 2,
      ["--self-is-result does not apply to aclnnHardtanhBackward", "selfIsResult"]),
@@ -662,11 +662,31 @@ def test_tiling_reads_an_aclnn_name_in_any_case(capsys):
     """(a new user) `opsnn tiling leakyrelubackward` matched the def case-insensitively, then
     looked the aclnn API up by the word as typed: a KeyError traceback, exit 1."""
     outs = []
-    for name in ("LeakyReluBackward", "leakyrelubackward", "ACLNNLEAKYRELUBACKWARD"):
+    for name in ("LeakyReluBackward", "leakyrelubackward", "ACLNNLEAKYRELUBACKWARD", "leaky_relu_backward"):
         code, out = _run(capsys, "tiling", name, "--shape", "4", "--json")
         assert code == 0, out
         outs.append(json.loads(out))
-    assert outs[0] == outs[1] == outs[2] and outs[0]["executorSteps"]
+    assert outs[0] == outs[1] == outs[2] == outs[3] and outs[0]["executorSteps"]
+    # the Pythonic name of an in-place API is its aclnn API's (as opsnn run reads it)
+    code, out = _run(capsys, "tiling", "leaky_relu_", "--shape", "4", "--json")
+    assert code == 0 and json.loads(out)["aclnn"]["api"] == "InplaceLeakyRelu", out
+    assert cli.main(["tiling", "leaky_relu_grad_", "--shape", "4"]) == 2
+    assert "unknown operator 'leaky_relu_grad_'" in capsys.readouterr().err
+
+
+def test_tiling_shape_takes_the_words_run_takes(capsys):
+    """(a new user) `tiling --shape 2 3` was "unrecognized arguments: 3" under opsnn's own usage:
+    each --shape reads its words as opsnn run's does, one shape per --shape (per input)."""
+    shapes = []
+    for argv in (["--shape", "2", "3", "--shape", "1", "3"], ["--shape", "2,3", "--shape", "[1,", "3]"],
+                 ["--shape", "2x3", "--shape2", "1", "3"]):
+        code, out = _run(capsys, "tiling", "LeakyReluGrad", *argv, "--json")
+        assert code == 0, (argv, out)
+        shapes.append(json.loads(out)["tilingData"]["inputBrcDims"])
+    assert shapes == [[[2, 3], [1, 3]]] * 3, shapes
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["tiling", "LeakyReluGrad", "--shape", "2", "a"])
+    assert exited.value.code == 2 and "argument --shape: bad shape '2 a'" in capsys.readouterr().err
 
 
 def test_run_and_describe_read_an_operator_in_any_case_or_its_pythonic_name(capsys):

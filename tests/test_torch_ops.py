@@ -757,6 +757,23 @@ def test_integer_bounds_torch_accepts_give_torchs_result(dtype, bounds):
     ops.hardtanh_(y, *bounds)
     assert torch.equal(y, torch.nn.functional.hardtanh(x, *bounds))
 
+@pytest.mark.parametrize("self_dtype, bounds", [(torch.uint8, (-1.5, 2.5)), (torch.int32, (0.5, float("nan"))),
+                                                (torch.int8, (-1000, 1000))])
+def test_hardtanh_backward_of_an_integer_self_names_self_not_the_bounds(self_dtype, bounds):
+    """torch's hardtanh_backward takes the bounds in the tensors' promoted dtype (float32 with a
+    float grad), so they fit; the binding refuses the integer self for its own reason (DECISION
+    10, the aclnn dtype check) in the op and its fake kernel, where it blamed the bound and said
+    torch refuses it too (a breaker)."""
+    grad, x = torch.ones(3), torch.tensor([0, 1, 5], dtype=self_dtype)
+    assert torch.ops.aten.hardtanh_backward(grad, x, *bounds).shape == (3,)  # torch takes it
+    for call in (lambda: ops.hardtanh_backward(grad, x, *bounds),
+                 lambda: ops.hardtanh_backward(grad.to("meta"), x.to("meta"), *bounds)):
+        with pytest.raises(AclnnRuntimeError, match=f"tensor self has dtype DT_{str(self_dtype)[6:].upper()}, "
+                                                    "which Ascend910B does not support") as info:
+            call()
+        assert "does not fit" not in str(info.value)
+
+
 _ATEN = torch.ops.aten
 # (what to call on ops / aten, its args after the tensors, the dtype of the tensors)
 _OUT_OF_RANGE = [

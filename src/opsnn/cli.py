@@ -251,6 +251,8 @@ def _add_tiling_arguments(parser) -> None:
 def _run_tiling(args) -> int:
     from . import tiling_cli
 
+    if "_" in args.op:  # a Pythonic name (hardtanh_backward, leaky_relu_): its aclnn API's tiling
+        args.op = "aclnn" + _spec_or_usage_error(args.op).name
     return tiling_cli.run(args, aclnn_details=_aclnn_details)
 
 

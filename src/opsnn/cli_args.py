@@ -69,15 +69,16 @@ class ShapeWords(argparse.Action):
     tuple; a bad shape or a negative dim is a usage error naming the option (the commands that
     use it allocate arrays), and so is the option given twice: these commands take one shape per
     option, and argparse would keep the last one silently (``opsnn tiling``, which takes one
-    ``--shape`` per input, does not use this action)."""
+    ``--shape`` per input, uses ``ShapeList``)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         text = " ".join(values)
         given = f"_{self.dest}_given"  # per parse: the namespace is new each time
         this = f"{option_string} {text}".rstrip()
         if getattr(namespace, given, None):
+            other = "; gradOutput's is --grad-shape" if "--grad-shape" in parser._option_string_actions else ""
             parser.error(f"argument {option_string}: given twice ({getattr(namespace, given)} and {this}); "
-                         "give one shape")
+                         f"give one shape{other}")
         setattr(namespace, given, this)
         try:
             dims = parse_shape(text)
@@ -85,6 +86,23 @@ class ShapeWords(argparse.Action):
             parser.error(f"argument {option_string}: {exc}")
         if any(d < 0 for d in dims):  # the commands that use it allocate arrays of the shape
             parser.error(f"argument {option_string}: dims must be >= 0 and < 2**63, got {text!r}")
+        setattr(namespace, self.dest, dims)
+
+
+class ShapeList(argparse.Action):
+    """``opsnn tiling``'s ``--shape`` and ``--shape2``: one or several words read together in
+    ``parse_shape``'s grammar, as ``opsnn run``'s ``--shape`` reads them (a new user's ``tiling
+    --shape 2 3`` was "unrecognized arguments: 3"); appended to a list where the option's default
+    is a list (``--shape``, one per input, in argument order), else stored. Negative dims pass
+    (GE's dynamic dims: the tiling refuses the others)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            dims = parse_shape(" ".join(values))
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"argument {option_string}: {exc}")
+        if isinstance(self.default, list):
+            dims = [*(getattr(namespace, self.dest, None) or []), dims]
         setattr(namespace, self.dest, dims)
 
 

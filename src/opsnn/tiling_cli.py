@@ -22,7 +22,7 @@ from ._core import platform
 from ._core.dtypes import DataType
 from ._core.status import AclnnError
 from ._core.tiling import flatten
-from .cli_args import data_type, int_at_least, parse_shape
+from .cli_args import ShapeList, data_type, int_at_least
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace, str], dict]
@@ -44,10 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("op", help="kernel op (HardtanhGrad, LeakyReluGrad, LeakyRelu) or aclnn API "
                                    "(HardtanhBackward, LeakyReluBackward, aclnnLeakyRelu: LeakyRelu alone "
                                    "is the kernel op)")
-    parser.add_argument("--shape", action="append", type=parse_shape, default=[], metavar="DIMS",
-                        help="an input shape, e.g. 1,64,2,64 ([] for 0-d; --shape=-1,8 when it starts with -); "
-                             "repeat once per input in argument order; a single --shape applies to every input")
-    parser.add_argument("--shape2", type=parse_shape, metavar="DIMS",
+    parser.add_argument("--shape", action=ShapeList, nargs="*", default=[], metavar="DIMS",
+                        help="an input shape: 1 64 2 64, 1,64,2,64 or 1x64x2x64 ([] for 0-d; --shape=-1,8 when it "
+                             "starts with -); repeat once per input in argument order; a single --shape applies "
+                             "to every input")
+    parser.add_argument("--shape2", action=ShapeList, nargs="*", metavar="DIMS",
                         help="the second input's shape (the same as a second --shape)")
     parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
                         help="dtype of every tensor (float16, bfloat16, float32, ...), or one per tensor, "

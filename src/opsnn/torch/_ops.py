@@ -357,8 +357,17 @@ def _hardtanh_(self, min_val=-1, max_val=1):
     return self
 
 
+def _backward_bounds(grad_output, self, min_val, max_val) -> list:
+    """hardtanh_backward's bounds as torch takes them: converted to the tensors' promoted dtype
+    (its kernel's common dtype), not self's: with an integer self and a float grad a bound such
+    as -1.5 is a float32 in torch, and the aclnn layer's dtype check then names self (DECISION
+    10), where the fit check blamed the bound (a breaker)."""
+    dtype = torch.promote_types(grad_output.dtype, self.dtype)
+    return _torch_scalars("hardtanh_backward", dtype, min_val=min_val, max_val=max_val)
+
+
 def _hardtanh_backward(grad_output, self, min_val, max_val):
-    min_val, max_val = _torch_scalars("hardtanh_backward", self.dtype, min_val=min_val, max_val=max_val)
+    min_val, max_val = _backward_bounds(grad_output, self, min_val, max_val)
     return _result(lambda out: F.hardtanh_backward(
         B.operand(grad_output, "grad_output"), B.operand(self, "self"), min_val, max_val, out=out),
         _torch_layout(self.dtype, grad_output, self))
@@ -521,7 +530,7 @@ def _hardtanh_fake(self, min_val=-1, max_val=1):
 
 
 def _hardtanh_backward_fake(grad_output, self, min_val, max_val):
-    min_val, max_val = _torch_scalars("hardtanh_backward", self.dtype, min_val=min_val, max_val=max_val)
+    min_val, max_val = _backward_bounds(grad_output, self, min_val, max_val)
     return _fake(B.infer_output(SPECS["hardtanh_backward"], grad_output, self, min_val, max_val),
                  _torch_layout, grad_output, self)
 
