@@ -290,6 +290,10 @@ def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, caps
     (tmp_path / "file").write_text("x")
     assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "file" / "sub")]) == 2
     assert "--dump: cannot write into the folder" in capsys.readouterr().err
+    assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "file")]) == 2
+    assert f"--dump: cannot write into the folder {str(tmp_path / 'file')!r}: it is a file, not a folder" in \
+        capsys.readouterr().err
+    assert (tmp_path / "file").read_text() == "x"
 
 
 def test_dump_keeps_a_0d_tensor_0d(tmp_path):
@@ -475,7 +479,7 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     ({"input_data_ranges": "((-1, 1), (-1, 1), (-1, 1))"}, "row 0: input_data_ranges gives 3 ranges for 2 inputs"),
     ({"input_dtypes": "('float16',)"}, "row 0: hardtanh_grad takes 2 inputs; input_dtypes names 1, input_shapes 2"),
     ({"input_shapes": "((-4,), (-4,))"}, "row 0: self has shape [-4]; dims must be non-negative integers"),
-    ({"input_dtypes": "('float99', 'float32')"}, "row 0: unknown dtype name 'float99'"),
+    ({"input_dtypes": "('float99', 'float32')"}, "row 0: input_dtypes: unknown dtype name 'float99'; case files name them float32, fp32, float,"),
     ({"op_name": "gelu_grad"}, "row 0: unknown kernel op 'gelu_grad'"),
     # (a second breaker: these ran and FAILed with "internal error", or passed)
     ({"output_shapes": "((-1, 3),)"}, "row 0: out has shape [-1, 3]; dims must be non-negative integers"),
@@ -539,8 +543,10 @@ _EXPECTED_RANGE = ('expected a [low, high] range or one value (a number, "nan", 
     ({1: {"shape": None}}, "case 0: self has shape None; dims must be non-negative integers"),
     ({3: {"range_values": "false"}}, 'case 0: flag selfIsResult\'s range_values is "false"; expected true or false'),
     ({3: {"range_values": None}}, "case 0: flag selfIsResult's range_values is null; expected true or false"),
+    ({1: {"dtype": "fp17"}}, "case 0: self's dtype: unknown dtype name 'fp17'; case files name them float32, fp32,"),
+    ({2: {"dtype": "f32"}}, "case 0: negativeSlope's dtype: unknown dtype name 'f32'; case files name them"),
 ], ids=["empty-range", "three-values", "null-scalar", "text", "float-dims", "bool-dim", "null-shape", "flag-text",
-        "flag-null"])
+        "flag-null", "tensor-dtype", "scalar-dtype"])
 def test_json_fields_verify_cannot_read_name_the_input_and_field(tmp_path, capsys, edit, words):
     """(A tester) these were exit 2 with "TypeError: float() argument must be ... not 'list'",
     "'float' object cannot be interpreted as an integer" (the dims check came after the broadcast)

@@ -216,11 +216,14 @@ class Result:
 
 # ---- parsing: shared helpers --------------------------------------------------------------------
 
-def _dtype(name: str) -> np.dtype:
+def _dtype(name: str, where: str) -> np.dtype:
+    """The dtype a case file's name gives (``_DTYPE_NAMES``, any case); ValueError naming
+    ``where`` (the field or the input) and the names it takes otherwise."""
     try:
         return np.dtype(_DTYPE_NAMES[str(name).strip().lower()])
     except KeyError:
-        raise ValueError(f"unknown dtype name {name!r}") from None
+        raise ValueError(f"{where}: unknown dtype name {name!r}; case files name them "
+                         f"{', '.join(_DTYPE_NAMES)}") from None
 
 
 def _literal(text: str, field: str):
@@ -298,7 +301,7 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     kernel = _KERNELS.get(row["op_name"].strip())
     if kernel is None:
         raise ValueError(f"unknown kernel op {row['op_name']!r} (known: {', '.join(_KERNELS)})")
-    dtypes = [_dtype(d) for d in _literal(row["input_dtypes"], "input_dtypes")]
+    dtypes = [_dtype(d, "input_dtypes") for d in _literal(row["input_dtypes"], "input_dtypes")]
     shapes = list(_literal(row.get("input_shapes") or row["input_ori_shapes"], "input_shapes"))
     if not len(dtypes) == len(shapes) == len(kernel.inputs):
         raise ValueError(f"{row['op_name'].strip()} takes {len(kernel.inputs)} inputs; input_dtypes names "
@@ -316,7 +319,7 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     out_shape = (_dims(_literal(out_shapes, "output_shapes")[0], "out") if out_shapes[:1] in ("(", "[")
                  else _broadcast(s.shape for s in tensors))  # ClipByValueV2 rows say "ELEWISE"
     out_formats = list(_literal(row.get("output_formats") or "", "output_formats") or ["ND"])
-    out_dtype = _dtype(_literal(row["output_dtypes"], "output_dtypes")[0])
+    out_dtype = _dtype(_literal(row["output_dtypes"], "output_dtypes")[0], "output_dtypes")
     note = _kernel_dtype_note(row["op_name"], kernel.op, [*dtypes, out_dtype])
     soc_series = tuple(re.findall(r"\w+", row.get("soc_series") or ""))  # (a name, or a list of them)
     return Case(file, index, row["testcase_name"], kernel.op, tensors, scalars, kernel.flags, out_dtype, out_shape,
@@ -426,10 +429,11 @@ def _json_case(file: str, index: int, case: dict) -> Case:
     for item in case["inputs"]:
         role = _ATK_ROLES.get(item["name"], item["name"])
         if item["type"] == "tensor":
-            tensors.append(TensorSpec(role, _dtype(item["dtype"]), _dims(item["shape"], role),
+            tensors.append(TensorSpec(role, _dtype(item["dtype"], f"{role}'s dtype"), _dims(item["shape"], role),
                                       _json_values(item["range_values"], role)))
         elif item["type"] == "scalar":
-            scalars.append(ScalarSpec(role, _dtype(item["dtype"]), _json_values(item["range_values"], role)))
+            scalars.append(ScalarSpec(role, _dtype(item["dtype"], f"{role}'s dtype"),
+                                      _json_values(item["range_values"], role)))
         else:
             flags.append((role, _json_flag(item["range_values"], role)))
     _check_arguments(op, tensors, scalars, flags)  # (before the out dtype, which reads them)
@@ -1105,7 +1109,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             golden_files.probe(args.dump)
         except OSError as exc:
-            raise ValueError(f"--dump: cannot write into the folder {args.dump!r}: {exc.strerror}") from None
+            why = "it is a file, not a folder" if Path(args.dump).is_file() else exc.strerror
+            raise ValueError(f"--dump: cannot write into the folder {args.dump!r}: {why}") from None
     start = time.perf_counter()
     with platform.use_soc(settings.soc), Session() as session:
         session.dump_labels = golden_files.file_labels([path for path, _ in files])
