@@ -690,6 +690,7 @@ def test_float8_tensors_reach_the_dtype_check(dtype, acl_name):
         assert info.value.status == 161002 and acl_name in info.value.message
         assert "which Ascend910B does not support; it must be one of [" in info.value.message
         assert "DT_FLOAT16" in info.value.message.split("must be one of")[1], info.value.message
+        assert info.value.message.endswith(" kernel)") and "; no SoC does (" in info.value.message
     assert torch.equal(x.view(torch.uint8), before)
 
 

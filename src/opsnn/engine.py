@@ -187,15 +187,17 @@ def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, alloc
     # its list here, where CANN's check would refuse it (after every null check)
     for p in spec.inputs:
         _defined_dtype(op, p, inputs[p.name], profile)
-        checks.dtype_in(op, inputs[p.name].dtype, p.dtypes.for_profile(profile), p.api_name, profile.name)
+        checks.dtype_in(op, inputs[p.name].dtype, p.dtypes.for_profile(profile), p.api_name, profile.name,
+                        any_soc=p.dtypes.any_soc)
     if out is not ALLOCATE:
         _defined_dtype(op, spec.output, out, profile, _out_dtypes_text(spec, inputs))
         if spec.output.dtypes is not None:
-            checks.dtype_in(op, out.dtype, spec.output.dtypes.for_profile(profile), "out", profile.name)
+            checks.dtype_in(op, out.dtype, spec.output.dtypes.for_profile(profile), "out", profile.name,
+                            any_soc=spec.output.dtypes.any_soc)
     for p in spec.scalars:
         if p.dtypes is not None:
             checks.dtype_in(op, args[p.name].dtype, p.dtypes.for_profile(profile), p.api_name,
-                            profile.name, what="scalar")
+                            profile.name, what="scalar", any_soc=p.dtypes.any_soc)
     if spec.promotion is Promotion.SAME:
         for p in spec.inputs:
             checks.same_dtype(op, inputs[p.name].dtype, self_t.dtype, p.api_name, "self")
