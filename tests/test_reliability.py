@@ -27,6 +27,7 @@ from hostile import (F16, F32, F64, Dev, Exploding, Sentinel, check_null, check_
                      mem_state, rss_bytes, runtime_guard)
 from opsnn import aclnn
 from opsnn._core import memory, platform
+from opsnn.acl import _rt_memory as rt_memory
 from opsnn.acl import rt
 
 G = np.array([1.0, 2.0, 3.0, 4.0], F32)
@@ -95,6 +96,10 @@ def test_use_before_init(runtime_guard):
     fail_msg(acl.rt.memcpy(keep.addrs[0], 16, G, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE), 100001)
     fail_msg(acl.rt.synchronize_stream(None), 100001)
     fail_msg(acl.rt.destroy_stream(None), 100001)
+    for late in (lambda: acl.rt.synchronize_stream_with_timeout(None, -1), lambda: acl.rt.get_mem_info(0)[2],
+                 lambda: acl.rt.synchronize_event_with_timeout(None, -1), lambda: acl.rt.create_event_with_flag(1)[1],
+                 lambda: acl.rt.memset_async(keep.addrs[0], 16, 0, 16, None)):
+        fail_msg(late(), 100001, "acl.init")
     ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
     assert ret == 0 and ws == 0
     fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, None), 361001, "launch failed", "acl.init")
@@ -202,12 +207,16 @@ def test_reset_device_releases_its_streams(runtime_guard):
 
 
 def test_no_device_set(runtime_guard):
-    """No set_device -> 107002 for malloc / create_stream; set_device(1) -> 200002 (one device);
+    """No set_device -> 107002 for malloc / create_stream (and the other calls that need the
+    device's context: the timed synchronizes, get_mem_info, create_event_with_flag); set_device(1) -> 200002 (one device);
     set_device(-1 / '0' / 0.0 / True) -> 100000; reset_device of a device not set -> 200002."""
     while rt.STATE.device_refs:
         acl.rt.reset_device(0)
     fail_msg(acl.rt.malloc(64, 0)[1], 107002, "set_device")
     fail_msg(acl.rt.create_stream()[1], 107002)
+    for late in (lambda: acl.rt.synchronize_stream_with_timeout(None, -1), lambda: acl.rt.get_mem_info(0)[2],
+                 lambda: acl.rt.synchronize_event_with_timeout(1, -1), lambda: acl.rt.create_event_with_flag(1)[1]):
+        fail_msg(late(), 107002, "no device is set")
     fail_msg(acl.rt.set_device(1), 200002, "does not exist")
     for junk in (-1, "0", 0.0, True, None, [0]):
         fail_msg(acl.rt.set_device(junk), 100000, "deviceId")
@@ -618,27 +627,27 @@ def test_memcpy_async_misuse(dev, monkeypatch):
     # (a breaker) a stream another thread destroys between the lookup and the enqueue: the
     # refusal names the call, as the lookup's does
     stream2, _ = acl.rt.create_stream()
-    real_stream = rt._stream
+    real_stream = rt_memory._stream
 
     def destroyed_meanwhile(handle, call):
         found = real_stream(handle, call)
         assert acl.rt.destroy_stream(stream2) == 0
         return found
-    monkeypatch.setattr(rt, "_stream", destroyed_meanwhile)
+    monkeypatch.setattr(rt_memory, "_stream", destroyed_meanwhile)
     fail_msg(acl.rt.memcpy_async(host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream2), 200005,
              f"memcpy_async: stream {stream2:#x} was destroyed; its queue takes no more tasks")
     monkeypatch.undo()
     # memory another thread frees right after the call checked its region: the queued copy
     # still finds it freed (the allocation was looked up before the check, not after)
     scratch, _ = acl.rt.malloc(16, 0)
-    real_region = rt._region
+    real_region = rt_memory._region
 
     def freed_meanwhile(ptr, *args, **kwargs):
         found = real_region(ptr, *args, **kwargs)
         if isinstance(ptr, int) and ptr == scratch:
             assert acl.rt.free(scratch) == 0
         return found
-    monkeypatch.setattr(rt, "_region", freed_meanwhile)
+    monkeypatch.setattr(rt_memory, "_region", freed_meanwhile)
     assert acl.rt.memcpy_async(host, 16, scratch, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream) == 0
     monkeypatch.undo()
     fail_msg(acl.rt.synchronize_stream(dev.stream), 500003,
@@ -682,6 +691,165 @@ def test_memset_misuse(dev):
     # a freed device address is told as one (a breaker: "not host memory opsnn knows")
     fail_msg(acl.rt.memset(freed, 16, 0, 16), 100000, "not inside a live device allocation")
     np.testing.assert_array_equal(dev.read(d, (16,), np.uint8), expected.view(np.uint8))
+
+
+def test_memset_async(dev):
+    """memset_async checks its arguments at the call as memset does (100000, nothing queued;
+    200005 for a dead stream) and sets the bytes when the stream runs, in order with the copies
+    queued around it; memory freed before then fails the task at synchronize (500003)."""
+    stream = dev.stream
+    d = dev.upload(np.arange(4, dtype=F32))
+    host = np.zeros(16, np.uint8)
+    assert acl.rt.memcpy_async(host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream) == 0  # before: old bytes
+    assert acl.rt.memset_async(d + 4, 8, 0x1AB, 8, stream) == 0
+    after = np.zeros(16, np.uint8)
+    assert acl.rt.memcpy_async(after, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream) == 0
+    original = np.arange(4, dtype=F32).view(np.uint8)
+    np.testing.assert_array_equal(dev.read(d, (16,), np.uint8), original)  # queued, not run
+    assert acl.rt.synchronize_stream(stream) == 0
+    expected = original.copy()
+    expected[4:12] = 0xAB
+    np.testing.assert_array_equal(host, original)
+    np.testing.assert_array_equal(after, expected)
+    np.testing.assert_array_equal(dev.read(d, (16,), np.uint8), expected)
+    pinned, _ = acl.rt.malloc_host(8)  # host memory, on the default stream
+    assert acl.rt.memset_async(pinned, 8, -1, 8, None) == 0 and acl.rt.synchronize_stream(None) == 0
+    assert acl.util.ptr_to_bytes(pinned, 8) == b"\xff" * 8
+    # misuse at the call: memset's refusals, named memset_async; nothing queued
+    freed, _ = acl.rt.malloc(64, 0)
+    acl.rt.free(freed)
+    for args in [(d, 32, 0, 32), (d + 8, 16, 0, 16), (freed, 16, 0, 16), (d, 8, 0, 16), (d, 16, 2**31, 16),
+                 (d, 16, 1.0, 16), (d, 16, None, 16), (d, -1, 0, -1), ("abc", 16, 0, 16), (d, 2**64, 0, 8)]:
+        assert "internal error" not in fail_msg(acl.rt.memset_async(*args, stream), 100000, "memset_async")
+    fail_msg(acl.rt.memset_async(d, 16, 0, 8, 0x7777), 200005, "memset_async", "not a live stream")
+    assert acl.rt.synchronize_stream(stream) == 0
+    np.testing.assert_array_equal(dev.read(d, (16,), np.uint8), expected)
+    # memory freed after the memset was queued: the task fails, the later ones are dropped
+    scratch, _ = acl.rt.malloc(16, 0)
+    assert acl.rt.memset_async(scratch, 16, 0, 16, stream) == 0
+    assert acl.rt.memset_async(d, 16, 0, 16, stream) == 0
+    assert acl.rt.free(scratch) == 0 and acl.rt.free_host(pinned) == 0
+    fail_msg(acl.rt.synchronize_stream(stream), 500003,
+             f"stream task memset_async failed: the device memory at {scratch:#x} was freed before the memset ran")
+    np.testing.assert_array_equal(dev.read(d, (16,), np.uint8), expected)
+
+
+def test_synchronize_with_timeout(dev):
+    """synchronize_stream_with_timeout / synchronize_event_with_timeout: the emulated queue runs
+    to the end, then 507046 / 507047 when work was waited for and took longer than the timeout
+    (ms; -1 waits forever): 0 with work queued always exceeds it, the work done all the same;
+    nothing to wait for is 0 whatever the timeout; a task failure is 500003; a timeout below -1
+    is 107000 (before the handle is looked at), one not an int32 100000."""
+    stream = dev.stream
+    assert (acl.ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, acl.ACL_ERROR_RT_EVENT_SYNC_TIMEOUT,
+            acl.ACL_ERROR_RT_PARAM_INVALID) == (507046, 507047, 107000)
+    for timeout in (0, -1, 1):  # nothing queued
+        assert acl.rt.synchronize_stream_with_timeout(stream, timeout) == 0
+    for timeout, expected in ((-1, 0), (60_000, 0), (2**31 - 1, 0)):
+        ws, ex, oa = planned(dev)
+        assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+        assert acl.rt.synchronize_stream_with_timeout(stream, timeout) == expected
+        np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, None) == 0  # the default stream too
+    fail_msg(acl.rt.synchronize_stream_with_timeout(0, 0), 507046, "synchronize_stream_with_timeout",
+             "longer than the timeout of 0 ms", "has run all the same")
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)  # the work ran
+    assert acl.rt.synchronize_stream_with_timeout(None, 0) == 0  # and the stream is idle
+    ws, ex, oa = planned(dev)  # a failing task: its failure, not the budget
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    _free(dev, oa)
+    fail_msg(acl.rt.synchronize_stream_with_timeout(stream, 0), 500003, "stream task")
+    # events: the wait for a record that had not run
+    event, _ = acl.rt.create_event()
+    assert acl.rt.synchronize_event_with_timeout(event, 0) == 0  # never recorded
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    assert acl.rt.record_event(event, stream) == 0
+    fail_msg(acl.rt.synchronize_event_with_timeout(event, 0), 507047, "synchronize_event_with_timeout",
+             f"waiting for event {event:#x}", "longer than the timeout of 0 ms")
+    assert acl.rt.query_event_status(event) == (acl.ACL_EVENT_RECORDED_STATUS_COMPLETE, 0)
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    assert acl.rt.synchronize_event_with_timeout(event, 0) == 0  # complete: nothing to wait for
+    assert acl.rt.record_event(event, stream) == 0
+    assert acl.rt.synchronize_event_with_timeout(event, -1) == 0
+    assert acl.rt.record_event(event, stream) == 0
+    assert acl.rt.synchronize_event_with_timeout(event, 60_000) == 0
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+    assert acl.rt.record_event(event, stream) == 0
+    _free(dev, oa)
+    fail_msg(acl.rt.synchronize_event_with_timeout(event, 0), 500003, "synchronize_event_with_timeout",
+             "stream task")
+    # misuse
+    for timeout in (-2, -2**31):
+        fail_msg(acl.rt.synchronize_stream_with_timeout(stream, timeout), 107000, f"timeout {timeout} ms",
+                 "[-1, 2147483647]")
+        fail_msg(acl.rt.synchronize_stream_with_timeout(0x7777, timeout), 107000, "timeout")
+        fail_msg(acl.rt.synchronize_event_with_timeout(None, timeout), 107000, "timeout")
+    for timeout in (2**31, -2**31 - 1, 1.5, "1", None, True):
+        fail_msg(acl.rt.synchronize_stream_with_timeout(stream, timeout), 100000, "timeout must be an int32")
+        fail_msg(acl.rt.synchronize_event_with_timeout(event, timeout), 100000, "timeout must be an int32")
+    fail_msg(acl.rt.synchronize_stream_with_timeout(0x7777, -1), 200005, "not a live stream")
+    fail_msg(acl.rt.synchronize_event_with_timeout(None, -1), 100000, "event is NULL")
+    fail_msg(acl.rt.synchronize_event_with_timeout(event + 7, -1), 200005, "not a live event")
+    assert acl.rt.destroy_event(event) == 0
+
+
+def test_create_event_with_flag(dev):
+    """create_event_with_flag: ACL_EVENT_SYNC / _CAPTURE_STREAM_PROGRESS / _TIME_LINE or an OR of
+    them make an event that records, times and serves waits as create_event's; 0 or any other
+    bit (ACL_EVENT_DEVICE_USE_ONLY 0x10, ACL_EVENT_EXTERNAL 0x20, unknown ones) is 107000, as
+    CANN's runtime answers; a flag that is not a uint32 is 100000."""
+    assert (acl.ACL_EVENT_SYNC, acl.ACL_EVENT_CAPTURE_STREAM_PROGRESS, acl.ACL_EVENT_TIME_LINE) == (1, 2, 8)
+    stream, other = dev.stream, acl.rt.create_stream()[0]
+    for flag in (acl.ACL_EVENT_SYNC, acl.ACL_EVENT_TIME_LINE, acl.ACL_EVENT_CAPTURE_STREAM_PROGRESS,
+                 acl.ACL_EVENT_TIME_LINE | acl.ACL_EVENT_SYNC, 0xB, np.uint32(8)):
+        start, ret = acl.rt.create_event_with_flag(flag)
+        end, ret2 = acl.rt.create_event_with_flag(flag)
+        assert ret == ret2 == 0 and isinstance(start, int) and start != end
+        ws, ex, oa = planned(dev)
+        assert acl.rt.record_event(start, stream) == 0
+        assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
+        assert acl.rt.record_event(end, stream) == 0 and acl.rt.stream_wait_event(other, end) == 0
+        assert acl.rt.synchronize_stream(other) == 0  # the wait ran the recorded stream first
+        assert acl.rt.query_event_status(end) == (acl.ACL_EVENT_RECORDED_STATUS_COMPLETE, 0)
+        ms, ret = acl.rt.event_elapsed_time(start, end)
+        assert ret == 0 and 0 <= ms < 60_000
+        np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+        assert acl.rt.destroy_event(start) == 0 and acl.rt.destroy_event(end) == 0
+    for flag in (0, 0x4, 0x10, 0x20, 0x40, 0x9 | 0x100, 2**32 - 1):
+        assert acl.rt.create_event_with_flag(flag)[0] == 0
+        fail_msg(acl.rt.create_event_with_flag(flag)[1], 107000, "create_event_with_flag", f"flag {flag:#x}")
+    for flag in (-1, 2**32, 1.5, "1", None, True, [1]):
+        fail_msg(acl.rt.create_event_with_flag(flag)[1], 100000, "flag must be a uint32")
+    assert acl.rt.destroy_stream(other) == 0
+
+
+def test_get_mem_info(dev):
+    """get_mem_info(attr) -> (free, total, ret), bytes: total is the emulated device's capacity
+    (64 GiB) for every aclrtMemAttr; free is what malloc may still take (each live allocation
+    counted with aclrtMalloc's padding, so a malloc beyond free is refused 200000); an attr that
+    is no aclrtMemAttr is 107016, a non-integer 100000."""
+    assert (acl.ACL_DDR_MEM, acl.ACL_HBM_MEM, acl.ACL_HBM_MEM_P2P_NORMAL, acl.ACL_MEM_P2P_HUGE1G) == (0, 1, 9, 17)
+    free, total, ret = acl.rt.get_mem_info(acl.ACL_HBM_MEM)
+    assert ret == 0 and total == memory.DEVICE_CAPACITY == 64 << 30 and 0 < free <= total
+    for attr in range(18):
+        assert acl.rt.get_mem_info(attr) == (free, total, 0)
+    a = dev.malloc(100)  # 100 B: 128 rounded up to 32 B, + 32 B
+    assert acl.rt.get_mem_info(acl.ACL_DDR_MEM) == (free - 160, total, 0)
+    b = dev.malloc(1)
+    assert acl.rt.get_mem_info(np.int64(acl.ACL_MEM_NORMAL)) == (free - 160 - 64, total, 0)
+    fail_msg(acl.rt.malloc(free - 160 - 64 + 1, 0)[1], 200000, "are free")
+    for addr in (a, b):
+        dev.addrs.remove(addr)
+        assert acl.rt.free(addr) == 0
+    assert acl.rt.get_mem_info(acl.ACL_HBM_MEM_HUGE) == (free, total, 0)
+    for attr in (18, -1, 2**40):
+        fail_msg(acl.rt.get_mem_info(attr)[2], 107016, "get_mem_info", f"attr {attr} is not an aclrtMemAttr")
+        assert acl.rt.get_mem_info(attr)[:2] == (0, 0)
+    for attr in (1.0, "0", None, True):
+        fail_msg(acl.rt.get_mem_info(attr)[2], 100000, "attr must be an aclrtMemAttr")
 
 
 def test_warnings_raised_as_errors_are_refusals(dev, monkeypatch):

@@ -156,6 +156,13 @@ class AddressSpace:
         return alloc, start
 
     @property
+    def free_bytes(self) -> int:
+        """Bytes ``malloc`` may still hand out: the capacity less the padded size (aclrtMalloc's
+        rounding) of every live allocation, the quantity each request is checked against."""
+        with self._lock:
+            return self.capacity - self._in_use
+
+    @property
     def allocated_bytes(self) -> int:
         with self._lock:
             return sum(a.size for a in self._allocs.values())

@@ -1,95 +1,25 @@
 """``acl.rt``: the runtime calls (aclrt*), pyACL-shaped: ``(value, ret)`` or ``ret``; never raises.
 
-Device memory is emulated (``opsnn._core.memory``); addresses are ints, every access is
-bounds-checked. Host memory is either ``malloc_host`` memory, a pointer from ``acl.util``
-(``numpy_to_ptr`` / ``bytes_to_ptr``), or, as a convenience, a NumPy array / bytes object passed
-directly to ``memcpy``.
+This module holds the device, context, stream and event calls; the memory calls (malloc, memcpy,
+memset, ..., ``_rt_memory``) are re-exported here, so every call is ``acl.rt.<name>`` as in
+pyACL. The state they share (``STATE``) and their boundary helpers are in ``_rt_state``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import threading
+import time
 
-import numpy as np
-
-from .._core import forksafe, memory
 from .._core.checks import is_c_int, is_null
-from .._core.status import AclError, AclnnError, boundary
-from .._core.event import EventTable
-from .._core.stream import StreamTable
-from . import _host
-from .constants import (ACL_HOST, ACL_MEMCPY_DEFAULT, ACL_MEMCPY_DEVICE_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST,
-                        ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_HOST_TO_HOST)
-
-DEVICE_COUNT = 1
-DEFAULT_CONTEXT = 1  # the handle of the context set_device makes current (one device)
-
-
-class _Runtime:
-    """Process-wide runtime state: initialised?, which devices are set (by set_device and by
-    explicit contexts), the explicit contexts, each thread's current one, the streams, the events."""
-
-    def __init__(self) -> None:
-        self.lock = forksafe.lock()
-        self.initialized = False
-        self.device_refs: dict[int, int] = {}
-        self.contexts: dict[int, int] = {}  # explicit context -> its device
-        self.context_ids = itertools.count(DEFAULT_CONTEXT + 1)
-        self.current = threading.local()    # .context: the thread's current context, if it set one
-        self.streams = StreamTable()
-        self.events = EventTable()
-
-    def reset_streams(self) -> list:
-        """Drops every stream and event (the device's last reset, acl.finalize); the old streams,
-        closed with their queues intact, for ``run_queued``."""
-        self.events.reset()
-        return self.streams.reset()
-
-    def require_init(self, call: str) -> None:
-        if not self.initialized:
-            raise AclnnError(AclError.UNINITIALIZE, f"{call}: acl.init() has not been called (or "
-                                                    "acl.finalize() already ran)")
-
-    def require_device(self, call: str) -> None:
-        """A call that needs the device's context (streams, device memory): 107002 before
-        set_device and after the last reset_device, as on hardware."""
-        self.require_init(call)
-        if not self.device_refs:
-            raise AclnnError(AclError.RT_CONTEXT_NULL, f"{call}: no device is set; call "
-                                                       "acl.rt.set_device(0) first")
-
-
-def run_queued(streams) -> list[str]:
-    """Run what is still queued on streams that ``StreamTable.reset`` closed (``reset_device``,
-    ``acl.finalize``: nothing is dropped), outside the runtime's lock; the messages of the tasks
-    that failed."""
-    failures = []
-    for stream in streams:
-        try:
-            stream.synchronize()
-        except AclnnError as exc:
-            failures.append(exc.message)
-    return failures
-
-
-STATE = _Runtime()
-
-# aclrtMemMallocPolicy: HUGE_FIRST .. HUGE1G_ONLY_P2P, plus OR-able flags (pyacl_conventions §1.1)
-_POLICIES = frozenset(range(8))
-_BANDWIDTH_FLAGS = 0x0100 | 0x1000
-_POLICY_FLAGS = _BANDWIDTH_FLAGS | 0x100000
-
-_ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
-_pair = boundary(lambda code: (0, code), invalid=AclError.INVALID_PARAM)
-
-
-def _int(value, what: str, call: str, minimum: int = 0) -> int:
-    if not is_c_int(value) or value < minimum:
-        raise AclnnError(AclError.INVALID_PARAM, f"{call}: {what} must be an integer >= {minimum}, "
-                                                 f"got {value!r}")
-    return int(value)
+from .._core.status import AclError, AclnnError
+from ._rt_memory import (free, free_host, get_mem_info, malloc, malloc_host, memcpy,  # noqa: F401 - acl.rt API
+                         memcpy_async, memset, memset_async)
+from ._rt_state import DEFAULT_CONTEXT, DEVICE_COUNT, STATE, run_queued
+from ._rt_state import c_int as _int
+from ._rt_state import live_stream as _stream
+from ._rt_state import named as _named
+from ._rt_state import returns_pair as _pair
+from ._rt_state import returns_ret as _ret
+from .constants import ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_HOST
 
 
 def _device(device_id, call: str) -> int:
@@ -282,12 +212,98 @@ def synchronize_stream(stream) -> int:
     return 0
 
 
+@_ret
+def synchronize_stream_with_timeout(stream, timeout) -> int:
+    """aclrtSynchronizeStreamWithTimeout: ``synchronize_stream`` with a time budget, ``timeout``
+    in milliseconds (an int32: -1 waits forever, as synchronize_stream; CANN's range is
+    [-1, INT32_MAX], 0 included).
+
+    The emulated queue runs on the calling thread and cannot be interrupted, so it always runs
+    to the end; the budget is then checked: when the stream had work queued and running it took
+    longer than ``timeout`` ms, the call returns ACL_ERROR_RT_STREAM_SYNC_TIMEOUT (507046), as a
+    device does once the budget passes. Why not return 0 for any wait: a ported program's
+    timeout branch (log, give up, abort the stream) then never runs here, while it can be
+    driven here, by a budget the queued work exceeds (or 0 with work queued), and a program
+    whose budget the emulated work exceeds learns that its wait was longer than it allowed.
+    Unlike on a device, the work has run by then (its results are in memory) and the stream is
+    idle. A stream with nothing queued returns 0 at once, whatever the budget.
+
+    Returns ret: 507046 as above; 500003 when a queued task fails (that failure is reported
+    rather than the budget: it ends the run, and the next synchronize would not tell it);
+    107000 (ACL_ERROR_RT_PARAM_INVALID, CANN's answer) for a timeout below -1; 100000 for a
+    timeout that is not an int32; 200005 for a stream that is not live; 107002 without a
+    device."""
+    call = "synchronize_stream_with_timeout"
+    STATE.require_device(call)
+    limit = _timeout(timeout, call)
+    target = _stream(stream, call)
+    queued, start = target.pending, time.perf_counter()
+    target.synchronize()
+    if queued:
+        _check_budget(call, limit, start, AclError.RT_STREAM_SYNC_TIMEOUT, f"running stream {target.handle:#x}'s queue")
+    return 0
+
+
+def _timeout(value, call: str) -> int:
+    """The timeout argument of the *_with_timeout calls, in ms: an int32 of at least -1."""
+    if not is_c_int(value) or not -2**31 <= value < 2**31:
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: timeout must be an int32 (milliseconds, -1 to "
+                                                 f"wait forever), got {value!r}")
+    if value < -1:  # CANN's aclrtSynchronize*WithTimeout check, before the handle's
+        raise AclnnError(AclError.RT_PARAM_INVALID, f"{call}: timeout {int(value)} ms is outside [-1, {2**31 - 1}] "
+                                                    "(-1 waits forever)")
+    return int(value)
+
+
+def _check_budget(call: str, timeout: int, start: float, status: int, what: str) -> None:
+    """``status`` (a sync timeout) when ``what``, begun at ``start`` (time.perf_counter()),
+    took longer than ``timeout`` ms (-1: no budget)."""
+    elapsed = (time.perf_counter() - start) * 1e3
+    if timeout != -1 and elapsed > timeout:
+        raise AclnnError(status, f"{call}: {what} took {elapsed:.3f} ms, longer than the timeout of {timeout} ms "
+                                 "(the emulated queue cannot be interrupted: its work has run all the same)")
+
+
 @_pair
 def create_event():
     """aclrtCreateEvent: ``(event, ret)``; the event is an int handle."""
+    return _new_event("create_event"), 0
+
+
+def _new_event(call: str) -> int:
     with STATE.lock:  # checked and made under the lock a last reset_device takes to drop them all
-        STATE.require_device("create_event")
-        return STATE.events.create(), 0
+        STATE.require_device(call)
+        return STATE.events.create()
+
+
+# aclrtCreateEventWithFlag's flags opsnn takes; CANN's runtime also takes ACL_EVENT_DEVICE_USE_ONLY
+# (0x10) and ACL_EVENT_EXTERNAL (0x20), for device-side use and graph capture, which opsnn lacks
+_EVENT_FLAGS = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TIME_LINE
+
+
+@_pair
+def create_event_with_flag(flag):
+    """aclrtCreateEventWithFlag: ``(event, ret)``. ``flag`` is ACL_EVENT_SYNC (1),
+    ACL_EVENT_CAPTURE_STREAM_PROGRESS (2), ACL_EVENT_TIME_LINE (8) or an OR of them (a uint32
+    bitmap, acl_rt.h). Every emulated event stamps its records and serves stream waits, so the
+    event is the one create_event makes whatever the flag (a wait on an event made without
+    ACL_EVENT_SYNC, which CANN does not support, is not refused here).
+
+    Returns ``(0, ret)`` on failure: 107000 (ACL_ERROR_RT_PARAM_INVALID, what CANN's runtime
+    answers a flag outside its set) for 0 or a flag with any other bit, ACL_EVENT_DEVICE_USE_ONLY
+    and ACL_EVENT_EXTERNAL included (opsnn has no device-side code or graph capture); 100000
+    for a flag that is not a uint32; 107002 without a device."""
+    call = "create_event_with_flag"
+    STATE.require_device(call)  # (again when the event is made, under the lock)
+    if not is_c_int(flag) or not 0 <= flag < 2**32:
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: flag must be a uint32 bitmap of ACL_EVENT_* flags, "
+                                                 f"got {flag!r}")
+    flag = int(flag)  # (a NumPy uint32 cannot take the negative mask below)
+    if not flag or flag & ~_EVENT_FLAGS:
+        raise AclnnError(AclError.RT_PARAM_INVALID,
+                         f"{call}: flag {flag:#x} is not a non-empty OR of ACL_EVENT_SYNC (0x1), "
+                         "ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2) and ACL_EVENT_TIME_LINE (0x8)")
+    return _new_event(call), 0
 
 
 @_ret
@@ -320,6 +336,33 @@ def synchronize_event(event) -> int:
     target = STATE.events.get(event, "synchronize_event: event")
     with _named("synchronize_event"):
         target.synchronize()
+    return 0
+
+
+@_ret
+def synchronize_event_with_timeout(event, timeout) -> int:
+    """aclrtSynchronizeEventWithTimeout: ``synchronize_event`` with a time budget, ``timeout``
+    in milliseconds (an int32: -1 waits forever, as synchronize_event). As
+    ``synchronize_stream_with_timeout`` (whose docstring says why): the wait always goes to the
+    end (the record's stream runs up to it, or another thread's run gets there), then returns
+    ACL_ERROR_RT_EVENT_SYNC_TIMEOUT (507047) when the latest record had not run at the call and
+    the wait took longer than ``timeout`` ms; an event already complete, or never recorded,
+    returns 0 at once.
+
+    Returns ret: 507047 as above; 500003 when a task before the record fails (as
+    synchronize_event); 107000 for a timeout below -1 (checked first, as CANN does); 100000 for
+    a timeout that is not an int32 and for a NULL event, 200005 for an event not live; 107002
+    without a device."""
+    call = "synchronize_event_with_timeout"
+    STATE.require_device(call)
+    limit = _timeout(timeout, call)
+    target = STATE.events.get(event, f"{call}: event")
+    latest = target.latest
+    pending, start = latest is not None and not latest.settled(), time.perf_counter()
+    with _named(call):
+        target.synchronize()
+    if pending:
+        _check_budget(call, limit, start, AclError.RT_EVENT_SYNC_TIMEOUT, f"waiting for event {target.handle:#x}")
     return 0
 
 
@@ -372,191 +415,3 @@ def stream_wait_event(stream, event) -> int:
     with _named("stream_wait_event"):  # (a stream another thread destroys meanwhile refuses the task)
         target.enqueue(f"stream_wait_event {int(event):#x}", waiter)
     return 0
-
-
-def _stream(handle, call: str):
-    """The live stream ``handle`` names; its refusal names ``call``."""
-    with _named(call):
-        return STATE.streams.get(handle)
-
-
-@contextlib.contextmanager
-def _named(call: str):
-    """A refusal from inside (the stream table's) told with the name of the call it refused."""
-    try:
-        yield
-    except AclnnError as exc:
-        raise AclnnError(exc.status, f"{call}: {exc.message}") from None
-
-
-@_pair
-def malloc(size, policy):
-    """aclrtMalloc: ``(device_address, ret)``. ``size`` in bytes, > 0."""
-    STATE.require_device("malloc")
-    nbytes = _int(size, "size", "malloc", minimum=1)
-    mode = _int(policy, "policy", "malloc")
-    if (mode & ~_POLICY_FLAGS) not in _POLICIES or bin(mode & _BANDWIDTH_FLAGS).count("1") > 1:
-        raise AclnnError(AclError.INVALID_PARAM,
-                         f"malloc: policy {mode:#x} is not an aclrtMemMallocPolicy (ACL_MEM_MALLOC_* 0-7, "
-                         "optionally OR-ed with one ACL_MEM_TYPE_* bandwidth flag and "
-                         "ACL_MEM_ACCESS_USER_SPACE_READONLY)")
-    return memory.DEVICE.malloc(nbytes), 0
-
-
-@_ret
-def free(dev_ptr) -> int:
-    """aclrtFree: release device memory allocated by ``malloc``. Returns ret."""
-    STATE.require_device("free")
-    memory.DEVICE.free(_int(dev_ptr, "devPtr", "free"))
-    return 0
-
-
-@_ret
-def memset(dev_ptr, max_count, value, count) -> int:
-    """aclrtMemset (synchronous): set ``count`` bytes at ``dev_ptr`` (device memory, or host
-    memory from ``malloc_host`` / ``acl.util``) to ``value``'s low byte, as C's memset.
-    ``max_count`` bounds the destination. Returns ret (100000 for count > max_count, a value
-    outside int32, a range outside an allocation)."""
-    STATE.require_init("memset")
-    max_count = _int(max_count, "maxCount", "memset")
-    count = _int(count, "count", "memset")
-    if not is_c_int(value) or not -2**31 <= value < 2**31:
-        raise AclnnError(AclError.INVALID_PARAM, f"memset: value must be an int32, got {value!r}")
-    if max_count >= 2**64:  # a size_t in C
-        raise AclnnError(AclError.INVALID_PARAM, f"memset: maxCount {max_count} does not fit a size_t")
-    if count > max_count:
-        raise AclnnError(AclError.INVALID_PARAM, f"memset: count {count} exceeds maxCount {max_count}")
-    side = _side_of(dev_ptr)
-    if side == "device":
-        STATE.require_device("memset")
-    _region(dev_ptr, count, side, "memset destination", writable=True)[:] = int(value) & 0xFF
-    return 0
-
-
-@_pair
-def malloc_host(size):
-    """aclrtMallocHost: ``(host_address, ret)`` of page-locked (here: registered) host memory."""
-    STATE.require_init("malloc_host")
-    return memory.HOST.malloc(_int(size, "size", "malloc_host", minimum=1)), 0
-
-
-@_ret
-def free_host(host_ptr) -> int:
-    """aclrtFreeHost. Returns ret."""
-    STATE.require_init("free_host")
-    memory.HOST.free(_int(host_ptr, "hostPtr", "free_host"), "free_host")
-    return 0
-
-
-@_ret
-def memcpy(dst, dest_max, src, count, kind) -> int:
-    """aclrtMemcpy (synchronous): copy ``count`` bytes; ``dest_max`` bounds the destination.
-
-    ``kind``: ACL_MEMCPY_HOST_TO_HOST/HOST_TO_DEVICE/DEVICE_TO_HOST/DEVICE_TO_DEVICE or
-    ACL_MEMCPY_DEFAULT (direction inferred from the addresses). Returns ret (100000 for a range
-    outside an allocation, a wrong direction or count > dest_max).
-    """
-    target, source, _ = _copy_regions("memcpy", dst, dest_max, src, count, kind)
-    target[:] = source
-    return 0
-
-
-@_ret
-def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
-    """aclrtMemcpyAsync: queue the copy ``memcpy`` would make on ``stream`` (None or 0: the
-    default stream). Its arguments are checked now, as memcpy's (100000; 107002 without a device;
-    200005 for a stream that is not live); the bytes move when the stream runs, in order with the operators queued
-    before and after it (so a copy back queued after a launch reads its result). Memory freed
-    before then fails the copy at the stream's synchronize (500003, naming it), where a device
-    would fault. A non-contiguous NumPy array given as the source is read at the call (into a
-    private contiguous copy, as numpy_to_ptr makes of one); the bytes of a pointer or of a
-    contiguous array, when the stream runs. Returns ret."""
-    target, source, allocations = _copy_regions("memcpy_async", dst, dest_max, src, count, kind)
-    STATE.require_device("memcpy_async")  # a stream lives in the device's context
-    target_stream = _stream(stream, "memcpy_async")
-
-    def copy() -> None:
-        for alloc in allocations:
-            if not alloc.live:
-                raise AclnnError(AclError.INVALID_PARAM, f"the {alloc.kind} memory at {alloc.addr:#x} was "
-                                                         "freed before the copy ran")
-        target[:] = source
-    with _named("memcpy_async"):  # (a stream another thread destroys meanwhile refuses the task)
-        target_stream.enqueue("memcpy_async", copy)
-    return 0
-
-
-_MEMCPY_SIDES = {ACL_MEMCPY_HOST_TO_HOST: ("host", "host"), ACL_MEMCPY_HOST_TO_DEVICE: ("host", "device"),
-                 ACL_MEMCPY_DEVICE_TO_HOST: ("device", "host"), ACL_MEMCPY_DEVICE_TO_DEVICE: ("device", "device")}
-
-
-def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
-    """memcpy's checks: the destination's and the source's bytes (views), and the allocations
-    they lie in (device, malloc_host), for a queued copy to check again when it runs."""
-    STATE.require_init(call)
-    count = _int(count, "count", call)
-    dest_max = _int(dest_max, "destMax", call)
-    kind = _int(kind, "kind", call)
-    if count > dest_max:
-        raise AclnnError(AclError.INVALID_PARAM, f"{call}: count {count} exceeds destMax {dest_max}")
-    if kind == ACL_MEMCPY_DEFAULT:
-        sides = (_side_of(src), _side_of(dst))
-    elif kind in _MEMCPY_SIDES:
-        sides = _MEMCPY_SIDES[kind]
-    else:
-        raise AclnnError(AclError.INVALID_PARAM, f"{call}: kind {kind} is not an aclrtMemcpyKind")
-    if "device" in sides:
-        STATE.require_device(call)
-    # The allocations are looked up before the regions are checked: one freed by another thread
-    # in between is then refused by the check, or found dead when the queued copy runs; looked up
-    # after, it was missing from the list and the copy ran unchecked.
-    allocations = [alloc for alloc in (memory.DEVICE.find(int(ptr)) or memory.HOST.find(int(ptr))
-                                       for ptr in (dst, src) if is_c_int(ptr)) if alloc is not None]
-    # count 0 copies nothing, but both addresses are still checked: a freed or unknown one is
-    # refused as for any count (README: "a freed address is refused by ... memcpy")
-    try:
-        source = _region(src, count, sides[0], f"{call} source", writable=False)
-        target = _region(dst, count, sides[1], f"{call} destination", writable=True)
-    except AclnnError as exc:
-        raise _wrong_kind(exc, call, src, dst, sides, kind) from None
-    return target, source, allocations
-
-
-_KIND_NAMES = {ACL_MEMCPY_HOST_TO_HOST: "ACL_MEMCPY_HOST_TO_HOST", ACL_MEMCPY_HOST_TO_DEVICE: "ACL_MEMCPY_HOST_TO_DEVICE",
-               ACL_MEMCPY_DEVICE_TO_HOST: "ACL_MEMCPY_DEVICE_TO_HOST",
-               ACL_MEMCPY_DEVICE_TO_DEVICE: "ACL_MEMCPY_DEVICE_TO_DEVICE", ACL_MEMCPY_DEFAULT: "ACL_MEMCPY_DEFAULT"}
-
-
-def _wrong_kind(exc: AclnnError, call: str, src, dst, sides: tuple, kind: int) -> AclnnError:
-    """``exc`` (an address refused), told where the kind and the addresses disagree: a device
-    address where the kind reads or writes host memory, or known host memory where it wants
-    device memory (else ``exc`` as it is)."""
-    for ptr, side, what in ((src, sides[0], "source"), (dst, sides[1], "destination")):
-        if not is_c_int(ptr) or ptr == 0:
-            continue
-        actual = _side_of(ptr)
-        if actual == "host" and side == "device" and not (_host.known(int(ptr)) or memory.HOST.spans(int(ptr))):
-            continue  # an unknown address: exc says so
-        if actual != side:
-            return AclnnError(exc.status, f"{call} {what}: {int(ptr):#x} is {actual} memory, but "
-                                          f"{_KIND_NAMES[kind]} takes {side} memory there; pass the kind "
-                                          f"for the copy's direction, or ACL_MEMCPY_DEFAULT")
-    return exc
-
-
-def _side_of(ptr) -> str:
-    """Which memory an address given without a direction (memcpy's DEFAULT kind, memset) is in:
-    the emulated device range's addresses are device ones, freed ones too (so their refusal
-    says the device allocation is gone, not that host memory is unknown)."""
-    if is_c_int(ptr) and memory.DEVICE.spans(int(ptr)):
-        return "device"
-    return "host"
-
-
-def _region(ptr, nbytes: int, side: str, what: str, writable: bool) -> np.ndarray:
-    if side == "device":
-        if not is_c_int(ptr):
-            raise AclnnError(AclError.INVALID_PARAM, f"{what}: a device address (int) was expected "
-                                                     f"for this memcpy kind, got {type(ptr).__name__}")
-        return memory.DEVICE.region(int(ptr), nbytes, what)
-    return _host.region(ptr, nbytes, what, writable)

@@ -1,0 +1,111 @@
+"""The runtime's shared state and the boundary helpers of its calls (``acl.rt`` and its
+memory calls, ``_rt_memory``): whether acl is initialised, which devices are set, the contexts,
+streams and events; the decorators that turn a refusal into a status return."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import threading
+
+from .._core import forksafe
+from .._core.checks import is_c_int
+from .._core.event import EventTable
+from .._core.status import AclError, AclnnError, boundary
+from .._core.stream import StreamTable
+
+DEVICE_COUNT = 1
+DEFAULT_CONTEXT = 1  # the handle of the context set_device makes current (one device)
+
+
+class Runtime:
+    """Process-wide runtime state: initialised?, which devices are set (by set_device and by
+    explicit contexts), the explicit contexts, each thread's current one, the streams, the events."""
+
+    def __init__(self) -> None:
+        self.lock = forksafe.lock()
+        self.initialized = False
+        self.device_refs: dict[int, int] = {}
+        self.contexts: dict[int, int] = {}  # explicit context -> its device
+        self.context_ids = itertools.count(DEFAULT_CONTEXT + 1)
+        self.current = threading.local()    # .context: the thread's current context, if it set one
+        self.streams = StreamTable()
+        self.events = EventTable()
+
+    def reset_streams(self) -> list:
+        """Drops every stream and event (the device's last reset, acl.finalize); the old streams,
+        closed with their queues intact, for ``run_queued``."""
+        self.events.reset()
+        return self.streams.reset()
+
+    def require_init(self, call: str) -> None:
+        if not self.initialized:
+            raise AclnnError(AclError.UNINITIALIZE, f"{call}: acl.init() has not been called (or "
+                                                    "acl.finalize() already ran)")
+
+    def require_device(self, call: str) -> None:
+        """A call that needs the device's context (streams, device memory): 107002 before
+        set_device and after the last reset_device, as on hardware."""
+        self.require_init(call)
+        if not self.device_refs:
+            raise AclnnError(AclError.RT_CONTEXT_NULL, f"{call}: no device is set; call "
+                                                       "acl.rt.set_device(0) first")
+
+
+def run_queued(streams) -> list[str]:
+    """Run what is still queued on streams that ``StreamTable.reset`` closed (``reset_device``,
+    ``acl.finalize``: nothing is dropped), outside the runtime's lock; the messages of the tasks
+    that failed."""
+    failures = []
+    for stream in streams:
+        try:
+            stream.synchronize()
+        except AclnnError as exc:
+            failures.append(exc.message)
+    return failures
+
+
+def run_queued(streams) -> list[str]:
+    """Run what is still queued on streams that ``StreamTable.reset`` closed (``reset_device``,
+    ``acl.finalize``: nothing is dropped), outside the runtime's lock; the messages of the tasks
+    that failed."""
+    failures = []
+    for stream in streams:
+        try:
+            stream.synchronize()
+        except AclnnError as exc:
+            failures.append(exc.message)
+    return failures
+
+
+STATE = Runtime()
+
+# the return shapes of a runtime call: ``ret``, ``(value, ret)`` or ``(value, value, ret)``
+# (get_mem_info's ``(free, total, ret)``), 0 as each value on failure
+returns_ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
+returns_pair = boundary(lambda code: (0, code), invalid=AclError.INVALID_PARAM)
+returns_triple = boundary(lambda code: (0, 0, code), invalid=AclError.INVALID_PARAM)
+
+
+def c_int(value, what: str, call: str, minimum: int = 0) -> int:
+    if not is_c_int(value) or value < minimum:
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: {what} must be an integer >= {minimum}, "
+                                                 f"got {value!r}")
+    return int(value)
+
+
+def live_stream(handle, call: str):
+    """The live stream ``handle`` names; its refusal names ``call``."""
+    with named(call):
+        return STATE.streams.get(handle)
+
+
+@contextlib.contextmanager
+def named(call: str):
+    """A refusal from inside (the stream table's) told with the name of the call it refused."""
+    try:
+        yield
+    except AclnnError as exc:
+        raise AclnnError(exc.status, f"{call}: {exc.message}") from None
+
+
