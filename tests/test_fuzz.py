@@ -65,10 +65,15 @@ def _call_runtime(name: str, args: list, made: Dev):
           "create_event": acl.rt.create_event, "destroy_event": acl.rt.destroy_event,
           "record_event": acl.rt.record_event, "synchronize_event": acl.rt.synchronize_event,
           "query_event_status": acl.rt.query_event_status, "event_elapsed_time": acl.rt.event_elapsed_time,
-          "stream_wait_event": acl.rt.stream_wait_event}[name]
+          "stream_wait_event": acl.rt.stream_wait_event,
+          "synchronize_stream_with_timeout": acl.rt.synchronize_stream_with_timeout,
+          "synchronize_event_with_timeout": acl.rt.synchronize_event_with_timeout,
+          "memset_async": acl.rt.memset_async, "create_event_with_flag": acl.rt.create_event_with_flag,
+          "get_mem_info": acl.rt.get_mem_info}[name]
     result = fn(*args)
     if name in ("get_device_count", "create_stream", "malloc", "malloc_host", "create_context", "get_context",
-                "get_device", "get_run_mode", "create_event", "query_event_status", "event_elapsed_time"):
+                "get_device", "get_run_mode", "create_event", "query_event_status", "event_elapsed_time",
+                "create_event_with_flag"):
         assert isinstance(result, tuple) and len(result) == 2, result
         value, ret = result
         check_ret(ret, ACL_CODES)
@@ -80,8 +85,13 @@ def _call_runtime(name: str, args: list, made: Dev):
             assert acl.rt.destroy_stream(value) == 0
         elif ret == 0 and name == "create_context":
             assert acl.rt.destroy_context(value) == 0
-        elif ret == 0 and name == "create_event":
+        elif ret == 0 and name in ("create_event", "create_event_with_flag"):
             assert acl.rt.destroy_event(value) == 0
+    elif name == "get_mem_info":
+        assert isinstance(result, tuple) and len(result) == 3, result
+        free, total, ret = result
+        check_ret(ret, ACL_CODES)
+        assert (free, total) == ((memory.DEVICE.free_bytes, memory.DEVICE_CAPACITY) if ret == 0 else (0, 0))
     elif name in ("numpy_to_ptr", "bytes_to_ptr"):
         assert isinstance(result, int)
         if result == 0:
@@ -91,6 +101,8 @@ def _call_runtime(name: str, args: list, made: Dev):
             check_null(None)
     else:
         check_ret(result, ACL_CODES)
+        if result == 0 and name == "memset_async":  # run it now: nothing is left queued for later tests
+            check_ret(acl.rt.synchronize_stream(args[4]), ACL_CODES)
     return result
 
 
@@ -101,7 +113,9 @@ RUNTIME_CALLS = {"set_device": 1, "reset_device": 1, "get_device_count": 0, "cre
                  "ptr_to_numpy": 3, "create_context": 1, "destroy_context": 1, "set_context": 1, "get_context": 0,
                  "get_device": 0, "get_run_mode": 0, "synchronize_device": 0, "memset": 4, "create_event": 0,
                  "destroy_event": 1, "record_event": 2, "synchronize_event": 1, "query_event_status": 1,
-                 "event_elapsed_time": 2, "stream_wait_event": 2}
+                 "event_elapsed_time": 2, "stream_wait_event": 2, "synchronize_stream_with_timeout": 2,
+                 "synchronize_event_with_timeout": 2, "memset_async": 5, "create_event_with_flag": 1,
+                 "get_mem_info": 1}
 # handles a hostile caller might pass: live / freed / interior / host addresses, real objects
 HANDLES = ("live", "freed", "interior", "host_array", "tensor", "scalar", "stream_dead", "event_dead")
 
@@ -130,7 +144,7 @@ def test_fuzz_runtime_calls_with_hostile_arguments(acl_runtime, name, data):
             args[0] = 1                                # test_reliability's lifecycle rows
         content = bytes(made.read(live, (256,), np.uint8))
         _call_runtime(name, args, made)
-        if name not in ("memcpy", "memset", "free"):
+        if name not in ("memcpy", "memset", "memset_async", "free"):
             assert bytes(made.read(live, (256,), np.uint8)) == content, "a failed call wrote memory"
     finally:
         made.close()
