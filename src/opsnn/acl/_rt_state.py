@@ -65,19 +65,6 @@ def run_queued(streams) -> list[str]:
     return failures
 
 
-def run_queued(streams) -> list[str]:
-    """Run what is still queued on streams that ``StreamTable.reset`` closed (``reset_device``,
-    ``acl.finalize``: nothing is dropped), outside the runtime's lock; the messages of the tasks
-    that failed."""
-    failures = []
-    for stream in streams:
-        try:
-            stream.synchronize()
-        except AclnnError as exc:
-            failures.append(exc.message)
-    return failures
-
-
 STATE = Runtime()
 
 # the return shapes of a runtime call: ``ret``, ``(value, ret)`` or ``(value, value, ret)``
