@@ -696,7 +696,7 @@ TARGETS = (
      "torch_alloc", "py_alloc", 1.0),
     ("4 elements: Pythonic call <= 1.0x the torch.ops.aten call (out=)", None, lambda n: n == 4,
      "torch_out", "py_out", 1.0),
-    ("4 elements: two-phase, repeatable executor <= 2x torch", None, lambda n: n == 4,
+    ("4 elements: two-phase, repeatable executor <= 2x torch's time (speed ratio >= 0.5)", None, lambda n: n == 4,
      "torch_alloc", "acl_repeat", 0.5),
     (">= 1e5, broadcast: Pythonic out= >= 1.0x torch out=", "broadcast", lambda n: n >= 10**5,
      "torch_out", "py_out", 1.0),
@@ -834,8 +834,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", nargs="*", type=int_at_least(1), help="element counts (1e5 or 100000)")
     parser.add_argument("--threads", nargs="*", type=int_at_least(1),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
-    parser.add_argument("--layouts", nargs="*", choices=LAYOUTS)
-    parser.add_argument("--methods", nargs="*", choices=METHODS)
+    parser.add_argument("--layouts", nargs="*", choices=LAYOUTS,
+                        help="contiguous; broadcast (grad (N,1) with self (1,M)); strided (self a transposed 2-D "
+                             "view); permuted (self a 3-D view, axes reversed) (default: all)")
+    parser.add_argument("--methods", nargs="*", choices=METHODS,
+                        help="py_out / py_alloc: the Pythonic call with and without out=; acl_fresh / acl_repeat: "
+                             "the two-phase API, a fresh executor each call / one repeatable executor; torch_out / "
+                             "torch_alloc: torch.ops.aten with and without out=; numpy: a NumPy expression; "
+                             "bandwidth: a compiled copy that reads two arrays and writes one (default: all)")
     parser.add_argument("--max-large-dtypes", nargs="*", type=bench_dtype, metavar="DTYPE",
                         help="at 1e8 elements, measure only these dtypes (default: all)")
     parser.add_argument("--forward-max-size", type=int_at_least(1), default=10**7,
@@ -845,7 +851,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-memory", dest="memory", action="store_false",
                         help="skip the peak-memory measurement (a float32 LeakyReluBackward call with out=, "
                              "whatever --ops says: 1e8 elements, 1e6 with --quick)")
-    parser.add_argument("--no-plot", dest="plot", action="store_false")
+    parser.add_argument("--no-plot", dest="plot", action="store_false", help="do not draw bench.png")
     parser.add_argument("--spin-count", type=int_at_least(0), metavar="N",
                         help="OpenMP workers of both libraries spin N times before sleeping (GOMP_SPINCOUNT, "
                              "OMP_WAIT_POLICY unset) instead of sleeping at once (OMP_WAIT_POLICY=PASSIVE)")

@@ -356,7 +356,7 @@ def _add_run_arguments(parser) -> None:
                              "ACL_INT64, true / false as ACL_BOOL, others as ACL_DOUBLE, as in the Pythonic "
                              "API (default: slope 0.01; min -1 max 1)")
     parser.add_argument("--self-is-result", action="store_true", help="selfIsResult (LeakyReluBackward)")
-    parser.add_argument("--seed", type=int_at_least(0), default=0)
+    parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the random inputs (default 0)")
 
 
 def _run_run(args) -> int:
