@@ -7,7 +7,9 @@
 Phase 1 does every check and plans the steps (statuses 161001, 161002, 561003, 561103); phase 2
 checks the executor, workspace and stream (161001, 161002, 361001, 561003; a null workspace with
 a size > 0 deletes the executor, as CANN's does), then queues the work on ``stream`` (run by
-``acl.rt.synchronize_stream``). ``None``, or the int 0 of a pyACL-style handle variable, stands
+``acl.rt.synchronize_stream``). An executor made repeatable (aclSetAclOpExecutorRepeatable) runs
+until aclDestroyAclOpExecutor; aclSetInputTensorAddr / aclSetOutputTensorAddr move its tensors
+to other device memory between launches. ``None``, or the int 0 of a pyACL-style handle variable, stands
 for a C null pointer. On failure the text is in
 ``acl.get_recent_err_msg()``. The SoC in force at phase 1 selects the dtype lists.
 """
@@ -88,6 +90,7 @@ class _Launch:
         self.plan = executor.plan
         self.tensors = tuple(executor.tensors.values())
         self.handles = tuple(t for t in self.tensors if isinstance(t, aclTensor))
+        self.addrs = tuple(t.addr for t in self.handles)  # what the checks and the views saw
         buffer = None
         if size:
             alloc = self.memory[-1][1]
@@ -144,13 +147,14 @@ class _Launch:
 
     def intact(self) -> bool:
         """What _check_bound_tensors verified still holds: same tensors and workspace range (so
-        the overlap verdict stands); only a destroy or a free can have happened since, and none
-        has while memory.RELEASE_COUNT is where it was when this was last verified."""
+        the overlap verdicts stand); only a destroy, a free or a tensor's new address
+        (aclSetInputTensorAddr) can have happened since, and none has while memory.RELEASE_COUNT
+        is where it was when this was last verified."""
         count = memory.RELEASE_COUNT
         if count == self.verified:
             return True
-        for tensor in self.handles:
-            if tensor.destroyed:
+        for tensor, addr in zip(self.handles, self.addrs):
+            if tensor.destroyed or tensor.addr != addr:
                 return False
         for _, alloc in self.memory:
             if not alloc.live:
@@ -175,7 +179,9 @@ memory.RELEASE_HOOKS.append(_RECENT.clear)
 
 def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, size: int) -> list:
     """At launch: the executor's tensors are alive (not destroyed, memory not freed since phase
-    1) and the workspace is ``size`` bytes of live device memory that no tensor uses (161002).
+    1), ``out`` still passes phase 1's overlap check where a tensor was given a new address
+    since its creation (aclSetInputTensorAddr: that check read the addresses), and the workspace
+    is ``size`` bytes of live device memory that no tensor uses (161002).
     Returns ``(what, allocation)`` for each tensor's data, then for the workspace (when ``size``):
     what the queued task checks again when it runs."""
     op = spec.name
@@ -194,8 +200,13 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
                 alloc = tensor.allocation or memory.DEVICE.locate(tensor.addr, tensor.storage_nbytes,
                                                                   f"{name} data")[0]
             except AclnnError as exc:
-                raise AclnnError(161002, f"{op}: {name}'s device memory is gone: {exc.message}") from None
+                what = (f"{name}'s address, given by aclSetInputTensorAddr / aclSetOutputTensorAddr, "
+                        "is not live device memory holding its storage" if tensor.moved else
+                        f"{name}'s device memory is gone")
+                raise AclnnError(161002, f"{op}: {what}: {exc.message}") from None
             found.append((name, alloc, tensor))
+    if any(tensor.moved for _, _, tensor in found):
+        engine.check_out_overlap(spec, executor.tensors)
     allocations = [(f"{name}'s data", alloc) for name, alloc, _ in found]
     if not size:
         return allocations
@@ -377,10 +388,21 @@ def aclnnInplaceHardtanh(workspace, workspace_size, executor, stream) -> int:
     return _phase2("InplaceHardtanh", workspace, workspace_size, executor, stream)
 
 
-# opbase's two executor calls answer NULL with 561103 (phase 2: 161001). Memory without an
+# opbase's executor calls answer NULL with 561103 (phase 2: 161001). Memory without an
 # executor's magic number is 561000 there; opsnn keeps 561000 for its own bugs (README), so a
 # non-executor stays 161002, as at phase 2.
 _EXECUTOR_CALL_NULL = Status.ERR_INNER_NULLPTR
+
+
+def _unreleased_executor(executor, call: str, consequence: str) -> aclOpExecutor:
+    """``executor`` if it is live and not a single-use executor that already ran: CANN's launch
+    releases one (its documentation), so any later call with it uses freed memory on a device
+    (161002; ``consequence`` says what that would do for ``call``). A null one is 561103."""
+    executor = engine.live_executor(executor, call, _EXECUTOR_CALL_NULL)
+    if executor.consumed and not executor.repeatable:
+        raise checks.fail(call, "the executor already ran; a single-use executor is released by its "
+                                "launch" + consequence)
+    return executor
 
 
 @_ret
@@ -390,11 +412,8 @@ def aclSetAclOpExecutorRepeatable(executor) -> int:
     destroyed, or a single-use executor that already ran). Source: opbase's
     aclSetAclOpExecutorRepeatable and its documentation (561103 for a null executor)."""
     with _LAUNCH_LOCK:
-        executor = engine.live_executor(executor, "aclSetAclOpExecutorRepeatable", _EXECUTOR_CALL_NULL)
-        if executor.consumed and not executor.repeatable:
-            raise AclnnError(161002, "aclSetAclOpExecutorRepeatable: the executor already ran; a "
-                                     "single-use executor is released by its launch. Make it "
-                                     "repeatable before the first launch")
+        executor = _unreleased_executor(executor, "aclSetAclOpExecutorRepeatable",
+                                        ". Make it repeatable before the first launch")
         executor.repeatable = True
     return 0
 
@@ -407,14 +426,101 @@ def aclDestroyAclOpExecutor(executor) -> int:
     opbase's aclDestroyAclOpExecutor; its documentation (the phase-2 call releases an executor
     not made repeatable, and this call pairs with aclSetAclOpExecutorRepeatable)."""
     with _LAUNCH_LOCK:
-        executor = engine.live_executor(executor, "aclDestroyAclOpExecutor", _EXECUTOR_CALL_NULL)
-        if executor.consumed and not executor.repeatable:
-            raise AclnnError(161002, "aclDestroyAclOpExecutor: the executor already ran; a single-use "
-                                     "executor is released by its launch, so destroying it would free it "
-                                     "twice. Only an executor made repeatable (aclSetAclOpExecutorRepeatable) "
-                                     "is destroyed by this call")
+        executor = _unreleased_executor(
+            executor, "aclDestroyAclOpExecutor",
+            ", so destroying it would free it twice. Only an executor made repeatable "
+            "(aclSetAclOpExecutorRepeatable) is destroyed by this call")
         executor.destroy("aclDestroyAclOpExecutor")
     return 0
+
+
+@_ret
+def aclSetInputTensorAddr(executor, index, tensor, addr) -> int:
+    """Give the executor's input ``index`` a new device address: ``tensor`` (that input's
+    aclTensor) now views the storage at ``addr`` (an int from acl.rt.malloc; None or 0 is the
+    null pointer), and the executor's next launch reads it there. Meant for a repeatable
+    executor (aclSetAclOpExecutorRepeatable) whose buffers move between launches.
+
+    ``index`` counts the operator's input tensors from 0 in argument order (LeakyReluBackward,
+    HardtanhBackward: 0 gradOutput, 1 self; LeakyRelu, Hardtanh: 0 self; the in-place
+    operators: 0 selfRef, which is output 0 as well: one aclTensor, moved by either call).
+
+    The address lives in the aclTensor, as in opbase, so every executor bound to ``tensor`` (and
+    any later phase 1) sees it; launches already queued keep the address they were queued with.
+    Whether ``addr`` holds the tensor's storage is checked at the next launch, as for every
+    tensor (161002 there); out's overlap with the inputs (phase 1's check) is checked again then.
+
+    Returns ret: 0; 561103 (tensor, then executor, null); 161002 (executor not an executor,
+    destroyed, or single use and already run; index not an integer in range; tensor not the
+    aclTensor bound at that index, or destroyed; addr not an integer in [0, 2**64)). A refused
+    call changes nothing. Sources: the aclSetInputTensorAddr documentation (561103 for a null
+    executor or tensor, 161002 for an index out of range) and opbase's implementation (null
+    checks in this order; the address set on the aclTensor). opbase's 161002 for a tensor given
+    as null at phase 1 cannot arise: every opsnn operator's tensors are required (161001 there).
+    Where opbase is silent or lax, for the op_api executors ops-nn's operators make: it moves
+    the tensor before its executor null check and never reads ``index`` or the executor's state
+    (a wrong tensor or index, a destroyed or released executor pass, or touch freed memory);
+    opsnn refuses those (161002) and moves nothing. A single-use executor not launched yet is
+    accepted, as there: its one launch reads the new address.
+    """
+    return _set_tensor_addr("aclSetInputTensorAddr", "input", executor, index, tensor, addr)
+
+
+@_ret
+def aclSetOutputTensorAddr(executor, index, tensor, addr) -> int:
+    """aclSetInputTensorAddr for the executor's output ``index``: 0 is ``out`` (the in-place
+    operators: selfRef, also input 0). Same arguments, checks and statuses. Source: the
+    aclSetOutputTensorAddr documentation and opbase's implementation."""
+    return _set_tensor_addr("aclSetOutputTensorAddr", "output", executor, index, tensor, addr)
+
+
+def _set_tensor_addr(call: str, role: str, executor, index, tensor, addr) -> int:
+    """The checks of aclSetInputTensorAddr / aclSetOutputTensorAddr in opbase's order (tensor
+    null, executor null: 561103), then opsnn's (161002: a C caller's mistakes that opbase
+    passes silently: it ignores ``index`` for op_api executors and moves whatever tensor it is
+    given), then the move, under the launch lock, so a launch on another thread binds the
+    tensors wholly before or wholly after it."""
+    if checks.is_null(tensor):
+        raise checks.fail(call, f"tensor must be an aclTensor, got a null pointer ({tensor!r})",
+                          _EXECUTOR_CALL_NULL)
+    with _LAUNCH_LOCK:
+        executor = _unreleased_executor(
+            executor, call, ", so its tensors can no longer be given addresses. Make it repeatable "
+                            "(aclSetAclOpExecutorRepeatable) before its first launch")
+        spec = registry.get(executor.plan.op)
+        params = spec.inputs if role == "input" else (spec.output,)
+        names = [_role_name(spec, p) for p in params]
+        if not checks.is_c_int(index) or not 0 <= index < len(params):
+            listed = ", ".join(f"{k} {name}" for k, name in enumerate(names))
+            raise checks.fail(call, f"index must be an integer in [0, {len(params)}) ({spec.api_name}'s "
+                                    f"{role}s: {listed}), got {index!r}")
+        bound = executor.tensors[params[index].name]
+        if tensor is not bound:
+            raise checks.fail(call, f"tensor must be the aclTensor the executor's {role} {index} "
+                                    f"({names[index]}) was given at GetWorkspaceSize, {bound!r}; got "
+                                    f"{_bound_as(spec, executor, tensor)}")
+        if tensor.destroyed:
+            raise checks.fail(call, f"tensor ({names[index]}) was already destroyed (aclDestroyTensor)")
+        if addr is None:
+            addr = 0
+        if not checks.is_c_int(addr) or not 0 <= addr < 2**64:
+            raise checks.fail(call, f"addr must be a device address (an int in [0, 2**64) from "
+                                    f"acl.rt.malloc), got {addr!r}")
+        tensor.set_storage_addr(int(addr))
+    return 0
+
+
+def _role_name(spec, param) -> str:
+    """A tensor parameter's CANN name: selfRef for both roles of an in-place operator's tensor."""
+    return "selfRef" if spec.inplace else param.api_name
+
+
+def _bound_as(spec, executor: aclOpExecutor, tensor) -> str:
+    """``tensor`` as a refusal names it: with the roles it has in ``executor``, if any."""
+    roles = [f"{role} {k} ({_role_name(spec, p)})"
+             for role, params in (("input", spec.inputs), ("output", (spec.output,)))
+             for k, p in enumerate(params) if executor.tensors[p.name] is tensor]
+    return f"{tensor!r}, its {' and '.join(roles)}" if roles else repr(tensor)
 
 
 __all__ = ["aclnnLeakyReluBackwardGetWorkspaceSize", "aclnnLeakyReluBackward",
@@ -423,4 +529,5 @@ __all__ = ["aclnnLeakyReluBackwardGetWorkspaceSize", "aclnnLeakyReluBackward",
            "aclnnInplaceLeakyReluGetWorkspaceSize", "aclnnInplaceLeakyRelu",
            "aclnnHardtanhGetWorkspaceSize", "aclnnHardtanh",
            "aclnnInplaceHardtanhGetWorkspaceSize", "aclnnInplaceHardtanh",
-           "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor"]
+           "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor",
+           "aclSetInputTensorAddr", "aclSetOutputTensorAddr"]

@@ -48,12 +48,15 @@ class Layout(NamedTuple):
 
 
 def layout(tensor) -> Layout:
-    """The Layout of an aclTensor (from its metadata; no memory access; kept on the tensor, whose
-    metadata never changes) or an ArrayTensor."""
+    """The Layout of an aclTensor (from its metadata; no memory access; kept on the tensor with
+    the address it was computed for, the only metadata that can change: ``set_storage_addr``)
+    or an ArrayTensor."""
     if isinstance(tensor, aclTensor):
-        if tensor.layout is None:
-            tensor.layout = _layout(tensor)
-        return tensor.layout
+        addr = tensor.addr  # read first: a move meanwhile leaves a key that no longer matches
+        cached = tensor.layout
+        if cached is None or cached[0] != addr:
+            cached = tensor.layout = (addr, _layout(tensor))
+        return cached[1]
     return _layout(tensor)
 
 

@@ -87,7 +87,8 @@ class _Fixed:
 
 class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
     """A view of emulated device memory (``aclCreateTensor``'s arguments, validated); its
-    metadata is fixed once created (``_Fixed``)."""
+    metadata is fixed once created (``_Fixed``), but for the device address, which
+    ``set_storage_addr`` alone changes (as in C only aclSetInputTensorAddr and its kin do)."""
 
     _FIXED = frozenset({"shape", "dtype", "strides", "offset", "format", "storage_shape", "addr",
                         "storage_nbytes"})
@@ -114,8 +115,9 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
             raise _bad(f"tensorData must be a device address (int from acl.rt.malloc), got {type(addr).__name__}")
         fields["addr"] = int(addr)
         fields["destroyed"] = False
-        fields["_view"] = None  # (memory.Allocation, np.ndarray): see array()
-        fields["layout"] = None  # overlap.layout() of this view, computed on first use
+        fields["moved"] = False  # set_storage_addr was called: aclnn rechecks out's overlap at launch
+        fields["_view"] = None  # (address, memory.Allocation, np.ndarray): see array()
+        fields["layout"] = None  # (address, overlap.layout() of this view), computed on first use
         storage_numel = numel(self.storage_shape)
         if not self.is_empty:
             reach = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides)) + 1
@@ -130,22 +132,25 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
     def array(self) -> np.ndarray:
         """The live strided view; raises if the tensor or its memory is gone.
 
-        Built once and kept with the allocation it views: addresses are never reused, so the
-        view stays right for as long as that allocation is live (one flag read per call, which
-        is what keeps a repeated launch of a small tensor cheap)."""
+        Built once and kept with the address and the allocation it views: addresses are never
+        reused, so the view stays right for as long as the tensor keeps that address and that
+        allocation is live (two reads per call, which is what keeps a repeated launch of a small
+        tensor cheap). The address is read once, first: a ``set_storage_addr`` on another thread
+        meanwhile leaves a view keyed by the address it was built for."""
         if self.destroyed:
             raise AclnnError(Status.ERR_PARAM_INVALID, "tensor was destroyed (aclDestroyTensor) before use")
+        addr = self.addr
         cached = self._view
-        if cached is not None and cached[0].live:
-            return cached[1]
+        if cached is not None and cached[0] == addr and cached[1].live:
+            return cached[2]
         np_dtype = dtypes.to_numpy(self.dtype)
         if self.storage_nbytes == 0 or self.is_empty:
             return np.empty(self.shape, dtype=np_dtype)
-        alloc, start = memory.DEVICE.locate(self.addr, self.storage_nbytes, "tensor data")
+        alloc, start = memory.DEVICE.locate(addr, self.storage_nbytes, "tensor data")
         size = np_dtype.itemsize
         view = np.ndarray(self.shape, np_dtype, buffer=alloc.buffer, offset=start + self.offset * size,
                           strides=tuple(s * size for s in self.strides))
-        self._view = (alloc, view)
+        self._view = (addr, alloc, view)
         return view
 
     @property
@@ -154,7 +159,22 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         if self.storage_nbytes == 0 or self.is_empty:
             return None
         self.array()
-        return self._view[0]
+        return self._view[1]
+
+    def set_storage_addr(self, addr: int) -> None:
+        """Point the tensor at the storage starting at device address ``addr`` (an int; opbase's
+        aclTensor::SetStorageAddr, which aclSetInputTensorAddr / aclSetOutputTensorAddr call).
+        Nothing is checked here: whether ``addr`` holds the storage is checked where every
+        tensor's memory is, when it is used (a launch, a phase 1). A change counts as a release
+        (``memory.released``), as a free does: the launches and memos that checked or viewed the
+        old address check again before their next use; a task already queued keeps the views it
+        captured, as a queued kernel keeps the addresses it was launched with."""
+        if addr == self.addr:
+            return
+        fields = self.__dict__
+        fields["addr"] = addr
+        fields["moved"] = True
+        memory.released()
 
     def __repr__(self) -> str:
         return f"<aclTensor {self.describe()} offset {self.offset} at {hex(self.addr)}>"
