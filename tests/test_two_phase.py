@@ -369,6 +369,120 @@ def test_repeatable_executor_reads_current_device_data(acl_env):
 
 
 @pytest.mark.parametrize("grad_dtype, layouts, out_layout", [
+    (F32, ("contig", "contig"), "contig"),        # one compiled Kernel call into out
+    (F16, ("contig", "contig"), "contig"),        # Cast grad into the workspace first
+    (F16, ("transposed", "sliced"), "offset"),    # Contiguous, Cast, Kernel, ViewCopy
+])
+def test_repeatable_executor_follows_moved_tensors(acl_env, grad_dtype, layouts, out_layout):
+    """aclSetInputTensorAddr / aclSetOutputTensorAddr between launches of a repeatable executor:
+    the relaunch (the very arguments of the last one, so the path that skips the checks) reads
+    the inputs at their new storage and writes the new out, bit for bit; the old out keeps the
+    bytes it had and the new out's storage outside the view its sentinel; moved back, the old
+    storage is used again."""
+    g, x = cases.grid(grad_dtype, F32)
+    ws, ex, gt, xt, ot = _leaky(acl_env, g, x, 0.5, layouts=layouts, out_layout=out_layout)
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    wsp = acl_env.malloc(ws) if ws else None
+
+    def launch(expected, out):
+        assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0, acl.get_recent_err_msg()
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0, acl.get_recent_err_msg()
+        cases.assert_bits_equal(out.view(), expected)
+
+    launch(cases.ref_leaky(g, x, np.float32(0.5)), ot)
+    old_out = ot.storage_bytes()
+    g2, x2 = -g[::-1], -x
+    # storage laid out as the first: the new tensors made here only lend their addresses
+    gt2, xt2 = acl_env.put_layout(g2, layouts[0]), acl_env.put_layout(x2, layouts[1])
+    ot2 = acl_env.out(ot.view_shape, ot.dtype, out_layout)
+    assert aclnn.aclSetInputTensorAddr(ex, 0, gt.tensor, gt2.addr) == 0
+    assert aclnn.aclSetInputTensorAddr(ex, 1, xt.tensor, xt2.addr) == 0
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, ot.tensor, ot2.addr) == 0
+    assert (gt.tensor.addr, xt.tensor.addr, ot.tensor.addr) == (gt2.addr, xt2.addr, ot2.addr)
+    sentinel = ot2.storage()
+    launch(cases.ref_leaky(g2, x2, np.float32(0.5)), ot2)
+    assert ot.storage_bytes() == old_out
+    outside = cases.outside_mask(*cases.out_layout(ot.view_shape, ot.dtype, out_layout))
+    cases.assert_bits_equal(ot2.storage()[outside], sentinel[outside])
+    acl_env.write(ot.addr, np.zeros(ot.base_shape, ot.dtype))
+    assert aclnn.aclSetInputTensorAddr(ex, 0, gt.tensor, gt.addr) == 0
+    assert aclnn.aclSetInputTensorAddr(ex, 1, xt.tensor, xt.addr) == 0
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, ot.tensor, ot.addr) == 0
+    second = ot2.storage_bytes()
+    launch(cases.ref_leaky(g, x, np.float32(0.5)), ot)
+    assert ot2.storage_bytes() == second
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+def test_moved_tensor_reaches_every_executor_and_phase_1(acl_env):
+    """The address lives in the aclTensor (opbase's SetStorageAddr): moving self through one
+    repeatable executor moves it for another bound to it (its relaunch, which had skipped the
+    checks, reads the new storage), for a fresh executor not launched yet (whose operator's
+    last fresh launch had bound the same handles) and for a new phase 1."""
+    g = np.array([1.0, 2.0, 3.0, 4.0], F32)
+    x = np.array([-1.0, 0.0, 0.5, 2.0], F32)
+    x2 = np.array([2.0, -2.0, -0.5, 0.25], F32)
+    gt, xt, ot, ht = acl_env.put(g), acl_env.put(x), acl_env.out((4,), F32), acl_env.out((4,), F32)
+    lo, hi = acl_env.scalar(-1.0, "FLOAT"), acl_env.scalar(1.0, "FLOAT")
+    slope = acl_env.scalar(0.5, "DOUBLE")
+    _, leaky, _ = LEAKY.phase1(gt.tensor, xt.tensor, slope, False, ot.tensor)
+    _, hard, _ = HARDTANH.phase1(gt.tensor, xt.tensor, lo, hi, ht.tensor)
+    for ex in (leaky, hard):
+        assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+
+    def run(op, ex, out, expected):
+        assert op.phase2(None, 0, ex, acl_env.stream) == 0, acl.get_recent_err_msg()
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0
+        cases.assert_bits_equal(out.view(), np.array(expected, F32))
+
+    run(LEAKY, leaky, ot, [0.5, 1.0, 3.0, 4.0])
+    run(HARDTANH, hard, ht, [0.0, 2.0, 3.0, 0.0])  # strict bounds: 0.0 < self < 1.0 keeps grad
+    assert aclnn.aclSetInputTensorAddr(leaky, 1, xt.tensor, acl_env.put(x2).addr) == 0
+    run(LEAKY, leaky, ot, [1.0, 1.0, 1.5, 4.0])
+    run(HARDTANH, hard, ht, [0.0, 0.0, 3.0, 4.0])
+    # a fresh executor of the same handles; moved before its one launch, it reads the new storage
+    ot2 = acl_env.out((4,), F32)
+    _, fresh, ret = LEAKY.phase1(gt.tensor, xt.tensor, slope, False, ot.tensor)
+    assert ret == 0 and LEAKY.phase2(None, 0, fresh, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    _, fresh, ret = LEAKY.phase1(gt.tensor, xt.tensor, slope, False, ot.tensor)
+    assert ret == 0 and aclnn.aclSetOutputTensorAddr(fresh, 0, ot.tensor, ot2.addr) == 0
+    acl_env.write(ot.addr, np.zeros(4, F32))
+    run(LEAKY, fresh, ot2, [1.0, 1.0, 1.5, 4.0])
+    cases.assert_bits_equal(ot.view(), np.zeros(4, F32))
+    # phase 1 with the moved handles binds the new storage too
+    _, again, ret = LEAKY.phase1(gt.tensor, xt.tensor, slope, False, ot.tensor)
+    assert ret == 0
+    acl_env.write(ot2.addr, np.zeros(4, F32))
+    run(LEAKY, again, ot2, [1.0, 1.0, 1.5, 4.0])
+    for ex in (leaky, hard):
+        assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+def test_in_place_operator_tensor_is_input_0_and_output_0(acl_env):
+    """aclnnInplaceLeakyRelu's selfRef is input 0 and output 0 (opbase's ref parameters): either
+    call moves the one aclTensor, and the repeatable executor then updates the new storage in
+    place, leaving the old one as it was; index 1 is out of range for both."""
+    x = np.array([-4.0, -1.0, 0.0, 2.0], F32)
+    xt = acl_env.put(x)
+    ws, ex, ret = aclnn.aclnnInplaceLeakyReluGetWorkspaceSize(xt.tensor, acl_env.scalar(0.25, "DOUBLE"))
+    assert ret == 0 and ws == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    assert aclnn.aclnnInplaceLeakyRelu(None, 0, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    first = np.array([-1.0, -0.25, 0.0, 2.0], F32)
+    cases.assert_bits_equal(xt.view(), first)
+    for k, call in enumerate((aclnn.aclSetOutputTensorAddr, aclnn.aclSetInputTensorAddr)):
+        moved = acl_env.put(x * (k + 2))
+        expect_acl_failure(call(ex, 1, xt.tensor, moved.addr), 161002)
+        assert call(ex, 0, xt.tensor, moved.addr) == 0
+        assert aclnn.aclnnInplaceLeakyRelu(None, 0, ex, acl_env.stream) == 0
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0
+        cases.assert_bits_equal(moved.view(), first * (k + 2))
+        cases.assert_bits_equal(xt.view(), first)  # the first storage, read through its address
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+@pytest.mark.parametrize("grad_dtype, layouts, out_layout", [
     (F32, ("contig", "contig"), "contig"),        # one Kernel step into out
     (F16, ("contig", "contig"), "contig"),        # Cast grad into the workspace first
     (F16, ("transposed", "sliced"), "offset"),    # Contiguous, Cast, Kernel, ViewCopy
