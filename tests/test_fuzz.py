@@ -445,6 +445,78 @@ def _two_phase(dev, op, kinds, flag, jv, shared_out, ws_kind, ws_size, stream_ki
             before = _snapshot(dev)
 
 
+# ---- aclSetInputTensorAddr / aclSetOutputTensorAddr, then a relaunch --------------------------
+ADDR_EXECUTORS = ("own", "own", "own", "none", "zero", "destroyed", "released", "junk")
+ADDR_TENSORS = ("grad", "self", "out", "foreign", "destroyed", "none", "junk")
+ADDR_TARGETS = ("live", "live", "freed", "interior", "host_array", "small", "none", "junk", "int")
+
+
+@FUZZ
+@given(call=st.sampled_from(["aclSetInputTensorAddr", "aclSetOutputTensorAddr"]),
+       ex_kind=st.sampled_from(ADDR_EXECUTORS), index=st.one_of(st.integers(-1, 2), extreme_int, junk),
+       t_kind=st.sampled_from(ADDR_TENSORS), a_kind=st.sampled_from(ADDR_TARGETS), jv=junk, n=extreme_int,
+       bound=st.one_of(st.none(), st.integers(0, 1)))
+def test_fuzz_tensor_addr_calls(acl_runtime, call, ex_kind, index, t_kind, a_kind, jv, n, bound):
+    """A repeatable executor's tensor given a new address with hostile arguments (or, ``bound``,
+    the executor's own tensor at a valid index and any address), then relaunched: documented
+    statuses with a message; a refused call moves no tensor; a relaunch either runs, the result
+    of the inputs at their addresses now in the out at its own, or is refused having written
+    nothing."""
+    if bound is not None:
+        ex_kind, index = "own", bound if call == "aclSetInputTensorAddr" else 0
+        t_kind = ("grad", "self")[index] if call == "aclSetInputTensorAddr" else "out"
+    mem0 = mem_state()
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    dev = Dev(stream)
+    try:
+        g, x = np.array([1.0, 2.0, 3.0, 4.0], F32), np.array([-1.0, 0.0, 0.5, 2.0], F32)
+        gt, xt, ot = dev.tensor(g), dev.tensor(x), dev.tensor(np.zeros(4, F32))
+        ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, dev.scalar(0.5), False, ot)
+        assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+        executor = {"own": ex, "none": None, "zero": 0, "junk": jv}.get(ex_kind)
+        if ex_kind in ("destroyed", "released"):
+            _, executor, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, dev.scalar(0.5), False, ot)
+            if ex_kind == "destroyed":
+                assert aclnn.aclDestroyAclOpExecutor(executor) == 0
+            else:
+                assert aclnn.aclnnLeakyReluBackward(None, 0, executor, stream) == 0
+                assert acl.rt.synchronize_stream(stream) == 0
+        tensor = {"grad": gt, "self": xt, "out": ot, "foreign": dev.tensor(g), "none": None, "junk": jv}.get(t_kind)
+        if t_kind == "destroyed":
+            tensor = dev.tensor(g)
+            assert acl.destroy_tensor(tensor) == 0
+        live = dev.malloc(16)
+        freed, _ = acl.rt.malloc(16, 0)
+        acl.rt.free(freed)
+        addr = {"live": live, "freed": freed, "interior": live + 4, "host_array": np.zeros(4, F32),
+                "small": dev.malloc(8), "none": None, "junk": jv, "int": n}[a_kind]
+        handles = (gt, xt, ot)
+        before = [t.addr for t in handles]
+        acl.get_recent_err_msg()
+        ret = getattr(aclnn, call)(executor, index, tensor, addr)
+        check_ret(ret, ACLNN_CODES)
+        event(f"{call} -> {ret}")
+        if ret != 0:
+            assert [t.addr for t in handles] == before, "a refused call moved a tensor"
+        contents = _snapshot(dev)
+        r2 = aclnn.aclnnLeakyReluBackward(None, ws, ex, stream)
+        check_ret(r2, ACLNN_CODES)
+        event(f"relaunch -> {r2}")
+        check_ret(acl.rt.synchronize_stream(stream), ACL_CODES)
+        if r2 != 0:
+            assert _snapshot(dev) == contents, "a refused launch wrote device memory"
+        else:  # the inputs as they are at their addresses now, and out at its own
+            grad, self_ = dev.read(gt.addr, (4,), F32), dev.read(xt.addr, (4,), F32)
+            expected = np.where(self_ > 0, grad, grad * np.float32(0.5))
+            assert dev.read(ot.addr, (4,), F32).tobytes() == expected.tobytes()
+        assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    finally:
+        dev.close()
+        assert acl.rt.destroy_stream(stream) == 0
+    assert mem_state() == mem0
+
+
 # ---- every registered operator (forward, in-place, backward): phase 1 + phase 2 ------------
 def _registered_ops():
     from opsnn import registry

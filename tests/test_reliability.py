@@ -1688,6 +1688,155 @@ def test_relaunch_skips_checks_only_for_the_same_call(runtime_guard, dev, monkey
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
 
+ADDR_CALLS = (aclnn.aclSetInputTensorAddr, aclnn.aclSetOutputTensorAddr)
+
+
+def test_tensor_addr_refused(dev):
+    """aclSetInputTensorAddr / aclSetOutputTensorAddr: a null tensor, then a null executor ->
+    561103 (the documented status, in opbase's order); a non-executor, a destroyed executor or a
+    single-use one that already ran (its launch released it) -> 161002; an index that is no
+    integer in range -> 161002 (documented); a tensor that is not the one at that index, or
+    destroyed, -> 161002 naming both; an addr that is no integer in [0, 2**64) -> 161002. A
+    refused call moves nothing: the executor then runs on the tensors' own storage."""
+    gt, xt, s, ot, oa = leaky(dev)
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    spare = dev.malloc(16)
+    addrs = [t.addr for t in (gt, xt, ot)]
+    foreign = dev.tensor(G)
+    for call, role, first, count in zip(ADDR_CALLS, ("input", "output"), (gt, ot), (2, 1)):
+        name = call.__name__
+        for null in (None, 0, np.uint64(0)):
+            fail_msg(call(ex, 0, null, spare), 561103, name, "tensor must be an aclTensor", "null pointer")
+            fail_msg(call(null, 0, null, spare), 561103, "tensor must be an aclTensor")  # tensor first
+            fail_msg(call(null, 0, first, spare), 561103, name, "executor must be an aclOpExecutor",
+                     "null pointer")
+        for junk in (1, "ex", Sentinel(), gt):
+            fail_msg(call(junk, 0, first, spare), 161002, name, "must be an aclOpExecutor", type(junk).__name__)
+        for index in (-1, count, 2**64, 1.0, "0", True, None):
+            fail_msg(call(ex, index, first, spare), 161002, f"index must be an integer in [0, {count})",
+                     f"aclnnLeakyReluBackward's {role}s: 0 {'gradOutput, 1 self' if count == 2 else 'out'}",
+                     f"got {index!r}")
+        for addr in (-1, 2**64, 1.5, "0x100", Sentinel(), gt):
+            fail_msg(call(ex, 0, first, addr), 161002, "addr must be a device address", "int in [0, 2**64)")
+    fail_msg(aclnn.aclSetInputTensorAddr(ex, 0, xt, spare), 161002, "input 0 (gradOutput)", "its input 1 (self)")
+    fail_msg(aclnn.aclSetInputTensorAddr(ex, 1, ot, spare), 161002, "input 1 (self)", "its output 0 (out)")
+    fail_msg(aclnn.aclSetOutputTensorAddr(ex, 0, gt, spare), 161002, "output 0 (out)", "its input 0 (gradOutput)")
+    for other in (foreign, Sentinel(), 7):
+        fail_msg(aclnn.aclSetInputTensorAddr(ex, 0, other, spare), 161002, "tensor must be the aclTensor",
+                 f"got {other!r}")
+    assert [t.addr for t in (gt, xt, ot)] == addrs
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    assert not read_out(dev, spare).any()
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+    for call in ADDR_CALLS:
+        fail_msg(call(ex, 0, gt if call is ADDR_CALLS[0] else ot, spare), 161002,
+                 "already destroyed (aclDestroyAclOpExecutor)")
+    ws, ex, oa = planned(dev)  # single use: released by its launch
+    gt, xt, ot = dev.tensors[-4], dev.tensors[-3], dev.tensors[-2]
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    fail_msg(aclnn.aclSetOutputTensorAddr(ex, 0, ot, spare), 161002, "already ran", "released by its launch",
+             "aclSetAclOpExecutorRepeatable")
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    ws, ex, oa = planned(dev)
+    xt = dev.tensors[-2]
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0 and acl.destroy_tensor(xt) == 0
+    fail_msg(aclnn.aclSetInputTensorAddr(ex, 1, xt, spare), 161002, "self", "already destroyed (aclDestroyTensor)")
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+def test_tensor_addr_not_live_memory(dev):
+    """A tensor given an address that does not hold its storage (freed, never allocated, too
+    small, an interior address running past the end, a host or null pointer): the call returns
+    0, as opbase's does (it checks nothing), and the next launch refuses it (161002), where
+    every tensor's memory is checked, writing nothing; given live storage again, it runs."""
+    gt, xt, s, ot, oa = leaky(dev)
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0  # a last launch to drop
+    assert acl.rt.synchronize_stream(dev.stream) == 0 and acl.rt.memset(oa, 16, 0, 16) == 0
+    freed, _ = acl.rt.malloc(16, 0)
+    assert acl.rt.free(freed) == 0
+    small, host = dev.malloc(8), acl.util.numpy_to_ptr(np.zeros(4, F32))
+    for addr, words in ((freed, "not inside a live device allocation"), (0x7777, "not inside a live"),
+                        (small, "past the end"), (dev.addrs[0] + 8, "past the end"), (host, "not inside"),
+                        (None, "0x0")):
+        assert aclnn.aclSetInputTensorAddr(ex, 1, xt, addr) == 0
+        fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002,
+                 "self's address, given by aclSetInputTensorAddr / aclSetOutputTensorAddr, is not live "
+                 "device memory holding its storage", words)
+    assert acl.rt.synchronize_stream(dev.stream) == 0 and not read_out(dev, oa).any()
+    assert aclnn.aclSetInputTensorAddr(ex, 1, xt, dev.upload(X)) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+def test_tensor_addr_moves_out_onto_an_input(dev):
+    """out given an address that partially overlaps an input: the relaunch runs phase 1's
+    overlap check again (its verdict read the addresses) -> 161002, nothing written, and so does
+    a new phase 1 with those handles; given exactly the input's view, the launch is in place
+    and right. Moving the input onto out works the same way."""
+    x_addr = dev.upload(np.concatenate([X, np.zeros(4, F32)]))
+    gt, xt, s = dev.tensor(G), dev.tensor(X, x_addr), dev.scalar(0.5)
+    ot = dev.tensor(np.zeros(4, F32))
+    oa = dev.addrs[-1]
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    before = bytes(dev.read(x_addr, (32,), np.uint8))
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, ot, x_addr + 4) == 0
+    words = ("out and self overlap in memory without being the same view", "4 bytes before out's first")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, *words)
+    ws2, ex2, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ex2 is None
+    fail_msg(ret, 161002, *words)
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    assert bytes(dev.read(x_addr, (32,), np.uint8)) == before
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, ot, x_addr) == 0  # in place: self's very view
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, x_addr), LEAKY_05)
+    assert aclnn.aclSetInputTensorAddr(ex, 0, gt, x_addr + 8) == 0  # gradOutput over half of out
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "out and gradOutput overlap")
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, x_addr), LEAKY_05)
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+def test_tensor_moved_while_a_launch_is_queued(dev):
+    """Tensors moved after a launch, before synchronize: the queued launch keeps the addresses
+    it was launched with (a device's kernel got them at its launch), the next launch uses the new
+    ones, each result exact; memory the queued launch uses, freed after the move, fails it at
+    synchronize (500003), as any freed memory does."""
+    x2 = np.array([2.0, -2.0, -0.5, 0.25], F32)
+    gt, xt, s, ot, oa = leaky(dev)
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    x_addr, o2 = dev.upload(x2), dev.malloc(16)
+    assert aclnn.aclSetInputTensorAddr(ex, 1, xt, x_addr) == 0
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, ot, o2) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    np.testing.assert_array_equal(read_out(dev, o2), np.array([1.0, 1.0, 1.5, 4.0], F32))
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    o3 = dev.malloc(16)
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, ot, o3) == 0
+    dev.addrs.remove(o2)
+    assert acl.rt.free(o2) == 0
+    fail_msg(acl.rt.synchronize_stream(dev.stream), 500003, "aclnnLeakyReluBackward", "already freed")
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, o3), np.array([1.0, 1.0, 1.5, 4.0], F32))
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
 @pytest.mark.parametrize("stream", ["destroyed", 0x7777, -1, "s", 1.5, Sentinel()])
 def test_launch_on_bad_stream(dev, stream):
     """Phase 2 on a destroyed, never-created or junk stream -> 361001 ACLNN_ERR_RUNTIME_ERROR
