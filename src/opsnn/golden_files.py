@@ -9,7 +9,8 @@ aclnn call wrote), beside ``case.json``, which gives each file's dtype (its aclD
 board test can feed the same inputs and compare with the same golden. A case whose aclnn call
 failed gets its inputs and verdict only; a case skipped or failed otherwise, nothing (an earlier
 run's files there are removed). ``index.json`` lists the folders the run wrote. ``load`` reads a
-folder back, checking each file against its entry (``GoldenFileError`` otherwise).
+folder back, checking each file against its entry (``GoldenFileError`` otherwise); ``opsnn
+compare`` (``opsnn.compare``) reads a board's result beside the golden the same way.
 """
 
 from __future__ import annotations
@@ -137,6 +138,15 @@ def load(folder: str | Path) -> dict:
     without ``file``, ``dtype`` or ``shape``, a dtype with no NumPy type, and a file that is
     missing or of another size (a truncated or padded file is never read as if whole)."""
     folder = Path(folder)
+    manifest = read_manifest(folder)
+    return {"manifest": manifest,
+            "inputs": {role: read_entry(folder, f"inputs.{role}", e) for role, e in manifest["inputs"].items()},
+            **{key: read_entry(folder, key, manifest[key]) if has_file(manifest, key) else None
+               for key in ("golden", "output")}}
+
+
+def read_manifest(folder: Path) -> dict:
+    """``folder/case.json`` as an object whose ``inputs`` is an object (GoldenFileError otherwise)."""
     path = folder / "case.json"
     try:
         manifest = json.loads(path.read_text())
@@ -144,14 +154,18 @@ def load(folder: str | Path) -> dict:
         raise GoldenFileError(f"{path}: cannot read it as a case's manifest ({exc})") from exc
     if not isinstance(manifest, dict) or not isinstance(manifest.get("inputs"), dict):
         raise GoldenFileError(f"{path}: expected an object whose 'inputs' maps each role to its file's entry")
-    return {"manifest": manifest,
-            "inputs": {role: _read(folder, f"inputs.{role}", e) for role, e in manifest["inputs"].items()},
-            **{key: _read(folder, key, manifest[key]) if isinstance(manifest.get(key), dict) and "file" in manifest[key]
-               else None for key in ("golden", "output")}}
+    return manifest
 
 
-def _read(folder: Path, key: str, entry) -> np.ndarray:
-    """The array of the case.json entry at ``key`` (``inputs.self``), its file checked against it."""
+def has_file(manifest: dict, key: str) -> bool:
+    """Whether the manifest's ``golden`` / ``output`` entry names a file (a case whose call
+    failed before its result has none)."""
+    return isinstance(manifest.get(key), dict) and "file" in manifest[key]
+
+
+def entry_layout(folder: Path, key: str, entry) -> tuple[np.dtype, list[int]]:
+    """The NumPy dtype and the shape of the case.json entry at ``key`` (``inputs.self``),
+    checked as ``load`` describes (GoldenFileError naming the field otherwise)."""
     where = f"{folder / 'case.json'}: {key}"
     missing = [f for f in ("file", "dtype", "shape") if not isinstance(entry, dict) or f not in entry]
     if missing:
@@ -172,18 +186,30 @@ def _read(folder: Path, key: str, entry) -> np.ndarray:
     if entry.get("numpy_dtype", dtype.name) != dtype.name:
         raise GoldenFileError(f"{where}.numpy_dtype is {entry['numpy_dtype']!r}, expected {dtype.name!r} "
                               f"(its dtype {text!r})")
-    file = folder / str(entry["file"])
-    try:
-        size = file.stat().st_size
-    except OSError as exc:
-        raise GoldenFileError(f"{file}: {exc.strerror} ({where}.file names it)") from None
+    return dtype, shape
+
+
+def read_entry(folder: Path, key: str, entry, file: str | None = None) -> np.ndarray:
+    """The array of the case.json entry at ``key`` (``inputs.self``), its file checked against
+    it; ``file``: read that file of the folder instead, laid out as the entry says (a board's
+    result written as ``output.bin`` is: ``opsnn compare --output``). GoldenFileError for a
+    malformed entry (``entry_layout``) and for a file that is missing or of another size."""
+    dtype, shape = entry_layout(folder, key, entry)
+    where = f"{folder / 'case.json'}: {key}"
+    path = folder / str(entry["file"] if file is None else file)
     wanted = math.prod(shape) * dtype.itemsize
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        named = f"{where}.file names it" if file is None else \
+            f"expected {wanted} bytes: {where}.shape {shape} of {dtype.name}"
+        raise GoldenFileError(f"{path}: {exc.strerror} ({named})") from None
     if size != wanted:
-        raise GoldenFileError(f"{file} holds {size} bytes, expected {wanted}: {where}.shape {shape} of "
+        raise GoldenFileError(f"{path} holds {size} bytes, expected {wanted}: {where}.shape {shape} of "
                               f"{dtype.name}, {dtype.itemsize} bytes each")
     if entry.get("bytes", size) != size:
-        raise GoldenFileError(f"{file} holds {size} bytes, expected {entry['bytes']!r}: {where}.bytes")
-    return np.fromfile(file, dtype=dtype).reshape(shape)
+        raise GoldenFileError(f"{path} holds {size} bytes, expected {entry['bytes']!r}: {where}.bytes")
+    return np.fromfile(path, dtype=dtype).reshape(shape)
 
 
 def _tofile(folder: Path, stem: str, array: np.ndarray) -> dict:

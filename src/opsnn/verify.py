@@ -670,6 +670,7 @@ class Comparison:
     bit_exact: bool
     mismatches: int  # elements outside the tolerance
     differs: np.ndarray  # bool mask: bits differ (NaN equals NaN)
+    outside: np.ndarray  # bool mask: outside the tolerance (``mismatches`` of them)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -687,9 +688,23 @@ def compare(actual: np.ndarray, golden: np.ndarray, tolerance: Tolerance) -> Com
         relative = np.where(error > 0, error / np.abs(g), 0.0)
         relative = np.where(np.isnan(relative), np.inf, relative)
         finite = np.isfinite(a) & np.isfinite(g)
-        within = ~differs | (finite & (error <= tolerance.atol + tolerance.rtol * np.abs(g)))
+        outside = differs & ~(finite & (error <= tolerance.atol + tolerance.rtol * np.abs(g)))
     return Comparison(float(error.max(initial=0.0)), float(relative.max(initial=0.0)),
-                      not differs.any(), int((~within).sum()), differs)
+                      not differs.any(), int(outside.sum()), differs, outside)
+
+
+def verdict(comparison: Comparison, tolerance: Tolerance, explain: Callable[[], str | None]) -> tuple[str, str]:
+    """``(status, reason)`` of a compared result: DOC where it is not bit-exact and ``explain()``
+    names the documented decision behind the difference (even one inside the tolerance: it is
+    labelled), else PASS, or FAIL with the count outside the tolerance. ``verify`` and
+    ``opsnn compare`` judge by it."""
+    explanation = None if comparison.bit_exact else explain()
+    if explanation:
+        return DOC, explanation
+    if comparison.mismatches:
+        return FAIL, (f"{comparison.mismatches:,} of {comparison.outside.size:,} elements outside "
+                      f"rtol {tolerance.rtol:g} / atol {tolerance.atol:g}")
+    return PASS, ""
 
 
 # ---- operator bindings --------------------------------------------------------------------------
@@ -1007,15 +1022,9 @@ def _run_and_compare(case: Case, settings: Settings, session: Session, result: R
     comparison = compare(ours, golden, case.tolerance)
     result.max_abs, result.max_rel = comparison.max_abs, comparison.max_rel
     result.bit_exact, result.mismatches = comparison.bit_exact, comparison.mismatches
-    result.status = PASS if comparison.mismatches == 0 else FAIL
-    if not comparison.bit_exact and settings.golden == "torch":
-        # label an explained difference even when it is inside the tolerance
-        explanation = binding.explain(inputs, scalars, ours, golden, comparison.differs)
-        if explanation:
-            result.status, result.reason = DOC, explanation
-    if result.status == FAIL:
-        result.reason = (f"{comparison.mismatches:,} of {ours.size:,} elements outside "
-                         f"rtol {case.tolerance.rtol:g} / atol {case.tolerance.atol:g}")
+    explain = lambda: binding.explain(inputs, scalars, ours, golden, comparison.differs)  # noqa: E731
+    result.status, result.reason = verdict(comparison, case.tolerance,
+                                           explain if settings.golden == "torch" else lambda: None)
     if settings.dump:
         _dump(case, settings, session, binding, inputs, scalars, golden, ours, result)
 
@@ -1126,7 +1135,7 @@ def run(args: argparse.Namespace) -> int:
     summary = _summary(results, elapsed)
     console.print(_summary_line(summary, settings))
     if args.json_path:
-        _write_json(args.json_path, settings, summary, results)
+        _write_json(args.json_path, dataclasses.asdict(settings), summary, results)
     return 1 if summary[FAIL] else 0
 
 
@@ -1197,8 +1206,8 @@ _RESULT_KEYS = {"settings", "summary", "cases"}  # what _write_json writes (and 
 
 def _check_writable(path: str, inputs: list[str]) -> None:
     """Fail before the run, not after it, when ``--json PATH`` cannot be written, or when it names
-    a case file of this run or an existing file that is not a results file of opsnn verify: the
-    results replace only their own kind (a breaker: ``--json FILE FILE2``, tiling's switch
+    a case file of this run or an existing file that is not a results file of opsnn verify or
+    compare (both write ``_write_json``'s shape): the results replace only their own kind (a breaker: ``--json FILE FILE2``, tiling's switch
     written verify's way, overwrote the first case file with the results). ``-`` is stdout."""
     if path == "-":
         return
@@ -1212,8 +1221,8 @@ def _check_writable(path: str, inputs: list[str]) -> None:
         except (OSError, UnicodeDecodeError, ValueError):
             previous = None
         if not (isinstance(previous, dict) and _RESULT_KEYS <= previous.keys()):
-            raise ValueError(f"--json {path!r} exists and is not a results file of opsnn verify, the only "
-                             "file --json replaces (--json takes the path the results are written to, or - "
+            raise ValueError(f"--json {path!r} exists and is not a results file of opsnn verify or compare, the "
+                             "only file --json replaces (--json takes the path the results are written to, or - "
                              "for stdout); remove it or name another path")
     existed = target.exists()
     try:
@@ -1225,8 +1234,9 @@ def _check_writable(path: str, inputs: list[str]) -> None:
         target.unlink()  # leave no empty file behind if the run stops early
 
 
-def _write_json(path: str, settings: Settings, summary: dict, results: list[Result]) -> None:
-    document = {"settings": dataclasses.asdict(settings), "summary": summary,
+def _write_json(path: str, settings: dict, summary: dict, results: list[Result]) -> None:
+    """The results file of ``--json PATH`` (``-``: stdout), of verify and ``opsnn compare``."""
+    document = {"settings": settings, "summary": summary,
                 "cases": [{k: _json_safe(v) for k, v in dataclasses.asdict(r).items()} for r in results]}
     text = json.dumps(document, indent=1, allow_nan=False) + "\n"
     if path == "-":
