@@ -1,6 +1,6 @@
-"""The ``opsnn`` command: ``demo | run | verify | tiling | bench | describe | list | cache``.
+"""The ``opsnn`` command: ``demo | run | verify | compare | tiling | bench | describe | list | cache``.
 
-Exit status: 0 on success, 1 when an operator call or a verified case fails (or host memory
+Exit status: 0 on success, 1 when an operator call or a verified or compared case fails (or host memory
 runs out), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
 input files, 141 (128 + SIGPIPE, as for other command-line tools) when the reader of stdout
 went away before the output ended (``opsnn ... | head``). Operator statuses (161002, ...) are
@@ -28,6 +28,7 @@ _COMMANDS = {
     "demo": ("opsnn.demo", "run the ops-nn samples, then every operator and dtype, checked and timed"),
     "run": ("opsnn.cli", "run one operator through the aclnn API on random inputs"),
     "verify": ("opsnn.verify", "run CANN system-test case files (ttk csv / atk json) against opsnn"),
+    "compare": ("opsnn.compare", "check a board's results against the goldens of opsnn verify --dump"),
     "tiling": ("opsnn.cli", "show the op definition, infershape and tiling an NPU would use"),
     "bench": ("opsnn.bench", "benchmark against PyTorch and a memory-bandwidth reference"),
     "describe": ("opsnn.cli", "print an operator's spec: parameters, dtypes per SoC, checks"),
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             stream.reconfigure(errors="replace")
     parser = Parser(
         prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",
-        epilog="exit status: 0 success; 1 an operator call, a verified case or a tiling check failed; "
+        epilog="exit status: 0 success; 1 an operator call, a verified or compared case or a tiling check failed; "
                "2 usage error or unreadable input file; 141 stdout closed early (| head). "
                "`opsnn COMMAND -h` for a command's options.")
     parser.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name,

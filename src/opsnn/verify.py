@@ -186,11 +186,21 @@ class Case:
 
     @property
     def dtype_label(self) -> str:
-        return "/".join(dict.fromkeys(t.dtype.name for t in self.tensors))
+        return dtype_label(t.dtype for t in self.tensors)
 
     @property
     def shape_label(self) -> str:
-        return " & ".join(dict.fromkeys("x".join(map(str, t.shape)) or "()" for t in self.tensors))
+        return shape_label(t.shape for t in self.tensors)
+
+
+def dtype_label(dtypes: Iterable[np.dtype]) -> str:
+    """A row's dtype column (verify's and ``opsnn compare``'s): each input's dtype once."""
+    return "/".join(dict.fromkeys(d.name for d in dtypes))
+
+
+def shape_label(shapes: Iterable[Iterable[int]]) -> str:
+    """A row's shape column: each input's shape once, ``2x3``, ``()`` for 0-d."""
+    return " & ".join(dict.fromkeys("x".join(map(str, s)) or "()" for s in shapes))
 
 
 @dataclasses.dataclass
@@ -674,7 +684,8 @@ class Comparison:
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
+    # (np.ascontiguousarray would make a 0-d array 1-d, and the masks with it)
+    return np.asarray(a, order="C").view(f"u{a.dtype.itemsize}")
 
 
 def compare(actual: np.ndarray, golden: np.ndarray, tolerance: Tolerance) -> Comparison:
@@ -1207,8 +1218,9 @@ _RESULT_KEYS = {"settings", "summary", "cases"}  # what _write_json writes (and 
 def _check_writable(path: str, inputs: list[str]) -> None:
     """Fail before the run, not after it, when ``--json PATH`` cannot be written, or when it names
     a case file of this run or an existing file that is not a results file of opsnn verify or
-    compare (both write ``_write_json``'s shape): the results replace only their own kind (a breaker: ``--json FILE FILE2``, tiling's switch
-    written verify's way, overwrote the first case file with the results). ``-`` is stdout."""
+    compare (both write ``_write_json``'s shape): the results replace only their own kind (a
+    breaker: ``--json FILE FILE2``, tiling's switch written verify's way, overwrote the first
+    case file with the results). ``-`` is stdout."""
     if path == "-":
         return
     target = Path(path)

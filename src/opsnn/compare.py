@@ -1,0 +1,197 @@
+"""``opsnn compare DIR``: check a board's results against the goldens ``opsnn verify --dump`` wrote.
+
+A developer feeds each dumped case's inputs to the operator on a board and writes the result
+into the case's folder as a raw file laid out as ``output.bin`` is (``ndarray.tofile``: C order,
+little-endian, no header; case.json's ``output`` entry gives its dtype and shape). ``opsnn compare
+DIR --output NAME`` reads that file (``golden_files.read_entry``: a missing file, or one of
+another size, is that case's FAIL naming the file and the bytes expected and found) and judges it
+as verify judged opsnn's own result: ``verify.compare`` at the tolerance case.json records, then
+``verify.verdict`` (PASS, FAIL, or DOC for a difference from a torch golden that a documented
+decision explains). A FAIL names the first element outside the tolerance (C order), its index
+and both values. A case dumped without a golden (its aclnn call, or the torch golden, failed) is
+a SKIP giving the verdict recorded then.
+
+DIR is a dump root (its ``index.json`` lists the case folders) or one case folder. The exit
+status is 1 if any case fails, else 0; a DIR that is neither, an index that lists no case, and a
+case.json or golden file that cannot be read as written are usage errors (2): the dump itself is
+damaged, and ``cli.main`` prints the ``GoldenFileError`` (a ValueError) naming file and field.
+CANN publishes no such tool (its ST harness compares in memory); the layout is opsnn's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from opsnn import golden_files
+from opsnn import verify as V
+from opsnn._core.dtypes import parse_name, to_numpy
+from opsnn.cli_args import PipeConsole
+from opsnn.golden_files import GoldenFileError
+
+
+@dataclasses.dataclass
+class Checked(V.Result):
+    """One case folder's outcome: verify's row (``file``, ``index``, ``name`` as case.json records
+    them) and, for a FAIL, the first element outside the tolerance."""
+
+    folder: str = ""
+    first_index: list[int] | None = None  # (an empty list for a 0-d result)
+    first_output: bool | int | float | None = None  # that element in the board's file
+    first_golden: bool | int | float | None = None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``opsnn compare``."""
+    parser.add_argument("dir", metavar="DIR", type=V._path,
+                        help="a folder opsnn verify --dump wrote (its index.json lists the cases) or one case folder")
+    parser.add_argument("--output", default="output.bin", type=_file_name, metavar="NAME",
+                        help="the file in each case folder holding the result to check, laid out as output.bin "
+                             "(default output.bin: opsnn's own result)")
+    parser.add_argument("--json", dest="json_path", type=V._path, default=None, metavar="PATH",
+                        help="also write machine-readable results to PATH (- for stdout, the tables then going "
+                             "to stderr); an existing PATH must be a results file of opsnn verify or compare")
+
+
+def _file_name(text: str) -> str:
+    if Path(text).name != text or text in ("", ".", ".."):
+        raise argparse.ArgumentTypeError(f"expected a file name in each case folder (such as npu_output.bin), "
+                                         f"got {text!r}")
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``opsnn compare``; returns the exit status (1 if any case failed, else 0)."""
+    console = PipeConsole(stderr=args.json_path == "-")  # (as verify's: --json - keeps stdout JSON)
+    if not console.is_terminal:
+        console.width = max(console.width, V._LOG_WIDTH)
+    root = Path(args.dir)
+    folders = case_folders(root)
+    if args.json_path:
+        V._check_writable(args.json_path, [str(root / golden_files.INDEX), *(str(f / "case.json") for f in folders)])
+    start = time.perf_counter()
+    results = [check_case(folder, args.output) for folder in folders]
+    elapsed = time.perf_counter() - start
+    groups: dict[Path, list[Checked]] = {}
+    for folder, result in zip(folders, results):  # a table per case file of the dump, as verify prints them
+        groups.setdefault(folder.parent, []).append(result)
+    for parent, group in groups.items():
+        console.print(V._table(parent, group))
+    for line in V._failures(results):
+        console.print(line, soft_wrap=True)
+    summary = V._summary(results, elapsed)
+    dumped = _dumped(golden_files.read_manifest(folders[0]))
+    console.print(V._summary_line(summary, V.Settings(**dumped)))
+    if args.json_path:
+        V._write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
+    return 1 if summary[V.FAIL] else 0
+
+
+def case_folders(root: Path) -> list[Path]:
+    """The case folders of a dump root (its index.json, in order) or ``root`` itself, a case
+    folder; ValueError (a usage error) for a root that is neither or an index that lists none."""
+    if not root.is_dir():
+        raise ValueError(f"{root}: {'not a folder' if root.exists() else 'no such folder'}; expected a folder "
+                         "opsnn verify --dump wrote or one of its case folders")
+    index = root / golden_files.INDEX
+    if not index.exists():
+        if (root / "case.json").exists():
+            return [root]
+        raise ValueError(f"{root} holds neither {golden_files.INDEX} (a folder opsnn verify --dump DIR wrote) "
+                         "nor case.json (one of its case folders)")
+    try:
+        document = json.loads(index.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{index}: cannot read it as a dump's index ({exc})") from None
+    cases = document.get("cases") if isinstance(document, dict) else None
+    if not isinstance(cases, list) or not all(isinstance(c, str) for c in cases):
+        raise ValueError(f"{index}: expected an object whose 'cases' lists the case folders by path "
+                         "(as opsnn verify --dump writes it)")
+    if not cases:
+        raise ValueError(f"{index} lists no case folder: the verify run that wrote it dumped no case "
+                         "(each was skipped), so there is nothing to compare")
+    return [root / case for case in cases]
+
+
+def check_case(folder: Path, name: str) -> Checked:
+    """The file ``name`` of a case folder judged against its golden (see the module's text)."""
+    manifest = golden_files.read_manifest(folder)
+    inputs = {role: golden_files.entry_layout(folder, f"inputs.{role}", entry)
+              for role, entry in manifest["inputs"].items()}
+    shapes = [shape for _, shape in inputs.values()]
+    result = Checked(str(manifest.get("file", folder.parent)), manifest.get("index", 0),
+                     str(manifest.get("name", folder.name)), str(manifest.get("aclnn", "")).removeprefix("aclnn"),
+                     V.dtype_label(dtype for dtype, _ in inputs.values()), V.shape_label(shapes),
+                     max((math.prod(s) for s in shapes), default=1), V.SKIP, folder=str(folder))
+    if not golden_files.has_file(manifest, "golden"):
+        recorded = manifest.get("verdict") if isinstance(manifest.get("verdict"), dict) else {}
+        result.reason = (f"no golden in {folder / 'case.json'}: the case failed before one was made when it was "
+                         f"dumped (its verdict: {recorded.get('status', 'not recorded')} "
+                         f"{recorded.get('reason', '')})").rstrip()
+        return result
+    golden = golden_files.read_entry(folder, "golden", manifest["golden"])
+    dtype, shape = golden_files.entry_layout(folder, "output", manifest.get("output"))
+    if (dtype, tuple(shape)) != (golden.dtype, golden.shape):
+        raise GoldenFileError(f"{folder / 'case.json'}: output is {dtype.name} {shape}, golden "
+                              f"{golden.dtype.name} {list(golden.shape)}; expected the dtype and shape of both")
+    tolerance = _tolerance(folder, manifest)
+    result.numel = max(result.numel, golden.size)
+    try:
+        board = golden_files.read_entry(folder, "output", manifest["output"], file=name)
+    except GoldenFileError as exc:  # this board file: the case fails, and the others are still checked
+        result.status, result.reason = V.FAIL, str(exc)
+        return result
+    comparison = V.compare(board, golden, tolerance)
+    result.max_abs, result.max_rel = comparison.max_abs, comparison.max_rel
+    result.bit_exact, result.mismatches = comparison.bit_exact, comparison.mismatches
+    result.status, result.reason = V.verdict(comparison, tolerance,
+                                             lambda: _explain(folder, manifest, board, golden, comparison.differs))
+    if result.status == V.FAIL:
+        first = np.unravel_index(np.argmax(comparison.outside), comparison.outside.shape)
+        result.first_index = [int(i) for i in first]
+        result.first_output, result.first_golden = V._python_number(board[first]), V._python_number(golden[first])
+        result.reason += (f"; the first at {result.first_index}: {result.first_output!r} in {folder / name}, "
+                          f"golden {result.first_golden!r}")
+    return result
+
+
+def _tolerance(folder: Path, manifest: dict) -> V.Tolerance:
+    entry = manifest.get("tolerance")
+    values = [entry.get(key) for key in ("rtol", "atol")] if isinstance(entry, dict) else [None, None]
+    if not all(V._is_real(v) and math.isfinite(v) and v >= 0 for v in values):
+        raise GoldenFileError(f"{folder / 'case.json'}: tolerance is {json.dumps(entry)}; expected "
+                              '{"rtol": R, "atol": A} of non-negative finite numbers')
+    return V.Tolerance(float(values[0]), float(values[1]), str(entry.get("source", "case.json")))
+
+
+def _explain(folder: Path, manifest: dict, board: np.ndarray, golden: np.ndarray, differs: np.ndarray) -> str | None:
+    """The documented decision behind a difference from a torch golden, as verify finds it
+    (``OpBinding.explain``, from the case's inputs and scalars); None for another golden."""
+    binding = V.OPS.get(str(manifest.get("aclnn", "")).removeprefix("aclnn"))
+    if binding is None or manifest["golden"].get("source") != "torch":
+        return None
+    inputs = {role: golden_files.read_entry(folder, f"inputs.{role}", entry)
+              for role, entry in manifest["inputs"].items()}
+    recorded = manifest.get("scalars")
+    try:  # (as verify hands them: NumPy scalars of their dtype)
+        scalars = {role: to_numpy(parse_name(str(recorded[role]["dtype"]))).type(recorded[role]["value"])
+                   for role in binding.scalars}
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise GoldenFileError(f"{folder / 'case.json'}: scalars is {json.dumps(recorded)}; expected "
+                              f"{binding.aclnn}'s {list(binding.scalars)}, each as "
+                              '{"dtype": ..., "value": ...}') from None
+    return binding.explain(inputs, scalars, board, golden, differs)
+
+
+def _dumped(manifest: dict) -> dict:
+    """What the dump was made with (the golden's source, the SoC, the seed), for the summary
+    line and ``--json``."""
+    golden = manifest.get("golden")
+    return {"golden": str(golden.get("source", "not recorded")) if isinstance(golden, dict) else "not recorded",
+            "soc": str(manifest.get("soc", "not recorded")), "seed": manifest.get("seed", "not recorded")}

@@ -1,0 +1,231 @@
+"""``opsnn compare``: a board's results (here opsnn's own, some changed) against the goldens
+``opsnn verify --dump`` wrote."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+from test_verify import csv_row, json_case, run_verify, small_files, write_csv, write_json
+
+from opsnn import cli
+
+LEAKY = "atk_aclnnLeakyReluBackward.json"
+
+
+def dump_json_case(tmp_path: Path, *cases: dict) -> Path:
+    dump = tmp_path / "d"
+    assert run_verify(write_json(tmp_path, *cases), "--dump", dump) == 0
+    return dump
+
+
+def board_file(folder: Path, change=None, name: str = "npu.bin") -> np.ndarray:
+    """The folder's output.bin copied to ``name`` as a board's result, ``change(array)`` applied;
+    returns the golden."""
+    manifest = json.loads((folder / "case.json").read_text())
+    dtype, shape = np.dtype(manifest["output"]["numpy_dtype"]), manifest["output"]["shape"]
+    board = np.fromfile(folder / "output.bin", dtype).reshape(shape)
+    if change:
+        change(board)
+    board.tofile(folder / name)
+    return np.fromfile(folder / "golden.bin", dtype).reshape(shape)
+
+
+@pytest.fixture
+def run_compare(capsys):
+    """cli.main(["compare", ...]) with --json -: the exit status, the JSON (None when none was
+    written) and what went to stderr (the tables, or the usage error)."""
+    def run(*argv):
+        capsys.readouterr()  # (what verify printed)
+        code = cli.main(["compare", *map(str, argv), "--json", "-"])
+        captured = capsys.readouterr()
+        return code, json.loads(captured.out) if captured.out else None, captured.err
+    return run
+
+
+def test_a_dump_compared_with_its_own_output_passes_bit_exactly(tmp_path, run_compare):
+    """Every case of the small files (float16, bfloat16, float32, float64; NaN, -0.0 and inf
+    injected) is bit-exact against its own output.bin, from the root and from one case folder."""
+    dump = tmp_path / "golden"
+    assert run_verify(*small_files(tmp_path), "--dump", dump) == 0
+    code, report, err = run_compare(dump)
+    assert code == 0, err
+    assert report["settings"] == {"dir": str(dump), "output": "output.bin", "golden": "reference",
+                                  "soc": "Ascend910B", "seed": 0}
+    assert {k: report["summary"][k] for k in ("PASS", "FAIL", "SKIP", "DOC", "total", "bit_exact")} == {
+        "PASS": 6, "FAIL": 0, "SKIP": 0, "DOC": 0, "total": 6, "bit_exact": 6}
+    index = json.loads((dump / "index.json").read_text())["cases"]
+    assert [c["folder"] for c in report["cases"]] == [str(dump / c) for c in index]
+    assert [(c["name"], c["dtype"], c["mismatches"], c["max_abs"]) for c in report["cases"]][:2] == [
+        ("leaky_f16", "float16", 0, 0.0), ("hardtanh_bf16", "bfloat16", 0, 0.0)]
+    assert "6 cases: 6 passed (6 bit-exact), 0 documented differences, 0 skipped, 0 failed" in err
+    assert "LeakyReluBackward (3 cases)" in err  # (a table per dumped case file; its title wraps here)
+    code, report, _ = run_compare(dump / index[1])  # one case folder
+    assert code == 0 and [(c["name"], c["status"], c["bit_exact"]) for c in report["cases"]] == [
+        ("hardtanh_bf16", "PASS", True)]
+
+
+def test_a_changed_board_file_fails_naming_the_first_element_outside_the_tolerance(tmp_path, run_compare):
+    dump = dump_json_case(tmp_path, json_case(0, "fp32", (4, 6), [-1, 1], [-1, 1], 1),
+                          json_case(1, "fp32", (3,), [-1, 1], [-1, 1], 1))
+    first, second = (dump / LEAKY / "0000_aclnnLeakyReluBackward_0", dump / LEAKY / "0001_aclnnLeakyReluBackward_1")
+
+    def change(board):
+        board[0, 1] *= np.float32(1 + 2**-20)  # inside single_bm's 2**-13: not bit-exact, no mismatch
+        board[3, 0] = 5.0
+        board[1, 2] = -3.0  # the first outside the tolerance in C order
+    golden = board_file(first, change)
+    board_file(second)
+    code, report, err = run_compare(dump, "--output", "npu.bin")
+    assert code == 1
+    failed, passed = report["cases"]
+    assert (passed["status"], passed["bit_exact"]) == ("PASS", True)
+    assert failed["status"] == "FAIL" and failed["mismatches"] == 2 and failed["bit_exact"] is False
+    assert failed["first_index"] == [1, 2]
+    assert (failed["first_output"], failed["first_golden"]) == (-3.0, float(golden[1, 2]))
+    assert failed["max_abs"] == max(abs(5.0 - float(golden[3, 0])), abs(-3.0 - float(golden[1, 2])))
+    assert failed["reason"] == (f"2 of 24 elements outside rtol 0.00012207 / atol 0.00012207; the first at [1, 2]: "
+                                f"-3.0 in {first / 'npu.bin'}, golden {float(golden[1, 2])!r}")
+    assert f"FAIL {LEAKY} #0 aclnnLeakyReluBackward_0: 2 of 24 elements" in err
+    assert "2 cases: 1 passed (1 bit-exact), 0 documented differences, 0 skipped, 1 failed" in err
+    assert report["settings"]["output"] == "npu.bin"
+
+
+def test_bfloat16_and_0d_results(tmp_path, run_compare):
+    """A bfloat16 result is read as its 2-byte patterns and its values reported as numbers; a 0-d
+    result's first mismatch is at index []."""
+    dump = dump_json_case(tmp_path, json_case(0, "bf16", (2, 3), [-1, 1], [-1, 1], 1),
+                          json_case(1, "fp32", (), [-1, 1], [-1, 1], 1))
+    bf16, scalar = dump / LEAKY / "0000_aclnnLeakyReluBackward_0", dump / LEAKY / "0001_aclnnLeakyReluBackward_1"
+    assert (bf16 / "output.bin").stat().st_size == 12 and (scalar / "output.bin").stat().st_size == 4
+    board_file(bf16)
+    board_file(scalar)
+    code, report, _ = run_compare(dump, "--output", "npu.bin")
+    assert code == 0 and [c["bit_exact"] for c in report["cases"]] == [True, True]
+    assert [(c["dtype"], c["shape"], c["numel"]) for c in report["cases"]] == [("bfloat16", "2x3", 6),
+                                                                            ("float32", "()", 1)]
+
+    def bump(board):
+        board[0, 1] = ml_dtypes.bfloat16(100.0)
+    golden = board_file(bf16, bump)
+    golden0 = board_file(scalar, lambda board: board.fill(7.5))
+    code, report, _ = run_compare(dump, "--output", "npu.bin")
+    assert code == 1
+    assert [(c["status"], c["mismatches"], c["first_index"], c["first_output"], c["first_golden"])
+            for c in report["cases"]] == [("FAIL", 1, [0, 1], 100.0, float(golden[0, 1])),
+                                          ("FAIL", 1, [], 7.5, float(golden0))]
+
+
+def test_a_board_file_of_another_size_or_missing_fails_that_case_only(tmp_path, run_compare):
+    dump = dump_json_case(tmp_path, *(json_case(i, "fp32", (4, 6), [-1, 1], [-1, 1], 1) for i in range(3)))
+    short, missing, whole = sorted((dump / LEAKY).iterdir())
+    board_file(short)
+    (short / "npu.bin").write_bytes((short / "npu.bin").read_bytes()[:-3])
+    board_file(whole)
+    code, report, err = run_compare(dump, "--output", "npu.bin")
+    assert code == 1
+    assert [c["status"] for c in report["cases"]] == ["FAIL", "FAIL", "PASS"]
+    assert report["cases"][0]["reason"] == (f"{short / 'npu.bin'} holds 93 bytes, expected 96: {short / 'case.json'}: "
+                                            "output.shape [4, 6] of float32, 4 bytes each")
+    assert report["cases"][1]["reason"] == (f"{missing / 'npu.bin'}: No such file or directory (expected 96 bytes: "
+                                            f"{missing / 'case.json'}: output.shape [4, 6] of float32)")
+    assert report["cases"][1]["mismatches"] is None and report["summary"]["FAIL"] == 2
+    assert "3 cases: 1 passed (1 bit-exact), 0 documented differences, 0 skipped, 2 failed" in err
+
+
+def test_a_case_dumped_without_a_golden_is_a_skip_with_its_verdict(tmp_path, run_compare):
+    """(The aclnn call refused the case at dump time: selfIsResult with a negative slope, 161002.)"""
+    dump = tmp_path / "d"
+    assert run_verify(write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], -1, "fp32", True),
+                                 json_case(1, "fp32", (2,), [-1, 1], [-1, 1], 1)), "--dump", dump) == 1
+    refused = dump / LEAKY / "0000_aclnnLeakyReluBackward_0"
+    assert not (refused / "golden.bin").exists()
+    code, report, err = run_compare(dump)
+    assert code == 0
+    skipped, passed = report["cases"]
+    assert (skipped["status"], passed["status"]) == ("SKIP", "PASS")
+    assert skipped["reason"].startswith(f"no golden in {refused / 'case.json'}: the case failed before one was made "
+                                        "when it was dumped (its verdict: FAIL ")
+    assert "161002" in skipped["reason"] and skipped["bit_exact"] is None
+    assert "2 cases: 1 passed (1 bit-exact), 0 documented differences, 1 skipped, 0 failed" in err
+
+
+def test_a_torch_golden_difference_a_decision_explains_is_doc(tmp_path, run_compare):
+    """As verify labels it: DECISIONS 8 (NaN self) and DECISIONS 2 (double slope), not FAIL."""
+    pytest.importorskip("torch")
+    csv_path = write_csv(tmp_path, csv_row("nan_self", "hardtanh_grad", "float32", (64,),
+                                           "{'min_val': -1.0, 'max_val': 1.0}", "((nan, nan), (-1, 1))"))
+    json_path = write_json(tmp_path, json_case(0, "fp64", (32,), [-7, 7], [-7, 7], 0.1, "fp64"))
+    dump = tmp_path / "d"
+    assert run_verify(csv_path, json_path, "--golden", "torch", "--dump", dump) == 0
+    code, report, err = run_compare(dump)
+    assert code == 0
+    assert [(c["status"], c["reason"].split(":")[0]) for c in report["cases"]] == [
+        ("DOC", "DECISIONS 8"), ("DOC", "DECISIONS 2")]
+    assert report["settings"]["golden"] == "torch" and "2 documented differences" in err
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda d, f: (d / "index.json").unlink(),
+     "{d} holds neither index.json (a folder opsnn verify --dump DIR wrote) nor case.json (one of its case folders)"),
+    (lambda d, f: (d / "index.json").write_text('{"cases": []}'), "{d}/index.json lists no case folder"),
+    (lambda d, f: (d / "index.json").write_text("[1]"), "{d}/index.json: expected an object whose 'cases' lists"),
+    (lambda d, f: (f / "case.json").write_text("{"), "{f}/case.json: cannot read it as a case's manifest"),
+    (lambda d, f: (f / "golden.bin").write_bytes(b"1234"),
+     "{f}/golden.bin holds 4 bytes, expected 8: {f}/case.json: golden.shape [2] of float32"),
+    (lambda d, f: _edit(f, tolerance={"rtol": "x"}),
+     '{f}/case.json: tolerance is {{"rtol": "x"}}; expected {{"rtol": R, "atol": A}} of non-negative finite'),
+    (lambda d, f: _edit(f, output=None), "{f}/case.json: output has no file, dtype, shape"),
+    (lambda d, f: _edit(f, output={"file": "output.bin", "dtype": "ACL_FLOAT16", "shape": [4]}),
+     "{f}/case.json: output is float16 [4], golden float32 [2]; expected the dtype and shape of both"),
+])
+def test_a_damaged_dump_is_a_usage_error_naming_the_file(tmp_path, run_compare, damage, words):
+    dump = dump_json_case(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    folder = dump / LEAKY / "0000_aclnnLeakyReluBackward_0"
+    damage(dump, folder)
+    code, report, err = run_compare(dump)
+    assert code == 2 and report is None
+    assert words.format(d=dump, f=folder) in err, err
+
+
+def _edit(folder: Path, **fields) -> None:
+    path = folder / "case.json"
+    manifest = json.loads(path.read_text())
+    manifest.update(fields)
+    path.write_text(json.dumps(manifest))
+
+
+def test_usage_errors_before_anything_is_read(tmp_path, capsys):
+    assert cli.main(["compare", str(tmp_path / "none")]) == 2
+    assert f"{tmp_path / 'none'}: no such folder; expected a folder opsnn verify --dump wrote" in \
+        capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    assert cli.main(["compare", str(tmp_path / "file")]) == 2
+    assert f"{tmp_path / 'file'}: not a folder" in capsys.readouterr().err
+    for argv in (["--output", "../x.bin"], ["--output", ""], []):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["compare", *([str(tmp_path)] if argv else [""]), *argv])
+        assert exc.value.code == 2
+    assert "expected a file name in each case folder" in capsys.readouterr().err
+
+
+def test_json_never_replaces_a_foreign_file_and_replaces_an_earlier_results_file(tmp_path, capsys):
+    dump = dump_json_case(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    case_json = dump / LEAKY / "0000_aclnnLeakyReluBackward_0" / "case.json"
+    kept = case_json.read_text()
+    for target, says in ((notes, "exists and is not a results file of opsnn verify or compare"),
+                         (case_json, "is one of the case files this run reads")):
+        assert cli.main(["compare", str(dump), "--json", str(target)]) == 2
+        assert says in capsys.readouterr().err
+    assert notes.read_text() == "mine\n" and case_json.read_text() == kept
+    out = tmp_path / "results.json"
+    assert run_verify(write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1)), "--json", out) == 0
+    assert cli.main(["compare", str(dump), "--json", str(out)]) == 0  # verify's results file: replaced
+    written = json.loads(out.read_text())
+    assert written["settings"]["dir"] == str(dump) and written["cases"][0]["status"] == "PASS"
+    assert "1 case: 1 passed (1 bit-exact)" in capsys.readouterr().out
