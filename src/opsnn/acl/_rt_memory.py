@@ -103,12 +103,10 @@ def memset_async(dev_ptr, max_count, value, count, stream) -> int:
     Memory freed before then fails the task at the stream's synchronize (500003, naming it).
     Returns ret."""
     target, byte, allocations = _memset_region("memset_async", dev_ptr, max_count, value, count)
-    STATE.require_device("memset_async")  # a stream lives in the device's context
-    target_stream = _stream(stream, "memset_async")
 
     def fill() -> None:
         target[:] = byte
-    _enqueue_write(target_stream, "memset_async", "memset", allocations, fill)
+    _enqueue_write(stream, "memset_async", "memset", allocations, fill)
     return 0
 
 
@@ -171,19 +169,21 @@ def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
     private contiguous copy, as numpy_to_ptr makes of one); the bytes of a pointer or of a
     contiguous array, when the stream runs. Returns ret."""
     target, source, allocations = _copy_regions("memcpy_async", dst, dest_max, src, count, kind)
-    STATE.require_device("memcpy_async")  # a stream lives in the device's context
-    target_stream = _stream(stream, "memcpy_async")
 
     def copy() -> None:
         target[:] = source
-    _enqueue_write(target_stream, "memcpy_async", "copy", allocations, copy)
+    _enqueue_write(stream, "memcpy_async", "copy", allocations, copy)
     return 0
 
 
 def _enqueue_write(stream, call: str, what: str, allocations: list, write) -> None:
-    """Queue ``write`` (the ``what``) on ``stream`` as task ``call``; when the stream runs it,
-    it first checks that the memory it touches is still allocated (freed memory fails the task:
-    500003 at the synchronize, where a device would fault)."""
+    """Queue ``write`` (the ``what``) as task ``call`` on the live stream handle ``stream``
+    names (107002 without a device: a stream lives in the device's context); when the stream
+    runs it, it first checks that the memory it touches is still allocated (freed memory fails
+    the task: 500003 at the synchronize, where a device would fault)."""
+    STATE.require_device(call)
+    stream = _stream(stream, call)
+
     def task() -> None:
         for alloc in allocations:
             if not alloc.live:
