@@ -143,6 +143,47 @@ def test_pointers_into_an_array_stay_valid_while_it_lives(acl_env):
         assert acl.util.ptr_to_bytes(gone, 4) is None
 
 
+def test_host_pointer_registry_keeps_read_only_views_and_stays_bounded(acl_env):
+    """A read-only view of a writable array stays read-only through its pointer, though its
+    entry covers the whole array (a breaker: the row became writable); where the same bytes are
+    registered read-only and writable, a write through the writable one's pointer goes (it
+    was refused for the read-only one registered first); a loop over the rows of a
+    Fortran-ordered array, each copied privately, keeps one copy per row whatever the epochs (a
+    breaker: one more per row every epoch, each lookup slower), each refreshed at its call."""
+    from opsnn.acl import _host
+
+    base = np.zeros((4, 4), F32)
+    row = base[1]
+    row.flags.writeable = False
+    src = np.arange(1, 5, dtype=F32)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(row), 16, src, 16, acl.ACL_MEMCPY_HOST_TO_HOST) != 0
+    assert "is read-only host memory" in acl.get_recent_err_msg() and not base.any()
+    writable = acl.util.numpy_to_ptr(base[1])  # the same address, registered writable now
+    assert acl.rt.memcpy(writable, 16, src, 16, acl.ACL_MEMCPY_HOST_TO_HOST) == 0
+    assert base[1].tolist() == [1, 2, 3, 4]
+    raw = bytearray(16)
+    frozen, thawed = np.frombuffer(memoryview(raw).toreadonly(), F32), np.frombuffer(raw, F32)
+    assert acl.util.numpy_to_ptr(frozen) == acl.util.numpy_to_ptr(thawed)
+    assert acl.rt.memcpy(acl.util.numpy_to_ptr(thawed), 16, src, 16, acl.ACL_MEMCPY_HOST_TO_HOST) == 0
+    assert thawed.tolist() == [1, 2, 3, 4]
+
+    data = np.asfortranarray(np.arange(64 * 4, dtype=F32).reshape(64, 4))
+    d = acl_env.malloc(16)
+    sizes = []
+    for epoch in range(3):
+        data += 1  # each call copies the row as it is then
+        for i in range(64):
+            with pytest.warns(RuntimeWarning):
+                ptr = acl.util.numpy_to_ptr(data[i])
+            assert acl.rt.memcpy(d, 16, ptr, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+            cases.assert_bits_equal(acl_env.read(d, (4,), F32), data[i])
+        sizes.append(len(_host._registered))
+    assert sizes[0] == sizes[1] == sizes[2], sizes
+    del data
+    gc.collect()
+    assert len(_host._registered) <= sizes[0] - 64
+
+
 # ---- phase 1 plans, phase 2 runs ----------------------------------------------------------------
 def test_phase1_writes_nothing_phase2_writes_out(acl_env):
     g, x = cases.grid(F32, F32)

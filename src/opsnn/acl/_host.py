@@ -4,6 +4,7 @@ objects."""
 
 from __future__ import annotations
 
+import bisect
 import sys
 import weakref
 
@@ -20,6 +21,14 @@ _lock = forksafe.lock()
 # Several entries may share an address (an array and a view of it, a bytearray and a
 # memoryview of it): each lives as long as its own object.
 _registered: dict[int, list[_Entry]] = {}
+_starts: list[int] = []  # _registered's addresses, sorted: a lookup reads only those that can hold it
+_longest = 0  # the most bytes an entry ever held (how far below an address a holder may start)
+# a non-contiguous view's private copy, by (the array it views, the view's address, shape,
+# strides, dtype): registered again, the same view refreshes its copy rather than add one, so a
+# loop over the rows of a Fortran-ordered array keeps one copy per row (a breaker: one more per
+# epoch, and every lookup slower)
+_copies: dict[tuple, tuple[int, _Entry]] = {}
+_held_entries = 0  # entries of objects without weak references: _prune has work only then
 # held entries (below) are scanned for dead objects at every lookup, each time the registry
 # doubles from _PRUNE_MIN, and at each registration of at least _PRUNE_BYTES
 _PRUNE_MIN = 16
@@ -36,12 +45,15 @@ class _Entry:
     * an object that cannot be weakly referenced (bytes, bytearray, a list made an array,
       ``held``): kept here with its bytes (``copy``), and dead once nothing outside this
       registry refers to it; ``refs`` counts the references the entry itself holds to it (the
-      entry, and the bytes' base when that leads to it)."""
+      entry, and the bytes' base when that leads to it).
 
-    __slots__ = ("weak", "copy", "held", "refs")
+    ``writable``: whether the object registered may be written through the pointer (a read-only
+    view of a writable array stays read-only, though its entry holds the whole array)."""
 
-    def __init__(self, weak=None, copy=None, held=None, refs=0):
-        self.weak, self.copy, self.held, self.refs = weak, copy, held, refs
+    __slots__ = ("copy", "held", "refs", "weak", "writable")
+
+    def __init__(self, weak=None, copy=None, held=None, refs=0, writable=True):
+        self.weak, self.copy, self.held, self.refs, self.writable = weak, copy, held, refs, writable
 
     def bytes(self) -> np.ndarray | None:
         if self.held is not None:
@@ -49,45 +61,79 @@ class _Entry:
         owner = self.weak()
         if owner is None:
             return None
-        return self.copy if self.copy is not None else owner.ravel(order="K").view(np.uint8)
+        buffer = self.copy if self.copy is not None else owner.ravel(order="K").view(np.uint8)
+        if not self.writable and buffer.flags.writeable:
+            buffer = buffer.view()
+            buffer.flags.writeable = False
+        return buffer
 
 
 def register_array(array: np.ndarray, copy: np.ndarray | None = None) -> int:
     """The address of a C-contiguous ``array``'s bytes, known while the memory it views lives:
     the whole array it is a view of is registered (``batch[i]``'s pointer stays valid while
     ``batch`` does, as in C, though the view object itself is gone at once), unless that array's
-    memory is not one block (then ``array`` itself, while it lives). Or the address of ``copy``
-    (uint8, a private copy of a non-contiguous ``array``), known while the array that ``array``
-    is a view of lives (``m.T`` is a view of ``m``)."""
+    memory is not one block (then ``array`` itself, while it lives); writable where ``array`` is.
+    Or the address of ``copy`` (uint8, a private copy of a non-contiguous ``array``), known while
+    the array that ``array`` is a view of lives (``m.T`` is a view of ``m``); the same view
+    registered again refreshes its copy and gets the same address."""
     root = array
     while isinstance(root.base, np.ndarray):
         root = root.base
     if copy is not None:
-        owner, buffer = root, copy
-    else:
-        owner = root if root.flags.c_contiguous or root.flags.f_contiguous else array
-        buffer = owner.ravel(order="K").view(np.uint8)
-    start = int(buffer.__array_interface__["data"][0])
+        return _register_copy(root, array, copy)
+    owner = root if root.flags.c_contiguous or root.flags.f_contiguous else array
+    buffer = owner.ravel(order="K").view(np.uint8)
+    start, writable = _address(buffer), bool(array.flags.writeable)
     with _lock:
-        entries = _registered.setdefault(start, [])
-        if copy is not None or not any(e.weak is not None and e.copy is None and e.weak() is owner
-                                       for e in entries):  # (else registered already: a loop's)
-            entry = _Entry(weak=weakref.ref(owner), copy=copy)
+        if not any(e.weak is not None and e.copy is None and e.weak() is owner and e.writable == writable
+                   for e in _registered.get(start, ())):  # (else registered already: a loop's)
+            entry = _Entry(weak=weakref.ref(owner), writable=writable)
             weakref.finalize(owner, _forget, start, entry)
-            entries.append(entry)
-    return int(array.__array_interface__["data"][0]) if copy is None else start
+            _add(start, entry, buffer.size)
+    return _address(array)
+
+
+def _register_copy(root: np.ndarray, view: np.ndarray, copy: np.ndarray) -> int:
+    key = (id(root), _address(view), view.shape, view.strides, view.dtype.str)
+    with _lock:
+        known = _copies.get(key)
+        if known is not None and known[1].weak() is root and known[1].copy.size == copy.size:
+            known[1].copy[:] = copy  # the snapshot this call makes, where the last one was
+            return known[0]
+        start, entry = _address(copy), _Entry(weak=weakref.ref(root), copy=copy)
+        weakref.finalize(root, _forget, start, entry, key)
+        _add(start, entry, copy.size)
+        _copies[key] = (start, entry)
+    return start
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+def _add(start: int, entry: _Entry, nbytes: int) -> None:
+    """Register ``entry`` at ``start`` (under ``_lock``)."""
+    global _longest
+    entries = _registered.get(start)
+    if entries is None:
+        entries = _registered[start] = []
+        bisect.insort(_starts, start)
+    entries.append(entry)
+    _longest = max(_longest, nbytes)
 
 
 def register_object(obj, buffer: np.ndarray) -> int:
     """The address of ``buffer`` (uint8: ``obj``'s own bytes, or an array made of it), known
     while anything outside this registry refers to ``obj``."""
     global _prune_at
-    addr = int(buffer.__array_interface__["data"][0])
+    global _held_entries
+    addr = _address(buffer)
     with _lock:
-        entries = _registered.setdefault(addr, [])
-        if any(e.held is obj for e in entries):
+        if any(e.held is obj for e in _registered.get(addr, ())):
             return addr  # registered already (the same bytes object every iteration)
-        entries.append(_Entry(held=obj, copy=buffer, refs=1 + _leads_to(buffer, obj)))
+        _add(addr, _Entry(held=obj, copy=buffer, refs=1 + _leads_to(buffer, obj),
+                          writable=bool(buffer.flags.writeable)), buffer.size)
+        _held_entries += 1
         if len(_registered) >= _prune_at or buffer.nbytes >= _PRUNE_BYTES:
             _prune()
             _prune_at = max(_PRUNE_MIN, 2 * len(_registered))
@@ -112,6 +158,8 @@ def _prune() -> None:
     """Drop the held entries whose object nothing outside the registry refers to (under
     ``_lock``): its reference count, less what getrefcount adds (``_PROBE``'s), is all the
     entries'."""
+    if not _held_entries:
+        return
     groups: dict[int, list[tuple[int, _Entry]]] = {}
     for addr, entries in _registered.items():
         for entry in entries:
@@ -125,16 +173,22 @@ def _prune() -> None:
 
 
 def _remove(addr: int, entry: _Entry) -> None:
+    global _held_entries
     entries = _registered.get(addr, [])
     if entry in entries:
         entries.remove(entry)
+        _held_entries -= entry.held is not None
         if not entries:
             del _registered[addr]
+            del _starts[bisect.bisect_left(_starts, addr)]
 
 
-def _forget(addr: int, entry: _Entry) -> None:
+def _forget(addr: int, entry: _Entry, key: tuple | None = None) -> None:
+    """A weakly referenced array died: its entry goes (and its copy's key, ``key``)."""
     with _lock:
         _remove(addr, entry)
+        if key is not None and _copies.get(key, (None, None))[1] is entry:
+            del _copies[key]
 
 
 def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
@@ -143,16 +197,22 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
         return memory.HOST.region(addr, nbytes, what)
     with _lock:
         _prune()
-        entries = [(start, entry) for start, group in _registered.items() for entry in group]
+        low, high = bisect.bisect_left(_starts, addr - _longest), bisect.bisect_right(_starts, addr)
+        entries = [(start, entry) for start in _starts[low:high] for entry in _registered[start]]
     past = None  # the largest buffer holding addr but not all nbytes after it
+    read_only = None  # one that holds them read-only, if no writable one does
     for start, entry in entries:  # buffers may overlap (an array and a view): any one that holds it
         buf = entry.bytes()
         if buf is not None and start <= addr < start + max(buf.size, 1):
             offset = addr - start
             if 0 <= nbytes and offset + nbytes <= buf.size:
-                return buf[offset:offset + nbytes]
-            if past is None or buf.size > past[1]:
+                if buf.flags.writeable:
+                    return buf[offset:offset + nbytes]
+                read_only = read_only if read_only is not None else buf[offset:offset + nbytes]
+            elif past is None or buf.size > past[1]:
                 past = (start, buf.size)
+    if read_only is not None:  # (region refuses a write to it)
+        return read_only
     if past is not None:
         raise AclnnError(AclError.INVALID_PARAM, f"{what}: {nbytes} bytes at {hex(addr)} reach past the "
                                                  f"{past[1]}-byte host buffer at {hex(past[0])}")
