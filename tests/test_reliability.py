@@ -826,11 +826,17 @@ def test_create_event_with_flag(dev):
     assert acl.rt.destroy_stream(other) == 0
 
 
-def test_get_mem_info(dev):
+def test_get_mem_info(dev, monkeypatch):
     """get_mem_info(attr) -> (free, total, ret), bytes: total is the emulated device's capacity
     (64 GiB) for every aclrtMemAttr; free is what malloc may still take (each live allocation
-    counted with aclrtMalloc's padding, so a malloc beyond free is refused 200000); an attr that
-    is no aclrtMemAttr is 107016, a non-integer 100000."""
+    counted with aclrtMalloc's padding, so a malloc beyond free is refused 200000), at most the
+    host memory available (which backs every allocation); an attr that is no aclrtMemAttr is
+    107016, a non-integer 100000."""
+    host = memory.host_available()  # Linux's MemAvailable here: less than the 64 GiB on CI machines
+    assert host is not None and 0 < host and 0 <= acl.rt.get_mem_info(acl.ACL_HBM_MEM)[0] <= min(host * 2, 64 << 30)
+    monkeypatch.setattr(memory, "host_available", lambda: 1 << 20)
+    assert acl.rt.get_mem_info(acl.ACL_HBM_MEM) == (1 << 20, 64 << 30, 0)  # the host caps it
+    monkeypatch.setattr(memory, "host_available", lambda: None)  # where it cannot be read: no cap
     assert (acl.ACL_DDR_MEM, acl.ACL_HBM_MEM, acl.ACL_HBM_MEM_P2P_NORMAL, acl.ACL_MEM_P2P_HUGE1G) == (0, 1, 9, 17)
     free, total, ret = acl.rt.get_mem_info(acl.ACL_HBM_MEM)
     assert ret == 0 and total == memory.DEVICE_CAPACITY == 64 << 30 and 0 < free <= total

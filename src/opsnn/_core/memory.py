@@ -8,6 +8,7 @@ the allocation, or an address that was freed or never allocated, raises ``AclnnE
 from __future__ import annotations
 
 import bisect
+import os
 import dataclasses
 
 import numpy as np
@@ -49,6 +50,23 @@ def released() -> None:
 # is left is refused with ACL_ERROR_BAD_ALLOC before any host memory is touched.
 DEVICE_CAPACITY = 64 << 30
 HOST_CAPACITY = 64 << 30
+
+
+def host_available() -> int | None:
+    """Bytes of host memory available now (Linux's MemAvailable; elsewhere the free pages), or
+    None where neither can be read. Every emulated allocation is host memory: what get_mem_info
+    reports free is at most this, as a malloc beyond it fails (200000)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def beyond_device(nbytes: int, what: str) -> str | None:
