@@ -86,7 +86,7 @@ def test_run_prints_its_inputs_and_takes_soc_after_the_command(capsys):
     assert str(np.where(self_ > 0, grad, grad * np.float32(0.5))) in printed.split("result:")[1]
     code, out = _run(capsys, "run", "LeakyReluBackward", "--dtype", "bf16", "--soc", "Ascend910")
     assert code == 1 and "which Ascend910 does not support" in out
-    assert "a SoC with the larger list takes it (--soc / set_soc)" in " ".join(out.split())
+    assert "Ascend910B, Ascend910_93, Ascend950 take it (the emulated SoC: opsnn.set_soc, $OPSNN_SOC, opsnn --soc)" in " ".join(out.split())
     code, out = _run(capsys, "run", "HardtanhBackward", "--dtype", "float64")  # no SoC's list has it
     assert code == 1 and "no SoC does (HardtanhBackward has no DT_DOUBLE kernel)" in " ".join(out.split()), out
     assert cli.main([]) == 2 and "COMMAND" in capsys.readouterr().out

@@ -159,6 +159,18 @@ def clear_plan_cache() -> None:
     _LAST_CHECKED.clear()
 
 
+def _dtype_in(op: str, spec: OpSpec, table, dtype, api_name: str, profile: platform.SocProfile,
+              what: str = "tensor") -> None:
+    """The SoC's dtype-list check of one argument; its refusal names the SoCs whose list has the
+    dtype and that have a kernel for the operator, or says none does."""
+    allowed = table.for_profile(profile)
+    if dtype in allowed:
+        return
+    elsewhere = tuple(p.name for p in platform.PROFILES.values()
+                      if dtype in table.for_profile(p) and p.name not in spec.unsupported_socs)
+    checks.dtype_in(op, dtype, allowed, api_name, profile.name, what, elsewhere)
+
+
 def current_profile(op: str, selection: str | None = None) -> platform.SocProfile:
     """The SoC in force, or the one a selection read earlier names (``platform.current_name()``'s
     value). An unknown name can only come from $OPSNN_SOC (set_soc and use_soc check theirs): the
@@ -187,17 +199,14 @@ def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, alloc
     # its list here, where CANN's check would refuse it (after every null check)
     for p in spec.inputs:
         _defined_dtype(op, p, inputs[p.name], profile)
-        checks.dtype_in(op, inputs[p.name].dtype, p.dtypes.for_profile(profile), p.api_name, profile.name,
-                        any_soc=p.dtypes.any_soc)
+        _dtype_in(op, spec, p.dtypes, inputs[p.name].dtype, p.api_name, profile)
     if out is not ALLOCATE:
         _defined_dtype(op, spec.output, out, profile, _out_dtypes_text(spec, inputs))
         if spec.output.dtypes is not None:
-            checks.dtype_in(op, out.dtype, spec.output.dtypes.for_profile(profile), "out", profile.name,
-                            any_soc=spec.output.dtypes.any_soc)
+            _dtype_in(op, spec, spec.output.dtypes, out.dtype, "out", profile)
     for p in spec.scalars:
         if p.dtypes is not None:
-            checks.dtype_in(op, args[p.name].dtype, p.dtypes.for_profile(profile), p.api_name,
-                            profile.name, what="scalar", any_soc=p.dtypes.any_soc)
+            _dtype_in(op, spec, p.dtypes, args[p.name].dtype, p.api_name, profile, what="scalar")
     if spec.promotion is Promotion.SAME:
         for p in spec.inputs:
             checks.same_dtype(op, inputs[p.name].dtype, self_t.dtype, p.api_name, "self")

@@ -52,11 +52,6 @@ class DtypeTable:
     def for_profile(self, profile: SocProfile) -> tuple[DataType, ...]:
         return self.base + self.on_910b_list if profile.uses_910b_dtype_list else self.base
 
-    @property
-    def any_soc(self) -> tuple[DataType, ...]:
-        """The dtypes some SoC's list has."""
-        return self.base + self.on_910b_list
-
 
 @dataclasses.dataclass(frozen=True)
 class Param:

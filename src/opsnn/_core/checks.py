@@ -41,14 +41,15 @@ def not_null(op: str, value, api_name: str, type_name: str) -> None:
 
 
 def dtype_in(op: str, dtype: DataType, allowed: tuple[DataType, ...], api_name: str, soc: str,
-             what: str = "tensor", any_soc: tuple[DataType, ...] = ()) -> None:
-    """161002 unless ``dtype`` is in ``allowed`` (the SoC's list); ``any_soc``, the dtypes some
-    SoC's list has, lets the message say whether another SoC would take it (a user reading
+             what: str = "tensor", elsewhere: tuple[str, ...] | None = None) -> None:
+    """161002 unless ``dtype`` is in ``allowed`` (the SoC's list). ``elsewhere``, the SoCs whose
+    list has it, lets the message say where it runs or that no SoC takes it (a user reading
     "which Ascend910B does not support" of a float64 HardtanhBackward tried other SoCs)."""
     if dtype not in allowed:
         names = ", ".join(dtypes.name(d) for d in allowed)
-        where = ("" if not any_soc else "; a SoC with the larger list takes it (--soc / set_soc)"
-                 if dtype in any_soc else f"; no SoC does ({op} has no {dtypes.name(dtype)} kernel)")
+        where = ("" if elsewhere is None else
+                 f"; {', '.join(elsewhere)} take it (the emulated SoC: opsnn.set_soc, $OPSNN_SOC, opsnn --soc)"
+                 if elsewhere else f"; no SoC does ({op} has no {dtypes.name(dtype)} kernel)")
         raise fail(op, f"{what} {api_name} has dtype {dtypes.name(dtype)}, which {soc} does not "
                        f"support; it must be one of [{names}]{where}")
 
