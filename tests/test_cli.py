@@ -690,6 +690,13 @@ def test_tiling_shape_takes_the_words_run_takes(capsys):
     with pytest.raises(SystemExit) as exited:
         cli.main(["tiling", "LeakyReluGrad", "--shape", "2", "a"])
     assert exited.value.code == 2 and "argument --shape: bad shape '2 a'" in capsys.readouterr().err
+    # the operator after a --shape of several words is read as a dim: the refusal says where it goes
+    for command in ("tiling", "run"):
+        with pytest.raises(SystemExit):
+            cli.main([command, "--shape", "2", "3", "hardtanh_backward"])
+        assert capsys.readouterr().err.rstrip().endswith(
+            f"'hardtanh_backward' is no dim: give the operator before the options (opsnn {command} "
+            "hardtanh_backward --shape 2 3)")
 
 
 def test_run_and_describe_read_an_operator_in_any_case_or_its_pythonic_name(capsys):

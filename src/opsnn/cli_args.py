@@ -62,6 +62,16 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return dims
 
 
+def _shape_error(prog: str, option: str, words: list, exc: argparse.ArgumentTypeError) -> str:
+    """A --shape option's refusal; where its last word reads as a name (an OP after ``--shape 2
+    3`` taken as a dim: the option reads every word up to the next option), it says where OP
+    goes."""
+    last = words[-1] if words else ""
+    hint = (f"; {last!r} is no dim: give the operator before the options ({prog} {last} {option} "
+            f"{' '.join(words[:-1]) or '2 3'})") if re.fullmatch(r"[A-Za-z_]\w{2,}", last) else ""
+    return f"argument {option}: {exc}{hint}"
+
+
 class ShapeWords(argparse.Action):
     """``--shape`` taking one or several words (``nargs="*"``), read together in
     ``parse_shape``'s grammar: ``2 3``, ``2,3``, ``2x3``, ``[]`` or nothing for 0-d, and an
@@ -83,7 +93,7 @@ class ShapeWords(argparse.Action):
         try:
             dims = parse_shape(text)
         except argparse.ArgumentTypeError as exc:
-            parser.error(f"argument {option_string}: {exc}")
+            parser.error(_shape_error(parser.prog, option_string, values, exc))
         if any(d < 0 for d in dims):  # the commands that use it allocate arrays of the shape
             parser.error(f"argument {option_string}: dims must be >= 0 and < 2**63, got {text!r}")
         setattr(namespace, self.dest, dims)
@@ -100,7 +110,7 @@ class ShapeList(argparse.Action):
         try:
             dims = parse_shape(" ".join(values))
         except argparse.ArgumentTypeError as exc:
-            parser.error(f"argument {option_string}: {exc}")
+            parser.error(_shape_error(parser.prog, option_string, values, exc))
         if isinstance(self.default, list):
             dims = [*(getattr(namespace, self.dest, None) or []), dims]
         setattr(namespace, self.dest, dims)

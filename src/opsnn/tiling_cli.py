@@ -43,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``tiling`` subcommand's arguments to ``parser``."""
     parser.add_argument("op", help="kernel op (HardtanhGrad, LeakyReluGrad, LeakyRelu) or aclnn API "
                                    "(HardtanhBackward, LeakyReluBackward, aclnnLeakyRelu: LeakyRelu alone "
-                                   "is the kernel op)")
+                                   "is the kernel op), in any case, or its Pythonic name (hardtanh_backward, "
+                                   "leaky_relu_)")
     parser.add_argument("--shape", action=ShapeList, nargs="*", default=[], metavar="DIMS",
                         help="an input shape: 1 64 2 64, 1,64,2,64 or 1x64x2x64 ([] for 0-d; --shape=-1,8 when it "
                              "starts with -); repeat once per input in argument order; a single --shape applies "
