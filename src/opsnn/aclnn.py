@@ -449,6 +449,8 @@ def aclSetInputTensorAddr(executor, index, tensor, addr) -> int:
     any later phase 1) sees it; launches already queued keep the address they were queued with.
     Whether ``addr`` holds the tensor's storage is checked at the next launch, as for every
     tensor (161002 there); out's overlap with the inputs (phase 1's check) is checked again then.
+    CANN asks for a 32-byte aligned ``addr`` (undefined behaviour otherwise); opsnn, which reads
+    memory at any address, does not check it, as ``acl.create_tensor`` does not.
 
     Returns ret: 0; 561103 (tensor, then executor, null); 161002 (executor not an executor,
     destroyed, or single use and already run; index not an integer in range; tensor not the
