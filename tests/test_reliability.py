@@ -832,11 +832,21 @@ def test_get_mem_info(dev, monkeypatch):
     counted with aclrtMalloc's padding, so a malloc beyond free is refused 200000), at most the
     host memory available (which backs every allocation); an attr that is no aclrtMemAttr is
     107016, a non-integer 100000."""
-    host = memory.host_available()  # Linux's MemAvailable here: less than the 64 GiB on CI machines
-    assert host is not None and 0 < host and 0 <= acl.rt.get_mem_info(acl.ACL_HBM_MEM)[0] <= min(host * 2, 64 << 30)
-    monkeypatch.setattr(memory, "host_available", lambda: 1 << 20)
-    assert acl.rt.get_mem_info(acl.ACL_HBM_MEM) == (1 << 20, 64 << 30, 0)  # the host caps it
-    monkeypatch.setattr(memory, "host_available", lambda: None)  # where it cannot be read: no cap
+    host = memory.host_total()  # Linux's MemTotal here
+    in_use = (64 << 30) - acl.rt.get_mem_info(acl.ACL_HBM_MEM)[0] if host >= 64 << 30 else \
+        host - acl.rt.get_mem_info(acl.ACL_HBM_MEM)[0]  # (the fixture's allocations)
+    assert 0 <= in_use < 1 << 20
+    monkeypatch.setattr(memory, "host_total", lambda: in_use + (8 << 20))  # an 8 MiB host beside them
+    assert acl.rt.get_mem_info(acl.ACL_HBM_MEM) == (8 << 20, 64 << 30, 0)  # the host caps it
+    c = dev.malloc(1 << 20)  # each allocation counts against the host: 1 MiB + 32 B
+    assert acl.rt.get_mem_info(acl.ACL_HBM_MEM) == ((7 << 20) - 32, 64 << 30, 0)
+    fail_msg(acl.rt.malloc((7 << 20) - 64 + 1, 0)[1], 200000, "host's", "RAM")  # malloc agrees
+    last = dev.malloc((7 << 20) - 64)  # padded to exactly what is free
+    assert acl.rt.get_mem_info(acl.ACL_HBM_MEM) == (0, 64 << 30, 0)
+    for addr in (c, last):
+        dev.addrs.remove(addr)
+        assert acl.rt.free(addr) == 0
+    monkeypatch.setattr(memory, "host_total", lambda: None)  # where it cannot be read: no cap
     assert (acl.ACL_DDR_MEM, acl.ACL_HBM_MEM, acl.ACL_HBM_MEM_P2P_NORMAL, acl.ACL_MEM_P2P_HUGE1G) == (0, 1, 9, 17)
     free, total, ret = acl.rt.get_mem_info(acl.ACL_HBM_MEM)
     assert ret == 0 and total == memory.DEVICE_CAPACITY == 64 << 30 and 0 < free <= total

@@ -8,6 +8,7 @@ the allocation, or an address that was freed or never allocated, raises ``AclnnE
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import dataclasses
 
@@ -52,19 +53,20 @@ DEVICE_CAPACITY = 64 << 30
 HOST_CAPACITY = 64 << 30
 
 
-def host_available() -> int | None:
-    """Bytes of host memory available now (Linux's MemAvailable; elsewhere the free pages), or
-    None where neither can be read. Every emulated allocation is host memory: what get_mem_info
-    reports free is at most this, as a malloc beyond it fails (200000)."""
+@functools.cache
+def host_total() -> int | None:
+    """Bytes of host RAM (Linux's MemTotal; elsewhere the physical pages), or None where neither
+    can be read. Every emulated allocation is host memory, so the live ones count against it
+    too (``AddressSpace.free_bytes``)."""
     try:
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:
-                if line.startswith("MemAvailable:"):
+                if line.startswith("MemTotal:"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
     try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, OSError, ValueError):
         return None
 
@@ -99,11 +101,14 @@ class AddressSpace:
     def malloc(self, size: int) -> int:
         padded = ((size + 31) // 32) * 32 + 32  # aclrtMalloc rounds up to 32 B and adds 32 B
         with self._lock:  # checked and reserved atomically: two threads cannot both pass
-            if padded > self.capacity - self._in_use:
+            if padded > self._free():
+                host = host_total()
+                beside = (f"; the host's {host}-byte RAM, which backs them, less the live allocations, "
+                          f"leaves {max(0, host - self._in_use)}") if host is not None and host < self.capacity else ""
                 raise AclnnError(AclError.BAD_ALLOC,
                                  f"malloc: cannot allocate {size} bytes ({padded} with aclrtMalloc's rounding "
                                  f"up to 32 B plus 32 B): {self.capacity - self._in_use} of the "
-                                 f"{self.capacity}-byte emulated {self._kind} memory are free")
+                                 f"{self.capacity}-byte emulated {self._kind} memory are free{beside}")
             step = ((padded + ALIGN - 1) // ALIGN) * ALIGN + ALIGN  # a guard gap after it
             if self._next + step > self._end:
                 raise AclnnError(AclError.BAD_ALLOC,
@@ -175,10 +180,18 @@ class AddressSpace:
 
     @property
     def free_bytes(self) -> int:
-        """Bytes ``malloc`` may still hand out: the capacity less the padded size (aclrtMalloc's
-        rounding) of every live allocation, the quantity each request is checked against."""
+        """Bytes ``malloc`` may still hand out, the quantity each request is checked against: the
+        capacity, or the host's RAM where that is less (every allocation is host memory: a
+        new user's four 15 GiB mallocs on a 23 GB host all succeeded), less the padded size
+        (aclrtMalloc's rounding) of every live allocation. Other processes' use of the host's
+        memory is not counted, so the figure holds from one call to the next."""
         with self._lock:
-            return self.capacity - self._in_use
+            return self._free()
+
+    def _free(self) -> int:
+        host = host_total()
+        limit = self.capacity if host is None else min(self.capacity, host)
+        return max(0, limit - self._in_use)
 
     @property
     def allocated_bytes(self) -> int:

@@ -63,11 +63,12 @@ def get_mem_info(attr):
 
     ``total`` is its documented capacity, ``opsnn._core.memory.DEVICE_CAPACITY`` (64 GiB, an
     Ascend910B's HBM); ``free`` is what ``malloc`` may still take: the capacity less every live
-    allocation as aclrtMalloc pads it (size rounded up to 32 B, plus 32 B), and at most the host
-    memory available now (``memory.host_available``), which backs every emulated allocation (a
-    breaker's pool sized at half the free HBM failed on a 23 GB host). A malloc whose padded size
-    is beyond the first is refused (200000), as one the host cannot back; within both it
-    succeeds unless other processes take the host's memory meanwhile. The emulated device has one memory, without DDR / HBM, page-size or P2P
+    allocation as aclrtMalloc pads it (size rounded up to 32 B, plus 32 B), where the capacity is
+    the host's RAM if that is less (``memory.AddressSpace.free_bytes``: every emulated allocation
+    is host memory; a breaker's pool sized at half the free HBM failed on a 23 GB host). A malloc
+    whose padded size is beyond ``free`` is refused (200000); within it, it succeeds unless other
+    processes hold the host's memory (they are not counted, so the figures hold from one call
+    to the next). The emulated device has one memory, without DDR / HBM, page-size or P2P
     partitions, so every aclrtMemAttr (ACL_DDR_MEM ... ACL_MEM_P2P_HUGE1G) describes all of it
     (on a device the attrs are parts of it: summing ACL_HBM_MEM_HUGE and ACL_HBM_MEM_NORMAL
     here counts it twice). Host memory (malloc_host) is not counted.
@@ -82,9 +83,7 @@ def get_mem_info(attr):
         raise AclnnError(AclError.RT_INVALID_MEMORY_TYPE,
                          f"get_mem_info: attr {int(attr)} is not an aclrtMemAttr (ACL_DDR_MEM {_MEM_ATTRS.start} .. "
                          f"ACL_MEM_P2P_HUGE1G {_MEM_ATTRS.stop - 1})")
-    free = memory.DEVICE.free_bytes
-    host = memory.host_available()
-    return (free if host is None else min(free, host)), memory.DEVICE.capacity, 0
+    return memory.DEVICE.free_bytes, memory.DEVICE.capacity, 0
 
 
 @_ret
