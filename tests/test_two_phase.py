@@ -184,6 +184,30 @@ def test_host_pointer_registry_keeps_read_only_views_and_stays_bounded(acl_env):
     assert len(_host._registered) <= sizes[0] - 64
 
 
+
+def test_an_array_dying_inside_the_registry_lock_does_not_hang(acl_env):
+    """An array's finalizer may run on a thread that holds the host registry's lock (the cyclic
+    GC runs at any allocation there): its entry goes at the next registry call, where taking
+    the lock again hung that thread for good (a breaker: numpy_to_ptr of an array while an
+    earlier one, in a reference cycle, was collected)."""
+    import threading
+
+    from opsnn.acl import _host
+
+    doomed = [np.ones(8, F32)]
+    ptr = acl.util.numpy_to_ptr(doomed[0])
+
+    def drop_under_lock():
+        with _host._lock:
+            doomed.clear()  # the last reference: its finalizer runs here, in this thread
+    worker = threading.Thread(target=drop_under_lock, daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "the finalizer waited for the lock its own thread held"
+    assert acl.util.ptr_to_bytes(ptr, 4) is None  # forgotten (not a dangling read)
+    keep = np.arange(4, dtype=F32)
+    assert acl.util.ptr_to_bytes(acl.util.numpy_to_ptr(keep), 16) == keep.tobytes()
+
 # ---- phase 1 plans, phase 2 runs ----------------------------------------------------------------
 def test_phase1_writes_nothing_phase2_writes_out(acl_env):
     g, x = cases.grid(F32, F32)

@@ -29,6 +29,10 @@ _longest = 0  # the most bytes an entry ever held (how far below an address a ho
 # epoch, and every lookup slower)
 _copies: dict[tuple, tuple[int, _Entry]] = {}
 _held_entries = 0  # entries of objects without weak references: _prune has work only then
+# (addr, entry, key) of arrays that died, removed by the next holder of _lock (_drain): their
+# finalizer may run on a thread inside _lock, which a plain lock taken again never gives (the
+# cyclic GC runs at any allocation there; a breaker: numpy_to_ptr hung for good)
+_dead: list[tuple] = []
 # held entries (below) are scanned for dead objects at every lookup, each time the registry
 # doubles from _PRUNE_MIN, and at each registration of at least _PRUNE_BYTES
 _PRUNE_MIN = 16
@@ -85,6 +89,7 @@ def register_array(array: np.ndarray, copy: np.ndarray | None = None) -> int:
     buffer = owner.ravel(order="K").view(np.uint8)
     start, writable = _address(buffer), bool(array.flags.writeable)
     with _lock:
+        _drain()
         if not any(e.weak is not None and e.copy is None and e.weak() is owner and e.writable == writable
                    for e in _registered.get(start, ())):  # (else registered already: a loop's)
             entry = _Entry(weak=weakref.ref(owner), writable=writable)
@@ -96,6 +101,7 @@ def register_array(array: np.ndarray, copy: np.ndarray | None = None) -> int:
 def _register_copy(root: np.ndarray, view: np.ndarray, copy: np.ndarray) -> int:
     key = (id(root), _address(view), view.shape, view.strides, view.dtype.str)
     with _lock:
+        _drain()
         known = _copies.get(key)
         if known is not None and known[1].weak() is root and known[1].copy.size == copy.size:
             known[1].copy[:] = copy  # the snapshot this call makes, where the last one was
@@ -129,6 +135,7 @@ def register_object(obj, buffer: np.ndarray) -> int:
     global _held_entries
     addr = _address(buffer)
     with _lock:
+        _drain()
         if any(e.held is obj for e in _registered.get(addr, ())):
             return addr  # registered already (the same bytes object every iteration)
         _add(addr, _Entry(held=obj, copy=buffer, refs=1 + _leads_to(buffer, obj),
@@ -184,8 +191,21 @@ def _remove(addr: int, entry: _Entry) -> None:
 
 
 def _forget(addr: int, entry: _Entry, key: tuple | None = None) -> None:
-    """A weakly referenced array died: its entry goes (and its copy's key, ``key``)."""
-    with _lock:
+    """A weakly referenced array died: its entry goes (and its copy's key, ``key``), now if
+    ``_lock`` is free, else at the lock holder's next ``_drain`` (the holder may be this very
+    thread, the finalizer having run inside its locked section)."""
+    _dead.append((addr, entry, key))
+    if _lock.acquire(blocking=False):
+        try:
+            _drain()
+        finally:
+            _lock.release()
+
+
+def _drain() -> None:
+    """Remove the entries of arrays that died (under ``_lock``)."""
+    while _dead:
+        addr, entry, key = _dead.pop()
         _remove(addr, entry)
         if key is not None and _copies.get(key, (None, None))[1] is entry:
             del _copies[key]
@@ -196,6 +216,7 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
     if alloc is not None:
         return memory.HOST.region(addr, nbytes, what)
     with _lock:
+        _drain()
         _prune()
         low, high = bisect.bisect_left(_starts, addr - _longest), bisect.bisect_right(_starts, addr)
         entries = [(start, entry) for start in _starts[low:high] for entry in _registered[start]]
