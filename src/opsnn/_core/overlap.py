@@ -52,18 +52,19 @@ def layout(tensor) -> Layout:
     the address it was computed for, the only metadata that can change: ``set_storage_addr``)
     or an ArrayTensor."""
     if isinstance(tensor, aclTensor):
-        addr = tensor.addr  # read first: a move meanwhile leaves a key that no longer matches
+        addr = tensor.addr  # read once: the key and the layout both follow it, whatever a move does meanwhile
         cached = tensor.layout
         if cached is None or cached[0] != addr:
-            cached = tensor.layout = (addr, _layout(tensor))
+            cached = tensor.layout = (addr, _layout(tensor, addr))
         return cached[1]
     return _layout(tensor)
 
 
-def _layout(tensor) -> Layout:
+def _layout(tensor, addr: int | None = None) -> Layout:
+    """The Layout of ``tensor``; an aclTensor's at device address ``addr`` (read by the caller)."""
     if isinstance(tensor, aclTensor):
         bits = dtypes.BITS[tensor.dtype]
-        start = tensor.addr * 8 + tensor.offset * bits
+        start = addr * 8 + tensor.offset * bits
         strides = tuple(s * bits for s in tensor.strides)
         space = "device"
     else:
