@@ -121,8 +121,9 @@ class _Launch:
     def binds(self, executor: aclOpExecutor) -> bool:
         """Whether this launch bound what ``executor`` would bind: the same Plan object (a plan
         cache hit: phase 1's checks passed on the same metadata) and the very tensor objects,
-        whose metadata never changes; the launch checks are functions of these, of the
-        workspace and of what ``current()`` tells."""
+        whose metadata never changes but for a move (aclSetInputTensorAddr), which ``current()``
+        sees; the launch checks are functions of these, of the workspace and of what
+        ``current()`` tells."""
         tensors = executor.tensors
         return (self.plan is executor.plan and len(self.tensors) == len(tensors)
                 and all(map(operator.is_, self.tensors, tensors.values())))

@@ -45,12 +45,13 @@ PLAN_CACHE_SIZE = 1024
 # Per operator, the argument objects of its last cached plan that passed every check on device
 # tensors: (SoC selection, the objects in parameter order, the Plan, memory.RELEASE_COUNT read
 # before those checks). A call passing the very same objects (aclTensor and aclScalar handles,
-# whose metadata never changes; the CANN samples' loop) under the same selection gets that Plan
-# after the operator's own checks, without the key or the out-overlap check, whose outcomes
-# could not differ -- while no free or destroy has happened since the checks began (a handle or
-# the memory they looked at may be gone: a destroy racing the checks on another thread had left
-# a destroyed handle here). Dropped at any release (memory.RELEASE_HOOKS), so it keeps nothing
-# freed alive; host arrays are never kept, as the memo would keep them alive.
+# whose metadata never changes but for a tensor's move, a release; the CANN samples' loop) under
+# the same selection gets that Plan after the operator's own checks, without the key or the
+# out-overlap check, whose outcomes could not differ -- while no release (a free, a destroy, a
+# move) has happened since the checks began (a handle or the memory they looked at may be gone:
+# a destroy racing the checks on another thread had left a destroyed handle here). Dropped at
+# any release (memory.RELEASE_HOOKS), so it keeps nothing freed alive; host arrays are never
+# kept, as the memo would keep them alive.
 _LAST_CHECKED: dict[str, tuple] = {}
 memory.RELEASE_HOOKS.append(_LAST_CHECKED.clear)
 _DEVICE_ONLY = {aclTensor}

@@ -31,7 +31,7 @@ class Allocation:
     live: bool = True
 
 
-# Bumped after an allocation is freed or a tensor destroyed (``released``): a repeatable
+# Bumped after an allocation is freed, a tensor destroyed or moved (``released``): a repeatable
 # launch that found its tensors and memory alive at one count still has them while the count has
 # not moved, so its relaunch skips walking them (aclnn._Launch.intact).
 RELEASE_COUNT = 0
