@@ -30,14 +30,16 @@ from pathlib import Path
 import numpy as np
 
 from opsnn import golden_files
+from opsnn import results as report
 from opsnn import verify as V
 from opsnn._core.dtypes import parse_name, to_numpy
 from opsnn.cli_args import PipeConsole
 from opsnn.golden_files import GoldenFileError
+from opsnn.results import FAIL, SKIP, Result
 
 
 @dataclasses.dataclass
-class Checked(V.Result):
+class Checked(Result):
     """One case folder's outcome: verify's row (``file``, ``index``, ``name`` as case.json records
     them) and, for a FAIL, the first element outside the tolerance."""
 
@@ -49,12 +51,12 @@ class Checked(V.Result):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``opsnn compare``."""
-    parser.add_argument("dir", metavar="DIR", type=V._path,
+    parser.add_argument("dir", metavar="DIR", type=report.path_argument,
                         help="a folder opsnn verify --dump wrote (its index.json lists the cases) or one case folder")
     parser.add_argument("--output", default="output.bin", type=_file_name, metavar="NAME",
                         help="the file in each case folder holding the result to check, laid out as output.bin "
                              "(default output.bin: opsnn's own result)")
-    parser.add_argument("--json", dest="json_path", type=V._path, default=None, metavar="PATH",
+    parser.add_argument("--json", dest="json_path", type=report.path_argument, default=None, metavar="PATH",
                         help="also write machine-readable results to PATH (- for stdout, the tables then going "
                              "to stderr); an existing PATH must be a results file of opsnn verify or compare")
 
@@ -70,11 +72,11 @@ def run(args: argparse.Namespace) -> int:
     """Run ``opsnn compare``; returns the exit status (1 if any case failed, else 0)."""
     console = PipeConsole(stderr=args.json_path == "-")  # (as verify's: --json - keeps stdout JSON)
     if not console.is_terminal:
-        console.width = max(console.width, V._LOG_WIDTH)
+        console.width = max(console.width, report.LOG_WIDTH)
     root = Path(args.dir)
     folders = case_folders(root)
     if args.json_path:
-        V._check_writable(args.json_path, [str(root / golden_files.INDEX), *(str(f / "case.json") for f in folders)])
+        report.check_writable(args.json_path, [str(root / golden_files.INDEX), *(str(f / "case.json") for f in folders)])
     start = time.perf_counter()
     results = [check_case(folder, args.output) for folder in folders]
     elapsed = time.perf_counter() - start
@@ -82,15 +84,15 @@ def run(args: argparse.Namespace) -> int:
     for folder, result in zip(folders, results):  # a table per case file of the dump, as verify prints them
         groups.setdefault(folder.parent, []).append(result)
     for parent, group in groups.items():
-        console.print(V._table(parent, group))
-    for line in V._failures(results):
+        console.print(report.table(parent, group))
+    for line in report.failures(results):
         console.print(line, soft_wrap=True)
-    summary = V._summary(results, elapsed)
+    summary = report.summary(results, elapsed)
     dumped = _dumped(golden_files.read_manifest(folders[0]))
-    console.print(V._summary_line(summary, V.Settings(**dumped)))
+    console.print(report.summary_line(summary, **dumped))
     if args.json_path:
-        V._write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
-    return 1 if summary[V.FAIL] else 0
+        report.write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
+    return 1 if summary[FAIL] else 0
 
 
 def case_folders(root: Path) -> list[Path]:
@@ -128,7 +130,7 @@ def check_case(folder: Path, name: str) -> Checked:
     result = Checked(str(manifest.get("file", folder.parent)), manifest.get("index", 0),
                      str(manifest.get("name", folder.name)), str(manifest.get("aclnn", "")).removeprefix("aclnn"),
                      V.dtype_label(dtype for dtype, _ in inputs.values()), V.shape_label(shapes),
-                     max((math.prod(s) for s in shapes), default=1), V.SKIP, folder=str(folder))
+                     max((math.prod(s) for s in shapes), default=1), SKIP, folder=str(folder))
     if not golden_files.has_file(manifest, "golden"):
         recorded = manifest.get("verdict") if isinstance(manifest.get("verdict"), dict) else {}
         result.reason = (f"no golden in {folder / 'case.json'}: the case failed before one was made when it was "
@@ -145,17 +147,17 @@ def check_case(folder: Path, name: str) -> Checked:
     try:
         board = golden_files.read_entry(folder, "output", manifest["output"], file=name)
     except GoldenFileError as exc:  # this board file: the case fails, and the others are still checked
-        result.status, result.reason = V.FAIL, str(exc)
+        result.status, result.reason = FAIL, str(exc)
         return result
     comparison = V.compare(board, golden, tolerance)
     result.max_abs, result.max_rel = comparison.max_abs, comparison.max_rel
     result.bit_exact, result.mismatches = comparison.bit_exact, comparison.mismatches
     result.status, result.reason = V.verdict(comparison, tolerance,
                                              lambda: _explain(folder, manifest, board, golden, comparison.differs))
-    if result.status == V.FAIL:
+    if result.status == FAIL:
         first = np.unravel_index(np.argmax(comparison.outside), comparison.outside.shape)
         result.first_index = [int(i) for i in first]
-        result.first_output, result.first_golden = V._python_number(board[first]), V._python_number(golden[first])
+        result.first_output, result.first_golden = V.python_number(board[first]), V.python_number(golden[first])
         result.reason += (f"; the first at {result.first_index}: {result.first_output!r} in {folder / name}, "
                           f"golden {result.first_golden!r}")
     return result
@@ -164,7 +166,7 @@ def check_case(folder: Path, name: str) -> Checked:
 def _tolerance(folder: Path, manifest: dict) -> V.Tolerance:
     entry = manifest.get("tolerance")
     values = [entry.get(key) for key in ("rtol", "atol")] if isinstance(entry, dict) else [None, None]
-    if not all(V._is_real(v) and math.isfinite(v) and v >= 0 for v in values):
+    if not all(V.is_real(v) and math.isfinite(v) and v >= 0 for v in values):
         raise GoldenFileError(f"{folder / 'case.json'}: tolerance is {json.dumps(entry)}; expected "
                               '{"rtol": R, "atol": A} of non-negative finite numbers')
     return V.Tolerance(float(values[0]), float(values[1]), str(entry.get("source", "case.json")))

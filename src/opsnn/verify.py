@@ -49,7 +49,6 @@ import importlib.util
 import json
 import math
 import re
-import sys
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -65,13 +64,14 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table
 
 from opsnn import golden_files, opdef, reference, registry
+from opsnn import results as report
 from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
 from opsnn._core.status import Status
 from opsnn.cli_args import PipeConsole, int_at_least
+from opsnn.results import DOC, FAIL, PASS, SKIP, Result
 
 # A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
 # element for fp64 (inputs and output on host and "device", float64 golden and comparison
@@ -101,7 +101,6 @@ _DTYPE_NAMES = {
     "uint8": np.uint8, "bool": np.bool_,
 }
 
-PASS, FAIL, SKIP, DOC = "PASS", "FAIL", "SKIP", "DOC"
 
 
 # ---- case model ---------------------------------------------------------------------------------
@@ -203,27 +202,6 @@ def shape_label(shapes: Iterable[Iterable[int]]) -> str:
     return " & ".join(dict.fromkeys("x".join(map(str, s)) or "()" for s in shapes))
 
 
-@dataclasses.dataclass
-class Result:
-    """The outcome of one case (the rows of the table and of ``--json``)."""
-
-    file: str
-    index: int
-    name: str
-    op: str
-    dtype: str
-    shape: str
-    numel: int
-    status: str
-    reason: str = ""
-    max_abs: float | None = None
-    max_rel: float | None = None
-    bit_exact: bool | None = None
-    mismatches: int | None = None
-    seconds: float = 0.0
-    note: str = ""  # what the row's kernel or SoC would do differently; never changes the status
-
-
 # ---- parsing: shared helpers --------------------------------------------------------------------
 
 def _dtype(name: str, where: str) -> np.dtype:
@@ -274,7 +252,7 @@ def _is_count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _is_real(value) -> bool:
+def is_real(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -361,7 +339,7 @@ def _csv_values(text: str, count: int, kernel: _Kernel) -> list[Values]:
         split = {"min": Values(low, middle), "max": Values(middle, high)}
         return [split.get(role, Values(low, high)) for role in kernel.inputs[:count]]
     if not isinstance(ranges, (list, tuple)) or not all(
-            isinstance(r, (list, tuple)) and len(r) >= 2 and all(map(_is_real, r)) for r in ranges):
+            isinstance(r, (list, tuple)) and len(r) >= 2 and all(map(is_real, r)) for r in ranges):
         raise ValueError(f"input_data_ranges {text.strip()!r} holds no (low, high[, special values]) range per "
                          "input; expected one per input or one for all, such as ((-1, 1),)")
     if len(ranges) not in (1, count):
@@ -405,7 +383,7 @@ def _csv_tolerance(row: dict[str, str]) -> Tolerance:
     pairs = _literal(text, "precision_tolerances")
     if pairs:
         first = pairs[0] if isinstance(pairs, (list, tuple)) else None
-        if not (isinstance(first, (list, tuple)) and len(first) == 2 and all(map(_is_real, first))):
+        if not (isinstance(first, (list, tuple)) and len(first) == 2 and all(map(is_real, first))):
             raise ValueError(f"precision_tolerances {text.strip()!r} holds no (relative, absolute) pair per "
                              "output; expected such as ((0.001, 0.001),)")
         rtol, atol = map(float, first)
@@ -824,7 +802,7 @@ def _aten(name: str, *args):
             if value.dtype == ml_dtypes.bfloat16:
                 return torch.from_numpy(np.ascontiguousarray(value).view(np.int16)).view(torch.bfloat16)
             return torch.from_numpy(np.ascontiguousarray(value))
-        return _python_number(value) if isinstance(value, np.generic) else value
+        return python_number(value) if isinstance(value, np.generic) else value
 
     result = getattr(torch.ops.aten, name)(*(to_torch(a) for a in args))
     if result.dtype == torch.bfloat16:
@@ -931,7 +909,7 @@ def _device_tensor(stack: contextlib.ExitStack, acl, host: np.ndarray, fmt: str,
 
 def _scalar(stack: contextlib.ExitStack, acl, value: np.generic):
     dtype = from_numpy(value.dtype)
-    python_value = _python_number(value)
+    python_value = python_number(value)
     handle = acl.create_scalar(python_value, int(dtype))
     if handle is None:
         raise CaseError(f"acl.create_scalar({python_value!r}, {DataType(dtype).acl_name}) failed: "
@@ -940,7 +918,7 @@ def _scalar(stack: contextlib.ExitStack, acl, value: np.generic):
     return handle
 
 
-def _python_number(value: np.generic) -> bool | int | float:
+def python_number(value: np.generic) -> bool | int | float:
     """The Python number of a NumPy scalar (ml_dtypes scalars have no usable ``item``)."""
     return value.item() if value.dtype.kind in "biuf" else float(value)
 
@@ -1045,7 +1023,7 @@ def _dump(case: Case, settings: Settings, session: Session, binding: OpBinding, 
     """The case's tensors and what they mean, as ``opsnn.golden_files`` lays them out."""
     manifest = {"file": case.file, "index": case.index, "name": case.name, "aclnn": binding.aclnn,
                 "soc": settings.soc, "seed": settings.seed,
-                "scalars": {role: {"dtype": from_numpy(v.dtype).acl_name, "value": _python_number(v)}
+                "scalars": {role: {"dtype": from_numpy(v.dtype).acl_name, "value": python_number(v)}
                             for role, v in scalars.items()},
                 "flags": dict(case.flags), "golden": {"source": settings.golden},
                 "tolerance": dataclasses.asdict(case.tolerance),
@@ -1076,14 +1054,6 @@ def _positive_count(text: str) -> int:
     return value
 
 
-def _path(text: str) -> str:
-    """A path option's value; an empty one (an unset shell variable) is a usage error, where it
-    had been taken as the option left out."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"an empty path ({text!r}); name a file or folder")
-    return text
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``opsnn verify``."""
     parser.add_argument("files", nargs="+", metavar="FILE",
@@ -1099,10 +1069,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the input data (default 0)")
     parser.add_argument("--cases", type=case_filter, default=None,
                         help=f"select cases: {_CASES_EXPECTED}; each must match a case")
-    parser.add_argument("--json", dest="json_path", type=_path, default=None, metavar="PATH",
+    parser.add_argument("--json", dest="json_path", type=report.path_argument, default=None, metavar="PATH",
                         help="also write machine-readable results to PATH (- for stdout, the tables "
                              "then going to stderr); an existing PATH must be such a results file")
-    parser.add_argument("--dump", type=_path, default=None, metavar="DIR",
+    parser.add_argument("--dump", type=report.path_argument, default=None, metavar="DIR",
                         help="also write each run case's inputs, golden and output as raw .bin files "
                              "(ndarray.tofile, as CANN's gen_data.py) with a case.json, under "
                              "DIR/<file>/<index>_<name>/")
@@ -1113,7 +1083,7 @@ def run(args: argparse.Namespace) -> int:
     # with --json -, stdout holds the JSON alone and the tables go to stderr
     console = PipeConsole(stderr=args.json_path == "-")
     if not console.is_terminal:  # a log or pipe: wide enough that every row stays on one line
-        console.width = max(console.width, _LOG_WIDTH)
+        console.width = max(console.width, report.LOG_WIDTH)
     if args.golden == "torch" and importlib.util.find_spec("torch") is None:  # before running anything
         raise ValueError("--golden torch needs PyTorch: pip install -e '.[torch]' in the opsnn clone")
     soc = getattr(args, "soc", None) or platform.current().name
@@ -1124,7 +1094,7 @@ def run(args: argparse.Namespace) -> int:
         files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     # the outputs are probed once the inputs have been read: a refused run leaves no folder behind
     if args.json_path:
-        _check_writable(args.json_path, args.files)
+        report.check_writable(args.json_path, args.files)
     if args.dump:
         try:
             golden_files.probe(args.dump)
@@ -1139,14 +1109,14 @@ def run(args: argparse.Namespace) -> int:
             golden_files.write_index(settings.dump, dataclasses.asdict(settings), session.dump_written)
     elapsed = time.perf_counter() - start
     for (path, _), file_results in zip(files, per_file):  # (a file given twice: a table per run)
-        console.print(_table(path, file_results))
+        console.print(report.table(path, file_results))
     results = [r for file_results in per_file for r in file_results]
-    for line in _failures(results):
+    for line in report.failures(results):
         console.print(line, soft_wrap=True)
-    summary = _summary(results, elapsed)
-    console.print(_summary_line(summary, settings))
+    summary = report.summary(results, elapsed)
+    console.print(report.summary_line(summary, settings.golden, settings.soc, settings.seed))
     if args.json_path:
-        _write_json(args.json_path, dataclasses.asdict(settings), summary, results)
+        report.write_json(args.json_path, dataclasses.asdict(settings), summary, results)
     return 1 if summary[FAIL] else 0
 
 
@@ -1165,98 +1135,3 @@ def _run_all(files, settings: Settings, session: Session, console: Console) -> l
                 per_file[-1].append(verify_case(case, settings, session))
                 progress.advance(task)
     return per_file
-
-
-_LOG_WIDTH = 200
-_STYLE = {PASS: "green", FAIL: "bold red", SKIP: "yellow", DOC: "cyan"}
-
-
-def _table(path, results: list[Result]) -> Table:
-    ops = ", ".join(dict.fromkeys(r.op for r in results))
-    table = Table(title=f"{path}: {ops} ({len(results)} cases)")
-    for column in ("#", "case", "dtype", "shape", "elements", "result", "max abs", "max rel", "exact"):
-        table.add_column(column, justify="right" if column in ("#", "elements") else "left",
-                         no_wrap=column not in ("case", "shape"), overflow="fold")
-    table.add_column("note", overflow="fold")
-    for r in results:
-        exact = "" if r.bit_exact is None else ("yes" if r.bit_exact else "no")
-        table.add_row(str(r.index), r.name, r.dtype, r.shape, f"{r.numel:,}", f"[{_STYLE[r.status]}]{r.status}",
-                      _num(r.max_abs), _num(r.max_rel), exact, "; ".join(filter(None, (r.reason, r.note))))
-    return table
-
-
-def _failures(results: list[Result]) -> Iterator[str]:
-    """Full text of every failure (the table cuts long notes)."""
-    for r in results:
-        if r.status == FAIL:
-            yield f"[bold red]FAIL[/] {Path(r.file).name} #{r.index} {r.name}: {r.reason}"
-
-
-def _num(value: float | None) -> str:
-    return "" if value is None else f"{value:.3g}"
-
-
-def _summary(results: list[Result], elapsed: float) -> dict:
-    counts = {status: sum(r.status == status for r in results) for status in (PASS, FAIL, SKIP, DOC)}
-    # (a case that failed after a bit-exact comparison, its --dump not written, is not counted)
-    return {**counts, "total": len(results),
-            "bit_exact": sum(bool(r.bit_exact) and r.status != FAIL for r in results),
-            "seconds": round(elapsed, 3)}
-
-
-def _summary_line(summary: dict, settings: Settings) -> str:
-    cases, docs = summary["total"], summary[DOC]
-    return (f"[bold]{cases} case{'s' * (cases != 1)}[/]: [green]{summary[PASS]} passed[/] "
-            f"({summary['bit_exact']} bit-exact), [cyan]{docs} documented difference{'s' * (docs != 1)}[/], "
-            f"[yellow]{summary[SKIP]} skipped[/], [bold red]{summary[FAIL]} failed[/] "
-            f"in {summary['seconds']:.1f} s (golden {settings.golden}, SoC {settings.soc}, seed {settings.seed})")
-
-
-_RESULT_KEYS = {"settings", "summary", "cases"}  # what _write_json writes (and a rerun may replace)
-
-
-def _check_writable(path: str, inputs: list[str]) -> None:
-    """Fail before the run, not after it, when ``--json PATH`` cannot be written, or when it names
-    a case file of this run or an existing file that is not a results file of opsnn verify or
-    compare (both write ``_write_json``'s shape): the results replace only their own kind (a
-    breaker: ``--json FILE FILE2``, tiling's switch written verify's way, overwrote the first
-    case file with the results). ``-`` is stdout."""
-    if path == "-":
-        return
-    target = Path(path)
-    if target.is_file() and any(target.samefile(f) for f in inputs if Path(f).is_file()):
-        raise ValueError(f"--json {path!r} is one of the case files this run reads; --json takes the path "
-                         "the results are written to (or - for stdout)")
-    if target.is_file() and target.stat().st_size:
-        try:
-            previous = json.loads(target.read_text())
-        except (OSError, UnicodeDecodeError, ValueError):
-            previous = None
-        if not (isinstance(previous, dict) and _RESULT_KEYS <= previous.keys()):
-            raise ValueError(f"--json {path!r} exists and is not a results file of opsnn verify or compare, the "
-                             "only file --json replaces (--json takes the path the results are written to, or - "
-                             "for stdout); remove it or name another path")
-    existed = target.exists()
-    try:
-        with open(target, "a"):
-            pass
-    except OSError as exc:
-        raise ValueError(f"--json: cannot write {path!r}: {exc.strerror}") from None
-    if not existed:
-        target.unlink()  # leave no empty file behind if the run stops early
-
-
-def _write_json(path: str, settings: dict, summary: dict, results: list[Result]) -> None:
-    """The results file of ``--json PATH`` (``-``: stdout), of verify and ``opsnn compare``."""
-    document = {"settings": settings, "summary": summary,
-                "cases": [{k: _json_safe(v) for k, v in dataclasses.asdict(r).items()} for r in results]}
-    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
-    if path == "-":
-        sys.stdout.write(text)
-    else:
-        Path(path).write_text(text)
-
-
-def _json_safe(value):
-    """Strict JSON has no inf/nan: write them as the strings "inf", "-inf", "nan"."""
-    return str(value) if isinstance(value, float) and not math.isfinite(value) else value
