@@ -677,6 +677,23 @@ def test_tiling_reads_an_aclnn_name_in_any_case(capsys):
     assert "unknown operator 'leaky_relu_grad_'" in capsys.readouterr().err
 
 
+def test_an_unknown_option_gets_the_commands_usage_and_its_own_spelling(capsys):
+    """(a new user) `run ... --min-val -2` and `tiling ... --scalar 0.1` printed opsnn's top-level
+    usage and "unrecognized arguments" alone: the command's usage is shown, and an option another
+    command spells otherwise is named with this command's spelling."""
+    for argv, says in ((["run", "hardtanh_backward", "--shape", "2,3", "--min-val", "-2"],
+                        "opsnn run: error: unrecognized arguments: --min-val -2 (--min-val: opsnn run takes "
+                        "--scalar MIN MAX)"),
+                       (["tiling", "leaky_relu_backward", "--shape", "2,3", "--scalar", "0.1"],
+                        "opsnn tiling: error: unrecognized arguments: --scalar 0.1 (--scalar: opsnn tiling takes "
+                        "--negative-slope / --min-val / --max-val)"),
+                       (["list", "--bogus"], "opsnn list: error: unrecognized arguments: --bogus")):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and err.startswith(f"usage: opsnn {argv[0]} ") and err.rstrip().endswith(says), err
+
+
 def test_tiling_shape_takes_the_words_run_takes(capsys):
     """(a new user) `tiling --shape 2 3` was "unrecognized arguments: 3" under opsnn's own usage:
     each --shape reads its words as opsnn run's does, one shape per --shape (per input)."""

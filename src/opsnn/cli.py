@@ -88,10 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # only the chosen command's module is imported (bench and verify pull in heavy libraries)
     chosen = next((word for word in argv if word in _COMMANDS), None)
+    chosen_parser = None
     for name, (module_name, help_text) in _COMMANDS.items():
         sub = commands.add_parser(name, help=help_text, description=help_text)
         if name != chosen:
             continue
+        chosen_parser = sub
         module = sys.modules[__name__] if module_name == __name__ else importlib.import_module(module_name)
         adder = getattr(module, f"_add_{name}_arguments", None) or module.add_arguments
         adder(sub)
@@ -104,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:  # a bare `opsnn`: the commands, not just "COMMAND is required"
         parser.print_help()
         return 2
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the command's own usage and, for another command's spelling, its own (not opsnn's)
+        (chosen_parser or parser).error(f"unrecognized arguments: {' '.join(extra)}{_spelling(args.command, extra)}")
     try:
         with platform.use_soc(args.soc or platform.current().name):
             code = int(args.handler(args))
@@ -124,6 +128,22 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError as exc:
         print(f"opsnn {args.command}: out of host memory ({exc or 'allocation failed'})", file=sys.stderr)
         return 1
+
+
+# options one command spells another way: the word the other command takes -> this one's
+_SPELLINGS = {
+    "run": {"--negative-slope": "--scalar SLOPE", "--min-val": "--scalar MIN MAX", "--max-val": "--scalar MIN MAX",
+            "--shape2": "--grad-shape DIMS", "--json": "nothing: opsnn run prints text (opsnn tiling --json)"},
+    "tiling": {"--scalar": "--negative-slope / --min-val / --max-val", "--grad-shape": "--shape2 DIMS (or a "
+               "second --shape)", "--out-dtype": "a last --dtype (inputs, then the output)"},
+}
+
+
+def _spelling(command: str, extra: list[str]) -> str:
+    """What ``command`` calls the options of ``extra`` that another command takes."""
+    known = _SPELLINGS.get(command, {})
+    said = [f"{word}: opsnn {command} takes {known[word]}" for word in dict.fromkeys(extra) if word in known]
+    return f" ({'; '.join(said)})" if said else ""
 
 
 # ---- cache -------------------------------------------------------------------------------
