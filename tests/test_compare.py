@@ -120,20 +120,28 @@ def test_bfloat16_and_0d_results(tmp_path, run_compare):
 
 
 def test_a_board_file_of_another_size_or_missing_fails_that_case_only(tmp_path, run_compare):
-    dump = dump_json_case(tmp_path, *(json_case(i, "fp32", (4, 6), [-1, 1], [-1, 1], 1) for i in range(3)))
-    short, missing, whole = sorted((dump / LEAKY).iterdir())
+    """(and a folder in the board file's place: a new user's folder of the very size wanted
+    stopped the run with exit 2, IsADirectoryError, every other case's result lost)"""
+    dump = dump_json_case(tmp_path, *(json_case(i, "fp32", (4, 6), [-1, 1], [-1, 1], 1) for i in range(4)))
+    short, missing, whole, folder = sorted((dump / LEAKY).iterdir())
     board_file(short)
     (short / "npu.bin").write_bytes((short / "npu.bin").read_bytes()[:-3])
     board_file(whole)
+    (folder / "npu.bin").mkdir()
     code, report, err = run_compare(dump, "--output", "npu.bin")
     assert code == 1
-    assert [c["status"] for c in report["cases"]] == ["FAIL", "FAIL", "PASS"]
+    assert [c["status"] for c in report["cases"]] == ["FAIL", "FAIL", "PASS", "FAIL"]
+    assert report["cases"][3]["reason"] == (f"{folder / 'npu.bin'} is a folder, not a file (expected 96 bytes: "
+                                            f"{folder / 'case.json'}: output.shape [4, 6] of float32)")
+    # one case file's folder of the dump is a DIR too: its case folders
+    code, by_file, _ = run_compare(dump / LEAKY, "--output", "npu.bin")
+    assert code == 1 and by_file["cases"] == report["cases"]
     assert report["cases"][0]["reason"] == (f"{short / 'npu.bin'} holds 93 bytes, expected 96: {short / 'case.json'}: "
                                             "output.shape [4, 6] of float32, 4 bytes each")
     assert report["cases"][1]["reason"] == (f"{missing / 'npu.bin'}: No such file or directory (expected 96 bytes: "
                                             f"{missing / 'case.json'}: output.shape [4, 6] of float32)")
-    assert report["cases"][1]["mismatches"] is None and report["summary"]["FAIL"] == 2
-    assert "3 cases: 1 passed (1 bit-exact), 0 documented differences, 0 skipped, 2 failed" in err
+    assert report["cases"][1]["mismatches"] is None and report["summary"]["FAIL"] == 3
+    assert "4 cases: 1 passed (1 bit-exact), 0 documented differences, 0 skipped, 3 failed" in err
 
 
 def test_a_case_dumped_without_a_golden_is_a_skip_with_its_verdict(tmp_path, run_compare):
@@ -170,7 +178,8 @@ def test_a_torch_golden_difference_a_decision_explains_is_doc(tmp_path, run_comp
 
 @pytest.mark.parametrize("damage, words", [
     (lambda d, f: (d / "index.json").unlink(),
-     "{d} holds neither index.json (a folder opsnn verify --dump DIR wrote) nor case.json (one of its case folders)"),
+     "{d} holds neither index.json (a folder opsnn verify --dump DIR wrote), case.json (one of its case folders) "
+     "nor case folders (one case file's folder)"),
     (lambda d, f: (d / "index.json").write_text('{"cases": []}'), "{d}/index.json lists no case folder"),
     (lambda d, f: (d / "index.json").write_text("[1]"), "{d}/index.json: expected an object whose 'cases' lists"),
     (lambda d, f: (f / "case.json").write_text("{"), "{f}/case.json: cannot read it as a case's manifest"),

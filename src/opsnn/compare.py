@@ -96,8 +96,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def case_folders(root: Path) -> list[Path]:
-    """The case folders of a dump root (its index.json, in order) or ``root`` itself, a case
-    folder; ValueError (a usage error) for a root that is neither or an index that lists none."""
+    """The case folders of a dump root (its index.json, in order), of one case file's folder in
+    it (its case folders, by name: the index's order), or ``root`` itself, a case folder;
+    ValueError (a usage error) for a root that is none of these or an index that lists none."""
     if not root.is_dir():
         raise ValueError(f"{root}: {'not a folder' if root.exists() else 'no such folder'}; expected a folder "
                          "opsnn verify --dump wrote or one of its case folders")
@@ -105,8 +106,12 @@ def case_folders(root: Path) -> list[Path]:
     if not index.exists():
         if (root / "case.json").exists():
             return [root]
-        raise ValueError(f"{root} holds neither {golden_files.INDEX} (a folder opsnn verify --dump DIR wrote) "
-                         "nor case.json (one of its case folders)")
+        # one case file's folder of a dump (DIR/<file>/): its case folders, in their order
+        cases = sorted(folder for folder in root.iterdir() if (folder / "case.json").is_file())
+        if cases:
+            return cases
+        raise ValueError(f"{root} holds neither {golden_files.INDEX} (a folder opsnn verify --dump DIR wrote), "
+                         "case.json (one of its case folders) nor case folders (one case file's folder)")
     try:
         document = json.loads(index.read_text())
     except (OSError, ValueError) as exc:

@@ -198,18 +198,19 @@ def read_entry(folder: Path, key: str, entry, file: str | None = None) -> np.nda
     where = f"{folder / 'case.json'}: {key}"
     path = folder / str(entry["file"] if file is None else file)
     wanted = math.prod(shape) * dtype.itemsize
+    named = f"{where}.file names it" if file is None else f"expected {wanted} bytes: {where}.shape {shape} of {dtype.name}"
     try:
         size = path.stat().st_size
-    except OSError as exc:
-        named = f"{where}.file names it" if file is None else \
-            f"expected {wanted} bytes: {where}.shape {shape} of {dtype.name}"
+        if not path.is_file():  # (a folder's size can be the one wanted: np.fromfile then raised)
+            raise GoldenFileError(f"{path} is a folder, not a file ({named})")
+        if size != wanted:
+            raise GoldenFileError(f"{path} holds {size} bytes, expected {wanted}: {where}.shape {shape} of "
+                                  f"{dtype.name}, {dtype.itemsize} bytes each")
+        if entry.get("bytes", size) != size:
+            raise GoldenFileError(f"{path} holds {size} bytes, expected {entry['bytes']!r}: {where}.bytes")
+        return np.fromfile(path, dtype=dtype).reshape(shape)
+    except OSError as exc:  # missing, unreadable, or gone between the checks
         raise GoldenFileError(f"{path}: {exc.strerror} ({named})") from None
-    if size != wanted:
-        raise GoldenFileError(f"{path} holds {size} bytes, expected {wanted}: {where}.shape {shape} of "
-                              f"{dtype.name}, {dtype.itemsize} bytes each")
-    if entry.get("bytes", size) != size:
-        raise GoldenFileError(f"{path} holds {size} bytes, expected {entry['bytes']!r}: {where}.bytes")
-    return np.fromfile(path, dtype=dtype).reshape(shape)
 
 
 def _tofile(folder: Path, stem: str, array: np.ndarray) -> dict:
