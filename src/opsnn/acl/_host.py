@@ -22,13 +22,15 @@ _lock = forksafe.lock()
 # memoryview of it): each lives as long as its own object.
 _registered: dict[int, list[_Entry]] = {}
 _starts: list[int] = []  # _registered's addresses, sorted: a lookup reads only those that can hold it
-_longest = 0  # the most bytes an entry ever held (how far below an address a holder may start)
+_longest = 0  # the most bytes a live entry holds (how far below an address a holder may start)
 # a non-contiguous view's private copy, by (the array it views, the view's address, shape,
 # strides, dtype): registered again, the same view refreshes its copy rather than add one, so a
 # loop over the rows of a Fortran-ordered array keeps one copy per row (a breaker: one more per
 # epoch, and every lookup slower)
 _copies: dict[tuple, tuple[int, _Entry]] = {}
-_held_entries = 0  # entries of objects without weak references: _prune has work only then
+# the entries of objects without weak references, by address: what _prune reads (a lookup
+# prunes, and scanned every entry while one was registered: quadratic in a loop over rows)
+_held: dict[tuple[int, int], _Entry] = {}
 # (addr, entry, key) of arrays that died, removed by the next holder of _lock (_drain): their
 # finalizer may run on a thread inside _lock, which a plain lock taken again never gives (the
 # cyclic GC runs at any allocation there; a breaker: numpy_to_ptr hung for good)
@@ -54,10 +56,11 @@ class _Entry:
     ``writable``: whether the object registered may be written through the pointer (a read-only
     view of a writable array stays read-only, though its entry holds the whole array)."""
 
-    __slots__ = ("copy", "held", "refs", "weak", "writable")
+    __slots__ = ("copy", "held", "nbytes", "refs", "weak", "writable")
 
     def __init__(self, weak=None, copy=None, held=None, refs=0, writable=True):
         self.weak, self.copy, self.held, self.refs, self.writable = weak, copy, held, refs, writable
+        self.nbytes = 0  # the bytes it holds (set by _add)
 
     def bytes(self) -> np.ndarray | None:
         if self.held is not None:
@@ -125,14 +128,16 @@ def _add(start: int, entry: _Entry, nbytes: int) -> None:
         entries = _registered[start] = []
         bisect.insort(_starts, start)
     entries.append(entry)
+    entry.nbytes = nbytes
     _longest = max(_longest, nbytes)
+    if entry.held is not None:
+        _held[start, id(entry)] = entry
 
 
 def register_object(obj, buffer: np.ndarray) -> int:
     """The address of ``buffer`` (uint8: ``obj``'s own bytes, or an array made of it), known
     while anything outside this registry refers to ``obj``."""
     global _prune_at
-    global _held_entries
     addr = _address(buffer)
     with _lock:
         _drain()
@@ -140,7 +145,6 @@ def register_object(obj, buffer: np.ndarray) -> int:
             return addr  # registered already (the same bytes object every iteration)
         _add(addr, _Entry(held=obj, copy=buffer, refs=1 + _leads_to(buffer, obj),
                           writable=bool(buffer.flags.writeable)), buffer.size)
-        _held_entries += 1
         if len(_registered) >= _prune_at or buffer.nbytes >= _PRUNE_BYTES:
             _prune()
             _prune_at = max(_PRUNE_MIN, 2 * len(_registered))
@@ -165,13 +169,11 @@ def _prune() -> None:
     """Drop the held entries whose object nothing outside the registry refers to (under
     ``_lock``): its reference count, less what getrefcount adds (``_PROBE``'s), is all the
     entries'."""
-    if not _held_entries:
+    if not _held:
         return
     groups: dict[int, list[tuple[int, _Entry]]] = {}
-    for addr, entries in _registered.items():
-        for entry in entries:
-            if entry.held is not None:
-                groups.setdefault(id(entry.held), []).append((addr, entry))
+    for (addr, _), entry in _held.items():
+        groups.setdefault(id(entry.held), []).append((addr, entry))
     added = sys.getrefcount(_PROBE.held) - _PROBE.refs
     for group in groups.values():
         if sys.getrefcount(group[0][1].held) - added <= sum(entry.refs for _, entry in group):
@@ -180,14 +182,16 @@ def _prune() -> None:
 
 
 def _remove(addr: int, entry: _Entry) -> None:
-    global _held_entries
+    global _longest
     entries = _registered.get(addr, [])
     if entry in entries:
         entries.remove(entry)
-        _held_entries -= entry.held is not None
+        _held.pop((addr, id(entry)), None)
         if not entries:
             del _registered[addr]
             del _starts[bisect.bisect_left(_starts, addr)]
+        if entry.nbytes == _longest:  # the largest went: the lookup window shrinks to the next
+            _longest = max((e.nbytes for group in _registered.values() for e in group), default=0)
 
 
 def _forget(addr: int, entry: _Entry, key: tuple | None = None) -> None:
