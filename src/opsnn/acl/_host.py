@@ -82,7 +82,8 @@ def register_array(array: np.ndarray, copy: np.ndarray | None = None) -> int:
     memory is not one block (then ``array`` itself, while it lives); writable where ``array`` is.
     Or the address of ``copy`` (uint8, a private copy of a non-contiguous ``array``), known while
     the array that ``array`` is a view of lives (``m.T`` is a view of ``m``); the same view
-    registered again refreshes its copy and gets the same address."""
+    registered again refreshes its copy and gets the same address (one memory, as a C pointer's
+    would be: a copy queued from the earlier pointer reads the newer bytes)."""
     root = array
     while isinstance(root.base, np.ndarray):
         root = root.base
