@@ -1799,7 +1799,6 @@ def test_tensor_addr_moves_out_onto_an_input(dev):
     x_addr = dev.upload(np.concatenate([X, np.zeros(4, F32)]))
     gt, xt, s = dev.tensor(G), dev.tensor(X, x_addr), dev.scalar(0.5)
     ot = dev.tensor(np.zeros(4, F32))
-    oa = dev.addrs[-1]
     ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
     assert ret == 0 and aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
@@ -1808,7 +1807,7 @@ def test_tensor_addr_moves_out_onto_an_input(dev):
     assert aclnn.aclSetOutputTensorAddr(ex, 0, ot, x_addr + 4) == 0
     words = ("out and self overlap in memory without being the same view", "4 bytes before out's first")
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, *words)
-    ws2, ex2, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    _, ex2, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
     assert ex2 is None
     fail_msg(ret, 161002, *words)
     assert acl.rt.synchronize_stream(dev.stream) == 0

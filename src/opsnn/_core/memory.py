@@ -8,9 +8,9 @@ the allocation, or an address that was freed or never allocated, raises ``AclnnE
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import os
-import dataclasses
 
 import numpy as np
 
