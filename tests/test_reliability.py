@@ -760,6 +760,16 @@ def test_synchronize_with_timeout(dev):
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
     _free(dev, oa)
     fail_msg(acl.rt.synchronize_stream_with_timeout(stream, 0), 500003, "stream task")
+    # a run another thread has begun is waited for, and its budget checked (a reviewer: the
+    # queue, already taken by that thread, read as empty, and 0 came back whatever the wait)
+    started, release = threading.Event(), threading.Event()
+    rt.STATE.streams.get(stream).enqueue("held", lambda: (started.set(), release.wait(10)))
+    runner = threading.Thread(target=acl.rt.synchronize_stream, args=(stream,))
+    runner.start()
+    assert started.wait(10)
+    threading.Timer(0.2, release.set).start()
+    fail_msg(acl.rt.synchronize_stream_with_timeout(stream, 50), 507046, "longer than the timeout of 50 ms")
+    runner.join(10)
     # events: the wait for a record that had not run
     event, _ = acl.rt.create_event()
     assert acl.rt.synchronize_event_with_timeout(event, 0) == 0  # never recorded

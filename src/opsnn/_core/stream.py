@@ -56,6 +56,11 @@ class Stream:
     def pending(self) -> int:
         return len(self._tasks)
 
+    @property
+    def busy(self) -> bool:
+        """Whether a synchronize would wait: tasks are queued, or one is running on a thread."""
+        return bool(self._tasks) or self._running is not None
+
     def close(self) -> None:
         """Refuse further tasks (what is queued still runs at the next synchronize)."""
         with self._lock:

@@ -237,7 +237,7 @@ def synchronize_stream_with_timeout(stream, timeout) -> int:
     STATE.require_device(call)
     limit = _timeout(timeout, call)
     target = _stream(stream, call)
-    queued, start = target.pending, time.perf_counter()
+    queued, start = target.busy, time.perf_counter()  # (a run on another thread: waited for too)
     target.synchronize()
     if queued:
         _check_budget(call, limit, start, AclError.RT_STREAM_SYNC_TIMEOUT, f"running stream {target.handle:#x}'s queue")
