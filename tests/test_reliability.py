@@ -840,16 +840,18 @@ def test_get_mem_info(dev, monkeypatch):
     """get_mem_info(attr) -> (free, total, ret), bytes: total is the emulated device's capacity
     (64 GiB) for every aclrtMemAttr; free is what malloc may still take (each live allocation
     counted with aclrtMalloc's padding, so a malloc beyond free is refused 200000), at most the
-    host memory available (which backs every allocation); an attr that is no aclrtMemAttr is
-    107016, a non-integer 100000."""
-    host = memory.host_total()  # Linux's MemTotal here
-    in_use = (64 << 30) - acl.rt.get_mem_info(acl.ACL_HBM_MEM)[0] if host >= 64 << 30 else \
-        host - acl.rt.get_mem_info(acl.ACL_HBM_MEM)[0]  # (the fixture's allocations)
-    assert 0 <= in_use < 1 << 20
+    host's RAM less the live device and pinned host allocations (it backs both); an attr that
+    is no aclrtMemAttr is 107016, a non-integer 100000."""
+    assert memory.host_total() > 0  # Linux's MemTotal here (or a cgroup's limit)
+    monkeypatch.setattr(memory, "host_total", lambda: None)  # (the spaces' own figures first)
+    in_use = sum(space.capacity - space.free_bytes for space in (memory.DEVICE, memory.HOST))  # live, padded
     monkeypatch.setattr(memory, "host_total", lambda: in_use + (8 << 20))  # an 8 MiB host beside them
     assert acl.rt.get_mem_info(acl.ACL_HBM_MEM) == (8 << 20, 64 << 30, 0)  # the host caps it
     c = dev.malloc(1 << 20)  # each allocation counts against the host: 1 MiB + 32 B
     assert acl.rt.get_mem_info(acl.ACL_HBM_MEM) == ((7 << 20) - 32, 64 << 30, 0)
+    pinned, ret = acl.rt.malloc_host(1 << 20)  # pinned host memory is the host's RAM too
+    assert ret == 0 and acl.rt.get_mem_info(acl.ACL_HBM_MEM) == ((6 << 20) - 64, 64 << 30, 0)
+    assert acl.rt.free_host(pinned) == 0
     fail_msg(acl.rt.malloc((7 << 20) - 64 + 1, 0)[1], 200000, "host's", "RAM")  # malloc agrees
     last = dev.malloc((7 << 20) - 64)  # padded to exactly what is free
     assert acl.rt.get_mem_info(acl.ACL_HBM_MEM) == (0, 64 << 30, 0)

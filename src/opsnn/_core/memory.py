@@ -55,20 +55,26 @@ HOST_CAPACITY = 64 << 30
 
 @functools.cache
 def host_total() -> int | None:
-    """Bytes of host RAM (Linux's MemTotal; elsewhere the physical pages), or None where neither
-    can be read. Every emulated allocation is host memory, so the live ones count against it
-    too (``AddressSpace.free_bytes``)."""
+    """Bytes of host RAM this process may use: Linux's MemTotal, or a control group's memory
+    limit where less (a container's); elsewhere the physical pages; None where none can be read.
+    Every emulated allocation, device or pinned host, is host memory, so the live ones count
+    against it (``AddressSpace.free_bytes``)."""
+    sizes = []
     try:
         with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
+            sizes += [int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemTotal:")]
     except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, OSError, ValueError):
-        return None
+        try:
+            sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (AttributeError, OSError, ValueError):
+            pass
+    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):  # v2, v1
+        try:
+            with open(limit) as f:
+                sizes.append(int(f.read().strip()))  # ("max", no limit, is no int)
+        except (OSError, ValueError):
+            pass
+    return min(sizes) if sizes else None
 
 
 def beyond_device(nbytes: int, what: str) -> str | None:
@@ -103,8 +109,9 @@ class AddressSpace:
         with self._lock:  # checked and reserved atomically: two threads cannot both pass
             if padded > self._free():
                 host = host_total()
-                beside = (f"; the host's {host}-byte RAM, which backs them, less the live allocations, "
-                          f"leaves {max(0, host - self._in_use)}") if host is not None and host < self.capacity else ""
+                beside = (f"; the host's {host}-byte RAM, which backs them, less the live device and pinned "
+                          f"host allocations, leaves {max(0, host - sum(s._in_use for s in _SPACES))}"
+                          ) if host is not None and host < self.capacity else ""
                 raise AclnnError(AclError.BAD_ALLOC,
                                  f"malloc: cannot allocate {size} bytes ({padded} with aclrtMalloc's rounding "
                                  f"up to 32 B plus 32 B): {self.capacity - self._in_use} of the "
@@ -181,17 +188,21 @@ class AddressSpace:
     @property
     def free_bytes(self) -> int:
         """Bytes ``malloc`` may still hand out, the quantity each request is checked against: the
-        capacity, or the host's RAM where that is less (every allocation is host memory: a
-        new user's four 15 GiB mallocs on a 23 GB host all succeeded), less the padded size
-        (aclrtMalloc's rounding) of every live allocation. Other processes' use of the host's
-        memory is not counted, so the figure holds from one call to the next."""
+        capacity less the padded size (aclrtMalloc's rounding) of this space's live allocations,
+        and at most the host's RAM (``host_total``) less those of both spaces, device and pinned
+        host: every allocation is host memory (a new user's four 15 GiB mallocs on a 23 GB host
+        all succeeded). Other processes' use of the host's memory is not counted, so the figure
+        holds from one call to the next."""
         with self._lock:
             return self._free()
 
     def _free(self) -> int:
         host = host_total()
-        limit = self.capacity if host is None else min(self.capacity, host)
-        return max(0, limit - self._in_use)
+        free = self.capacity - self._in_use
+        if host is not None:  # the host's RAM backs both spaces (a breaker: device and pinned host
+            # mallocs each checked against all of it promised 1.55x the RAM)
+            free = min(free, host - sum(space._in_use for space in _SPACES))
+        return max(0, free)
 
     @property
     def allocated_bytes(self) -> int:
@@ -223,3 +234,4 @@ def _hex(addr: object) -> str:
 # memcpy then read from the emulated buffer). Still below 2**63: every address is an int64.
 DEVICE = AddressSpace(0x0100_0000_0000_0000, 0x4000_0000_0000_0000, "device", DEVICE_CAPACITY)
 HOST = AddressSpace(0x4000_0000_0000_0000, 0x7000_0000_0000_0000, "host", HOST_CAPACITY)
+_SPACES = (DEVICE, HOST)

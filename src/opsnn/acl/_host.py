@@ -5,6 +5,7 @@ objects."""
 from __future__ import annotations
 
 import bisect
+import collections
 import sys
 import weakref
 
@@ -23,6 +24,7 @@ _lock = forksafe.lock()
 _registered: dict[int, list[_Entry]] = {}
 _starts: list[int] = []  # _registered's addresses, sorted: a lookup reads only those that can hold it
 _longest = 0  # the most bytes a live entry holds (how far below an address a holder may start)
+_sizes: collections.Counter = collections.Counter()  # live entries by their bytes: _longest's source
 # a non-contiguous view's private copy, by (the array it views, the view's address, shape,
 # strides, dtype): registered again, the same view refreshes its copy rather than add one, so a
 # loop over the rows of a Fortran-ordered array keeps one copy per row (a breaker: one more per
@@ -130,6 +132,7 @@ def _add(start: int, entry: _Entry, nbytes: int) -> None:
         bisect.insort(_starts, start)
     entries.append(entry)
     entry.nbytes = nbytes
+    _sizes[nbytes] += 1
     _longest = max(_longest, nbytes)
     if entry.held is not None:
         _held[start, id(entry)] = entry
@@ -191,8 +194,11 @@ def _remove(addr: int, entry: _Entry) -> None:
         if not entries:
             del _registered[addr]
             del _starts[bisect.bisect_left(_starts, addr)]
-        if entry.nbytes == _longest:  # the largest went: the lookup window shrinks to the next
-            _longest = max((e.nbytes for group in _registered.values() for e in group), default=0)
+        _sizes[entry.nbytes] -= 1
+        if not _sizes[entry.nbytes]:
+            del _sizes[entry.nbytes]
+            if entry.nbytes == _longest:  # the last of the largest went: the window shrinks to the next
+                _longest = max(_sizes, default=0)
 
 
 def _forget(addr: int, entry: _Entry, key: tuple | None = None) -> None:
