@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import ml_dtypes
@@ -238,3 +239,35 @@ def test_json_never_replaces_a_foreign_file_and_replaces_an_earlier_results_file
     written = json.loads(out.read_text())
     assert written["settings"]["dir"] == str(dump) and written["cases"][0]["status"] == "PASS"
     assert "1 case: 1 passed (1 bit-exact)" in capsys.readouterr().out
+
+
+def test_hand_edited_dumps_and_odd_board_files(tmp_path, run_compare, capsys):
+    """(a breaker) --json onto an empty .bin of the dump replaced it; a FIFO as the board file
+    was called a folder; an int tolerance too large for a float was a traceback; an index
+    listing folders outside DIR, or one twice, was read and counted; the summary gave the first
+    folder's golden / SoC / seed for all."""
+    dump = dump_json_case(tmp_path, json_case(0, "fp32", (0,), [-1, 1], [-1, 1], 1),
+                          json_case(1, "fp32", (4,), [-1, 1], [-1, 1], 1))
+    empty, four = sorted((dump / LEAKY).iterdir())
+    assert (empty / "golden.bin").stat().st_size == 0
+    assert cli.main(["compare", str(dump), "--json", str(empty / "golden.bin")]) == 2
+    assert "is one of the case files this run reads" in capsys.readouterr().err
+    assert (empty / "golden.bin").stat().st_size == 0
+    os.mkfifo(four / "fifo.bin")
+    code, report, _ = run_compare(four, "--output", "fifo.bin")
+    assert code == 1 and report["cases"][0]["reason"].startswith(
+        f"{four / 'fifo.bin'} is not a regular file (a FIFO, socket or device) (expected 16 bytes")
+    _edit(four, seed=7, tolerance={"rtol": 1e-4, "atol": 10**400})
+    code, _, err = run_compare(four)
+    assert code == 2 and "tolerance is" in err and "expected {\"rtol\": R, \"atol\": A} of non-negative" in err
+    _edit(four, tolerance={"rtol": 1e-4, "atol": 1e-4})
+    code, report, err = run_compare(dump)  # seeds 0 and 7: "mixed"
+    assert code == 0 and report["settings"]["seed"] == "mixed" and "seed mixed)" in err
+    index = dump / "index.json"
+    listed = json.loads(index.read_text())
+    index.write_text(json.dumps({**listed, "cases": listed["cases"] + listed["cases"][:1]}))
+    code, report, _ = run_compare(dump)
+    assert code == 0 and len(report["cases"]) == 2  # a folder listed twice is one case
+    index.write_text(json.dumps({**listed, "cases": [*listed["cases"], str(tmp_path)]}))
+    code, _, err = run_compare(dump)
+    assert code == 2 and f"{index} lists case folders outside {dump}: {tmp_path}" in err

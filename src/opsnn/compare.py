@@ -75,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
         console.width = max(console.width, report.LOG_WIDTH)
     root = Path(args.dir)
     folders = case_folders(root)
-    if args.json_path:
-        report.check_writable(args.json_path, [str(root / golden_files.INDEX), *(str(f / "case.json") for f in folders)])
+    if args.json_path:  # never one of the dump's own files (a breaker: an empty golden.bin took the results)
+        report.check_writable(args.json_path, [str(root / golden_files.INDEX),
+                                               *(str(file) for f in folders if f.is_dir() for file in f.iterdir())])
     start = time.perf_counter()
     results = [check_case(folder, args.output) for folder in folders]
     elapsed = time.perf_counter() - start
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     for line in report.failures(results):
         console.print(line, soft_wrap=True)
     summary = report.summary(results, elapsed)
-    dumped = _dumped(golden_files.read_manifest(folders[0]))
+    dumped = _dumped([golden_files.read_manifest(folder) for folder in folders])
     console.print(report.summary_line(summary, **dumped))
     if args.json_path:
         report.write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
@@ -123,7 +124,12 @@ def case_folders(root: Path) -> list[Path]:
     if not cases:
         raise ValueError(f"{index} lists no case folder: the verify run that wrote it dumped no case "
                          "(each was skipped), so there is nothing to compare")
-    return [root / case for case in cases]
+    folders = list(dict.fromkeys(root / case for case in cases))  # (a folder listed twice is one case)
+    outside = [str(f) for f in folders if not f.resolve().is_relative_to(root.resolve())]
+    if outside:  # (as golden_files.probe, which reads only folders below the root)
+        raise ValueError(f"{index} lists case folders outside {root}: {', '.join(outside)}; a dump's index lists "
+                         "its own (opsnn verify --dump writes them below DIR)")
+    return folders
 
 
 def check_case(folder: Path, name: str) -> Checked:
@@ -171,10 +177,18 @@ def check_case(folder: Path, name: str) -> Checked:
 def _tolerance(folder: Path, manifest: dict) -> V.Tolerance:
     entry = manifest.get("tolerance")
     values = [entry.get(key) for key in ("rtol", "atol")] if isinstance(entry, dict) else [None, None]
-    if not all(V.is_real(v) and math.isfinite(v) and v >= 0 for v in values):
+    if not all(map(_finite_non_negative, values)):
         raise GoldenFileError(f"{folder / 'case.json'}: tolerance is {json.dumps(entry)}; expected "
                               '{"rtol": R, "atol": A} of non-negative finite numbers')
     return V.Tolerance(float(values[0]), float(values[1]), str(entry.get("source", "case.json")))
+
+
+def _finite_non_negative(value) -> bool:
+    """A tolerance's number (an int too large for a float is none: it raised OverflowError)."""
+    try:
+        return V.is_real(value) and math.isfinite(float(value)) and value >= 0
+    except OverflowError:
+        return False
 
 
 def _explain(folder: Path, manifest: dict, board: np.ndarray, golden: np.ndarray, differs: np.ndarray) -> str | None:
@@ -196,9 +210,14 @@ def _explain(folder: Path, manifest: dict, board: np.ndarray, golden: np.ndarray
     return binding.explain(inputs, scalars, board, golden, differs)
 
 
-def _dumped(manifest: dict) -> dict:
+def _dumped(manifests: list[dict]) -> dict:
     """What the dump was made with (the golden's source, the SoC, the seed), for the summary
-    line and ``--json``."""
-    golden = manifest.get("golden")
-    return {"golden": str(golden.get("source", "not recorded")) if isinstance(golden, dict) else "not recorded",
-            "soc": str(manifest.get("soc", "not recorded")), "seed": manifest.get("seed", "not recorded")}
+    line and ``--json``: each as the case folders record it, or "mixed" where they differ."""
+    def recorded(manifest: dict) -> tuple:
+        golden = manifest.get("golden")
+        source = golden.get("source", "not recorded") if isinstance(golden, dict) else "not recorded"
+        return str(source), str(manifest.get("soc", "not recorded")), manifest.get("seed", "not recorded")
+    columns = list(zip(*(recorded(m) for m in manifests)))
+    values = [column[0] if len(set(map(repr, column))) == 1 else "mixed" for column in columns]
+    seed = values[2] if not isinstance(values[2], float) or math.isfinite(values[2]) else str(values[2])
+    return {"golden": values[0], "soc": values[1], "seed": seed}

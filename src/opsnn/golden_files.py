@@ -202,7 +202,8 @@ def read_entry(folder: Path, key: str, entry, file: str | None = None) -> np.nda
     try:
         size = path.stat().st_size
         if not path.is_file():  # (a folder's size can be the one wanted: np.fromfile then raised)
-            raise GoldenFileError(f"{path} is a folder, not a file ({named})")
+            kind = "a folder, not a file" if path.is_dir() else "not a regular file (a FIFO, socket or device)"
+            raise GoldenFileError(f"{path} is {kind} ({named})")
         if size != wanted:
             raise GoldenFileError(f"{path} holds {size} bytes, expected {wanted}: {where}.shape {shape} of "
                                   f"{dtype.name}, {dtype.itemsize} bytes each")
