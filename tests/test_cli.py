@@ -687,11 +687,18 @@ def test_an_unknown_option_gets_the_commands_usage_and_its_own_spelling(capsys):
                        (["tiling", "leaky_relu_backward", "--shape", "2,3", "--scalar", "0.1"],
                         "opsnn tiling: error: unrecognized arguments: --scalar 0.1 (--scalar: opsnn tiling takes "
                         "--negative-slope / --min-val / --max-val)"),
-                       (["list", "--bogus"], "opsnn list: error: unrecognized arguments: --bogus")):
+                       (["list", "--bogus"], "opsnn list: error: unrecognized arguments: --bogus"),
+                       # written with =value, or shortened as argparse reads options (a breaker)
+                       (["run", "leaky_relu_backward", "--negative=0.1"], "opsnn run: error: unrecognized arguments: "
+                        "--negative=0.1 (--negative-slope: opsnn run takes --scalar SLOPE)")):
         with pytest.raises(SystemExit) as exited:
             cli.main(argv)
         err = capsys.readouterr().err
         assert exited.value.code == 2 and err.startswith(f"usage: opsnn {argv[0]} ") and err.rstrip().endswith(says), err
+    with pytest.raises(SystemExit):  # an option given to opsnn itself, before the command: opsnn's usage
+        cli.main(["--bogus", "list"])
+    err = capsys.readouterr().err
+    assert err.startswith("usage: opsnn [-h]") and err.rstrip().endswith("opsnn: error: unrecognized arguments: --bogus")
 
 
 def test_tiling_shape_takes_the_words_run_takes(capsys):

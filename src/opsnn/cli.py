@@ -108,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args, extra = parser.parse_known_args(argv)
     if extra:  # the command's own usage and, for another command's spelling, its own (not opsnn's)
-        (chosen_parser or parser).error(f"unrecognized arguments: {' '.join(extra)}{_spelling(args.command, extra)}")
+        before = chosen is not None and extra[0] in argv and argv.index(extra[0]) < argv.index(chosen)  # opsnn's
+        (parser if before or chosen_parser is None else chosen_parser).error(
+            f"unrecognized arguments: {' '.join(extra)}{'' if before else _spelling(args.command, extra)}")
     try:
         with platform.use_soc(args.soc or platform.current().name):
             code = int(args.handler(args))
@@ -140,10 +142,16 @@ _SPELLINGS = {
 
 
 def _spelling(command: str, extra: list[str]) -> str:
-    """What ``command`` calls the options of ``extra`` that another command takes."""
+    """What ``command`` calls the options of ``extra`` that another command takes (written
+    whole, with ``=value``, or shortened, as argparse reads them)."""
     known = _SPELLINGS.get(command, {})
-    said = [f"{word}: opsnn {command} takes {known[word]}" for word in dict.fromkeys(extra) if word in known]
-    return f" ({'; '.join(said)})" if said else ""
+    said = {}
+    for word in extra:
+        option = word.split("=", 1)[0]
+        found = [key for key in known if option.startswith("--") and len(option) > 3 and key.startswith(option)]
+        if len(found) == 1:
+            said.setdefault(found[0], f"{found[0]}: opsnn {command} takes {known[found[0]]}")
+    return f" ({'; '.join(said.values())})" if said else ""
 
 
 # ---- cache -------------------------------------------------------------------------------
