@@ -215,11 +215,15 @@ def test_usage_errors_before_anything_is_read(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     assert cli.main(["compare", str(tmp_path / "file")]) == 2
     assert f"{tmp_path / 'file'}: not a folder" in capsys.readouterr().err
-    for argv in (["--output", "../x.bin"], ["--output", ""], []):
+    for argv in (["--output", "../x.bin"], ["--output", ""], [], ["--soc", "Ascend910"]):
         with pytest.raises(SystemExit) as exc:
             cli.main(["compare", *([str(tmp_path)] if argv else [""]), *argv])
         assert exc.value.code == 2
-    assert "expected a file name in each case folder" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "expected a file name in each case folder" in err and "unrecognized arguments: --soc Ascend910" in err
+    with pytest.raises(SystemExit):  # nor before it: each case is judged on the SoC it was dumped on
+        cli.main(["--soc", "Ascend910", "compare", str(tmp_path)])
+    assert "--soc does not apply to compare" in capsys.readouterr().err
 
 
 def test_json_never_replaces_a_foreign_file_and_replaces_an_earlier_results_file(tmp_path, capsys):

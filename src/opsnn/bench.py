@@ -841,7 +841,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="py_out / py_alloc: the Pythonic call with and without out=; acl_fresh / acl_repeat: "
                              "the two-phase API, a fresh executor each call / one repeatable executor; torch_out / "
                              "torch_alloc: torch.ops.aten with and without out=; numpy: a NumPy expression; "
-                             "bandwidth: a compiled copy that reads two arrays and writes one (default: all)")
+                             "bandwidth: a compiled copy that reads two arrays and writes one (one for the forward "
+                             "operators) (default: all)")
     parser.add_argument("--max-large-dtypes", nargs="*", type=bench_dtype, metavar="DTYPE",
                         help="at 1e8 elements, measure only these dtypes (default: all)")
     parser.add_argument("--forward-max-size", type=int_at_least(1), default=10**7,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import importlib
 import math
 import os
@@ -97,11 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         module = sys.modules[__name__] if module_name == __name__ else importlib.import_module(module_name)
         adder = getattr(module, f"_add_{name}_arguments", None) or module.add_arguments
         adder(sub)
-        try:  # every command takes --soc after its name too (verify and tiling define their own)
-            sub.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name, default=argparse.SUPPRESS,
-                             help="emulated SoC, as `opsnn --soc` before the command")
-        except argparse.ArgumentError:
-            pass
+        # every command takes --soc after its name too (verify and tiling define their own), but
+        # compare, whose cases carry the SoC they were dumped on
+        with contextlib.suppress(argparse.ArgumentError):
+            if name != "compare":
+                sub.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name,
+                                 default=argparse.SUPPRESS, help="emulated SoC, as `opsnn --soc` before the command")
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
     if not argv:  # a bare `opsnn`: the commands, not just "COMMAND is required"
         parser.print_help()
@@ -111,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         before = chosen is not None and extra[0] in argv and argv.index(extra[0]) < argv.index(chosen)  # opsnn's
         (parser if before or chosen_parser is None else chosen_parser).error(
             f"unrecognized arguments: {' '.join(extra)}{'' if before else _spelling(args.command, extra)}")
+    if args.command == "compare" and args.soc:
+        parser.error("--soc does not apply to compare: each case is judged as dumped, on the SoC its case.json names")
     try:
         with platform.use_soc(args.soc or platform.current().name):
             code = int(args.handler(args))

@@ -11,10 +11,11 @@ decision explains). A FAIL names the first element outside the tolerance (C orde
 and both values. A case dumped without a golden (its aclnn call, or the torch golden, failed) is
 a SKIP giving the verdict recorded then.
 
-DIR is a dump root (its ``index.json`` lists the case folders) or one case folder. The exit
-status is 1 if any case fails, else 0; a DIR that is neither, an index that lists no case, and a
-case.json or golden file that cannot be read as written are usage errors (2): the dump itself is
-damaged, and ``cli.main`` prints the ``GoldenFileError`` (a ValueError) naming file and field.
+DIR is a dump root (its ``index.json`` lists the case folders), one case file's folder in it,
+or one case folder. The exit status is 1 if any case fails, else 0; a DIR that is none of
+these, an index that lists no case (or folders outside DIR), and a case.json or golden file
+that cannot be read as written are usage errors (2): the dump itself is damaged, and
+``cli.main`` prints the ``GoldenFileError`` (a ValueError) naming file and field.
 CANN publishes no such tool (its ST harness compares in memory); the layout is opsnn's.
 """
 
@@ -52,7 +53,8 @@ class Checked(Result):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``opsnn compare``."""
     parser.add_argument("dir", metavar="DIR", type=report.path_argument,
-                        help="a folder opsnn verify --dump wrote (its index.json lists the cases) or one case folder")
+                        help="a folder opsnn verify --dump wrote (its index.json lists the cases), one case file's "
+                             "folder in it, or one case folder")
     parser.add_argument("--output", default="output.bin", type=_file_name, metavar="NAME",
                         help="the file in each case folder holding the result to check, laid out as output.bin "
                              "(default output.bin: opsnn's own result)")
@@ -102,7 +104,7 @@ def case_folders(root: Path) -> list[Path]:
     ValueError (a usage error) for a root that is none of these or an index that lists none."""
     if not root.is_dir():
         raise ValueError(f"{root}: {'not a folder' if root.exists() else 'no such folder'}; expected a folder "
-                         "opsnn verify --dump wrote or one of its case folders")
+                         "opsnn verify --dump wrote, one case file's folder in it, or one case folder")
     index = root / golden_files.INDEX
     if not index.exists():
         if (root / "case.json").exists():

@@ -104,7 +104,7 @@ class AddressSpace:
         self._in_use = 0  # padded bytes held by live allocations
         self._lock = forksafe.lock()
 
-    def malloc(self, size: int) -> int:
+    def malloc(self, size: int, call: str = "malloc") -> int:
         padded = ((size + 31) // 32) * 32 + 32  # aclrtMalloc rounds up to 32 B and adds 32 B
         with self._lock:  # checked and reserved atomically: two threads cannot both pass
             if padded > self._free():
@@ -113,19 +113,19 @@ class AddressSpace:
                           f"host allocations, leaves {max(0, host - sum(s._in_use for s in _SPACES))}"
                           ) if host is not None and host < self.capacity else ""
                 raise AclnnError(AclError.BAD_ALLOC,
-                                 f"malloc: cannot allocate {size} bytes ({padded} with aclrtMalloc's rounding "
+                                 f"{call}: cannot allocate {size} bytes ({padded} with aclrtMalloc's rounding "
                                  f"up to 32 B plus 32 B): {self.capacity - self._in_use} of the "
                                  f"{self.capacity}-byte emulated {self._kind} memory are free{beside}")
             step = ((padded + ALIGN - 1) // ALIGN) * ALIGN + ALIGN  # a guard gap after it
             if self._next + step > self._end:
                 raise AclnnError(AclError.BAD_ALLOC,
-                                 f"malloc: cannot allocate {size} bytes: the emulated {self._kind} address range "
+                                 f"{call}: cannot allocate {size} bytes: the emulated {self._kind} address range "
                                  f"[{_hex(self._base)}, {_hex(self._end)}) is used up; addresses are never reused "
                                  "(so that a stale one is caught), so this process can allocate no more")
             try:
                 buffer = np.zeros(padded, dtype=np.uint8)
             except (MemoryError, ValueError):
-                raise AclnnError(AclError.BAD_ALLOC, f"malloc: cannot allocate {size} bytes "
+                raise AclnnError(AclError.BAD_ALLOC, f"{call}: cannot allocate {size} bytes "
                                                      "(host memory backing the emulation is exhausted)") from None
             self._in_use += padded
             addr = self._next

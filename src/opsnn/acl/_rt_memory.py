@@ -71,7 +71,8 @@ def get_mem_info(attr):
     to the next). The emulated device has one memory, without DDR / HBM, page-size or P2P
     partitions, so every aclrtMemAttr (ACL_DDR_MEM ... ACL_MEM_P2P_HUGE1G) describes all of it
     (on a device the attrs are parts of it: summing ACL_HBM_MEM_HUGE and ACL_HBM_MEM_NORMAL
-    here counts it twice). Host memory (malloc_host) is not counted.
+    here counts it twice). Pinned host memory (malloc_host) is not device memory, but it is the
+    host's RAM too: it lowers ``free`` where the host's RAM is what bounds it.
 
     Returns ``(0, 0, ret)`` on failure: 107016 (ACL_ERROR_RT_INVALID_MEMORY_TYPE, as CANN's
     runtime answers) for an integer that is no aclrtMemAttr, 100000 for a non-integer, 107002
@@ -137,7 +138,7 @@ def _memset_region(call: str, dev_ptr, max_count, value, count) -> tuple:
 def malloc_host(size):
     """aclrtMallocHost: ``(host_address, ret)`` of page-locked (here: registered) host memory."""
     STATE.require_init("malloc_host")
-    return memory.HOST.malloc(_int(size, "size", "malloc_host", minimum=1)), 0
+    return memory.HOST.malloc(_int(size, "size", "malloc_host", minimum=1), "malloc_host"), 0
 
 
 @_ret
