@@ -245,3 +245,25 @@ def test_compile_with_scalars_that_vary_between_calls():
     module(x).sum().backward()
     torch.nn.functional.leaky_relu(y, 0.2).sum().backward()
     assert same_bits(x.grad, y.grad)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+def test_fx_traces_a_swapped_model_and_script_refuses_it_clearly():
+    """(a breaker) torch.fx.symbolic_trace of a swapped model, or of the functions, failed
+    ("must be Tensor, not Proxy"): the functions take the __torch_function__ protocol as
+    torch.nn.functional does, and the traced graph computes the same bits; torch.jit.script
+    failed on a private helper's keyword arguments, now a TypeError naming the module; the
+    forward-AD refusal of relu6 / ReLU6 names relu6."""
+    model = ot.swap_activations(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.LeakyReLU(0.1),
+                                                    torch.nn.Hardtanh(), torch.nn.ReLU6()))
+    traced = torch.fx.symbolic_trace(model)
+    assert "opsnn_torch_leaky_relu" in traced.code and "opsnn_torch_relu6" in traced.code
+    x = torch.randn(3, 4) * 5
+    assert same_bits(traced(x), model(x))
+    backward = torch.fx.symbolic_trace(lambda g, s: ot.leaky_relu_backward(g, s, 0.2) + ot.hardtanh_backward(g, s, -1.0, 1.0))
+    assert same_bits(backward(x, -x), ot.leaky_relu_backward(x, -x, 0.2) + ot.hardtanh_backward(x, -x, -1.0, 1.0))
+    with pytest.raises(TypeError, match="torch.jit.script cannot compile opsnn.LeakyReLU: .* use torch.compile "
+                                        "or torch.jit.trace"):
+        torch.jit.script(model)
+    with pytest.raises(NotImplementedError, match=r"^opsnn.torch.relu6: forward-mode AD"):
+        torch.func.jvp(onn.ReLU6(), (x,), (x,))

@@ -1360,3 +1360,21 @@ def test_float16_bounds_round_as_torchs_half_does():
         y = x.clone()
         ot.hardtanh_(y, -b, b)
         assert_same_bits(y, expected)
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda: ot.leaky_relu(torch.arange(4), float("nan")), "LeakyRelu: tensor self has dtype DT_INT64"),
+    (lambda: ot.hardtanh(torch.zeros(3, dtype=torch.uint16)), "Hardtanh: tensor self has dtype DT_UINT16"),
+    (lambda: ot.hardtanh_backward(torch.arange(4), torch.arange(4), float("nan"), 1.0),
+     "HardtanhBackward: tensor gradOutput has dtype DT_INT64"),
+    (lambda: ot.leaky_relu_backward(torch.ones(2, dtype=torch.uint8), torch.ones(2, dtype=torch.uint8), -1.0, False),
+     "LeakyReluBackward: tensor gradOutput has dtype DT_UINT8"),
+    (lambda: ops.leaky_relu(torch.arange(4).to("meta"), float("nan")), "LeakyRelu: tensor self has dtype DT_INT64"),
+])
+def test_a_dtype_no_soc_takes_is_refused_for_its_dtype_not_a_scalar(call, says):
+    """(a breaker) where no SoC's list has the tensors' dtype, a scalar that would not fit it was
+    refused first, saying torch refuses it too, where torch refuses the dtype: the dtype check
+    speaks, naming it and that no SoC has the kernel (the fake kernel too)."""
+    with pytest.raises(AclnnRuntimeError) as info:
+        call()
+    assert says in str(info.value) and "no SoC does" in str(info.value) and "does not fit" not in str(info.value)

@@ -50,6 +50,8 @@ except ImportError as exc:  # an explicitly requested optional part: fail loudly
     raise ImportError("opsnn.torch needs PyTorch; install the torch extra (torch==2.13.0 CPU) in the opsnn "
                       "clone: `pip install -e '.[torch]'`") from exc
 
+from torch.overrides import handle_torch_function  # noqa: E402, I001 - after the guarded torch import
+
 from . import _ops  # noqa: E402 - registers torch.ops.opsnn.*
 from ._ops import no_forward_ad as _no_forward_ad  # noqa: E402
 from ._bridge import AclnnRuntimeError, from_numpy, to_numpy  # noqa: E402
@@ -87,6 +89,14 @@ def _number(value, name: str, function: str):
     return value
 
 
+def _proxied(arguments: tuple) -> bool:
+    """Whether an argument stands for a tensor without being one but takes torch functions
+    (``__torch_function__``): an FX Proxy, which ``torch.fx.symbolic_trace`` passes, so the call
+    is recorded as torch.nn.functional's are (a breaker: a swapped model did not trace). Tensors,
+    subclasses included, go on to the dispatcher, where modes and subclasses see the op."""
+    return any(not isinstance(a, torch.Tensor) and hasattr(type(a), "__torch_function__") for a in arguments)
+
+
 def _tensors(function: str, **named) -> None:
     """Refuse an argument that is no tensor with the TypeError torch.nn.functional raises (the
     schema's own refusal names no argument, and None met 'no fallback function is registered')."""
@@ -113,6 +123,8 @@ def _inplace(name: str, input: torch.Tensor, *scalars) -> torch.Tensor:
 def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:
     """``torch.nn.functional.leaky_relu`` on opsnn's aclnnLeakyRelu:
     ``input if input > 0 else input * float32(negative_slope)``; dtype and shape of ``input``."""
+    if _proxied((input,)):
+        return handle_torch_function(leaky_relu, (input,), input, negative_slope, inplace)
     _tensors("leaky_relu", input=input)
     _no_forward_ad("leaky_relu", input)
     negative_slope = _number(negative_slope, "negative_slope", "leaky_relu")
@@ -124,6 +136,8 @@ def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool 
 def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
     """In-place ``leaky_relu``; autograd keeps only the result, so backward refuses a negative
     slope (161002), as torch does."""
+    if _proxied((input,)):
+        return handle_torch_function(leaky_relu_, (input,), input, negative_slope)
     _tensors("leaky_relu_", input=input)
     _no_forward_ad("leaky_relu_", input)
     return _inplace("leaky_relu", input, _number(negative_slope, "negative_slope", "leaky_relu_"))
@@ -135,6 +149,8 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
     with the bounds converted to ``input``'s dtype. Raises ValueError when min_val > max_val."""
     if min_val > max_val:  # before reading tensors: torch compares in the tensor's dtype
         raise ValueError("min_val cannot be greater than max_val")
+    if _proxied((input,)):
+        return handle_torch_function(hardtanh, (input,), input, min_val, max_val, inplace)
     _tensors("hardtanh", input=input)
     _no_forward_ad("hardtanh", input)
     min_val, max_val = _number(min_val, "min_val", "hardtanh"), _number(max_val, "max_val", "hardtanh")
@@ -145,6 +161,8 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
 
 def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
     """In-place ``hardtanh``."""
+    if _proxied((input,)):
+        return handle_torch_function(hardtanh_, (input,), input, min_val, max_val)
     _tensors("hardtanh_", input=input)
     _no_forward_ad("hardtanh_", input)
     return _inplace("hardtanh", input, _number(min_val, "min_val", "hardtanh_"),
@@ -153,7 +171,10 @@ def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) 
 
 def relu6(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
     """``torch.nn.functional.relu6``: ``hardtanh(input, 0, 6)``."""
+    if _proxied((input,)):
+        return handle_torch_function(relu6, (input,), input, inplace)
     _tensors("relu6", input=input)
+    _no_forward_ad("relu6", input)  # (named as called, not as the hardtanh it runs)
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
@@ -161,6 +182,9 @@ def leaky_relu_backward(grad_output: torch.Tensor, self: torch.Tensor, negative_
                         self_is_result: bool = False) -> torch.Tensor:
     """aclnnLeakyReluBackward (``torch.ops.aten.leaky_relu_backward``): broadcast shape,
     promoted dtype."""
+    if _proxied((grad_output, self)):
+        return handle_torch_function(leaky_relu_backward, (grad_output, self), grad_output, self, negative_slope,
+                                     self_is_result)
     _tensors("leaky_relu_backward", grad_output=grad_output, self=self)
     _no_forward_ad("leaky_relu_backward", grad_output, self)
     return _ops.call("leaky_relu_backward", grad_output, self, negative_slope, self_is_result)
@@ -170,6 +194,9 @@ def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: fl
                       max_val: float) -> torch.Tensor:
     """aclnnHardtanhBackward (``torch.ops.aten.hardtanh_backward``): grad_output and self of one
     dtype (float16/bfloat16/float32) and one shape."""
+    if _proxied((grad_output, self)):
+        return handle_torch_function(hardtanh_backward, (grad_output, self), grad_output, self, min_val,
+                                     max_val)
     _tensors("hardtanh_backward", grad_output=grad_output, self=self)
     _no_forward_ad("hardtanh_backward", grad_output, self)
     return _ops.call("hardtanh_backward", grad_output, self, min_val, max_val)

@@ -48,6 +48,7 @@ from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.overrides import has_torch_function
 
 from .. import functional as F
+from .. import registry
 from .._core.shape import broadcast_shape, contiguous_strides
 from .._core.status import Status
 from . import _bridge as B
@@ -263,6 +264,8 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
     to 0 with a warning, DECISION 9; an overflow to inf; an integer modulo 2^bits, DECISION F5);
     a torch user gets torch's refusal instead (161002, a RuntimeError). Other values (symbolic
     scalars under torch.compile, wrong types) go on to opsnn's own checks."""
+    if not _some_soc_takes(op, dtype):  # the aclnn layer's dtype check speaks (a breaker: a NaN slope
+        return list(values.values())   # of an int64 leaky_relu was refused as not fitting int64)
     target = _SCALAR_DTYPE.get(op, _opmath)(dtype)
     taken = []
     for name, value in values.items():
@@ -312,6 +315,14 @@ def _check_float32_attr(op: str, name: str, value) -> None:
         raise B.refuse(f"{op}: {name} {value} is outside float32's range (+-{limit:g}); opsnn's kernel takes "
                        "the slope as a float32 attr (DECISION 2), which would make it inf, so it is refused "
                        "(torch takes it for float64)")
+
+
+def _some_soc_takes(op: str, dtype: torch.dtype) -> bool:
+    """Whether some SoC's dtype list of ``op``'s self has ``dtype`` (the tensors' dtype, or
+    their promoted one for the backward ops): where none has, opsnn refuses the dtype itself
+    (161002 naming it), and whether torch could have taken the scalars does not matter."""
+    table = registry.get(SPECS[op.removesuffix("_")]).param("self").dtypes
+    return B.acl_dtype(dtype) in table.base + table.on_910b_list
 
 
 def _check_fits(op: str, name: str, value, target: torch.dtype) -> None:

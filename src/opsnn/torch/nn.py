@@ -17,14 +17,20 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import hardtanh, leaky_relu
+from . import hardtanh, leaky_relu, relu6
 
 
 class _OnOpsnn:
-    """The printed name: torch's with an ``opsnn.`` prefix (``Module.__repr__`` asks ``_get_name``)."""
+    """The printed name: torch's with an ``opsnn.`` prefix (``Module.__repr__`` asks ``_get_name``);
+    a clear refusal from ``torch.jit.script``, which asks each module to prepare itself (it
+    failed on a private helper's keyword arguments)."""
 
     def _get_name(self) -> str:
         return "opsnn." + type(self).__name__
+
+    def __prepare_scriptable__(self):
+        raise TypeError(f"torch.jit.script cannot compile {self._get_name()}: opsnn's operators are Python "
+                        "custom ops, which TorchScript does not take; use torch.compile or torch.jit.trace")
 
 
 class LeakyReLU(_OnOpsnn, torch.nn.LeakyReLU):
@@ -47,7 +53,7 @@ class ReLU6(_OnOpsnn, torch.nn.ReLU6):
     """``torch.nn.ReLU6(inplace=False)``: Hardtanh(0, 6) on opsnn's kernels."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return hardtanh(input, self.min_val, self.max_val, self.inplace)
+        return relu6(input, self.inplace)
 
 
 # torch's activation -> opsnn's subclass of it (exact types: a user subclass may have its own forward)
