@@ -38,6 +38,7 @@ Per operator:
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -317,6 +318,7 @@ def _check_float32_attr(op: str, name: str, value) -> None:
                        "(torch takes it for float64)")
 
 
+@functools.cache  # (on every call's path: a registry walk per call would cost a few us)
 def _some_soc_takes(op: str, dtype: torch.dtype) -> bool:
     """Whether some SoC's dtype list of ``op``'s self has ``dtype`` (the tensors' dtype, or
     their promoted one for the backward ops): where none has, opsnn refuses the dtype itself
