@@ -220,7 +220,7 @@ def test_usage_errors_before_anything_is_read(tmp_path, capsys):
             cli.main(["compare", *([str(tmp_path)] if argv else [""]), *argv])
         assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "expected a file name in each case folder" in err and "unrecognized arguments: --soc Ascend910" in err
+    assert "expected a file name in each case folder" in err and "--soc does not apply to compare" in err
     with pytest.raises(SystemExit):  # nor before it: each case is judged on the SoC it was dumped on
         cli.main(["--soc", "Ascend910", "compare", str(tmp_path)])
     assert "--soc does not apply to compare" in capsys.readouterr().err

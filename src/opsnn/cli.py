@@ -98,12 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         module = sys.modules[__name__] if module_name == __name__ else importlib.import_module(module_name)
         adder = getattr(module, f"_add_{name}_arguments", None) or module.add_arguments
         adder(sub)
-        # every command takes --soc after its name too (verify and tiling define their own), but
-        # compare, whose cases carry the SoC they were dumped on
+        # every command takes --soc after its name too (verify and tiling define their own); compare's
+        # is hidden and refused below with its reason (its cases carry the SoC they were dumped on)
         with contextlib.suppress(argparse.ArgumentError):
-            if name != "compare":
-                sub.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name,
-                                 default=argparse.SUPPRESS, help="emulated SoC, as `opsnn --soc` before the command")
+            sub.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name, default=argparse.SUPPRESS,
+                             help=argparse.SUPPRESS if name == "compare" else
+                             "emulated SoC, as `opsnn --soc` before the command")
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
     if not argv:  # a bare `opsnn`: the commands, not just "COMMAND is required"
         parser.print_help()

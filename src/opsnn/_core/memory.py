@@ -94,7 +94,7 @@ class AddressSpace:
     ACL_ERROR_BAD_ALLOC rather than run into the other (a breaker's 4 GiB malloc/free loop had
     walked device addresses into the host range after ~32 000 rounds)."""
 
-    def __init__(self, base: int, end: int, kind: str, capacity: int):
+    def __init__(self, base: int, end: int, kind: str, capacity: int, lock=None):
         self._base = self._next = base
         self._end = end
         self._kind = kind
@@ -102,16 +102,19 @@ class AddressSpace:
         self._starts: list[int] = []
         self._allocs: dict[int, Allocation] = {}
         self._in_use = 0  # padded bytes held by live allocations
-        self._lock = forksafe.lock()
+        # shared by the spaces the host's RAM backs: a check against it reads every space's
+        # _in_use, so it and the reservation hold only under one lock for all of them
+        self._lock = forksafe.lock() if lock is None else lock
 
     def malloc(self, size: int, call: str = "malloc") -> int:
         padded = ((size + 31) // 32) * 32 + 32  # aclrtMalloc rounds up to 32 B and adds 32 B
         with self._lock:  # checked and reserved atomically: two threads cannot both pass
             if padded > self._free():
                 host = host_total()
+                left = None if host is None else host - sum(s._in_use for s in _SPACES)
                 beside = (f"; the host's {host}-byte RAM, which backs them, less the live device and pinned "
-                          f"host allocations, leaves {max(0, host - sum(s._in_use for s in _SPACES))}"
-                          ) if host is not None and host < self.capacity else ""
+                          f"host allocations, leaves {max(0, left)}"
+                          ) if left is not None and left < self.capacity - self._in_use else ""
                 raise AclnnError(AclError.BAD_ALLOC,
                                  f"{call}: cannot allocate {size} bytes ({padded} with aclrtMalloc's rounding "
                                  f"up to 32 B plus 32 B): {self.capacity - self._in_use} of the "
@@ -232,6 +235,7 @@ def _hex(addr: object) -> str:
 # so an emulated address is never also a real one that ``acl.util.numpy_to_ptr`` hands out (a
 # breaker's pinned allocations at 0x7f... came to cover a NumPy array's real address, which
 # memcpy then read from the emulated buffer). Still below 2**63: every address is an int64.
-DEVICE = AddressSpace(0x0100_0000_0000_0000, 0x4000_0000_0000_0000, "device", DEVICE_CAPACITY)
-HOST = AddressSpace(0x4000_0000_0000_0000, 0x7000_0000_0000_0000, "host", HOST_CAPACITY)
+_HOST_RAM_LOCK = forksafe.lock()  # both spaces' (see AddressSpace.__init__)
+DEVICE = AddressSpace(0x0100_0000_0000_0000, 0x4000_0000_0000_0000, "device", DEVICE_CAPACITY, _HOST_RAM_LOCK)
+HOST = AddressSpace(0x4000_0000_0000_0000, 0x7000_0000_0000_0000, "host", HOST_CAPACITY, _HOST_RAM_LOCK)
 _SPACES = (DEVICE, HOST)
