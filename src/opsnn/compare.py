@@ -126,7 +126,7 @@ def case_folders(root: Path) -> list[Path]:
     if not cases:
         raise ValueError(f"{index} lists no case folder: the verify run that wrote it dumped no case "
                          "(each was skipped), so there is nothing to compare")
-    folders = list(dict.fromkeys(root / case for case in cases))  # (a folder listed twice is one case)
+    folders = list({(root / case).resolve(): root / case for case in cases}.values())  # (listed twice: one case)
     outside = [str(f) for f in folders if not f.resolve().is_relative_to(root.resolve())]
     if outside:  # (as golden_files.probe, which reads only folders below the root)
         raise ValueError(f"{index} lists case folders outside {root}: {', '.join(outside)}; a dump's index lists "

@@ -147,10 +147,10 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> torch.Tensor:
     """``torch.nn.functional.hardtanh`` on opsnn's aclnnHardtanh: ``min(max(input, min), max)``
     with the bounds converted to ``input``'s dtype. Raises ValueError when min_val > max_val."""
+    if _proxied((input,)):  # (first, as torch.nn.functional.hardtanh: a bound may be a Proxy too)
+        return handle_torch_function(hardtanh, (input,), input, min_val, max_val, inplace)
     if min_val > max_val:  # before reading tensors: torch compares in the tensor's dtype
         raise ValueError("min_val cannot be greater than max_val")
-    if _proxied((input,)):
-        return handle_torch_function(hardtanh, (input,), input, min_val, max_val, inplace)
     _tensors("hardtanh", input=input)
     _no_forward_ad("hardtanh", input)
     min_val, max_val = _number(min_val, "min_val", "hardtanh"), _number(max_val, "max_val", "hardtanh")
