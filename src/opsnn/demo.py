@@ -31,7 +31,8 @@ def add_arguments(parser) -> None:
                         help="shape of the random inputs for the dtype table: 256 1024, 256,1024, 256x1024 or [256, 1024] "
                              "(default 256 1024; nothing or [] for 0-d)")
     parser.add_argument("--repeat", type=int_at_least(1), default=20, help="timed calls per row (median shown)")
-    parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the random inputs of the dtype table (default 0)")
+    parser.add_argument("--seed", type=int_at_least(0), default=0,
+                        help="seed of the random inputs of the dtype table (default 0)")
     parser.add_argument("--train", nargs=argparse.REMAINDER, metavar="...",
                         help="instead: train the digits MLP with torch's and with opsnn's activations "
                              "and compare (needs the train extra: pip install -e '.[train]'; options after --train go to it, "

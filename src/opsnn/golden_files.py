@@ -198,7 +198,8 @@ def read_entry(folder: Path, key: str, entry, file: str | None = None) -> np.nda
     where = f"{folder / 'case.json'}: {key}"
     path = folder / str(entry["file"] if file is None else file)
     wanted = math.prod(shape) * dtype.itemsize
-    named = f"{where}.file names it" if file is None else f"expected {wanted} bytes: {where}.shape {shape} of {dtype.name}"
+    named = (f"{where}.file names it" if file is None else
+             f"expected {wanted} bytes: {where}.shape {shape} of {dtype.name}")
     try:
         size = path.stat().st_size
         if not path.is_file():  # (a folder's size can be the one wanted: np.fromfile then raised)
