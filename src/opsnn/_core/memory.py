@@ -94,7 +94,7 @@ class AddressSpace:
     ACL_ERROR_BAD_ALLOC rather than run into the other (a breaker's 4 GiB malloc/free loop had
     walked device addresses into the host range after ~32 000 rounds)."""
 
-    def __init__(self, base: int, end: int, kind: str, capacity: int, lock=None):
+    def __init__(self, base: int, end: int, kind: str, capacity: int, lock):
         self._base = self._next = base
         self._end = end
         self._kind = kind
@@ -104,16 +104,15 @@ class AddressSpace:
         self._in_use = 0  # padded bytes held by live allocations
         # shared by the spaces the host's RAM backs: a check against it reads every space's
         # _in_use, so it and the reservation hold only under one lock for all of them
-        self._lock = forksafe.lock() if lock is None else lock
+        self._lock = lock
 
     def malloc(self, size: int, call: str = "malloc") -> int:
         padded = ((size + 31) // 32) * 32 + 32  # aclrtMalloc rounds up to 32 B and adds 32 B
         with self._lock:  # checked and reserved atomically: two threads cannot both pass
             if padded > self._free():
-                host = host_total()
-                left = None if host is None else host - sum(s._in_use for s in _SPACES)
-                beside = (f"; the host's {host}-byte RAM, which backs them, less the live device and pinned "
-                          f"host allocations, leaves {max(0, left)}"
+                left = _host_left()
+                beside = (f"; the host's {host_total()}-byte RAM, which backs them, less the live device and "
+                          f"pinned host allocations, leaves {max(0, left)}"
                           ) if left is not None and left < self.capacity - self._in_use else ""
                 raise AclnnError(AclError.BAD_ALLOC,
                                  f"{call}: cannot allocate {size} bytes ({padded} with aclrtMalloc's rounding "
@@ -200,11 +199,10 @@ class AddressSpace:
             return self._free()
 
     def _free(self) -> int:
-        host = host_total()
         free = self.capacity - self._in_use
-        if host is not None:  # the host's RAM backs both spaces (a breaker: device and pinned host
-            # mallocs each checked against all of it promised 1.55x the RAM)
-            free = min(free, host - sum(space._in_use for space in _SPACES))
+        left = _host_left()
+        if left is not None:  # the host's RAM backs both spaces (a breaker: device and pinned host
+            free = min(free, left)  # mallocs each checked against all of it promised 1.55x the RAM)
         return max(0, free)
 
     @property
@@ -239,3 +237,10 @@ _HOST_RAM_LOCK = forksafe.lock()  # both spaces' (see AddressSpace.__init__)
 DEVICE = AddressSpace(0x0100_0000_0000_0000, 0x4000_0000_0000_0000, "device", DEVICE_CAPACITY, _HOST_RAM_LOCK)
 HOST = AddressSpace(0x4000_0000_0000_0000, 0x7000_0000_0000_0000, "host", HOST_CAPACITY, _HOST_RAM_LOCK)
 _SPACES = (DEVICE, HOST)
+
+
+def _host_left() -> int | None:
+    """The host's RAM less the live allocations of both spaces (padded), or None where the RAM
+    cannot be read (under ``_HOST_RAM_LOCK``)."""
+    host = host_total()
+    return None if host is None else host - sum(space._in_use for space in _SPACES)
