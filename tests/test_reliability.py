@@ -843,6 +843,16 @@ def test_get_mem_info(dev, monkeypatch):
     host's RAM less the live device and pinned host allocations (it backs both); an attr that
     is no aclrtMemAttr is 107016, a non-integer 100000."""
     assert memory.host_total() > 0  # Linux's MemTotal here (or a cgroup's limit)
+    # The limits read: each group of the process's own, then its parents (v2; v1's memory line)
+    assert memory.cgroup_limit_files("0::/user.slice/job-7\n") == [
+        "/sys/fs/cgroup/user.slice/job-7/memory.max", "/sys/fs/cgroup/user.slice/memory.max",
+        "/sys/fs/cgroup/memory.max"]
+    assert memory.cgroup_limit_files("9:cpu:/a\n4:memory:/docker/c1\n0::/\n") == [
+        "/sys/fs/cgroup/memory/docker/c1/memory.limit_in_bytes",
+        "/sys/fs/cgroup/memory/docker/memory.limit_in_bytes",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory.max"]
+    assert memory.cgroup_limit_files("") == memory.cgroup_limit_files("junk") == [
+        "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"]
     monkeypatch.setattr(memory, "host_total", lambda: None)  # (the spaces' own figures first)
     in_use = sum(space.capacity - space.free_bytes for space in (memory.DEVICE, memory.HOST))  # live, padded
     monkeypatch.setattr(memory, "host_total", lambda: in_use + (8 << 20))  # an 8 MiB host beside them

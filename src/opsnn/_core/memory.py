@@ -33,8 +33,10 @@ class Allocation:
 
 # Bumped after an allocation is freed, a tensor destroyed or moved (``released``): a repeatable
 # launch that found its tensors and memory alive at one count still has them while the count has
-# not moved, so its relaunch skips walking them (aclnn._Launch.intact).
+# not moved, so its relaunch skips walking them (aclnn._Launch.intact). Bumped under a lock so
+# that releases in two threads move it twice (``+= 1`` alone can lose one between threads).
 RELEASE_COUNT = 0
+_RELEASE_LOCK = forksafe.lock()
 # Called at each release: caches that keep views of device memory between calls let go of them
 # (aclnn's last launch of a fresh executor per operator), so a freed buffer's host memory goes.
 RELEASE_HOOKS: list = []
@@ -42,7 +44,8 @@ RELEASE_HOOKS: list = []
 
 def released() -> None:
     global RELEASE_COUNT
-    RELEASE_COUNT += 1
+    with _RELEASE_LOCK:
+        RELEASE_COUNT += 1
     for hook in RELEASE_HOOKS:
         hook()
 
@@ -55,10 +58,11 @@ HOST_CAPACITY = 64 << 30
 
 @functools.cache
 def host_total() -> int | None:
-    """Bytes of host RAM this process may use: Linux's MemTotal, or a control group's memory
-    limit where less (a container's); elsewhere the physical pages; None where none can be read.
-    Every emulated allocation, device or pinned host, is host memory, so the live ones count
-    against it (``AddressSpace.free_bytes``)."""
+    """Bytes of host RAM this process may use: Linux's MemTotal, or the least memory limit of the
+    control groups holding this process (its own and each one above it, cgroup v2 or v1), where
+    less (a container's); elsewhere the physical pages; None where none can be read. Every
+    emulated allocation, device or pinned host, is host memory, so the live ones count against it
+    (``AddressSpace.free_bytes``)."""
     sizes = []
     try:
         with open("/proc/meminfo") as meminfo:
@@ -68,13 +72,40 @@ def host_total() -> int | None:
             sizes.append(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
         except (AttributeError, OSError, ValueError):
             pass
-    for limit in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):  # v2, v1
+    try:
+        with open("/proc/self/cgroup") as f:
+            groups = f.read()
+    except OSError:
+        groups = ""
+    for limit in cgroup_limit_files(groups):
         try:
             with open(limit) as f:
                 sizes.append(int(f.read().strip()))  # ("max", no limit, is no int)
         except (OSError, ValueError):
             pass
     return min(sizes) if sizes else None
+
+
+def cgroup_limit_files(groups: str) -> list[str]:
+    """The memory-limit files of the control groups that ``groups`` (the text of
+    /proc/self/cgroup) names, each group's own first, then each parent up to the hierarchy's
+    root: a limit set on any of them bounds the process (a container's cgroup namespace shows its
+    own group as the root, a systemd service or a batch job a nested path). Without that text,
+    the roots' files."""
+    files = []
+    for line in groups.splitlines():  # "hierarchy-id:controllers:/path"; v2's single line is "0::/path"
+        if line.count(":") < 2:
+            continue
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":
+            root, name = "/sys/fs/cgroup", "memory.max"
+        elif "memory" in controllers.split(","):
+            root, name = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
+        else:
+            continue
+        parts = [p for p in path.split("/") if p]
+        files += [os.path.join(root, *parts[:depth], name) for depth in range(len(parts), -1, -1)]
+    return files or ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"]
 
 
 def beyond_device(nbytes: int, what: str) -> str | None:
