@@ -84,7 +84,7 @@ def test_dtypes_read_as_run_reads_them(capsys):
                               "--max-large-dtypes", "DT_FLOAT16"])
     assert args.dtypes == ["f32", "bf16", "f16", "f64", "f32"] and args.max_large_dtypes == ["f16"]
     for word, says in (("int32", "bench does not measure dtype 'int32' (int32)"), ("foo", "unknown dtype 'foo'"),
-                       ("STRING", "bench does not measure dtype 'STRING' (STRING)")):  # (it was a KeyError traceback)
+                       ("STRING", "dtype 'STRING' (ACL_STRING) holds no data here")):  # (it was a KeyError traceback)
         with pytest.raises(SystemExit):
             parser.parse_args(["--dtypes", word])
         assert says in capsys.readouterr().err

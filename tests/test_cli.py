@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from conftest import run_python
 
-from opsnn import cli
+from opsnn import cli, cli_args
 
 
 def _run(capsys, *argv):
@@ -759,7 +759,7 @@ def test_short_dtype_names_read_alike_in_every_subcommand(capsys, short, numpy_n
     case) mean one dtype to ``run`` and ``tiling``; the tiling command had refused f16 as an
     unknown dtype, and (a breaker) ``run`` refused ACL_FLOAT16 and read "float" as NumPy's
     float64 where ``tiling`` read CANN's float32."""
-    assert cli._np_dtype(short) == cli._np_dtype(numpy_name) != np.dtype(np.float128)
+    assert cli_args.numpy_dtype(short) == cli_args.numpy_dtype(numpy_name) != np.dtype(np.float128)
     code, out = _run(capsys, "--soc", "Ascend950", "tiling", "HardtanhGrad", "--shape", "4", "--dtype", short,
                      "--json")
     report = json.loads(out)
@@ -777,7 +777,7 @@ def test_dtype_words_keep_their_prefix_forms_and_numpy_codes():
     for word, name in (("acl_float32", "FLOAT"), ("dt_f16", "FLOAT16"), ("ACL_BFLOAT16", "BF16"), ("B", "UINT8"),
                        ("b", "INT8"), ("H", "UINT16"), ("F", "COMPLEX64"), ("Float32", "FLOAT"), ("ACL_FLOAT", "FLOAT")):
         assert data_type(word).name == name, word
-    assert cli._np_dtype("B") == np.dtype(np.uint8) and cli._np_dtype("acl_float32") == np.dtype(np.float32)
+    assert cli_args.numpy_dtype("B") == np.dtype(np.uint8) and cli_args.numpy_dtype("acl_float32") == np.dtype(np.float32)
     for word, numpy_form in (("U8", "'<U8' (str256)"), (">f4", "'>f4' (float32)")):  # (a breaker: what NumPy made of it)
         with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"is NumPy's {numpy_form}, which no aclDataType")):
             data_type(word)

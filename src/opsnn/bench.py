@@ -57,7 +57,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from .cli_args import data_type, int_at_least
+from .cli_args import int_at_least, numpy_dtype
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -811,14 +811,11 @@ def bench_dtype(text: str) -> str:
     double ...). Usage error (argparse.ArgumentTypeError) for a dtype bench does not measure."""
     if text in DTYPES:
         return text
-    from ._core import dtypes as dt
-
-    acl = data_type(text)
-    numpy_dtype = dt.to_numpy(acl) if dt.holds_data(acl) else None  # (none for STRING, HIFLOAT8 ...)
+    named = numpy_dtype(text)
     for short, measured in DTYPES.items():
-        if numpy_dtype is not None and numpy_dtype == measured:  # (NumPy reads None as float64)
+        if named == measured:
             return short
-    raise argparse.ArgumentTypeError(f"bench does not measure dtype {text!r} ({numpy_dtype or acl.name}); "
+    raise argparse.ArgumentTypeError(f"bench does not measure dtype {text!r} ({named}); "
                                      f"expected one of {', '.join(DTYPES)} or their CANN / NumPy names")
 
 

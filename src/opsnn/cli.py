@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 from . import registry
-from .cli_args import Parser, PipeConsole, ScalarWords, ShapeWords, data_type, int_at_least
+from .cli_args import Parser, PipeConsole, ScalarWords, ShapeWords, int_at_least, numpy_dtype
 from ._core import dtypes, memory, platform
 from ._core.status import AclnnError
 
@@ -380,7 +380,7 @@ def _add_run_arguments(parser) -> None:
     parser.add_argument("--dtype", default=(np.dtype(np.float32),), type=_np_dtypes, metavar="DTYPE[,DTYPE]",
                         help="float32 | float16 | bfloat16 | float64 | int32 ... (f32, bf16 ... too; default "
                              "float32) for every input, or one per input in the API's order (gradOutput,self)")
-    parser.add_argument("--out-dtype", type=_np_dtype,
+    parser.add_argument("--out-dtype", type=numpy_dtype,
                         help="dtype of out (default: the one phase 1 would allocate: the inputs' promoted "
                              "dtype, or self's where the operator keeps it)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
@@ -534,14 +534,6 @@ def _options_not_taken(spec: registry.OpSpec, args) -> list[tuple[str, str]]:
     return unused
 
 
-def _np_dtype(name: str) -> np.dtype:
-    """The NumPy dtype of the aclDataType ``name`` names (``cli_args.data_type``'s grammar)."""
-    acl = data_type(name)
-    if not dtypes.holds_data(acl):
-        raise argparse.ArgumentTypeError(f"dtype {name!r} ({acl.acl_name}) holds no data here (no NumPy dtype)")
-    return dtypes.to_numpy(acl)
-
-
 def _untransposed(rank: int) -> str:
     """Why ``--transpose`` changed nothing (opsnn run and opsnn tiling say it alike)."""
     return (f"--transpose leaves a {rank}-d self as it is (its transpose is itself): give --shape two dims "
@@ -549,7 +541,7 @@ def _untransposed(rank: int) -> str:
 
 
 def _np_dtypes(text: str) -> tuple[np.dtype, ...]:
-    return tuple(_np_dtype(part.strip()) for part in text.split(","))
+    return tuple(numpy_dtype(part.strip()) for part in text.split(","))
 
 
 def _phase1_out(spec: registry.OpSpec, host: dict, scalars: list, self_is_result: bool) -> tuple:

@@ -28,6 +28,18 @@ def data_type(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def numpy_dtype(text: str):
+    """The NumPy dtype of the aclDataType a ``--dtype`` word names (``data_type``'s grammar).
+    Usage error (argparse.ArgumentTypeError) for a word that names none, or a type that holds no
+    data here (STRING, HIFLOAT8 ...)."""
+    from ._core import dtypes
+
+    acl = data_type(text)
+    if not dtypes.holds_data(acl):
+        raise argparse.ArgumentTypeError(f"dtype {text!r} ({acl.acl_name}) holds no data here (no NumPy dtype)")
+    return dtypes.to_numpy(acl)
+
+
 # A word starting with "-" is an option to argparse unless its negative-number pattern matches,
 # and that pattern only knows -5, -.5 and -2.5 (Python 3.11): -1e3, -5., -inf and -nan, scalars
 # CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf"), and
