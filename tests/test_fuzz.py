@@ -119,6 +119,18 @@ RUNTIME_CALLS = {"set_device": 1, "reset_device": 1, "get_device_count": 0, "cre
                  "event_elapsed_time": 2, "stream_wait_event": 2, "synchronize_stream_with_timeout": 2,
                  "synchronize_event_with_timeout": 2, "memset_async": 5, "create_event_with_flag": 1,
                  "get_mem_info": 1}
+
+
+def test_every_public_runtime_call_is_fuzzed():
+    """acl.rt's and acl.util's public callables are the fuzzed calls, no more, no fewer: a helper
+    imported under a public name (acl.rt.run_queued, which raised TypeError for None: a
+    breaker) is no pyACL call and must not look like one."""
+    public = {name for module in (acl.rt, acl.util) for name, value in vars(module).items()
+              if not name.startswith("_") and callable(value) and not isinstance(value, type)}
+    assert public == {name for name in RUNTIME_CALLS if hasattr(acl.rt, name) or hasattr(acl.util, name)}
+    assert len(public) == 36  # 32 acl.rt calls, 4 acl.util ones
+
+
 # handles a hostile caller might pass: live / freed / interior / host addresses, real objects
 HANDLES = ("live", "freed", "interior", "host_array", "tensor", "scalar", "stream_dead", "event_dead")
 

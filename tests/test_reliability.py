@@ -924,6 +924,12 @@ def test_host_pointer_misuse(dev):
                         ([5], 11), (None, 11)):
         check_null(acl.util.ptr_to_numpy(ptr, shape, code))
     np.testing.assert_array_equal(acl.util.ptr_to_numpy(ptr, [2, 2], 11), keep.reshape(2, 2))
+    for shape in ([0, 2**63], [1] * 65):  # no bytes to read, but no NumPy array either (was 561000)
+        assert "NumPy cannot make an array of shape" in check_null(acl.util.ptr_to_numpy(ptr, shape, 11))
+    assert acl.util.bytes_to_ptr(5) == 0 and "expected bytes, a bytearray or a NumPy array, got int" in check_null(None)
+    for junk, name in ((None, "NoneType"), (object(), "object")):  # (said "an object array" of them)
+        assert acl.util.numpy_to_ptr(junk) == 0 and f"expected a NumPy array (or a list of numbers), got {name}" \
+            in check_null(None)
     check_null(acl.util.ptr_to_bytes(0x1234, 4))
     assert acl.util.numpy_to_ptr(np.array([object()])) == 0 and check_null(None)
     assert acl.util.bytes_to_ptr(memoryview(keep)[::2]) == 0 and "C-contiguous" in check_null(None)

@@ -18,6 +18,7 @@ from .._core import checks, memory, platform
 from .._core.status import AclError, AclnnError, boundary, pop_recent_error, set_recent_error
 from .._core.tensor import aclScalar, aclTensor
 from . import rt, util
+from ._rt_state import run_queued as _run_queued
 from .constants import *  # noqa: F403 - the CANN constant names are this module's API
 
 _ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
@@ -57,7 +58,7 @@ def finalize() -> int:
         rt.STATE.device_refs.clear()
         rt.STATE.contexts.clear()
         streams = rt.STATE.reset_streams()  # closed: later launches are refused, not lost
-    failures = rt.run_queued(streams)
+    failures = _run_queued(streams)
     if failures:
         raise AclnnError(AclError.RT_FAILURE, "finalize: the runtime was finalized, but queued work "
                                               "failed: " + "; ".join(failures))

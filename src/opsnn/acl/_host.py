@@ -272,8 +272,9 @@ def refuse_object_array(array: np.ndarray, what: str) -> None:
         raise AclnnError(AclError.INVALID_PARAM, f"{what}: an object array holds Python references, not raw data")
 
 
-def as_bytes(obj, what: str, writable: bool) -> np.ndarray:
-    """uint8 view of a buffer object (NumPy array, bytes, bytearray, memoryview)."""
+def as_bytes(obj, what: str, writable: bool, expected: str = "a NumPy array, bytes, bytearray or memoryview") -> np.ndarray:
+    """uint8 view of a buffer object (NumPy array, bytes, bytearray, memoryview); 100000 naming
+    ``expected`` (what the call takes) for anything else."""
     if isinstance(obj, np.ndarray):
         refuse_object_array(obj, what)
         if writable:
@@ -291,9 +292,7 @@ def as_bytes(obj, what: str, writable: bool) -> np.ndarray:
         if writable and not view.flags.writeable:
             raise AclnnError(AclError.INVALID_PARAM, f"{what}: bytes objects are read-only")
         return view
-    raise AclnnError(AclError.INVALID_PARAM,
-                     f"{what}: expected a host address (int) or a NumPy array / bytes / bytearray, "
-                     f"got {type(obj).__name__}")
+    raise AclnnError(AclError.INVALID_PARAM, f"{what}: expected {expected}, got {type(obj).__name__}")
 
 
 def region(ptr, nbytes: int, what: str, writable: bool) -> np.ndarray:
@@ -302,7 +301,7 @@ def region(ptr, nbytes: int, what: str, writable: bool) -> np.ndarray:
         if writable and not view.flags.writeable:
             raise AclnnError(AclError.INVALID_PARAM, f"{what}: {hex(int(ptr))} is read-only host memory")
         return view
-    view = as_bytes(ptr, what, writable)
+    view = as_bytes(ptr, what, writable, expected="a host address (int) or a NumPy array / bytes / bytearray")
     if nbytes > view.size:
         raise AclnnError(AclError.INVALID_PARAM,
                          f"{what}: {nbytes} bytes requested but the host buffer holds {view.size}")

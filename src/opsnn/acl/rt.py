@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import time
 
-from .._core.checks import is_c_int, is_null
+from .._core.checks import is_c_int as _is_c_int
+from .._core.checks import is_null as _is_null
 from .._core.status import AclError, AclnnError
 from ._rt_memory import (free, free_host, get_mem_info, malloc, malloc_host, memcpy,  # noqa: F401 - acl.rt API
                          memcpy_async, memset, memset_async)
-from ._rt_state import DEFAULT_CONTEXT, DEVICE_COUNT, STATE, run_queued
+from ._rt_state import DEFAULT_CONTEXT, DEVICE_COUNT, STATE
 from ._rt_state import c_int as _int
 from ._rt_state import live_stream as _stream
 from ._rt_state import named as _named
 from ._rt_state import returns_pair as _pair
 from ._rt_state import returns_ret as _ret
+from ._rt_state import run_queued as _run_queued
 from .constants import ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_HOST
 
 
@@ -75,7 +77,7 @@ def _release(device: int) -> list:
 def _run_released(streams: list, done: str) -> None:
     """Runs what is still queued on ``streams`` (released ones, outside the lock, or every live
     one); 500003 naming the tasks that failed (``done`` happened all the same)."""
-    failures = run_queued(streams)
+    failures = _run_queued(streams)
     if failures:
         raise AclnnError(AclError.RT_FAILURE, f"{done}, but queued work failed: " + "; ".join(failures))
 
@@ -107,7 +109,7 @@ def destroy_context(context) -> int:
     STATE.require_init("destroy_context")
     with STATE.lock:
         STATE.require_init("destroy_context")
-        if is_c_int(context) and context == DEFAULT_CONTEXT:
+        if _is_c_int(context) and context == DEFAULT_CONTEXT:
             raise AclnnError(AclError.INVALID_PARAM, "destroy_context: the default context cannot be "
                                                      "destroyed (reset_device releases it)")
         device = STATE.contexts.pop(_live_context(context, "destroy_context"))
@@ -124,7 +126,7 @@ def set_context(context) -> int:
     device is set) current for the calling thread. Returns ret (100000 for NULL, 200005 for one
     not live)."""
     STATE.require_init("set_context")
-    if not (is_c_int(context) and context == DEFAULT_CONTEXT and STATE.device_refs):
+    if not (_is_c_int(context) and context == DEFAULT_CONTEXT and STATE.device_refs):
         _live_context(context, "set_context")
     STATE.current.context = int(context)
     return 0
@@ -146,9 +148,9 @@ def get_context():
 
 
 def _live_context(context, call: str) -> int:
-    if is_null(context):  # as the C API answers a NULL handle
+    if _is_null(context):  # as the C API answers a NULL handle
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: context is NULL ({context!r})")
-    if not is_c_int(context) or int(context) not in STATE.contexts:
+    if not _is_c_int(context) or int(context) not in STATE.contexts:
         raise AclnnError(AclError.INVALID_RESOURCE_HANDLE, f"{call}: context {context!r} is not a live "
                                                            "context (create it with acl.rt.create_context)")
     return int(context)
@@ -246,7 +248,7 @@ def synchronize_stream_with_timeout(stream, timeout) -> int:
 
 def _timeout(value, call: str) -> int:
     """The timeout argument of the *_with_timeout calls, in ms: an int32 of at least -1."""
-    if not is_c_int(value) or not -2**31 <= value < 2**31:
+    if not _is_c_int(value) or not -2**31 <= value < 2**31:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: timeout must be an int32 (milliseconds, -1 to "
                                                  f"wait forever), got {value!r}")
     if value < -1:  # CANN's aclrtSynchronize*WithTimeout check, before the handle's
@@ -295,7 +297,7 @@ def create_event_with_flag(flag):
     for a flag that is not a uint32; 107002 without a device."""
     call = "create_event_with_flag"
     STATE.require_device(call)  # (again when the event is made, under the lock)
-    if not is_c_int(flag) or not 0 <= flag < 2**32:
+    if not _is_c_int(flag) or not 0 <= flag < 2**32:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: flag must be a uint32 bitmap of ACL_EVENT_* flags, "
                                                  f"got {flag!r}")
     flag = int(flag)  # (a NumPy uint32 cannot take the negative mask below)
