@@ -335,6 +335,34 @@ def test_gradcheck_hardtanh_family_float32():
     assert torch.autograd.gradgradcheck(fn, (g, x), **tol)
 
 
+def test_gradients_of_self_have_torchs_layout():
+    """The backward ops' gradient of self is zeros_like(grad) as in derivatives.yaml (it was
+    zeros_like(self): the same zeros with self's strides, a breaker), so first derivatives of the
+    backward ops and second derivatives of the forward ops have torch's strides, shape and dtype
+    (LeakyReluBackward's broadcast, float64 self: summed down and cast by the engine)."""
+    g = torch.randn(4, 3)
+    transposed = torch.randn(3, 4).t().requires_grad_()
+    broadcast = torch.randn(1, 3, dtype=torch.float64, requires_grad=True)
+    for mine, theirs, scalars, selves in (
+            (ops.hardtanh_backward, torch.ops.aten.hardtanh_backward, (-0.5, 0.5), (transposed,)),
+            (ops.leaky_relu_backward, torch.ops.aten.leaky_relu_backward, (0.1, False), (transposed, broadcast))):
+        for self in selves:
+            got, want = (torch.autograd.grad(out, self, torch.ones_like(out))[0]
+                         for out in (mine(g, self, *scalars), theirs(g, self, *scalars)))
+            assert (got.shape, got.dtype, got.stride()) == (want.shape, want.dtype, want.stride())
+            assert not got.any()
+    b = torch.randn(3, 4, requires_grad=True)
+    weights = torch.randn(4, 3)
+    functional = torch.nn.functional
+    for mine, theirs in ((lambda t: ops.leaky_relu(t, 0.3), lambda t: functional.leaky_relu(t, 0.3)),
+                         (lambda t: ops.hardtanh(t, -0.3, 0.3), lambda t: functional.hardtanh(t, -0.3, 0.3))):
+        strides = []
+        for fn in (mine, theirs):
+            first, = torch.autograd.grad((fn(b.t()) * weights).sum(), b, create_graph=True)
+            strides.append(torch.autograd.grad(first.sum(), b)[0].stride())
+        assert strides[0] == strides[1] == (1, 3)
+
+
 def test_hardtanh_float64_runs_forward_but_backward_refuses():
     x = torch.linspace(-2, 2, 9, dtype=torch.float64, requires_grad=True)
     y = ot.hardtanh(x)

@@ -621,12 +621,14 @@ def _save_backward_self(ctx, inputs, output):
 
 
 def _leaky_relu_backward_grad(ctx, grad):
-    # linear in grad_output; self_is_result is False here, as in derivatives.yaml
+    # linear in grad_output; self_is_result is False here, as in derivatives.yaml. The zero
+    # gradient of self is zeros_like(grad), as there: its strides are grad's (the engine sums a
+    # broadcast one down to self's shape), so second derivatives keep torch's layout
     no_forward_ad("leaky_relu_backward (backward)", grad)
     (self,) = ctx.saved_tensors
     slope = ctx.scalars[0]
     grad_grad = call("leaky_relu_backward", grad, self, slope, False) if ctx.needs_input_grad[0] else None
-    grad_self = torch.zeros_like(self) if ctx.needs_input_grad[1] else None
+    grad_self = torch.zeros_like(grad) if ctx.needs_input_grad[1] else None
     return grad_grad, grad_self, None, None
 
 
@@ -634,7 +636,7 @@ def _hardtanh_backward_grad(ctx, grad):
     no_forward_ad("hardtanh_backward (backward)", grad)
     (self,) = ctx.saved_tensors
     grad_grad = call("hardtanh_backward", grad, self, *ctx.scalars) if ctx.needs_input_grad[0] else None
-    grad_self = torch.zeros_like(self) if ctx.needs_input_grad[1] else None
+    grad_self = torch.zeros_like(grad) if ctx.needs_input_grad[1] else None
     return grad_grad, grad_self, None, None
 
 
