@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import os
 
-from .._core import checks, memory, platform
+from .._core import platform
 from .._core.status import AclError, AclnnError, boundary, pop_recent_error, set_recent_error
-from .._core.tensor import aclScalar, aclTensor
+from .._core.tensor import aclScalar, aclTensor  # noqa: F401 - the handle types, as acl.aclTensor
 from . import rt, util
+from ._meta import create_scalar, create_tensor, destroy_scalar, destroy_tensor  # noqa: F401 - acl API
 from ._rt_state import run_queued as _run_queued
 from .constants import *  # noqa: F403 - the CANN constant names are this module's API
 
 _ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
-_null = boundary(lambda code: None, invalid=AclError.INVALID_PARAM)
 
 
 @_ret
@@ -78,80 +78,3 @@ def get_soc_name() -> str | None:
     except ValueError as exc:
         set_recent_error(f"aclrtGetSocName: {exc}")  # (it names $OPSNN_SOC)
         return None
-
-
-@_null
-def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tensor_data) -> aclTensor:
-    """aclCreateTensor: a view of device memory.
-
-    Args:
-        view_dims: view shape (0-8 dims are usable by the operators; more are refused there).
-        data_type: aclDataType (``ACL_FLOAT``...).
-        stride: strides of the view, in elements (non-negative).
-        offset: element offset of the view's first element in the storage.
-        fmt: aclFormat; carried, not checked against the rank (DECISION 13).
-        storage_dims: shape of the storage the address points to.
-        tensor_data: device address from ``acl.rt.malloc`` (or inside such an allocation);
-            None or 0, the null pointer, for a view with no elements (as C callers pass it).
-
-    Returns:
-        The aclTensor, or None when an argument is invalid or the view reaches outside the
-        storage or the storage outside its allocation (message in ``get_recent_err_msg()``).
-    """
-    with _named("create_tensor"):
-        return aclTensor(view_dims, data_type, stride, offset, fmt, storage_dims,
-                         0 if tensor_data is None else tensor_data)
-
-
-@_ret
-def destroy_tensor(tensor) -> int:
-    """aclDestroyTensor. Returns ret: 0, also for a null pointer (None or 0), which has nothing
-    to destroy (as opbase's aclDestroyTensor answers nullptr); 100000 for a non-tensor or a
-    second destroy."""
-    _destroy(tensor, aclTensor, "destroy_tensor")
-    return 0
-
-
-@_null
-def create_scalar(value, data_type) -> aclScalar:
-    """aclCreateScalar: ``value`` stored as ``data_type`` (C conversion: float->int truncates,
-    float overflow -> inf). Returns the aclScalar, or None when the value cannot be stored."""
-    with _named("create_scalar"):
-        return aclScalar(value, data_type)
-
-
-@_ret
-def destroy_scalar(scalar) -> int:
-    """aclDestroyScalar. Returns ret: 0, also for a null pointer (None or 0), as
-    ``destroy_tensor``; 100000 for a non-scalar or a second destroy."""
-    _destroy(scalar, aclScalar, "destroy_scalar")
-    return 0
-
-
-class _named:
-    """Context manager: a refusal from the aclTensor / aclScalar constructors (which the
-    Pythonic API shares, wording its own prefix) leaves prefixed with the call's name, as the
-    runtime's other messages are."""
-
-    def __init__(self, call: str):
-        self.call = call
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        if isinstance(exc, AclnnError) and not exc.message.startswith(self.call + ":"):
-            raise AclnnError(exc.status, f"{self.call}: {exc.message}") from None
-        return False
-
-
-def _destroy(obj, kind, call: str) -> None:
-    if checks.is_null(obj):  # like free(NULL): opbase acl_op_api.cpp returns OK for nullptr
-        return
-    if not isinstance(obj, kind):
-        raise AclnnError(AclError.INVALID_PARAM, f"{call}: expected an {kind.__name__}, got "
-                                                 f"{type(obj).__name__}")
-    if obj.destroyed:
-        raise AclnnError(AclError.INVALID_PARAM, f"{call}: the {kind.__name__} was already destroyed")
-    obj.destroyed = True
-    memory.released()
