@@ -170,7 +170,7 @@ def test_fuzz_runtime_calls_with_hostile_arguments(acl_runtime, name, data):
 # ---- create_tensor: hostile geometry never allocates, never overflows ----------------------
 MUTATIONS = ("view_dim", "stride", "offset", "storage_dim", "storage_small", "dtype", "fmt", "view_junk",
              "strides_junk", "storage_junk", "int64_wrap", "huge_stride0", "rank_mismatch", "freed",
-             "interior", "never", "addr_junk", "alloc_small")
+             "interior", "never", "addr_junk", "alloc_small", "null_view", "null_strides", "null_storage")
 
 
 @st.composite
@@ -222,6 +222,8 @@ def geometry(draw):
             g["where"] = m
         elif m == "alloc_small":
             g["alloc"] = max(g["alloc"] - 4, 1)
+        elif m.startswith("null_"):  # None, the C null pointer (test_create_tensor_null_dims)
+            g[m.removeprefix("null_")] = None
     return g
 
 
@@ -247,9 +249,13 @@ def test_fuzz_create_tensor_geometry(acl_runtime, g, jv):
             return
         event("created")
         made.tensors.append(t)
-        # independent re-check with Python ints (no NumPy int64 wrap-around)
-        shape = [int(v) for v in g["view"]]
-        st_, stor = [int(v) for v in g["strides"]], [int(v) for v in g["storage"]]
+        # independent re-check with Python ints (no NumPy int64 wrap-around); None, the null
+        # pointer: no dims, or for the strides opbase's row-major ones (plain products)
+        shape = [] if g["view"] is None else [int(v) for v in g["view"]]
+        stor = [] if g["storage"] is None else [int(v) for v in g["storage"]]
+        st_ = [math.prod(shape[i + 1:]) for i in range(len(shape))] if g["strides"] is None \
+            else [int(v) for v in g["strides"]]
+        assert list(t.strides) == st_ and list(t.shape) == shape and list(t.storage_shape) == stor
         offset = int(g["offset"])
         assert all(v >= 0 for v in shape + st_ + stor + [offset]) and len(shape) == len(st_)
         item_bits = {acl.ACL_FLOAT: 32, acl.ACL_FLOAT16: 16, acl.ACL_DOUBLE: 64, acl.ACL_BF16: 16,

@@ -24,7 +24,7 @@ import opsnn
 import opsnn.acl as acl
 from conftest import run_python
 from hostile import (F16, F32, F64, Dev, Exploding, Sentinel, check_null, check_ret, dev,  # noqa: F401 - fixtures
-                     mem_state, rss_bytes, runtime_guard)
+                     launch, mem_state, rss_bytes, runtime_guard)
 from opsnn import aclnn
 from opsnn._core import memory, platform
 from opsnn.acl import _rt_memory as rt_memory
@@ -1018,9 +1018,12 @@ GOOD_TENSOR_ARGS = ([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4])
 
 
 @pytest.mark.parametrize("position, junk", [(i, j) for i in range(7) for j in (
-    None, "4", 4.0, [4.0], [None], {}, Sentinel(), Exploding(), (x for x in [4]), np.array([[4]]), True)])
+    None, "4", 4.0, [4.0], [None], {}, Sentinel(), Exploding(), (x for x in [4]), np.array([[4]]), True)
+    if (i, j) != (2, None)])  # a null stride is the view's row-major strides: test_create_tensor_null_dims
 def test_create_tensor_wrong_types(dev, position, junk):
-    """Any parameter of create_tensor of a wrong Python type -> None (C NULL) + message."""
+    """Any parameter of create_tensor of a wrong Python type -> None (C NULL) + message (None,
+    the null pointer, for viewDims [4] with stride [1], for storageDims under a 4-element view,
+    and for the data of a view with elements)."""
     addr = dev.malloc(16)
     args = list(GOOD_TENSOR_ARGS) + [addr]
     args[position] = junk
@@ -1066,6 +1069,34 @@ def test_create_tensor_null_data(dev):
     assert isinstance(empty, acl.aclTensor) and empty.shape == (0, 3)
     assert acl.destroy_tensor(empty) == 0
     check_null(acl.create_tensor(*GOOD_TENSOR_ARGS, None))
+
+
+def test_create_tensor_null_dims(dev):
+    """A null stride (None) gives the view's row-major strides as opbase's ToContiguousStrides
+    computes them (a 0 dim zeroes the strides outside it); a null viewDims / storageDims is a 0-d
+    shape, as opbase reads (nullptr, 0): a 0-d view over a 0-d storage is made, a view reaching
+    past element 0 of a null storage is refused, naming the null."""
+    addr = dev.malloc(96)
+    F, ND = acl.ACL_FLOAT, acl.ACL_FORMAT_ND
+    for view, strides in (([2, 3], [3, 1]), ([2, 3, 4], [12, 4, 1]), ([3, 0], [0, 1]), ([2, 0, 3], [0, 3, 1]),
+                          ([5], [1]), ([], [])):
+        t = acl.create_tensor(view, F, None, 0, ND, [max(int(np.prod(view)), 1)], addr)
+        assert t is not None, acl.get_recent_err_msg()
+        dev.tensors.append(t)
+        assert t.strides == tuple(strides)
+    x = dev.tensor(np.arange(-3, 3, dtype=F32).reshape(2, 3))
+    t = acl.create_tensor([2, 3], F, None, 0, ND, [2, 3], x.addr)
+    dev.tensors.append(t)
+    y = dev.tensor(np.zeros((2, 3), F32))
+    assert launch(aclnn.aclnnLeakyReluGetWorkspaceSize, (t, dev.scalar(0.5), y), dev.stream, dev) == (0, 0, 0)
+    np.testing.assert_array_equal(dev.read(y.addr, (2, 3), F32), [[-1.5, -1, -0.5], [0, 1, 2]])
+    scalar = acl.create_tensor(None, F, None, 0, ND, None, addr)
+    assert scalar is not None and (scalar.shape, scalar.strides, scalar.storage_shape) == ((), (), ())
+    dev.tensors.append(scalar)
+    msg = check_null(acl.create_tensor([2], F, [1], 0, ND, None, addr))
+    assert "outside storage [] of 1 elements" in msg and "storageDims None" in msg, msg
+    msg = check_null(acl.create_tensor(None, F, [1], 0, ND, [4], addr))
+    assert "stride has 1 entries but viewDims has 0" in msg, msg
 
 
 def test_huge_dims_refused_before_allocation(dev):

@@ -21,6 +21,17 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def opbase_contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major strides as opbase's ``ToContiguousStrides`` computes them (what aclCreateTensor
+    stores for a null stride): plain products of the inner dims, so a 0 dim makes every stride
+    outside it 0 (``contiguous_strides`` keeps those at least 1, as torch does)."""
+    strides, step = [], 1
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= dim
+    return tuple(reversed(strides))
+
+
 def is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     """True when a view with these element strides is row-major dense (size-1 dims ignored)."""
     if numel(shape) == 0:

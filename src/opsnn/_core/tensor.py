@@ -17,7 +17,7 @@ import numpy as np
 from . import dtypes, memory
 from .checks import is_c_int
 from .dtypes import DataType, Format
-from .shape import contiguous_strides, is_contiguous, numel
+from .shape import contiguous_strides, is_contiguous, numel, opbase_contiguous_strides
 from .status import AclError, AclnnError, Status
 
 log = logging.getLogger("opsnn")
@@ -97,11 +97,17 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         # fields straight into __dict__: _Fixed.__setattr__ would cost each ~0.4 us, a third
         # of a create_tensor
         fields = self.__dict__
-        fields["shape"] = _dims(view_shape, "viewDims")
+        # None is the C null pointer: opbase's aclTensor reads a null viewDims / storageDims (with
+        # a count of 0, the only one a null may come with) as a 0-d shape, and a null stride as
+        # the view's row-major strides
+        fields["shape"] = () if view_shape is None else _dims(view_shape, "viewDims")
         fields["dtype"] = _enum(DataType, dtype, "dataType")
         if self.dtype == DataType.DT_UNDEFINED:
             raise _bad("dataType ACL_DT_UNDEFINED cannot describe a tensor")
-        fields["strides"] = _dims(strides, "stride")
+        if strides is None:
+            fields["strides"] = opbase_contiguous_strides(self.shape)
+        else:
+            fields["strides"] = _dims(strides, "stride")
         if len(self.strides) != len(self.shape):
             raise _bad(f"stride has {len(self.strides)} entries but viewDims has {len(self.shape)}")
         if not is_c_int(offset) or offset < 0:
@@ -110,7 +116,7 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         fields["format"] = _enum(Format, fmt, "format")
         if self.format == Format.UNDEFINED:
             raise _bad("format ACL_FORMAT_UNDEFINED cannot describe a tensor")
-        fields["storage_shape"] = _dims(storage_shape, "storageDims")
+        fields["storage_shape"] = () if storage_shape is None else _dims(storage_shape, "storageDims")
         if not is_c_int(addr):
             raise _bad(f"tensorData must be a device address (int from acl.rt.malloc), got {type(addr).__name__}")
         fields["addr"] = int(addr)
@@ -122,9 +128,10 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         if not self.is_empty:
             reach = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides)) + 1
             if reach > storage_numel:
+                null = " (storageDims None, a null pointer, is a 0-d storage)" if storage_shape is None else ""
                 raise _bad(f"the view (offset {self.offset}, shape {list(self.shape)}, strides "
                            f"{list(self.strides)}) reaches element {reach - 1}, outside storage "
-                           f"{list(self.storage_shape)} of {storage_numel} elements")
+                           f"{list(self.storage_shape)} of {storage_numel} elements{null}")
         fields["storage_nbytes"] = dtypes.nbytes(self.dtype, storage_numel)
         if self.storage_nbytes:
             memory.DEVICE.region(self.addr, self.storage_nbytes, "create_tensor")  # bounds check now
