@@ -46,6 +46,11 @@ dim_list = st.one_of(st.lists(st.one_of(st.integers(0, 6), dim_value), max_size=
 
 
 # ---- opsnn.acl: every runtime call with hostile arguments ----------------------------------
+# the acl_meta.h queries: (value, ret) with an aclnnStatus
+META_QUERIES = ("get_view_shape", "get_storage_shape", "get_view_strides", "get_view_offset", "get_format",
+                "get_data_type")
+
+
 def _call_runtime(name: str, args: list, made: Dev):
     """Call acl.<name>(*args); check the pyACL return convention and the status; record what
     was made so it can be released."""
@@ -69,7 +74,7 @@ def _call_runtime(name: str, args: list, made: Dev):
           "synchronize_stream_with_timeout": acl.rt.synchronize_stream_with_timeout,
           "synchronize_event_with_timeout": acl.rt.synchronize_event_with_timeout,
           "memset_async": acl.rt.memset_async, "create_event_with_flag": acl.rt.create_event_with_flag,
-          "get_mem_info": acl.rt.get_mem_info}[name]
+          "get_mem_info": acl.rt.get_mem_info, **{q: getattr(acl, q) for q in META_QUERIES}}[name]
     result = fn(*args)
     if name in ("get_device_count", "create_stream", "malloc", "malloc_host", "create_context", "get_context",
                 "get_device", "get_run_mode", "create_event", "query_event_status", "event_elapsed_time",
@@ -95,6 +100,11 @@ def _call_runtime(name: str, args: list, made: Dev):
             assert 0 <= free <= memory.DEVICE.free_bytes and total == memory.DEVICE_CAPACITY, result
         else:
             assert (free, total) == (0, 0)
+    elif name in META_QUERIES:  # aclnnStatus calls: 161001 for a null handle, 161002 for another
+        assert isinstance(result, tuple) and len(result) == 2, result
+        value, ret = result
+        check_ret(ret, {0, 161001, 161002})
+        assert (value is None) == (ret != 0), result
     elif name in ("numpy_to_ptr", "bytes_to_ptr"):
         assert isinstance(result, int)
         if result == 0:
@@ -118,7 +128,7 @@ RUNTIME_CALLS = {"set_device": 1, "reset_device": 1, "get_device_count": 0, "cre
                  "destroy_event": 1, "record_event": 2, "synchronize_event": 1, "query_event_status": 1,
                  "event_elapsed_time": 2, "stream_wait_event": 2, "synchronize_stream_with_timeout": 2,
                  "synchronize_event_with_timeout": 2, "memset_async": 5, "create_event_with_flag": 1,
-                 "get_mem_info": 1}
+                 "get_mem_info": 1, **{q: 1 for q in META_QUERIES}}
 
 
 def test_every_public_runtime_call_is_fuzzed():

@@ -1083,7 +1083,7 @@ def test_create_tensor_null_dims(dev):
         t = acl.create_tensor(view, F, None, 0, ND, [max(int(np.prod(view)), 1)], addr)
         assert t is not None, acl.get_recent_err_msg()
         dev.tensors.append(t)
-        assert t.strides == tuple(strides)
+        assert acl.get_view_strides(t) == (strides, 0)
     x = dev.tensor(np.arange(-3, 3, dtype=F32).reshape(2, 3))
     t = acl.create_tensor([2, 3], F, None, 0, ND, [2, 3], x.addr)
     dev.tensors.append(t)
@@ -1097,6 +1097,40 @@ def test_create_tensor_null_dims(dev):
     assert "outside storage [] of 1 elements" in msg and "storageDims None" in msg, msg
     msg = check_null(acl.create_tensor(None, F, [1], 0, ND, [4], addr))
     assert "stride has 1 entries but viewDims has 0" in msg, msg
+
+
+def test_tensor_queries(dev):
+    """get_view_shape / get_storage_shape / get_view_strides / get_view_offset / get_format /
+    get_data_type return what create_tensor was given (fresh lists: changing one changes no
+    tensor); a null tensor (None, 0) -> (None, 161001), as opbase's aclGetViewShape ...; a
+    destroyed tensor or another object -> (None, 161002)."""
+    addr = dev.malloc(64)
+    t = acl.create_tensor([2, 3], acl.ACL_FLOAT16, [1, 2], 1, acl.ACL_FORMAT_NCHW, [8], addr)
+    dev.tensors.append(t)
+    assert acl.get_view_shape(t) == ([2, 3], 0)
+    assert acl.get_storage_shape(t) == ([8], 0)
+    assert acl.get_view_strides(t) == ([1, 2], 0)
+    assert acl.get_view_offset(t) == (1, 0)
+    assert acl.get_format(t) == (acl.ACL_FORMAT_NCHW, 0) and acl.get_data_type(t) == (acl.ACL_FLOAT16, 0)
+    assert type(acl.get_format(t)[0]) is int and type(acl.get_data_type(t)[0]) is int
+    acl.get_view_shape(t)[0].append(7)
+    assert acl.get_view_shape(t) == ([2, 3], 0) and t.shape == (2, 3)
+    zero_d = acl.create_tensor([], acl.ACL_BF16, [], 0, acl.ACL_FORMAT_ND, [1], addr)
+    assert acl.get_view_shape(zero_d) == ([], 0) and acl.get_view_strides(zero_d) == ([], 0)
+    assert acl.destroy_tensor(zero_d) == 0
+    queries = (acl.get_view_shape, acl.get_storage_shape, acl.get_view_strides, acl.get_view_offset,
+               acl.get_format, acl.get_data_type)
+    for query in queries:
+        name = query.__name__
+        for null in (None, 0, np.int64(0)):
+            assert query(null)[0] is None
+            fail_msg(query(null)[1], 161001, f"{name}: tensor must be an aclTensor, got a null pointer")
+        fail_msg(query(dev.scalar(1.0))[1], 161002, f"{name}: tensor must be an aclTensor, got aclScalar")
+        for junk in ("t", 1.5, Sentinel(), Exploding(), [2, 3], addr):
+            assert query(junk)[0] is None
+            fail_msg(query(junk)[1], 161002, "must be an aclTensor, got")
+        fail_msg(query(zero_d)[1], 161002, f"{name}: tensor is an aclTensor that was already destroyed")
+        fail_msg(query()[1], 161002, "missing 1 required positional argument")
 
 
 def test_huge_dims_refused_before_allocation(dev):

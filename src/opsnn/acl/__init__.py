@@ -18,7 +18,9 @@ from .._core import platform
 from .._core.status import AclError, AclnnError, boundary, pop_recent_error, set_recent_error
 from .._core.tensor import aclScalar, aclTensor  # noqa: F401 - the handle types, as acl.aclTensor
 from . import rt, util
-from ._meta import create_scalar, create_tensor, destroy_scalar, destroy_tensor  # noqa: F401 - acl API
+from ._meta import (create_scalar, create_tensor, destroy_scalar, destroy_tensor,  # noqa: F401 - acl API
+                    get_data_type, get_format, get_storage_shape, get_view_offset, get_view_shape,
+                    get_view_strides)
 from ._rt_state import run_queued as _run_queued
 from .constants import *  # noqa: F403 - the CANN constant names are this module's API
 

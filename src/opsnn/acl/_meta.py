@@ -7,7 +7,7 @@ Constructors return the object or None (a C NULL); the other calls return ``ret`
 from __future__ import annotations
 
 from .._core import checks, memory
-from .._core.status import AclError, AclnnError, boundary
+from .._core.status import AclError, AclnnError, Status, boundary
 from .._core.tensor import aclScalar, aclTensor
 
 _ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
@@ -66,6 +66,71 @@ def destroy_scalar(scalar) -> int:
     ``destroy_tensor``; 100000 for a non-scalar or a second destroy."""
     _destroy(scalar, aclScalar, "destroy_scalar")
     return 0
+
+
+# The queries are aclnnStatus calls: opbase answers a null handle with ACLNN_ERR_PARAM_NULLPTR.
+# A handle of another kind, or a destroyed one, C cannot tell from a live one (it reads what the
+# pointer points at); opsnn answers it as the operators answer a wrong or destroyed handle,
+# ACLNN_ERR_PARAM_INVALID, and so arguments that do not bind. The value is None when ret is not
+# 0: C leaves the output unwritten.
+_got = boundary(lambda code: (None, code))
+
+
+@_got
+def get_view_shape(tensor) -> tuple[list[int] | None, int]:
+    """aclGetViewShape: ``(dims, ret)``, the view shape (a list of ints; [] for a 0-d tensor).
+    ret 161001 for a null tensor (None or 0), as opbase answers nullptr; 161002 for an object
+    that is no aclTensor, or one destroyed; the value is None then."""
+    return list(_live(tensor, aclTensor, "get_view_shape").shape), 0
+
+
+@_got
+def get_storage_shape(tensor) -> tuple[list[int] | None, int]:
+    """aclGetStorageShape: ``(dims, ret)``, the storage shape create_tensor was given (a list of
+    ints). Statuses as ``get_view_shape``'s."""
+    return list(_live(tensor, aclTensor, "get_storage_shape").storage_shape), 0
+
+
+@_got
+def get_view_strides(tensor) -> tuple[list[int] | None, int]:
+    """aclGetViewStrides: ``(strides, ret)``, the view's strides in elements (a list of ints;
+    those opbase computes for a null stride). Statuses as ``get_view_shape``'s."""
+    return list(_live(tensor, aclTensor, "get_view_strides").strides), 0
+
+
+@_got
+def get_view_offset(tensor) -> tuple[int | None, int]:
+    """aclGetViewOffset: ``(offset, ret)``, the element offset of the view's first element in
+    the storage. Statuses as ``get_view_shape``'s."""
+    return _live(tensor, aclTensor, "get_view_offset").offset, 0
+
+
+@_got
+def get_format(tensor) -> tuple[int | None, int]:
+    """aclGetFormat: ``(format, ret)``, the aclFormat create_tensor was given (an int,
+    ``ACL_FORMAT_ND`` ...). Statuses as ``get_view_shape``'s."""
+    return int(_live(tensor, aclTensor, "get_format").format), 0
+
+
+@_got
+def get_data_type(tensor) -> tuple[int | None, int]:
+    """aclGetDataType: ``(data_type, ret)``, the aclDataType (an int, ``ACL_FLOAT`` ...).
+    Statuses as ``get_view_shape``'s."""
+    return int(_live(tensor, aclTensor, "get_data_type").dtype), 0
+
+
+def _live(handle, kind, call: str, arg: str = "tensor"):
+    """``handle`` if it is a live ``kind`` (the statuses ``_got`` describes), else AclnnError."""
+    if checks.is_null(handle):
+        raise AclnnError(Status.ERR_PARAM_NULLPTR, f"{call}: {arg} must be an {kind.__name__}, got a "
+                                                   f"null pointer ({handle!r})")
+    if not isinstance(handle, kind):
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{call}: {arg} must be an {kind.__name__}, got "
+                                                   f"{type(handle).__name__}")
+    if handle.destroyed:
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{call}: {arg} is an {kind.__name__} that was "
+                                                   "already destroyed")
+    return handle
 
 
 class _named:
