@@ -48,7 +48,12 @@ dim_list = st.one_of(st.lists(st.one_of(st.integers(0, 6), dim_value), max_size=
 # ---- opsnn.acl: every runtime call with hostile arguments ----------------------------------
 # the acl_meta.h queries: (value, ret) with an aclnnStatus
 META_QUERIES = ("get_view_shape", "get_storage_shape", "get_view_strides", "get_view_offset", "get_format",
-                "get_data_type")
+                "get_data_type", "get_int_array_size", "get_float_array_size", "get_bool_array_size",
+                "get_tensor_list_size", "get_scalar_list_size")
+# the containers: each constructor and the destroy that pairs with it
+META_CONTAINERS = {"create_int_array": "destroy_int_array", "create_float_array": "destroy_float_array",
+                   "create_bool_array": "destroy_bool_array", "create_tensor_list": "destroy_tensor_list",
+                   "create_scalar_list": "destroy_scalar_list"}
 
 
 def _call_runtime(name: str, args: list, made: Dev):
@@ -74,7 +79,8 @@ def _call_runtime(name: str, args: list, made: Dev):
           "synchronize_stream_with_timeout": acl.rt.synchronize_stream_with_timeout,
           "synchronize_event_with_timeout": acl.rt.synchronize_event_with_timeout,
           "memset_async": acl.rt.memset_async, "create_event_with_flag": acl.rt.create_event_with_flag,
-          "get_mem_info": acl.rt.get_mem_info, **{q: getattr(acl, q) for q in META_QUERIES}}[name]
+          "get_mem_info": acl.rt.get_mem_info,
+          **{q: getattr(acl, q) for q in (*META_QUERIES, *META_CONTAINERS, *META_CONTAINERS.values())}}[name]
     result = fn(*args)
     if name in ("get_device_count", "create_stream", "malloc", "malloc_host", "create_context", "get_context",
                 "get_device", "get_run_mode", "create_event", "query_event_status", "event_elapsed_time",
@@ -105,6 +111,11 @@ def _call_runtime(name: str, args: list, made: Dev):
         value, ret = result
         check_ret(ret, {0, 161001, 161002})
         assert (value is None) == (ret != 0), result
+    elif name in META_CONTAINERS:  # made (a copy of the sequence) or None + message; destroyed here
+        if result is None:
+            check_null(result)
+        else:
+            assert getattr(acl, META_CONTAINERS[name])(result) == 0, acl.get_recent_err_msg()
     elif name in ("numpy_to_ptr", "bytes_to_ptr"):
         assert isinstance(result, int)
         if result == 0:
@@ -128,7 +139,8 @@ RUNTIME_CALLS = {"set_device": 1, "reset_device": 1, "get_device_count": 0, "cre
                  "destroy_event": 1, "record_event": 2, "synchronize_event": 1, "query_event_status": 1,
                  "event_elapsed_time": 2, "stream_wait_event": 2, "synchronize_stream_with_timeout": 2,
                  "synchronize_event_with_timeout": 2, "memset_async": 5, "create_event_with_flag": 1,
-                 "get_mem_info": 1, **{q: 1 for q in META_QUERIES}}
+                 "get_mem_info": 1,
+                 **{q: 1 for q in (*META_QUERIES, *META_CONTAINERS, *META_CONTAINERS.values())}}
 
 
 def test_every_public_runtime_call_is_fuzzed():
@@ -325,6 +337,37 @@ def test_fuzz_create_scalar_values(acl_runtime, value, dtype):
         assert made.read(made.addrs[-1], (3,), F32).tobytes() == before, "phase 1 wrote out"
     finally:
         made.close()
+
+
+# ---- create_int_array / _float_array / _bool_array: each element as create_scalar stores it -
+@FUZZ
+@given(kind=st.sampled_from([("int", acl.ACL_INT64), ("float", acl.ACL_FLOAT), ("bool", acl.ACL_BOOL)]),
+       values=st.one_of(st.lists(scalar_value, max_size=6), junk))
+def test_fuzz_meta_array_elements(acl_runtime, kind, values):
+    """An array is made when create_scalar stores every element in its type, holding exactly
+    those values (bytes equal, NaN included); otherwise None naming the first element refused
+    (or the value, when it is no sequence)."""
+    name, dtype = kind
+    array = getattr(acl, f"create_{name}_array")(values)
+    refusal = check_null(array) if array is None else None  # (create_scalar's below replace it)
+    if values is None:
+        assert array is not None and array.values == ()
+        return
+    if not isinstance(values, (list, tuple, range, np.ndarray)) or getattr(values, "ndim", 1) != 1:
+        assert "value must be a list" in refusal
+        return
+    stored = []
+    for index, value in enumerate(values.tolist() if isinstance(values, np.ndarray) else values):
+        s = acl.create_scalar(value, dtype)
+        if s is None:
+            acl.get_recent_err_msg()
+            assert refusal is not None and f"value[{index}]: " in refusal, refusal
+            return
+        stored.append(s.value)
+        assert acl.destroy_scalar(s) == 0
+    assert array is not None, acl.get_recent_err_msg()
+    assert np.array(list(array.values)).tobytes() == np.array(stored).tobytes()
+    assert getattr(acl, f"destroy_{name}_array")(array) == 0
 
 
 # ---- aclnn phase 1 + phase 2 with hostile handles ------------------------------------------

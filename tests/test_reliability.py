@@ -1133,6 +1133,92 @@ def test_tensor_queries(dev):
         fail_msg(query()[1], 161002, "missing 1 required positional argument")
 
 
+@pytest.mark.parametrize("create, destroy, size, stored", [
+    (acl.create_int_array, acl.destroy_int_array, acl.get_int_array_size, [1, -2, 3, 2**63 - 1, -2**63]),
+    (acl.create_float_array, acl.destroy_float_array, acl.get_float_array_size,
+     [1.0, np.float32(0.1), np.inf, -np.inf, 1.0]),
+    (acl.create_bool_array, acl.destroy_bool_array, acl.get_bool_array_size, [True, False, True, True, True])])
+def test_meta_arrays(acl_runtime, create, destroy, size, stored):
+    """create_int_array / create_float_array / create_bool_array copy the values, each stored as
+    create_scalar stores one of INT64 / FLOAT / BOOL (C conversion: 3.9 -> 3, 1e300 -> inf,
+    2 -> True); None (a null pointer) gives an empty array, as opbase; an element that cannot be
+    stored, or a value that is no sequence -> None naming it; the size getters -> (size, 0),
+    (None, 161001) for a null array, (None, 161002) for another kind or a destroyed one; destroy
+    -> 0 (a null pointer too), 100000 for another kind or a second destroy."""
+    source = {acl.create_int_array: [1, np.int64(-2), 3.9, 2**63 - 1, -2**63],
+              acl.create_float_array: [1, 0.1, 1e300, -np.inf, True],
+              acl.create_bool_array: [True, 0, 2, np.bool_(True), 0.5]}[create]
+    array = create(source)
+    assert array is not None, acl.get_recent_err_msg()
+    source[0] = 99
+    assert size(array) == (5, 0) and list(array.values) == stored
+    assert [type(v) for v in array.values] == [{acl.create_int_array: np.int64, acl.create_float_array: np.float32,
+                                                acl.create_bool_array: np.bool_}[create]] * 5
+    assert create(np.array([1, 0, 1])).values == create([1, 0, 1]).values
+    empty = create(None)
+    assert size(empty) == (0, 0) and create([]).values == ()
+    name = create.__name__
+    bad = {acl.create_int_array: (float("nan"), "has no ACL_INT64 representation"),
+           acl.create_float_array: (10**400, "does not fit a C double"),
+           acl.create_bool_array: ("1", "cannot be stored as ACL_BOOL")}[create]
+    msg = check_null(create([1, bad[0]]))
+    assert msg.startswith(f"{name}: value[1]: ") and bad[1] in msg, msg
+    for junk, words in (("12", "got str"), ({}, "got dict"), ((x for x in [1]), "got generator"), (5, "got int"),
+                        (np.zeros((2, 2)), "got a 2-D array"), ([None], "value[0]"), ([Sentinel()], "value[0]")):
+        msg = check_null(create(junk))
+        assert msg.startswith(f"{name}: ") and words in msg, msg
+    for null in (None, 0):
+        assert size(null)[0] is None
+        fail_msg(size(null)[1], 161001, "must be an acl", "got a null pointer")
+    other = (acl.create_bool_array if create is not acl.create_bool_array else acl.create_int_array)([1])
+    fail_msg(size(other)[1], 161002, f"got {type(other).__name__}")
+    fail_msg(destroy(other), 100000, f"expected an {type(array).__name__}, got {type(other).__name__}")
+    assert destroy(None) == 0 and destroy(0) == 0 and not array.destroyed
+    assert destroy(array) == 0 and array.destroyed
+    fail_msg(destroy(array), 100000, "already destroyed")
+    fail_msg(size(array)[1], 161002, "already destroyed")
+
+
+def test_meta_lists(dev):
+    """create_tensor_list / create_scalar_list copy the handles (None or 0 kept as a null
+    element; None for the whole list: an empty one, as opbase) and the size getters count them;
+    destroying the list destroys every element, as opbase's aclDestroyTensorList does (a later
+    destroy_tensor is 100000, an operator refuses the tensor, 161002); a non-handle or destroyed
+    element -> None; a list whose element was destroyed after it was made, or listed twice ->
+    destroy 100000 with nothing destroyed."""
+    a, b = dev.tensor(G), dev.tensor(X)
+    handles = [a, None, b, 0]
+    tensors = acl.create_tensor_list(handles)
+    handles.clear()
+    assert acl.get_tensor_list_size(tensors) == (4, 0) and tensors.values == (a, None, b, None)
+    assert acl.get_tensor_list_size(acl.create_tensor_list(None)) == (0, 0)
+    msg = check_null(acl.create_tensor_list([a, dev.scalar(1.0)]))
+    assert msg == "create_tensor_list: value[1] must be an aclTensor or None, got aclScalar", msg
+    fail_msg(acl.get_scalar_list_size(tensors)[1], 161002, "scalarList must be an aclScalarList, got aclTensorList")
+    fail_msg(acl.destroy_scalar_list(tensors), 100000, "expected an aclScalarList")
+    assert acl.destroy_tensor_list(tensors) == 0 and a.destroyed and b.destroyed
+    fail_msg(acl.destroy_tensor(a), 100000, "already destroyed")
+    fail_msg(aclnn.aclnnLeakyReluGetWorkspaceSize(b, dev.scalar(0.5), dev.tensor(G))[2], 161002, "destroyed")
+    fail_msg(acl.destroy_tensor_list(tensors), 100000, "already destroyed")
+    fail_msg(acl.get_tensor_list_size(tensors)[1], 161002, "tensorList is an aclTensorList that was already destroyed")
+    msg = check_null(acl.create_tensor_list([dev.tensor(G), a]))
+    assert msg == "create_tensor_list: value[1] is an aclTensor that was already destroyed", msg
+    c, d = dev.tensor(G), dev.tensor(X)
+    later = acl.create_tensor_list((c, d))
+    assert acl.destroy_tensor(d) == 0
+    fail_msg(acl.destroy_tensor_list(later), 100000, "value[1]", "destroyed after the list was made")
+    assert not later.destroyed and not c.destroyed
+    twice = acl.create_tensor_list([c, c])
+    fail_msg(acl.destroy_tensor_list(twice), 100000, "value[1] is an aclTensor listed before")
+    assert not twice.destroyed and not c.destroyed
+    s1, s2 = dev.scalar(1.0), dev.scalar(2.0)
+    scalars = acl.create_scalar_list([s1, s2, None])
+    assert acl.get_scalar_list_size(scalars) == (3, 0)
+    assert acl.destroy_scalar_list(scalars) == 0 and s1.destroyed and s2.destroyed
+    fail_msg(acl.destroy_scalar(s2), 100000, "already destroyed")
+    assert acl.destroy_tensor_list(None) == 0 and acl.destroy_scalar_list(0) == 0
+
+
 def test_huge_dims_refused_before_allocation(dev):
     """Huge dims never make opsnn allocate: a 2**62-element view is refused by the bounds check;
     dims whose NumPy int64 product wraps are not mistaken for small or empty; an op on a

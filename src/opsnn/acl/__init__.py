@@ -16,10 +16,16 @@ import os
 
 from .._core import platform
 from .._core.status import AclError, AclnnError, boundary, pop_recent_error, set_recent_error
+from .._core.arrays import (aclBoolArray, aclFloatArray, aclIntArray, aclScalarList,  # noqa: F401 - handle types
+                           aclTensorList)
 from .._core.tensor import aclScalar, aclTensor  # noqa: F401 - the handle types, as acl.aclTensor
 from . import rt, util
-from ._meta import (create_scalar, create_tensor, destroy_scalar, destroy_tensor,  # noqa: F401 - acl API
-                    get_data_type, get_format, get_storage_shape, get_view_offset, get_view_shape,
+from ._meta import (create_bool_array, create_float_array, create_int_array,  # noqa: F401 - acl API
+                    create_scalar, create_scalar_list, create_tensor, create_tensor_list, destroy_bool_array,
+                    destroy_float_array, destroy_int_array, destroy_scalar, destroy_scalar_list,
+                    destroy_tensor, destroy_tensor_list, get_bool_array_size, get_data_type,
+                    get_float_array_size, get_format, get_int_array_size, get_scalar_list_size,
+                    get_storage_shape, get_tensor_list_size, get_view_offset, get_view_shape,
                     get_view_strides)
 from ._rt_state import run_queued as _run_queued
 from .constants import *  # noqa: F403 - the CANN constant names are this module's API

@@ -1,5 +1,7 @@
-"""opbase's acl_meta.h calls, pyACL-shaped: the aclTensor and aclScalar handles the operators
-take, created and destroyed (``acl.create_tensor`` ...; the module ``opsnn.acl`` re-exports them).
+"""opbase's acl_meta.h calls, pyACL-shaped (the module ``opsnn.acl`` re-exports them): the
+aclTensor and aclScalar handles the operators take, created, queried and destroyed
+(``acl.create_tensor``, ``acl.get_view_shape`` ...), and the arrays and lists no opsnn operator
+takes (``acl.create_int_array`` ...), there so that a ported C program's calls run.
 
 Constructors return the object or None (a C NULL); the other calls return ``ret`` or
 ``(value, ret)``; nothing raises (the boundary helpers of ``opsnn._core.status``)."""
@@ -7,6 +9,7 @@ Constructors return the object or None (a C NULL); the other calls return ``ret`
 from __future__ import annotations
 
 from .._core import checks, memory
+from .._core.arrays import HandleList, aclBoolArray, aclFloatArray, aclIntArray, aclScalarList, aclTensorList
 from .._core.status import AclError, AclnnError, Status, boundary
 from .._core.tensor import aclScalar, aclTensor
 
@@ -68,6 +71,94 @@ def destroy_scalar(scalar) -> int:
     return 0
 
 
+# The arrays and lists: no opsnn operator takes one; they are here so that a ported C program's
+# calls run. Python's sequence carries the count C passes as ``size``.
+@_null
+def create_int_array(value) -> aclIntArray:
+    """aclCreateIntArray: a copy of ``value`` (a list, tuple, range or 1-D NumPy array) as int64,
+    each element stored as ``create_scalar`` stores an ACL_INT64 value (a float truncates toward
+    zero; NaN, inf and values outside int64 are refused). None, a null pointer, gives an empty
+    array, as opbase makes one for a null value. Returns the aclIntArray, or None (the message
+    names the element)."""
+    with _named("create_int_array"):
+        return aclIntArray(value)
+
+
+@_null
+def create_float_array(value) -> aclFloatArray:
+    """aclCreateFloatArray: a copy of ``value`` as C floats (float32), each element stored as
+    ``create_scalar`` stores an ACL_FLOAT value (rounded to nearest, past float32's range +-inf,
+    NaN kept). None gives an empty array. Returns the aclFloatArray, or None."""
+    with _named("create_float_array"):
+        return aclFloatArray(value)
+
+
+@_null
+def create_bool_array(value) -> aclBoolArray:
+    """aclCreateBoolArray: a copy of ``value`` as C bools, each element stored as ``create_scalar``
+    stores an ACL_BOOL value (nonzero is True). None gives an empty array. Returns the
+    aclBoolArray, or None."""
+    with _named("create_bool_array"):
+        return aclBoolArray(value)
+
+
+@_null
+def create_tensor_list(value) -> aclTensorList:
+    """aclCreateTensorList: a copy of ``value``, a list or tuple of aclTensor handles (None or 0,
+    a null element, is kept as None), not of the tensors: ``destroy_tensor_list`` destroys them.
+    None gives an empty list. Returns the aclTensorList, or None for an element that is no
+    aclTensor, or one already destroyed (C would copy the dangling pointer)."""
+    with _named("create_tensor_list"):
+        return aclTensorList(value)
+
+
+@_null
+def create_scalar_list(value) -> aclScalarList:
+    """aclCreateScalarList: as ``create_tensor_list``, of aclScalar handles."""
+    with _named("create_scalar_list"):
+        return aclScalarList(value)
+
+
+@_ret
+def destroy_int_array(array) -> int:
+    """aclDestroyIntArray. Returns ret: 0, also for a null pointer; 100000 for an object that is
+    no aclIntArray or a second destroy (as ``destroy_tensor``)."""
+    _destroy(array, aclIntArray, "destroy_int_array")
+    return 0
+
+
+@_ret
+def destroy_float_array(array) -> int:
+    """aclDestroyFloatArray. Returns ret as ``destroy_int_array``."""
+    _destroy(array, aclFloatArray, "destroy_float_array")
+    return 0
+
+
+@_ret
+def destroy_bool_array(array) -> int:
+    """aclDestroyBoolArray. Returns ret as ``destroy_int_array``."""
+    _destroy(array, aclBoolArray, "destroy_bool_array")
+    return 0
+
+
+@_ret
+def destroy_tensor_list(tensor_list) -> int:
+    """aclDestroyTensorList: the list and every aclTensor in it, as opbase's destroys each
+    element (so a tensor in a destroyed list must not be destroyed again: 100000 then). Returns
+    ret: 0, also for a null pointer; 100000, with nothing destroyed, for an object that is no
+    aclTensorList, a second destroy, or an element destroyed since the list was made or listed
+    twice (C would free it a second time)."""
+    _destroy(tensor_list, aclTensorList, "destroy_tensor_list")
+    return 0
+
+
+@_ret
+def destroy_scalar_list(scalar_list) -> int:
+    """aclDestroyScalarList: the list and every aclScalar in it; ret as ``destroy_tensor_list``."""
+    _destroy(scalar_list, aclScalarList, "destroy_scalar_list")
+    return 0
+
+
 # The queries are aclnnStatus calls: opbase answers a null handle with ACLNN_ERR_PARAM_NULLPTR.
 # A handle of another kind, or a destroyed one, C cannot tell from a live one (it reads what the
 # pointer points at); opsnn answers it as the operators answer a wrong or destroyed handle,
@@ -119,6 +210,39 @@ def get_data_type(tensor) -> tuple[int | None, int]:
     return int(_live(tensor, aclTensor, "get_data_type").dtype), 0
 
 
+@_got
+def get_int_array_size(array) -> tuple[int | None, int]:
+    """aclGetIntArraySize: ``(size, ret)``, the element count. ret 161001 for a null array, as
+    opbase; 161002 for an object that is no aclIntArray, or one destroyed; the value None then."""
+    return _live(array, aclIntArray, "get_int_array_size", "array").size, 0
+
+
+@_got
+def get_float_array_size(array) -> tuple[int | None, int]:
+    """aclGetFloatArraySize: ``(size, ret)``; statuses as ``get_int_array_size``'s."""
+    return _live(array, aclFloatArray, "get_float_array_size", "array").size, 0
+
+
+@_got
+def get_bool_array_size(array) -> tuple[int | None, int]:
+    """aclGetBoolArraySize: ``(size, ret)``; statuses as ``get_int_array_size``'s."""
+    return _live(array, aclBoolArray, "get_bool_array_size", "array").size, 0
+
+
+@_got
+def get_tensor_list_size(tensor_list) -> tuple[int | None, int]:
+    """aclGetTensorListSize: ``(size, ret)``, null elements counted; statuses as
+    ``get_int_array_size``'s."""
+    return _live(tensor_list, aclTensorList, "get_tensor_list_size", "tensorList").size, 0
+
+
+@_got
+def get_scalar_list_size(scalar_list) -> tuple[int | None, int]:
+    """aclGetScalarListSize: ``(size, ret)``, null elements counted; statuses as
+    ``get_int_array_size``'s."""
+    return _live(scalar_list, aclScalarList, "get_scalar_list_size", "scalarList").size, 0
+
+
 def _live(handle, kind, call: str, arg: str = "tensor"):
     """``handle`` if it is a live ``kind`` (the statuses ``_got`` describes), else AclnnError."""
     if checks.is_null(handle):
@@ -134,9 +258,9 @@ def _live(handle, kind, call: str, arg: str = "tensor"):
 
 
 class _named:
-    """Context manager: a refusal from the aclTensor / aclScalar constructors (which the
-    Pythonic API shares, wording its own prefix) leaves prefixed with the call's name, as the
-    runtime's other messages are."""
+    """Context manager: a refusal from the handle and container classes (aclTensor and aclScalar
+    are the Pythonic API's too, which words its own prefix) leaves prefixed with the call's
+    name, as the runtime's other messages are."""
 
     def __init__(self, call: str):
         self.call = call
@@ -158,5 +282,9 @@ def _destroy(obj, kind, call: str) -> None:
                                                  f"{type(obj).__name__}")
     if obj.destroyed:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: the {kind.__name__} was already destroyed")
+    with _named(call):  # a list destroys its elements too, as opbase's aclDestroyTensorList
+        owned = obj.owned() if isinstance(obj, HandleList) else ()
     obj.destroyed = True
+    for handle in owned:
+        handle.destroyed = True
     memory.released()
