@@ -15,7 +15,10 @@ from __future__ import annotations
 import os
 
 from .._core import platform
-from .._core.status import AclError, AclnnError, boundary, pop_recent_error, set_recent_error
+from .._core.status import AclError, AclnnError
+from .._core.status import boundary as _boundary
+from .._core.status import pop_recent_error as _pop_recent_error
+from .._core.status import set_recent_error as _set_recent_error
 from .._core.arrays import (aclBoolArray, aclFloatArray, aclIntArray, aclScalarList,  # noqa: F401 - handle types
                            aclTensorList)
 from .._core.tensor import aclScalar, aclTensor  # noqa: F401 - the handle types, as acl.aclTensor
@@ -30,7 +33,7 @@ from ._meta import (create_bool_array, create_float_array, create_int_array,  # 
 from ._rt_state import run_queued as _run_queued
 from .constants import *  # noqa: F403 - the CANN constant names are this module's API
 
-_ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
+_ret = _boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
 
 
 @_ret
@@ -75,7 +78,7 @@ def finalize() -> int:
 
 def get_recent_err_msg() -> str | None:
     """aclGetRecentErrMsg: the calling thread's last failure text, then cleared (None if none)."""
-    return pop_recent_error()
+    return _pop_recent_error()
 
 
 def get_soc_name() -> str | None:
@@ -84,5 +87,5 @@ def get_soc_name() -> str | None:
     try:
         return platform.current().name
     except ValueError as exc:
-        set_recent_error(f"aclrtGetSocName: {exc}")  # (it names $OPSNN_SOC)
+        _set_recent_error(f"aclrtGetSocName: {exc}")  # (it names $OPSNN_SOC)
         return None
