@@ -52,19 +52,62 @@ LOG_WIDTH = 200
 _STYLE = {PASS: "green", FAIL: "bold red", SKIP: "yellow", DOC: "cyan"}
 
 
-def table(path, results: list[Result]) -> Table:
-    """One case file's results as a table (long notes folded; ``failures`` prints them whole)."""
-    ops = ", ".join(dict.fromkeys(r.op for r in results))
-    table = Table(title=f"{path}: {ops} ({len(results)} cases)")
-    for column in ("#", "case", "dtype", "shape", "elements", "result", "max abs", "max rel", "exact"):
-        table.add_column(column, justify="right" if column in ("#", "elements") else "left",
-                         no_wrap=column not in ("case", "shape"), overflow="fold")
-    table.add_column("note", overflow="fold")
-    for r in results:
-        exact = "" if r.bit_exact is None else ("yes" if r.bit_exact else "no")
-        table.add_row(str(r.index), r.name, r.dtype, r.shape, f"{r.numel:,}", f"[{_STYLE[r.status]}]{r.status}",
-                      _num(r.max_abs), _num(r.max_rel), exact, "; ".join(filter(None, (r.reason, r.note))))
-    return table
+# The table's columns, and the ones a narrow terminal leaves out first (an 80-column terminal
+# had folded each case name into a two-letter column: a breaker); --json keeps every field.
+_COLUMNS = ("#", "case", "dtype", "shape", "elements", "result", "max abs", "max rel", "exact", "note")
+_DROPPED_FIRST = ("max rel", "elements", "max abs", "shape", "exact")
+
+
+@dataclasses.dataclass
+class ResultsTable:
+    """One case file's results as a table, laid out for the width it is printed at: where the
+    columns do not fit, the least needed ones (``_DROPPED_FIRST``) are left out, so the case
+    names and results stay readable; a caption says which. Long notes are folded
+    (``failures`` prints them whole)."""
+
+    path: object
+    results: list[Result]
+
+    def rows(self) -> list[dict]:
+        rows = []
+        for r in self.results:
+            rows.append({"#": str(r.index), "case": r.name, "dtype": r.dtype, "shape": r.shape,
+                         "elements": f"{r.numel:,}", "result": r.status, "max abs": _num(r.max_abs),
+                         "max rel": _num(r.max_rel),
+                         "exact": "" if r.bit_exact is None else ("yes" if r.bit_exact else "no"),
+                         "note": "; ".join(filter(None, (r.reason, r.note)))})
+        return rows
+
+    def layout(self, width: int) -> tuple[list[str], list[str]]:
+        """The columns shown at ``width`` characters, and those left out."""
+        rows = self.rows()
+        natural = {c: max([len(c)] + [len(row[c]) for row in rows]) for c in _COLUMNS}
+        natural["note"] = min(natural["note"], 20)  # (folded: it takes what is left)
+        shown, left_out = list(_COLUMNS), []
+        for column in _DROPPED_FIRST:
+            if sum(natural[c] + 3 for c in shown) + 1 <= width:
+                break
+            shown.remove(column)
+            left_out.append(column)
+        return shown, left_out
+
+    def __rich_console__(self, console, options):
+        shown, left_out = self.layout(options.max_width)
+        ops = ", ".join(dict.fromkeys(r.op for r in self.results))
+        caption = f"(left out at this width: {', '.join(left_out)}; --json has them)" if left_out else None
+        table = Table(title=f"{self.path}: {ops} ({len(self.results)} cases)", caption=caption)
+        for column in shown:
+            table.add_column(column, justify="right" if column in ("#", "elements") else "left",
+                             no_wrap=column not in ("case", "shape", "note"), overflow="fold")
+        for r, row in zip(self.results, self.rows()):
+            row["result"] = f"[{_STYLE[r.status]}]{r.status}"
+            table.add_row(*(row[c] for c in shown))
+        yield table
+
+
+def table(path, results: list[Result]) -> ResultsTable:
+    """One case file's results as a table (``ResultsTable``: its columns fit the width printed at)."""
+    return ResultsTable(path, results)
 
 
 def failures(results: list[Result]) -> Iterator[str]:

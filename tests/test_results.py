@@ -1,0 +1,38 @@
+"""opsnn.results: the table verify and compare print, at the terminal widths people have."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from opsnn import results
+
+
+def _render(width: int) -> str:
+    rows = [results.Result(file="cases.csv", index=i, name=f"hardtanh_grad_fuzz_{i}_bf16", op="HardtanhBackward",
+                           dtype="bfloat16", shape="30x8x22x21x11", numel=1_219_680, status=status,
+                           max_abs=0.0, max_rel=0.0, bit_exact=True, note="note")
+            for i, status in enumerate((results.PASS, results.SKIP, results.DOC))]
+    console = Console(width=width, record=True, color_system=None)
+    console.print(results.table("cases.csv", rows))
+    return console.export_text()
+
+
+def test_table_keeps_case_names_and_results_readable_at_any_width():
+    """On a wide terminal (or a log: LOG_WIDTH) every column shows; on an 80- or 40-column one the
+    least needed columns are left out, in a fixed order, and a caption says which, so each case
+    name stays whole on its line (at 80 columns it had been folded two letters a line)."""
+    wide = _render(results.LOG_WIDTH)
+    for header in ("#", "case", "dtype", "shape", "elements", "result", "max abs", "max rel", "exact", "note"):
+        assert header in wide
+    assert "left out" not in wide and "1,219,680" in wide
+    eighty = _render(80)
+    for i, status in enumerate(("PASS", "SKIP", "DOC")):
+        line = next(line for line in eighty.splitlines() if f"hardtanh_grad_fuzz_{i}_bf16" in line)
+        assert status in line and "yes" in line
+    assert "left out at this width: max rel, elements, max abs, shape; --json has them" in " ".join(eighty.split())
+    assert "1,219,680" not in eighty
+    forty = _render(40)
+    assert all(len(line) <= 40 for line in forty.splitlines())
+    assert "max rel, elements, max abs, shape, exact" in " ".join(forty.split())
+    for status in ("PASS", "SKIP", "DOC"):
+        assert status in forty
