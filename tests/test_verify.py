@@ -652,7 +652,10 @@ def test_case_over_max_elements_is_skipped(tmp_path, capsys):
     assert "skipped" in capsys.readouterr().out
 
 
-def test_injected_wrong_result_fails(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("golden", ["reference", "torch"])
+def test_injected_wrong_result_fails(tmp_path, monkeypatch, capsys, golden):
+    if golden == "torch":
+        pytest.importorskip("torch")
     real = V.run_aclnn
 
     def sign_flipped(*args):
@@ -663,7 +666,7 @@ def test_injected_wrong_result_fails(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(V, "run_aclnn", sign_flipped)
     out = tmp_path / "results.json"
-    assert run_verify(*small_files(tmp_path), "--cases", "0", "--golden", "torch", "--json", out) == 1
+    assert run_verify(*small_files(tmp_path), "--cases", "0", "--golden", golden, "--json", out) == 1
     statuses = [c["status"] for c in json.loads(out.read_text())["cases"]]
     assert statuses == ["FAIL", "FAIL"]
     assert "FAIL" in capsys.readouterr().out
