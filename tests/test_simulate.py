@@ -249,6 +249,24 @@ def test_tile_fn_is_pluggable_and_checked():
         simulate.simulate(result.launch(), [x], lambda v: v.astype(np.float32), np.float16)
 
 
+@pytest.mark.parametrize(("grad", "features", "out"), [
+    ((1,), (1,), (8,)),          # (a breaker) the one-dim schedule: both inputs scalar-flagged
+    ((1, 4), (1, 4), (3, 4)),    # the general schedule: dim 0 read with stride 0 by both
+    ((), (2, 1), (2, 5)),
+])
+def test_check_op_broadcasts_the_reference_to_an_output_larger_than_the_inputs(grad, features, out):
+    # op_host's DimensionCollapse takes an output beyond broadcast(inputs) (an input dim of 1 spans
+    # the output's dim), so the kernel fills it; check_op compares it with the broadcast reference
+    op, _ = opdef.find("LeakyReluGrad", A950)
+    ins, outs = [T(grad, D.FLOAT), T(features, D.FLOAT)], [T(out, D.FLOAT)]
+    g = np.linspace(-1.5, 1.5, int(np.prod(grad))).astype(np.float32).reshape(grad)
+    x = np.linspace(1.0, -1.0, int(np.prod(features))).astype(np.float32).reshape(features)
+    check = simulate.check_op(opdef.tile(op, A950, ins, outs, {"negative_slope": 0.1}), op, ins, outs,
+                              {"negative_slope": 0.1}, arrays=[g, x])
+    assert check.ok and check.reference_mismatches == 0 and check.sim.findings == ()
+    assert same_bits(check.sim.output.reshape(out), np.broadcast_to(ref_leaky_relu_grad(g, x, 0.1), out))
+
+
 # ---- property tests: random shapes, dtypes and profiles ------------------------------------------
 
 shapes_1_to_4 = st.lists(st.integers(1, 12), min_size=0, max_size=4).map(tuple)

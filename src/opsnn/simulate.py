@@ -405,7 +405,8 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
              tile_fn: TileFn | None = None) -> OpCheck:
     """Simulate ``result``'s launch on ``arrays`` (random ``sample_inputs`` when None) with
     ``tile_fn`` (the op's own formula when None) and compare the output bit for bit with the
-    float64-derived reference; elements a launch never writes count as mismatches."""
+    float64-derived reference, broadcast to the output's shape as the kernel reads its inputs
+    (an input dim of 1 with stride 0); elements a launch never writes count as mismatches."""
     formula = formula_for(opdef, attrs)
     arrays = list(arrays) if arrays is not None else sample_inputs(opdef, inputs, attrs, seed)
     out_dtype = dtypes.to_numpy(outputs[0].dtype)
@@ -418,11 +419,19 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
                          "kernel would read and write past the smaller ones (op_host does not check that the "
                          "shapes agree); the simulator runs launches within their tensors only")
     sim = simulate(launch, arrays, tile_fn or formula.tile, out_dtype)
-    out = sim.output.reshape(outputs[0].shape)
+    out_shape = tuple(outputs[0].shape)
+    out = sim.output.reshape(out_shape)
     if len(set(held)) == 1:  # no broadcasting: the kernel pairs elements by position, whatever the shapes
         arrays = [a.reshape(-1) for a in arrays]
-    expected = formula.reference(*arrays).reshape(outputs[0].shape)
+
+    def as_output(values: np.ndarray) -> np.ndarray:
+        # an output larger than broadcast(inputs) (LeakyReluGrad (1,), (1,) -> (8,)) is what
+        # DimensionCollapse accepts: an input's dim of 1 is read with stride 0 across the output's
+        # dim, so the reference broadcasts the same way
+        return values.reshape(out_shape) if values.size == out.size else np.broadcast_to(values, out_shape)
+
+    expected = as_output(formula.reference(*arrays))
     differences = None
     if formula.torch_reference is not None:
-        differences = bitwise_mismatches(expected, formula.torch_reference(*arrays).reshape(outputs[0].shape))
+        differences = bitwise_mismatches(expected, as_output(formula.torch_reference(*arrays)))
     return OpCheck(formula.semantics, sim, bitwise_mismatches(out, expected), differences, formula.torch_note)
