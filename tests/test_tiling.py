@@ -19,6 +19,7 @@ from opsnn._core.platform import get_profile
 from opsnn._core.status import Status
 from opsnn.opdef import TensorDesc as T
 from opsnn.opdef import hardtanh_grad
+from opsnn.opdef.leaky_relu_grad import TPL_DTYPE
 
 A950 = get_profile("Ascend950")    # the arch35 UTs' platform: 64 cores, UB 245760
 A910B = get_profile("Ascend910B")  # the experimental UT's platform: 48 cores, UB 196608
@@ -181,7 +182,7 @@ def test_leaky_relu_failures(kwargs, reason):
 def test_leaky_relu_grad_ut_successes(dtype, slope, dtype_tpl):
     r = leaky_grad([UT_SHAPE, UT_SHAPE], [dtype] * 3, slope=slope)
     assert r.template == "arch35 broadcast one-dim (schMode 201)"
-    assert r.tiling_key == 201 + (dtype_tpl << 16) > 0
+    assert r.tiling_key == 7 + (dtype_tpl << 16) > 0  # 201 is index 7 of BRC_TEMP_SCH_MODE_KEY_DECL
     assert r.tiling_data.scalar_data == t.pack_scalars(slope, size=16)
     assert r.workspace_size == 16_777_216
 
@@ -203,6 +204,19 @@ def test_leaky_relu_grad_one_dim_large_keeps_full_tiles():
     d = leaky_grad([(1_000_000,), (1_000_000,)], [D.FLOAT] * 3).tiling_data
     # 245760 / 8 buffers = 30720 B -> 7680 fp32 per tile; 131 tiles, 3 per core on 44 cores
     assert (d.ub_former, d.ub_tail, d.block_former, d.block_tail, d.block_num) == (7680, 1600, 3, 2, 44)
+
+
+def test_leaky_relu_grad_one_dim_refuses_where_the_c_int64_tile_count_wraps():
+    # (a breaker) DoOneDimFormerTiling counts ubOuter = (dimLength + ubFormer - 1) / ubFormer in int64;
+    # with ubFormer 7680 (fp32) the sum wraps from dimLength 2**63 - 7679 on, so opsnn refuses there,
+    # as the elementwise tiling refuses its own int64 wrap (base.require_int64)
+    most = 2**63 - 7680
+    d = leaky_grad([(most,), (most,)], [D.FLOAT] * 3).tiling_data
+    assert (d.ub_former, d.block_former, d.block_num) == (7680, t.ceil_div(t.ceil_div(most, 7680), 64), 64)
+    with pytest.raises(t.TilingError) as err:
+        leaky_grad([(most + 1,), (1,)], [D.FLOAT] * 3)
+    assert err.value.reason == (f"output of {most + 1} elements (collapsed shape [{most + 1}]) in tiles of 7680: "
+                                f"ubOuter's (dimLength + ubFormer - 1) = {2**63} overflows DoOneDimFormerTiling's int64")
 
 
 def test_leaky_relu_grad_scalar_flag_marks_single_element_inputs():
@@ -255,7 +269,7 @@ def test_collapse_merges_dims_treated_alike():
 def test_general_schedule_mode(shapes, dtype, mode):
     r = leaky_grad(shapes, [dtype] * 3)
     assert r.template == f"arch35 broadcast (schMode {mode})"
-    assert r.tiling_key & 0xFFFF == mode
+    assert r.tiling_key == t.BRC_TEMP_SCH_MODE_KEY_DECL.values.index(mode) + (TPL_DTYPE[dtype] << 16)
 
 
 def test_general_schedule_fields_split_the_outer_dims():
@@ -322,9 +336,67 @@ def test_elementwise_tiling_failures():
         t.elementwise_tiling("op", (most + 1,), [], 8, 1 << 16, DAG)
 
 
-def test_tpl_tiling_key_packs_values_from_the_low_bits():
-    assert t.tpl_tiling_key((1, 1), (1, 8)) == 3
-    assert t.tpl_tiling_key((201, 16), (3, 8)) == 201 + (3 << 16)
+# ---- tiling keys (AscendC EncodeTilingKey) -------------------------------------------------------
+
+
+def test_tiling_key_uint_is_the_index_as_ops_math_add_v2_ut_asserts():
+    # MATH:math/add_v2/op_kernel/arch35/add_v2_struct_arch35.h declares (BRC_TEMP_SCH_MODE_KEY_DECL(schMode),
+    # UINT userDef 8 bits 0/1); test_add_v2_tiling.cpp: add_v2_tiling_fp32 expects 8 (202, userDef 0),
+    # add_v2_tiling_empty_1d expects 65550 (999, userDef 1)
+    add_v2 = t.TilingKeyDecl("AddV2", (t.BRC_TEMP_SCH_MODE_KEY_DECL, t.tpl_uint("userDef", 8, (0, 1))), "UT")
+    assert add_v2.key(202, 0) == 8
+    assert add_v2.key(999, 1) == 65550 == 0x1000E
+
+
+def test_tiling_key_dtype_is_the_value_as_the_hardtanh_grad_ut_asserts():
+    assert hardtanh_grad.TILING_KEY.key(1, 1) == 3  # by index, the one-value dType list would give 1
+    decl = t.TilingKeyDecl("op", (t.tpl_uint("schMode", 1, (0, 1)), t.tpl_dtype("dType", 10, 20),
+                                  t.tpl_format("fmt", 2, 29), t.tpl_bool("flag", 0, 1)), "test")
+    assert decl.key(0, 20, 29, 1) == 20 << 1 | 29 << 9 | 1 << 17
+
+
+def test_tiling_key_uint_range_and_mix_expand_in_declaration_order():
+    # UI_MIX: the ranges' values, then the listed ones (template_argument.cpp ParseTplUintValue)
+    mix = t.tpl_uint("n", 8, (10, 12, 13, 9, 8), ranges=((0, 2), (3, 5)))
+    assert mix.values == (0, 1, 2, 3, 4, 5, 10, 12, 13, 9, 8)
+    assert t.TilingKeyDecl("op", (mix,), "test").key(9) == 9 and t.TilingKeyDecl("op", (mix,), "test").key(10) == 6
+    assert t.tpl_uint("r", 4, ranges=((5, 7),)).code("op", 7) == 2
+
+
+def test_tiling_key_refuses_undeclared_values_and_oversized_declarations():
+    decl = t.TilingKeyDecl("op", (t.BRC_TEMP_SCH_MODE_KEY_DECL,), "test")
+    with pytest.raises(t.TilingError, match=r"schMode 203 is not among the declared \[1, 2, 101"):
+        decl.key(203)
+    with pytest.raises(t.TilingError, match=r"1 template arguments declared \(schMode\), got 2 values"):
+        decl.key(201, 1)
+    with pytest.raises(ValueError, match=r"schMode: values must fit 1 bits, got \[0, 1, 2\]"):
+        t.tpl_uint("schMode", 1, (0, 1, 2))
+    with pytest.raises(ValueError, match=r"values must fit 8 bits, got \[256\]"):
+        t.tpl_dtype("dType", 256)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        t.TplArg("n", "INT", 8, (1,))
+    with pytest.raises(ValueError, match="distinct"):
+        t.tpl_dtype("dType", 1, 1)
+    with pytest.raises(ValueError, match="take 72 bits, more than a 64-bit tiling key"):
+        t.TilingKeyDecl("op", tuple(t.tpl_dtype(f"d{i}", 1) for i in range(9)), "test")
+
+
+@pytest.mark.parametrize(("op", "dtype", "key"), [
+    ("LeakyReluGrad", D.FLOAT16, 7 + (1 << 16)), ("LeakyReluGrad", D.BF16, 7 + (2 << 16)),
+    ("LeakyReluGrad", D.FLOAT, 7 + (3 << 16)),
+    ("LeakyRelu", D.FLOAT16, 3), ("LeakyRelu", D.BF16, 5), ("LeakyRelu", D.FLOAT, 7),
+    ("HardtanhGrad", D.FLOAT16, 3), ("HardtanhGrad", D.BF16, 3), ("HardtanhGrad", D.FLOAT, 3),
+])
+def test_every_templated_op_keys_through_its_declaration(op, dtype, key):
+    r = leaky_grad([(256,), (256,)], [dtype] * 3) if op == "LeakyReluGrad" else (
+        leaky((256,), dtype) if op == "LeakyRelu" else hardtanh((256,), dtype))
+    assert r.tiling_key == key
+
+
+@pytest.mark.parametrize(("shape", "strides", "mode"), [((64, 32), (1, 64), 303), ((8, 64), (128, 1), 301)])
+def test_strided_schedules_key_by_their_index_too(shape, strides, mode):
+    r = leaky_grad([shape, shape], [D.FLOAT] * 3, strides=(strides, None))
+    assert r.tiling_key == {301: 9, 303: 11}[mode] + (3 << 16)
 
 
 def test_same_elewise_shape():

@@ -33,8 +33,11 @@ DAG = DagParams(min_dtype_bits=8, max_dtype_bits=32, buffer_num=10,
 # branch, whatever the dtype (one kernel template; the DAG is picked by dtype inside), so every
 # dtype's key is the fp16 UT's 3 (an older ops-nn had one TPL value per dtype: keys 3/5/7).
 TPL_DTYPE = 1
-SCH_MODE_BITS = 1  # key 3 for (schMode 1, dType 1) fixes schMode to one bit
-DTYPE_BITS = 8
+# ASCENDC_TPL_ARGS_DECL(HardtanhGrad, ASCENDC_TPL_UINT_DECL(schMode, 1, UI_LIST, 0, 1),
+# ASCENDC_TPL_DTYPE_DECL(dType, HardtanhGrad_TPL)): schMode 1 is index 1, dType's value 1 sits
+# above it: key 3, the fp16 UT's (a DTYPE is encoded by value: by index this single-value list would give 1)
+TILING_KEY = t.TilingKeyDecl(OP, (t.tpl_uint("schMode", 1, (0, 1)), t.tpl_dtype("dType", TPL_DTYPE)),
+                             "NN:activation/hardtanh_grad/op_kernel/arch35/hardtanh_grad_struct.h")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +68,7 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
     base = t.elementwise_tiling(OP, y.shape, (result.shape, grad.shape), soc.vector_core_num, soc.ub_size, DAG)
     min_val, max_val = t.to_float32(attrs["min_val"]), t.to_float32(attrs["max_val"])
     data = HardtanhGradTilingData(base, min_val, max_val)
-    key = t.tpl_tiling_key((base.sche_mode, SCH_MODE_BITS), (TPL_DTYPE, DTYPE_BITS))
+    key = TILING_KEY.key(base.sche_mode, TPL_DTYPE)
     notes = (f"DAG numbers: {DAG.source}",
              "tiling key: dType is HardtanhGrad_TPL for every dtype (RunTiling); 3 asserted by the fp16 UT")
     walk = functools.partial(t.elementwise_launch, base, DAG, soc.ub_size, 2)

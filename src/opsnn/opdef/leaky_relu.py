@@ -29,9 +29,12 @@ DAGS = {
     DataType.FLOAT16: DagParams(16, 32, 6, "derived (level-2 buffer count of LeakyReluCastDag<half, float>)"),
     DataType.BF16: DagParams(16, 32, 6, "derived (level-2 buffer count of LeakyReluCastDag<bfloat16, float>)"),
 }
-# RunTiling picks TPL_FP16 / TPL_BF16 / TPL_FP32 by dtype; their values (leaky_relu_struct.h is
-# not in the public tree) taken as LeakyReluGrad's struct gives its own: 1 / 2 / 3
+# RunTiling picks TPL_FP16 / TPL_BF16 / TPL_FP32 (1 / 2 / 3) by dtype
 TPL_DTYPE = {DataType.FLOAT16: 1, DataType.BF16: 2, DataType.FLOAT: 3}
+# ASCENDC_TPL_ARGS_DECL(LeakyRelu, ASCENDC_TPL_UINT_DECL(schMode, 1, UI_LIST, 0, 1),
+# ASCENDC_TPL_DTYPE_DECL(dType, TPL_FP16, TPL_BF16, TPL_FP32)): keys 3 / 5 / 7 for schMode 1
+TILING_KEY = t.TilingKeyDecl(OP, (t.tpl_uint("schMode", 1, (0, 1)), t.tpl_dtype("dType", *TPL_DTYPE.values())),
+                             "NN:activation/leaky_relu/op_kernel/arch35/leaky_relu_struct.h")
 
 
 def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence[TensorDesc],
@@ -47,10 +50,10 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
     dag = DAGS[DataType(y.dtype)]
     data = t.elementwise_tiling_24b(OP, y.shape, (x.shape,), soc.vector_core_num, soc.ub_size, dag,
                                     (attrs["negative_slope"],))
-    key = t.tpl_tiling_key((t.DEFAULT_SCHEMODE, 1), (TPL_DTYPE[y.dtype], 8))
+    key = TILING_KEY.key(t.DEFAULT_SCHEMODE, TPL_DTYPE[y.dtype])
     notes = (f"DAG numbers: {dag.source}",
-             ("tiling key: schMode 1 and dType TPL_FP16/BF16/FP32 (1/2/3, as LeakyReluGrad's) in HardtanhGrad's "
-              "encoding: 3/5/7 (derived); the UTs only assert > 0"))
+             (f"tiling key: schMode 1 (index 1 of 0, 1) in bit 0, dType's value TPL_FP16/BF16/FP32 (1/2/3) "
+              f"above: 3/5/7 ({TILING_KEY.source}); the UTs only assert > 0"))
     walk = functools.partial(t.elementwise_launch, data, dag, soc.ub_size, 1)
     return TilingResult(OP, soc.name, "arch35 elementwise DoTiling24B", data, key, data.block_num,
                         t.DEFAULT_TILING_WORKSPACE_SIZE, notes, walk)

@@ -33,8 +33,12 @@ DAGS = {
     DataType.FLOAT16: BroadcastDagParams(8, 32, 10, 12, "derived (level-2 buffer count of LeakyReluGradDag<half>)"),
     DataType.BF16: BroadcastDagParams(8, 32, 10, 12, "derived (level-2 buffer count of LeakyReluGradDag<bfloat16>)"),
 }
+# LEAKY_RELU_GRAD_TPL_FP16 / _BF16 / _FP32 (leaky_relu_grad_struct.h)
 TPL_DTYPE = {DataType.FLOAT16: 1, DataType.BF16: 2, DataType.FLOAT: 3}
-SCH_MODE_BITS = 16  # BRC_TEMP_SCH_MODE_KEY_DECL declares schMode 16 bits wide
+# ASCENDC_TPL_ARGS_DECL(LeakyReluGrad, BRC_TEMP_SCH_MODE_KEY_DECL(schMode), ASCENDC_TPL_DTYPE_DECL(dType,
+# FP16, BF16, FP32)): the schMode's index in 16 bits, then dType's value in 8 (fp32 one-dim: 7 + (3 << 16))
+TILING_KEY = t.TilingKeyDecl(OP, (t.BRC_TEMP_SCH_MODE_KEY_DECL, t.tpl_dtype("dType", *TPL_DTYPE.values())),
+                             "NN:activation/leaky_relu_grad/op_kernel/arch35/leaky_relu_grad_struct.h")
 
 
 def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence[TensorDesc],
@@ -42,7 +46,7 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
     """The three dtypes must match and be supported; then ``BroadcastBaseTiling::DoTiling``:
     one collapsed dim with contiguous inputs -> schMode 201 (one-dim); contiguous -> the general
     schedule (1, 2, 101-104, 109); strided inputs -> 301-305 (choice only). The slope goes to
-    scalarData offset 0; key ``(schMode in 16 bits, dType)``; workspace 16 MiB."""
+    scalarData offset 0; key ``TILING_KEY.key(schMode, dType)``; workspace 16 MiB."""
     gradients, features = inputs
     (backprops,) = outputs
     require_same_dtype(OP, ("gradients", gradients.dtype), ("features", features.dtype),
@@ -57,7 +61,8 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
     dtypes = [d.dtype for d in inputs]
     cores, ub = soc.vector_core_num, soc.ub_size
     notes = [f"DAG numbers: {dag.source}",
-             "tiling key: derived (schMode in the low 16 bits, dType above); the UTs only assert > 0"]
+             (f"tiling key: schMode's index in BRC_TEMP_SCH_MODE_KEY_DECL (bits 0-15), dType's value (bits 16-23), "
+              f"as {TILING_KEY.source} declares them; ops-nn's UTs only assert > 0")]
     if all(contiguous) and len(collapsed.out_dims) == 1:
         one_dim = t.broadcast_one_dim_tiling(OP, collapsed, cores, ub, dag, slope)
         sch_mode, data, block_dim = t.SCH_MODE_ONE_DIM, one_dim, one_dim.block_num
@@ -74,7 +79,7 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
         sch_mode, data, block_dim, walk = choice.sch_mode, choice, None, None
         template = f"arch35 broadcast, strided inputs (schMode {sch_mode})"
         notes.append("strided schedules: only the schedule choice is reproduced; their fields are not settled")
-    key = t.tpl_tiling_key((sch_mode, SCH_MODE_BITS), (TPL_DTYPE[gradients.dtype], 8))
+    key = TILING_KEY.key(sch_mode, TPL_DTYPE[gradients.dtype])
     return TilingResult(OP, soc.name, template, data, key, block_dim, t.DEFAULT_TILING_WORKSPACE_SIZE,
                         tuple(notes), walk)
 

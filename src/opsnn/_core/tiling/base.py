@@ -29,6 +29,18 @@ class TilingError(AclnnError):
         self.reason = reason
 
 
+INT64_MAX = 2**63 - 1
+
+
+def require_int64(op: str, value: int, subject: str, expression: str, function: str) -> None:
+    """The one policy for the C++ tilings' int64 arithmetic: where the exact ``value`` of
+    ``expression`` (as ``function`` computes it in int64) exceeds INT64_MAX, the C code wraps and
+    goes on with a garbage count (or divides by zero), so opsnn raises TilingError naming
+    ``subject`` and the expression instead of reporting a tiling the C code never computes."""
+    if value > INT64_MAX:
+        raise TilingError(op, f"{subject}: {expression} = {value} overflows {function}'s int64")
+
+
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -55,17 +67,99 @@ def pack_scalars(*values: float, size: int) -> bytes:
     return data + bytes(size - len(data))
 
 
-def tpl_tiling_key(*fields: tuple[int, int]) -> int:
-    """``GET_TPL_TILING_KEY``: each (value, bit width) field packed from the low bits up, in order.
+# ---- tiling keys: AscendC's template-argument encoding -----------------------------------------
+#
+# Facts from the AscendC source (cannmirror/asc-devkit impl/utils/tiling/template_argument.cpp,
+# EncodeParam / EncodeTilingKey) and the template-argument docs ("Tiling Template Programming",
+# ASCENDC_TPL_ARGS_DECL): each declared argument takes its bit width, packed from the low bits up in
+# declaration order. A DTYPE, FORMAT or BOOL argument is encoded by its VALUE; a UINT argument by
+# its INDEX in the declared list (UI_LIST as written; UI_RANGE / UI_MIX with every range expanded
+# in order, then MIX's listed values). ops-math's AddV2 tiling UT pins the UINT rule (schMode 202
+# -> 8, 999 -> 14 in BRC_TEMP_SCH_MODE_KEY_DECL's list), ops-nn's HardtanhGrad UT the DTYPE rule
+# (dType HardtanhGrad_TPL = 1, the only value of its list, encodes as 1, not as index 0: key 3).
 
-    The value itself is encoded (not its index in the declared list). This reproduces the one
-    asserted key (HardtanhGrad schMode 1 in 1 bit, dType 1 -> 3; spec §7.3).
-    """
-    key, shift = 0, 0
-    for value, bits in fields:
-        key |= value << shift
-        shift += bits
-    return key
+TPL_KINDS = ("UINT", "DTYPE", "FORMAT", "BOOL")
+TPL_MAX_KEY_BITS = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class TplArg:
+    """One ``ASCENDC_TPL_*_DECL`` template argument: its name, kind (``TPL_KINDS``), bit width and
+    declared values (a UINT's ranges already expanded). Raises ValueError for a declaration with a
+    value its width cannot hold (AscendC's CheckParamStructValid refuses it: INVALID_TILING_KEY);
+    distinct values that fit also keep a UINT's indices within the width."""
+
+    name: str
+    kind: str
+    bits: int
+    values: tuple[int, ...]
+
+    def __post_init__(self):
+        if self.kind not in TPL_KINDS:
+            raise ValueError(f"template argument {self.name}: kind must be one of {TPL_KINDS}, got {self.kind!r}")
+        if not self.values or len(set(self.values)) != len(self.values):
+            raise ValueError(f"template argument {self.name}: declared values must be distinct and non-empty, "
+                             f"got {list(self.values)}")
+        if min(self.values) < 0 or max(self.values) >= 1 << self.bits:
+            raise ValueError(f"template argument {self.name}: values must fit {self.bits} bits, "
+                             f"got {list(self.values)}")
+
+    def code(self, op: str, value: int) -> int:
+        """The bits ``value`` contributes before shifting: its index for UINT, itself otherwise.
+        A value the declaration lacks is TilingError (GET_TPL_TILING_KEY gives INVALID_TILING_KEY,
+        which no kernel matches)."""
+        if value not in self.values:
+            raise TilingError(op, f"tiling key: {self.name} {value} is not among the declared "
+                                  f"{list(self.values)}")
+        return self.values.index(value) if self.kind == "UINT" else value
+
+
+def tpl_uint(name: str, bits: int, values: Sequence[int] = (), ranges: Sequence[tuple[int, int]] = ()) -> TplArg:
+    """``ASCENDC_TPL_UINT_DECL(name, bits, ...)``: ``values`` alone is UI_LIST, ``ranges`` alone
+    (inclusive ``(lo, hi)`` pairs) UI_RANGE, both UI_MIX (the ranges' values first)."""
+    expanded = [v for lo, hi in ranges for v in range(lo, hi + 1)]
+    return TplArg(name, "UINT", bits, tuple(expanded) + tuple(values))
+
+
+def tpl_dtype(name: str, *values: int) -> TplArg:
+    """``ASCENDC_TPL_DTYPE_DECL(name, ...)``: 8 bits, encoded by value."""
+    return TplArg(name, "DTYPE", 8, values)
+
+
+def tpl_format(name: str, *values: int) -> TplArg:
+    """``ASCENDC_TPL_FORMAT_DECL(name, ...)``: 8 bits, encoded by value."""
+    return TplArg(name, "FORMAT", 8, values)
+
+
+def tpl_bool(name: str, *values: int) -> TplArg:
+    """``ASCENDC_TPL_BOOL_DECL(name, ...)``: 1 bit, encoded by value."""
+    return TplArg(name, "BOOL", 1, values)
+
+
+@dataclasses.dataclass(frozen=True)
+class TilingKeyDecl:
+    """An op's ``ASCENDC_TPL_ARGS_DECL``: its template arguments in order, and where they are
+    declared (``source``). ``key(*values)`` is ``GET_TPL_TILING_KEY(*values)``."""
+
+    op: str
+    args: tuple[TplArg, ...]
+    source: str
+
+    def __post_init__(self):
+        if sum(a.bits for a in self.args) > TPL_MAX_KEY_BITS:
+            raise ValueError(f"{self.op}: the template arguments take {sum(a.bits for a in self.args)} bits, "
+                             f"more than a {TPL_MAX_KEY_BITS}-bit tiling key")
+
+    def key(self, *values: int) -> int:
+        """Each argument's code (``TplArg.code``) shifted past the widths declared before it."""
+        if len(values) != len(self.args):
+            raise TilingError(self.op, f"tiling key: {len(self.args)} template arguments declared "
+                                       f"({', '.join(a.name for a in self.args)}), got {len(values)} values")
+        key, shift = 0, 0
+        for arg, value in zip(self.args, values):
+            key |= arg.code(self.op, value) << shift
+            shift += arg.bits
+        return key
 
 
 def _camel(name: str) -> str:

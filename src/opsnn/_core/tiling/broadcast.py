@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 from ..dtypes import BITS, DataType
 from ..shape import contiguous_strides, numel
-from .base import Launch, Printable, TilingError, ceil_div, max_elem_num, pack_scalars, round_up, tile_runs
+from .base import (Launch, Printable, TilingError, ceil_div, max_elem_num, pack_scalars, require_int64, round_up,
+                   tile_runs, tpl_uint)
 
 SCH_MODE_NDDMA = 1                 # NDDMA without loop cache
 SCH_MODE_NDDMA_LOOP_CACHE = 2      # NDDMA with loop cache (more than 5 dims under the UB split)
@@ -33,6 +34,12 @@ BLOCK_BYTES = 32                   # UB block: the UB-broadcast kernel wants the
 # NDDMA data-cache bytes. Not a documented platform value: the source's own comment says the
 # "big non-last broadcast" test fires at 4096 B of last dim, i.e. half of this.
 NDDMA_DCACHE_BYTES = 8192
+# BRC_TEMP_SCH_MODE_KEY_DECL(schMode) (broadcast_base_struct.h): the broadcast template's schMode
+# template argument, a 16-bit UINT, so a key holds the mode's index in this list (201 -> 7), not
+# the mode. An older opbase listed only 1 ... 201; the later modes were appended, so the indices
+# of those agree. ops-math's AddV2 tiling UT asserts 8 (202) and 14 (999) through this list.
+BRC_TEMP_SCH_MODE_KEY_DECL = tpl_uint("schMode", 16, (1, 2, 101, 102, 103, 104, 109, 201, 202,
+                                                      301, 302, 303, 304, 305, 999))
 # dtypes the UB-broadcast kernel handles natively (ubBroadcastDtypes in broadcast_tiling.h)
 UB_BROADCAST_DTYPES = frozenset({DataType.INT8, DataType.UINT8, DataType.FLOAT16, DataType.BF16,
                                  DataType.INT16, DataType.UINT16})
@@ -159,7 +166,9 @@ class BroadcastOneDimTilingData(Printable):
     scalar_data: bytes
 
 
-def _one_dim_split(length: int, ub_former: int, core_num: int) -> tuple[int, int, int, int, int]:
+def _one_dim_split(op: str, length: int, ub_former: int, core_num: int) -> tuple[int, int, int, int, int]:
+    require_int64(op, length + ub_former - 1, f"output of {length} elements (collapsed shape [{length}]) "
+                  f"in tiles of {ub_former}", "ubOuter's (dimLength + ubFormer - 1)", "DoOneDimFormerTiling")
     ub_outer = ceil_div(length, ub_former)
     ub_tail = length % ub_former or ub_former  # an exact fit still gets a whole "tail" tile
     block_former = ceil_div(ub_outer, core_num)
@@ -176,7 +185,8 @@ def broadcast_one_dim_tiling(op: str, collapsed: Collapsed, core_num: int, ub_si
     (aliveNum = ``dag.buffer_num_nddma``);
     tiles are dealt to cores ``ceil(tiles / cores)`` at a time. When fewer than half the cores
     would work and the buffers exceed 8 KiB, the tile shrinks to spread the data over half the
-    cores, but never below 8 KiB of buffers.
+    cores, but never below 8 KiB of buffers. Raises TilingError where the C code's int64
+    ``dimLength + ubFormer - 1`` would wrap (an output within ubFormer - 1 of 2**63 elements).
     """
     length = collapsed.out_dims[0]
     scalar_flag = sum(1 << i for i, dims in enumerate(collapsed.in_dims) if dims[0] == 1)
@@ -184,13 +194,13 @@ def broadcast_one_dim_tiling(op: str, collapsed: Collapsed, core_num: int, ub_si
     ub_former = ub_size // alive_num // CACHE_LINE * CACHE_LINE // max_dtype_bytes
     if ub_former == 0:
         raise TilingError(op, f"UB of {ub_size} B cannot hold a 128-byte line for {alive_num} buffers")
-    split = _one_dim_split(length, ub_former, core_num)
+    split = _one_dim_split(op, length, ub_former, core_num)
     block_num = split[4]
     if block_num < core_num // 2 and ub_former * max_dtype_bytes * alive_num > PER_CORE_MIN_UB_BYTES:
         per_core = length * 2 // core_num
         aligned = round_up(per_core * max_dtype_bytes, CACHE_LINE) // max_dtype_bytes
         lowest = PER_CORE_MIN_UB_BYTES // alive_num // CACHE_LINE * CACHE_LINE // max_dtype_bytes
-        split = _one_dim_split(length, max(min(ub_former, aligned), lowest), core_num)
+        split = _one_dim_split(op, length, max(min(ub_former, aligned), lowest), core_num)
     ub_former, ub_tail, block_former, block_tail, block_num = split
     return BroadcastOneDimTilingData(scalar_flag, 0, ub_former, ub_tail, block_num, block_former, block_tail,
                                      pack_scalars(*scalars, size=BROADCAST_SCALAR_BYTES))

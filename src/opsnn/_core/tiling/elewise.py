@@ -11,8 +11,8 @@ import dataclasses
 from collections.abc import Sequence
 
 from ..shape import numel
-from .base import (DagParams, Launch, Printable, TilingError, ceil_div, max_elem_num, pack_scalars, round_up,
-                   tile_runs)
+from .base import (DagParams, Launch, Printable, TilingError, ceil_div, max_elem_num, pack_scalars,
+                   require_int64, round_up, tile_runs)
 
 MIN_TILING_BITS_PER_CORE = 32768  # 4 KiB of the smallest dtype per core (elewise_tiling.cpp)
 BLOCK_ALIGN = 512                  # blockFormer granularity, elements (CACHE_LINE_BYTE_LENGTH)
@@ -109,10 +109,10 @@ def elementwise_tiling(op: str, shape: Sequence[int], in_shapes: Sequence[Sequen
     if core_num <= 0:
         raise TilingError(op, "core num can not be 0")
     dim0 = numel(shape)
-    if dim0 * dag.min_dtype_bits + MIN_TILING_BITS_PER_CORE - 1 >= 2**63:  # the C code's int64 sum wraps:
-        # a core count <= 0 (a division by zero follows)
-        raise TilingError(op, f"{dim0} elements of {dag.min_dtype_bits} bits: the bit count (dim0 * minDtypeBits "
-                              f"+ {MIN_TILING_BITS_PER_CORE - 1}) overflows ElewiseTiling's int64")
+    # wrapped, this sum gives a core count <= 0 (a division by zero follows)
+    require_int64(op, dim0 * dag.min_dtype_bits + MIN_TILING_BITS_PER_CORE - 1,
+                  f"{dim0} elements of {dag.min_dtype_bits} bits",
+                  f"the bit count (dim0 * minDtypeBits + {MIN_TILING_BITS_PER_CORE - 1})", "ElewiseTiling")
     cores = min(core_num, ceil_div(dim0 * dag.min_dtype_bits, MIN_TILING_BITS_PER_CORE))
     ub_former = max_elem_num(ub_size, dag.buffer_num, dag.max_dtype_bits, dag.min_dtype_bits)
     if ub_former == 0:
