@@ -296,6 +296,36 @@ def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, caps
     assert (tmp_path / "file").read_text() == "x"
 
 
+def test_dump_index_that_cannot_be_written_fails_the_run_but_keeps_its_results(tmp_path, monkeypatch, capsys):
+    """(A breaker) a full disk at the dump's index.json lost the whole run: no table, no --json,
+    exit 2 with "[Errno 28] No space left on device" naming no file, and a 0-byte index.json
+    left. Now the results print and --json is written, the message names --dump and the file,
+    the exit is 1 (a failure, not a usage error), and no index (nor a part of one) is left."""
+    import errno
+
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump, out = tmp_path / "d", tmp_path / "results.json"
+    write_text = Path.write_text
+
+    def disk_full(self, data, *args, **kwargs):
+        if "index.json" not in self.name:
+            return write_text(self, data, *args, **kwargs)
+        write_text(self, data[:len(data) // 2], *args, **kwargs)  # what fitted before the disk filled
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    assert cli.main(["verify", str(case), "--dump", str(dump), "--json", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "1 case: 1 passed" in captured.out and "aclnnLeakyReluBackward_0" in captured.out
+    assert json.loads(out.read_text())["summary"]["PASS"] == 1
+    index = dump / "index.json"
+    assert captured.err == (f"opsnn verify: --dump: cannot write the dump's index {str(index)!r}: No space left on "
+                            f"device; the case folders written stand without it (opsnn compare reads one case "
+                            f"file's folder, {str(dump / '<file>')!r}, without an index)\n")
+    assert sorted(p.name for p in dump.iterdir()) == ["atk_aclnnLeakyReluBackward.json"]  # no index, no part
+    assert (dump / "atk_aclnnLeakyReluBackward.json" / "0000_aclnnLeakyReluBackward_0" / "case.json").is_file()
+
+
 def test_dump_keeps_a_0d_tensor_0d(tmp_path):
     """(A tester) a 0-d case (csv shapes ((), ()), json "shape": []) was written with shape [1]
     for its inputs, golden and output, and read back as (1,) arrays."""

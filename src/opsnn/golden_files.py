@@ -15,8 +15,10 @@ compare`` (``opsnn.compare``) reads a board's result beside the golden the same 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import numpy as np
 from ._core.dtypes import from_numpy, holds_data, parse_name, to_numpy
 
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
+PARTIAL_INDEX = ".index.json.partial"  # the index while it is written (nor this one)
 
 
 class GoldenFileError(ValueError):
@@ -35,12 +38,12 @@ class GoldenFileError(ValueError):
 def file_labels(paths: list[str]) -> dict[str, str]:
     """A folder name per case file of a run: its file name (``atk_x.json``), then ``-2``, ``-3``
     ... for other files of the same name (``a/x.json`` and ``b/x.json`` would share a folder)
-    and for one named as the index; the same file given twice keeps one."""
+    and for one named as the index (or its partial name); the same file given twice keeps one."""
     labels: dict[str, str] = {}
     for path in paths:
         key = str(Path(path).resolve())
         if key not in labels:
-            name, taken = Path(path).name, {*labels.values(), INDEX}
+            name, taken = Path(path).name, {*labels.values(), INDEX, PARTIAL_INDEX}
             labels[key] = next(label for label in (name, *(f"{name}-{k}" for k in range(2, len(paths) + 2)))
                                if label not in taken)
     return labels
@@ -120,10 +123,20 @@ def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: n
 
 def write_index(root: str | Path, settings: dict, folders: list[Path]) -> None:
     """``root/index.json``: the run's settings and the case folders it wrote, in order (folders
-    an earlier run left beside them are not this run's)."""
+    an earlier run left beside them are not this run's). OSError where it cannot be written,
+    leaving no index (nor a part of one) behind."""
     cases = list(dict.fromkeys(Path(f).relative_to(root).as_posix() for f in folders))  # a file given twice: once
     document = {"settings": settings, "cases": cases}
-    (Path(root) / INDEX).write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
+    # written under a temporary name, then renamed: a full disk (ENOSPC) or a refused write leaves
+    # no truncated index that opsnn compare would read as damaged (a breaker: a 0-byte index.json)
+    partial = Path(root) / PARTIAL_INDEX
+    try:
+        partial.write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
+        os.replace(partial, Path(root) / INDEX)
+    except BaseException:
+        with contextlib.suppress(OSError):  # (the write's own error is the one to report)
+            partial.unlink(missing_ok=True)
+        raise
 
 
 def load(folder: str | Path) -> dict:

@@ -49,6 +49,7 @@ import importlib.util
 import json
 import math
 import re
+import sys
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -1105,8 +1106,7 @@ def run(args: argparse.Namespace) -> int:
     with platform.use_soc(settings.soc), Session() as session:
         session.dump_labels = golden_files.file_labels([path for path, _ in files])
         per_file = _run_all(files, settings, session, console)
-        if settings.dump:
-            golden_files.write_index(settings.dump, dataclasses.asdict(settings), session.dump_written)
+        index_error = _write_index(settings, session) if settings.dump else None
     elapsed = time.perf_counter() - start
     for (path, _), file_results in zip(files, per_file):  # (a file given twice: a table per run)
         console.print(report.table(path, file_results))
@@ -1117,7 +1117,24 @@ def run(args: argparse.Namespace) -> int:
     console.print(report.summary_line(summary, settings.golden, settings.soc, settings.seed))
     if args.json_path:
         report.write_json(args.json_path, dataclasses.asdict(settings), summary, results)
+    if index_error:  # after the results: a full disk at the end must not lose the run's table and --json
+        print(f"opsnn verify: {index_error}", file=sys.stderr)
+        return 1
     return 1 if summary[FAIL] else 0
+
+
+def _write_index(settings: Settings, session: Session) -> str | None:
+    """Write the dump's index (``golden_files.write_index``); what went wrong, or None. A failure
+    (a full disk) fails the run, as a case whose files cannot be written does, but is not a
+    usage error: the results are still printed and written."""
+    try:
+        golden_files.write_index(settings.dump, dataclasses.asdict(settings), session.dump_written)
+    except OSError as exc:
+        path = Path(settings.dump) / golden_files.INDEX
+        return (f"--dump: cannot write the dump's index {str(path)!r}: {exc.strerror}; the case folders "
+                f"written stand without it (opsnn compare reads one case file's folder, "
+                f"{str(Path(settings.dump) / '<file>')!r}, without an index)")
+    return None
 
 
 def _run_all(files, settings: Settings, session: Session, console: Console) -> list[list[Result]]:
