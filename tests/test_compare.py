@@ -201,6 +201,24 @@ def test_a_damaged_dump_is_a_usage_error_naming_the_file(tmp_path, run_compare, 
     assert words.format(d=dump, f=folder) in err, err
 
 
+def test_a_dump_whose_cases_could_not_be_written_says_so(tmp_path, run_compare, monkeypatch):
+    """(A breaker) a dump whose every case failed to write (its folder a file, a full disk) was
+    said to hold no case because "each was skipped"; the message now says what verify did."""
+    from opsnn import golden_files
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(golden_files, "write", disk_full)
+    dump = tmp_path / "d"
+    assert run_verify(write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1)), "--dump", dump) == 1
+    code, report, err = run_compare(dump)
+    assert code == 2 and report is None
+    assert (f"{dump / 'index.json'} lists no case folder: the verify run that wrote it dumped no case (each was "
+            "skipped, or failed before its files were written: its table gives each reason), so there is "
+            "nothing to compare") in err, err
+
+
 def _edit(folder: Path, **fields) -> None:
     path = folder / "case.json"
     manifest = json.loads(path.read_text())

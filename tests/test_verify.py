@@ -326,6 +326,25 @@ def test_dump_index_that_cannot_be_written_fails_the_run_but_keeps_its_results(t
     assert (dump / "atk_aclnnLeakyReluBackward.json" / "0000_aclnnLeakyReluBackward_0" / "case.json").is_file()
 
 
+def test_dump_into_the_folder_holding_a_case_file_is_a_usage_error(tmp_path, capsys):
+    """(A breaker) `--dump d` for d/atk_x.json: the case file's dump folder, d/atk_x.json, is the
+    case file, and every passing case was reported FAIL ("Not a directory"). Refused before
+    anything runs or is written, as `--dump afile` is; another file in the way too."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert cli.main(["verify", str(case), "--dump", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"opsnn verify: error: --dump: cannot write the cases of {str(case)!r} into {str(case)!r}: it is the "
+        "case file itself (DIR is the folder holding it), not a folder; name another DIR (each case file's "
+        "cases go to DIR/<file name>/)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and case.read_text().startswith("[")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / case.name).write_text("mine")
+    assert cli.main(["verify", str(case), "--dump", str(tmp_path / "d")]) == 2
+    assert f"into {str(tmp_path / 'd' / case.name)!r}: it is a file, not a folder" in capsys.readouterr().err
+    assert (tmp_path / "d" / case.name).read_text() == "mine"
+
+
 def test_dump_keeps_a_0d_tensor_0d(tmp_path):
     """(A tester) a 0-d case (csv shapes ((), ()), json "shape": []) was written with shape [1]
     for its inputs, golden and output, and read back as (1,) arrays."""

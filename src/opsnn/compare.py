@@ -124,8 +124,9 @@ def case_folders(root: Path) -> list[Path]:
         raise ValueError(f"{index}: expected an object whose 'cases' lists the case folders by path "
                          "(as opsnn verify --dump writes it)")
     if not cases:
-        raise ValueError(f"{index} lists no case folder: the verify run that wrote it dumped no case "
-                         "(each was skipped), so there is nothing to compare")
+        raise ValueError(f"{index} lists no case folder: the verify run that wrote it dumped no case (each "
+                         "was skipped, or failed before its files were written: its table gives each reason), "
+                         "so there is nothing to compare")
     folders = list({(root / case).resolve(): root / case for case in cases}.values())  # (listed twice: one case)
     outside = [str(f) for f in folders if not f.resolve().is_relative_to(root.resolve())]
     if outside:  # (as golden_files.probe, which reads only folders below the root)

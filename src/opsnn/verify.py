@@ -1096,7 +1096,9 @@ def run(args: argparse.Namespace) -> int:
     # the outputs are probed once the inputs have been read: a refused run leaves no folder behind
     if args.json_path:
         report.check_writable(args.json_path, args.files)
+    labels = golden_files.file_labels([path for path, _ in files])
     if args.dump:
+        _check_dump_folders(args.dump, files, labels)
         try:
             golden_files.probe(args.dump)
         except OSError as exc:
@@ -1104,7 +1106,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--dump: cannot write into the folder {args.dump!r}: {why}") from None
     start = time.perf_counter()
     with platform.use_soc(settings.soc), Session() as session:
-        session.dump_labels = golden_files.file_labels([path for path, _ in files])
+        session.dump_labels = labels
         per_file = _run_all(files, settings, session, console)
         index_error = _write_index(settings, session) if settings.dump else None
     elapsed = time.perf_counter() - start
@@ -1121,6 +1123,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"opsnn verify: {index_error}", file=sys.stderr)
         return 1
     return 1 if summary[FAIL] else 0
+
+
+def _check_dump_folders(dump: str, files, labels: dict[str, str]) -> None:
+    """A usage error (ValueError) where a case file's folder of the dump, ``DIR/<file name>``,
+    is a file: every case of it would fail to write ("Not a directory"), each reported FAIL (a
+    breaker: ``--dump`` into the folder holding the case file, whose folder is the case file)."""
+    for path, _ in files:
+        folder = Path(dump) / labels[str(Path(path).resolve())]
+        if folder.exists() and not folder.is_dir():
+            what = "the case file itself (DIR is the folder holding it)" if folder.samefile(path) else "a file"
+            raise ValueError(f"--dump: cannot write the cases of {path!r} into {str(folder)!r}: it is {what}, "
+                             "not a folder; name another DIR (each case file's cases go to DIR/<file name>/)")
 
 
 def _write_index(settings: Settings, session: Session) -> str | None:
