@@ -345,6 +345,38 @@ def test_dump_into_the_folder_holding_a_case_file_is_a_usage_error(tmp_path, cap
     assert (tmp_path / "d" / case.name).read_text() == "mine"
 
 
+def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
+    """(A breaker) a Latin-1 café.json on Linux (os.fsdecode holds its é as a surrogate) failed
+    every case with "internal error: UnicodeEncodeError" (the seed hashed the name as UTF-8);
+    under a UTF-8 stdout the table then could not print it. The seed hashes the name's own
+    bytes, what is shown has ? for the byte, and --json (as JSON's \\u escape) and --dump keep
+    the name as it is. A real CLI run: the streams are the process's own."""
+    import os
+    import subprocess
+    import sys
+    import zlib
+
+    raw = os.path.join(os.fsencode(tmp_path), b"caf\xe9.json")
+    try:
+        with open(raw, "w") as f:
+            json.dump([json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1)], f)
+    except (OSError, UnicodeError):
+        pytest.skip("this file system takes only UTF-8 names")
+    name = os.fsdecode(raw)
+    case = V.load_cases(name)[0]
+    assert V.case_rng(3, case).random() == np.random.default_rng([3, zlib.crc32(b"caf\xe9.json"), 0]).random()
+    out, dump = tmp_path / "results.json", tmp_path / "d"
+    done = subprocess.run([sys.executable, "-m", "opsnn", "verify", name, "--json", str(out), "--dump", str(dump)],
+                          capture_output=True, timeout=300, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    assert b"caf?.json: LeakyReluBackward (1 cases)" in done.stdout and b"1 passed" in done.stdout, done.stdout
+    assert json.loads(out.read_text())["cases"][0]["file"] == name
+    folder = os.path.join(os.fsencode(dump), b"caf\xe9.json", b"0000_aclnnLeakyReluBackward_0")
+    assert json.loads(open(os.path.join(folder, b"case.json"), "rb").read())["file"] == name
+    assert json.loads((dump / "index.json").read_text())["cases"] == [
+        Path(name).name + "/0000_aclnnLeakyReluBackward_0"]
+
+
 def test_dump_keeps_a_0d_tensor_0d(tmp_path):
     """(A tester) a 0-d case (csv shapes ((), ()), json "shape": []) was written with shape [1]
     for its inputs, golden and output, and read back as (1,) arrays."""

@@ -10,7 +10,6 @@ printed, not used as exit codes: they do not fit in 0-255.
 from __future__ import annotations
 
 import argparse
-import codecs
 import contextlib
 import importlib
 import math
@@ -73,10 +72,11 @@ def _soc_name(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     for stream in (sys.stdout, sys.stderr):
-        # an ASCII or Latin-1 locale: a character it lacks (the µ of µs, the § of a spec
-        # reference) prints as ?, where it ended the command with UnicodeEncodeError
-        encoding = getattr(stream, "encoding", None) or "utf-8"
-        if hasattr(stream, "reconfigure") and codecs.lookup(encoding).name != "utf-8":
+        # a character the stream cannot encode prints as ?, where it ended the command with
+        # UnicodeEncodeError: in an ASCII or Latin-1 locale the µ of µs or the § of a spec
+        # reference; in any locale the surrogates that hold the bytes of a file name that is
+        # not UTF-8 (os.fsdecode: a Latin-1 café.json)
+        if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="replace")
     parser = Parser(
         prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",

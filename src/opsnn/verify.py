@@ -48,6 +48,7 @@ import dataclasses
 import importlib.util
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -609,8 +610,10 @@ def case_filter(spec: str) -> CaseSelection:
 # ---- input generation ---------------------------------------------------------------------------
 
 def case_rng(seed: int, case: Case) -> np.random.Generator:
-    """A generator per case: the data of a case do not depend on which other cases run."""
-    return np.random.default_rng([seed, zlib.crc32(Path(case.file).name.encode()), case.index])
+    """A generator per case: the data of a case do not depend on which other cases run. The file
+    name enters as the bytes it is on disk (``os.fsencode``: a Latin-1 name, which Python holds
+    with surrogates, had failed every case with UnicodeEncodeError)."""
+    return np.random.default_rng([seed, zlib.crc32(os.fsencode(Path(case.file).name)), case.index])
 
 
 def generate(values: Values, dtype: np.dtype, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
