@@ -909,6 +909,37 @@ def test_an_ascii_terminal_gets_the_output_with_question_marks(env):
         result.stdout.decode("ascii")  # nothing but ASCII reached the terminal
 
 
+def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch, tmp_path):
+    """(A breaker) Ctrl-C printed a long traceback (BrokenPipeError was handled, KeyboardInterrupt
+    not): any command now says it was interrupted, in one line, and exits 128 + SIGINT; a real
+    SIGINT in a fresh process too (verify then reports the cases done)."""
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_run_list", interrupted)
+    try:
+        code = cli.main(["list"])
+    except KeyboardInterrupt:  # (escaping, it would stop the whole test session)
+        pytest.fail("KeyboardInterrupt escaped cli.main")
+    assert code == 130
+    assert capsys.readouterr() == ("", "opsnn list: interrupted\n")
+    from test_verify import json_case, write_json
+
+    case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
+    code = ("import os, signal, sys; from opsnn import cli, verify\n"
+            "run = verify.verify_case\n"
+            "def case(c, *a):\n"
+            "    if c.index == 1: os.kill(os.getpid(), signal.SIGINT)\n"
+            "    return run(c, *a)\n"
+            "verify.verify_case = case\n"
+            f"sys.exit(cli.main(['verify', {str(case)!r}]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == ("opsnn verify: interrupted after 1 of 3 cases; the summary above holds those 1 (a case "
+                           "under way is not counted)\n"), done.stderr
+    assert "1 case: 1 passed" in done.stdout
+
+
 def test_soc_names_in_any_case_everywhere(capsys):
     """`--soc ascend910` is Ascend910 before a command and after it, as tiling and verify read it
     (a breaker: there it was an invalid choice)."""

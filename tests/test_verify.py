@@ -377,6 +377,36 @@ def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
         Path(name).name + "/0000_aclnnLeakyReluBackward_0"]
 
 
+def test_ctrl_c_reports_the_cases_done_and_exits_130(tmp_path, monkeypatch, capsys):
+    """(A breaker) Ctrl-C in a long verify printed an 80-line traceback and lost every result.
+    The cases done are reported (tables, summary, --json with the count not run) and the run
+    ends with one line and 128 + SIGINT."""
+    done = []
+    verify_case = V.verify_case
+
+    def interrupted_at_the_third(*args):
+        if len(done) == 2:
+            raise KeyboardInterrupt
+        done.append(verify_case(*args))
+        return done[-1]
+
+    monkeypatch.setattr(V, "verify_case", interrupted_at_the_third)
+    out = tmp_path / "results.json"
+    try:
+        code = cli.main(["verify", *map(str, small_files(tmp_path)), "--json", str(out)])
+    except KeyboardInterrupt:  # (escaping, it would stop the whole test session)
+        pytest.fail("KeyboardInterrupt escaped cli.main")
+    assert code == 130
+    captured = capsys.readouterr()
+    assert captured.err == ("opsnn verify: interrupted after 2 of 6 cases; the summary above and --json hold those "
+                            "2 (a case under way is not counted)\n")
+    assert "2 cases: 2 passed (2 bit-exact)" in captured.out and "ttk_kernel_test_st.csv" in captured.out
+    assert "atk_aclnnLeakyReluBackward.json" not in captured.out  # (no table for a file not begun)
+    report = json.loads(out.read_text())
+    assert [c["name"] for c in report["cases"]] == ["leaky_f16", "hardtanh_bf16"]
+    assert report["summary"]["total"] == 2 and report["summary"]["not_run"] == 4
+
+
 def test_dump_keeps_a_0d_tensor_0d(tmp_path):
     """(A tester) a 0-d case (csv shapes ((), ()), json "shape": []) was written with shape [1]
     for its inputs, golden and output, and read back as (1,) arrays."""

@@ -3,7 +3,8 @@
 Exit status: 0 on success, 1 when an operator call or a verified or compared case fails (or host memory
 runs out), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
 input files, 141 (128 + SIGPIPE, as for other command-line tools) when the reader of stdout
-went away before the output ended (``opsnn ... | head``). Operator statuses (161002, ...) are
+went away before the output ended (``opsnn ... | head``), 130 (128 + SIGINT) when interrupted
+(Ctrl-C: one line, no traceback; verify still reports the cases done). Operator statuses (161002, ...) are
 printed, not used as exit codes: they do not fit in 0-255.
 """
 
@@ -71,6 +72,15 @@ def _soc_name(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C, wherever it came (a command's import of numba included)
+        command = next((word for word in argv if word in _COMMANDS), None)
+        print(f"opsnn{' ' + command if command else ''}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str]) -> int:
     for stream in (sys.stdout, sys.stderr):
         # a character the stream cannot encode prints as ?, where it ended the command with
         # UnicodeEncodeError: in an ASCII or Latin-1 locale the µ of µs or the § of a spec
@@ -81,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = Parser(
         prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",
         epilog="exit status: 0 success; 1 an operator call, a verified or compared case or a tiling check failed; "
-               "2 usage error or unreadable input file; 141 stdout closed early (| head). "
+               "2 usage error or unreadable input file; 130 interrupted (Ctrl-C); 141 stdout closed early (| head). "
                "`opsnn COMMAND -h` for a command's options.")
     parser.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name,
                         help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")

@@ -1083,7 +1083,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``opsnn verify``; returns the exit status (1 if any case failed, else 0)."""
+    """Run ``opsnn verify``; returns the exit status (1 if any case failed or the dump's index could
+    not be written, 130 after Ctrl-C, which still reports the cases done, else 0)."""
     # with --json -, stdout holds the JSON alone and the tables go to stderr
     console = PipeConsole(stderr=args.json_path == "-")
     if not console.is_terminal:  # a log or pipe: wide enough that every row stays on one line
@@ -1110,22 +1111,30 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     with platform.use_soc(settings.soc), Session() as session:
         session.dump_labels = labels
-        per_file = _run_all(files, settings, session, console)
+        per_file, interrupted = _run_all(files, settings, session, console)
         index_error = _write_index(settings, session) if settings.dump else None
     elapsed = time.perf_counter() - start
     for (path, _), file_results in zip(files, per_file):  # (a file given twice: a table per run)
-        console.print(report.table(path, file_results))
+        if file_results or not interrupted:
+            console.print(report.table(path, file_results))
     results = [r for file_results in per_file for r in file_results]
     for line in report.failures(results):
         console.print(line, soft_wrap=True)
     summary = report.summary(results, elapsed)
+    total = sum(len(cases) for _, cases in files)
+    if interrupted:
+        summary["not_run"] = total - len(results)
     console.print(report.summary_line(summary, settings.golden, settings.soc, settings.seed))
     if args.json_path:
         report.write_json(args.json_path, dataclasses.asdict(settings), summary, results)
     if index_error:  # after the results: a full disk at the end must not lose the run's table and --json
         print(f"opsnn verify: {index_error}", file=sys.stderr)
-        return 1
-    return 1 if summary[FAIL] else 0
+    if interrupted:
+        held = "the summary above and --json hold" if args.json_path else "the summary above holds"
+        print(f"opsnn verify: interrupted after {len(results)} of {total} cases; {held} those "
+              f"{len(results)} (a case under way is not counted)", file=sys.stderr)
+        return 130
+    return 1 if summary[FAIL] or index_error else 0
 
 
 def _check_dump_folders(dump: str, files, labels: dict[str, str]) -> None:
@@ -1154,18 +1163,23 @@ def _write_index(settings: Settings, session: Session) -> str | None:
     return None
 
 
-def _run_all(files, settings: Settings, session: Session, console: Console) -> list[list[Result]]:
-    """Every case of every file, run in order; the results of each file."""
+def _run_all(files, settings: Settings, session: Session,
+             console: Console) -> tuple[list[list[Result]], bool]:
+    """Every case of every file, run in order: the results of each file, and whether Ctrl-C
+    stopped the run (the results then those of the cases done: a long run's report is kept)."""
     per_file = []
     total = sum(len(cases) for _, cases in files)
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("verify", total=total)
-        for _, cases in files:
-            per_file.append([])
-            for case in cases:
-                progress.update(task, description=f"{Path(case.file).name} #{case.index} {case.name}")
-                per_file[-1].append(verify_case(case, settings, session))
-                progress.advance(task)
-    return per_file
+        try:
+            for _, cases in files:
+                per_file.append([])
+                for case in cases:
+                    progress.update(task, description=f"{Path(case.file).name} #{case.index} {case.name}")
+                    per_file[-1].append(verify_case(case, settings, session))
+                    progress.advance(task)
+        except KeyboardInterrupt:
+            return per_file, True
+    return per_file, False
