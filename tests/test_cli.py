@@ -737,6 +737,42 @@ def test_run_and_describe_read_an_operator_in_any_case_or_its_pythonic_name(caps
     assert "unknown operator 'leaky_relu_grad_'" in capsys.readouterr().err
 
 
+def test_a_name_in_any_case_resolves_as_its_exact_spelling_in_every_command(capsys, monkeypatch):
+    """(A breaker) `describe clipbyvaluev2` was an unknown operator while `describe ClipByValueV2`
+    was Hardtanh: the kernel is Hardtanh's and InplaceHardtanh's, and a lowercased name had to
+    match one spec. A name in any case resolves as its exact spelling does (registry.get); one
+    whose spellings name different operators is "ambiguous", naming them; and `bench --ops`
+    takes the names run takes (it took the exact names only)."""
+    import dataclasses
+
+    from opsnn import bench, registry
+
+    for name in ("ClipByValueV2", "clipbyvaluev2", "CLIPBYVALUEV2", "aclnnclipbyvaluev2"):
+        code, out = _run(capsys, "describe", name)
+        assert code == 0 and out.startswith("aclnnHardtanhGetWorkspaceSize / aclnnHardtanh "), (name, out[:120])
+    code, out = _run(capsys, "run", "CLIPBYVALUEV2", "--shape", "3")
+    assert code == 0 and "aclnnHardtanh: ret 0" in out
+    twin = dataclasses.replace(registry.get("LeakyRelu"), name="Leakyrelu", kernel_name="Other")
+    monkeypatch.setitem(registry._REGISTRY, "Leakyrelu", twin)
+    assert registry.resolve("LeakyRelu").name == "LeakyRelu" and registry.resolve("Leakyrelu") is twin
+    assert cli.main(["describe", "leakyrelu"]) == 2
+    assert capsys.readouterr().err == (
+        "opsnn describe: error: ambiguous operator name 'leakyrelu': in other cases it names LeakyRelu: "
+        "aclnnLeakyRelu; Leakyrelu: aclnnLeakyrelu; give one of these spellings exactly\n")
+    monkeypatch.delitem(registry._REGISTRY, "Leakyrelu")
+    parser = argparse.ArgumentParser(prog="opsnn bench")
+    bench.add_arguments(parser)
+    ops = parser.parse_args(["--ops", "hardtanh_backward", "aclnnHardtanhBackward", "leakyrelugrad", "clipbyvaluev2"]).ops
+    assert ops == ["HardtanhBackward", "HardtanhBackward", "LeakyReluBackward", "Hardtanh"]
+    for word, says in (("hardtanh_", "argument --ops: 'hardtanh_' names InplaceHardtanh, which bench does not "
+                                     "measure; expected one of LeakyReluBackward, HardtanhBackward, LeakyRelu, "
+                                     "Hardtanh (by any name opsnn run takes)"),
+                       ("Nope", "argument --ops: unknown operator 'Nope'; known: LeakyReluBackward, ")):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--ops", word])
+        assert says in capsys.readouterr().err
+
+
 def test_tiling_simulate_with_a_nan_bound_compares_with_pytorch(capsys):
     """DECISIONS 8: with a NaN bound the kernels differ from PyTorch, the 910B and the 950 one alike."""
     for soc in ("Ascend910B", "Ascend950"):

@@ -819,13 +819,31 @@ def bench_dtype(text: str) -> str:
                                      f"expected one of {', '.join(DTYPES)} or their CANN / NumPy names")
 
 
+def bench_op(text: str) -> str:
+    """An ``--ops`` word as the operator's name (LeakyReluBackward): any name ``opsnn run``,
+    ``describe`` and ``tiling`` take (``registry.resolve``: aclnn or kernel names in any case,
+    Pythonic names). Usage error (argparse.ArgumentTypeError) for an unknown name, and for an
+    operator bench does not measure (the in-place ones)."""
+    from . import registry
+
+    try:
+        name = registry.resolve(text).name
+    except KeyError as exc:
+        raise argparse.ArgumentTypeError(exc.args[0]) from None
+    if name not in available_ops():
+        raise argparse.ArgumentTypeError(f"{text!r} names {name}, which bench does not measure; expected one "
+                                         f"of {', '.join(available_ops())} (by any name opsnn run takes)")
+    return name
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="a small grid: seconds once its kernels are compiled (a minute or two the first time)")
     parser.add_argument("--out-dir", default="bench-results",
                         help="where bench.json / bench.md / bench.png go (default ./bench-results; the "
                              "recorded run of BENCHMARKS.md is benchmarks/results)")
-    parser.add_argument("--ops", nargs="*", choices=list(available_ops()),
-                        help="operators (default: all registered ones benchmarked)")
+    parser.add_argument("--ops", nargs="*", type=bench_op, metavar="OP",
+                        help=f"operators: {' '.join(available_ops())}, by any name opsnn run takes "
+                             "(hardtanh_backward, aclnnHardtanhBackward ...; default: all of them)")
     parser.add_argument("--dtypes", nargs="*", type=bench_dtype, metavar="DTYPE",
                         help="dtypes: f32 f16 bf16 f64, or as `opsnn run --dtype` names them (default: each op's)")
     parser.add_argument("--sizes", nargs="*", type=int_at_least(1), help="element counts (1e5 or 100000)")

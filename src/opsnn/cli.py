@@ -594,20 +594,14 @@ def _status_name(code: int) -> str:
 
 
 def _spec_or_usage_error(name: str) -> registry.OpSpec:
-    """The operator's spec by its aclnn or kernel name in any case, or by its Pythonic name
-    (``leaky_relu_backward``; ``hardtanh_`` is InplaceHardtanh), as ``opsnn tiling`` reads names
-    in any case (a new user's: ``run leakyrelubackward`` was unknown); an unknown name is a usage
-    error (exit 2 in ``main``)."""
+    """The operator's spec by any name ``registry.resolve`` takes (its aclnn or kernel name in
+    any case, or its Pythonic name), as ``opsnn tiling`` reads names in any case (a new user's:
+    ``run leakyrelubackward`` was unknown); an unknown or ambiguous name is a usage error (exit
+    2 in ``main``)."""
     try:
-        return registry.get(name)
+        return registry.resolve(name)
     except KeyError as exc:
-        key = name.strip().lower().removeprefix("aclnn")
-        key = ("inplace" + key[:-1] if key.endswith("_") else key).replace("_", "")
-        specs = registry.all_specs()
-        found = [s for s in specs if s.name.lower() == key] or [s for s in specs if s.kernel_name.lower() == key]
-        if len(found) != 1:
-            raise ValueError(exc.args[0]) from None
-        return found[0]
+        raise ValueError(exc.args[0]) from None
 
 
 

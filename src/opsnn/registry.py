@@ -188,6 +188,33 @@ def get(name: str) -> OpSpec:
     raise KeyError(f"unknown operator {name!r}; known: {', '.join(_REGISTRY)}")
 
 
+def resolve(name: str) -> OpSpec:
+    """The spec a user's name for an operator gives (the command line's OP, ``opsnn bench
+    --ops``): a name ``get`` takes, in any case, resolved as ``get`` resolves its exact
+    spelling (``clipbyvaluev2``: Hardtanh, as ``ClipByValueV2`` is; it was unknown, the kernel
+    of two specs), or the Pythonic name (``leaky_relu_backward``; ``hardtanh_`` is
+    InplaceHardtanh). KeyError for an unknown name, and for one whose spellings in other cases
+    name different operators (saying "ambiguous" and naming them)."""
+    try:
+        return get(name)
+    except KeyError as exc:
+        unknown = exc
+    key = name.strip().lower().removeprefix("aclnn")
+    key = ("inplace" + key[:-1] if key.endswith("_") else key).replace("_", "")
+    specs = all_specs()
+    found: dict[str, list[str]] = {}  # spec name -> the exact spellings that name it
+    for word in dict.fromkeys([s.name for s in specs] + [s.kernel_name for s in specs]):
+        if word.lower() == key:
+            found.setdefault(get(word).name, []).append(word)
+    if len(found) > 1:
+        named = "; ".join(f"{' / '.join(words)}: aclnn{spec}" for spec, words in found.items())
+        raise KeyError(f"ambiguous operator name {name!r}: in other cases it names {named}; "
+                       "give one of these spellings exactly")
+    if not found:
+        raise unknown
+    return _REGISTRY[next(iter(found))]
+
+
 def all_specs() -> tuple[OpSpec, ...]:
     _load()
     return tuple(_REGISTRY.values())
