@@ -701,6 +701,37 @@ def test_an_unknown_option_gets_the_commands_usage_and_its_own_spelling(capsys):
     assert err.startswith("usage: opsnn [-h]") and err.rstrip().endswith("opsnn: error: unrecognized arguments: --bogus")
 
 
+def test_a_misspelt_option_before_the_operator_says_what_op_was_read_as(capsys):
+    """(A breaker) `run --shapes 2 3 leaky_relu_backward` said "unrecognized arguments: --shapes 3
+    leaky_relu_backward" alone: argparse had read OP as "2". The hint names the option it is
+    likely to be and what OP was read as."""
+    for argv, says in ((["run", "--shapes", "2", "3", "leaky_relu_backward"],
+                        "opsnn run: error: unrecognized arguments: --shapes 3 leaky_relu_backward (--shapes is no "
+                        "option of opsnn run, did you mean --shape?; OP was read as '2', the first word no option "
+                        "took: give the operator first, opsnn run OP [options])"),
+                       (["run", "leaky_relu_backward", "--shapes", "2"],
+                        "opsnn run: error: unrecognized arguments: --shapes 2 (--shapes is no option of opsnn run, "
+                        "did you mean --shape?)")):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(argv)
+        err = capsys.readouterr().err
+        assert exited.value.code == 2 and err.rstrip().endswith(says), err
+
+
+def test_bench_out_dir_that_is_no_folder_is_named(tmp_path, capsys):
+    """(A breaker) `bench --out-dir afile` said "[Errno 17] File exists: 'afile'": the option is
+    named, and what it is; before anything is measured."""
+    pytest.importorskip("torch")
+    (tmp_path / "afile").write_text("x")
+    for path, says in ((tmp_path / "afile", "not a folder (a file of that name exists); name a folder for "
+                                             "bench.json, bench.md and bench.png"),
+                       (tmp_path / "afile" / "sub", "cannot write into it as a folder (Not a directory)")):
+        assert cli.main(["bench", "--quick", "--out-dir", str(path)]) == 2
+        # (the last line: in this process bench may first warn that torch is already imported)
+        assert capsys.readouterr().err.splitlines()[-1] == f"opsnn bench: error: --out-dir {str(path)!r}: {says}"
+    assert (tmp_path / "afile").read_text() == "x"
+
+
 def test_tiling_shape_takes_the_words_run_takes(capsys):
     """(a new user) `tiling --shape 2 3` was "unrecognized arguments: 3" under opsnn's own usage:
     each --shape reads its words as opsnn run's does, one shape per --shape (per input)."""

@@ -884,6 +884,24 @@ def pool_wait_env(spin_count: int | None, environ) -> dict[str, str | None]:
     return {"OMP_WAIT_POLICY": None, "GOMP_SPINCOUNT": str(spin_count)}
 
 
+def out_folder(text: str) -> Path:
+    """``--out-dir`` made (with its parents) and checked writable, before anything is measured;
+    ValueError (a usage error) naming the option where it is a file or cannot be made or
+    written into (a breaker: "[Errno 17] File exists: 'afile'", naming neither)."""
+    folder = Path(text)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out-dir {text!r}: not a folder (a file of that name exists); name a folder for "
+                         "bench.json, bench.md and bench.png")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".opsnn-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ValueError(f"--out-dir {text!r}: cannot write into it as a folder ({exc.strerror})") from None
+    return folder
+
+
 def run(args) -> int:
     # libgomp reads these when it loads: set before either runtime does (torch below, numba's pool
     # on opsnn's first launch), or they cannot apply
@@ -903,8 +921,7 @@ def run(args) -> int:
               "`pip install -e '.[bench]'` (torch==2.13.0 CPU and matplotlib)", file=sys.stderr)
         return 2
     check_selection(args)
-    out_dir = Path(args.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = out_folder(args.out_dir)
     data = run_grid(args)
     json_path = out_dir / "bench.json"
     json_path.write_text(json.dumps(data, separators=(",", ":")))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import math
 import os
@@ -122,7 +123,8 @@ def _main(argv: list[str]) -> int:
     if extra:  # the command's own usage and, for another command's spelling, its own (not opsnn's)
         before = chosen is not None and extra[0] in argv and argv.index(extra[0]) < argv.index(chosen)  # opsnn's
         (parser if before or chosen_parser is None else chosen_parser).error(
-            f"unrecognized arguments: {' '.join(extra)}{'' if before else _spelling(args.command, extra)}")
+            f"unrecognized arguments: {' '.join(extra)}"
+            f"{'' if before else _spelling(args.command, extra, args, argv, chosen_parser)}")
     if args.command == "compare" and args.soc:
         parser.error("--soc does not apply to compare: each case is judged as dumped, on the SoC its case.json names")
     try:
@@ -155,16 +157,27 @@ _SPELLINGS = {
 }
 
 
-def _spelling(command: str, extra: list[str]) -> str:
+def _spelling(command: str, extra: list[str], args, argv: list[str], parser) -> str:
     """What ``command`` calls the options of ``extra`` that another command takes (written
-    whole, with ``=value``, or shortened, as argparse reads them)."""
+    whole, with ``=value``, or shortened, as argparse reads them), the option a misspelt one
+    (``--shapes``) is likely to be, and, where OP was read from a word after an unknown option
+    (``run --shapes 2 3 leaky_relu_backward``: OP '2'), that it was."""
     known = _SPELLINGS.get(command, {})
     said = {}
     for word in extra:
         option = word.split("=", 1)[0]
         found = [key for key in known if option.startswith("--") and len(option) > 3 and key.startswith(option)]
+        close = difflib.get_close_matches(option, parser._option_string_actions, n=1) \
+            if option.startswith("--") else []
         if len(found) == 1:
             said.setdefault(found[0], f"{found[0]}: opsnn {command} takes {known[found[0]]}")
+        elif close:
+            said.setdefault(option, f"{option} is no option of opsnn {command}, did you mean {close[0]}?")
+    op = getattr(args, "op", None)
+    unknown = [argv.index(word) for word in extra if word.startswith("-") and word in argv]
+    if op in argv and unknown and min(unknown) < argv.index(op):
+        said["OP"] = (f"OP was read as {op!r}, the first word no option took: give the operator first, "
+                      f"opsnn {command} OP [options]")
     return f" ({'; '.join(said.values())})" if said else ""
 
 

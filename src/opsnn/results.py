@@ -163,14 +163,25 @@ def check_writable(path: str, inputs: list[str]) -> None:
             raise ValueError(f"--json {path!r} exists and is not a results file of opsnn verify or compare, the "
                              "only file --json replaces (--json takes the path the results are written to, or - "
                              "for stdout); remove it or name another path")
+    why = cannot_write(path)
+    if why:
+        raise ValueError(f"--json: cannot write {path!r}: {why}")
+
+
+def cannot_write(path: str) -> str | None:
+    """Why the file ``path`` cannot be written (the system's reason), or None: a write is tried,
+    not judged from permission bits (``os.access`` tells root that /proc is writable), and a
+    file made for the try is removed (none is left behind if the run then stops early)."""
+    target = Path(path)
     existed = target.exists()
     try:
         with open(target, "a"):
             pass
     except OSError as exc:
-        raise ValueError(f"--json: cannot write {path!r}: {exc.strerror}") from None
+        return exc.strerror
     if not existed:
-        target.unlink()  # leave no empty file behind if the run stops early
+        target.unlink()
+    return None
 
 
 def write_json(path: str, settings: dict, summary: dict, results: list[Result]) -> None:

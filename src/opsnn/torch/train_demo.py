@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from ..cli_args import int_at_least
+from ..results import cannot_write
 from .nn import swap_activations
 
 
@@ -224,8 +225,9 @@ def _plot_path(text: str) -> str:
     if path.suffix.lower() != ".png":
         raise argparse.ArgumentTypeError(f"{text!r} is not a .png file name")
     folder = path.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {str(folder)!r} is no writable folder")
+    why = "no such folder" if not folder.is_dir() else cannot_write(text)  # (tried: root passes os.access)
+    if why:
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: {str(folder)!r} is no writable folder ({why})")
     return text
 
 
