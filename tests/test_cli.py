@@ -189,8 +189,11 @@ def test_tiling_shows_the_worked_example_and_the_aclnn_executor_steps(capsys):
     assert "step       workspace 0 B" in out
     assert "HardtanhGrad(self, grad_output; min_val=-1.0, max_val=1.0) -> out" in out
     # the host plan opsnn's kernel walks: 8192 float16 elements, one 16 KiB tile, one thread
-    assert ("host       1 of" in out and "(49152 bytes moved): flat walk over dims [8192], 1 block(s) "
-            "of 8192 elements (last 8192), tiles of 8192 elements" in out), out
+    assert ("host       1 of" in out and "(49152 bytes moved): flat walk over dims [8192], 1 block of 8192 "
+            "elements, tiles of 8192 elements" in out), out
+    # (a breaker) one block holding a whole 4-element tensor was "1 block(s) of 32 elements (last 4)"
+    code, out = _run(capsys, "tiling", "leaky_relu_backward", "--shape", "4")
+    assert code == 0 and "flat walk over dims [4], 1 block of 4 elements (block size 32), tiles of" in out, out
 
 
 def test_tiling_host_plan_of_a_broadcast_call(capsys, monkeypatch):
@@ -206,7 +209,7 @@ def test_tiling_host_plan_of_a_broadcast_call(capsys, monkeypatch):
     threads = parallelism.threads_for(3000 * 3000 * 2 + 2 * 3000 * 2)
     assert threads == min(2, numba_backend.get_num_threads())
     assert f"host       {threads} of {numba_backend.get_num_threads()} threads (18012000 bytes moved): " \
-           f"rows walk over dims [3000, 3000], {threads} block(s)" in out, out
+           f"rows walk over dims [3000, 3000], {threads} block{'s' * (threads != 1)} of " in out, out
 
 
 def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
@@ -218,7 +221,7 @@ def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "100,100,100", "--transpose")
     assert code == 0
     assert "step       Contiguous(self) -> ws[0]" in out and "LeakyReluGrad(grad_output, ws[0]" in out
-    assert ("(6000000 bytes moved): panels walk over dims [100, 100, 100], 1 block(s) of 8 panels (last 8), "
+    assert ("(6000000 bytes moved): panels walk over dims [100, 100, 100], 1 block of 8 panels, "
             "tiles 100 x 100 x 13 slices of dim 0") in out, out
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "100,100,100")
     assert code == 0 and "Contiguous" not in out and "flat walk over dims [1000000]" in out
