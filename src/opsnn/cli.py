@@ -387,27 +387,7 @@ def _host_launch_lines(executor) -> list[str]:
         return ["none: the steps run one by one (no fused compiled program)"]
     launch, threads = found
     first, *rest = launch.describe().removeprefix("host launch: ").splitlines()
-    first = _blocks_plainly(launch, first)
     return [f"{threads} of {impl.get_num_threads()} threads ({moved} bytes moved): {first}"] + rest
-
-
-def _blocks_plainly(launch, line: str) -> str:
-    """``line`` with the launch's "N block(s) of B elements (last T)" said as a reader takes it:
-    one block holding the whole walk is "1 block of T elements (block size B)" (a breaker read
-    "1 block(s) of 16 elements (last 4)" of a 4-element tensor as 16 elements), several are "N
-    blocks of B elements (last T)". (Replaced here, where it is shown: the launch's own text is
-    the kernels' debugging line.)"""
-    p = launch.plan
-    unit = "panel" if launch.walker == "panels" else "element"
-
-    def count(n: int) -> str:
-        return f"{n} {unit}{'s' * (n != 1)}"
-
-    said = f"{p.n_blocks} block(s) of {p.block_former} {unit}s (last {p.block_tail})"
-    if p.n_blocks != 1:
-        return line.replace(said, f"{p.n_blocks} blocks of {count(p.block_former)} (last {p.block_tail})")
-    size = f" (block size {p.block_former})" if p.block_former != p.block_tail else ""
-    return line.replace(said, f"1 block of {count(p.block_tail)}{size}")
 
 
 # ---- run ---------------------------------------------------------------------------------

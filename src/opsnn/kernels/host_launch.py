@@ -158,10 +158,22 @@ class HostLaunch(Printable):
         return tuple(self.walker == "panels" and op.mode == "g" for op in self.operands[1:])
 
     def describe(self) -> str:
+        """One line (``opsnn tiling``'s host row): the walker, its dims, its blocks said as a
+        reader takes them (one block holding the whole walk is "1 block of 4 elements (block
+        size 32)": "1 block(s) of 32 elements (last 4)" had read as 32 elements, a breaker) and
+        its tiles."""
         p = self.plan
-        head = (f"host launch: {self.walker} walk over dims {list(self.dims)}, {p.n_blocks} block(s) of "
-                f"{p.block_former} {'panel' if self.walker == 'panels' else 'element'}s"
-                f" (last {p.block_tail})")
+        unit = "panel" if self.walker == "panels" else "element"
+
+        def count(n: int) -> str:
+            return f"{n} {unit}{'s' * (n != 1)}"
+
+        if p.n_blocks != 1:
+            blocks = f"{p.n_blocks} blocks of {count(p.block_former)} (last {p.block_tail})"
+        else:
+            blocks = f"1 block of {count(p.block_tail)}" + (
+                f" (block size {p.block_former})" if p.block_former != p.block_tail else "")
+        head = f"host launch: {self.walker} walk over dims {list(self.dims)}, {blocks}"
         if self.walker == "panels":
             head += f", tiles {self.tile_rows} x {self.tile_cols}"
             return head + (f" x {self.seg} slices of dim {len(self.dims) - 3}" if self.seg > 1 else "")
