@@ -4,6 +4,7 @@ import argparse
 import json
 import math
 import os
+import tempfile
 import re
 import subprocess
 import sys
@@ -864,6 +865,27 @@ def test_cli_output_into_a_closed_pipe_ends_quietly_with_141(argv):
     proc.stdout.close()  # the reader is gone before the first line
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=300) == 141 and err == "", err
+
+
+def test_cache_listing_says_where_the_first_call_makes_it(capsys, monkeypatch, tmp_path):
+    """A root not made yet is no cache yet, though the temporary directory holds one from an
+    earlier unwritable root (it listed that one: a breaker's leftover failed the test below);
+    a root that takes no file (/proc: os.access passes root there) is named with the temporary
+    directory the first call then uses (it said "makes it under /proc/x")."""
+    from opsnn.kernels import kernel_cache as kc
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    kc._versioned(tmp_path / "tmp", temporary=True).mkdir(mode=0o700)  # an earlier run's
+    monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path / "root" / "deeper"))
+    assert kc.root_takes_cache() and kc.existing_cache_dir() is None
+    code, out = _run(capsys, "cache")
+    assert code == 0 and "none yet" in out and f"the first call makes it under {tmp_path / 'root' / 'deeper'}" in out
+    assert not (tmp_path / "root").exists()
+    if os.path.isdir("/proc/self"):
+        monkeypatch.setenv("OPSNN_CACHE_DIR", "/proc/opsnn-cache")
+        assert not kc.root_takes_cache()
+        assert kc.existing_cache_dir() == kc._versioned(tmp_path / "tmp", temporary=True)
 
 
 def test_cache_shows_prunes_and_clears_only_kernel_caches(capsys, monkeypatch, tmp_path):

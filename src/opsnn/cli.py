@@ -17,6 +17,7 @@ import importlib
 import math
 import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -227,7 +228,9 @@ def _run_cache(args) -> int:
         return 2 if failed else 0
     versions = f"(this opsnn's, for numba {numba.__version__} and NumPy {np.__version__})"
     if current is None:
-        print(f"kernel cache  none yet {versions}: the first call makes it under {root}")
+        where = f"under {root}" if kernel_cache.root_takes_cache() else \
+            f"in {tempfile.gettempdir()} ({root} is not writable)"
+        print(f"kernel cache  none yet {versions}: the first call makes it {where}")
     else:
         modules = len(list(current.glob("k_*.py")))
         print(f"kernel cache  {current}{where}: {modules} kernel module{'' if modules == 1 else 's'}, "

@@ -62,12 +62,27 @@ def existing_cache_dir() -> Path | None:
     makes nothing (``opsnn cache`` only lists: a listing that created the cache surprised a new
     user). Under the root where it is there and writable, else this user's temporary one."""
     path = _versioned(cache_root())
-    if path.is_dir() and os.access(path, os.W_OK):
-        return path
+    if root_takes_cache():  # (a root not made yet is no cache yet, whatever the temporary directory holds)
+        return path if path.is_dir() else None
     if _TEMPORARY_CACHE:
         return _TEMPORARY_CACHE[0]
     name = _versioned(Path(tempfile.gettempdir()), temporary=True)
     return name if _private(name) else _own_temporary(name)
+
+
+def root_takes_cache() -> bool:
+    """Whether ``cache_dir`` keeps this version's cache under ``cache_root()``: the cache's
+    directory, or else its nearest existing parent, takes a file (tried and removed at once:
+    os.access answers yes to root everywhere, /proc included). Where not, kernels go to the
+    temporary directory."""
+    nearest = _versioned(cache_root())
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    try:
+        with tempfile.TemporaryFile(dir=nearest):
+            return True
+    except OSError:
+        return False
 
 
 def _versioned(parent: Path, temporary: bool = False) -> Path:
@@ -115,4 +130,4 @@ def _temporary_cache() -> Path:
     return _TEMPORARY_CACHE[0]
 
 
-__all__ = ["CACHE_PREFIX", "cache_dir", "cache_root", "existing_cache_dir", "stale_cache_dirs"]
+__all__ = ["CACHE_PREFIX", "cache_dir", "cache_root", "existing_cache_dir", "root_takes_cache", "stale_cache_dirs"]
