@@ -4,10 +4,10 @@ import argparse
 import json
 import math
 import os
-import tempfile
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
