@@ -4,7 +4,6 @@ import pathlib
 import re
 
 import pytest
-
 from conftest import run_python
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
