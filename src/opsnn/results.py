@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from rich.table import Table
+from rich.text import Text
 
 PASS, FAIL, SKIP, DOC = "PASS", "FAIL", "SKIP", "DOC"
 
@@ -95,7 +96,9 @@ class ResultsTable:
         shown, left_out = self.layout(options.max_width)
         ops = ", ".join(dict.fromkeys(r.op for r in self.results))
         caption = f"(left out at this width: {', '.join(left_out)}; --json has them)" if left_out else None
-        table = Table(title=f"{self.path}: {ops} ({len(self.results)} cases)", caption=caption)
+        # the title on a line of its own: a table narrower than a long path had folded it
+        yield Text(f"{self.path}: {ops} ({len(self.results)} cases)", style="italic")
+        table = Table(caption=caption)
         for column in shown:
             table.add_column(column, justify="right" if column in ("#", "elements") else "left",
                              no_wrap=column not in ("case", "shape", "note"), overflow="fold")
