@@ -41,7 +41,8 @@ def parse_bytes(text: str) -> int:
         return LIMIT
     if number.adjusted() > 20:  # beyond LIMIT whatever the unit (and never a billion-digit int)
         return LIMIT
-    with localcontext(prec=40):
+    with localcontext() as context:  # (localcontext(prec=...) is Python 3.11's: 3.10 refused it)
+        context.prec = 40
         value = number * unit  # exact: at most 21 + 13 digits
     if value != value.to_integral_value():
         raise ValueError(f"{text!r} is not a whole number of bytes")
