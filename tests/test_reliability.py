@@ -589,8 +589,8 @@ def test_refusals_say_which_memory_and_which_call(dev):
     assert acl.rt.synchronize_stream(dev.stream) == 0
     assert acl.destroy_tensor(xt) == 0
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002,
-             "self was destroyed (aclDestroyTensor) after GetWorkspaceSize; a repeatable executor's "
-             "tensors live until its last launch is done; destroy them after aclDestroyAclOpExecutor")
+             "self was destroyed (aclDestroyTensor or aclDestroyTensorList) after GetWorkspaceSize; a repeatable "
+             "executor's tensors live until its last launch is done; destroy them after aclDestroyAclOpExecutor")
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
 
@@ -1141,8 +1141,8 @@ def test_tensor_queries(dev):
 def test_meta_arrays(acl_runtime, create, destroy, size, stored):
     """create_int_array / create_float_array / create_bool_array copy the values, each stored as
     create_scalar stores one of INT64 / FLOAT / BOOL (C conversion: 3.9 -> 3, 1e300 -> inf,
-    2 -> True); None (a null pointer) gives an empty array, as opbase; an element that cannot be
-    stored, or a value that is no sequence -> None naming it; the size getters -> (size, 0),
+    2 -> True); None or 0 (a null pointer) gives an empty array, as opbase; an element that cannot
+    be stored, or a value that is no sequence (5, False) -> None naming it; the size getters -> (size, 0),
     (None, 161001) for a null array, (None, 161002) for another kind or a destroyed one; destroy
     -> 0 (a null pointer too), 100000 for another kind or a second destroy."""
     source = {acl.create_int_array: [1, np.int64(-2), 3.9, 2**63 - 1, -2**63],
@@ -1163,8 +1163,11 @@ def test_meta_arrays(acl_runtime, create, destroy, size, stored):
            acl.create_bool_array: ("1", "cannot be stored as ACL_BOOL")}[create]
     msg = check_null(create([1, bad[0]]))
     assert msg.startswith(f"{name}: value[1]: ") and bad[1] in msg, msg
+    for null in (0, np.int64(0)):  # 0 is the null pointer in every opsnn.acl call
+        assert size(create(null)) == (0, 0)
     for junk, words in (("12", "got str"), ({}, "got dict"), ((x for x in [1]), "got generator"), (5, "got int"),
-                        (np.zeros((2, 2)), "got a 2-D array"), ([None], "value[0]"), ([Sentinel()], "value[0]")):
+                        (False, "got bool"), (np.zeros((2, 2)), "got a 2-D array"), ([None], "value[0]"),
+                        ([Sentinel()], "value[0]")):
         msg = check_null(create(junk))
         assert msg.startswith(f"{name}: ") and words in msg, msg
     for null in (None, 0):
@@ -1179,9 +1182,63 @@ def test_meta_arrays(acl_runtime, create, destroy, size, stored):
     fail_msg(size(array)[1], 161002, "already destroyed")
 
 
+def test_meta_messages_shorten_huge_values(acl_runtime):
+    """Found by a breaker: an int past Python's 4300-digit str limit given to create_int_array /
+    create_float_array / create_scalar (or, by the Pythonic API, as a slope) gave 561000
+    "internal error: ValueError: Exceeds the limit", the element's index lost, and a 1000-digit
+    one a 1109-character message. Each -> None (161002 from the Pythonic API) naming value[i],
+    the value shown shortened: its bit length past 4096 bits, else its ends and length."""
+    big, long = 10**5000, 10**1000
+    int64 = "ACL_INT64 [-9223372036854775808, 9223372036854775807]"
+    expected = [(acl.create_int_array, big, f"value[1]: value <an int of 16610 bits> is out of range for {int64}"),
+                (acl.create_int_array, long, "value[1]: value 100000000000...000000 (1001 characters) is out of "
+                                             f"range for {int64}"),
+                (acl.create_float_array, big, "value[1]: value <an int of 16610 bits> does not fit a C double"),
+                (acl.create_int_array, [big], "value[1]: value <a list holding an int too long to print> cannot be "
+                                              "stored as ACL_INT64")]
+    for create, value, words in expected:
+        assert check_null(create([1, value])) == f"{create.__name__}: {words}"
+    assert check_null(acl.create_scalar(-big, acl.ACL_INT64)) == f"create_scalar: value <an int of 16610 bits> " \
+                                                                 f"is out of range for {int64}"
+    assert check_null(acl.create_scalar(long, acl.ACL_FLOAT)) == ("create_scalar: value 100000000000...000000 "
+                                                                  "(1001 characters) does not fit a C double")
+    assert check_null(acl.create_scalar(1.0, big)) == "create_scalar: dataType <an int of 16610 bits> is not a " \
+                                                      "DataType value"
+    py_fail(161002, opsnn.leaky_relu, X, big, words=["negativeSlope must be an int in [-2**63, 2**64)",
+                                                     "got <an int of 16610 bits>"])
+
+
+def test_meta_arrays_beyond_host_memory(acl_runtime, monkeypatch):
+    """Found by a breaker: create_int_array(range(10**20)) never returned (its memory grew without
+    bound) and one of a 10**12-element broadcast array gave 561000 "internal error:
+    MemoryError". A copy whose count times its C element size (int64 8, float 4, bool 1, a
+    handle 8, a create_tensor dim 8 bytes) exceeds the host's RAM is refused first, from the
+    count alone (a range's computed past sys.maxsize): None naming the bytes, as opbase's
+    constructor whose allocation fails returns nullptr."""
+    monkeypatch.setattr(memory, "host_total", lambda: 1000)  # a 1000-byte host: the boundary
+    for create, fits in ((acl.create_int_array, 125), (acl.create_float_array, 250), (acl.create_bool_array, 1000),
+                         (acl.create_tensor_list, 125)):
+        if create is not acl.create_tensor_list:
+            assert create(range(fits)).size == fits
+        msg = check_null(create(range(fits + 1) if create is not acl.create_tensor_list else [None] * (fits + 1)))
+        itemsize = 1000 // fits
+        assert msg == (f"{create.__name__}: value of {fits + 1} elements of {itemsize} bytes needs "
+                       f"{(fits + 1) * itemsize} bytes, more than the 1000 bytes of the host's RAM"), msg
+    assert acl.create_tensor_list([None] * 125).size == 125
+    monkeypatch.undo()
+    host = memory.host_total()
+    for value, count in ((range(10**20), 10**20), (range(10**20, -10**20, -3), (2 * 10**20 + 2) // 3),
+                         (np.broadcast_to(np.int64(1), (10**12,)), 10**12)):
+        msg = check_null(acl.create_int_array(value))
+        assert msg == (f"create_int_array: value of {count} elements of 8 bytes needs {count * 8} bytes, more "
+                       f"than the {host} bytes of the host's RAM"), msg
+    msg = check_null(acl.create_tensor(range(10**20), acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, [0], None))
+    assert msg.startswith(f"create_tensor: viewDims of {10**20} elements of 8 bytes needs"), msg
+
+
 def test_meta_lists(dev):
     """create_tensor_list / create_scalar_list copy the handles (None or 0 kept as a null
-    element; None for the whole list: an empty one, as opbase) and the size getters count them;
+    element; None or 0 for the whole list: an empty one, as opbase; False refused) and the size getters count them;
     destroying the list destroys every element, as opbase's aclDestroyTensorList does (a later
     destroy_tensor is 100000, an operator refuses the tensor, 161002); a non-handle or destroyed
     element -> None; a list whose element was destroyed after it was made, or listed twice ->
@@ -1191,7 +1248,10 @@ def test_meta_lists(dev):
     tensors = acl.create_tensor_list(handles)
     handles.clear()
     assert acl.get_tensor_list_size(tensors) == (4, 0) and tensors.values == (a, None, b, None)
-    assert acl.get_tensor_list_size(acl.create_tensor_list(None)) == (0, 0)
+    for null in (None, 0):  # a null pointer (0 as everywhere in opsnn.acl): an empty list
+        assert acl.get_tensor_list_size(acl.create_tensor_list(null)) == (0, 0)
+        assert acl.get_scalar_list_size(acl.create_scalar_list(null)) == (0, 0)
+    check_null(acl.create_tensor_list(False))
     msg = check_null(acl.create_tensor_list([a, dev.scalar(1.0)]))
     assert msg == "create_tensor_list: value[1] must be an aclTensor or None, got aclScalar", msg
     fail_msg(acl.get_scalar_list_size(tensors)[1], 161002, "scalarList must be an aclScalarList, got aclTensorList")
@@ -1217,6 +1277,38 @@ def test_meta_lists(dev):
     assert acl.destroy_scalar_list(scalars) == 0 and s1.destroyed and s2.destroyed
     fail_msg(acl.destroy_scalar(s2), 100000, "already destroyed")
     assert acl.destroy_tensor_list(None) == 0 and acl.destroy_scalar_list(0) == 0
+
+
+def test_create_tensor_geometry_beyond_int64(dev):
+    """Found by a breaker: view dims, strides, an offset or storage dims beyond int64 (which
+    aclCreateTensor takes as int64_t) were taken (a 5000-digit dim then made phase 1 return
+    561000 and the tensor's repr raise), and a null stride whose row-major products pass 2**63
+    was stored as the exact product where opbase's would wrap. Each -> None, the message naming
+    the entry, the int64 range and the value (a long one shortened); 2**63 - 1 is taken."""
+    F, ND, big = acl.ACL_FLOAT, acl.ACL_FORMAT_ND, 10**5000
+    cases = [(([0, big], [1, 1], 0, [0]), "viewDims[1]", "<an int of 16610 bits>"),
+             (([0, 4], [2**80, 1], 0, [0]), "stride[0]", str(2**80)),
+             (([0], [1], 2**63, [0]), "offset", str(2**63)),
+             (([0], [1], 0, [0, 2**63]), "storageDims[1]", str(2**63)),
+             (([0], [-big], 0, [0]), "stride[0]", "<an int of 16610 bits>")]
+    for (view, stride, offset, storage), entry, shown in cases:
+        msg = check_null(acl.create_tensor(view, F, stride, offset, ND, storage, None))
+        assert msg.startswith(f"create_tensor: {entry} must be an integer in [0, 2**63 - 1]"), msg
+        assert msg.endswith(f"got {shown}") and len(msg) < 200, msg
+    msg = check_null(acl.create_tensor([0, 2**40, 2**40], F, None, 0, ND, [0], None))
+    assert msg == ("create_tensor: stride None (a null pointer) gives the row-major strides, but stride[0], the "
+                   f"product of viewDims[1:], is {2**80}, outside int64 [0, 2**63 - 1]; pass the strides"), msg
+    check_null(acl.create_tensor([0, 2**31, 2**32], F, None, 0, ND, [0], None))  # 2**63: one past
+    inside = acl.create_tensor([0, 2**31, 2**31], F, None, 0, ND, [0], None)
+    edge = acl.create_tensor([0, 2**63 - 1], F, None, 2**63 - 1, ND, [2**63 - 1, 0], None)
+    dev.tensors += [inside, edge]
+    assert acl.get_view_strides(inside) == ([2**62, 2**31, 1], 0)
+    assert acl.get_view_strides(edge) == ([2**63 - 1, 1], 0) and acl.get_view_offset(edge) == (2**63 - 1, 0)
+    assert repr(edge).startswith("<aclTensor DT_FLOAT [0, 9223372036854775807] strides [9223372036854775807, 1]")
+    other = acl.create_tensor([0, 3], F, None, 0, ND, [0], None)
+    dev.tensors.append(other)
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(edge, other, dev.scalar(0.5), False, other)[2], 161002,
+             "gradOutput [0, 9223372036854775807] and the shape of self [0, 3] cannot broadcast")
 
 
 def test_huge_dims_refused_before_allocation(dev):
@@ -1739,13 +1831,20 @@ def test_workspace_misuse(dev):
 
 
 def test_tensor_destroyed_between_phases(dev):
-    """A tensor destroyed after phase 1 but before phase 2 -> 161002 (use after free of the
-    descriptor); destroyed after phase 2 (before synchronize, as torch_npu does) -> the launch
-    captured it and the result is right."""
+    """A tensor destroyed after phase 1 but before phase 2, by destroy_tensor or by destroying a
+    list holding it -> 161002 (use after free of the descriptor), the message naming both ways
+    (it had named aclDestroyTensor alone); destroyed after phase 2 (before synchronize, as
+    torch_npu does) -> the launch captured it and the result is right."""
     gt, xt, s, ot, oa = leaky(dev)
     ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
     acl.destroy_tensor(xt)
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "self", "destroyed")
+    gt, xt, s, ot, oa = leaky(dev)
+    ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert acl.destroy_tensor_list(acl.create_tensor_list([gt])) == 0 and gt.destroyed
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002,
+             "LeakyReluBackward: gradOutput was destroyed (aclDestroyTensor or aclDestroyTensorList) after "
+             "GetWorkspaceSize; destroy tensors only after the launch")
     gt, xt, s, ot, oa = leaky(dev)
     ws, ex, _ = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
@@ -1938,7 +2037,8 @@ def test_tensor_addr_refused(dev):
     ws, ex, oa = planned(dev)
     xt = dev.tensors[-2]
     assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0 and acl.destroy_tensor(xt) == 0
-    fail_msg(aclnn.aclSetInputTensorAddr(ex, 1, xt, spare), 161002, "self", "already destroyed (aclDestroyTensor)")
+    fail_msg(aclnn.aclSetInputTensorAddr(ex, 1, xt, spare), 161002, "self",
+             "already destroyed (aclDestroyTensor or aclDestroyTensorList)")
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
 

@@ -194,8 +194,8 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
             advice = ("a repeatable executor's tensors live until its last launch is done; destroy them "
                       "after aclDestroyAclOpExecutor" if executor.repeatable else
                       "destroy tensors only after the launch")
-            raise AclnnError(161002, f"{op}: {name} was destroyed (aclDestroyTensor) after "
-                                     f"GetWorkspaceSize; {advice}")
+            raise AclnnError(161002, f"{op}: {name} was destroyed (aclDestroyTensor or aclDestroyTensorList) "
+                                     f"after GetWorkspaceSize; {advice}")
         if isinstance(tensor, aclTensor) and tensor.storage_nbytes:
             try:  # the tensor's cached view answers while its allocation is live
                 alloc = tensor.allocation or memory.DEVICE.locate(tensor.addr, tensor.storage_nbytes,
@@ -503,7 +503,8 @@ def _set_tensor_addr(call: str, role: str, executor, index, tensor, addr) -> int
                                     f"({names[index]}) was given at GetWorkspaceSize, {bound!r}; got "
                                     f"{_bound_as(spec, executor, tensor)}")
         if tensor.destroyed:
-            raise checks.fail(call, f"tensor ({names[index]}) was already destroyed (aclDestroyTensor)")
+            raise checks.fail(call, f"tensor ({names[index]}) was already destroyed (aclDestroyTensor or "
+                                    "aclDestroyTensorList)")
         if addr is None:
             addr = 0
         if not checks.is_c_int(addr) or not 0 <= addr < 2**64:

@@ -372,7 +372,7 @@ def _weak_scalar(value, dtype: np.dtype, api_name: str) -> np.ndarray:
         with np.errstate(all="ignore"):  # overflow gives +-inf, as before (C conversion)
             return np.asarray(value, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as exc:  # e.g. a complex for a float tensor
-        raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {_brief(value)} cannot be made a "
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {checks.brief(value)} cannot be made a "
                                                    f"{dtype} tensor: {exc}") from None
 
 
@@ -447,12 +447,6 @@ def _pending_negation(value) -> bool:
         return False
 
 
-def _brief(value) -> str:
-    """``repr(value)``, shortened for a message when it is long (a 400-digit int)."""
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
-
-
 _SCALAR_TYPES = ((bool, DataType.BOOL), (int, DataType.INT64), (float, DataType.DOUBLE),
                  (complex, DataType.COMPLEX128))
 
@@ -469,13 +463,13 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
     value = _held(value)
     if isinstance(value, int) and not -2**63 <= value < 2**64:  # torch.Scalar: int64 or uint64
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be an int in [-2**63, 2**64) "
-                                                   f"(int64 or uint64, as torch takes), got {_brief(value)}")
+                                                   f"(int64 or uint64, as torch takes), got {checks.brief(value)}")
     try:
         if isinstance(value, np.generic):
             acl_dtype = dtypes.from_numpy(value.dtype)
             if acl_dtype == DataType.DT_UNDEFINED:  # np.longdouble, np.str_, datetime64 ...
                 raise AclnnError(Status.ERR_PARAM_INVALID,
-                                 f"{api_name} {_brief(value)} is a NumPy {value.dtype} scalar, a dtype no "
+                                 f"{api_name} {checks.brief(value)} is a NumPy {value.dtype} scalar, a dtype no "
                                  "aclDataType describes; pass a Python number or a NumPy scalar of an "
                                  "aclDataType (np.float64, np.float32, ...)")
             kind = value.dtype.kind
@@ -489,10 +483,10 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
         if exc.status == Status.ERR_PARAM_INVALID:
             raise
         raise AclnnError(Status.ERR_PARAM_INVALID,
-                         f"{api_name} {_brief(value)} cannot be made an aclScalar: {exc.message}") from None
+                         f"{api_name} {checks.brief(value)} cannot be made an aclScalar: {exc.message}") from None
     except (OverflowError, TypeError, ValueError) as exc:
         raise AclnnError(Status.ERR_PARAM_INVALID,
-                         f"{api_name} {_brief(value)} cannot be made an aclScalar: {exc}") from None
+                         f"{api_name} {checks.brief(value)} cannot be made an aclScalar: {exc}") from None
     shape = f" of shape {value.shape}" if isinstance(value, np.ndarray) else ""
     raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be a number (a Python or NumPy scalar, or a "
                                                f"0-d array), got {type(value).__name__}{shape}")

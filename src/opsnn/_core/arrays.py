@@ -14,7 +14,7 @@ import numpy as np
 from .checks import is_null
 from .dtypes import DataType
 from .status import AclnnError
-from .tensor import _bad, _Fixed, aclScalar, aclTensor
+from .tensor import _bad, _Fixed, aclScalar, aclTensor, host_copy
 
 
 class HostList(_Fixed):
@@ -24,20 +24,25 @@ class HostList(_Fixed):
 
     _FIXED = frozenset({"values"})
 
+    ITEMSIZE: int  # bytes of one element in the C copy (the host memory check of host_copy)
+
     def __init__(self, values):
         fields = self.__dict__  # as aclTensor's: _Fixed.__setattr__ is for later changes
         fields["destroyed"] = False
-        if values is None:  # opbase builds an empty container for a null value pointer, not NULL
+        # opbase builds an empty container for a null value pointer (None, or 0 as everywhere in
+        # opsnn.acl), not NULL
+        if is_null(values):
             fields["values"] = ()
             return
         # a list/tuple/range/array only: an arbitrary iterable could be endless
         expected = "value must be a list, tuple, range or 1-D array, got"
-        if isinstance(values, np.ndarray):
-            if values.ndim != 1:
-                raise _bad(f"{expected} a {values.ndim}-D array")
-            values = values.tolist()
-        if not isinstance(values, (list, tuple, range)):
+        if isinstance(values, np.ndarray) and values.ndim != 1:
+            raise _bad(f"{expected} a {values.ndim}-D array")
+        if not isinstance(values, (list, tuple, range, np.ndarray)):
             raise _bad(f"{expected} {type(values).__name__}")
+        host_copy(values, self.ITEMSIZE, "value")
+        if isinstance(values, np.ndarray):
+            values = values.tolist()
         fields["values"] = tuple(self.element(value, index) for index, value in enumerate(values))
 
     @property
@@ -66,18 +71,21 @@ class aclIntArray(_ValueArray):  # noqa: N801 - the CANN type name
     """``aclCreateIntArray``: int64 values (NumPy int64 scalars)."""
 
     DTYPE = DataType.INT64
+    ITEMSIZE = 8
 
 
 class aclFloatArray(_ValueArray):  # noqa: N801 - the CANN type name
     """``aclCreateFloatArray``: C float values (NumPy float32 scalars)."""
 
     DTYPE = DataType.FLOAT
+    ITEMSIZE = 4
 
 
 class aclBoolArray(_ValueArray):  # noqa: N801 - the CANN type name
     """``aclCreateBoolArray``: C bool values (NumPy bool scalars)."""
 
     DTYPE = DataType.BOOL
+    ITEMSIZE = 1
 
 
 class HandleList(HostList):
@@ -85,6 +93,7 @@ class HandleList(HostList):
     which C copies as any pointer)."""
 
     KIND: type
+    ITEMSIZE = 8  # a pointer
 
     def element(self, value, index: int):
         if is_null(value):

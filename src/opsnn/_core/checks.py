@@ -24,6 +24,24 @@ def shown(handle) -> str:
     return f"{int(handle):#x}" if is_c_int(handle) else repr(handle)
 
 
+# Past this many bits an int is shown by its size: a decimal repr of it is quadratic in the digits,
+# and past sys.get_int_max_str_digits() (4300 by default, ~14 300 bits) it raises ValueError.
+_BRIEF_BITS = 4096
+
+
+def brief(value) -> str:
+    """``repr(value)`` as a message shows an argument's actual value: in full when short, else its
+    first and last characters and its length (a 400-digit int: ``"100000000000...000000 (401
+    characters)"``); an int too long to print in decimal by its bit length."""
+    if isinstance(value, int) and value.bit_length() > _BRIEF_BITS:
+        return f"<an int of {value.bit_length()} bits>"
+    try:
+        text = repr(value)
+    except ValueError:  # a list or tuple holding such an int
+        return f"<a {type(value).__name__} holding an int too long to print>"
+    return text if len(text) <= 40 else f"{text[:12]}...{text[-6:]} ({len(text)} characters)"
+
+
 def is_null(value) -> bool:
     """Whether a handle argument is a C null pointer: ``None``, or the int 0 (pyACL hands out its
     handles as ints, so a handle variable not yet set is often 0). CANN answers NULL with 161001."""

@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from . import forksafe
+from .checks import brief
 from .status import AclError, AclnnError
 
 ALIGN = 64
@@ -115,6 +116,19 @@ def beyond_device(nbytes: int, what: str) -> str | None:
     if nbytes <= DEVICE_CAPACITY:
         return None
     return f"{what} needs {nbytes} bytes, more than the {DEVICE_CAPACITY}-byte emulated device memory"
+
+
+def beyond_host(nbytes: int, what: str) -> str | None:
+    """Why ``what``, a host copy of ``nbytes`` bytes (an acl_meta.h constructor's C array), cannot
+    be made, or None where it fits the host's RAM (``host_total``; where that cannot be read, the
+    emulated host memory's ``HOST_CAPACITY``). A bound, not a reservation: what other
+    allocations hold is not counted, as the host's allocator would only find out by trying."""
+    host = host_total()
+    total = host or HOST_CAPACITY
+    if nbytes <= total:
+        return None
+    source = "the host's RAM" if host else "the emulated host memory"
+    return f"{what} needs {brief(nbytes)} bytes, more than the {total} bytes of {source}"
 
 
 class AddressSpace:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 MAX_DIM = 8  # every checked tensor: MAX_DIM / MAX_DIM_LEN / MAX_SUPPORT_DIMS_NUMS in ops-nn
+INT64_MAX = 2**63 - 1  # opbase's dims, strides, offsets and the tilings' counts are int64_t
 
 
 def numel(shape: tuple[int, ...]) -> int:

@@ -15,9 +15,9 @@ import math
 import numpy as np
 
 from . import dtypes, memory
-from .checks import is_c_int
+from .checks import brief, is_c_int
 from .dtypes import DataType, Format
-from .shape import contiguous_strides, is_contiguous, numel, opbase_contiguous_strides
+from .shape import INT64_MAX, contiguous_strides, is_contiguous, numel, opbase_contiguous_strides
 from .status import AclError, AclnnError, Status
 
 log = logging.getLogger("opsnn")
@@ -106,12 +106,18 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
             raise _bad("dataType ACL_DT_UNDEFINED cannot describe a tensor")
         if strides is None:
             fields["strides"] = opbase_contiguous_strides(self.shape)
+            for index, stride in enumerate(self.strides):
+                if stride > INT64_MAX:  # opbase's int64 product would wrap into a wrong stride
+                    raise _bad(f"stride None (a null pointer) gives the row-major strides, but stride[{index}], "
+                               f"the product of viewDims[{index + 1}:], is {brief(stride)}, outside int64 "
+                               "[0, 2**63 - 1]; pass the strides")
         else:
             fields["strides"] = _dims(strides, "stride")
         if len(self.strides) != len(self.shape):
             raise _bad(f"stride has {len(self.strides)} entries but viewDims has {len(self.shape)}")
-        if not is_c_int(offset) or offset < 0:
-            raise _bad(f"offset must be a non-negative integer (elements), got {offset!r}")
+        if not is_c_int(offset) or not 0 <= offset <= INT64_MAX:
+            raise _bad(f"offset must be an integer in [0, 2**63 - 1] (elements; a non-negative int64, as "
+                       f"aclCreateTensor takes), got {brief(offset)}")
         fields["offset"] = int(offset)
         fields["format"] = _enum(Format, fmt, "format")
         if self.format == Format.UNDEFINED:
@@ -145,7 +151,8 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         tensor cheap). The address is read once, first: a ``set_storage_addr`` on another thread
         meanwhile leaves a view keyed by the address it was built for."""
         if self.destroyed:
-            raise AclnnError(Status.ERR_PARAM_INVALID, "tensor was destroyed (aclDestroyTensor) before use")
+            raise AclnnError(Status.ERR_PARAM_INVALID, "tensor was destroyed (aclDestroyTensor or aclDestroyTensorList) "
+                                                       "before use")
         addr = self.addr
         cached = self._view
         if cached is not None and cached[0] == addr and cached[1].live:
@@ -249,25 +256,25 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
             raise _bad(f"dataType {self.dtype.acl_name} cannot hold an aclScalar (aclCreateScalar "
                        f"takes {listed})")
         if isinstance(value, np.timedelta64):  # an np.integer subclass, but a duration
-            raise _bad(f"value {value!r} is a duration, not a number")
+            raise _bad(f"value {brief(value)} is a duration, not a number")
         floats = dtypes.float_scalar_types()  # ml_dtypes' bfloat16 too (a breaker: was refused)
         if self.dtype in dtypes.COMPLEX:
             if not isinstance(value, (int, complex, np.number, *floats)) or isinstance(value, np.bool_):
-                raise _bad(f"value {value!r} is not a number")
+                raise _bad(f"value {brief(value)} is not a number")
             try:
                 fields["value"] = complex(value)
             except OverflowError:
-                raise _bad(f"value {value!r} does not fit a C double") from None
+                raise _bad(f"value {brief(value)} does not fit a C double") from None
         else:  # every other SCALAR dtype has a NumPy dtype
             np_dtype = dtypes.to_numpy(self.dtype)
             if not isinstance(value, (bool, int, np.bool_, np.integer, *floats)):
-                raise _bad(f"value {value!r} cannot be stored as {self.dtype.acl_name}")
+                raise _bad(f"value {brief(value)} cannot be stored as {self.dtype.acl_name}")
             if np_dtype.kind in "iu":
                 if isinstance(value, floats) and not math.isfinite(value):
-                    raise _bad(f"value {value!r} has no {self.dtype.acl_name} representation")
+                    raise _bad(f"value {brief(value)} has no {self.dtype.acl_name} representation")
                 info = np.iinfo(np_dtype)
                 if not info.min <= int(value) <= info.max:  # int() truncates toward zero, like C
-                    raise _bad(f"value {value!r} is out of range for {self.dtype.acl_name} "
+                    raise _bad(f"value {brief(value)} is out of range for {self.dtype.acl_name} "
                                f"[{info.min}, {info.max}]")
                 fields["value"] = np_dtype.type(int(value))
             else:
@@ -275,7 +282,7 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
                     with np.errstate(all="ignore"):  # C float conversion: overflow gives +-inf
                         fields["value"] = np_dtype.type(float(value) if np_dtype.kind != "b" else bool(value))
                 except OverflowError:
-                    raise _bad(f"value {value!r} does not fit a C double") from None
+                    raise _bad(f"value {brief(value)} does not fit a C double") from None
 
     def to_double(self) -> float:
         """aclScalar::ToDouble: a plain C cast (complex -> 0 with a warning)."""
@@ -366,21 +373,39 @@ def _dims(values, what: str) -> tuple[int, ...]:
     # a list/tuple/array only: an arbitrary iterable could be endless (tuple() would never return)
     if not isinstance(values, (list, tuple, range, np.ndarray)):
         raise _bad(f"{what} must be a sequence of integers, got {type(values).__name__}")
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1:
-            raise _bad(f"{what} must be a 1-D sequence of integers, got a {values.ndim}-D array")
-        values = values.tolist()
-    dims = tuple(values)
-    for d in dims:
-        if not is_c_int(d) or d < 0:
-            raise _bad(f"{what} must hold non-negative integers, got {list(dims)!r}")
+    if isinstance(values, np.ndarray) and values.ndim != 1:
+        raise _bad(f"{what} must be a 1-D sequence of integers, got a {values.ndim}-D array")
+    host_copy(values, 8, what)  # the C array is of int64_t
+    dims = tuple(values.tolist() if isinstance(values, np.ndarray) else values)
+    for index, d in enumerate(dims):
+        if not is_c_int(d) or not 0 <= d <= INT64_MAX:
+            raise _bad(f"{what}[{index}] must be an integer in [0, 2**63 - 1] (a non-negative int64, as "
+                       f"aclCreateTensor takes), got {brief(d)}")
     return tuple(int(d) for d in dims)
+
+
+def host_copy(values, itemsize: int, what: str) -> None:
+    """AclnnError 200000 (ACL_ERROR_BAD_ALLOC) when the C copy of ``values`` (a list, tuple,
+    range or NumPy array; ``itemsize`` bytes an element) would not fit the host's RAM
+    (``memory.beyond_host``), decided from the count before any element is read: copying a
+    ``range(10**20)`` would never end, and a broadcast array's ``.tolist()`` would exhaust the
+    memory. opbase's constructors, whose ``new`` then fails, return nullptr."""
+    if isinstance(values, np.ndarray):
+        count = values.size
+    elif isinstance(values, range):  # len() raises OverflowError past sys.maxsize
+        step = values.step
+        count = max(0, (values.stop - values.start + step - (1 if step > 0 else -1)) // step)
+    else:
+        count = len(values)
+    refusal = memory.beyond_host(count * itemsize, f"{what} of {brief(count)} elements of {itemsize} bytes")
+    if refusal:
+        raise AclnnError(AclError.BAD_ALLOC, refusal)
 
 
 def _enum(enum_type, value, what: str):
     if not is_c_int(value):
-        raise _bad(f"{what} must be a {enum_type.__name__} value (int), got {value!r}")
+        raise _bad(f"{what} must be a {enum_type.__name__} value (int), got {brief(value)}")
     try:
         return enum_type(int(value))
     except ValueError:
-        raise _bad(f"{what} {value} is not a {enum_type.__name__} value") from None
+        raise _bad(f"{what} {brief(value)} is not a {enum_type.__name__} value") from None

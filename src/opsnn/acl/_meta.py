@@ -24,11 +24,13 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
     Args:
         view_dims: view shape (0-8 dims are usable by the operators; more are refused there);
             None, a null pointer, is a 0-d view (opbase reads a null viewDims, whose count
-            must then be 0, as no dims).
+            must then be 0, as no dims). Every dim, stride, storage dim and the offset is an
+            int64_t in C: each must lie in [0, 2**63 - 1].
         data_type: aclDataType (``ACL_FLOAT``...).
         stride: strides of the view, in elements (non-negative); None, a null pointer, gives
             the view's row-major strides as opbase computes them (plain products of the inner
-            dims: ``[2, 3]`` -> ``[3, 1]``, ``[3, 0]`` -> ``[0, 1]``).
+            dims: ``[2, 3]`` -> ``[3, 1]``, ``[3, 0]`` -> ``[0, 1]``), refused where a product
+            passes 2**63 - 1 (opbase's int64 product would wrap).
         offset: element offset of the view's first element in the storage.
         fmt: aclFormat; carried, not checked against the rank (DECISION 13).
         storage_dims: shape of the storage the address points to; None, a null pointer, is a
@@ -39,7 +41,8 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
 
     Returns:
         The aclTensor, or None when an argument is invalid or the view reaches outside the
-        storage or the storage outside its allocation (message in ``get_recent_err_msg()``).
+        storage or the storage outside its allocation, or a dims list's C copy would exceed the
+        host's RAM (message in ``get_recent_err_msg()``, naming the entry).
     """
     with _named("create_tensor"):
         return aclTensor(view_dims, data_type, stride, offset, fmt, storage_dims,
@@ -78,9 +81,12 @@ def destroy_scalar(scalar) -> int:
 def create_int_array(value) -> aclIntArray:
     """aclCreateIntArray: a copy of ``value`` (a list, tuple, range or 1-D NumPy array) as int64,
     each element stored as ``create_scalar`` stores an ACL_INT64 value (a float truncates toward
-    zero; NaN, inf and values outside int64 are refused). None, a null pointer, gives an empty
-    array, as opbase makes one for a null value. Returns the aclIntArray, or None (the message
-    names the element)."""
+    zero; NaN, inf and values outside int64 are refused). None or 0, a null pointer, gives an
+    empty array, as opbase makes one for a null value. Returns the aclIntArray, or None (the
+    message names the element, a long value shortened); None too when the copy, 8 bytes an
+    element, would exceed the host's RAM (``memory.host_total``), decided from the count before
+    an element is read (``range(10**20)``), as opbase's constructor whose ``new`` fails returns
+    nullptr."""
     with _named("create_int_array"):
         return aclIntArray(value)
 
@@ -89,7 +95,8 @@ def create_int_array(value) -> aclIntArray:
 def create_float_array(value) -> aclFloatArray:
     """aclCreateFloatArray: a copy of ``value`` as C floats (float32), each element stored as
     ``create_scalar`` stores an ACL_FLOAT value (rounded to nearest, past float32's range +-inf,
-    NaN kept). None gives an empty array. Returns the aclFloatArray, or None."""
+    NaN kept). None or 0 gives an empty array. Returns the aclFloatArray, or None (as
+    ``create_int_array``; 4 bytes an element)."""
     with _named("create_float_array"):
         return aclFloatArray(value)
 
@@ -97,8 +104,8 @@ def create_float_array(value) -> aclFloatArray:
 @_null
 def create_bool_array(value) -> aclBoolArray:
     """aclCreateBoolArray: a copy of ``value`` as C bools, each element stored as ``create_scalar``
-    stores an ACL_BOOL value (nonzero is True). None gives an empty array. Returns the
-    aclBoolArray, or None."""
+    stores an ACL_BOOL value (nonzero is True). None or 0 gives an empty array. Returns the
+    aclBoolArray, or None (as ``create_int_array``; 1 byte an element)."""
     with _named("create_bool_array"):
         return aclBoolArray(value)
 
@@ -107,8 +114,9 @@ def create_bool_array(value) -> aclBoolArray:
 def create_tensor_list(value) -> aclTensorList:
     """aclCreateTensorList: a copy of ``value``, a list or tuple of aclTensor handles (None or 0,
     a null element, is kept as None), not of the tensors: ``destroy_tensor_list`` destroys them.
-    None gives an empty list. Returns the aclTensorList, or None for an element that is no
-    aclTensor, or one already destroyed (C would copy the dangling pointer)."""
+    None or 0 (a null pointer) gives an empty list. Returns the aclTensorList, or None for an
+    element that is no aclTensor, or one already destroyed (C would copy the dangling pointer),
+    or a copy beyond the host's RAM (8 bytes a handle, as ``create_int_array``)."""
     with _named("create_tensor_list"):
         return aclTensorList(value)
 

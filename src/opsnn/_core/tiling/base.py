@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from ..shape import INT64_MAX
 from ..status import AclnnError, Status
 
 # ---- errors and small helpers ---------------------------------------------------------------
@@ -27,9 +28,6 @@ class TilingError(AclnnError):
         super().__init__(Status.ERR_INNER_NULLPTR, f"{op} tiling failed: {reason}")
         self.op = op
         self.reason = reason
-
-
-INT64_MAX = 2**63 - 1
 
 
 def require_int64(op: str, value: int, subject: str, expression: str, function: str) -> None:
