@@ -675,6 +675,35 @@ print(os.waitstatus_to_exitcode(st), ran == [os.getpid()], acl.rt.query_event_st
     assert run_python(script, 300).split() == ["0", "True", "(1,", "0)"]
 
 
+def test_fork_while_another_thread_imports_the_kernel_backend():
+    """(a breaker) A fork while another thread made the process's first opsnn call, importing the
+    numba backend (seconds), left the child holding that module's import lock for a thread it
+    does not have: the child's first call waited for good. The fork now waits for the import
+    (forksafe.waited_at_fork, as for numba's compiler lock and llvmlite's)."""
+    script = """
+import os, sys, threading, time, faulthandler
+import numpy as np, opsnn, opsnn.kernels as kernels
+g = np.ones((64, 48), np.float32)
+t = threading.Thread(target=lambda: opsnn.leaky_relu_backward(g, g, 0.5))
+t.start()
+def importing():  # the backend module begun (in sys.modules) and not yet loaded
+    return "opsnn.kernels.numba_backend" in sys.modules and "numba" not in kernels._loaded
+deadline = time.monotonic() + 120
+while not importing() and "numba" not in kernels._loaded and time.monotonic() < deadline:
+    time.sleep(0.0005)
+held = importing()
+pid = os.fork()
+if pid == 0:
+    faulthandler.dump_traceback_later(60, exit=True)  # hung: exit 1 with the stacks
+    d = np.ones(5, np.float32)
+    os._exit(0 if (opsnn.leaky_relu_backward(d, -d, 0.5) == 0.5).all() else 5)
+_, status = os.waitpid(pid, 0)
+t.join()
+print(held, os.waitstatus_to_exitcode(status))
+"""
+    assert run_python(script, 300).split() == ["True", "0"]
+
+
 def test_fork_while_another_thread_compiles(tmp_path):
     """(a new user's breaker) A fork while another thread of the parent compiled a walker left the
     child holding numba's compiler lock, owned by a thread it does not have: its first call that

@@ -52,3 +52,45 @@ def _free_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_free_in_child)
+
+
+# Other locks a fork waits for (``waited_at_fork``), in the order registered: os.fork takes each
+# first, so that no other thread is inside what one guards when the child is made (numba's
+# compile, an LLVM call, the import of a kernel backend: a child forked in the middle of one
+# waited for good at its first kernel call, the holder gone; breakers), and both sides give it
+# back. Where a Ctrl-C ended the wait (CPython prints it as ignored and forks all the same), the
+# child makes afresh each one it did not get.
+_WAITED: list[tuple[object, str]] = []
+_HELD: list[tuple[object, str]] = []
+
+
+def waited_at_fork(owner: object, name: str) -> None:
+    """Register ``getattr(owner, name)``, a ``threading.RLock``, as one os.fork waits for
+    (above): another library's (numba keeps its compiler lock as an attribute) or opsnn's own.
+    Register in the order the threads that hold them take them (a deadlock otherwise)."""
+    _WAITED.append((owner, name))
+
+
+def _take_before_fork() -> None:
+    _HELD.clear()
+    for owner, name in _WAITED:
+        getattr(owner, name).acquire()
+        _HELD.append((owner, name))
+
+
+def _give_back_in_parent() -> None:
+    for owner, name in reversed(_HELD):
+        getattr(owner, name).release()
+
+
+def _give_back_in_child() -> None:
+    for owner, name in _WAITED:
+        if (owner, name) in _HELD:
+            getattr(owner, name).release()  # the forking thread took it, and is this thread here
+        else:
+            setattr(owner, name, threading.RLock())
+
+
+os.register_at_fork(before=_take_before_fork, after_in_parent=_give_back_in_parent,
+                    after_in_child=_give_back_in_child)
+

@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
+import threading
 import warnings
 
-from .._core import platform
+from .._core import forksafe, platform
 from .._core.status import AclnnError, Status
 
 _BACKENDS = {"numpy": "opsnn.kernels.numpy_backend", "numba": "opsnn.kernels.numba_backend"}
@@ -51,13 +53,21 @@ class BackendFallbackWarning(RuntimeWarning):
     """The automatic backend choice could not load numba and uses the NumPy backend."""
 
 
+# Held while a backend module is imported (numba's takes seconds): a fork waits for it, as the
+# child of a fork in the middle of that import waited for good at its first kernel call, on the
+# module's import lock the importing thread held (a breaker). forksafe.waited_at_fork.
+_IMPORTING = threading.RLock()
+forksafe.waited_at_fork(sys.modules[__name__], "_IMPORTING")
+
+
 def _import(key: str):
     module = _loaded.get(key)
     if module is None:
         if key not in _BACKENDS:
             raise ValueError(f"unknown kernel backend {key!r}; known: {', '.join(_BACKENDS)}")
         try:
-            module = importlib.import_module(_BACKENDS[key])
+            with _IMPORTING:
+                module = importlib.import_module(_BACKENDS[key])
         except Exception as exc:  # noqa: BLE001 - numba may import and still fail to load (below)
             # numba imports but the backend fails otherwise: numba refuses ``cache=True`` in a
             # read-only install without a writable cache (RuntimeError), or cannot start the

@@ -80,38 +80,37 @@ if FORKED:
     numba.set_num_threads(1)  # as in a child forked after opsnn's import (below)
 
 
-# numba compiles under one process-wide lock. A fork while another thread compiled left the child
-# holding it for a thread the child does not have, and the child's first compile waited for it for
-# good (a new user's breaker: a fork in a threaded server whose other thread made its first opsnn
-# call). So a fork waits for a compile in progress to end, and both sides give the lock back.
-try:
-    from numba.core.compiler_lock import global_compiler_lock as _COMPILER_LOCK
-except ImportError:  # another numba layout: forks as before
-    _COMPILER_LOCK = None
+# numba compiles under one process-wide lock, and llvmlite makes every LLVM call under another: a
+# fork waits for both (forksafe.waited_at_fork), numba's first, as a compile takes them. (A fork
+# while another thread compiled had left the child holding one for a thread it does not have, and
+# its first compile waited for good: a new user's breaker, a fork in a threaded server whose
+# other thread made its first opsnn call; a later one, the compiler lock free between two
+# kernels while the thread was inside LLVM.)
+def _wait_at_fork_for_numba() -> None:
+    try:
+        from llvmlite.binding import ffi
+        from numba.core.compiler_lock import global_compiler_lock
+    except ImportError:  # another layout: forks as before
+        return
+    for owner in (global_compiler_lock, getattr(getattr(ffi, "lib", None), "_lock", None)):
+        if hasattr(owner, "_lock"):
+            forksafe.waited_at_fork(owner, "_lock")
 
 
-def _before_fork() -> None:
-    if _COMPILER_LOCK is not None:
-        _COMPILER_LOCK.acquire()
-
-
-def _release_compiler_lock() -> None:  # after a fork, in the parent and (below) in the child
-    if _COMPILER_LOCK is not None:
-        _COMPILER_LOCK.release()
+_wait_at_fork_for_numba()
 
 
 def _after_fork_in_child() -> None:
-    """In a forked child: numba's compiler lock given back (above), and FORKED where the pool is
-    GNU OpenMP (above); ``_LOCK`` is free there (``forksafe``). Registered, so run, before
-    ``numba_backend``'s handler (that module imports this one first), which reads FORKED."""
+    """In a forked child: FORKED where the pool is GNU OpenMP (above); ``_LOCK`` is free there
+    (``forksafe``). Registered, so run, before ``numba_backend``'s handler (that module imports
+    this one first), which reads FORKED."""
     global FORKED
-    _release_compiler_lock()  # the forking thread took it, and is this thread in the child
     if _omp_pool_started():
         FORKED = True
         numba.set_num_threads(1)
 
 
-os.register_at_fork(before=_before_fork, after_in_parent=_release_compiler_lock, after_in_child=_after_fork_in_child)
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 # Below PARALLEL_MIN_BYTES of work (``work_bytes``) a launch stays on the calling thread: waking the
