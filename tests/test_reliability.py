@@ -836,6 +836,37 @@ def test_create_event_with_flag(dev):
     assert acl.rt.destroy_stream(other) == 0
 
 
+def test_ctrl_c_inside_a_stream_task_is_reported_not_lost(dev):
+    """A KeyboardInterrupt (Ctrl-C) inside a queued task goes on to the caller of synchronize /
+    destroy_stream, and the task comes back to the head of the queue as one that fails: the next
+    synchronize returns 500003 naming it and drops what was queued after it, as after any
+    failure (it had returned 0 over a launch that never wrote its output; an interrupted destroy
+    had dropped the rest for good, the stream already gone: a breaker)."""
+    from opsnn.acl import rt
+
+    stream, ret = acl.rt.create_stream()
+    queue, ran = rt.STATE.streams.get(stream), []
+
+    def ctrl_c():
+        raise KeyboardInterrupt
+
+    for label, task in (("first", lambda: ran.append(1)), ("hit", ctrl_c), ("after", lambda: ran.append(3))):
+        queue.enqueue(label, task)
+    with pytest.raises(KeyboardInterrupt):
+        acl.rt.synchronize_stream(stream)
+    assert ran == [1] and queue.pending == 2
+    fail_msg(acl.rt.synchronize_stream(stream), 500003, "hit", "interrupted (KeyboardInterrupt) as it ran")
+    assert ran == [1] and acl.rt.synchronize_stream(stream) == 0
+    queue.enqueue("hit", ctrl_c)
+    queue.enqueue("after", lambda: ran.append(4))
+    with pytest.raises(KeyboardInterrupt):
+        acl.rt.destroy_stream(stream)
+    assert rt.STATE.streams.get(stream) is queue and queue.closed  # still there, taking no new work
+    fail_msg(acl.rt.destroy_stream(stream), 500003, "hit", "interrupted")
+    assert ran == [1]
+    fail_msg(acl.rt.synchronize_stream(stream), 200005, "not a live stream")  # destroyed now
+
+
 def test_get_mem_info(dev, monkeypatch):
     """get_mem_info(attr) -> (free, total, ret), bytes: total is the emulated device's capacity
     (64 GiB) for every aclrtMemAttr; free is what malloc may still take (each live allocation
@@ -2281,7 +2312,8 @@ def test_stream_destroyed_with_queued_work(dev):
     fail_msg(acl.rt.synchronize_stream(stream), 200005)
     fail_msg(acl.rt.destroy_stream(stream), 200005)
     fail_msg(acl.rt.destroy_stream(None), 100000, "default stream")
-    fail_msg(acl.rt.destroy_stream(0), 100000, "default stream")
+    msg = fail_msg(acl.rt.destroy_stream(0), 100000, "default stream")
+    assert msg.count("destroy_stream:") == 1, msg  # (it named the call twice: a breaker)
     for junk in ("s", 1.5, [1], Sentinel()):
         fail_msg(acl.rt.synchronize_stream(junk), 200005)
 

@@ -82,6 +82,9 @@ class Stream:
                     task()
                 except Exception as exc:  # a task bug must not escape the runtime: a status instead
                     raise self._failed(label, exc, owner, min(left, len(tasks))) from exc
+                except BaseException:  # Ctrl-C (KeyboardInterrupt) or SystemExit inside the task
+                    self._interrupted(label, owner)
+                    raise
                 finally:
                     self._running = outer
             if self._dropped:  # (tested inline: the launch path's synchronize meets it every call)
@@ -118,11 +121,22 @@ class Stream:
                     # further: later tasks wait for the stream's own synchronize, as tasks queued
                     # after a synchronize's start do
                     raise self._failed(label, exc, owner, done) from exc
+                except BaseException:  # (as in synchronize)
+                    self._interrupted(label, owner)
+                    raise
                 finally:
                     self._running = outer
         finally:
             self._run.release()
         return True
+
+    def _interrupted(self, label: str, owner: int) -> None:
+        """Task ``label`` was interrupted as it ran (Ctrl-C: the KeyboardInterrupt goes on to the
+        caller): it comes back to the head of the queue as a task that fails, so the next
+        synchronize reports it (500003) and drops what was queued after it, as after any
+        failure, where it had returned 0 over a launch that never wrote its output (a breaker)."""
+        self._tasks.appendleft((label, _unfinished(label, "was interrupted (KeyboardInterrupt) as it ran; "
+                                                         "it may have run in part or not at all"), owner))
 
     def _take(self, tasks: collections.deque) -> tuple:
         """The next queue entry, marked as running before it leaves the queue: a fork at any
@@ -163,6 +177,14 @@ class Stream:
             self._dropped[owner] = (ref, n + 1, why)
 
 
+def _unfinished(label: str, why: str) -> Callable[[], None]:
+    """A queue task that fails, saying that task ``label`` ``why`` (it stands for one that began
+    and may not have finished: a Ctrl-C inside it, a fork while another thread ran it)."""
+    def unfinished() -> None:
+        raise AclnnError(AclError.RT_FAILURE, f"{label} {why}")
+    return unfinished
+
+
 _STREAMS: weakref.WeakSet = weakref.WeakSet()  # every stream, for the at-fork handler below
 
 
@@ -180,11 +202,9 @@ def _lost_in_child() -> None:
         if stream._tasks and stream._tasks[0] is entry:  # marked, not yet taken off the queue
             continue
         label = entry[0]
-
-        def lost(label=label) -> None:
-            raise AclnnError(AclError.RT_FAILURE, f"{label} was running on another thread of the parent when "
-                                                  "this process forked; the child cannot tell whether it finished")
-        stream._tasks.appendleft((label, lost, threading.get_ident()))
+        stream._tasks.appendleft((label, _unfinished(label, "was running on another thread of the parent when "
+                                                            "this process forked; the child cannot tell whether "
+                                                            "it finished"), threading.get_ident()))
 
 
 os.register_at_fork(after_in_child=_lost_in_child)  # (after forksafe's: the locks are free by then)
@@ -231,7 +251,13 @@ class StreamTable:
                                  f"stream {shown(handle)} is not a live stream (already destroyed)")
             del self._streams[stream.handle]
             stream.close()
-        stream.synchronize()
+        try:
+            stream.synchronize()
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and stream.pending:  # a Ctrl-C: what is left is not lost
+                with self._lock:  # (closed, back in the table: a destroy or synchronize runs the rest)
+                    self._streams.setdefault(stream.handle, stream)
+            raise
 
     def reset(self) -> list[Stream]:
         """Forget every stream and start over with a fresh default stream. Returns the old

@@ -89,10 +89,13 @@ def live_stream(handle, call: str):
 
 @contextlib.contextmanager
 def named(call: str):
-    """A refusal from inside (the stream table's) told with the name of the call it refused."""
+    """A refusal from inside (the stream table's) told with the name of the call it refused,
+    once (a message that names it already is left as it is: "destroy_stream: destroy_stream:")."""
     try:
         yield
     except AclnnError as exc:
+        if exc.message.startswith(f"{call}:"):
+            raise
         raise AclnnError(exc.status, f"{call}: {exc.message}") from None
 
 
