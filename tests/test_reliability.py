@@ -1446,6 +1446,17 @@ def test_null_arguments(dev):
     fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(gt, xt, s, None, ot)[2], 161001, "max")
     py_fail(161001, opsnn.leaky_relu_backward, None, X, 0.5, words=["gradOutput"])
     py_fail(161001, opsnn.hardtanh_backward, G, X, None, 1.0, words=["min"])
+    # beside an out or in-place self that cannot take the result, the None still comes first
+    # (it was 161002 naming the out or self: a breaker); inputs untouched
+    read_only = X.copy()
+    read_only.flags.writeable = False
+    py_fail(161001, opsnn.leaky_relu_backward, None, X, 0.5, out=read_only, words=["gradOutput"])
+    py_fail(161001, opsnn.leaky_relu_backward, None, X, 0.5, out="junk", words=["gradOutput"])
+    py_fail(161001, opsnn.leaky_relu_, read_only, None, words=["negativeSlope"], untouched=[read_only])
+    py_fail(161001, opsnn.leaky_relu_, "junk", None, words=["negativeSlope"])
+    py_fail(161001, opsnn.leaky_relu, "junk", None, words=["negativeSlope"])
+    py_fail(161002, opsnn.leaky_relu_, read_only, 0.1, words=["read-only"], untouched=[read_only])
+    assert acl.get_recent_err_msg() is not None  # (the in-place path leaves it too)
 
 
 def test_wrong_argument_count(dev):

@@ -182,7 +182,11 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     if self is None:  # the engine reports the null self (161001)
         return _call(spec, None, self=None, **scalars)
     try:
-        arr = _writable(spec, self, "self")
+        try:
+            arr = _writable(spec, self, "self")
+        except AclnnError:
+            _nulls_first(spec, scalars)  # a None scalar beside an unwritable self: 161001 first
+            raise
     except AclnnError as exc:
         set_recent_error(exc.message)  # as the boundary of _call does
         raise
@@ -274,7 +278,11 @@ def _call(spec: registry.OpSpec, out, **kwargs):
             result.append(_host_empty(shape, dtypes.to_numpy(dtype), f"{spec.name}: out", pooled=True))
             return result[0]
     else:
-        written = _writable(spec, out, "out")
+        try:
+            written = _writable(spec, out, "out")
+        except AclnnError:
+            _nulls_first(spec, kwargs)  # a None argument beside an unwritable out: 161001 first
+            raise
         args["out"] = written if type(written) is DataLessTensor else ArrayTensor(written)
         allocate = None
     # the SoC and the kernel backend as the key names them, each read once (see _fastpath)
