@@ -499,3 +499,23 @@ def test_inputs_untouched_on_py_failure():
     expect_py_failure(opsnn.leaky_relu_backward, g, x, 0.2, out=ov, status=INVALID,
                       untouched=[g, x, ob], names=["out"])
     assert ob.tobytes() == before.tobytes()
+
+
+def test_pythonic_refusals_name_the_python_keyword_of_a_cann_argument():
+    """A refusal naming a CANN argument that does not read as its Python keyword (Hardtanh's
+    clipValueMin, HardtanhBackward's min) says which keyword it is and the value the call used
+    (hardtanh of a uint8 array refused clipValueMin, the default min_val of -1.0, in names the
+    call never used: a breaker); names that read as their keyword (gradOutput) get no note."""
+    u8 = np.ones(3, np.uint8)
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.hardtanh(u8)
+    assert info.value.status == 161002 and info.value.message.endswith(
+        "(Python arguments: clipValueMin is min_val = -1.0)")
+    assert acl.get_recent_err_msg() == info.value.message
+    x = np.ones(3, np.float32)
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.hardtanh_backward(x, x, None, 1.0)
+    assert info.value.status == 161001 and info.value.message.endswith("(Python arguments: min is min_val = None)")
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.leaky_relu_backward(x, x[:2], 0.1)
+    assert "gradOutput" in info.value.message and "Python arguments" not in info.value.message

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import sys
 
 import numpy as np
@@ -243,8 +244,11 @@ def _pythonic_boundary(call):
                 return done
             return call(spec, out, **kwargs)
         except AclnnError as exc:
-            set_recent_error(exc.message)
-            raise
+            named = _python_names(spec, exc, kwargs)
+            set_recent_error(named.message)
+            if named is exc:
+                raise
+            raise named from None
         except MemoryError as exc:
             raise _recorded(AclnnError(AclError.BAD_ALLOC, f"{spec.name}: out of host memory: {exc}")) from exc
         except Warning as exc:
@@ -254,6 +258,25 @@ def _pythonic_boundary(call):
                                                          f"{type(exc).__name__}: {exc}")) from exc
 
     return inner
+
+
+def _python_names(spec: registry.OpSpec, exc: AclnnError, kwargs: dict) -> AclnnError:
+    """``exc`` with, where its message uses a CANN argument name that does not read as the Python
+    keyword (``clipValueMin``, ``min`` for ``min_val``), the keyword and the value the call used, so
+    that a NumPy user meets the names of the signature (a breaker: ``hardtanh`` of a uint8 array
+    refused ``clipValueMin``, the default ``min_val`` of -1.0, in names the call never used)."""
+    said = [f"{p.api_name} is {p.name}" + (f" = {checks.brief(kwargs[p.name])}" if p.kind == "scalar" and p.name in kwargs
+                                            else "")
+            for p in spec.params
+            if _snake(p.api_name) != p.name and re.search(rf"\b{p.api_name}\b", exc.message)]
+    if not said:
+        return exc
+    return AclnnError(exc.status, f"{exc.message} (Python arguments: {'; '.join(said)})")
+
+
+def _snake(name: str) -> str:
+    """``gradOutput`` -> ``grad_output``: a CANN name that reads as its keyword needs no note."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
 def _recorded(exc: AclnnError) -> AclnnError:
