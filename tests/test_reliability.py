@@ -845,6 +845,7 @@ def test_ctrl_c_inside_a_stream_task_is_reported_not_lost(dev):
     from opsnn.acl import rt
 
     stream, ret = acl.rt.create_stream()
+    assert ret == 0
     queue, ran = rt.STATE.streams.get(stream), []
 
     def ctrl_c():
