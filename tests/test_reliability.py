@@ -1187,6 +1187,9 @@ def test_meta_arrays(acl_runtime, create, destroy, size, stored):
     assert [type(v) for v in array.values] == [{acl.create_int_array: np.int64, acl.create_float_array: np.float32,
                                                 acl.create_bool_array: np.bool_}[create]] * 5
     assert create(np.array([1, 0, 1])).values == create([1, 0, 1]).values
+    kind = {acl.create_int_array: "aclIntArray", acl.create_float_array: "aclFloatArray",
+            acl.create_bool_array: "aclBoolArray"}[create]
+    assert repr(array).startswith(f"<{kind} [") and "np." not in repr(array)  # (np.int64(1), ... had shown)
     empty = create(None)
     assert size(empty) == (0, 0) and create([]).values == ()
     name = create.__name__

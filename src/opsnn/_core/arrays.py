@@ -49,8 +49,8 @@ class HostList(_Fixed):
     def size(self) -> int:
         return len(self.values)
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {list(self.values)!r}>"
+    def __repr__(self) -> str:  # (Python values: NumPy 2 would print np.int64(1) for each)
+        return f"<{type(self).__name__} {[v.item() if isinstance(v, np.generic) else v for v in self.values]!r}>"
 
 
 class _ValueArray(HostList):
