@@ -12,6 +12,7 @@ from .._core import checks, forksafe, memory
 from .._core.arrays import HandleList, aclBoolArray, aclFloatArray, aclIntArray, aclScalarList, aclTensorList
 from .._core.status import AclError, AclnnError, Status, boundary
 from .._core.tensor import aclScalar, aclTensor
+from ._rt_state import named as _named  # (a refusal from the handle and container classes, prefixed once)
 
 _ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
 _null = boundary(lambda code: None, invalid=AclError.INVALID_PARAM)
@@ -264,23 +265,6 @@ def _live(handle, kind, call: str, arg: str = "tensor"):
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{call}: {arg} is an {kind.__name__} that was "
                                                    "already destroyed")
     return handle
-
-
-class _named:
-    """Context manager: a refusal from the handle and container classes (aclTensor and aclScalar
-    are the Pythonic API's too, which words its own prefix) leaves prefixed with the call's
-    name, as the runtime's other messages are."""
-
-    def __init__(self, call: str):
-        self.call = call
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        if isinstance(exc, AclnnError) and not exc.message.startswith(self.call + ":"):
-            raise AclnnError(exc.status, f"{self.call}: {exc.message}") from None
-        return False
 
 
 # Every acl_meta.h destroy checks and sets the ``destroyed`` flags under this one lock, so two
