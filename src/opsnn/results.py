@@ -79,9 +79,8 @@ class ResultsTable:
                          "note": "; ".join(filter(None, (r.reason, r.note)))})
         return rows
 
-    def layout(self, width: int) -> tuple[list[str], list[str]]:
-        """The columns shown at ``width`` characters, and those left out."""
-        rows = self.rows()
+    def layout(self, width: int, rows: list[dict]) -> tuple[list[str], list[str]]:
+        """The columns shown at ``width`` characters for these ``rows``, and those left out."""
         natural = {c: max([len(c)] + [len(row[c]) for row in rows]) for c in _COLUMNS}
         natural["note"] = min(natural["note"], 20)  # (folded: it takes what is left)
         shown, left_out = list(_COLUMNS), []
@@ -93,7 +92,8 @@ class ResultsTable:
         return shown, left_out
 
     def __rich_console__(self, console, options):
-        shown, left_out = self.layout(options.max_width)
+        rows = self.rows()
+        shown, left_out = self.layout(options.max_width, rows)
         ops = ", ".join(dict.fromkeys(r.op for r in self.results))
         caption = f"(left out at this width: {', '.join(left_out)}; --json has them)" if left_out else None
         # the title on a line of its own: a table narrower than a long path had folded it
@@ -102,7 +102,7 @@ class ResultsTable:
         for column in shown:
             table.add_column(column, justify="right" if column in ("#", "elements") else "left",
                              no_wrap=column not in ("case", "shape", "note"), overflow="fold")
-        for r, row in zip(self.results, self.rows()):
+        for r, row in zip(self.results, rows):
             row["result"] = f"[{_STYLE[r.status]}]{r.status}"
             table.add_row(*(row[c] for c in shown))
         yield table
