@@ -1104,18 +1104,28 @@ def test_create_tensor_null_data(dev):
 
 
 def test_create_tensor_null_dims(dev):
-    """A null stride (None) gives the view's row-major strides as opbase's ToContiguousStrides
-    computes them (a 0 dim zeroes the strides outside it); a null viewDims / storageDims is a 0-d
-    shape, as opbase reads (nullptr, 0): a 0-d view over a 0-d storage is made, a view reaching
-    past element 0 of a null storage is refused, naming the null."""
+    """A null stride (None, or the int 0: pyACL passes pointers as ints) gives the view's
+    row-major strides as opbase's ToContiguousStrides computes them (a 0 dim zeroes the strides
+    outside it); a null viewDims / storageDims is a 0-d shape, as opbase reads (nullptr, 0): a
+    0-d view over a 0-d storage is made, a view reaching past element 0 of a null storage is
+    refused, naming the null as given."""
     addr = dev.malloc(96)
     F, ND = acl.ACL_FLOAT, acl.ACL_FORMAT_ND
     for view, strides in (([2, 3], [3, 1]), ([2, 3, 4], [12, 4, 1]), ([3, 0], [0, 1]), ([2, 0, 3], [0, 3, 1]),
                           ([5], [1]), ([], [])):
-        t = acl.create_tensor(view, F, None, 0, ND, [max(int(np.prod(view)), 1)], addr)
-        assert t is not None, acl.get_recent_err_msg()
-        dev.tensors.append(t)
-        assert acl.get_view_strides(t) == (strides, 0)
+        for null in (None, 0, np.int64(0)):
+            t = acl.create_tensor(view, F, null, 0, ND, [max(int(np.prod(view)), 1)], addr)
+            assert t is not None, acl.get_recent_err_msg()
+            dev.tensors.append(t)
+            assert acl.get_view_strides(t) == (strides, 0)
+    for null in (0, np.int64(0)):  # the int 0 as None, for each dims pointer
+        zero_d = acl.create_tensor(null, F, null, 0, ND, null, addr)
+        assert zero_d is not None and (zero_d.shape, zero_d.strides, zero_d.storage_shape) == ((), (), ())
+        dev.tensors.append(zero_d)
+        msg = check_null(acl.create_tensor([2], F, [1], 0, ND, null, addr))
+        assert msg.endswith(f"outside storage [] of 1 elements (storageDims {null!r}, a null pointer, is a "
+                            "0-d storage)"), msg
+    check_null(acl.create_tensor(False, F, None, 0, ND, [1], addr))  # a bool is no pointer
     x = dev.tensor(np.arange(-3, 3, dtype=F32).reshape(2, 3))
     t = acl.create_tensor([2, 3], F, None, 0, ND, [2, 3], x.addr)
     dev.tensors.append(t)

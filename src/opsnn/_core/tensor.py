@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import dtypes, memory
-from .checks import brief, is_c_int
+from .checks import brief, is_c_int, is_null
 from .dtypes import DataType, Format
 from .shape import INT64_MAX, contiguous_strides, is_contiguous, numel, opbase_contiguous_strides
 from .status import AclError, AclnnError, Status
@@ -97,18 +97,18 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         # fields straight into __dict__: _Fixed.__setattr__ would cost each ~0.4 us, a third
         # of a create_tensor
         fields = self.__dict__
-        # None is the C null pointer: opbase's aclTensor reads a null viewDims / storageDims (with
-        # a count of 0, the only one a null may come with) as a 0-d shape, and a null stride as
-        # the view's row-major strides
-        fields["shape"] = () if view_shape is None else _dims(view_shape, "viewDims")
+        # None or the int 0 is the C null pointer (checks.is_null, as for every handle): opbase's
+        # aclTensor reads a null viewDims / storageDims (with a count of 0, the only one a null
+        # may come with) as a 0-d shape, and a null stride as the view's row-major strides
+        fields["shape"] = () if is_null(view_shape) else _dims(view_shape, "viewDims")
         fields["dtype"] = _enum(DataType, dtype, "dataType")
         if self.dtype == DataType.DT_UNDEFINED:
             raise _bad("dataType ACL_DT_UNDEFINED cannot describe a tensor")
-        if strides is None:
+        if is_null(strides):
             fields["strides"] = opbase_contiguous_strides(self.shape)
             for index, stride in enumerate(self.strides):
                 if stride > INT64_MAX:  # opbase's int64 product would wrap into a wrong stride
-                    raise _bad(f"stride None (a null pointer) gives the row-major strides, but stride[{index}], "
+                    raise _bad(f"stride {strides!r} (a null pointer) gives the row-major strides, but stride[{index}], "
                                f"the product of viewDims[{index + 1}:], is {brief(stride)}, outside int64 "
                                "[0, 2**63 - 1]; pass the strides")
         else:
@@ -122,7 +122,7 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         fields["format"] = _enum(Format, fmt, "format")
         if self.format == Format.UNDEFINED:
             raise _bad("format ACL_FORMAT_UNDEFINED cannot describe a tensor")
-        fields["storage_shape"] = () if storage_shape is None else _dims(storage_shape, "storageDims")
+        fields["storage_shape"] = () if is_null(storage_shape) else _dims(storage_shape, "storageDims")
         if not is_c_int(addr):
             raise _bad(f"tensorData must be a device address (int from acl.rt.malloc), got {type(addr).__name__}")
         fields["addr"] = int(addr)
@@ -134,7 +134,8 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         if not self.is_empty:
             reach = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides)) + 1
             if reach > storage_numel:
-                null = " (storageDims None, a null pointer, is a 0-d storage)" if storage_shape is None else ""
+                null = (f" (storageDims {storage_shape!r}, a null pointer, is a 0-d storage)"
+                        if is_null(storage_shape) else "")
                 raise _bad(f"the view (offset {self.offset}, shape {list(self.shape)}, strides "
                            f"{list(self.strides)}) reaches element {reach - 1}, outside storage "
                            f"{list(self.storage_shape)} of {storage_numel} elements{null}")

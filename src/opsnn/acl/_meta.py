@@ -24,19 +24,19 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
 
     Args:
         view_dims: view shape (0-8 dims are usable by the operators; more are refused there);
-            None, a null pointer, is a 0-d view (opbase reads a null viewDims, whose count
-            must then be 0, as no dims). Every dim, stride, storage dim and the offset is an
+            None or 0, a null pointer (pyACL passes pointers as ints), is a 0-d view (opbase
+            reads a null viewDims, whose count must then be 0, as no dims). Every dim, stride, storage dim and the offset is an
             int64_t in C: each must lie in [0, 2**63 - 1].
         data_type: aclDataType (``ACL_FLOAT``...).
-        stride: strides of the view, in elements (non-negative); None, a null pointer, gives
+        stride: strides of the view, in elements (non-negative); None or 0, a null pointer, gives
             the view's row-major strides as opbase computes them (plain products of the inner
             dims: ``[2, 3]`` -> ``[3, 1]``, ``[3, 0]`` -> ``[0, 1]``), refused where a product
             passes 2**63 - 1 (opbase's int64 product would wrap).
         offset: element offset of the view's first element in the storage.
         fmt: aclFormat; carried, not checked against the rank (DECISION 13).
-        storage_dims: shape of the storage the address points to; None, a null pointer, is a
-            0-d storage (one element), as opbase reads it, so a view reaching past element 0
-            is then refused.
+        storage_dims: shape of the storage the address points to; None or 0, a null pointer,
+            is a 0-d storage (one element), as opbase reads it, so a view reaching past element
+            0 is then refused.
         tensor_data: device address from ``acl.rt.malloc`` (or inside such an allocation);
             None or 0, the null pointer, for a view with no elements (as C callers pass it).
 
@@ -47,7 +47,7 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
     """
     with _named("create_tensor"):
         return aclTensor(view_dims, data_type, stride, offset, fmt, storage_dims,
-                         0 if tensor_data is None else tensor_data)
+                         0 if checks.is_null(tensor_data) else tensor_data)
 
 
 @_ret
