@@ -359,6 +359,43 @@ def test_racing_destroys_destroy_once(acl_runtime):
     acl.get_recent_err_msg()
 
 
+def test_list_creation_and_destroys_are_atomic(acl_runtime, monkeypatch):
+    """create_tensor_list / create_scalar_list read their elements' destroyed flags under the
+    lock every acl_meta.h destroy sets them under, so a destroy on another thread lands wholly
+    before the list is made or after it (they were read unlocked: a list could be made from a
+    tensor whose destroy was under way). While the constructor checks an element, another thread
+    finds that lock taken (a non-blocking acquire: no timing involved); the lock is free after."""
+    from opsnn._core import arrays
+    from opsnn.acl import _meta
+
+    real, probes = arrays.HandleList.element, []
+
+    def probed(self, value, index):
+        got = []
+        prober = threading.Thread(target=lambda: got.append(_meta._DESTROYED_LOCK.acquire(blocking=False)))
+        prober.start()
+        prober.join()
+        if got[0]:
+            _meta._DESTROYED_LOCK.release()
+        probes.append((type(self).__name__, index, got[0]))
+        return real(self, value, index)
+
+    monkeypatch.setattr(arrays.HandleList, "element", probed)
+    a, b = (acl.create_tensor([0], acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, [0], None) for _ in range(2))
+    tensors = acl.create_tensor_list([a, b])
+    scalars = acl.create_scalar_list([acl.create_scalar(1.0, acl.ACL_FLOAT)])
+    assert tensors.size == 2 and scalars.size == 1
+    assert probes == [("aclTensorList", 0, False), ("aclTensorList", 1, False), ("aclScalarList", 0, False)]
+    assert _meta._DESTROYED_LOCK.acquire(blocking=False)  # released when the constructor returned
+    _meta._DESTROYED_LOCK.release()
+    monkeypatch.undo()
+    # a destroy after the list was made: the list's destroy is refused, nothing destroyed twice
+    assert acl.destroy_tensor(b) == 0
+    assert acl.destroy_tensor_list(tensors) == 100000 and not a.destroyed
+    assert "value[1], an aclTensor, was destroyed after the list was made" in acl.get_recent_err_msg()
+    assert acl.destroy_tensor(a) == 0 and acl.destroy_scalar_list(scalars) == 0
+
+
 def _with_a_last_reset_during(monkeypatch, call: str):
     """``acl.rt.<call>()`` while another thread's last reset_device lands right after the call's
     device check (the check pauses 0.2 s for it, unless a lock holds the reset off): the call's

@@ -117,16 +117,24 @@ def create_tensor_list(value) -> aclTensorList:
     a null element, is kept as None), not of the tensors: ``destroy_tensor_list`` destroys them.
     None or 0 (a null pointer) gives an empty list. Returns the aclTensorList, or None for an
     element that is no aclTensor, or one already destroyed (C would copy the dangling pointer),
-    or a copy beyond the host's RAM (8 bytes a handle, as ``create_int_array``)."""
-    with _named("create_tensor_list"):
-        return aclTensorList(value)
+    or a copy beyond the host's RAM (8 bytes a handle, as ``create_int_array``). Atomic with
+    respect to the acl_meta.h destroys on other threads: a destroy of an element lands wholly
+    before the list is made (None) or after (the list holds it, and its destroy is refused)."""
+    return _handle_list(aclTensorList, value, "create_tensor_list")
 
 
 @_null
 def create_scalar_list(value) -> aclScalarList:
     """aclCreateScalarList: as ``create_tensor_list``, of aclScalar handles."""
-    with _named("create_scalar_list"):
-        return aclScalarList(value)
+    return _handle_list(aclScalarList, value, "create_scalar_list")
+
+
+def _handle_list(kind, value, call: str):
+    # the elements' destroyed flags are read under the lock the destroys set them under, so a
+    # list is never made from a handle whose destroy had begun (unlocked, a destroy on another
+    # thread could land between the checks of two elements)
+    with _named(call), _DESTROYED_LOCK:
+        return kind(value)
 
 
 @_ret
@@ -269,8 +277,9 @@ def _live(handle, kind, call: str, arg: str = "tensor"):
 
 # Every acl_meta.h destroy checks and sets the ``destroyed`` flags under this one lock, so two
 # threads destroying one handle, or a list and a handle in it, cannot both see it live: exactly
-# one destroys it (a breaker's: both got 0 in ~70 of 3000 races).
-_DESTROY_LOCK = forksafe.lock()
+# one destroys it (a breaker's: both got 0 in ~70 of 3000 races); the list constructors read
+# their elements' flags under it too (``_handle_list``).
+_DESTROYED_LOCK = forksafe.lock()
 
 
 def _destroy(obj, kind, call: str) -> None:
@@ -279,7 +288,7 @@ def _destroy(obj, kind, call: str) -> None:
     if not isinstance(obj, kind):
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: expected an {kind.__name__}, got "
                                                  f"{type(obj).__name__}")
-    with _DESTROY_LOCK:
+    with _DESTROYED_LOCK:
         if obj.destroyed:
             raise AclnnError(AclError.INVALID_PARAM, f"{call}: the {kind.__name__} was already destroyed")
         with _named(call):  # a list destroys its elements too, as opbase's aclDestroyTensorList
