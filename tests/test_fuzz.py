@@ -49,7 +49,7 @@ dim_list = st.one_of(st.lists(st.one_of(st.integers(0, 6), dim_value), max_size=
 # the acl_meta.h queries: (value, ret) with an aclnnStatus
 META_QUERIES = ("get_view_shape", "get_storage_shape", "get_view_strides", "get_view_offset", "get_format",
                 "get_data_type", "get_int_array_size", "get_float_array_size", "get_bool_array_size",
-                "get_tensor_list_size", "get_scalar_list_size")
+                "get_tensor_list_size", "get_scalar_list_size", "get_raw_tensor_addr")
 # the containers: each constructor and the destroy that pairs with it
 META_CONTAINERS = {"create_int_array": "destroy_int_array", "create_float_array": "destroy_float_array",
                    "create_bool_array": "destroy_bool_array", "create_tensor_list": "destroy_tensor_list",
@@ -79,7 +79,7 @@ def _call_runtime(name: str, args: list, made: Dev):
           "synchronize_stream_with_timeout": acl.rt.synchronize_stream_with_timeout,
           "synchronize_event_with_timeout": acl.rt.synchronize_event_with_timeout,
           "memset_async": acl.rt.memset_async, "create_event_with_flag": acl.rt.create_event_with_flag,
-          "get_mem_info": acl.rt.get_mem_info,
+          "get_mem_info": acl.rt.get_mem_info, "set_raw_tensor_addr": acl.set_raw_tensor_addr,
           **{q: getattr(acl, q) for q in (*META_QUERIES, *META_CONTAINERS, *META_CONTAINERS.values())}}[name]
     result = fn(*args)
     if name in ("get_device_count", "create_stream", "malloc", "malloc_host", "create_context", "get_context",
@@ -111,6 +111,8 @@ def _call_runtime(name: str, args: list, made: Dev):
         value, ret = result
         check_ret(ret, {0, 161001, 161002})
         assert (value is None) == (ret != 0), result
+    elif name == "set_raw_tensor_addr":  # an aclnnStatus call, as the queries
+        check_ret(result, {0, 161001, 161002})
     elif name in META_CONTAINERS:  # made (a copy of the sequence) or None + message; destroyed here
         if result is None:
             check_null(result)
@@ -139,7 +141,7 @@ RUNTIME_CALLS = {"set_device": 1, "reset_device": 1, "get_device_count": 0, "cre
                  "destroy_event": 1, "record_event": 2, "synchronize_event": 1, "query_event_status": 1,
                  "event_elapsed_time": 2, "stream_wait_event": 2, "synchronize_stream_with_timeout": 2,
                  "synchronize_event_with_timeout": 2, "memset_async": 5, "create_event_with_flag": 1,
-                 "get_mem_info": 1,
+                 "get_mem_info": 1, "set_raw_tensor_addr": 2,
                  **{q: 1 for q in (*META_QUERIES, *META_CONTAINERS, *META_CONTAINERS.values())}}
 
 

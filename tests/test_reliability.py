@@ -2098,6 +2098,54 @@ def test_tensor_addr_refused(dev):
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
 
+def test_raw_tensor_addr(dev):
+    """set_raw_tensor_addr / get_raw_tensor_addr (aclSetRawTensorAddr / aclGetRawTensorAddr): the
+    tensor's storage address, set and read; a tensor reused over new memory computes from it
+    (in a later phase 1, or, as opbase lets it, a launch of an executor planned before: CANN
+    calls that unsupported, opsnn checks the new address at the launch). 161001 for a null
+    tensor (the failure CANN documents), 161002 for another object, a destroyed tensor or an
+    addr that is not an int in [0, 2**64) (nothing changed); an address that is no live storage
+    is refused where the tensor is used (161002 at the launch), as for aclSetInputTensorAddr."""
+    gt, xt, s, ot, oa = leaky(dev)
+    xa = dev.addrs[-2]
+    assert acl.get_raw_tensor_addr(xt) == (xa, 0)
+    x2 = dev.upload(np.array([2.0, -1.0, -3.0, 1.0], F32))
+    assert acl.set_raw_tensor_addr(xt, x2) == 0 and acl.get_raw_tensor_addr(xt) == (x2, 0)
+    assert launch(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize, (gt, xt, s, False, ot), dev.stream, dev) == (0, 0, 0)
+    np.testing.assert_array_equal(read_out(dev, oa), [1.0, 1.0, 1.5, 4.0])  # G where x2 > 0, else G * 0.5
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and acl.set_raw_tensor_addr(xt, np.uint64(xa)) == 0  # between the phases
+    assert aclnn.aclnnLeakyReluBackward(ws and dev.malloc(ws), ws, ex, dev.stream) == 0
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    freed, _ = acl.rt.malloc(16, 0)
+    assert acl.rt.free(freed) == 0
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and acl.set_raw_tensor_addr(xt, freed) == 0 and acl.rt.memset(oa, 16, 0, 16) == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002,
+             "self's address, given by aclSetInputTensorAddr / aclSetOutputTensorAddr / aclSetRawTensorAddr, "
+             "is not live device memory holding its storage", "not inside a live device allocation")
+    assert acl.rt.synchronize_stream(dev.stream) == 0 and not read_out(dev, oa).any()
+    for call, args in ((acl.set_raw_tensor_addr, (xa,)), (acl.get_raw_tensor_addr, ())):
+        name = call.__name__
+        for null in (None, 0, np.int64(0)):
+            fail_msg(call(null, *args) if args else call(null)[1], 161001,
+                     f"{name}: tensor must be an aclTensor, got a null pointer")
+        for junk in (s, "t", Sentinel()):
+            fail_msg(call(junk, *args) if args else call(junk)[1], 161002, f"{name}: tensor must be an aclTensor")
+    for bad in (-1, 2**64, 1.5, "0x40", True, [xa]):
+        fail_msg(acl.set_raw_tensor_addr(xt, bad), 161002, "set_raw_tensor_addr: addr must be a device address",
+                 "int in [0, 2**64)", "got")
+        assert acl.get_raw_tensor_addr(xt) == (freed, 0)
+    fail_msg(acl.set_raw_tensor_addr(xt), 161002, "missing 1 required positional argument")
+    assert acl.set_raw_tensor_addr(xt, None) == 0 and acl.get_raw_tensor_addr(xt) == (0, 0)
+    gone = acl.create_tensor([4], acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, [4], xa)
+    assert acl.destroy_tensor(gone) == 0
+    fail_msg(acl.set_raw_tensor_addr(gone, x2), 161002, "set_raw_tensor_addr: tensor is an aclTensor that was "
+                                                        "already destroyed")
+    assert acl.get_raw_tensor_addr(gone)[1] == 161002 and "already destroyed" in acl.get_recent_err_msg()
+
+
 def test_tensor_addr_not_live_memory(dev):
     """A tensor given an address that does not hold its storage (freed, never allocated, too
     small, an interior address running past the end, a host or null pointer): the call returns
@@ -2116,8 +2164,8 @@ def test_tensor_addr_not_live_memory(dev):
                         (None, "0x0")):
         assert aclnn.aclSetInputTensorAddr(ex, 1, xt, addr) == 0
         fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002,
-                 "self's address, given by aclSetInputTensorAddr / aclSetOutputTensorAddr, is not live "
-                 "device memory holding its storage", words)
+                 "self's address, given by aclSetInputTensorAddr / aclSetOutputTensorAddr / aclSetRawTensorAddr, "
+                 "is not live device memory holding its storage", words)
     assert acl.rt.synchronize_stream(dev.stream) == 0 and not read_out(dev, oa).any()
     assert aclnn.aclSetInputTensorAddr(ex, 1, xt, dev.upload(X)) == 0
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0

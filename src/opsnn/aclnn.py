@@ -201,8 +201,8 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
                 alloc = tensor.allocation or memory.DEVICE.locate(tensor.addr, tensor.storage_nbytes,
                                                                   f"{name} data")[0]
             except AclnnError as exc:
-                what = (f"{name}'s address, given by aclSetInputTensorAddr / aclSetOutputTensorAddr, "
-                        "is not live device memory holding its storage" if tensor.moved else
+                what = (f"{name}'s address, given by aclSetInputTensorAddr / aclSetOutputTensorAddr / "
+                        "aclSetRawTensorAddr, is not live device memory holding its storage" if tensor.moved else
                         f"{name}'s device memory is gone")
                 raise AclnnError(161002, f"{op}: {what}: {exc.message}") from None
             found.append((name, alloc, tensor))
@@ -505,12 +505,7 @@ def _set_tensor_addr(call: str, role: str, executor, index, tensor, addr) -> int
         if tensor.destroyed:
             raise checks.fail(call, f"tensor ({names[index]}) was already destroyed (aclDestroyTensor or "
                                     "aclDestroyTensorList)")
-        if addr is None:
-            addr = 0
-        if not checks.is_c_int(addr) or not 0 <= addr < 2**64:
-            raise checks.fail(call, f"addr must be a device address (an int in [0, 2**64) from "
-                                    f"acl.rt.malloc), got {addr!r}")
-        tensor.set_storage_addr(int(addr))
+        tensor.set_storage_addr(checks.device_addr(call, addr))
     return 0
 
 

@@ -48,6 +48,19 @@ def is_null(value) -> bool:
     return value is None or (is_c_int(value) and value == 0)
 
 
+def device_addr(call: str, addr) -> int:
+    """``addr`` as the device address an aclTensor records: None or 0, the null pointer, is 0;
+    else an int in [0, 2**64) (a C ``void*``), whatever memory it names (checked where the
+    tensor is used); 161002 otherwise. The one address check of aclSetInputTensorAddr,
+    aclSetOutputTensorAddr and aclSetRawTensorAddr."""
+    if is_null(addr):
+        return 0
+    if not is_c_int(addr) or not 0 <= addr < 2**64:
+        raise fail(call, f"addr must be a device address (an int in [0, 2**64) from acl.rt.malloc), got "
+                         f"{brief(addr)}")
+    return int(addr)
+
+
 def fail(op: str, message: str, status: int = Status.ERR_PARAM_INVALID) -> AclnnError:
     return AclnnError(status, f"{op}: {message}")
 

@@ -178,7 +178,8 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
 
     def set_storage_addr(self, addr: int) -> None:
         """Point the tensor at the storage starting at device address ``addr`` (an int; opbase's
-        aclTensor::SetStorageAddr, which aclSetInputTensorAddr / aclSetOutputTensorAddr call).
+        aclTensor::SetStorageAddr, which aclSetInputTensorAddr / aclSetOutputTensorAddr /
+        aclSetRawTensorAddr call).
         Nothing is checked here: whether ``addr`` holds the storage is checked where every
         tensor's memory is, when it is used (a launch, a phase 1). A change counts as a release
         (``memory.released``), as a free does: the launches and memos that checked or viewed the
@@ -187,8 +188,10 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         if addr == self.addr:
             return
         fields = self.__dict__
-        fields["addr"] = addr
+        # moved first: a launch on another thread that reads the new address then sees it moved
+        # and checks out's overlap again (acl.set_raw_tensor_addr takes no launch lock)
         fields["moved"] = True
+        fields["addr"] = addr
         memory.released()
 
     def __repr__(self) -> str:

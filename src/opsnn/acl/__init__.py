@@ -27,9 +27,9 @@ from ._meta import (create_bool_array, create_float_array, create_int_array,  # 
                     create_scalar, create_scalar_list, create_tensor, create_tensor_list, destroy_bool_array,
                     destroy_float_array, destroy_int_array, destroy_scalar, destroy_scalar_list,
                     destroy_tensor, destroy_tensor_list, get_bool_array_size, get_data_type,
-                    get_float_array_size, get_format, get_int_array_size, get_scalar_list_size,
-                    get_storage_shape, get_tensor_list_size, get_view_offset, get_view_shape,
-                    get_view_strides)
+                    get_float_array_size, get_format, get_int_array_size, get_raw_tensor_addr,
+                    get_scalar_list_size, get_storage_shape, get_tensor_list_size, get_view_offset,
+                    get_view_shape, get_view_strides, set_raw_tensor_addr)
 from ._rt_state import run_queued as _run_queued
 from .constants import *  # noqa: F403 - the CANN constant names are this module's API
 

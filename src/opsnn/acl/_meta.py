@@ -261,6 +261,45 @@ def get_scalar_list_size(scalar_list) -> tuple[int | None, int]:
     return _live(scalar_list, aclScalarList, "get_scalar_list_size", "scalarList").size, 0
 
 
+# aclSetRawTensorAddr / aclGetRawTensorAddr are aclnnStatus calls too, answering as the queries
+_status = boundary(lambda code: code)
+
+
+@_status
+def set_raw_tensor_addr(tensor, addr) -> int:
+    """aclSetRawTensorAddr: ``tensor`` now views the storage starting at device address ``addr``
+    (an int from ``acl.rt.malloc``; None or 0 is the null pointer), as opbase's, which sets the
+    tensor's storage address (aclTensor::SetStorageAddr, what aclSetInputTensorAddr does too):
+    meant for reusing a tensor, its shape, strides and format kept, over new memory.
+
+    Returns ret: 0; 161001 for a null tensor (None or 0), the one failure CANN documents;
+    161002 for an object that is no aclTensor, one destroyed (as the queries answer them), or an
+    ``addr`` that is not an int in [0, 2**64). A refused call changes nothing. As for
+    aclSetInputTensorAddr (and ``create_tensor``), whether ``addr`` holds the storage is checked
+    where the tensor is used (phase 1, a launch: 161002 there), and the 32-byte alignment CANN
+    asks for (undefined behaviour otherwise) is not checked.
+
+    CANN supports the call before a phase 1 or after a phase 2, not between them; opbase does
+    not check that, nor does opsnn: the address lives in the aclTensor, so an executor made
+    with it launches with the new address, checked then as above, out's overlap with the inputs
+    included. Sources: the aclSetRawTensorAddr documentation and opbase's implementation."""
+    call = "set_raw_tensor_addr"
+    _live(tensor, aclTensor, call).set_storage_addr(checks.device_addr(call, addr))
+    return 0
+
+
+@_got
+def get_raw_tensor_addr(tensor) -> tuple[int | None, int]:
+    """aclGetRawTensorAddr: ``(addr, ret)``, the device address of the tensor's storage start
+    (an int: what ``create_tensor`` was given, or the last ``set_raw_tensor_addr`` /
+    aclSetInputTensorAddr / aclSetOutputTensorAddr; 0 for a null one). Statuses as
+    ``get_view_shape``'s: 161001 for a null tensor, as CANN documents (C's null ``addr`` output
+    pointer, its other 161001, has no Python form), 161002 for an object that is no aclTensor or
+    one destroyed; the value None then. Sources: the aclGetRawTensorAddr documentation and
+    opbase's implementation (the tensor's storage address)."""
+    return _live(tensor, aclTensor, "get_raw_tensor_addr").addr, 0
+
+
 def _live(handle, kind, call: str, arg: str = "tensor"):
     """``handle`` if it is a live ``kind`` (the statuses ``_got`` describes), else AclnnError."""
     if checks.is_null(handle):
