@@ -18,7 +18,7 @@ from opsnn.acl import rt
 
 # ---- documented status sets (README "Status codes", docs/reliability.md) --------------------
 ACL_CODES = {0, 100000, 100001, 100002, 100003, 100037, 107000, 107002, 107006, 107007, 107016, 200000, 200002, 200005,
-             500003, 507046, 507047}
+             207000, 500003, 507046, 507047}
 ACLNN_CODES = {0, 161001, 161002, 361001, 561003, 561103}
 INNER = 561000  # ACLNN_ERR_INNER: an opsnn bug; no hostile input may produce it
 

@@ -808,21 +808,33 @@ def test_synchronize_with_timeout(dev):
 
 def test_create_event_with_flag(dev):
     """create_event_with_flag: ACL_EVENT_SYNC / _CAPTURE_STREAM_PROGRESS / _TIME_LINE or an OR of
-    them make an event that records, times and serves waits as create_event's; 0 or any other
-    bit (ACL_EVENT_DEVICE_USE_ONLY 0x10, ACL_EVENT_EXTERNAL 0x20, unknown ones) is 107000, as
-    CANN's runtime answers; a flag that is not a uint32 is 100000."""
+    them make an event that records, synchronizes and times as create_event's; a stream waits
+    only for one with ACL_EVENT_SYNC: stream_wait_event on another is 207000
+    (ACL_ERROR_RT_FEATURE_NOT_SUPPORT), nothing queued, as CANN's runtime answers an event with
+    no sync bit (its synchronize is taken). 0 or any other bit (ACL_EVENT_DEVICE_USE_ONLY 0x10,
+    ACL_EVENT_EXTERNAL 0x20, unknown ones) is 107000, as CANN's runtime answers; a flag that is
+    not a uint32 is 100000."""
     assert (acl.ACL_EVENT_SYNC, acl.ACL_EVENT_CAPTURE_STREAM_PROGRESS, acl.ACL_EVENT_TIME_LINE) == (1, 2, 8)
+    assert acl.ACL_ERROR_RT_FEATURE_NOT_SUPPORT == 207000
     stream, other = dev.stream, acl.rt.create_stream()[0]
     for flag in (acl.ACL_EVENT_SYNC, acl.ACL_EVENT_TIME_LINE, acl.ACL_EVENT_CAPTURE_STREAM_PROGRESS,
-                 acl.ACL_EVENT_TIME_LINE | acl.ACL_EVENT_SYNC, 0xB, np.uint32(8)):
+                 acl.ACL_EVENT_TIME_LINE | acl.ACL_EVENT_SYNC, 0xB, np.uint32(8), np.uint32(9)):
         start, ret = acl.rt.create_event_with_flag(flag)
         end, ret2 = acl.rt.create_event_with_flag(flag)
         assert ret == ret2 == 0 and isinstance(start, int) and start != end
         ws, ex, oa = planned(dev)
         assert acl.rt.record_event(start, stream) == 0
         assert aclnn.aclnnLeakyReluBackward(None, ws, ex, stream) == 0
-        assert acl.rt.record_event(end, stream) == 0 and acl.rt.stream_wait_event(other, end) == 0
-        assert acl.rt.synchronize_stream(other) == 0  # the wait ran the recorded stream first
+        assert acl.rt.record_event(end, stream) == 0
+        if flag & acl.ACL_EVENT_SYNC:
+            assert acl.rt.stream_wait_event(other, end) == 0
+            assert acl.rt.synchronize_stream(other) == 0  # the wait ran the recorded stream first
+        else:
+            fail_msg(acl.rt.stream_wait_event(other, end), 207000, f"stream_wait_event: event {end:#x} was made "
+                     "without ACL_EVENT_SYNC", "synchronize_event")
+            assert acl.rt.synchronize_stream(other) == 0  # nothing was queued on other: the launch waits
+            assert acl.rt.query_event_status(end) == (acl.ACL_EVENT_RECORDED_STATUS_NOT_READY, 0)
+            assert acl.rt.synchronize_event(end) == 0  # a synchronize takes any event
         assert acl.rt.query_event_status(end) == (acl.ACL_EVENT_RECORDED_STATUS_COMPLETE, 0)
         ms, ret = acl.rt.event_elapsed_time(start, end)
         assert ret == 0 and 0 <= ms < 60_000

@@ -22,10 +22,12 @@ NOT_READY, COMPLETE = 0, 1  # aclrtEventRecordedStatus
 
 class Event:
     """One event: its latest record (each record keeps its own outcome: run and stamped, or
-    dropped by a failure before it) and how many were made."""
+    dropped by a failure before it), how many were made, and whether a stream may wait for it
+    (``waitable``: made by aclrtCreateEvent, or with ACL_EVENT_SYNC)."""
 
-    def __init__(self, handle: int):
+    def __init__(self, handle: int, waitable: bool = True):
         self.handle = handle
+        self.waitable = waitable
         self._changed = forksafe.condition()  # notified when a record runs or is dropped
         self.recorded = 0                       # records made so far
         self.latest: _Record | None = None
@@ -115,10 +117,10 @@ class EventTable:
         self._ids = itertools.count(0x6000_0001, 0x40)
         self._lock = forksafe.lock()
 
-    def create(self) -> int:
+    def create(self, waitable: bool = True) -> int:
         with self._lock:
             handle = next(self._ids)
-            self._events[handle] = Event(handle)
+            self._events[handle] = Event(handle, waitable)
         return handle
 
     def get(self, handle, what: str = "event") -> Event:

@@ -272,10 +272,10 @@ def create_event():
     return _new_event("create_event"), 0
 
 
-def _new_event(call: str) -> int:
+def _new_event(call: str, waitable: bool = True) -> int:
     with STATE.lock:  # checked and made under the lock a last reset_device takes to drop them all
         STATE.require_device(call)
-        return STATE.events.create()
+        return STATE.events.create(waitable)
 
 
 # aclrtCreateEventWithFlag's flags opsnn takes; CANN's runtime also takes ACL_EVENT_DEVICE_USE_ONLY
@@ -287,9 +287,12 @@ _EVENT_FLAGS = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_PROGRESS | ACL_EVENT_TI
 def create_event_with_flag(flag):
     """aclrtCreateEventWithFlag: ``(event, ret)``. ``flag`` is ACL_EVENT_SYNC (1),
     ACL_EVENT_CAPTURE_STREAM_PROGRESS (2), ACL_EVENT_TIME_LINE (8) or an OR of them (a uint32
-    bitmap, acl_rt.h). Every emulated event stamps its records and serves stream waits, so the
-    event is the one create_event makes whatever the flag (a wait on an event made without
-    ACL_EVENT_SYNC, which CANN does not support, is not refused here).
+    bitmap, acl_rt.h). Every emulated event stamps its records, so the event records, times,
+    synchronizes and is queried as create_event's whatever the flag; but a stream waits only
+    for one made with ACL_EVENT_SYNC (``stream_wait_event`` refuses the others with 207000, as
+    CANN's runtime: its documentation says such an event cannot be waited for, and its
+    aclrtStreamWaitEvent answers ACL_ERROR_RT_FEATURE_NOT_SUPPORT for an event whose flag has
+    no sync bit; aclrtSynchronizeEvent takes any).
 
     Returns ``(0, ret)`` on failure: 107000 (ACL_ERROR_RT_PARAM_INVALID, what CANN's runtime
     answers a flag outside its set) for 0 or a flag with any other bit, ACL_EVENT_DEVICE_USE_ONLY
@@ -305,7 +308,7 @@ def create_event_with_flag(flag):
         raise AclnnError(AclError.RT_PARAM_INVALID,
                          f"{call}: flag {flag:#x} is not a non-empty OR of ACL_EVENT_SYNC (0x1), "
                          "ACL_EVENT_CAPTURE_STREAM_PROGRESS (0x2) and ACL_EVENT_TIME_LINE (0x8)")
-    return _new_event(call), 0
+    return _new_event(call, waitable=bool(flag & ACL_EVENT_SYNC)), 0
 
 
 @_ret
@@ -410,10 +413,18 @@ def stream_wait_event(stream, event) -> int:
     event's latest record so far (when ``stream`` runs, it runs the record's stream up to that
     record first, or waits while another thread runs it; an event never recorded is no wait).
     Returns ret. A record dropped by a failure fails the wait (500003 at ``stream``'s
-    synchronize)."""
+    synchronize). 207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT), nothing queued, for an event made
+    by create_event_with_flag without ACL_EVENT_SYNC, as CANN's runtime answers (the stream and
+    the event are checked first, as there)."""
     STATE.require_device("stream_wait_event")
     target = _stream(stream, "stream_wait_event")
-    waiter = STATE.events.get(event, "stream_wait_event: event").waiter()
+    source = STATE.events.get(event, "stream_wait_event: event")
+    if not source.waitable:
+        raise AclnnError(AclError.RT_FEATURE_NOT_SUPPORT,
+                         f"stream_wait_event: event {source.handle:#x} was made without ACL_EVENT_SYNC "
+                         "(create_event_with_flag), so no stream can wait for it; make it with "
+                         "ACL_EVENT_SYNC or create_event, or synchronize it (synchronize_event)")
+    waiter = source.waiter()
     with _named("stream_wait_event"):  # (a stream another thread destroys meanwhile refuses the task)
         target.enqueue(f"stream_wait_event {int(event):#x}", waiter)
     return 0
