@@ -1499,7 +1499,8 @@ def test_wrong_argument_count(dev):
 
 def test_unknown_soc_in_environment(dev, monkeypatch, capsys):
     """$OPSNN_SOC naming no emulated SoC: get_soc_name() -> None (NULL) + message; phase 1 ->
-    361001 (the runtime cannot report its SoC), the Pythonic API raises it; not 561000."""
+    361001 (the runtime cannot report its SoC) after the null checks (161001 first), the
+    Pythonic API raises it; not 561000."""
     gt, xt, s, ot, _ = leaky(dev)
     monkeypatch.setenv("OPSNN_SOC", "Ascend999")
     assert acl.get_soc_name() is None
@@ -1509,6 +1510,11 @@ def test_unknown_soc_in_environment(dev, monkeypatch, capsys):
              "LeakyReluBackward: $OPSNN_SOC: unknown SoC 'Ascend999'", "Ascend910B")
     py_fail(361001, opsnn.hardtanh_backward, G, X, words=["HardtanhBackward: $OPSNN_SOC: unknown SoC"],
             untouched=[G, X])
+    # the SoC is read after the null checks, as ops-nn reads it inside its dtype checks (a
+    # breaker: 361001 had hidden the null argument)
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(None, xt, s, False, ot)[2], 161001, "gradOutput")
+    fail_msg(aclnn.aclnnHardtanhGetWorkspaceSize(xt, None, s, ot)[2], 161001, "clipValueMin")
+    py_fail(161001, opsnn.leaky_relu_backward, G, None, words=["self"], untouched=[G])
     from opsnn import cli  # the CLI names the variable too: the user typed no SoC
 
     assert cli.main(["list"]) == 2

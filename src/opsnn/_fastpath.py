@@ -168,20 +168,19 @@ def _make_key(spec):
     return env["key"], env["fast"]
 
 
-def profile_of(spec, cache_key: tuple | None):
-    """The SoC profile that ``cache_key``'s SoC selection names, for the full path's phase 1 to
-    plan under (None without a key: phase 1 reads the selection itself). Read once, with the
-    key: a ``set_soc`` on another thread between the key and phase 1 had filed a plan checked
-    for one SoC under another's key (bfloat16 then passed on Ascend910)."""
-    if cache_key is None:
-        return None
-    return engine.current_profile(spec.name, _selection(cache_key, 1))
+def soc_of(cache_key: tuple | None) -> str | None:
+    """The SoC selection ``cache_key`` read, for the full path's phase 1 to plan under (None
+    without a key: phase 1 reads the selection itself). Read once, with the key: a ``set_soc``
+    on another thread between the key and phase 1 had filed a plan checked for one SoC under
+    another's key (bfloat16 then passed on Ascend910). Phase 1 resolves it after its null
+    checks (an unknown $OPSNN_SOC is 361001 there)."""
+    return None if cache_key is None else _selection(cache_key, 1)
 
 
 def backend_of(cache_key: tuple | None) -> str | None:
     """The kernel backend that ``cache_key``'s backend selection names, for the full path to run
     and ``remember`` to compile with (None without a key: ``engine.run`` reads the selection
-    itself). Read once, with the key, as ``profile_of``: a ``kernels.set_default`` on another
+    itself). Read once, with the key, as ``soc_of``: a ``kernels.set_default`` on another
     thread in between had filed a numba-compiled entry under a "numpy" key. A selection naming
     no usable backend is AclnnError 561003 here, as phase 1 reports it."""
     if cache_key is None:

@@ -57,9 +57,10 @@ memory.RELEASE_HOOKS.append(_LAST_CHECKED.clear)
 _DEVICE_ONLY = {aclTensor}
 
 
-def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
-         allocate=None) -> aclOpExecutor:
-    """Phase 1. ``args`` maps every param name to a tensor handle, aclScalar, bool or None.
+def plan(spec: OpSpec, args: dict, selection: str | None = None, allocate=None) -> aclOpExecutor:
+    """Phase 1. ``args`` maps every param name to a tensor handle, aclScalar, bool or None;
+    ``selection`` names the SoC to plan for (a profile's name, or ``platform.current_name()``'s
+    value read earlier), else the one in force now.
 
     Returns a bound executor; raises AclnnError (161001, 161002, 361001, 561003, 561103). Repeated
     calls with the same metadata reuse the cached Plan (see ``plan_key``); a call passing the very
@@ -68,14 +69,15 @@ def plan(spec: OpSpec, args: dict, profile: platform.SocProfile | None = None,
     """
     # the SoC selection is read once: the key and an uncached plan both follow it, though another
     # thread's set_soc may land in between (a plan checked for one SoC under another's key)
-    selection = profile.name if profile is not None else platform.current_name()
+    if selection is None:
+        selection = platform.current_name()
     objects = tuple(map(args.get, spec.param_names))
     count = memory.RELEASE_COUNT  # read first: a release during the checks moves it
     last = _LAST_CHECKED.get(spec.name)
     if last is not None and last[3] == count and last[0] == selection and all(map(operator.is_, last[1], objects)):
         executor = _bind_cached(spec, args, last[2], allocate, overlap_checked=True)
     else:
-        executor, cached = _plan_checked(spec, args, profile, allocate, selection)
+        executor, cached = _plan_checked(spec, args, allocate, selection)
         # device handles only: host arrays (the Pythonic path's) would be kept alive
         if cached and set(map(type, executor.tensors.values())) == _DEVICE_ONLY:
             _LAST_CHECKED[spec.name] = (selection, objects, executor.plan, count)
@@ -95,7 +97,7 @@ def _backend(spec: OpSpec, name: str | None = None):
         raise checks.fail(spec.name, exc.message, exc.status) from None
 
 
-def _plan_checked(spec: OpSpec, args: dict, profile, allocate, selection: str) -> tuple[aclOpExecutor, bool]:
+def _plan_checked(spec: OpSpec, args: dict, allocate, selection: str) -> tuple[aclOpExecutor, bool]:
     """Every check, or a plan-cache hit's (``_bind_cached``): the bound executor, and whether
     its Plan is in the plan cache."""
     key = plan_key(spec, args, selection)
@@ -105,7 +107,7 @@ def _plan_checked(spec: OpSpec, args: dict, profile, allocate, selection: str) -
         key = cached = None
     if cached is not None:
         return _bind_cached(spec, args, cached, allocate), True
-    executor = _plan_uncached(spec, args, profile or current_profile(spec.name, selection), allocate)
+    executor = _plan_uncached(spec, args, selection, allocate)
     if key is not None:
         if len(_PLAN_CACHE) >= PLAN_CACHE_SIZE:
             _PLAN_CACHE.clear()
@@ -188,10 +190,13 @@ def current_profile(op: str, selection: str | None = None) -> platform.SocProfil
         raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: {exc}") from None
 
 
-def _plan_uncached(spec: OpSpec, args: dict, profile: platform.SocProfile, allocate=None) -> aclOpExecutor:
+def _plan_uncached(spec: OpSpec, args: dict, selection: str, allocate=None) -> aclOpExecutor:
     """Phase 1 without the cache: every check, in CANN's order, then the steps."""
     op = spec.name
     _check_presence(spec, args)
+    # the SoC is read after the null checks, as ops-nn reads it first inside its dtype checks:
+    # an unknown $OPSNN_SOC (361001) does not hide a null argument (161001)
+    profile = current_profile(op, selection)
     out = args["out"]
     inputs = {p.name: args[p.name] for p in spec.inputs}
     self_t = inputs["self"]
@@ -374,8 +379,7 @@ class _OutputKnown(Exception):
     """Internal: stops ``infer_output``'s planning once the output geometry is decided."""
 
 
-def infer_output(spec: OpSpec, args: dict,
-                 profile: platform.SocProfile | None = None) -> tuple[tuple[int, ...], DataType]:
+def infer_output(spec: OpSpec, args: dict) -> tuple[tuple[int, ...], DataType]:
     """Phase 1 without data: ``(shape, dtype)`` of the output ``plan`` allocates for ``args``.
 
     Runs ``plan`` with ``out`` = ALLOCATE and stops when it allocates, so every check before
@@ -390,7 +394,7 @@ def infer_output(spec: OpSpec, args: dict,
         raise _OutputKnown
 
     try:
-        executor = plan(spec, {**args, "out": ALLOCATE}, profile, allocate=allocate)
+        executor = plan(spec, {**args, "out": ALLOCATE}, allocate=allocate)
     except _OutputKnown:
         return found[0]
     return executor.plan.out_shape, executor.plan.promoted  # a plan that never allocated

@@ -309,7 +309,7 @@ def _call(spec: registry.OpSpec, out, **kwargs):
         args["out"] = written if type(written) is DataLessTensor else ArrayTensor(written)
         allocate = None
     # the SoC and the kernel backend as the key names them, each read once (see _fastpath)
-    executor = engine.plan(spec, args, _fastpath.profile_of(spec, key), allocate=allocate)
+    executor = engine.plan(spec, args, _fastpath.soc_of(key), allocate=allocate)
     backend = _fastpath.backend_of(key)
     size = executor.workspace_size
     # allocated only if the steps run: the fused pass reads strided inputs in place (a 1e6
