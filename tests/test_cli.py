@@ -44,6 +44,12 @@ def test_demo_prints_both_samples_results_and_a_bit_exact_table():
         assert dtype in out
     rows = {line.split()[1] for line in lines if line.startswith("│")}
     assert rows == {"LeakyReluBackward", "HardtanhBackward", "LeakyRelu", "Hardtanh"}, rows
+    # every operator's dtypes in one order (Hardtanh's had started with DT_FLOAT16, its source's order)
+    hardtanh = [line.split()[3] for line in lines if line.startswith("│ Hardtanh ")]
+    assert hardtanh == ["DT_FLOAT", "DT_FLOAT16", "DT_DOUBLE", "DT_BF16", "DT_INT8", "DT_UINT8", "DT_INT16",
+                        "DT_INT32", "DT_INT64"], hardtanh
+    leaky = [line.split()[3] for line in lines if line.startswith("│ LeakyRelu ")]
+    assert leaky == ["DT_FLOAT", "DT_FLOAT16", "DT_DOUBLE", "DT_BF16"], leaky
 
 
 def test_demo_on_ascend310b_prints_the_samples_status_and_goes_on():

@@ -34,6 +34,27 @@ def test_spec_is_consistent(spec):
     assert registry.get(spec.kernel_name).kernel_name == spec.kernel_name
 
 
+def test_every_dtype_list_is_shown_in_one_order():
+    """(A new user) `opsnn demo` and `opsnn describe` listed Hardtanh's dtypes from FLOAT16 (its
+    source's order), the other operators' from FLOAT: every list is now in opbase's PromoteType
+    order, whatever order its source gives."""
+    from opsnn._core import platform
+    from opsnn._core.dtypes import DataType as D
+
+    hardtanh = registry.get("Hardtanh").param("self").dtypes
+    assert hardtanh.for_profile(platform.get_profile("Ascend910B")) == (
+        D.FLOAT, D.FLOAT16, D.DOUBLE, D.BF16, D.INT8, D.UINT8, D.INT16, D.INT32, D.INT64)
+    assert hardtanh.for_profile(platform.get_profile("Ascend910")) == (
+        D.FLOAT, D.FLOAT16, D.DOUBLE, D.INT8, D.UINT8, D.INT16, D.INT32, D.INT64)
+    promote_order = [D.FLOAT, D.FLOAT16, D.DOUBLE, D.BF16, D.INT8, D.UINT8, D.INT16, D.UINT16, D.INT32,
+                     D.UINT32, D.INT64, D.UINT64, D.BOOL]
+    for spec in registry.all_specs():
+        for param in spec.params:
+            for profile in platform.PROFILES.values():
+                listed = param.dtypes.for_profile(profile) if param.dtypes else ()
+                assert list(listed) == sorted(listed, key=promote_order.index), (spec.name, param.name, profile.name)
+
+
 def _imports(path: pathlib.Path) -> set[str]:
     """Absolute module names a file imports (relative imports resolved against opsnn)."""
     tree = ast.parse(path.read_text())

@@ -11,7 +11,7 @@ import enum
 import functools
 from collections.abc import Callable
 
-from ._core.dtypes import INTEGRAL, DataType
+from ._core.dtypes import INTEGRAL, DataType, in_listing_order
 from ._core.platform import SocProfile
 
 
@@ -50,7 +50,12 @@ class DtypeTable:
     on_910b_list: tuple[DataType, ...] = ()
 
     def for_profile(self, profile: SocProfile) -> tuple[DataType, ...]:
-        return self.base + self.on_910b_list if profile.uses_910b_dtype_list else self.base
+        """The SoC's list, in ``dtypes.in_listing_order`` (every listing of it shows that order)."""
+        return self._listed[profile.uses_910b_dtype_list]
+
+    @functools.cached_property
+    def _listed(self) -> tuple[tuple[DataType, ...], tuple[DataType, ...]]:
+        return in_listing_order(self.base), in_listing_order(self.base + self.on_910b_list)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -289,6 +289,16 @@ for _line in _PROMOTE_ROWS.strip().splitlines():
         PROMOTE[(_ABBR[_row], _col)] = _ABBR[_cell]
 
 
+def in_listing_order(types) -> tuple[DataType, ...]:
+    """``types`` in the one order opsnn lists dtypes in (``opsnn describe``, ``opsnn demo``, the
+    161002 messages): that of opbase's PromoteType table, floating types first, then the
+    integers by width, bool and complex; types outside the table last, by value. The sources'
+    own lists differ (aclnn_hardtanh.cpp starts with FLOAT16, aclnn_leaky_relu.cpp with FLOAT),
+    so a list kept in its source's order showed each operator's dtypes in another order."""
+    rank = {dtype: i for i, dtype in enumerate(_ORDER)}
+    return tuple(sorted(types, key=lambda d: (rank.get(d, len(rank)), int(d))))
+
+
 def promote_type(a: DataType, b: DataType) -> DataType:
     """opbase PromoteType: equal types return themselves, else the (row a, column b) cell.
 
