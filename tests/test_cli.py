@@ -343,6 +343,37 @@ def test_run_hardtanh_on_integers_truncates_bounds(capsys):
     assert code == 0 and "bit-exact" in out
 
 
+def test_run_draws_integer_inputs_beyond_the_default_bounds(capsys):
+    """(A new user) `opsnn run hardtanh --dtype int32` drew floats in [-2, 2) truncated to -1, 0
+    and 1, which the default bounds (-1, 1) never clip. Every integer dtype an operator's input
+    takes now holds values beyond the bounds (a signed one negatives too), as the same seed
+    always draws them; Hardtanh clips them, bit-exact with the reference."""
+    from opsnn import registry
+    from opsnn._core import dtypes, platform
+
+    taken = {d for spec in registry.all_specs() for p in spec.inputs
+             for profile in platform.PROFILES.values() for d in p.dtypes.for_profile(profile)}
+    integral = sorted(dtypes.to_numpy(d).name for d in taken if d in dtypes.INTEGRAL)
+    assert integral == ["int16", "int32", "int64", "int8", "uint8"]
+    for name in integral:
+        for seed in range(20):
+            drawn = cli_args.random_input(np.random.default_rng(seed), (2, 3), name)
+            assert drawn.dtype == name and drawn.shape == (2, 3)
+            assert drawn.max() > 1 and (drawn.min() < -1 if name[0] == "i" else drawn.min() == 0), (name, seed, drawn)
+            assert np.isin(drawn, (-1, 0, 1)).any(), (name, seed, drawn)  # and values the bounds keep
+            assert np.array_equal(drawn, cli_args.random_input(np.random.default_rng(seed), (2, 3), name))
+    floats = cli_args.random_input(np.random.default_rng(0), (2, 3), np.float32)  # as before: uniform [-2, 2)
+    assert np.array_equal(floats, np.random.default_rng(0).uniform(-2, 2, (2, 3)).astype(np.float32))
+    for name in integral:
+        bounds = ["--scalar", "0", "1"] if name == "uint8" else []  # (-1 has no uint8 value: 161002)
+        code, out = _run(capsys, "run", "hardtanh", "--dtype", name, *bounds)
+        assert code == 0 and "bit-exact" in out, out
+        self_text, result_text = out.split("\nself:\n")[1].split("\nresult:\n")
+        drawn = np.array([int(v) for v in re.findall(r"-?\d+", self_text)])
+        clipped = np.array([int(v) for v in re.findall(r"-?\d+", result_text)])
+        assert np.array_equal(clipped, drawn.clip(0 if bounds else -1, 1)) and not np.array_equal(clipped, drawn)
+
+
 def test_describe_says_what_out_must_be(capsys):
     _, out = _run(capsys, "describe", "Hardtanh")
     assert "must equal self's dtype" in out

@@ -22,7 +22,7 @@ import tempfile
 import numpy as np
 
 from . import registry
-from .cli_args import Parser, PipeConsole, ScalarWords, ShapeWords, int_at_least, numpy_dtype
+from .cli_args import Parser, PipeConsole, ScalarWords, ShapeWords, int_at_least, numpy_dtype, random_input
 from ._core import dtypes, memory, platform
 from ._core.status import AclnnError
 
@@ -454,8 +454,7 @@ def _run_run(args) -> int:
                                        f"{p.api_name} of shape {list(shape)}")
         if refusal:
             raise ValueError(refusal)
-        values = rng.uniform(-2, 2, shape)
-        host[p.name] = (values * (2 if p.name != "self" else 1)).astype(input_dtypes[p.name])
+        host[p.name] = random_input(rng, shape, input_dtypes[p.name], 2 if p.name == "self" else 4)
     if args.transpose and host["self"].ndim >= 2:
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
     elif args.transpose:

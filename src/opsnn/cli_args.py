@@ -13,6 +13,7 @@ import math
 import re
 from decimal import Decimal, InvalidOperation
 
+import numpy as np
 from rich.console import Console
 
 
@@ -193,6 +194,27 @@ def int_at_least(low: int):
         return value
 
     return parse
+
+
+# The whole numbers an integer input of `opsnn run` / `opsnn demo` holds, in the order a small
+# input takes them: two elements already lie beyond the default bounds (-1, 1) on both sides
+# (uint8: above 1, and 0), three add one inside them, five the bounds themselves.
+_SIGNED_VALUES = (-3, 3, 0, -1, 1, -2, 2)
+_UNSIGNED_VALUES = (3, 0, 1, 2)
+
+
+def random_input(rng, shape: tuple[int, ...], dtype, spread: float = 2.0):
+    """A random input of ``dtype`` and ``shape`` for ``opsnn run`` and ``opsnn demo``, from
+    ``rng`` (the seed's generator, so the same seed gives the same input): a floating dtype's
+    values uniform in [-spread, spread); an integer's (or bool's) the whole numbers of
+    ``_SIGNED_VALUES`` / ``_UNSIGNED_VALUES`` repeated to its size and shuffled, so that an input
+    of two elements or more holds values beyond the default bounds (a float draw truncated to
+    -1, 0 and 1, which Hardtanh's -1 and 1 never clip)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "biu":
+        return rng.uniform(-spread, spread, shape).astype(dtype)
+    values = (0, 1) if dtype.kind == "b" else _UNSIGNED_VALUES if dtype.kind == "u" else _SIGNED_VALUES
+    return rng.permutation(np.resize(np.array(values), math.prod(shape))).reshape(shape).astype(dtype)
 
 
 class PipeConsole(Console):

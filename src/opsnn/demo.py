@@ -16,7 +16,7 @@ from rich.table import Table
 from . import acl, reference, registry
 from ._core import dtypes, memory, platform
 from ._core.shape import MAX_DIM
-from .cli_args import PipeConsole, ShapeWords, int_at_least
+from .cli_args import PipeConsole, ShapeWords, int_at_least, random_input
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
 from .samples import hardtanh_backward as hardtanh_sample
 from .samples import leaky_relu_backward as leaky_sample
@@ -98,8 +98,8 @@ def _dtype_table(profile, shape, repeat: int, rng) -> Table:
             continue
         for dtype in spec.param("self").dtypes.for_profile(profile):
             np_dtype = dtypes.to_numpy(dtype)
-            grad = rng.uniform(-4, 4, shape).astype(np_dtype)
-            x = rng.uniform(-2, 2, shape).astype(np_dtype)
+            grad = random_input(rng, shape, np_dtype, 4)
+            x = random_input(rng, shape, np_dtype, 2)
             inputs = (grad, x)[2 - n_inputs:]  # the forward operators take self only
             bounds = (0.0, 1.0) if np_dtype.kind == "u" and name == "Hardtanh" else scalars  # -1 has no uint8 value
             got = function(*inputs, *bounds)
