@@ -158,8 +158,15 @@ def test_describe_and_list(capsys):
     assert "(* marks the emulated SoC, Ascend310P;" in out
     assert "     *Ascend310P    DT_FLOAT, DT_FLOAT16\n" in out
     assert "      Ascend910B    DT_FLOAT, DT_FLOAT16, DT_BF16" in out
-    code, out = _run(capsys, "list")
-    assert code == 0 and "aclnnLeakyReluBackward" in out and "aclnnHardtanhBackward" in out
+    code, out = _run(capsys, "list")  # each operator by its aclnn, Pythonic and kernel names
+    assert code == 0
+    assert [line.split()[:4] for line in out.splitlines()] == [
+        ["aclnnLeakyReluBackward", "leaky_relu_backward", "kernel", "LeakyReluGrad"],
+        ["aclnnHardtanhBackward", "hardtanh_backward", "kernel", "HardtanhGrad"],
+        ["aclnnLeakyRelu", "leaky_relu", "kernel", "LeakyRelu"],
+        ["aclnnInplaceLeakyRelu", "leaky_relu_", "kernel", "LeakyRelu"],
+        ["aclnnHardtanh", "hardtanh", "kernel", "ClipByValueV2"],
+        ["aclnnInplaceHardtanh", "hardtanh_", "kernel", "ClipByValueV2"]], out
 
 
 def test_unknown_operator_and_usage_errors():
@@ -484,9 +491,17 @@ def test_run_releases_everything_it_allocated(capsys):
      ["opsnn tiling: shape [-7]: a dim is >= 0 or -1 (unknown), or the whole shape is [-2] (unknown rank)"]),
     (["--soc", "Ascend950", "tiling", "LeakyReluGrad", "--shape=-2,3", "--shape2", "1,3"], 2, ["shape [-2, 3]: a dim"]),
     # an unknown operator name is a usage error in every command, with the names it knows
-    (["describe", "Nope"], 2, ["opsnn describe: error: unknown operator 'Nope'; known: LeakyReluBackward, "
-                               "HardtanhBackward, LeakyRelu, InplaceLeakyRelu, Hardtanh, InplaceHardtanh"]),
-    (["run", "Nope"], 2, ["opsnn run: error: unknown operator 'Nope'; known: LeakyReluBackward, "]),
+    (["describe", "Nope"], 2, ["opsnn describe: error: unknown operator 'Nope'; known: LeakyReluBackward "
+                               "(leaky_relu_backward), HardtanhBackward (hardtanh_backward), LeakyRelu (leaky_relu), "
+                               "InplaceLeakyRelu (leaky_relu_), Hardtanh (hardtanh), InplaceHardtanh (hardtanh_)\n"]),
+    (["run", "Nope"], 2, ["opsnn run: error: unknown operator 'Nope'; known: LeakyReluBackward (leaky_relu_backward), "]),
+    # a misspelt one: the closest name of either spelling (a new user's: only the CANN names were given)
+    (["run", "leaky_relu_backwrd"], 2, ["unknown operator 'leaky_relu_backwrd' (did you mean leaky_relu_backward?); "
+                                        "known: "]),
+    (["describe", "hardtanhbackwrd"], 2, ["unknown operator 'hardtanhbackwrd' (did you mean HardtanhBackward?); "]),
+    (["tiling", "hardtanh_backwrd", "--shape", "2"], 2, ["(did you mean hardtanh_backward?)"]),
+    (["tiling", "leakyrelugrd", "--shape", "2"], 2, ["no op definition for 'leakyrelugrd' (did you mean "
+                                                     "LeakyReluGrad?): opsnn has the tilings of "]),
     (["tiling", "Hardtanh", "--shape", "2,3"], 2,  # no op_host def of ClipByValueV2 here
      ["opsnn tiling: no op definition for 'Hardtanh' (ClipByValueV2, the kernel of aclnnHardtanh, aclnnInplaceHardtanh, "
       "is ops-math's: opsnn runs it but does not model its tiling): opsnn has the tilings of HardtanhBackward, "
@@ -839,7 +854,7 @@ def test_a_name_in_any_case_resolves_as_its_exact_spelling_in_every_command(caps
     for word, says in (("hardtanh_", "argument --ops: 'hardtanh_' names InplaceHardtanh, which bench does not "
                                      "measure; expected one of LeakyReluBackward, HardtanhBackward, LeakyRelu, "
                                      "Hardtanh (by any name opsnn run takes)"),
-                       ("Nope", "argument --ops: unknown operator 'Nope'; known: LeakyReluBackward, ")):
+                       ("Nope", "argument --ops: unknown operator 'Nope'; known: LeakyReluBackward (")):
         with pytest.raises(SystemExit):
             parser.parse_args(["--ops", word])
         assert says in capsys.readouterr().err

@@ -19,6 +19,8 @@ def test_every_spec_has_both_aclnn_phases_and_a_pythonic_function(spec):
     phase1 = getattr(aclnn, spec.api_name + "GetWorkspaceSize")
     phase2 = getattr(aclnn, spec.api_name)
     assert phase1.__doc__ and phase2.__doc__
+    assert spec.python_name == PYTHONIC[spec.name]  # (what opsnn list and an unknown name's message show)
+    assert registry.resolve(spec.python_name) is spec
     function = getattr(opsnn, PYTHONIC[spec.name])
     assert function.__doc__ and "Raises" in function.__doc__
     assert spec.formula and spec.source

@@ -257,8 +257,10 @@ def _add_list_arguments(parser) -> None:
 
 
 def _run_list(args) -> int:
+    """Each operator by its aclnn API, Pythonic function and kernel names (every command's OP
+    takes any of them) and its formula."""
     for spec in registry.all_specs():
-        print(f"{spec.api_name:<28} kernel {spec.kernel_name:<15} {spec.formula}")
+        print(f"{spec.api_name:<24} {spec.python_name:<20} kernel {spec.kernel_name:<15} {spec.formula}")
     return 0
 
 
@@ -510,7 +512,7 @@ def _run_run(args) -> int:
         acl.rt.reset_device(0)
         if owns_runtime:
             acl.finalize()
-    expected = _REFERENCES[spec.name.removeprefix("Inplace")](*host.values(), *(s.value for s in typed))
+    expected = _reference(spec)(*host.values(), *(s.value for s in typed))
     golden = np.empty(expected.shape, dtype=result.dtype)
     dtypes.cast_into(golden, expected)
     exact = result.tobytes() == golden.tobytes()
@@ -585,21 +587,12 @@ def _phase1_out(spec: registry.OpSpec, host: dict, scalars: list, self_is_result
     return shape, dtypes.to_numpy(dtype)
 
 
-def _reference(name: str):
+def _reference(spec: registry.OpSpec):
+    """The float64 golden of an operator in opsnn.reference, named as its Pythonic function (an
+    in-place variant's is its operator's)."""
     from . import reference
 
-    return getattr(reference, name)
-
-
-class _References(dict):
-    """Spec name -> the float64 golden in opsnn.reference (snake_case of the name)."""
-
-    def __missing__(self, key: str):
-        snake = "".join("_" + c.lower() if c.isupper() else c for c in key).lstrip("_")
-        return _reference(snake)
-
-
-_REFERENCES = _References()
+    return getattr(reference, spec.python_name.removesuffix("_"))
 
 
 def _status_name(code: int) -> str:

@@ -7,6 +7,7 @@ and the registry-driven tests all read these records.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import enum
 import functools
 from collections.abc import Callable
@@ -136,6 +137,13 @@ class OpSpec:
     def api_name(self) -> str:
         return "aclnn" + self.name
 
+    @property
+    def python_name(self) -> str:
+        """The Pythonic API's name (``opsnn.functional``): the name in snake_case, an in-place
+        variant as its operator's with a trailing ``_`` (torch's spelling: ``hardtanh_``)."""
+        snake = "".join("_" + c.lower() if c.isupper() else c for c in self.name.removeprefix("Inplace"))
+        return snake.lstrip("_") + ("_" if self.inplace else "")
+
     @functools.cached_property
     def param_names(self) -> tuple[str, ...]:
         """The params' names in C order (``out`` last)."""
@@ -190,7 +198,28 @@ def get(name: str) -> OpSpec:
     for spec in _REGISTRY.values():
         if spec.kernel_name == name:
             return spec
-    raise KeyError(f"unknown operator {name!r}; known: {', '.join(_REGISTRY)}")
+    raise KeyError(_unknown(name))
+
+
+def _unknown(name: str) -> str:
+    """An unknown operator name's message: the closest name (``closest``), and every operator by
+    its aclnn and its Pythonic name."""
+    suggestion = closest(name)
+    hint = f" (did you mean {suggestion}?)" if suggestion else ""
+    known = ", ".join(f"{spec.name} ({spec.python_name})" for spec in _REGISTRY.values())
+    return f"unknown operator {name!r}{hint}; known: {known}"
+
+
+def closest(name: str) -> str | None:
+    """The operator name closest to a misspelt ``name`` (difflib's, at its default cutoff), of
+    the names ``resolve`` takes (aclnn, kernel or Pythonic), compared in lower case as
+    ``resolve`` reads them; None where none is close."""
+    spellings = {}  # lower case -> the spelling suggested
+    for spec in all_specs():
+        for word in (spec.name, spec.python_name, spec.kernel_name):
+            spellings.setdefault(word.lower(), word)
+    close = difflib.get_close_matches(name.strip().lower().removeprefix("aclnn"), spellings, n=1)
+    return spellings[close[0]] if close else None
 
 
 def resolve(name: str) -> OpSpec:

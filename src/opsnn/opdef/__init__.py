@@ -63,8 +63,9 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
         specs = registry.all_specs()
         spec = next((s for s in specs if key in (s.name.lower(), s.kernel_name.lower())), None)
         apis = ", ".join(s.api_name for s in specs if spec and s.kernel_name == spec.kernel_name)
+        suggestion = None if spec else registry.closest(name)
         why = (f" ({spec.kernel_name}, the kernel of {apis}, is ops-math's: opsnn runs it but does not model "
-               "its tiling)") if spec else ""
+               "its tiling)") if spec else f" (did you mean {suggestion}?)" if suggestion else ""
         raise ValueError(f"no op definition for {name!r}{why}: opsnn has the tilings of {', '.join(known)}")
     if profile is None:
         return defs[0], alias
