@@ -73,6 +73,23 @@ def test_cli_hook_arguments():
     assert len(bench.cells(args, ops["LeakyReluBackward"])) == 4 * 4 * 3
 
 
+def test_a_value_given_twice_is_measured_once():
+    """(A new user) `bench --ops X X`, or X by two names, measured X twice: every list option
+    keeps each value once, as read (1e5 is 100000), in the order first given."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    args = parser.parse_args(["--ops", "LeakyRelu", "leaky_relu", "HardtanhBackward", "LeakyRelu",
+                              "--sizes", "1e5", "4", "100000", "--threads", "2", "1", "2",
+                              "--layouts", "strided", "contiguous", "strided", "--methods", "numpy", "numpy",
+                              "--max-large-dtypes", "f16", "float16"])
+    assert args.ops == ["LeakyRelu", "HardtanhBackward"] and args.sizes == [10**5, 4] and args.threads == [2, 1]
+    assert args.layouts == ["strided", "contiguous"] and args.methods == ["numpy"] and args.max_large_dtypes == ["f16"]
+    assert bench.cells(args, bench.available_ops()["LeakyRelu"]) == [
+        (d, lay, n) for d in ("f32", "f16", "bf16", "f64") for lay in ("strided", "contiguous") for n in (10**5, 4)]
+
+
 def test_dtypes_read_as_run_reads_them(capsys):
     """``--dtypes`` takes bench's short names and every name ``opsnn run --dtype`` reads; a dtype
     bench does not measure is a usage error naming it (it took only f32 f16 bf16 f64)."""
@@ -82,7 +99,7 @@ def test_dtypes_read_as_run_reads_them(capsys):
     bench.add_arguments(parser)
     args = parser.parse_args(["--dtypes", "FLOAT", "ACL_BF16", "float16", "double", "f32",
                               "--max-large-dtypes", "DT_FLOAT16"])
-    assert args.dtypes == ["f32", "bf16", "f16", "f64", "f32"] and args.max_large_dtypes == ["f16"]
+    assert args.dtypes == ["f32", "bf16", "f16", "f64"] and args.max_large_dtypes == ["f16"]  # (f32 twice: once)
     for word, says in (("int32", "bench does not measure dtype 'int32' (int32)"), ("foo", "unknown dtype 'foo'"),
                        ("STRING", "dtype 'STRING' (ACL_STRING) holds no data here")):  # (it was a KeyError traceback)
         with pytest.raises(SystemExit):

@@ -57,7 +57,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from .cli_args import int_at_least, numpy_dtype
+from .cli_args import Distinct, int_at_least, numpy_dtype
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -841,24 +841,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-dir", default="bench-results",
                         help="where bench.json / bench.md / bench.png go (default ./bench-results; the "
                              "recorded run of BENCHMARKS.md is benchmarks/results)")
-    parser.add_argument("--ops", nargs="*", type=bench_op, metavar="OP",
+    parser.add_argument("--ops", nargs="*", action=Distinct, type=bench_op, metavar="OP",
                         help=f"operators: {' '.join(available_ops())}, by any name opsnn run takes "
                              "(hardtanh_backward, aclnnHardtanhBackward ...; default: all of them)")
-    parser.add_argument("--dtypes", nargs="*", type=bench_dtype, metavar="DTYPE",
+    parser.add_argument("--dtypes", nargs="*", action=Distinct, type=bench_dtype, metavar="DTYPE",
                         help="dtypes: f32 f16 bf16 f64, or as `opsnn run --dtype` names them (default: each op's)")
-    parser.add_argument("--sizes", nargs="*", type=int_at_least(1), help="element counts (1e5 or 100000)")
-    parser.add_argument("--threads", nargs="*", type=int_at_least(1),
+    parser.add_argument("--sizes", nargs="*", action=Distinct, type=int_at_least(1), help="element counts (1e5 or 100000)")
+    parser.add_argument("--threads", nargs="*", action=Distinct, type=int_at_least(1),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
-    parser.add_argument("--layouts", nargs="*", choices=LAYOUTS,
+    parser.add_argument("--layouts", nargs="*", action=Distinct, choices=LAYOUTS,
                         help="contiguous; broadcast (grad (N,1) with self (1,M)); strided (self a transposed 2-D "
                              "view); permuted (self a 3-D view, axes reversed) (default: all)")
-    parser.add_argument("--methods", nargs="*", choices=METHODS,
+    parser.add_argument("--methods", nargs="*", action=Distinct, choices=METHODS,
                         help="py_out / py_alloc: the Pythonic call with and without out=; acl_fresh / acl_repeat: "
                              "the two-phase API, a fresh executor each call / one repeatable executor; torch_out / "
                              "torch_alloc: torch.ops.aten with and without out=; numpy: a NumPy expression; "
                              "bandwidth: a compiled copy that reads two arrays and writes one (one for the forward "
                              "operators) (default: all)")
-    parser.add_argument("--max-large-dtypes", nargs="*", type=bench_dtype, metavar="DTYPE",
+    parser.add_argument("--max-large-dtypes", nargs="*", action=Distinct, type=bench_dtype, metavar="DTYPE",
                         help="at 1e8 elements, measure only these dtypes (default: all)")
     parser.add_argument("--forward-max-size", type=int_at_least(1), default=10**7,
                         help="largest size for the forward operators (default 1e7; the backward pair goes to 1e8)")

@@ -196,6 +196,15 @@ def int_at_least(low: int):
     return parse
 
 
+class Distinct(argparse.Action):
+    """A list option (``nargs``) keeping each value once, in the order first given, after its
+    ``type`` has read it: ``opsnn bench --ops X X`` (or X by two names, which ``bench_op`` reads
+    as one) had measured X twice, and ``--sizes 1e5 100000`` one size twice."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, list(dict.fromkeys(values)))
+
+
 # The whole numbers an integer input of `opsnn run` / `opsnn demo` holds, in the order a small
 # input takes them: two elements already lie beyond the default bounds (-1, 1) on both sides
 # (uint8: above 1, and 0), three add one inside them, five the bounds themselves.
