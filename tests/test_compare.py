@@ -90,7 +90,14 @@ def test_a_changed_board_file_fails_naming_the_first_element_outside_the_toleran
     assert failed["max_abs"] == max(abs(5.0 - float(golden[3, 0])), abs(-3.0 - float(golden[1, 2])))
     assert failed["reason"] == (f"2 of 24 elements outside rtol 0.00012207 / atol 0.00012207; the first at [1, 2]: "
                                 f"-3.0 in {first / 'npu.bin'}, golden {float(golden[1, 2])!r}")
-    assert f"FAIL {LEAKY} #0 aclnnLeakyReluBackward_0: 2 of 24 elements" in err
+    assert f"FAIL {LEAKY} #0 aclnnLeakyReluBackward_0: {failed['reason']}\n" in err
+    # (a new user) the full text had filled the note column too: piped, the table grew to 200
+    # columns; it shows its start now, and the text is printed once, below the table
+    table = [line for line in err.splitlines() if line[:1] in "┏┃┡│└"]
+    assert max(map(len, table)) < 140, "\n".join(table)  # (it had been LOG_WIDTH, 200)
+    row = next(line for line in table if "aclnnLeakyReluBackward_0" in line)
+    assert row.split("│")[-2].strip() == "2 of 24 elements outside ... (below)"
+    assert err.count(failed["reason"]) == 1
     assert "2 cases: 1 passed (1 bit-exact), 0 documented differences, 0 skipped, 1 failed" in err
     assert report["settings"]["output"] == "npu.bin"
 

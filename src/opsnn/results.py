@@ -76,7 +76,7 @@ class ResultsTable:
                          "elements": f"{r.numel:,}", "result": r.status, "max abs": _num(r.max_abs),
                          "max rel": _num(r.max_rel),
                          "exact": "" if r.bit_exact is None else ("yes" if r.bit_exact else "no"),
-                         "note": "; ".join(filter(None, (r.reason, r.note)))})
+                         "note": _short_note(r)})
         return rows
 
     def layout(self, width: int, rows: list[dict]) -> tuple[list[str], list[str]]:
@@ -114,10 +114,32 @@ def table(path, results: list[Result]) -> ResultsTable:
 
 
 def failures(results: list[Result]) -> Iterator[str]:
-    """Full text of every failure (the table cuts long notes)."""
+    """Full text of every failure, printed once below the table (whose note column shows the
+    start of it: ``_short_note``)."""
     for r in results:
         if r.status == FAIL:
-            yield f"[bold red]FAIL[/] {Path(r.file).name} #{r.index} {r.name}: {r.reason}"
+            yield f"[bold red]FAIL[/] {Path(r.file).name} #{r.index} {r.name}: {_full_note(r)}"
+
+
+# A FAIL's note in the table, at most this many characters: its full text (a compare FAIL's names
+# the board file, both values and the index) had widened a piped table, which is not folded, to
+# LOG_WIDTH; ``failures`` prints it whole below the table.
+_FAIL_NOTE_WIDTH = 40
+_CUT = " ... (below)"
+
+
+def _full_note(r: Result) -> str:
+    return "; ".join(filter(None, (r.reason, r.note)))
+
+
+def _short_note(r: Result) -> str:
+    """A row's note in the table: a FAIL's cut at a word to ``_FAIL_NOTE_WIDTH`` characters (its
+    full text follows the table); the other statuses' whole (printed nowhere else)."""
+    text = _full_note(r)
+    if r.status != FAIL or len(text) <= _FAIL_NOTE_WIDTH:
+        return text
+    head = text[:_FAIL_NOTE_WIDTH - len(_CUT) + 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else head[:-1]).rstrip(";,:") + _CUT
 
 
 def _num(value: float | None) -> str:
