@@ -897,13 +897,41 @@ def test_cli_unwritable_json_path_fails_before_running(tmp_path, monkeypatch, ca
 
     monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
     missing_dir = tmp_path / "no" / "such" / "dir" / "x.json"
-    assert cli.main(["verify", *map(str, small_files(tmp_path)), "--json", str(missing_dir)]) == 2
-    err = capsys.readouterr().err
-    assert "--json: cannot write" in err and str(missing_dir) in err and "No such file" in err
+    # (a new user) an I/O failure, not a usage error: exit 1, one line naming the option, the path
+    # and the reason, as --dump's index on a full disk (it was exit 2, as a usage error)
+    assert cli.main(["verify", *map(str, small_files(tmp_path)), "--json", str(missing_dir)]) == 1
+    assert capsys.readouterr().err == (f"opsnn verify: --json: cannot write {str(missing_dir)!r}: "
+                                       "No such file or directory\n")
     # a writable path is checked without leaving a file behind when the run stops early
     out = tmp_path / "results.json"
     assert cli.main(["verify", str(small_files(tmp_path)[0]), "--cases", "nope", "--json", str(out)]) == 2
     assert not out.exists()
+
+
+def test_cli_json_that_cannot_be_written_at_the_end_is_one_line_and_exit_1(tmp_path, monkeypatch, capsys):
+    """A disk that fills during the run: the tables and summary print, then one line naming
+    --json, the path and the reason, exit 1 (it was exit 2 with "[Errno 28] No space left on
+    device: ..."); opsnn compare's --json the same."""
+    import errno
+
+    from opsnn import cli
+
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    out, dump = tmp_path / "results.json", tmp_path / "d"
+    write_text = Path.write_text
+
+    def disk_full(self, data, *args, **kwargs):
+        if self.name != "results.json":
+            return write_text(self, data, *args, **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    for argv in (["verify", str(case), "--dump", str(dump)], ["compare", str(dump)]):
+        assert cli.main([*argv, "--json", str(out)]) == 1
+        captured = capsys.readouterr()
+        assert "1 case: 1 passed" in captured.out, captured.out
+        assert captured.err == f"opsnn {argv[0]}: --json: cannot write {str(out)!r}: No space left on device\n"
+        assert not out.exists()
 
 
 def test_cli_json_path_never_replaces_a_case_file_or_a_foreign_file(tmp_path, monkeypatch, capsys):

@@ -1,7 +1,7 @@
 """The ``opsnn`` command: ``demo | run | verify | compare | tiling | bench | describe | list | cache``.
 
 Exit status: 0 on success, 1 when an operator call or a verified or compared case fails (or host memory
-runs out), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
+runs out, or an output file cannot be written: ``cli_args.OutputError``), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
 input files, 141 (128 + SIGPIPE, as for other command-line tools) when the reader of stdout
 went away before the output ended (``opsnn ... | head``), 130 (128 + SIGINT) when interrupted
 (Ctrl-C: one line, no traceback; verify still reports the cases done). Operator statuses (161002, ...) are
@@ -22,7 +22,7 @@ import tempfile
 import numpy as np
 
 from . import registry
-from .cli_args import Parser, PipeConsole, ScalarWords, ShapeWords, int_at_least, numpy_dtype, random_input
+from .cli_args import OutputError, Parser, PipeConsole, ScalarWords, ShapeWords, int_at_least, numpy_dtype, random_input
 from ._core import dtypes, memory, platform
 from ._core.status import AclnnError
 
@@ -92,7 +92,8 @@ def _main(argv: list[str]) -> int:
             stream.reconfigure(errors="replace")
     parser = Parser(
         prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",
-        epilog="exit status: 0 success; 1 an operator call, a verified or compared case or a tiling check failed; "
+        epilog="exit status: 0 success; 1 an operator call, a verified or compared case or a tiling check failed, "
+               "or an output file could not be written; "
                "2 usage error or unreadable input file; 130 interrupted (Ctrl-C); 141 stdout closed early (| head). "
                "`opsnn COMMAND -h` for a command's options.")
     parser.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name,
@@ -138,7 +139,7 @@ def _main(argv: list[str]) -> int:
         # would fail again, so stdout becomes /dev/null
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except AclnnError as exc:
+    except (AclnnError, OutputError) as exc:
         print(f"opsnn {args.command}: {exc}", file=sys.stderr)
         return 1
     except (OSError, ValueError) as exc:  # a missing or malformed file, an unknown operator, an impossible request

@@ -196,6 +196,18 @@ def int_at_least(low: int):
     return parse
 
 
+class OutputError(Exception):
+    """An output a command was asked to write (``--json PATH``, ``--dump DIR``'s index) that the
+    system would not take: a missing folder, a refused or full disk. An I/O failure, exit 1 in
+    ``cli.main``, where a usage error is 2; the message names the option, the path and the
+    system's reason (``strerror``: "No space left on device"), on one line."""
+
+    def __init__(self, option: str, path, reason: OSError | str, what: str = ""):
+        if isinstance(reason, OSError):
+            reason = reason.strerror or str(reason)
+        super().__init__(f"{option}: cannot write {what + ' ' if what else ''}{str(path)!r}: {reason}")
+
+
 class Distinct(argparse.Action):
     """A list option (``nargs``) keeping each value once, in the order first given, after its
     ``type`` has read it: ``opsnn bench --ops X X`` (or X by two names, which ``bench_op`` reads

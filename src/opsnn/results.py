@@ -15,6 +15,8 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
+from .cli_args import OutputError
+
 PASS, FAIL, SKIP, DOC = "PASS", "FAIL", "SKIP", "DOC"
 
 
@@ -189,8 +191,8 @@ def check_writable(path: str, inputs: list[str]) -> None:
                              "only file --json replaces (--json takes the path the results are written to, or - "
                              "for stdout); remove it or name another path")
     why = cannot_write(path)
-    if why:
-        raise ValueError(f"--json: cannot write {path!r}: {why}")
+    if why:  # an I/O failure, not a usage error: the path may be right and its disk full or read-only
+        raise OutputError("--json", path, why)
 
 
 def cannot_write(path: str) -> str | None:
@@ -210,14 +212,19 @@ def cannot_write(path: str) -> str | None:
 
 
 def write_json(path: str, settings: dict, summary: dict, results: list[Result]) -> None:
-    """The results file of ``--json PATH`` (``-``: stdout), of verify and ``opsnn compare``."""
+    """The results file of ``--json PATH`` (``-``: stdout), of verify and ``opsnn compare``;
+    ``OutputError`` (exit 1) where the system refuses it after ``check_writable`` passed (a disk
+    filled during the run)."""
     document = {"settings": settings, "summary": summary,
                 "cases": [{k: _json_safe(v) for k, v in dataclasses.asdict(r).items()} for r in results]}
     text = json.dumps(document, indent=1, allow_nan=False) + "\n"
     if path == "-":
         sys.stdout.write(text)
-    else:
+        return
+    try:
         Path(path).write_text(text)
+    except OSError as exc:
+        raise OutputError("--json", path, exc) from None
 
 
 def _json_safe(value):

@@ -72,7 +72,7 @@ from opsnn import results as report
 from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
 from opsnn._core.status import Status
-from opsnn.cli_args import PipeConsole, int_at_least
+from opsnn.cli_args import OutputError, PipeConsole, int_at_least
 from opsnn.results import DOC, FAIL, PASS, SKIP, Result
 
 # A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
@@ -1156,10 +1156,9 @@ def _write_index(settings: Settings, session: Session) -> str | None:
     try:
         golden_files.write_index(settings.dump, dataclasses.asdict(settings), session.dump_written)
     except OSError as exc:
-        path = Path(settings.dump) / golden_files.INDEX
-        return (f"--dump: cannot write the dump's index {str(path)!r}: {exc.strerror}; the case folders "
-                f"written stand without it (opsnn compare reads one case file's folder, "
-                f"{str(Path(settings.dump) / '<file>')!r}, without an index)")
+        failure = OutputError("--dump", Path(settings.dump) / golden_files.INDEX, exc, "the dump's index")
+        return (f"{failure}; the case folders written stand without it (opsnn compare reads one case "
+                f"file's folder, {str(Path(settings.dump) / '<file>')!r}, without an index)")
     return None
 
 
