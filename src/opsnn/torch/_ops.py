@@ -49,7 +49,7 @@ from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.overrides import has_torch_function
 
 from .. import functional as F
-from .. import registry
+from .. import reference, registry
 from .._core.shape import broadcast_shape, contiguous_strides
 from .._core.status import Status
 from . import _bridge as B
@@ -285,13 +285,13 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
                 # 1 + 2**-11 + 2**-40 clamps to 1.0 in torch and to 1.001 in one rounding (a
                 # breaker). The binding rounds to float32 first; bfloat16 goes through float32
                 # in both.
-                value = float(np.float32(value))
+                value = float(reference.to_float32(value))
             elif isinstance(value, int) and value > 2**63 - 1 and target != torch.float64:
                 # torch.Scalar holds it as a uint64, converted to float32 (and from there to a
                 # half type) in one rounding; the aclnn layer takes it as a double (as torch_npu
                 # sends it) and rounds it again: 2**63 + 2**39 + 1 is 2**63 + 2**40 in torch, 2**63
                 # there (a breaker). The binding hands over torch's float32, which the double holds
-                value = float(np.array(value, np.uint64).astype(np.float32))
+                value = float(reference.to_float32(value))
             elif isinstance(value, int) and op in _SCALAR_DTYPE and target.is_floating_point and -2**63 <= value:
                 # an int bound of a floating tensor goes as a double: as an INT64 aclScalar the
                 # aclnn layer would compare min > max in int64 (F6), refusing hardtanh(x, 1, nan)
@@ -299,7 +299,7 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
                 # the int, rounded once to the tensor's dtype as torch rounds it; beyond, torch
                 # rounds the int64 to float32 once for the narrower dtypes, so that float32 goes
                 value = float(value) if target == torch.float64 or abs(value) <= 2**53 else \
-                    float(np.array(value, np.int64).astype(np.float32))
+                    float(reference.to_float32(value))
         taken.append(value)
     return taken
 
