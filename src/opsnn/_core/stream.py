@@ -10,6 +10,7 @@ results without synchronizing sees the old data, as it could on a device.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import os
 import threading
@@ -72,21 +73,10 @@ class Stream:
         earlier synchronize by another thread dropped tasks this thread had queued, raise that
         (once), so a caller whose work never ran is not told it succeeded."""
         with self._run:
-            tasks = self._tasks
-            left = len(tasks)
-            outer = self._running  # (a nested run's: the task that runs this one is still running)
-            while left and tasks:  # (a nested run of this stream, an event wait's, may empty it first)
-                left -= 1
-                label, task, owner = self._take(tasks)
-                try:
-                    task()
-                except Exception as exc:  # a task bug must not escape the runtime: a status instead
-                    raise self._failed(label, exc, owner, min(left, len(tasks))) from exc
-                except BaseException:  # Ctrl-C (KeyboardInterrupt) or SystemExit inside the task
-                    self._interrupted(label, owner)
-                    raise
-                finally:
-                    self._running = outer
+            # done once as many tasks as are queued now have left the queue through this run (run,
+            # or dropped after a failure): False that many times, then True (a nested run of this
+            # stream, an event wait's, may empty the queue first)
+            self._run_tasks(functools.partial(next, itertools.repeat(False, len(self._tasks)), True))
             if self._dropped:  # (tested inline: the launch path's synchronize meets it every call)
                 self.report_dropped()
 
@@ -106,29 +96,34 @@ class Stream:
         thread is running this stream: then run nothing and return False (the caller waits for
         what it needs instead: blocking here while holding another stream's run lock could
         deadlock two threads whose streams wait on each other's events). A failure raises as in
-        ``synchronize`` and drops every task queued then."""
+        ``synchronize``, dropping the tasks queued up to where ``done()`` holds (``_run_tasks``)."""
         if not self._run.acquire(blocking=False):
             return False
         try:
-            tasks = self._tasks
-            outer = self._running  # (as in synchronize)
-            while tasks and not done():
-                label, task, owner = self._take(tasks)
-                try:
-                    task()
-                except Exception as exc:  # a task bug must not escape the runtime: a status instead
-                    # dropped up to what the caller waits for (its hook makes done() hold), no
-                    # further: later tasks wait for the stream's own synchronize, as tasks queued
-                    # after a synchronize's start do
-                    raise self._failed(label, exc, owner, done) from exc
-                except BaseException:  # (as in synchronize)
-                    self._interrupted(label, owner)
-                    raise
-                finally:
-                    self._running = outer
+            self._run_tasks(done)
         finally:
             self._run.release()
         return True
+
+    def _run_tasks(self, done: Callable[[], bool]) -> None:
+        """Run queued tasks in order, the caller holding ``_run``, until ``done()`` holds (asked
+        before each task) or the queue is empty. A task's failure raises 500003 after dropping
+        the tasks queued up to where ``done()`` holds, no further: later tasks wait for the
+        stream's next synchronize, as tasks queued after a synchronize's start do. A Ctrl-C (or
+        SystemExit) inside a task goes on to the caller (``_interrupted``)."""
+        tasks = self._tasks
+        outer = self._running  # (a nested run's: the task that runs this one is still running)
+        while tasks and not done():
+            label, task, owner = self._take(tasks)
+            try:
+                task()
+            except Exception as exc:  # a task bug must not escape the runtime: a status instead
+                raise self._failed(label, exc, owner, done) from exc
+            except BaseException:  # Ctrl-C (KeyboardInterrupt) or SystemExit inside the task
+                self._interrupted(label, owner)
+                raise
+            finally:
+                self._running = outer
 
     def _interrupted(self, label: str, owner: int) -> None:
         """Task ``label`` was interrupted as it ran (Ctrl-C: the KeyboardInterrupt goes on to the
@@ -145,24 +140,22 @@ class Stream:
         tasks.popleft()
         return entry
 
-    def _failed(self, label: str, exc: Exception, owner: int, until: int | Callable[[], bool]) -> AclnnError:
+    def _failed(self, label: str, exc: Exception, owner: int, done: Callable[[], bool]) -> AclnnError:
         """The 500003 for task ``label``'s failure (queued by thread ``owner``, which hears of it
-        at its next synchronize where it is not the caller), after dropping the tasks ``until``
-        says."""
+        at its next synchronize where it is not the caller), after dropping queued tasks until
+        ``done()`` holds."""
         why = exc.message if isinstance(exc, AclnnError) else f"internal error: {type(exc).__name__}: {exc}"
         why = f"stream task {label} failed: {why}"
         live = {t.ident: t for t in threading.enumerate()}
         self._tell(owner, live, why)
-        self._drop(until, why, live)
+        self._drop(done, why, live)
         return AclnnError(AclError.RT_FAILURE, why)
 
-    def _drop(self, until: int | Callable[[], bool], why: str, live: dict) -> None:
-        """Drops queued tasks after a failure, ``until`` many or until ``until()`` holds: each
+    def _drop(self, done: Callable[[], bool], why: str, live: dict) -> None:
+        """Drops queued tasks after a failure until ``done()`` holds (asked before each): each
         task's ``dropped`` hook runs (an event's record then never completes), and each other
         live thread that queued one hears of it at its next synchronize."""
-        dropped = 0
-        while self._tasks and (dropped < until if isinstance(until, int) else not until()):
-            dropped += 1
+        while self._tasks and not done():
             _, task, owner = self._tasks.popleft()
             hook = getattr(task, "dropped", None)
             if hook is not None:
