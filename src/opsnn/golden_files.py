@@ -176,6 +176,14 @@ def has_file(manifest: dict, key: str) -> bool:
     return isinstance(manifest.get(key), dict) and "file" in manifest[key]
 
 
+def is_dims(shape) -> bool:
+    """Whether ``shape`` read from a case file (a case.json entry here, a case of ``opsnn
+    verify``'s files there) is a shape: a list or tuple of non-negative integer dims, never a
+    bool (JSON's ``true`` is an int to Python)."""
+    return isinstance(shape, (list, tuple)) and all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
+
+
 def entry_layout(folder: Path, key: str, entry) -> tuple[np.dtype, list[int]]:
     """The NumPy dtype and the shape of the case.json entry at ``key`` (``inputs.self``),
     checked as ``load`` describes (GoldenFileError naming the field otherwise)."""
@@ -184,8 +192,7 @@ def entry_layout(folder: Path, key: str, entry) -> tuple[np.dtype, list[int]]:
     if missing:
         raise GoldenFileError(f"{where} has no {', '.join(missing)}; expected an entry with file, dtype and shape")
     shape, text = entry["shape"], entry["dtype"]
-    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                              for d in shape):
+    if not is_dims(shape):
         raise GoldenFileError(f"{where}.shape is {shape!r}; expected a list of non-negative integer dims")
     try:
         acl = parse_name(str(text))  # (the CLI's --dtype grammar)

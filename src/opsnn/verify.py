@@ -244,14 +244,10 @@ def _broadcast(shapes: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
 def _dims(shape, role: str) -> tuple[int, ...]:
     """A shape from a case file, read before anything broadcasts it: a list or tuple of
     non-negative integer dims (ValueError naming ``role`` otherwise)."""
-    if not isinstance(shape, (list, tuple)) or not all(_is_count(d) for d in shape):
+    if not golden_files.is_dims(shape):
         shown = list(shape) if isinstance(shape, (list, tuple)) else shape
         raise ValueError(f"{role} has shape {shown}; dims must be non-negative integers")
     return tuple(shape)
-
-
-def _is_count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def is_real(value) -> bool:
