@@ -417,6 +417,8 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
     else:
         panel_bytes = PANEL_BYTES
     gathered_run = panel_bytes // min_item
+    run = gathered_run if far else 0  # ``_segments``' run (0 in cache, where the whole-row test is)
+    panels = None  # (seg, n_panels) where the whole-row test below counted them already
     if far and rows * tile_cols * max_item <= WHOLE_PANEL_BYTES:
         tile_rows = rows
     else:
@@ -431,9 +433,10 @@ def plan_launch(out_shape, operands, itemsizes, n_threads: int,
             height = max(height, run_bytes // (cols * max_item))
         tile_rows = ceil_div(rows, ceil_div(rows, min(rows, height)))
         if (min_item == 4 and tile_rows < rows <= WHOLE_ROW_BYTES // min_item
-                and tile_rows * min_item % CACHE_LINE_BYTES
-                and _panels(dims, layouts, rows, tile_cols, max_item, 0)[1] >= n_threads):
-            tile_rows = rows
-    seg, n_panels = _panels(dims, layouts, tile_rows, tile_cols, max_item, gathered_run if far else 0)
+                and tile_rows * min_item % CACHE_LINE_BYTES):
+            whole = _panels(dims, layouts, rows, tile_cols, max_item, run)
+            if whole[1] >= n_threads:
+                tile_rows, panels = rows, whole
+    seg, n_panels = panels or _panels(dims, layouts, tile_rows, tile_cols, max_item, run)
     plan = plan_host(n_panels, tile_rows * cols * seg * out_item, n_threads, tile_bytes)
     return HostLaunch("panels", dims, tuple(layouts), plan, tile_rows, tile_cols, seg)
