@@ -2890,6 +2890,49 @@ def test_walker_out_of_memory_is_not_a_compile_failure(monkeypatch):
     assert not numba_backend.COMPILE_FAILURES
 
 
+@pytest.mark.parametrize("where", ["generate", "compile"])
+def test_ctrl_c_inside_a_compile_is_not_a_compile_failure(monkeypatch, caplog, where):
+    """Ctrl-C while a walker's source is generated or while numba compiles it: the
+    KeyboardInterrupt goes on to the caller (numba does not wrap it: its error contexts catch
+    Exception only), and the walker is not taken for one that did not compile (not marked, not
+    logged, no NumPy fallback): the next call compiles it and runs it. (A real Ctrl-C early in a
+    process's first compile can leave numba's own typing registries part-loaded, so that every
+    later compile fails: those are then compile failures, logged, and run on the NumPy backend.)"""
+    from numba.core import dispatcher
+
+    from opsnn import _fastpath, engine
+    from opsnn.kernels import numba_backend
+
+    # fresh modules, so fresh dispatchers: the call compiles (or loads numba's disk cache)
+    for name in ("_MODULES", "_PROGRAMS", "_PROGRAM_CACHE", "_STEPS", "_COPIES"):
+        monkeypatch.setattr(numba_backend, name, {})
+    monkeypatch.setattr(engine, "_PLAN_CACHE", {})
+    monkeypatch.setattr(engine, "_BOUND_CALLS", {})
+    _fastpath.clear()
+    owner, attr = (numba_backend, "generate") if where == "generate" else (dispatcher.Dispatcher, "compile")
+    original = getattr(owner, attr)
+    interrupts = [KeyboardInterrupt]
+
+    def interrupted(*args, **kwargs):  # Ctrl-C the first time
+        if interrupts:
+            raise interrupts.pop()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, attr, interrupted)
+    g = np.full((40, 50), 3.0, F32)
+    x = np.full((50, 40), -1.0, F32).T  # the panels walker
+    with caplog.at_level(logging.WARNING, logger="opsnn"):
+        with pytest.raises(KeyboardInterrupt):
+            opsnn.leaky_relu_backward(g, x, 0.5)
+        assert not interrupts, "the interrupt was raised"
+        assert not numba_backend.COMPILE_FAILURES and not numba_backend._FAILED
+        assert (opsnn.leaky_relu_backward(g, x, 0.5) == 1.5).all()
+    assert not numba_backend.COMPILE_FAILURES and not numba_backend._FAILED
+    assert not [r.message for r in caplog.records if "numba backend" in r.message]
+    walkers = [fn for prog in numba_backend._PROGRAM_CACHE.values() if prog for fn in prog._fns.values()]
+    assert walkers and not any(isinstance(fn, str) for fn in walkers), "compiled walkers ran"
+
+
 @pytest.mark.parametrize("layout", ["contig", "transposed"])
 def test_bound_pool_launch_replanned_onto_a_walker_that_does_not_compile(broken_walkers, acl_env, monkeypatch,
                                                                           layout):
