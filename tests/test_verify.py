@@ -671,6 +671,35 @@ def test_json_fields_verify_cannot_read_name_the_input_and_field(tmp_path, capsy
     assert words in " ".join(err.split()), err
 
 
+def test_inputs_that_do_not_broadcast_fail_as_the_aclnn_call_refuses_them(tmp_path):
+    """(A breaker) a json case whose inputs do not broadcast stopped the whole file (exit 2) with
+    NumPy's "shape mismatch: objects cannot be broadcast", and one whose broadcast passes NumPy's
+    size limit with "broadcast dimensions too large.", while a csv row of such shapes FAILed with
+    aclnn's 161002 (a csv row whose out is "ELEWISE" stopped its file too). Each now runs and FAILs
+    as the aclnn call refuses it, and one too large to run is a SKIP for size; the file's other
+    cases run."""
+    mismatch = json_case(1, "fp32", (3,), [-1, 1], [-1, 1], 0.5)
+    mismatch["inputs"][1]["shape"] = [4]
+    huge = json_case(2, "fp32", (2**40, 2**30), [-1, 1], [-1, 1], 0.5)
+    huge["inputs"][1]["shape"] = [1]
+    path, out = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 0.5), mismatch, huge), \
+        tmp_path / "r.json"
+    assert run_verify(path, "--json", out) == 1
+    cases = json.loads(out.read_text())["cases"]
+    assert [c["status"] for c in cases] == ["PASS", "FAIL", "SKIP"]
+    assert cases[1]["reason"] == ("aclnnLeakyReluBackwardGetWorkspaceSize returned 161002: LeakyReluBackward: the "
+                                  "shape of gradOutput [3] and the shape of self [4] cannot broadcast (each aligned "
+                                  "dim must be equal or 1)")
+    assert cases[2]["reason"] == f"{2**70:,} elements > --max-elements {V.DEFAULT_MAX_ELEMENTS:,}"
+    assert run_verify(_one_csv_row(tmp_path, input_shapes="((3,), (4,))", output_shapes="ELEWISE"), "--json", out) == 1
+    [row] = json.loads(out.read_text())["cases"]
+    assert (row["status"], row["reason"]) == ("FAIL", "aclnnHardtanhBackwardGetWorkspaceSize returned 161002: "
+                                              "HardtanhBackward: gradOutput shape must equal self shape [3], got [4]")
+    # the out of inputs that do not broadcast is the largest input's shape: no larger than it
+    assert V._broadcast([(3,), (2, 4)]) == (2, 4) and V._broadcast([(5, 1), (1, 3)]) == (5, 3)
+    assert V._broadcast([(2**40, 2**30), (1,)]) == (2**40, 2**30) and V._broadcast([(4,), (3,)]) == (4,)
+
+
 def test_a_json_file_that_is_no_list_is_a_usage_error(tmp_path, capsys):
     path = tmp_path / "atk_x.json"
     path.write_text(json.dumps({"cases": [json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 0.5)]}))

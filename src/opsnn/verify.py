@@ -30,7 +30,8 @@ operator (LeakyReluBackward on Ascend310B). A kernel row runs as
 the aclnn call would, casts included, so a dtype mix the kernel's own def has no binary for
 (ops-nn's tiling refuses it: LeakyReluGrad's float16 and float32 inputs) still runs, with a note
 saying so; so does a row whose ``soc_series`` names another SoC than the one run (``--soc`` picks
-it). Notes never change a result.
+it). Notes never change a result. A case whose inputs do not broadcast runs too, and FAILs as the
+aclnn call refuses it (161002).
 
 Results: PASS (within tolerance), FAIL, SKIP (with the reason; never silently dropped) and DOC (a
 ``--golden torch`` difference that a documented decision explains element by element:
@@ -71,6 +72,7 @@ from opsnn import golden_files, opdef, reference, registry
 from opsnn import results as report
 from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
+from opsnn._core.shape import broadcast_shape
 from opsnn._core.status import Status
 from opsnn.cli_args import OutputError, PipeConsole, int_at_least
 from opsnn.results import DOC, FAIL, PASS, SKIP, Result
@@ -238,7 +240,18 @@ def _floats_in(value):
 
 
 def _broadcast(shapes: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
-    return tuple(np.broadcast_shapes(*shapes))
+    """The out shape of a case that gives none: its inputs' broadcast shape, in Python ints (no
+    NumPy limit on its size: a case too large to run is skipped for size, not refused as a
+    file). Where the inputs do not broadcast, the largest input's shape (the first of equals):
+    the case still runs, and the aclnn call refuses it (161002, naming both shapes), as a csv
+    row that gives its out shape does; its out then costs no more than that input."""
+    shapes = list(shapes)
+    result: tuple[int, ...] | None = ()
+    for shape in shapes:
+        result = broadcast_shape(result, shape)
+        if result is None:
+            return max(shapes, key=math.prod)
+    return result
 
 
 def _dims(shape, role: str) -> tuple[int, ...]:
