@@ -612,6 +612,20 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     ({"input_shapes": "((2.0,), (2,))", "output_shapes": "ELEWISE"},
      "row 0: self has shape [2.0]; dims must be non-negative integers"),
     ({"input_shapes": "(2, 2)"}, "row 0: self has shape 2; dims must be non-negative integers"),
+    # (a breaker: these were "TypeError: 'NoneType' object is not iterable" and "could not convert
+    # string to float: 'abc'", naming no field; the others TypeErrors and IndexErrors alike)
+    ({"input_dtypes": ""}, "row 0: input_dtypes is empty; expected a tuple of one entry per input, such as "
+                           "('float16', 'float16')"),
+    ({"absolute_precision": "abc"}, "row 0: absolute_precision is 'abc'; expected a number such as 1e-08"),
+    ({"input_dtypes": "5"}, "row 0: input_dtypes is '5'; expected a tuple of one entry per input"),
+    ({"input_shapes": "", "input_ori_shapes": ""}, "row 0: input_shapes is empty; expected a tuple of one entry per "
+                                                   "input, such as ((2, 3), (2, 3))"),
+    ({"input_formats": "'ND'"}, "row 0: input_formats is \"'ND'\"; expected a tuple of one entry per input, such as "
+                                "('ND', 'ND')"),
+    ({"output_dtypes": "()"}, "row 0: output_dtypes is '()'; expected a tuple of one entry per output, such as "
+                              "('float16',)"),
+    ({"output_shapes": "(3)"}, "row 0: output_shapes is '(3)'; expected a tuple of one entry per output"),
+    ({"output_formats": "[]"}, "row 0: output_formats is '[]'; expected a tuple of one entry per output"),
 ])
 def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, capsys, cells, words):
     """Found by a breaker: a cell that is no literal was a traceback (SyntaxError), and a downward
@@ -698,6 +712,37 @@ def test_inputs_that_do_not_broadcast_fail_as_the_aclnn_call_refuses_them(tmp_pa
     # the out of inputs that do not broadcast is the largest input's shape: no larger than it
     assert V._broadcast([(3,), (2, 4)]) == (2, 4) and V._broadcast([(5, 1), (1, 3)]) == (5, 3)
     assert V._broadcast([(2**40, 2**30), (1,)]) == (2**40, 2**30) and V._broadcast([(4,), (3,)]) == (4,)
+
+
+def test_a_csv_row_shorter_than_its_header_names_the_first_empty_field(tmp_path, capsys):
+    """Its missing cells read as empty (they were None: "TypeError: 'NoneType' object is not
+    iterable")."""
+    assert cli.main(["verify", str(write_csv(tmp_path, "ht,hardtanh_grad"))]) == 2
+    assert "row 0: input_dtypes is empty; expected a tuple" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda cases: cases.append(5),
+     "case 1: the case is 5; expected an object with the fields aclnn_name and inputs"),
+    (lambda cases: cases[0].update(aclnn_name=7),
+     'case 0: aclnn_name is 7; expected an operator name such as "aclnnLeakyReluBackward"'),
+    (lambda cases: cases[0].update(inputs={"a": 1}),
+     'case 0: inputs is {"a": 1}; expected a list of objects, one per tensor, scalar and attr'),
+    (lambda cases: cases[0]["inputs"].__setitem__(2, 5),
+     'case 0: inputs[2] is 5; expected an object whose name is a string such as "gradOutput"'),
+    (lambda cases: cases[0]["inputs"][1].update(name=["x"]),
+     'case 0: inputs[1] is {"name": ["x"], "type": "tensor", "required": true, "dtyp...; expected an object whose'),
+    (lambda cases: cases[0].update(standard="md5"),
+     'case 0: standard is "md5"; expected an object such as {"acc": "single_bm"}'),
+], ids=["case-no-object", "name-no-string", "inputs-no-list", "input-no-object", "input-name-list", "standard-text"])
+def test_json_cases_verify_cannot_read_name_the_case_and_field(tmp_path, capsys, edit, words):
+    """(A breaker) ``[<a case>, 5]`` was "case 1: TypeError: 'int' object is not subscriptable",
+    and the others TypeErrors or AttributeErrors alike, naming no field."""
+    cases = [json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1)]
+    edit(cases)
+    assert cli.main(["verify", str(write_json(tmp_path, *cases))]) == 2
+    err = capsys.readouterr().err
+    assert words in " ".join(err.split()) and "Error" not in err, err
 
 
 def test_a_json_file_that_is_no_list_is_a_usage_error(tmp_path, capsys):

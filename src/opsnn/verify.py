@@ -293,20 +293,25 @@ _KERNELS = {
 def parse_csv(path: str | Path) -> list[Case]:
     """All rows of a kernel ST csv as cases (ValueError naming the row and field of a malformed one)."""
     with open(path, newline="") as f:
-        return [_parsed(f"row {i}", _csv_case, str(path), i, row) for i, row in enumerate(csv.DictReader(f))]
+        # restval: a row shorter than the header reads its missing cells as empty, which each field's
+        # reader names (they were None, a TypeError or AttributeError naming no field)
+        rows = csv.DictReader(f, restval="")
+        return [_parsed(f"row {i}", _csv_case, str(path), i, row) for i, row in enumerate(rows)]
 
 
 def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     kernel = _KERNELS.get(row["op_name"].strip())
     if kernel is None:
         raise ValueError(f"unknown kernel op {row['op_name']!r} (known: {', '.join(_KERNELS)})")
-    dtypes = [_dtype(d, "input_dtypes") for d in _literal(row["input_dtypes"], "input_dtypes")]
-    shapes = list(_literal(row.get("input_shapes") or row["input_ori_shapes"], "input_shapes"))
+    dtypes = [_dtype(d, "input_dtypes")
+              for d in _entries(row["input_dtypes"], "input_dtypes", "input", "('float16', 'float16')")]
+    shapes = _entries(row.get("input_shapes") or row["input_ori_shapes"], "input_shapes", "input", "((2, 3), (2, 3))")
     if not len(dtypes) == len(shapes) == len(kernel.inputs):
         raise ValueError(f"{row['op_name'].strip()} takes {len(kernel.inputs)} inputs; input_dtypes names "
                          f"{len(dtypes)}, input_shapes {len(shapes)}")
     shapes = [_dims(shape, role) for shape, role in zip(shapes, kernel.inputs)]
-    formats = list(_literal(row.get("input_formats") or row.get("input_ori_formats") or "", "input_formats") or [])
+    formats_text = row.get("input_formats") or row.get("input_ori_formats") or ""
+    formats = _entries(formats_text, "input_formats", "input", "('ND', 'ND')") if formats_text.strip() else []
     values = _csv_values(row.get("input_data_ranges", ""), len(dtypes), kernel)
     specs = [TensorSpec(role, dt, shape, val, formats[i] if i < len(formats) else "ND")
              for i, (role, dt, shape, val) in enumerate(zip(kernel.inputs, dtypes, shapes, values))]
@@ -315,14 +320,28 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     scalars += tuple(ScalarSpec(s.role, s.dtype, s.values) for s in specs if s.role in kernel.bound_inputs)
     unsupported = _per_element_bounds(specs, kernel)
     out_shapes = row.get("output_shapes", "")
-    out_shape = (_dims(_literal(out_shapes, "output_shapes")[0], "out") if out_shapes[:1] in ("(", "[")
+    out_shape = (_dims(_entries(out_shapes, "output_shapes", "output", "((2, 3),)")[0], "out")
+                 if out_shapes[:1] in ("(", "[")
                  else _broadcast(s.shape for s in tensors))  # ClipByValueV2 rows say "ELEWISE"
-    out_formats = list(_literal(row.get("output_formats") or "", "output_formats") or ["ND"])
-    out_dtype = _dtype(_literal(row["output_dtypes"], "output_dtypes")[0], "output_dtypes")
+    out_formats_text = row.get("output_formats") or ""
+    out_formats = (_entries(out_formats_text, "output_formats", "output", "('ND',)") if out_formats_text.strip()
+                   else ["ND"])
+    out_dtype = _dtype(_entries(row["output_dtypes"], "output_dtypes", "output", "('float16',)")[0], "output_dtypes")
     note = _kernel_dtype_note(row["op_name"], kernel.op, [*dtypes, out_dtype])
     soc_series = tuple(re.findall(r"\w+", row.get("soc_series") or ""))  # (a name, or a list of them)
     return Case(file, index, row["testcase_name"], kernel.op, tensors, scalars, kernel.flags, out_dtype, out_shape,
                 out_formats[0], _csv_tolerance(row), unsupported, note, soc_series)
+
+
+def _entries(text: str, field: str, per: str, example: str) -> list:
+    """The entries of a csv cell that holds a tuple or list of them, one ``per`` input or output;
+    ValueError naming ``field``, what it takes and what it holds otherwise (an empty cell, a
+    number, an empty tuple: these had raised a TypeError or IndexError naming no field)."""
+    value = _literal(text, field)
+    if not isinstance(value, (list, tuple)) or not value:
+        found = repr(text.strip()) if text.strip() else "empty"
+        raise ValueError(f"{field} is {found}; expected a tuple of one entry per {per}, such as {example}")
+    return list(value)
 
 
 def _kernel_dtype_note(op_name: str, op: str, dtypes: list[np.dtype]) -> str:
@@ -401,7 +420,11 @@ def _csv_tolerance(row: dict[str, str]) -> Tolerance:
         return Tolerance(rtol, atol, "precision_tolerances")
     absolute = (row.get("absolute_precision") or "").strip()
     if absolute:
-        return Tolerance(float(absolute), float(absolute), "absolute_precision")
+        try:
+            value = float(absolute)
+        except ValueError:
+            raise ValueError(f"absolute_precision is {absolute!r}; expected a number such as 1e-08") from None
+        return Tolerance(value, value, "absolute_precision")
     return Tolerance(0.0, 0.0, "exact")
 
 
@@ -421,11 +444,27 @@ def parse_json(path: str | Path) -> list[Case]:
 
 
 def _json_case(file: str, index: int, case: dict) -> Case:
+    # (each check below names what a field holds where the code after it would raise a TypeError
+    # or AttributeError naming no field)
+    if not isinstance(case, dict):
+        raise ValueError(f"the case is {_json_text(case)}; expected an object with the fields "  # noqa: TRY004 - malformed file
+                         "aclnn_name and inputs")
+    if not isinstance(case["aclnn_name"], str):
+        raise ValueError(f"aclnn_name is {_json_text(case['aclnn_name'])}; expected an operator name "  # noqa: TRY004
+                         'such as "aclnnLeakyReluBackward"')
     op = case["aclnn_name"].removeprefix("aclnn")  # the forward files name "LeakyRelu", "Hardtanh"
     if op not in OPS:
         raise ValueError(f"unknown operator {case['aclnn_name']!r} (known: aclnn{', aclnn'.join(OPS)})")
+    items = case["inputs"]
+    if not isinstance(items, list):
+        raise ValueError(f"inputs is {_json_text(items)}; expected a list of objects, one per tensor, "  # noqa: TRY004
+                         "scalar and attr")
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise ValueError(f"inputs[{i}] is {_json_text(item)}; expected an object whose name is a string such "
+                             'as "gradOutput"')
     tensors, scalars, flags = [], [], []
-    for item in case["inputs"]:
+    for item in items:
         role = _ATK_ROLES.get(item["name"], item["name"])
         if item["type"] == "tensor":
             tensors.append(TensorSpec(role, _dtype(item["dtype"], f"{role}'s dtype"), _dims(item["shape"], role),
@@ -440,6 +479,12 @@ def _json_case(file: str, index: int, case: dict) -> Case:
     name = f"{case['aclnn_name']}_{case.get('id', index)}"
     return Case(file, index, name, op, tuple(tensors), tuple(scalars), tuple(flags), out_dtype,
                 _broadcast(t.shape for t in tensors), "ND", _json_tolerance(case, out_dtype))
+
+
+def _json_text(value, limit: int = 60) -> str:
+    """``value`` as the file writes it, cut to ``limit`` characters (a message quotes it)."""
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _json_values(spec, role: str) -> Values:
@@ -483,6 +528,9 @@ def _json_out_dtype(op: str, tensors: list[TensorSpec]) -> np.dtype:
 
 
 def _json_tolerance(case: dict, out_dtype: np.dtype) -> Tolerance:
+    if not isinstance(case.get("standard", {}), dict):
+        raise ValueError(f"standard is {_json_text(case['standard'])}; expected an object such as "  # noqa: TRY004
+                         '{"acc": "single_bm"}')
     standard = str(case.get("standard", {}).get("acc", "md5"))
     threshold = _ATK_THRESHOLDS.get(out_dtype.name)
     if standard == "md5" or threshold is None:
