@@ -597,6 +597,8 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     ({"output_shapes": "((2.0, 3),)"}, "row 0: out has shape [2.0, 3]"),
     ({"input_formats": "(1, 2)"}, "row 0: self has format 1; formats are names such as 'ND'"),
     ({"input_data_ranges": "((-inf, inf),)"}, "row 0: self's range [-inf, inf] is not finite"),
+    ({"input_data_ranges": "((nan, 5), (-1, 1))"}, "row 0: self's range [nan, 5.0] is not finite"),
+    ({"input_data_ranges": "((5, nan), (-1, 1))"}, "row 0: self's range [5.0, nan] is not finite"),
     ({"attributes": "{'min_val': '-1', 'max_val': 1.0}"}, "row 0: attribute min_val is '-1'; a number expected"),
     ({"attributes": "{'min_val': True, 'max_val': 1.0}"}, "row 0: attribute min_val is True; a number expected"),
     # (a tester: these were "TypeError: 'float' object is not iterable" and "'int' object is not
@@ -645,12 +647,30 @@ def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, cap
     ("uint8", [-9, -1], "case 0: gradOutput is uint8 [0, 255], and its range [-9.0, -1.0] holds none of its values"),
     ("int8", 200, "case 0: gradOutput is int8 [-128, 127], which cannot hold 200.0"),
     ("int8", [2.5], "case 0: gradOutput is int8, and its value 2.5 is no integer (the cast would truncate it)"),
+    # (a breaker) ["nan", 5] filled the tensor with NaN, while [5, "nan"] was refused
+    ("fp32", ["nan", 5], "case 0: gradOutput's range [nan, 5.0] is not finite"),
+    ("fp32", [5, "nan"], "case 0: gradOutput's range [5.0, nan] is not finite"),
+    ("fp32", ["nan", "inf"], "case 0: gradOutput's range [nan, inf] is not finite"),
 ])
 def test_json_ranges_verify_cannot_fill_are_usage_errors(tmp_path, capsys, dtype, grad, words):
     case = json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], 0.5)
     case["inputs"][0].update(dtype=dtype, range_values=grad)
     assert cli.main(["verify", str(write_json(tmp_path, case))]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_a_range_fills_only_where_its_two_ends_are_equal(tmp_path):
+    """One value, or a range whose ends are equal (NaN and NaN counted equal), is a fill; a range
+    with one NaN end is not, in either order (``[nan, 5]`` had been a NaN fill)."""
+    from opsnn import golden_files
+
+    assert V.Values(math.nan, math.nan).is_constant and V.Values(3.0, 3.0).is_constant
+    assert not V.Values(math.nan, 5.0).is_constant and not V.Values(5.0, math.nan).is_constant
+    dump = tmp_path / "d"
+    path = write_json(tmp_path, json_case(0, "fp32", (4,), ["nan", "nan"], [-1, 1], 0.5))
+    assert run_verify(path, "--dump", dump) == 0
+    [folder] = (dump / path.name).iterdir()
+    assert np.isnan(golden_files.load(folder)["inputs"]["gradOutput"]).all()
 
 
 _EXPECTED_RANGE = ('expected a [low, high] range or one value (a number, "nan", "inf" or "-inf", alone or in a '

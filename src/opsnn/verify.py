@@ -124,8 +124,11 @@ class Values:
 
     @property
     def is_constant(self) -> bool:
-        """One fill value: given as one, or a range whose ends coincide (a NaN range included)."""
-        return self.fill or self.low == self.high or math.isnan(self.low)
+        """One fill value: given as one, or a range whose two ends are equal, NaN and NaN counted
+        equal (``[nan, nan]`` fills with NaN). A range with one NaN end is no fill, in either
+        order: ``_checked`` refuses it as not finite (``[nan, 5]`` had filled with NaN while
+        ``[5, nan]`` was refused)."""
+        return self.fill or self.low == self.high or (math.isnan(self.low) and math.isnan(self.high))
 
 
 @dataclasses.dataclass(frozen=True)
