@@ -765,6 +765,19 @@ def test_json_cases_verify_cannot_read_name_the_case_and_field(tmp_path, capsys,
     assert words in " ".join(err.split()) and "Error" not in err, err
 
 
+def test_case_files_with_a_byte_order_mark_are_read(tmp_path):
+    """(A breaker) a UTF-8 byte-order mark made a json file unreadable ("JSONDecodeError:
+    Unexpected UTF-8 BOM") and a csv file's first field unknown ("no 'testcase_name' field")."""
+    json_path = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 0.5))
+    csv_path = _one_csv_row(tmp_path)
+    for path in (json_path, csv_path):
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert [c.name for c in V.load_cases(json_path) + V.load_cases(csv_path)] == ["aclnnLeakyReluBackward_0", "ht"]
+    out = tmp_path / "r.json"
+    assert run_verify(json_path, csv_path, "--json", out) == 0
+    assert [c["status"] for c in json.loads(out.read_text())["cases"]] == ["PASS", "PASS"]
+
+
 def test_a_json_file_that_is_no_list_is_a_usage_error(tmp_path, capsys):
     path = tmp_path / "atk_x.json"
     path.write_text(json.dumps({"cases": [json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 0.5)]}))

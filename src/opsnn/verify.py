@@ -96,6 +96,10 @@ _ATK_THRESHOLDS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-13
 # Kernel attrs are C floats, so they reach aclnn as ACL_FLOAT scalars.
 _ATTR_DTYPE = np.dtype(np.float32)
 
+# Case files are read as UTF-8, a byte-order mark (an editor's on Windows) skipped: one had made a
+# json file unreadable (JSONDecodeError) and a csv file's first field unknown ("no 'testcase_name'").
+_ENCODING = "utf-8-sig"
+
 _DTYPE_NAMES = {
     "float32": np.float32, "fp32": np.float32, "float": np.float32,
     "float16": np.float16, "fp16": np.float16, "half": np.float16,
@@ -295,7 +299,7 @@ _KERNELS = {
 
 def parse_csv(path: str | Path) -> list[Case]:
     """All rows of a kernel ST csv as cases (ValueError naming the row and field of a malformed one)."""
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding=_ENCODING) as f:
         # restval: a row shorter than the header reads its missing cells as empty, which each field's
         # reader names (they were None, a TypeError or AttributeError naming no field)
         rows = csv.DictReader(f, restval="")
@@ -439,7 +443,7 @@ _ATK_ROLES = {"x": "self", "a": "negativeSlope", "clipValueMin": "min", "clipVal
 
 def parse_json(path: str | Path) -> list[Case]:
     """All cases of an aclnn ST json (ValueError naming the case of a malformed one)."""
-    with open(path) as f:
+    with open(path, encoding=_ENCODING) as f:
         cases = json.load(f)
     if cases and not isinstance(cases, list):  # ({} holds no case, as [] does)
         raise ValueError(f"the file holds a {type(cases).__name__}; an aclnn ST json is a list of cases")
