@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import cases
 import opsnn
 import opsnn.acl as acl
+from opsnn import aclnn
 from cases import BF16, F16, F32, F64, RANK8, RANK9
 from conftest import (HARDTANH, LEAKY, assert_untouched, expect_acl_failure,
                       expect_py_failure, snapshot)
@@ -192,10 +193,35 @@ def test_leaky_tensor_dtype_unsupported(acl_env, arg, bad):
 
 @pytest.mark.parametrize("sdt", ["UINT16", "UINT32", "UINT64", "COMPLEX64", "COMPLEX128"])
 def test_leaky_slope_dtype_unsupported(acl_env, sdt):
-    expect_acl_failure(leaky_acl(acl_env, slope=1, sdt=sdt), INVALID, names=["negativeSlope"], dtypes=[sdt])
+    """A slope dtype no SoC's list has: 161002 naming it, worded for a scalar (a scalar's dtype
+    selects no kernel; a breaker read "LeakyReluBackward has no DT_UINT16 kernel")."""
+    said = "; no SoC's list takes a scalar of that dtype"
+    msg = expect_acl_failure(leaky_acl(acl_env, slope=1, sdt=sdt), INVALID, names=["negativeSlope"],
+                             dtypes=[sdt], words=[said])
+    assert msg.endswith(said) and "kernel" not in msg
     np_value = {"UINT16": np.uint16(1), "UINT32": np.uint32(1), "UINT64": np.uint64(1),
                 "COMPLEX64": np.complex64(1), "COMPLEX128": np.complex128(1)}[sdt]
-    py_leaky_fail(slope=np_value, names=["negativeSlope"], dtypes=[sdt])
+    exc = py_leaky_fail(slope=np_value, names=["negativeSlope"], dtypes=[sdt], words=[said])
+    assert "kernel" not in exc.message
+
+
+def test_a_scalar_dtype_no_soc_takes_is_worded_for_a_scalar(acl_env):
+    """aclnnHardtanh's BOOL clipValueMin (no SoC's list has BOOL for its scalars): the scalar
+    wording; a tensor dtype no SoC takes still says no kernel has it; a scalar dtype other SoCs
+    take names them (Ascend910 has no BF16)."""
+    x = acl_env.put(cases.filled((4,), F32, 1))
+    out = acl_env.out((4,), F32)
+    ret = aclnn.aclnnHardtanhGetWorkspaceSize(x.tensor, acl_env.scalar(True, "BOOL"),
+                                              acl_env.scalar(1.0, "DOUBLE"), out.tensor)[2]
+    msg = expect_acl_failure(ret, INVALID, words=["scalar clipValueMin has dtype DT_BOOL"])
+    assert msg.endswith("; no SoC's list takes a scalar of that dtype") and "kernel" not in msg
+    msg = expect_acl_failure(leaky_acl(acl_env, g=((2, 3), I32), out=((2, 3), F32)), INVALID,
+                             names=["gradOutput"], dtypes=["INT32"])
+    assert msg.endswith("; no SoC does (LeakyReluBackward has no DT_INT32 kernel)")
+    with opsnn.use_soc("Ascend910"):
+        msg = expect_acl_failure(leaky_acl(acl_env, slope=1.0, sdt="BF16"), INVALID,
+                                 names=["negativeSlope"], dtypes=["BF16"])
+    assert "Ascend910B, Ascend910_93, Ascend950 take it" in msg
 
 
 @pytest.mark.parametrize("bad", (F64,) + cases.BAD_TENSOR_DTYPES, ids=str)

@@ -75,12 +75,19 @@ def dtype_in(op: str, dtype: DataType, allowed: tuple[DataType, ...], api_name: 
              what: str = "tensor", elsewhere: tuple[str, ...] | None = None) -> None:
     """161002 unless ``dtype`` is in ``allowed`` (the SoC's list). ``elsewhere``, the SoCs whose
     list has it, lets the message say where it runs or that no SoC takes it (a user reading
-    "which Ascend910B does not support" of a float64 HardtanhBackward tried other SoCs)."""
+    "which Ascend910B does not support" of a float64 HardtanhBackward tried other SoCs). ``what``
+    is "tensor" or "scalar": a tensor's dtype selects the kernel, a scalar's does not (it is
+    converted for the kernel), so only a tensor's refusal everywhere says no kernel has it."""
     if dtype not in allowed:
         names = ", ".join(dtypes.name(d) for d in allowed)
-        where = ("" if elsewhere is None else
-                 f"; {', '.join(elsewhere)} take it (the emulated SoC: opsnn.set_soc, $OPSNN_SOC, opsnn --soc)"
-                 if elsewhere else f"; no SoC does ({op} has no {dtypes.name(dtype)} kernel)")
+        if elsewhere is None:
+            where = ""
+        elif elsewhere:
+            where = f"; {', '.join(elsewhere)} take it (the emulated SoC: opsnn.set_soc, $OPSNN_SOC, opsnn --soc)"
+        elif what == "scalar":
+            where = "; no SoC's list takes a scalar of that dtype"
+        else:
+            where = f"; no SoC does ({op} has no {dtypes.name(dtype)} kernel)"
         raise fail(op, f"{what} {api_name} has dtype {dtypes.name(dtype)}, which {soc} does not "
                        f"support; it must be one of [{names}]{where}")
 
