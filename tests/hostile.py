@@ -24,7 +24,8 @@ INNER = 561000  # ACLNN_ERR_INNER: an opsnn bug; no hostile input may produce it
 
 F16, F32, F64, BF16 = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64),
                        np.dtype(ml_dtypes.bfloat16))
-ACL_OF = {F16: acl.ACL_FLOAT16, F32: acl.ACL_FLOAT, F64: acl.ACL_DOUBLE, BF16: acl.ACL_BF16}
+ACL_OF = {F16: acl.ACL_FLOAT16, F32: acl.ACL_FLOAT, F64: acl.ACL_DOUBLE, BF16: acl.ACL_BF16,
+          np.dtype(np.int32): acl.ACL_INT32}  # int32: for the dtype refusals
 
 
 class Sentinel:

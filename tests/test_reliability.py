@@ -1642,12 +1642,40 @@ def _launch_ht(dev, *args):
     return launch(aclnn.aclnnHardtanhBackwardGetWorkspaceSize, args, dev.stream, dev)
 
 
-@pytest.mark.parametrize("flag", [None, 0, 1, "True", 1.0, [True], np.array([True, False])])
+@pytest.mark.parametrize("flag", [None, 2, -1, np.int64(2), "True", 1.0, [True], np.array([True, False])])
 def test_self_is_result_not_bool(dev, flag):
-    """selfIsResult that is not a bool (None, ints, strings, arrays) -> 161002."""
+    """selfIsResult that is no C bool (None, ints other than 0 / 1, strings, floats, arrays) ->
+    161002 naming it and the value; a wrong type, so at the null checks' point, as a wrong handle
+    type is (C has no such failure): before an int32 gradOutput's dtype refusal."""
     gt, xt, s, ot, _ = leaky(dev)
-    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, flag, ot)[2], 161002, "selfIsResult")
-    py_fail(161002, opsnn.leaky_relu_backward, G, X, 0.5, flag, words=["selfIsResult"])
+    said = "selfIsResult must be a bool (True or False; the int 0 or 1, as C converts them), got "
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, flag, ot)[2], 161002, said)
+    py_fail(161002, opsnn.leaky_relu_backward, G, X, 0.5, flag, words=[said], untouched=[G, X])
+    it = dev.tensor(G.astype(np.int32))
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(it, xt, s, flag, ot)[2], 161002, said)
+
+
+@pytest.mark.parametrize("zero,one", [(0, 1), (np.int32(0), np.uint8(1))], ids=["int", "numpy"])
+def test_self_is_result_takes_the_ints_c_converts(dev, zero, one):
+    """selfIsResult given as the int 0 or 1 (C's bool parameter converts them, as ctypes' c_bool
+    does) is false / true in both layers: 1 with a negative slope is the in-place refusal, 0 runs;
+    with an int32 gradOutput the dtype refusal speaks (a breaker: "selfIsResult must be a bool"
+    had come first)."""
+    gt, xt, s, ot, oa = leaky(dev)
+    neg = dev.scalar(-0.5)
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, neg, one, ot)[2], 161002,
+             "selfIsResult is true with negativeSlope")
+    assert _launch_leaky(dev, gt, xt, s, zero, ot) == (0, 0, 0), acl.get_recent_err_msg()
+    np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    it = dev.tensor(G.astype(np.int32))
+    fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(it, xt, s, one, ot)[2], 161002,
+             "tensor gradOutput has dtype DT_INT32")
+    py_fail(161002, opsnn.leaky_relu_backward, G, X, -0.5, one, words=["selfIsResult is true"], untouched=[G, X])
+    np.testing.assert_array_equal(opsnn.leaky_relu_backward(G, X, 0.5, zero), LEAKY_05)
+    np.testing.assert_array_equal(opsnn.leaky_relu_backward(G, X, -0.5, zero),
+                                  opsnn.leaky_relu_backward(G, X, -0.5, False))
+    py_fail(161002, opsnn.leaky_relu_backward, G.astype(np.int32), X, 0.5, one,
+            words=["tensor gradOutput has dtype DT_INT32"])
 
 
 # ============================================================================================

@@ -248,7 +248,8 @@ def aclnnLeakyReluBackwardGetWorkspaceSize(grad_output, self, negative_slope, se
         self: aclTensor, same dtype list; promoted with grad_output (PromoteType).
         negative_slope: aclScalar (FLOAT, FLOAT16, DOUBLE, INT8/16/32/64, UINT8, BOOL, +BF16),
             used as float32 (ToFloat).
-        self_is_result: bool; True with a negative slope is refused (161002).
+        self_is_result: bool (the int 0 or 1 too, as C converts them); True with a negative
+            slope is refused (161002), and so is any other value (opsnn's; C has no such value).
         out: aclTensor with the broadcast shape and a dtype the promoted dtype can cast to.
 
     Returns:

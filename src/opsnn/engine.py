@@ -439,7 +439,9 @@ HANDLE_TYPES = {"tensor": "aclTensor", "scalar": "aclScalar"}  # by parameter ki
 
 
 def _check_presence(spec: OpSpec, args: dict) -> None:
-    """Null checks in CANN's order (161001); a wrong handle type is 161002 at the same point."""
+    """Null checks in CANN's order (161001); a wrong handle type is 161002 at the same point,
+    and so is a flag that is no C bool (``checks.c_bool``: a C caller cannot pass one, so no
+    CANN check is pre-empted by it; an int 0 or 1, which C converts, becomes the bool here)."""
     for name in spec.null_order:
         param = spec.param(name)
         value = args[name]
@@ -454,9 +456,14 @@ def _check_presence(spec: OpSpec, args: dict) -> None:
         if getattr(value, "destroyed", False):
             raise checks.fail(spec.name, f"{param.api_name} was already destroyed")
     for param in spec.params:
-        if param.kind == "flag" and not isinstance(args[param.name], (bool, np.bool_)):
-            raise checks.fail(spec.name, f"{param.api_name} must be a bool, got "
-                                         f"{type(args[param.name]).__name__}")
+        if param.kind == "flag":
+            value = args[param.name]
+            flag = checks.c_bool(value)
+            if flag is None:
+                raise checks.fail(spec.name, f"{param.api_name} must be a bool (True or False; the int 0 or 1, "
+                                             f"as C converts them), got {checks.brief(value)} "
+                                             f"({type(value).__name__})")
+            args[param.name] = flag
 
 
 def _out_shape(spec: OpSpec, inputs: dict) -> tuple[int, ...]:

@@ -41,7 +41,7 @@ def leaky_relu_backward(grad_output, self, negative_slope=0.01, self_is_result=F
         negative_slope: number, NumPy scalar or 0-d array (used as float32, DECISION 2); default
             0.01, leaky_relu's (F10).
         self_is_result: True when ``self`` is the in-place forward's result; then a negative
-            slope is refused.
+            slope is refused. A bool, or the int 0 or 1 (as the aclnn API's C bool takes them).
         out: optional NumPy array or DLPack tensor (any strides; written in place) of the
             broadcast shape and a float or complex dtype.
 

@@ -19,6 +19,19 @@ def is_c_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
+def c_bool(value) -> bool | None:
+    """``value`` as a C ``bool`` parameter (aclnnLeakyReluBackward's selfIsResult) receives it: a
+    bool or NumPy bool, or the int 0 or 1 (Python or NumPy), which C converts to false / true as
+    ctypes' c_bool does; None for anything else. C would make any other number true as well;
+    opsnn refuses it (161002), as an argument more likely passed in the wrong place than meant
+    as true (a dtype code, a handle), and a non-number has no C form at all."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if is_c_int(value) and (value == 0 or value == 1):
+        return bool(value)
+    return None
+
+
 def shown(handle) -> str:
     """A runtime handle as messages print it: an integer in hex (as addresses are), else repr."""
     return f"{int(handle):#x}" if is_c_int(handle) else repr(handle)
