@@ -319,8 +319,12 @@ def test_leaky_py_error_rows():
     out = np.zeros((3, 2), F32)
     expect_py_failure(opsnn.leaky_relu, x, out=out, status=INVALID, names=["out"], untouched=[x, out])
     expect_py_failure(opsnn.leaky_relu_, [1.0, -2.0], status=INVALID, names=["self"])
+    ro = np.frombuffer(np.float32([-1.0, 2.0, -3.0]).tobytes(), F32)
+    expect_py_failure(opsnn.leaky_relu_, ro, status=INVALID, words=["self is a read-only array"], untouched=[ro])
+    # a broadcast view is read-only and its elements alias: both opsnn's own refusals, after
+    # CANN's checks; the alias one, in phase 1, speaks
     ro = np.broadcast_to(np.float32(-1.0), (3,))
-    expect_py_failure(opsnn.leaky_relu_, ro, status=INVALID, words=["read-only"])
+    expect_py_failure(opsnn.leaky_relu_, ro, status=INVALID, words=["two of its elements share memory"])
     with opsnn.use_soc("Ascend910"):
         expect_py_failure(opsnn.leaky_relu_, x.astype(BF16), status=INVALID, dtypes=["BF16"])
 

@@ -2494,6 +2494,59 @@ def test_pythonic_out_misuse(out):
     py_fail(161002, fn, G, X, out=target, untouched=[G, X] + keep, words=["out"])
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+@pytest.mark.parametrize("call,says", [
+    (lambda ro: opsnn.leaky_relu_backward(G.astype(np.int32), X, 0.5, out=ro(F32)),
+     "LeakyReluBackward: tensor gradOutput has dtype DT_INT32, which Ascend910B does not support"),
+    (lambda ro: opsnn.hardtanh_backward(G.astype(F64), X.astype(F64), out=ro(F64)),
+     "HardtanhBackward: tensor gradOutput has dtype DT_DOUBLE, which Ascend910B does not support"),
+    (lambda ro: opsnn.leaky_relu_backward(G, X, -0.5, True, out=ro(F32)),
+     "LeakyReluBackward: selfIsResult is true with negativeSlope"),
+    (lambda ro: opsnn.leaky_relu_backward(G, X, 0.5, out=ro(F32)[:2]),
+     "LeakyReluBackward: out shape must equal the broadcast result shape"),
+    (lambda ro: opsnn.leaky_relu_(ro(np.int32)), "InplaceLeakyRelu: tensor self has dtype DT_INT32"),
+    (lambda ro: opsnn.hardtanh_(ro(F32), 1.0, -1.0), "InplaceHardtanh: clipValueMin"),
+], ids=["leaky_int32_grad", "hardtanh_f64", "self_is_result", "out_shape", "inplace_int32", "inplace_min_gt_max"])
+def test_pythonic_unwritable_target_after_the_aclnn_checks(call, says):
+    """A read-only out= or in-place self is opsnn's refusal, not CANN's: every check of the aclnn
+    API comes first, with its status and text (a breaker: an int32 gradOutput with a read-only
+    out was told "out is a read-only array"); nothing is written."""
+    made = []
+
+    def ro(dtype):
+        made.append(_read_only(np.full(4, 7, dtype)))
+        return made[-1]
+
+    err = py_fail(161002, call, ro, words=[says], untouched=[G, X])
+    assert "read-only" not in err.message and made and not made[0].flags.writeable
+    assert (made[0] == 7).all()
+
+
+def test_pythonic_unwritable_target_refused_once_the_aclnn_checks_pass():
+    """With every aclnn check passed, a read-only out= / in-place self is 161002 naming it,
+    before anything is written (a plan cache warmed by a writable twin does not write it
+    either); a None argument beside it is 161001 first, an out that is no array at all is
+    refused at once (a wrong type, as a wrong handle type), before an int32 gradOutput's dtype."""
+    opsnn.leaky_relu_backward(G, X, 0.5, out=np.zeros(4, F32))  # the plan cache knows this call
+    opsnn.leaky_relu_(X.copy(), 0.5)
+    ro = _read_only(np.full(4, 7.0, F32))
+    py_fail(161002, opsnn.leaky_relu_backward, G, X, 0.5, out=ro, untouched=[G, X, ro],
+            words=["LeakyReluBackward: out is a read-only array; the result needs a writable one"])
+    py_fail(161002, opsnn.leaky_relu_, ro, 0.5, untouched=[ro],
+            words=["InplaceLeakyRelu: self is a read-only array; the result needs a writable one"])
+    py_fail(161001, opsnn.leaky_relu_backward, G, None, 0.5, out=ro, untouched=[G, ro],
+            words=["self must be an aclTensor, got a null pointer"])
+    py_fail(161001, opsnn.hardtanh_, ro, None, untouched=[ro], words=["clipValueMin must be an aclScalar"])
+    py_fail(161002, opsnn.leaky_relu_backward, G.astype(np.int32), X, 0.5, out=[0.0] * 4,
+            words=["out must be an array (NumPy or DLPack) to be written, got list"])
+    assert (ro == 7.0).all()
+
+
 def test_pythonic_huge_broadcast():
     """A broadcast whose result would need more than the emulated device memory -> AclnnError
     200000 (ACL_ERROR_BAD_ALLOC), decided before allocating; a huge out= that aliases itself

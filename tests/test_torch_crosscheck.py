@@ -197,6 +197,33 @@ def test_a_torch_inference_tensor_is_written_only_in_inference_mode():
     assert t.tolist() == [-1.0, 0.5, 1.0]
 
 
+def test_a_torch_target_autograd_or_inference_mode_guards_is_refused_after_the_aclnn_checks():
+    """opsnn's refusals of a torch out= / in-place self (requires grad; an inference tensor outside
+    inference mode) come once every aclnn check has passed, as a read-only array's: an int32
+    gradOutput or min > max speaks first (CANN's text); then the refusal, nothing written, no
+    version bump, also after a writable twin warmed the plan cache."""
+    g, x = np.ones(4, np.float32), np.array([-1.0, 0.5, 2.0, -3.0], np.float32)
+    leaf = torch.zeros(4, requires_grad=True)
+    with torch.inference_mode():
+        frozen = torch.tensor([-2.0, 0.5, 3.0, 0.0])
+    with pytest.raises(opsnn.AclnnError, match="tensor gradOutput has dtype DT_INT32") as info:
+        opsnn.leaky_relu_backward(g.astype(np.int32), x, 0.2, out=leaf)
+    assert info.value.status == 161002 and "requires grad" not in info.value.message
+    with pytest.raises(opsnn.AclnnError, match="InplaceHardtanh: clipValueMin") as info:
+        opsnn.hardtanh_(frozen, 1.0, -1.0)
+    assert info.value.status == 161002 and "inference" not in info.value.message
+    opsnn.leaky_relu_backward(g, x, 0.2, out=torch.zeros(4))  # a writable twin: cached
+    opsnn.hardtanh_(torch.zeros(4))
+    with pytest.raises(opsnn.AclnnError, match="out is a torch tensor that requires grad") as info:
+        opsnn.leaky_relu_backward(g, x, 0.2, out=leaf)
+    with pytest.raises(opsnn.AclnnError, match="self is a torch tensor that requires grad"):
+        opsnn.hardtanh_(leaf)
+    with pytest.raises(opsnn.AclnnError, match="self is a torch inference tensor"):
+        opsnn.hardtanh_(frozen)
+    assert not leaf.detach().any() and leaf._version == 0
+    assert frozen.tolist() == [-2.0, 0.5, 3.0, 0.0]
+
+
 # ---- HardtanhBackward ---------------------------------------------------------------------------
 TORCH_BOUNDS = [(-1.0, 1.0), (0.0, 6.0), (-0.5, 0.8), (0.1, 0.7), (-np.inf, np.inf), (-2.0, -2.0),
                 (-1e5, 1e5), (0.0, 0.0)]

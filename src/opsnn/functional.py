@@ -1,7 +1,8 @@
 """The Pythonic surface: NumPy in, NumPy out, ``AclnnError`` on failure.
 
 Each function runs the same two phases as the aclnn API (same checks, codes and messages) and
-executes at once. Inputs may be NumPy arrays of any strides (bf16 is ``ml_dtypes.bfloat16``),
+executes at once; opsnn's own refusals of an ``out`` or in-place ``self`` (read-only, a torch
+tensor that requires grad or an inference tensor, partial overlap) come after all of those. Inputs may be NumPy arrays of any strides (bf16 is ``ml_dtypes.bfloat16``),
 objects with ``__dlpack__``, or Python scalars (a Python scalar tensor argument takes the other
 input's dtype, like NumPy's weak scalars; a NumPy scalar is a 0-d array of its own dtype).
 Scalar attributes given as Python floats travel as ACL_DOUBLE scalars (as torch_npu sends them),
@@ -184,49 +185,60 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
         return _call(spec, None, self=None, **scalars)
     try:
         try:
-            arr = _writable(spec, self, "self")
+            arr, unwritable = _writable(spec, self, "self")
         except AclnnError:
-            _nulls_first(spec, scalars)  # a None scalar beside an unwritable self: 161001 first
+            _nulls_first(spec, scalars)  # a None scalar beside a self that is no array: 161001 first
             raise
     except AclnnError as exc:
         set_recent_error(exc.message)  # as the boundary of _call does
         raise
-    _call(spec, arr, self=arr, **scalars)
+    _call(spec, arr, self=arr, unwritable=unwritable, **scalars)
     _mark_written(self)
     return self
 
 
-def _writable(spec: registry.OpSpec, value, name: str) -> np.ndarray | DataLessTensor:
+def _writable(spec: registry.OpSpec, value, name: str) -> tuple[np.ndarray | DataLessTensor, AclnnError | None]:
     """The plain NumPy array over ``value``'s memory for a result to be written into (in-place
-    ``self``, or ``out``): a NumPy array or a DLPack tensor, writable; 161002 otherwise (a
-    DataLessTensor, an in-place self's, passes: the dtype checks refuse it)."""
+    ``self``, or ``out``), and opsnn's refusal to write there, or None: a read-only array, a torch
+    tensor that requires grad, a torch inference tensor outside inference mode (161002). CANN
+    has no such check, so the caller raises the refusal only once phase 1's checks have passed,
+    before anything is written (a breaker: an int32 gradOutput with a read-only out was told
+    "out is a read-only array", where the aclnn API refuses the dtype); the array is then a
+    read-only view, which nothing writes (the plan cache's fast path, too, takes writable ones
+    only). A value that is no array (NumPy or DLPack) at all is 161002 at once, a wrong type as
+    a wrong handle type is at the null checks; a DataLessTensor passes (the dtype checks refuse it)."""
     if type(value) is DataLessTensor:
-        return value
+        return value, None
     if not (isinstance(value, np.ndarray) or hasattr(value, "__dlpack__")):
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{spec.name}: {name} must be an array (NumPy or DLPack) to be written, "
                          f"got {type(value).__name__}")
     torch = _torch_of(value)
+    refusal = None
     if torch is not None and value.requires_grad:
-        raise AclnnError(Status.ERR_PARAM_INVALID,
-                         f"{spec.name}: {name} is a torch tensor that requires grad: the NumPy API cannot "
-                         "record its write for autograd, which would then compute from stale values; write "
-                         "into a tensor that does not require grad, or call opsnn.torch's functions, which "
-                         "autograd records")
-    if torch is not None and value.is_inference() and not torch.is_inference_mode_enabled():
-        raise AclnnError(Status.ERR_PARAM_INVALID,
-                         f"{spec.name}: {name} is a torch inference tensor, which only code inside "
-                         "torch.inference_mode() may update (torch's own rule for in-place writes)")
+        refusal = AclnnError(Status.ERR_PARAM_INVALID,
+                             f"{spec.name}: {name} is a torch tensor that requires grad: the NumPy API cannot "
+                             "record its write for autograd, which would then compute from stale values; write "
+                             "into a tensor that does not require grad, or call opsnn.torch's functions, which "
+                             "autograd records")
+        value = value.detach()  # the same memory, which DLPack exports (it refuses a tensor requiring grad)
+    elif torch is not None and value.is_inference() and not torch.is_inference_mode_enabled():
+        refusal = AclnnError(Status.ERR_PARAM_INVALID,
+                             f"{spec.name}: {name} is a torch inference tensor, which only code inside "
+                             "torch.inference_mode() may update (torch's own rule for in-place writes)")
     try:
         arr = _as_array(value, name)
     except AclnnError as exc:  # name the operator, as phase 1's own messages do
         raise AclnnError(exc.status, f"{spec.name}: {exc.message}") from None
-    if type(arr) is DataLessTensor:  # the dtype checks refuse it
-        return arr
-    if not arr.flags.writeable:
-        raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: {name} is a read-only array; "
-                                                   "the result needs a writable one")
-    return arr
+    if type(arr) is DataLessTensor:  # the dtype checks refuse it first
+        return arr, refusal
+    if refusal is None and not arr.flags.writeable:
+        refusal = AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: {name} is a read-only array; "
+                                                       "the result needs a writable one")
+    elif refusal is not None:
+        arr = arr.view()
+        arr.flags.writeable = False
+    return arr, refusal
 
 
 def _pythonic_boundary(call):
@@ -285,8 +297,14 @@ def _recorded(exc: AclnnError) -> AclnnError:
     return exc
 
 
+# ``_call``'s ``unwritable`` when its caller has not looked at ``out``
+_UNSEEN = object()
+
+
 @_pythonic_boundary
-def _call(spec: registry.OpSpec, out, **kwargs):
+def _call(spec: registry.OpSpec, out, unwritable=_UNSEEN, **kwargs):
+    """The two phases on host arrays. ``unwritable``: the refusal to write into ``out`` (or
+    None) where the caller has made ``out`` already (``_call_inplace``: its self's array)."""
     key = _fastpath.key(spec, kwargs, out)  # a miss of the plan cache: remembered after the full path
     try:
         args = _handles(spec, kwargs)
@@ -301,15 +319,19 @@ def _call(spec: registry.OpSpec, out, **kwargs):
             result.append(_host_empty(shape, dtypes.to_numpy(dtype), f"{spec.name}: out", pooled=True))
             return result[0]
     else:
-        try:
-            written = _writable(spec, out, "out")
-        except AclnnError:
-            _nulls_first(spec, kwargs)  # a None argument beside an unwritable out: 161001 first
-            raise
+        written = out
+        if unwritable is _UNSEEN:
+            try:
+                written, unwritable = _writable(spec, out, "out")
+            except AclnnError:
+                _nulls_first(spec, kwargs)  # a None argument beside an out that is no array: 161001 first
+                raise
         args["out"] = written if type(written) is DataLessTensor else ArrayTensor(written)
         allocate = None
     # the SoC and the kernel backend as the key names them, each read once (see _fastpath)
     executor = engine.plan(spec, args, _fastpath.soc_of(key), allocate=allocate)
+    if isinstance(unwritable, AclnnError):  # opsnn's rule: after every phase-1 check, before any write
+        raise unwritable
     backend = _fastpath.backend_of(key)
     size = executor.workspace_size
     # allocated only if the steps run: the fused pass reads strided inputs in place (a 1e6
