@@ -527,6 +527,19 @@ def test_inputs_untouched_on_py_failure():
     assert ob.tobytes() == before.tobytes()
 
 
+def test_pythonic_scalar_that_is_no_number_is_refused_before_phase_1():
+    """A slope that is no number (a string) is refused before the tensors' dtype checks: C makes
+    its aclScalar before calling aclnn, where a non-number cannot exist, as torch_npu converts
+    its arguments before GetWorkspaceSize; a None argument beside it is still 161001 first."""
+    i32 = np.ones(4, np.int32)
+    x = np.ones(4, np.float32)
+    exc = expect_py_failure(opsnn.leaky_relu_backward, i32, x, "a", status=INVALID, untouched=[i32, x],
+                            words=["LeakyReluBackward: negativeSlope must be a number (a Python or NumPy "
+                                   "scalar, or a 0-d array), got str"])
+    assert "DT_INT32" not in exc.message
+    expect_py_failure(opsnn.leaky_relu_backward, i32, None, "a", status=NULLPTR, names=["self"])
+
+
 def test_pythonic_refusals_name_the_python_keyword_of_a_cann_argument():
     """A refusal naming a CANN argument that does not read as its Python keyword (Hardtanh's
     clipValueMin, HardtanhBackward's min) says which keyword it is and the value the call used

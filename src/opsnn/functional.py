@@ -307,6 +307,10 @@ def _call(spec: registry.OpSpec, out, unwritable=_UNSEEN, **kwargs):
     None) where the caller has made ``out`` already (``_call_inplace``: its self's array)."""
     key = _fastpath.key(spec, kwargs, out)  # a miss of the plan cache: remembered after the full path
     try:
+        # every argument becomes an array or an aclScalar before phase 1, as a C caller creates
+        # its aclScalar before the call (a non-number has no C form) and torch_npu converts each
+        # argument before GetWorkspaceSize: so a slope that is no number is refused before an
+        # int32 gradOutput's dtype is looked at; a None argument is still 161001 first
         args = _handles(spec, kwargs)
     except AclnnError as exc:  # name the operator, as phase 1's own messages do
         _nulls_first(spec, kwargs)
