@@ -582,7 +582,7 @@ def _phase1_out(spec: registry.OpSpec, host: dict, scalars: list, self_is_result
     kwargs = {**host, **{p.name: v for p, v in zip(spec.scalars, scalars)},
               **{p.name: self_is_result for p in spec.params if p.kind == "flag"}}
     try:
-        shape, dtype = engine.infer_output(spec, _handles(spec, kwargs))
+        shape, dtype = engine.infer_output(spec, _handles(spec, kwargs)[0])
     except AclnnError:
         return host["self"].shape, host["self"].dtype
     return shape, dtypes.to_numpy(dtype)

@@ -311,7 +311,7 @@ def _call(spec: registry.OpSpec, out, unwritable=_UNSEEN, **kwargs):
         # its aclScalar before the call (a non-number has no C form) and torch_npu converts each
         # argument before GetWorkspaceSize: so a slope that is no number is refused before an
         # int32 gradOutput's dtype is looked at; a None argument is still 161001 first
-        args = _handles(spec, kwargs)
+        args, weak = _handles(spec, kwargs)
     except AclnnError as exc:  # name the operator, as phase 1's own messages do
         _nulls_first(spec, kwargs)
         raise AclnnError(exc.status, f"{spec.name}: {exc.message}") from None
@@ -333,7 +333,10 @@ def _call(spec: registry.OpSpec, out, unwritable=_UNSEEN, **kwargs):
         args["out"] = written if type(written) is DataLessTensor else ArrayTensor(written)
         allocate = None
     # the SoC and the kernel backend as the key names them, each read once (see _fastpath)
-    executor = engine.plan(spec, args, _fastpath.soc_of(key), allocate=allocate)
+    try:
+        executor = engine.plan(spec, args, _fastpath.soc_of(key), allocate=allocate)
+    except AclnnError as exc:
+        raise _weak_noted(exc, weak) from None
     if isinstance(unwritable, AclnnError):  # opsnn's rule: after every phase-1 check, before any write
         raise unwritable
     backend = _fastpath.backend_of(key)
@@ -367,17 +370,23 @@ def _mark_written(value) -> None:
         torch.autograd.graph.increment_version(value)
 
 
-def _handles(spec: registry.OpSpec, kwargs: dict) -> dict:
+def _handles(spec: registry.OpSpec, kwargs: dict) -> tuple[dict, dict[str, str]]:
     """The engine's arguments for a Pythonic call: tensor handles over the arrays, aclScalars,
-    flags (``out`` is added by the caller)."""
+    flags (``out`` is added by the caller); and for each input given as a Python number that
+    took another input's dtype, its CANN name -> a note saying so, for refusals that name it."""
     arrays = {p.name: _as_array(kwargs[p.name], p.api_name) for p in spec.inputs}
+    weak = {}
     for p in spec.inputs:  # Python scalars are weak: they take another input's dtype
         if _is_python_scalar(kwargs[p.name]):
-            partner = next((arrays[q.name] for q in spec.inputs
+            partner = next((q for q in spec.inputs
                             if q.name != p.name and not _is_python_scalar(kwargs[q.name])
                             and isinstance(arrays[q.name], np.ndarray)), None)
             if partner is not None:
-                arrays[p.name] = _weak_scalar(kwargs[p.name], partner.dtype, p.api_name)
+                dtype = arrays[partner.name].dtype
+                arrays[p.name] = _weak_scalar(kwargs[p.name], dtype, p.api_name)
+                weak[p.api_name] = (f"{p.api_name} is the Python number {checks.brief(kwargs[p.name])}, "
+                                    f"which took {partner.api_name}'s dtype "
+                                    f"{dtypes.name(dtypes.from_numpy(dtype))}, as NumPy's weak scalars do")
     args = {name: (arr if arr is None or type(arr) is DataLessTensor else ArrayTensor(arr))
             for name, arr in arrays.items()}
     for p in spec.params:
@@ -385,7 +394,17 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> dict:
             args[p.name] = _as_scalar(kwargs[p.name], p.api_name)
         elif p.kind == "flag":
             args[p.name] = _held(kwargs[p.name])
-    return args
+    return args, weak
+
+
+def _weak_noted(exc: AclnnError, weak: dict[str, str]) -> AclnnError:
+    """``exc`` with the notes of ``_handles`` for the weak Python numbers its message names: a
+    refusal of ``leaky_relu_backward(1.0, int32_array)`` names gradOutput's DT_INT32, a dtype
+    the caller gave self, not gradOutput (a breaker)."""
+    said = [note for api_name, note in weak.items() if re.search(rf"\b{api_name}\b", exc.message)]
+    if not said:
+        return exc
+    return AclnnError(exc.status, f"{exc.message} ({'; '.join(said)})")
 
 
 def _nulls_first(spec: registry.OpSpec, kwargs: dict) -> None:
