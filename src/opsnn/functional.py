@@ -2,8 +2,9 @@
 
 Each function runs the same two phases as the aclnn API (same checks, codes and messages) and
 executes at once; opsnn's own refusals of an ``out`` or in-place ``self`` (read-only, a torch
-tensor that requires grad or an inference tensor, partial overlap) come after all of those. Inputs may be NumPy arrays of any strides (bf16 is ``ml_dtypes.bfloat16``),
-objects with ``__dlpack__``, or Python scalars (a Python scalar tensor argument takes the other
+tensor that requires grad or an inference tensor, partial overlap) come after all of those.
+Inputs may be NumPy arrays of any strides (bf16 is ``ml_dtypes.bfloat16``), objects with
+``__dlpack__``, or Python scalars (a Python scalar tensor argument takes the other
 input's dtype, like NumPy's weak scalars; a NumPy scalar is a 0-d array of its own dtype).
 Scalar attributes given as Python floats travel as ACL_DOUBLE scalars (as torch_npu sends them),
 ints as ACL_INT64 (ints in [2**63, 2**64) as ACL_DOUBLE; others outside int64 refused, as
