@@ -65,7 +65,7 @@ def test_hardtanh_backward_feeds_self_as_result():
 
 
 def test_lookup_failures():
-    with pytest.raises(ValueError, match="no op definition for 'Relu': opsnn has the tilings of HardtanhBackward, HardtanhGrad"):
+    with pytest.raises(ValueError, match=r"no op definition for 'Relu' \(did you mean LeakyRelu\?\): opsnn has the tilings of HardtanhBackward, HardtanhGrad"):
         opdef.find("Relu")
     with pytest.raises(AclnnError) as err:
         opdef.find("LeakyReluGrad", A910B)
