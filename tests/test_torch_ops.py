@@ -1084,6 +1084,17 @@ def test_to_numpy_is_a_view(dtype):
     assert back.dtype == dtype and back.data_ptr() == view.data_ptr()
 
 
+def test_bridge_refuses_other_types_as_torch_does():
+    """from_numpy / to_numpy are public: a wrong type is a TypeError naming the argument, the
+    type expected and the one given (a breaker: AttributeError from inside), as torch.from_numpy's."""
+    with pytest.raises(TypeError, match="from_numpy: a must be a numpy.ndarray, got list"):
+        ot.from_numpy([1.0, 2.0])
+    with pytest.raises(TypeError, match="to_numpy: tensor must be a torch.Tensor, got int"):
+        ot.to_numpy(5)
+    with pytest.raises(TypeError, match="to_numpy: tensor must be a torch.Tensor, got ndarray"):
+        ot.to_numpy(np.ones(2))
+
+
 def test_results_are_fresh_tensors_in_torchs_layout():
     x = torch.randn(4, 6).t()
     y = ot.leaky_relu(x, 0.1)

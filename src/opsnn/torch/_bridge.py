@@ -83,8 +83,11 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
     (opsnn computes on the host), sparse, a lazy conjugate/negative view, of a dtype
     NumPy/ml_dtypes cannot represent, or of a shape NumPy cannot hold (the product of its
     nonzero dims times the itemsize must stay below 2**63 bytes, even when a dim is 0:
-    ``torch.empty(2**62, 0)`` has no NumPy view).
+    ``torch.empty(2**62, 0)`` has no NumPy view). TypeError for ``t`` that is no torch.Tensor,
+    as ``torch.from_numpy`` refuses what is no ndarray.
     """
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"to_numpy: {name} must be a torch.Tensor, got {type(t).__name__}")
     if t.device.type != "cpu":
         raise refuse(f"{name} is on device {t.device}; opsnn computes on the host, pass CPU tensors")
     if t.layout != torch.strided:
@@ -113,7 +116,10 @@ def operand(t: torch.Tensor, name: str) -> np.ndarray | DataLessTensor:
 
 
 def from_numpy(a: np.ndarray) -> torch.Tensor:
-    """A torch tensor over ``a``'s memory (no copy)."""
+    """A torch tensor over ``a``'s memory (no copy); bfloat16 (ml_dtypes) as torch.bfloat16.
+    TypeError for ``a`` that is no numpy.ndarray, as ``torch.from_numpy``."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"from_numpy: a must be a numpy.ndarray, got {type(a).__name__}")
     view = _VIEWS_OF_ACL.get(dtypes.from_numpy(a.dtype))
     if view is not None:
         return torch.from_numpy(a.view(view[1])).view(view[0])
