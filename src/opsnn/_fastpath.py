@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from . import engine, kernels
+from . import kernels
 from ._core import outpool, platform
 from ._core.status import AclError, AclnnError
 
