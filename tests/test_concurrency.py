@@ -394,6 +394,48 @@ def test_list_creation_and_destroys_are_atomic(acl_runtime, monkeypatch):
     assert acl.destroy_tensor_list(tensors) == 100000 and not a.destroyed
     assert "value[1], an aclTensor, was destroyed after the list was made" in acl.get_recent_err_msg()
     assert acl.destroy_tensor(a) == 0 and acl.destroy_scalar_list(scalars) == 0
+    # the lock is reentrant: a destroy run on the constructing thread itself (a wrapper's __del__
+    # the cycle collector runs at an allocation inside the constructor; here the value's own
+    # __iter__) goes through and the list refuses the element it destroyed (a plain lock hung)
+    keep, gone = acl.create_scalar(1.0, acl.ACL_FLOAT), acl.create_scalar(2.0, acl.ACL_FLOAT)
+
+    class DestroysOnIter(list):
+        def __iter__(self):
+            assert acl.destroy_scalar(gone) == 0
+            return super().__iter__()
+
+    assert acl.create_scalar_list(DestroysOnIter([keep, gone])) is None and gone.destroyed
+    assert "value[1] is an aclScalar that was already destroyed" in acl.get_recent_err_msg()
+    assert acl.destroy_scalar(keep) == 0
+
+
+def test_a_move_landing_during_the_launch_checks_is_checked(dev, monkeypatch):
+    """acl.set_raw_tensor_addr takes no launch lock: a move of ``out`` on another thread that
+    lands right after the launch's checks (simulated at that point, deterministically) is seen
+    when the launch compares the addresses it checked with those it bound, so the launch checks
+    again and refuses the partial overlap with self (161002), writing nothing; it had queued the
+    kernel over the unchecked address, and later relaunches took that address for checked."""
+    host = -np.arange(1, 9, dtype=F32)
+    big = dev.upload(host)
+    xt = dev.tensor(host[:4], big)
+    ot = dev.tensor(np.zeros(4, F32))
+    ws, ex, ret = aclnn.aclnnLeakyReluGetWorkspaceSize(xt, dev.scalar(0.5, acl.ACL_FLOAT), ot)
+    assert (ws, ret) == (0, 0)
+    real, moves = aclnn._check_bound_tensors, []
+
+    def then_moved(*args):
+        found = real(*args)
+        if not moves:  # once: out onto big[1:5], one element past self's start
+            moves.append(acl.set_raw_tensor_addr(ot, big + 4))
+        return found
+
+    monkeypatch.setattr(aclnn, "_check_bound_tensors", then_moved)
+    assert aclnn.aclnnLeakyRelu(None, 0, ex, dev.stream) == 161002 and moves == [0]
+    assert "out and self overlap in memory without being the same view" in acl.get_recent_err_msg()
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    back = np.empty(8, F32)
+    assert acl.rt.memcpy(back, 32, big, 32, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    np.testing.assert_array_equal(back, host)
 
 
 def _with_a_last_reset_during(monkeypatch, call: str):

@@ -83,20 +83,27 @@ class _Launch:
     def __init__(self, spec, executor: aclOpExecutor, workspace: int | None, size: int):
         self.label = spec.api_name
         self.called = None  # (op, workspace, workspace_size, stream, target) of its last checked launch
-        self.verified = memory.RELEASE_COUNT  # read first: a release during the checks moves it
-        self.memory = _check_bound_tensors(spec, executor, workspace, size)
         self.workspace = workspace
         self.backend = kernels.default_name()
         self.plan = executor.plan
         self.tensors = tuple(executor.tensors.values())
         self.handles = tuple(t for t in self.tensors if isinstance(t, aclTensor))
-        self.addrs = tuple(t.addr for t in self.handles)  # what the checks and the views saw
-        buffer = None
-        if size:
-            alloc = self.memory[-1][1]
-            start = workspace - alloc.addr
-            buffer = alloc.buffer[start:start + size]
-        self.run = engine.bind(spec, executor, buffer, repeated=executor.repeatable)
+        while True:
+            # the addresses the checks and the views must both see, read first; a move on another
+            # thread (acl.set_raw_tensor_addr takes no launch lock) landing after the checks had
+            # bound an unchecked address, which intact() then took for checked (a breaker: out
+            # moved onto self's partly, written without the overlap refusal)
+            self.addrs = tuple(t.addr for t in self.handles)
+            self.verified = memory.RELEASE_COUNT  # read first: a release during the checks moves it
+            self.memory = _check_bound_tensors(spec, executor, workspace, size)
+            buffer = None
+            if size:
+                alloc = self.memory[-1][1]
+                start = workspace - alloc.addr
+                buffer = alloc.buffer[start:start + size]
+            self.run = engine.bind(spec, executor, buffer, repeated=executor.repeatable)
+            if tuple(t.addr for t in self.handles) == self.addrs:
+                break  # (a move after this is seen by intact(): the next launch checks again)
 
     @classmethod
     def of(cls, spec, executor: aclOpExecutor, workspace: int | None, size: int) -> "_Launch":

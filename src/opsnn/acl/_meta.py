@@ -317,8 +317,10 @@ def _live(handle, kind, call: str, arg: str = "tensor"):
 # Every acl_meta.h destroy checks and sets the ``destroyed`` flags under this one lock, so two
 # threads destroying one handle, or a list and a handle in it, cannot both see it live: exactly
 # one destroys it (a breaker's: both got 0 in ~70 of 3000 races); the list constructors read
-# their elements' flags under it too (``_handle_list``).
-_DESTROYED_LOCK = forksafe.lock()
+# their elements' flags under it too (``_handle_list``). Reentrant: code the holder runs may
+# destroy a handle on the same thread (a wrapper's __del__ run by the cycle collector at an
+# allocation inside a list's construction; a plain lock hung there, a breaker's).
+_DESTROYED_LOCK = forksafe.rlock()
 
 
 def _destroy(obj, kind, call: str) -> None:
