@@ -36,3 +36,15 @@ def test_table_keeps_case_names_and_results_readable_at_any_width():
     assert "max rel, elements, max abs, shape, exact" in " ".join(forty.split())
     for status in ("PASS", "SKIP", "DOC"):
         assert status in forty
+
+
+def test_a_refused_calls_note_keeps_its_status():
+    """A FAIL's note is cut to fit the table; a refused call's "aclnnXxxGetWorkspaceSize
+    returned 161002: ..." shows the status first (a breaker: the call's name alone had filled the
+    room, cut mid-word, the status lost); the full text is printed below the table."""
+    reason = ("aclnnLeakyReluBackwardGetWorkspaceSize returned 161002: LeakyReluBackward: the shape of "
+              "gradOutput [3] and the shape of self [4] cannot broadcast")
+    row = results.Result(file="c.json", index=0, name="c", op="LeakyReluBackward", dtype="fp32", shape="(3,)",
+                         numel=3, status="FAIL", reason=reason)
+    assert results._short_note(row) == "161002: LeakyReluBackward ... (below)"
+    assert list(results.failures([row])) == [f"[bold red]FAIL[/] c.json #0 c: {reason}"]

@@ -542,18 +542,18 @@ def test_pythonic_scalar_that_is_no_number_is_refused_before_phase_1():
 
 def test_pythonic_refusal_naming_a_python_number_says_whose_dtype_it_took():
     """A Python number given as a tensor takes the other input's dtype (a weak scalar); a refusal
-    naming it says so, same status (a breaker: leaky_relu_backward(1.0, int32 array) blamed
+    naming it (its dtype or its shape) says what it became, same status (a breaker: leaky_relu_backward(1.0, int32 array) blamed
     gradOutput for DT_INT32, a dtype the caller gave self); a refusal of the array itself gets
     no note, nor does a NumPy scalar (strong: its own dtype)."""
     i32 = np.ones(4, np.int32)
     exc = expect_py_failure(opsnn.leaky_relu_backward, 1.0, i32, status=INVALID, untouched=[i32],
                             names=["gradOutput"], dtypes=["INT32"])
-    assert exc.message.endswith("(gradOutput is the Python number 1.0, which took self's dtype DT_INT32, "
-                                "as NumPy's weak scalars do)")
+    assert exc.message.endswith("(gradOutput is the Python number 1.0: a 0-d tensor of self's dtype DT_INT32, "
+                                "as NumPy's weak scalars are)")
     assert acl.get_recent_err_msg() == exc.message
     exc = expect_py_failure(opsnn.hardtanh_backward, 2, np.ones(4, F32), status=INVALID,
                             words=["gradOutput shape must equal self shape [4], got []",
-                                   "(gradOutput is the Python number 2, which took self's dtype DT_FLOAT"])
+                                   "(gradOutput is the Python number 2: a 0-d tensor of self's dtype DT_FLOAT"])
     exc = expect_py_failure(opsnn.leaky_relu_backward, i32, 1.0, status=INVALID, names=["gradOutput"],
                             dtypes=["INT32"])
     assert "Python number" not in exc.message

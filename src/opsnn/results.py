@@ -8,6 +8,7 @@ import argparse
 import dataclasses
 import json
 import math
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,6 +141,9 @@ def _short_note(r: Result) -> str:
     text = _full_note(r)
     if r.status != FAIL or len(text) <= _FAIL_NOTE_WIDTH:
         return text
+    # a refused call's "aclnnXxxGetWorkspaceSize returned 161002: ..." as "161002: ...": the call's
+    # name alone had filled the room, cut mid-word, and the status was lost (a breaker)
+    text = re.sub(r"^\S+ returned (-?\d+)", r"\1", text)
     head = text[:_FAIL_NOTE_WIDTH - len(_CUT) + 1]
     return (head.rsplit(" ", 1)[0] if " " in head else head[:-1]).rstrip(";,:") + _CUT
 
