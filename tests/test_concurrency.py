@@ -385,7 +385,8 @@ def test_list_creation_and_destroys_are_atomic(acl_runtime, monkeypatch):
     tensors = acl.create_tensor_list([a, b])
     scalars = acl.create_scalar_list([acl.create_scalar(1.0, acl.ACL_FLOAT)])
     assert tensors.size == 2 and scalars.size == 1
-    assert probes == [("aclTensorList", 0, False), ("aclTensorList", 1, False), ("aclScalarList", 0, False)]
+    # each element checked twice, both times under the lock (read again after construction)
+    assert probes == [("aclTensorList", 0, False), ("aclTensorList", 1, False)] * 2 + [("aclScalarList", 0, False)] * 2
     assert _meta._DESTROYED_LOCK.acquire(blocking=False)  # released when the constructor returned
     _meta._DESTROYED_LOCK.release()
     monkeypatch.undo()
@@ -407,6 +408,35 @@ def test_list_creation_and_destroys_are_atomic(acl_runtime, monkeypatch):
     assert acl.create_scalar_list(DestroysOnIter([keep, gone])) is None and gone.destroyed
     assert "value[1] is an aclScalar that was already destroyed" in acl.get_recent_err_msg()
     assert acl.destroy_scalar(keep) == 0
+    # a list's destroy claims the list before it reads its elements, and reads them twice: a
+    # destroy run on the same thread meanwhile (a __del__, a signal handler) of the list itself
+    # is refused, and one of an element fails the list's destroy, nothing destroyed twice (a
+    # breaker: both destroys of the list had returned 0)
+    from opsnn._core import arrays
+
+    real_owned, inner = arrays.HandleList.owned, []
+
+    def destroying(target):
+        def owned(self):
+            if not inner:
+                inner.append(acl.destroy_scalar_list(listed) if target is None else acl.destroy_scalar(target))
+            return real_owned(self)
+        return owned
+
+    first, second = acl.create_scalar(1.0, acl.ACL_FLOAT), acl.create_scalar(2.0, acl.ACL_FLOAT)
+    listed = acl.create_scalar_list([first, second])
+    monkeypatch.setattr(arrays.HandleList, "owned", destroying(None))
+    assert acl.destroy_scalar_list(listed) == 0 and inner == [100000]
+    assert listed.destroyed and first.destroyed and second.destroyed
+    inner.clear()
+    first, second = acl.create_scalar(1.0, acl.ACL_FLOAT), acl.create_scalar(2.0, acl.ACL_FLOAT)
+    listed = acl.create_scalar_list([first, second])
+    monkeypatch.setattr(arrays.HandleList, "owned", destroying(second))
+    assert acl.destroy_scalar_list(listed) == 100000 and inner == [0]
+    assert "value[1], an aclScalar, was destroyed after the list was made" in acl.get_recent_err_msg()
+    assert not listed.destroyed and not first.destroyed
+    monkeypatch.undo()
+    assert acl.destroy_scalar(first) == 0
 
 
 def test_a_move_landing_during_the_launch_checks_is_checked(dev, monkeypatch):
@@ -434,6 +464,54 @@ def test_a_move_landing_during_the_launch_checks_is_checked(dev, monkeypatch):
     assert "out and self overlap in memory without being the same view" in acl.get_recent_err_msg()
     assert acl.rt.synchronize_stream(dev.stream) == 0
     back = np.empty(8, F32)
+    assert acl.rt.memcpy(back, 32, big, 32, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    np.testing.assert_array_equal(back, host)
+    # a move there and back (out to big + 4 before the binding, home after it): the addresses
+    # compare equal, the moves do not, so the launch checks and binds again at home and writes
+    # there (a breaker: it had kept the views bound over self's memory, and so had relaunches)
+    monkeypatch.undo()
+    home = dev.malloc(16)
+    assert acl.set_raw_tensor_addr(ot, home) == 0
+    real_bind, moves = aclnn.engine.bind, []
+
+    def bound_while_away(*args, **kwargs):
+        if not moves:
+            moves.append(acl.set_raw_tensor_addr(ot, big + 4))
+            run = real_bind(*args, **kwargs)
+            moves.append(acl.set_raw_tensor_addr(ot, home))
+            return run
+        return real_bind(*args, **kwargs)
+
+    monkeypatch.setattr(aclnn.engine, "bind", bound_while_away)
+    assert aclnn.aclnnLeakyRelu(None, 0, ex, dev.stream) == 0 and moves == [0, 0]
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    assert acl.rt.memcpy(back, 32, big, 32, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    np.testing.assert_array_equal(back, host)  # self's memory untouched
+    result = np.empty(4, F32)
+    assert acl.rt.memcpy(result, 16, home, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    np.testing.assert_array_equal(result, host[:4] * np.float32(0.5))
+    # moved there and back at every binding (a thread moving it on and on): refused after
+    # aclnn._BIND_TRIES tries, nothing written, rather than held in the loop (a new out tensor:
+    # the launch above, still intact, would be reused for the same tensors without a binding)
+    moves.clear()
+    assert acl.rt.memset(home, 16, 0, 16) == 0
+    ot2 = dev.tensor(np.zeros(4, F32), home)
+    ws, ex, ret = aclnn.aclnnLeakyReluGetWorkspaceSize(xt, dev.scalar(0.5, acl.ACL_FLOAT), ot2)
+    assert (ws, ret) == (0, 0)
+
+    def always_moved(*args, **kwargs):
+        moves.append(acl.set_raw_tensor_addr(ot2, big + 4))
+        try:
+            return real_bind(*args, **kwargs)
+        finally:
+            moves.append(acl.set_raw_tensor_addr(ot2, home))
+
+    monkeypatch.setattr(aclnn.engine, "bind", always_moved)
+    assert aclnn.aclnnLeakyRelu(None, 0, ex, dev.stream) == 161002
+    assert f"addresses changed during each of {aclnn._BIND_TRIES} tries to check and bind them" in \
+        acl.get_recent_err_msg()
+    assert moves == [0] * 2 * aclnn._BIND_TRIES and acl.rt.synchronize_stream(dev.stream) == 0
+    assert acl.rt.memcpy(result, 16, home, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0 and not result.any()
     assert acl.rt.memcpy(back, 32, big, 32, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
     np.testing.assert_array_equal(back, host)
 

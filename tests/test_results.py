@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from rich.console import Console
 
 from opsnn import results
@@ -48,3 +50,5 @@ def test_a_refused_calls_note_keeps_its_status():
                          numel=3, status="FAIL", reason=reason)
     assert results._short_note(row) == "161002: LeakyReluBackward ... (below)"
     assert list(results.failures([row])) == [f"[bold red]FAIL[/] c.json #0 c: {reason}"]
+    short = dataclasses.replace(row, reason="aclnnHardtanhBackwardGetWorkspaceSize returned 161002: bad out")
+    assert results._short_note(short) == "161002: bad out"  # fits once rewritten: whole

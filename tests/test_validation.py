@@ -548,12 +548,14 @@ def test_pythonic_refusal_naming_a_python_number_says_whose_dtype_it_took():
     i32 = np.ones(4, np.int32)
     exc = expect_py_failure(opsnn.leaky_relu_backward, 1.0, i32, status=INVALID, untouched=[i32],
                             names=["gradOutput"], dtypes=["INT32"])
-    assert exc.message.endswith("(gradOutput is the Python number 1.0: a 0-d tensor of self's dtype DT_INT32, "
-                                "as NumPy's weak scalars are)")
+    assert exc.message.endswith("(gradOutput is the Python number 1.0, made a 0-d tensor of self's dtype "
+                                "DT_INT32: a Python number takes the other input's dtype)")
+    exc = expect_py_failure(opsnn.leaky_relu_backward, 2.5, i32, status=INVALID, names=["gradOutput"])
+    assert "(gradOutput is the Python number 2.5, made a 0-d tensor of self's dtype DT_INT32" in exc.message
     assert acl.get_recent_err_msg() == exc.message
     exc = expect_py_failure(opsnn.hardtanh_backward, 2, np.ones(4, F32), status=INVALID,
                             words=["gradOutput shape must equal self shape [4], got []",
-                                   "(gradOutput is the Python number 2: a 0-d tensor of self's dtype DT_FLOAT"])
+                                   "(gradOutput is the Python number 2, made a 0-d tensor of self's dtype DT_FLOAT"])
     exc = expect_py_failure(opsnn.leaky_relu_backward, i32, 1.0, status=INVALID, names=["gradOutput"],
                             dtypes=["INT32"])
     assert "Python number" not in exc.message

@@ -70,6 +70,12 @@ def _checked_launch(op: str, workspace, workspace_size, executor, stream) -> tup
     return task, target
 
 
+# How many times a launch checks and binds its tensors again when another thread moved one
+# meanwhile (``_Launch``), before refusing: a bound, so a thread moving a tensor on and on cannot
+# hold a launch in the loop.
+_BIND_TRIES = 100
+
+
 class _Launch:
     """What a launch captured, queued as the stream task: the views of the executor's tensors
     and workspace, taken at the launch (a later aclDestroyTensor does not reach the queued
@@ -88,11 +94,13 @@ class _Launch:
         self.plan = executor.plan
         self.tensors = tuple(executor.tensors.values())
         self.handles = tuple(t for t in self.tensors if isinstance(t, aclTensor))
-        while True:
-            # the addresses the checks and the views must both see, read first; a move on another
-            # thread (acl.set_raw_tensor_addr takes no launch lock) landing after the checks had
-            # bound an unchecked address, which intact() then took for checked (a breaker: out
-            # moved onto self's partly, written without the overlap refusal)
+        for _ in range(_BIND_TRIES):
+            # the moves and addresses the checks and the views must both see, read first: a move
+            # on another thread (acl.set_raw_tensor_addr takes no launch lock) landing after the
+            # checks had bound an unchecked address, which intact() then took for checked (a
+            # breaker: out moved onto self's partly, written without the overlap refusal); moves
+            # are counted, so one there and back (A -> B -> A) is seen as well
+            moves = tuple(t.moved for t in self.handles)
             self.addrs = tuple(t.addr for t in self.handles)
             self.verified = memory.RELEASE_COUNT  # read first: a release during the checks moves it
             self.memory = _check_bound_tensors(spec, executor, workspace, size)
@@ -102,8 +110,12 @@ class _Launch:
                 start = workspace - alloc.addr
                 buffer = alloc.buffer[start:start + size]
             self.run = engine.bind(spec, executor, buffer, repeated=executor.repeatable)
-            if tuple(t.addr for t in self.handles) == self.addrs:
-                break  # (a move after this is seen by intact(): the next launch checks again)
+            if tuple(t.moved for t in self.handles) == moves:
+                return  # (a move after this is seen by intact(): the next launch checks again)
+        raise AclnnError(161002, f"{spec.name}: the tensors' addresses changed during each of {_BIND_TRIES} "
+                                 "tries to check and bind them (moved on another thread by "
+                                 "acl.set_raw_tensor_addr / aclSetInputTensorAddr as the launch ran); "
+                                 "move a tensor before or after a launch, not during it")
 
     @classmethod
     def of(cls, spec, executor: aclOpExecutor, workspace: int | None, size: int) -> "_Launch":

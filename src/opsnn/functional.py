@@ -386,9 +386,11 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> tuple[dict, dict[str, str]]
                 dtype = arrays[partner.name].dtype
                 arrays[p.name] = _weak_scalar(kwargs[p.name], dtype, p.api_name)
                 # a refusal of its dtype or of its shape names it: the note gives both
-                weak[p.api_name] = (f"{p.api_name} is the Python number {checks.brief(kwargs[p.name])}: a 0-d "
-                                    f"tensor of {partner.api_name}'s dtype "
-                                    f"{dtypes.name(dtypes.from_numpy(dtype))}, as NumPy's weak scalars are")
+                # (not "as NumPy does": NumPy makes a float beside an integer array float64)
+                weak[p.api_name] = (f"{p.api_name} is the Python number {checks.brief(kwargs[p.name])}, made a "
+                                    f"0-d tensor of {partner.api_name}'s dtype "
+                                    f"{dtypes.name(dtypes.from_numpy(dtype))}: a Python number takes the "
+                                    "other input's dtype")
     args = {name: (arr if arr is None or type(arr) is DataLessTensor else ArrayTensor(arr))
             for name, arr in arrays.items()}
     for p in spec.params:

@@ -144,6 +144,8 @@ def _short_note(r: Result) -> str:
     # a refused call's "aclnnXxxGetWorkspaceSize returned 161002: ..." as "161002: ...": the call's
     # name alone had filled the room, cut mid-word, and the status was lost (a breaker)
     text = re.sub(r"^\S+ returned (-?\d+)", r"\1", text)
+    if len(text) <= _FAIL_NOTE_WIDTH:
+        return text
     head = text[:_FAIL_NOTE_WIDTH - len(_CUT) + 1]
     return (head.rsplit(" ", 1)[0] if " " in head else head[:-1]).rstrip(";,:") + _CUT
 

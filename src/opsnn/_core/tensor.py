@@ -127,7 +127,9 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
             raise _bad(f"tensorData must be a device address (int from acl.rt.malloc), got {type(addr).__name__}")
         fields["addr"] = int(addr)
         fields["destroyed"] = False
-        fields["moved"] = False  # set_storage_addr was called: aclnn rechecks out's overlap at launch
+        # how many times set_storage_addr moved it: when nonzero, aclnn rechecks out's overlap at
+        # launch; a count, not a flag, so a launch sees a move there and back (A -> B -> A) too
+        fields["moved"] = 0
         fields["_view"] = None  # (address, memory.Allocation, np.ndarray): see array()
         fields["layout"] = None  # (address, overlap.layout() of this view), computed on first use
         storage_numel = numel(self.storage_shape)
@@ -188,9 +190,9 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         if addr == self.addr:
             return
         fields = self.__dict__
-        # moved first: a launch on another thread that reads the new address then sees it moved
-        # and checks out's overlap again (acl.set_raw_tensor_addr takes no launch lock)
-        fields["moved"] = True
+        # counted first: a launch on another thread that reads the new address then sees it
+        # moved and checks out's overlap again (acl.set_raw_tensor_addr takes no launch lock)
+        fields["moved"] += 1
         fields["addr"] = addr
         memory.released()
 

@@ -134,7 +134,12 @@ def _handle_list(kind, value, call: str):
     # list is never made from a handle whose destroy had begun (unlocked, a destroy on another
     # thread could land between the checks of two elements)
     with _named(call), _DESTROYED_LOCK:
-        return kind(value)
+        made = kind(value)
+        # the lock is reentrant: code this thread ran while the elements were read (a __del__
+        # the cycle collector ran, a signal handler) may have destroyed one after its check
+        for index, handle in enumerate(made.values):
+            made.element(handle, index)
+        return made
 
 
 @_ret
@@ -332,9 +337,20 @@ def _destroy(obj, kind, call: str) -> None:
     with _DESTROYED_LOCK:
         if obj.destroyed:
             raise AclnnError(AclError.INVALID_PARAM, f"{call}: the {kind.__name__} was already destroyed")
-        with _named(call):  # a list destroys its elements too, as opbase's aclDestroyTensorList
-            owned = obj.owned() if isinstance(obj, HandleList) else ()
+        # claimed before its elements are read: the lock is reentrant, and code this thread runs
+        # meanwhile (a __del__ the cycle collector runs, a signal handler) then finds it
+        # destroyed, as another thread does (a breaker: such a destroy of the same list had
+        # returned 0 too); the elements are read twice for the same reason (none is then
+        # destroyed by both)
         obj.destroyed = True
+        try:
+            with _named(call):  # a list destroys its elements too, as opbase's aclDestroyTensorList
+                owned = obj.owned() if isinstance(obj, HandleList) else ()
+                if owned:
+                    obj.owned()
+        except BaseException:
+            obj.destroyed = False
+            raise
         for handle in owned:
             handle.destroyed = True
     memory.released()
