@@ -5,7 +5,8 @@ executes at once; opsnn's own refusals of an ``out`` or in-place ``self`` (read-
 tensor that requires grad or an inference tensor, partial overlap) come after all of those.
 Inputs may be NumPy arrays of any strides (bf16 is ``ml_dtypes.bfloat16``), objects with
 ``__dlpack__``, or Python scalars (a Python scalar tensor argument takes the other
-input's dtype, like NumPy's weak scalars; a NumPy scalar is a 0-d array of its own dtype).
+input's dtype, like NumPy's weak scalars, though a float beside an integer array too, where
+NumPy would make it float64; a NumPy scalar is a 0-d array of its own dtype).
 Scalar attributes given as Python floats travel as ACL_DOUBLE scalars (as torch_npu sends them),
 ints as ACL_INT64 (ints in [2**63, 2**64) as ACL_DOUBLE; others outside int64 refused, as
 torch.Scalar refuses them), bools as ACL_BOOL.
