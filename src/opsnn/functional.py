@@ -276,21 +276,23 @@ def _pythonic_boundary(call):
 
 def _python_names(spec: registry.OpSpec, exc: AclnnError, kwargs: dict) -> AclnnError:
     """``exc`` with, where its message uses a CANN argument name that does not read as the Python
-    keyword (``clipValueMin``, ``min`` for ``min_val``), the keyword and the value the call used, so
-    that a NumPy user meets the names of the signature (a breaker: ``hardtanh`` of a uint8 array
-    refused ``clipValueMin``, the default ``min_val`` of -1.0, in names the call never used)."""
-    said = [f"{p.api_name} is {p.name}" + (f" = {checks.brief(kwargs[p.name])}" if p.kind == "scalar" and p.name in kwargs
-                                            else "")
-            for p in spec.params
-            if _snake(p.api_name) != p.name and re.search(rf"\b{p.api_name}\b", exc.message)]
+    keyword (``clipValueMin``, ``min`` for ``min_val``; ``gradOutput`` reads as ``grad_output``),
+    the keyword and the value the call used, so that a NumPy user meets the names of the
+    signature (a breaker: ``hardtanh`` of a uint8 array refused ``clipValueMin``, the default
+    ``min_val`` of -1.0, in names the call never used)."""
+    notes = {p.api_name: f"{p.api_name} is {p.name}" + (f" = {checks.brief(kwargs[p.name])}"
+                                                        if p.kind == "scalar" and p.name in kwargs else "")
+             for p in spec.params if registry.snake_case(p.api_name) != p.name}
+    return _noted(exc, notes, "Python arguments: ")
+
+
+def _noted(exc: AclnnError, notes: dict[str, str], lead: str = "") -> AclnnError:
+    """``exc`` with the notes (CANN argument name -> text) of the arguments its message names,
+    added in parentheses after ``lead``; ``exc`` itself where it names none of them."""
+    said = [note for api_name, note in notes.items() if re.search(rf"\b{api_name}\b", exc.message)]
     if not said:
         return exc
-    return AclnnError(exc.status, f"{exc.message} (Python arguments: {'; '.join(said)})")
-
-
-def _snake(name: str) -> str:
-    """``gradOutput`` -> ``grad_output``: a CANN name that reads as its keyword needs no note."""
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+    return AclnnError(exc.status, f"{exc.message} ({lead}{'; '.join(said)})")
 
 
 def _recorded(exc: AclnnError) -> AclnnError:
@@ -337,8 +339,8 @@ def _call(spec: registry.OpSpec, out, unwritable=_UNSEEN, **kwargs):
     # the SoC and the kernel backend as the key names them, each read once (see _fastpath)
     try:
         executor = engine.plan(spec, args, _fastpath.soc_of(key), allocate=allocate)
-    except AclnnError as exc:
-        raise _weak_noted(exc, weak) from None
+    except AclnnError as exc:  # (a refusal of leaky_relu_backward(1.0, int32_array) names gradOutput's
+        raise _noted(exc, weak) from None  # DT_INT32, a dtype the caller gave self: a breaker)
     if isinstance(unwritable, AclnnError):  # opsnn's rule: after every phase-1 check, before any write
         raise unwritable
     backend = _fastpath.backend_of(key)
@@ -400,16 +402,6 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> tuple[dict, dict[str, str]]
         elif p.kind == "flag":
             args[p.name] = _held(kwargs[p.name])
     return args, weak
-
-
-def _weak_noted(exc: AclnnError, weak: dict[str, str]) -> AclnnError:
-    """``exc`` with the notes of ``_handles`` for the weak Python numbers its message names: a
-    refusal of ``leaky_relu_backward(1.0, int32_array)`` names gradOutput's DT_INT32, a dtype
-    the caller gave self, not gradOutput (a breaker)."""
-    said = [note for api_name, note in weak.items() if re.search(rf"\b{api_name}\b", exc.message)]
-    if not said:
-        return exc
-    return AclnnError(exc.status, f"{exc.message} ({'; '.join(said)})")
 
 
 def _nulls_first(spec: registry.OpSpec, kwargs: dict) -> None:

@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import enum
 import functools
+import re
 from collections.abc import Callable
 
 from ._core.dtypes import INTEGRAL, DataType, in_listing_order
@@ -141,8 +142,7 @@ class OpSpec:
     def python_name(self) -> str:
         """The Pythonic API's name (``opsnn.functional``): the name in snake_case, an in-place
         variant as its operator's with a trailing ``_`` (torch's spelling: ``hardtanh_``)."""
-        snake = "".join("_" + c.lower() if c.isupper() else c for c in self.name.removeprefix("Inplace"))
-        return snake.lstrip("_") + ("_" if self.inplace else "")
+        return snake_case(self.name.removeprefix("Inplace")) + ("_" if self.inplace else "")
 
     @functools.cached_property
     def param_names(self) -> tuple[str, ...]:
@@ -199,6 +199,12 @@ def get(name: str) -> OpSpec:
         if spec.kernel_name == name:
             return spec
     raise KeyError(_unknown(name))
+
+
+def snake_case(name: str) -> str:
+    """A CANN name in Python's spelling: ``gradOutput`` -> ``grad_output``, ``HardtanhBackward``
+    -> ``hardtanh_backward``."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
 def _unknown(name: str) -> str:
