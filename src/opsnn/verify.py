@@ -468,8 +468,8 @@ def _json_case(file: str, index: int, case: dict) -> Case:
                          "scalar and attr")
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise ValueError(f"inputs[{i}] is {_json_text(item)}; expected an object whose name is a string such "
-                             'as "gradOutput"')
+            raise ValueError(f"inputs[{i}] is {_json_text(item)}; expected an object whose name is a string "  # noqa: TRY004
+                             'such as "gradOutput"')
     tensors, scalars, flags = [], [], []
     for item in items:
         role = _ATK_ROLES.get(item["name"], item["name"])
