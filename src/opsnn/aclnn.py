@@ -95,13 +95,12 @@ class _Launch:
         self.tensors = tuple(executor.tensors.values())
         self.handles = tuple(t for t in self.tensors if isinstance(t, aclTensor))
         for _ in range(_BIND_TRIES):
-            # the moves and addresses the checks and the views must both see, read first: a move
-            # on another thread (acl.set_raw_tensor_addr takes no launch lock) landing after the
-            # checks had bound an unchecked address, which intact() then took for checked (a
-            # breaker: out moved onto self's partly, written without the overlap refusal); moves
-            # are counted, so one there and back (A -> B -> A) is seen as well
-            moves = tuple(t.moved for t in self.handles)
-            self.addrs = tuple(t.addr for t in self.handles)
+            # the tensors' move counts, read first, which the checks and the views must both see
+            # unchanged: a move on another thread (acl.set_raw_tensor_addr takes no launch lock)
+            # landing after the checks had bound an unchecked address, which intact() then took
+            # for checked (a breaker: out moved onto self's partly, written without the overlap
+            # refusal); counts, so one there and back (A -> B -> A) is seen as well
+            self.moves = tuple(t.moved for t in self.handles)
             self.verified = memory.RELEASE_COUNT  # read first: a release during the checks moves it
             self.memory = _check_bound_tensors(spec, executor, workspace, size)
             buffer = None
@@ -110,7 +109,7 @@ class _Launch:
                 start = workspace - alloc.addr
                 buffer = alloc.buffer[start:start + size]
             self.run = engine.bind(spec, executor, buffer, repeated=executor.repeatable)
-            if tuple(t.moved for t in self.handles) == moves:
+            if tuple(t.moved for t in self.handles) == self.moves:
                 return  # (a move after this is seen by intact(): the next launch checks again)
         raise AclnnError(161002, f"{spec.name}: the tensors' addresses changed during each of {_BIND_TRIES} "
                                  "tries to check and bind them (moved on another thread by "
@@ -167,14 +166,14 @@ class _Launch:
 
     def intact(self) -> bool:
         """What _check_bound_tensors verified still holds: same tensors and workspace range (so
-        the overlap verdicts stand); only a destroy, a free or a tensor's new address
-        (aclSetInputTensorAddr) can have happened since, and none has while memory.RELEASE_COUNT
-        is where it was when this was last verified."""
+        the overlap verdicts stand); only a destroy, a free or a move of a tensor
+        (aclSetInputTensorAddr, set_raw_tensor_addr: its ``moved`` count) can have happened since,
+        and none has while memory.RELEASE_COUNT is where it was when this was last verified."""
         count = memory.RELEASE_COUNT
         if count == self.verified:
             return True
-        for tensor, addr in zip(self.handles, self.addrs):
-            if tensor.destroyed or tensor.addr != addr:
+        for tensor, moves in zip(self.handles, self.moves):
+            if tensor.destroyed or tensor.moved != moves:
                 return False
         for _, alloc in self.memory:
             if not alloc.live:
