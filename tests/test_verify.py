@@ -286,10 +286,12 @@ def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, caps
     assert (folders[4] / "self.bin").stat().st_size == 2 * 64
     nan_fill = golden_files.load(folders[1])["inputs"]["gradOutput"]  # a json "nan" fill, float64
     assert nan_fill.dtype == np.float64 and np.isnan(nan_fill).all()
-    # a folder that cannot be made is a usage error before anything runs
+    # before anything runs: a folder the system will not make is an I/O failure (exit 1, as for
+    # --json), a file named as the folder a usage error
     (tmp_path / "file").write_text("x")
-    assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "file" / "sub")]) == 2
-    assert "--dump: cannot write into the folder" in capsys.readouterr().err
+    assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "file" / "sub")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"opsnn verify: --dump: cannot write into the folder {str(tmp_path / 'file' / 'sub')!r}: Not a directory")
     assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "file")]) == 2
     assert f"--dump: cannot write into the folder {str(tmp_path / 'file')!r}: it is a file, not a folder" in \
         capsys.readouterr().err
@@ -604,8 +606,16 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     # (a tester: these were "TypeError: 'float' object is not iterable" and "'int' object is not
     # subscriptable", naming neither the field nor what it should hold)
     ({"precision_tolerances": "(0.001, 0.001)"}, ("row 0: precision_tolerances '(0.001, 0.001)' holds no "
-                                                  "(relative, absolute) pair per output; expected such as "
-                                                  "((0.001, 0.001),)")),
+                                                  "(relative, absolute) pair of finite numbers >= 0 per output; "
+                                                  "expected such as ((0.001, 0.001),)")),
+    # (session 42) a negative tolerance failed even exact output, a NaN one every element, an
+    # infinite one passed anything: each ran as if meant
+    ({"precision_tolerances": "((-0.001, 0.001),)"}, "row 0: precision_tolerances '((-0.001, 0.001),)' holds no"),
+    ({"precision_tolerances": "((0.001, nan),)"}, "row 0: precision_tolerances '((0.001, nan),)' holds no"),
+    ({"precision_tolerances": "((0.001, 1e400),)"}, "row 0: precision_tolerances '((0.001, 1e400),)' holds no"),
+    ({"absolute_precision": "-1e-3"}, "row 0: absolute_precision is '-1e-3'; expected a finite number >= 0"),
+    ({"absolute_precision": "nan"}, "row 0: absolute_precision is 'nan'; expected a finite number >= 0"),
+    ({"absolute_precision": "inf"}, "row 0: absolute_precision is 'inf'; expected a finite number >= 0"),
     ({"precision_tolerances": "((0.001, 0.001, 0.1),)"},
      "row 0: precision_tolerances '((0.001, 0.001, 0.1),)' holds no"),
     ({"input_data_ranges": "(-1, 1)"}, ("row 0: input_data_ranges '(-1, 1)' holds no (low, high[, special values]) "
@@ -618,7 +628,7 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     # string to float: 'abc'", naming no field; the others TypeErrors and IndexErrors alike)
     ({"input_dtypes": ""}, "row 0: input_dtypes is empty; expected a tuple of one entry per input, such as "
                            "('float16', 'float16')"),
-    ({"absolute_precision": "abc"}, "row 0: absolute_precision is 'abc'; expected a number such as 1e-08"),
+    ({"absolute_precision": "abc"}, "row 0: absolute_precision is 'abc'; expected a finite number >= 0 such as 1e-08"),
     ({"input_dtypes": "5"}, "row 0: input_dtypes is '5'; expected a tuple of one entry per input"),
     ({"input_shapes": "", "input_ori_shapes": ""}, "row 0: input_shapes is empty; expected a tuple of one entry per "
                                                    "input, such as ((2, 3), (2, 3))"),

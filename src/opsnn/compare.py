@@ -180,18 +180,10 @@ def check_case(folder: Path, name: str) -> Checked:
 def _tolerance(folder: Path, manifest: dict) -> V.Tolerance:
     entry = manifest.get("tolerance")
     values = [entry.get(key) for key in ("rtol", "atol")] if isinstance(entry, dict) else [None, None]
-    if not all(map(_finite_non_negative, values)):
+    if not all(map(V.is_tolerance, values)):
         raise GoldenFileError(f"{folder / 'case.json'}: tolerance is {json.dumps(entry)}; expected "
                               '{"rtol": R, "atol": A} of non-negative finite numbers')
     return V.Tolerance(float(values[0]), float(values[1]), str(entry.get("source", "case.json")))
-
-
-def _finite_non_negative(value) -> bool:
-    """A tolerance's number (an int too large for a float is none: it raised OverflowError)."""
-    try:
-        return V.is_real(value) and math.isfinite(float(value)) and value >= 0
-    except OverflowError:
-        return False
 
 
 def _explain(folder: Path, manifest: dict, board: np.ndarray, golden: np.ndarray, differs: np.ndarray) -> str | None:

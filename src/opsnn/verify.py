@@ -274,6 +274,16 @@ def is_real(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def is_tolerance(value) -> bool:
+    """Whether ``value`` may be a relative or absolute tolerance: a finite number >= 0 (a NaN one
+    would fail every element, an infinite one pass any, a negative one fail even exact output;
+    an int too large for a float is none: it raised OverflowError)."""
+    try:
+        return is_real(value) and math.isfinite(float(value)) and value >= 0
+    except OverflowError:
+        return False
+
+
 # ---- parsing: kernel ST csv ---------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -420,9 +430,9 @@ def _csv_tolerance(row: dict[str, str]) -> Tolerance:
     pairs = _literal(text, "precision_tolerances")
     if pairs:
         first = pairs[0] if isinstance(pairs, (list, tuple)) else None
-        if not (isinstance(first, (list, tuple)) and len(first) == 2 and all(map(is_real, first))):
-            raise ValueError(f"precision_tolerances {text.strip()!r} holds no (relative, absolute) pair per "
-                             "output; expected such as ((0.001, 0.001),)")
+        if not (isinstance(first, (list, tuple)) and len(first) == 2 and all(map(is_tolerance, first))):
+            raise ValueError(f"precision_tolerances {text.strip()!r} holds no (relative, absolute) pair of "
+                             "finite numbers >= 0 per output; expected such as ((0.001, 0.001),)")
         rtol, atol = map(float, first)
         return Tolerance(rtol, atol, "precision_tolerances")
     absolute = (row.get("absolute_precision") or "").strip()
@@ -430,7 +440,9 @@ def _csv_tolerance(row: dict[str, str]) -> Tolerance:
         try:
             value = float(absolute)
         except ValueError:
-            raise ValueError(f"absolute_precision is {absolute!r}; expected a number such as 1e-08") from None
+            value = math.nan
+        if not is_tolerance(value):
+            raise ValueError(f"absolute_precision is {absolute!r}; expected a finite number >= 0 such as 1e-08")
         return Tolerance(value, value, "absolute_precision")
     return Tolerance(0.0, 0.0, "exact")
 
@@ -1167,11 +1179,12 @@ def run(args: argparse.Namespace) -> int:
     labels = golden_files.file_labels([path for path, _ in files])
     if args.dump:
         _check_dump_folders(args.dump, files, labels)
+        if Path(args.dump).is_file():  # a misread option (usage); a folder the system refuses is an I/O failure
+            raise ValueError(f"--dump: cannot write into the folder {args.dump!r}: it is a file, not a folder")
         try:
             golden_files.probe(args.dump)
         except OSError as exc:
-            why = "it is a file, not a folder" if Path(args.dump).is_file() else exc.strerror
-            raise ValueError(f"--dump: cannot write into the folder {args.dump!r}: {why}") from None
+            raise OutputError("--dump", args.dump, exc, "into the folder") from None
     start = time.perf_counter()
     with platform.use_soc(settings.soc), Session() as session:
         session.dump_labels = labels
