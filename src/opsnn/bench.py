@@ -57,7 +57,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from .cli_args import Distinct, int_at_least, numpy_dtype
+from .cli_args import Distinct, OutputError, int_at_least, numpy_dtype
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -885,9 +885,10 @@ def pool_wait_env(spin_count: int | None, environ) -> dict[str, str | None]:
 
 
 def out_folder(text: str) -> Path:
-    """``--out-dir`` made (with its parents) and checked writable, before anything is measured;
-    ValueError (a usage error) naming the option where it is a file or cannot be made or
-    written into (a breaker: "[Errno 17] File exists: 'afile'", naming neither)."""
+    """``--out-dir`` made (with its parents) and checked writable, before anything is measured:
+    ValueError (a usage error) naming the option where it is a file (a breaker: "[Errno 17] File
+    exists: 'afile'", naming neither); ``OutputError`` (an I/O failure, exit 1, as verify's
+    ``--json`` and ``--dump``) where the system will not make it or write into it."""
     folder = Path(text)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"--out-dir {text!r}: not a folder (a file of that name exists); name a folder for "
@@ -898,7 +899,7 @@ def out_folder(text: str) -> Path:
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
-        raise ValueError(f"--out-dir {text!r}: cannot write into it as a folder ({exc.strerror})") from None
+        raise OutputError("--out-dir", text, exc, "into the folder") from None
     return folder
 
 
@@ -959,6 +960,9 @@ def main(argv=None) -> int:
         return run(args)
     except ValueError as exc:  # a selection that measures nothing: a usage error, as in `opsnn bench`
         parser.error(str(exc))
+    except OutputError as exc:  # as `opsnn bench` reports it
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
