@@ -4,7 +4,6 @@ streams and events; the decorators that turn a refusal into a status return."""
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 
@@ -87,15 +86,23 @@ def live_stream(handle, call: str):
         return STATE.streams.get(handle)
 
 
-@contextlib.contextmanager
-def named(call: str):
-    """A refusal from inside (the stream table's) told with the name of the call it refused,
-    once (a message that names it already is left as it is: "destroy_stream: destroy_stream:")."""
-    try:
-        yield
-    except AclnnError as exc:
-        if exc.message.startswith(f"{call}:"):
-            raise
-        raise AclnnError(exc.status, f"{call}: {exc.message}") from None
+class named:
+    """``with named(call):`` a refusal from inside (the stream table's) told with the name of the
+    call it refused, once (a message that names it already is left as it is: "destroy_stream:
+    destroy_stream:"). A class, not a generator context manager: it is on every synchronize's
+    path (~0.5 us less a call)."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: str):
+        self.call = call
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if kind is not None and issubclass(kind, AclnnError) and not exc.message.startswith(f"{self.call}:"):
+            raise AclnnError(exc.status, f"{self.call}: {exc.message}") from None
+        return False
 
 
