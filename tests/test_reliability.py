@@ -2976,9 +2976,8 @@ def test_ctrl_c_inside_a_compile_is_not_a_compile_failure(monkeypatch, caplog, w
     """Ctrl-C while a walker's source is generated or while numba compiles it: the
     KeyboardInterrupt goes on to the caller (numba does not wrap it: its error contexts catch
     Exception only), and the walker is not taken for one that did not compile (not marked, not
-    logged, no NumPy fallback): the next call compiles it and runs it. (A real Ctrl-C early in a
-    process's first compile can leave numba's own typing registries part-loaded, so that every
-    later compile fails: those are then compile failures, logged, and run on the NumPy backend.)"""
+    logged, no NumPy fallback): the next call compiles it and runs it. (A real Ctrl-C, a signal,
+    is held until numba's compile ends: the next test.)"""
     from numba.core import dispatcher
 
     from opsnn import _fastpath, engine
@@ -3012,6 +3011,57 @@ def test_ctrl_c_inside_a_compile_is_not_a_compile_failure(monkeypatch, caplog, w
     assert not [r.message for r in caplog.records if "numba backend" in r.message]
     walkers = [fn for prog in numba_backend._PROGRAM_CACHE.values() if prog for fn in prog._fns.values()]
     assert walkers and not any(isinstance(fn, str) for fn in walkers), "compiled walkers ran"
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_during_a_compile_is_held_until_it_ends(tmp_path, presses):
+    """(Session 42) A Ctrl-C (SIGINT) as numba's first compile of a process loads its typing
+    registries was raised inside numba, which could leave them part-loaded: every later compile
+    failed ("Unknown attribute 'ctypes' of type array(float32, 1d, C)") and ran on the NumPy
+    backend. It is held until the compile ends, then raised: the call raises KeyboardInterrupt
+    with its kernel compiled, and the next call runs that kernel. A second Ctrl-C in the same
+    compile is not held: it is raised at once, inside the compile. In a fresh interpreter with an
+    empty kernel cache, so that the call compiles; the signals are sent from inside numba's
+    registry loading, so they land mid-compile whatever the machine's speed."""
+    code = f"""
+import os, signal
+os.environ["OPSNN_CACHE_DIR"] = {str(tmp_path)!r}
+import numpy as np
+from numba.core.typing import context
+import opsnn
+from opsnn.kernels import numba_backend
+
+refresh, install = context.BaseContext.refresh, context.BaseContext.install_registry
+sent, installs = [], []
+
+def refreshing(self):  # a Ctrl-C as the first compile starts loading numba's typing registries
+    if not sent:
+        sent.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+    return refresh(self)
+
+def installing(self, registry):  # with presses=2, another one midway through the loading
+    installs.append(1)
+    if len(installs) == 5 and {presses} == 2:
+        os.kill(os.getpid(), signal.SIGINT)
+    return install(self, registry)
+
+context.BaseContext.refresh, context.BaseContext.install_registry = refreshing, installing
+g, x = np.full((40, 50), 3.0, np.float32), np.full((40, 50), -1.0, np.float32)
+try:
+    opsnn.leaky_relu_backward(g, x, 0.5)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted")
+print(sum(len(m.kernel_serial.overloads) for m in numba_backend._MODULES.values()))
+print(bool((opsnn.leaky_relu_backward(g, x, 0.5) == 1.5).all()), numba_backend.COMPILE_FAILURES)
+print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+    interrupted, compiled, runs, handler = run_python(code).split("\n")[:4]
+    assert interrupted == "interrupted"
+    assert compiled == ("1" if presses == 1 else "0"), "held until the compile ended (once)"
+    assert runs == "True []", "the next call ran compiled, no compile failure"
+    assert handler == "True", "Python's own SIGINT handler is back"
 
 
 @pytest.mark.parametrize("layout", ["contig", "transposed"])

@@ -29,6 +29,10 @@ NaN payloads included, but for an arithmetic op whose two operands are both NaN 
 times a NaN gradient): IEEE 754 leaves open which payload that carries, and neither NumPy nor
 LLVM keeps an operand order for it, so it is either operand's quiet NaN on both backends.
 Expressions, dtypes or layouts it cannot lower run on the NumPy backend instead (logged once).
+
+A Ctrl-C while numba compiles (or loads its disk cache) is held until that compile ends, then
+raised (``_holding_interrupts``): raised inside numba, it could leave numba's own typing registries
+part-loaded, and every later compile of the process failed (run on the NumPy backend).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import signal
 import sys
 import threading
 import weakref
@@ -119,6 +124,54 @@ def _compile_failure(variant: tuple, what: str, exc: Exception) -> CompileFailur
     return CompileFailure(message)
 
 
+# ---- compiles: a Ctrl-C waits for the end of one ------------------------------------------
+
+def _holding_interrupts(dispatcher) -> None:
+    """Make every compile of numba ``dispatcher`` hold SIGINT (Ctrl-C) until it ends, then raise
+    it (the handler in force gets it then: KeyboardInterrupt by default). Numba's compile and its
+    disk-cache load run through ``Dispatcher.compile``, whichever way they start (a first call for
+    new argument types, ``entry_point``), so the instance's ``compile`` is wrapped. A Ctrl-C that
+    lands inside numba -- its first compile in a process loads its typing registries -- left
+    them part-loaded: every later compile of the process failed ("Unknown attribute 'ctypes' of
+    type array(float32, 1d, C)") and ran on the NumPy backend. A second Ctrl-C during the same
+    compile is not held (a compile that hangs can still be stopped). Only the main thread can
+    hold a signal; a compile elsewhere runs as it is (Python delivers SIGINT to the main thread)."""
+    compile_ = dispatcher.compile
+
+    def compile_holding_interrupts(sig):
+        if type(sig) is tuple and sig in dispatcher.overloads:  # compiled: nothing to hold (a signal
+            return compile_(sig)                                   # handler swap costs ~4 us)
+        try:
+            previous = signal.getsignal(signal.SIGINT)
+            if previous in (None, signal.SIG_IGN):  # a handler set outside Python; ignored: nothing to hold
+                return compile_(sig)
+            held = []
+
+            def hold(signum, frame):
+                if held:  # the second: not held
+                    signal.signal(signal.SIGINT, previous)
+                    signal.raise_signal(signum)
+                held.append(signum)
+
+            signal.signal(signal.SIGINT, hold)
+        except ValueError:  # not the main thread
+            return compile_(sig)
+        try:
+            return compile_(sig)
+        finally:
+            if signal.getsignal(signal.SIGINT) is hold:
+                signal.signal(signal.SIGINT, previous)
+                if held:
+                    signal.raise_signal(signal.SIGINT)
+
+    dispatcher.compile = compile_holding_interrupts
+
+
+for _support in vars(_numba_support).values():  # those compiled on their own, as span_view
+    if isinstance(_support, numba.core.dispatcher.Dispatcher):
+        _holding_interrupts(_support)
+
+
 # ---- generated modules -------------------------------------------------------------------
 
 def _load_module(source: str):
@@ -138,6 +191,8 @@ def _load_module(source: str):
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
+        _holding_interrupts(module.kernel_serial)
+        _holding_interrupts(module.kernel_parallel)
         _MODULES[key] = module
         return module
 
