@@ -139,8 +139,8 @@ def _holding_interrupts(dispatcher) -> None:
     compile_ = dispatcher.compile
 
     def compile_holding_interrupts(sig):
-        if type(sig) is tuple and sig in dispatcher.overloads:  # compiled: nothing to hold (a signal
-            return compile_(sig)                                   # handler swap costs ~4 us)
+        if type(sig) is tuple and sig in dispatcher.overloads:
+            return compile_(sig)  # compiled already: nothing to hold (a handler swap costs ~4 us)
         try:
             previous = signal.getsignal(signal.SIGINT)
             if previous in (None, signal.SIG_IGN):  # a handler set outside Python; ignored: nothing to hold
