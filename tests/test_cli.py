@@ -785,8 +785,15 @@ def test_bench_out_dir_that_is_no_folder_is_named(tmp_path, capsys):
     assert cli.main(["bench", "--quick", "--out-dir", str(path)]) == 2
     # (the last line: in this process bench may first warn that torch is already imported)
     assert capsys.readouterr().err.splitlines()[-1] == (
-        f"opsnn bench: error: --out-dir {str(path)!r}: not a folder (a file of that name exists); name a "
-        "folder for bench.json, bench.md and bench.png")
+        f"opsnn bench: error: --out-dir {str(path)!r} is a file, not a folder (bench.json, bench.md and bench.png "
+        "go into it)")
+    # (a breaker) a link to nothing was "cannot write into the folder ...: File exists", exit 1
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    assert cli.main(["bench", "--quick", "--out-dir", str(tmp_path / "dangling")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"opsnn bench: error: --out-dir {str(tmp_path / 'dangling')!r} is a symbolic link to "
+        f"{str(tmp_path / 'nowhere')!r}, which does not exist; make that folder or name another (bench.json, "
+        "bench.md and bench.png go into it)")
     path = tmp_path / "afile" / "sub"
     assert cli.main(["bench", "--quick", "--out-dir", str(path)]) == 1
     assert capsys.readouterr().err.splitlines()[-1] == (

@@ -3064,6 +3064,83 @@ print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
     assert handler == "True", "Python's own SIGINT handler is back"
 
 
+@pytest.mark.parametrize("case", ["second press in a nested compile", "fork while held"])
+def test_ctrl_c_hold_nested_and_forked(case):
+    """(A breaker, session 42) A compile inside a held one (a walker's compile compiles
+    _numba_support's functions) had held a second Ctrl-C too: each level of nesting took one more
+    press to stop a compile. One hold at a time now: the second press is raised at once, inside
+    the nested compile (the outer one never ends). And a child forked from another thread while
+    the main thread's compile held SIGINT kept the temporary handler and swallowed its first
+    Ctrl-C: the fork hook gives it Python's handler back (forked here from the main thread, as the
+    hold goes in: a fork while numba's compile lock is held waits for the compile, forksafe)."""
+    code = f"""
+import os, signal
+import numba
+from opsnn.kernels import numba_backend
+
+@numba.njit
+def inner(x):
+    return x + 1
+
+@numba.njit
+def outer(x):
+    return inner(x) * 2
+
+numba_backend.hold_interrupts(inner)
+numba_backend.hold_interrupts(outer)
+held_compile, set_handler = inner.compile, signal.signal
+child = []
+
+def nested(sig):  # inner's compile, which numba starts inside outer's (held) one
+    os.kill(os.getpid(), signal.SIGINT)
+    os.kill(os.getpid(), signal.SIGINT)
+    return held_compile(sig)
+
+def forking(signum, handler):  # a fork as soon as the hold is in (numba's compile lock not yet taken)
+    previous = set_handler(signum, handler)
+    if getattr(handler, "__name__", "") == "hold" and not child:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if signal.getsignal(signal.SIGINT) is signal.default_int_handler else 1)
+        child.append(os.waitpid(pid, 0)[1])
+    return previous
+
+if {case!r} == "fork while held":
+    signal.signal = forking
+else:
+    inner.compile = nested
+try:
+    print(outer(1))
+except KeyboardInterrupt:
+    print("interrupted")
+print(len(outer.overloads), child, signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+    first, second = run_python(code).split("\n")[:2]
+    if case == "fork while held":
+        assert first == "4" and second == "1 [0] True", "the child had Python's handler back"
+    else:
+        assert first == "interrupted" and second == "0 [] True", "raised at once: outer's compile never ended"
+
+
+def test_every_dispatcher_opsnn_compiles_holds_interrupts():
+    """(A breaker, session 42) The thread-pool threshold's copy kernels (parallelism), compiled
+    by the first launch of 1-64 MiB, were a process's first compile and held no Ctrl-C: one
+    landing as numba loaded its typing registries broke every later compile. Every dispatcher
+    of _numba_support and parallelism, and the benchmark's bandwidth kernels, hold it now (the
+    generated walkers: test_ctrl_c_during_a_compile_is_held_until_it_ends)."""
+    import numba
+
+    from opsnn import bench
+    from opsnn.kernels import _numba_support, parallelism
+
+    found = [fn for module in (_numba_support, parallelism) for fn in vars(module).values()
+             if isinstance(fn, numba.core.dispatcher.Dispatcher)]
+    found += [fn for pair in bench._bandwidth_kernels().values() for fn in pair]
+    assert parallelism._copy_serial in found and _numba_support.span_view in found
+    unheld = [fn.py_func.__name__ for fn in found if "compile_holding_interrupts" not in fn.compile.__qualname__]
+    assert not unheld
+
+
 @pytest.mark.parametrize("layout", ["contig", "transposed"])
 def test_bound_pool_launch_replanned_onto_a_walker_that_does_not_compile(broken_walkers, acl_env, monkeypatch,
                                                                           layout):

@@ -293,9 +293,13 @@ def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, caps
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"opsnn verify: --dump: cannot write into the folder {str(tmp_path / 'file' / 'sub')!r}: Not a directory")
     assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "file")]) == 2
-    assert f"--dump: cannot write into the folder {str(tmp_path / 'file')!r}: it is a file, not a folder" in \
-        capsys.readouterr().err
+    assert f"--dump {str(tmp_path / 'file')!r} is a file, not a folder" in capsys.readouterr().err
     assert (tmp_path / "file").read_text() == "x"
+    (tmp_path / "dangling").symlink_to("nowhere")  # (a breaker: "File exists", exit 1)
+    assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "dangling")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"opsnn verify: error: --dump {str(tmp_path / 'dangling')!r} is a symbolic link to 'nowhere', which does "
+        "not exist; make that folder or name another")
 
 
 def test_dump_index_that_cannot_be_written_fails_the_run_but_keeps_its_results(tmp_path, monkeypatch, capsys):
@@ -1083,6 +1087,25 @@ def test_cli_json_path_never_replaces_a_case_file_or_a_foreign_file(tmp_path, mo
     assert "3 cases" in captured.err and not (Path.cwd() / "-").exists()
     assert cli.main(["verify", files[0], "--cases", "0"]) == 0
     assert "1 case: 1 passed (1 bit-exact), 0 documented differences" in capsys.readouterr().out
+
+
+def test_cli_json_through_a_link_to_a_file_not_there_yet(tmp_path, capsys):
+    """(A breaker, session 42) ``--json latest.json``, a link to ``run7.json`` not written yet:
+    the writability probe removed the link and left an empty run7.json, even when the run was then
+    refused; a run that went on wrote a plain file where the link was. The probe removes what it
+    made, the link stays, and the results go through it."""
+    from opsnn import cli
+
+    case = str(small_files(tmp_path)[0])
+    link = tmp_path / "latest.json"
+    link.symlink_to("run7.json")
+    (tmp_path / "afile").write_text("x")
+    assert cli.main(["verify", case, "--json", str(link), "--dump", str(tmp_path / "afile")]) == 2  # refused later
+    capsys.readouterr()
+    assert link.is_symlink() and not (tmp_path / "run7.json").exists(), "nothing changed"
+    assert cli.main(["verify", case, "--json", str(link)]) == 0
+    capsys.readouterr()
+    assert link.is_symlink() and json.loads((tmp_path / "run7.json").read_text())["cases"]
 
 
 def test_cli_verify_help_prints_the_default_exactly(capsys):

@@ -57,7 +57,13 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from .cli_args import Distinct, OutputError, int_at_least, numpy_dtype
+from .cli_args import (
+    Distinct,
+    OutputError,
+    int_at_least,
+    numpy_dtype,
+    output_folder_refusal,
+)
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -240,10 +246,13 @@ def _bandwidth_kernels():
     if not _BW:
         import numba
 
+        from .kernels.numba_backend import hold_interrupts
+
         env = {"np": np, "prange": numba.prange}
         exec(_BW_SOURCE, env)  # noqa: S102 - fixed source above
         for name in ("read2_write1", "read1_write1"):
-            _BW[name] = (numba.njit(nogil=True)(env[name]), numba.njit(parallel=True, nogil=True)(env[name]))
+            _BW[name] = tuple(hold_interrupts(numba.njit(nogil=True, parallel=parallel)(env[name]))
+                              for parallel in (False, True))
     return _BW
 
 
@@ -886,13 +895,14 @@ def pool_wait_env(spin_count: int | None, environ) -> dict[str, str | None]:
 
 def out_folder(text: str) -> Path:
     """``--out-dir`` made (with its parents) and checked writable, before anything is measured:
-    ValueError (a usage error) naming the option where it is a file (a breaker: "[Errno 17] File
-    exists: 'afile'", naming neither); ``OutputError`` (an I/O failure, exit 1, as verify's
-    ``--json`` and ``--dump``) where the system will not make it or write into it."""
+    ValueError (a usage error) naming the option where it is a file or a link to nothing
+    (``output_folder_refusal``; a breaker: "[Errno 17] File exists: 'afile'", naming neither);
+    ``OutputError`` (an I/O failure, exit 1, as verify's ``--json`` and ``--dump``) where the
+    system will not make it or write into it."""
+    refusal = output_folder_refusal("--out-dir", text)
+    if refusal:
+        raise ValueError(f"{refusal} (bench.json, bench.md and bench.png go into it)")
     folder = Path(text)
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"--out-dir {text!r}: not a folder (a file of that name exists); name a folder for "
-                         "bench.json, bench.md and bench.png")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         probe = folder / ".opsnn-write-test"

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
 import numpy as np
 from rich.console import Console
@@ -206,6 +208,20 @@ class OutputError(Exception):
         if isinstance(reason, OSError):
             reason = reason.strerror or str(reason)
         super().__init__(f"{option}: cannot write {what + ' ' if what else ''}{str(path)!r}: {reason}")
+
+
+def output_folder_refusal(option: str, text: str) -> str | None:
+    """Why ``text`` cannot be the folder ``option`` writes into, seen before the system is asked
+    to make it: a file of that name, or a symbolic link to nothing (a breaker: "cannot write
+    into the folder 'dl': File exists", where nothing was); usage errors (exit 2). None where
+    the system's answer decides (``OutputError``, exit 1, where it will not make it)."""
+    path = Path(text)
+    if path.is_symlink() and not path.exists():
+        return (f"{option} {text!r} is a symbolic link to {os.readlink(path)!r}, which does not exist; make that "
+                "folder or name another")
+    if path.exists() and not path.is_dir():
+        return f"{option} {text!r} is a file, not a folder"
+    return None
 
 
 class Distinct(argparse.Action):

@@ -8,6 +8,7 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -204,16 +205,19 @@ def check_writable(path: str, inputs: list[str]) -> None:
 def cannot_write(path: str) -> str | None:
     """Why the file ``path`` cannot be written (the system's reason), or None: a write is tried,
     not judged from permission bits (``os.access`` tells root that /proc is writable), and a
-    file made for the try is removed (none is left behind if the run then stops early)."""
+    file made for the try is removed (none is left behind if the run then stops early): the file
+    itself, where ``path`` is a symbolic link to a file not there yet, not the link (a breaker:
+    a ``latest.json`` link was removed, an empty file left at its target)."""
     target = Path(path)
     existed = target.exists()
+    made = Path(os.path.realpath(target))  # what the try makes where nothing is there (a link's target)
     try:
         with open(target, "a"):
             pass
     except OSError as exc:
         return exc.strerror
     if not existed:
-        target.unlink()
+        made.unlink(missing_ok=True)
     return None
 
 

@@ -74,7 +74,7 @@ from opsnn._core import platform
 from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
 from opsnn._core.shape import broadcast_shape
 from opsnn._core.status import Status
-from opsnn.cli_args import OutputError, PipeConsole, int_at_least
+from opsnn.cli_args import OutputError, PipeConsole, int_at_least, output_folder_refusal
 from opsnn.results import DOC, FAIL, PASS, SKIP, Result
 
 # A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
@@ -1179,8 +1179,9 @@ def run(args: argparse.Namespace) -> int:
     labels = golden_files.file_labels([path for path, _ in files])
     if args.dump:
         _check_dump_folders(args.dump, files, labels)
-        if Path(args.dump).is_file():  # a misread option (usage); a folder the system refuses is an I/O failure
-            raise ValueError(f"--dump: cannot write into the folder {args.dump!r}: it is a file, not a folder")
+        refusal = output_folder_refusal("--dump", args.dump)
+        if refusal:  # a misread option (usage); a folder the system will not make is an I/O failure
+            raise ValueError(refusal)
         try:
             golden_files.probe(args.dump)
         except OSError as exc:

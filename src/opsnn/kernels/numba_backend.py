@@ -31,7 +31,7 @@ LLVM keeps an operand order for it, so it is either operand's quiet NaN on both 
 Expressions, dtypes or layouts it cannot lower run on the NumPy backend instead (logged once).
 
 A Ctrl-C while numba compiles (or loads its disk cache) is held until that compile ends, then
-raised (``_holding_interrupts``): raised inside numba, it could leave numba's own typing registries
+raised (``hold_interrupts``): raised inside numba, it could leave numba's own typing registries
 part-loaded, and every later compile of the process failed (run on the NumPy backend).
 """
 
@@ -126,50 +126,78 @@ def _compile_failure(variant: tuple, what: str, exc: Exception) -> CompileFailur
 
 # ---- compiles: a Ctrl-C waits for the end of one ------------------------------------------
 
-def _holding_interrupts(dispatcher) -> None:
+# While a compile on the main thread holds SIGINT: [the handler it replaced]. One hold at a time:
+# a compile inside it (a walker's compile compiles _numba_support's functions) holds nothing more,
+# so a second Ctrl-C reaches the replaced handler at once, however deep the nesting.
+_HOLDING: list = []
+
+
+def hold_interrupts(dispatcher):
     """Make every compile of numba ``dispatcher`` hold SIGINT (Ctrl-C) until it ends, then raise
-    it (the handler in force gets it then: KeyboardInterrupt by default). Numba's compile and its
-    disk-cache load run through ``Dispatcher.compile``, whichever way they start (a first call for
-    new argument types, ``entry_point``), so the instance's ``compile`` is wrapped. A Ctrl-C that
-    lands inside numba -- its first compile in a process loads its typing registries -- left
-    them part-loaded: every later compile of the process failed ("Unknown attribute 'ctypes' of
-    type array(float32, 1d, C)") and ran on the NumPy backend. A second Ctrl-C during the same
-    compile is not held (a compile that hangs can still be stopped). Only the main thread can
-    hold a signal; a compile elsewhere runs as it is (Python delivers SIGINT to the main thread)."""
+    it (the handler in force gets it then: KeyboardInterrupt by default); returns ``dispatcher``.
+    Numba's compile and its disk-cache load run through ``Dispatcher.compile``, whichever way
+    they start (a first call for new argument types, ``entry_point``), so the instance's
+    ``compile`` is wrapped. A Ctrl-C that lands inside numba -- its first compile in a process
+    loads its typing registries -- left them part-loaded: every later compile of the process
+    failed ("Unknown attribute 'ctypes' of type array(float32, 1d, C)") and ran on the NumPy
+    backend. A second Ctrl-C during the same compile is not held (a compile that hangs can still
+    be stopped). Only the main thread can hold a signal; a compile elsewhere runs as it is
+    (Python delivers SIGINT to the main thread). Every dispatcher opsnn compiles is wrapped: the
+    generated walkers, those of ``_numba_support`` and ``parallelism``, the benchmark's."""
     compile_ = dispatcher.compile
 
     def compile_holding_interrupts(sig):
-        if type(sig) is tuple and sig in dispatcher.overloads:
-            return compile_(sig)  # compiled already: nothing to hold (a handler swap costs ~4 us)
-        try:
-            previous = signal.getsignal(signal.SIGINT)
-            if previous in (None, signal.SIG_IGN):  # a handler set outside Python; ignored: nothing to hold
-                return compile_(sig)
-            held = []
-
-            def hold(signum, frame):
-                if held:  # the second: not held
-                    signal.signal(signal.SIGINT, previous)
-                    signal.raise_signal(signum)
-                held.append(signum)
-
-            signal.signal(signal.SIGINT, hold)
-        except ValueError:  # not the main thread
+        if (_HOLDING or (type(sig) is tuple and sig in dispatcher.overloads)
+                or threading.current_thread() is not threading.main_thread()):
+            return compile_(sig)  # held already, compiled already (a handler swap costs ~4 us), or no hold
+        previous = signal.getsignal(signal.SIGINT)
+        if previous in (None, signal.SIG_IGN):  # a handler set outside Python; ignored: nothing to hold
             return compile_(sig)
+        held = []
+
+        def hold(signum, frame):
+            if held:  # the second: not held
+                _release()
+                signal.raise_signal(signum)
+            held.append(signum)
+
+        _HOLDING.append(previous)  # first: a fork from here on gives the child its handler back
+        signal.signal(signal.SIGINT, hold)
         try:
             return compile_(sig)
         finally:
-            if signal.getsignal(signal.SIGINT) is hold:
-                signal.signal(signal.SIGINT, previous)
+            if _HOLDING:  # (a second Ctrl-C released it)
+                _release()
                 if held:
                     signal.raise_signal(signal.SIGINT)
 
     dispatcher.compile = compile_holding_interrupts
+    return dispatcher
 
 
-for _support in vars(_numba_support).values():  # those compiled on their own, as span_view
-    if isinstance(_support, numba.core.dispatcher.Dispatcher):
-        _holding_interrupts(_support)
+def _release() -> None:
+    """Put back the SIGINT handler a compile's hold replaced (then forget it: a fork in between
+    puts it back once more in the child, harmlessly)."""
+    signal.signal(signal.SIGINT, _HOLDING[-1])
+    _HOLDING.pop()
+
+
+def _release_in_child() -> None:
+    """A fork (from another thread) while the main thread's compile held SIGINT: the child, which
+    never ends that compile, gets the replaced handler back (it swallowed its first Ctrl-C)."""
+    if _HOLDING:
+        try:
+            _release()
+        except ValueError:  # (the child's one thread is its main thread: not expected)
+            _HOLDING.clear()
+
+
+os.register_at_fork(after_in_child=_release_in_child)
+
+for _module in (_numba_support, parallelism):  # dispatchers compiled on their own, as span_view
+    for _fn in vars(_module).values():
+        if isinstance(_fn, numba.core.dispatcher.Dispatcher):
+            hold_interrupts(_fn)
 
 
 # ---- generated modules -------------------------------------------------------------------
@@ -191,8 +219,8 @@ def _load_module(source: str):
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        _holding_interrupts(module.kernel_serial)
-        _holding_interrupts(module.kernel_parallel)
+        hold_interrupts(module.kernel_serial)
+        hold_interrupts(module.kernel_parallel)
         _MODULES[key] = module
         return module
 
@@ -713,6 +741,7 @@ def set_num_threads(n: int) -> None:
 
 
 __all__ = ["NAME", "Fallback", "CompileFailure", "HostLaunch", "Program", "base", "bind_step", "step_program",
+           "hold_interrupts",
            "dense_order", "COMPILE_FAILURES",
            "copy", "entry_point", "get_num_threads", "host_launch", "launch", "launch_arrays", "program",
            "run_fused", "scalar_values", "set_num_threads",
