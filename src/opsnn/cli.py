@@ -28,7 +28,7 @@ from ._core.status import AclnnError
 
 # subcommand -> module providing add_arguments(parser) and run(args) -> int
 _COMMANDS = {
-    "demo": ("opsnn.demo", "run the ops-nn samples, then every operator and dtype, checked and timed"),
+    "demo": ("opsnn.demo", "run the ops-nn samples, then every out-of-place operator and dtype, checked and timed"),
     "run": ("opsnn.cli", "run one operator through the aclnn API on random inputs"),
     "verify": ("opsnn.verify", "run CANN system-test case files (ttk csv / atk json) against opsnn"),
     "compare": ("opsnn.compare", "check a board's results against the goldens of opsnn verify --dump"),
@@ -401,6 +401,14 @@ def _host_launch_lines(executor) -> list[str]:
 _SCALAR_DEFAULTS = {"negative_slope": 0.01, "min_val": -1.0, "max_val": 1.0}
 
 
+def _default_scalars(spec, input_dtypes: dict) -> list:
+    """``opsnn run``'s scalars where --scalar gives none: ``_SCALAR_DEFAULTS``, but min 0 for an
+    unsigned self, which cannot hold -1 (a new user's: ``opsnn run hardtanh --dtype uint8``, a
+    dtype README lists, failed with its own defaults, 161002)."""
+    unsigned = np.dtype(input_dtypes.get("self", np.float32)).kind == "u"
+    return [0.0 if unsigned and p.name == "min_val" else _SCALAR_DEFAULTS[p.name] for p in spec.scalars]
+
+
 def _add_run_arguments(parser) -> None:
     parser.add_argument("op", help="any operator of `opsnn list` (aclnn prefix optional)")
     parser.add_argument("--shape", action=ShapeWords, nargs="*", default=(2, 3),
@@ -416,7 +424,7 @@ def _add_run_arguments(parser) -> None:
     parser.add_argument("--scalar", nargs="+", action=ScalarWords,
                         help="scalar arguments in the API's order, by spaces or commas: an int travels as "
                              "ACL_INT64, true / false as ACL_BOOL, others as ACL_DOUBLE, as in the Pythonic "
-                             "API (default: slope 0.01; min -1 max 1)")
+                             "API (default: slope 0.01; min -1 max 1, min 0 for an unsigned self)")
     parser.add_argument("--self-is-result", action="store_true", help="selfIsResult (LeakyReluBackward)")
     parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the random inputs (default 0)")
 
@@ -442,7 +450,7 @@ def _run_run(args) -> int:
         return 2
     input_dtypes = dict(zip((p.name for p in spec.inputs), args.dtype * len(spec.inputs) if len(args.dtype) == 1
                             else args.dtype))
-    scalars = args.scalar if args.scalar else [_SCALAR_DEFAULTS[p.name] for p in spec.scalars]
+    scalars = args.scalar if args.scalar else _default_scalars(spec, input_dtypes)
     if len(scalars) != len(spec.scalars):
         names = " ".join(p.api_name for p in spec.scalars) or "none"
         print(f"opsnn run: error: {spec.api_name} takes {len(spec.scalars)} scalar(s) ({names}); "
