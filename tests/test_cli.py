@@ -108,7 +108,7 @@ def test_python_m_opsnn_samples_runs_both_samples():
     # (session 42, a new user) a failed sample ended the run: the other one runs; the exit status
     # is the failed sample's ret (561003 & 0xff, as a C main returning it)
     done = subprocess.run([sys.executable, "-m", "opsnn.samples"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "OPSNN_SOC": "Ascend310B"})
+                          env={**os.environ, "OPSNN_SOC": "Ascend310B"}, check=False)
     assert done.returncode == 561003 & 0xFF, done.stderr
     assert "aclnnLeakyReluBackwardGetWorkspaceSize failed. ERROR: 561003" in done.stdout
     assert done.stdout.count("result[") == 8 and "result[5] is: 5.000000" in done.stdout

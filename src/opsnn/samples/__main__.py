@@ -4,7 +4,7 @@ Exit status: 0, or the first failing sample's ret (each sample exits with its ow
 ``python -m opsnn.samples.leaky_relu_backward``); a failed sample's message is printed and the
 next sample still runs, as in ``opsnn demo``."""
 
-import opsnn.acl as acl
+from opsnn import acl
 
 from . import hardtanh_backward, leaky_relu_backward
 from .common import SampleError, run_as_script
