@@ -801,7 +801,7 @@ def test_bench_out_dir_that_is_no_folder_is_named(tmp_path, capsys):
     assert cli.main(["bench", "--quick", "--out-dir", str(tmp_path / "dangling")]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"opsnn bench: error: --out-dir {str(tmp_path / 'dangling')!r} is a symbolic link to "
-        f"{str(tmp_path / 'nowhere')!r}, which does not exist; make that folder or name another (bench.json, "
+        f"{os.path.realpath(tmp_path / 'nowhere')!r}, which does not exist; make that folder or name another (bench.json, "
         "bench.md and bench.png go into it)")
     path = tmp_path / "afile" / "sub"
     assert cli.main(["bench", "--quick", "--out-dir", str(path)]) == 1

@@ -3064,7 +3064,8 @@ print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
     assert handler == "True", "Python's own SIGINT handler is back"
 
 
-@pytest.mark.parametrize("case", ["second press in a nested compile", "fork while held"])
+@pytest.mark.parametrize("case", ["second press in a nested compile", "fork while held", "own handler",
+                                  "handler set meanwhile"])
 def test_ctrl_c_hold_nested_and_forked(case):
     """(A breaker, session 42) A compile inside a held one (a walker's compile compiles
     _numba_support's functions) had held a second Ctrl-C too: each level of nesting took one more
@@ -3072,7 +3073,10 @@ def test_ctrl_c_hold_nested_and_forked(case):
     the nested compile (the outer one never ends). And a child forked from another thread while
     the main thread's compile held SIGINT kept the temporary handler and swallowed its first
     Ctrl-C: the fork hook gives it Python's handler back (forked here from the main thread, as the
-    hold goes in: a fork while numba's compile lock is held waits for the compile, forksafe)."""
+    hold goes in: a fork while numba's compile lock is held waits for the compile, forksafe).
+    (A second breaker) A program's own SIGINT handler is not held (asyncio's ran twice for one
+    press, a handler raising its own exception had it taken for a compile failure): it runs when
+    the signal comes; and a handler set during the compile stays in force after it."""
     code = f"""
 import os, signal
 import numba
@@ -3089,12 +3093,19 @@ def outer(x):
 numba_backend.hold_interrupts(inner)
 numba_backend.hold_interrupts(outer)
 held_compile, set_handler = inner.compile, signal.signal
-child = []
+child, pressed = [], []
 
 def nested(sig):  # inner's compile, which numba starts inside outer's (held) one
-    os.kill(os.getpid(), signal.SIGINT)
-    os.kill(os.getpid(), signal.SIGINT)
+    if {case!r} == "handler set meanwhile":
+        signal.signal(signal.SIGINT, mine)
+    elif not pressed:  # (numba may compile inner more than once)
+        pressed.append(2)
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
     return held_compile(sig)
+
+def mine(signum, frame):  # a program's own handler: it notes whether outer had compiled then
+    child.append(len(outer.overloads))
 
 def forking(signum, handler):  # a fork as soon as the hold is in (numba's compile lock not yet taken)
     previous = set_handler(signum, handler)
@@ -3109,15 +3120,21 @@ if {case!r} == "fork while held":
     signal.signal = forking
 else:
     inner.compile = nested
+if {case!r} == "own handler":
+    signal.signal(signal.SIGINT, mine)
 try:
     print(outer(1))
 except KeyboardInterrupt:
     print("interrupted")
-print(len(outer.overloads), child, signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+print(len(outer.overloads), child, signal.getsignal(signal.SIGINT) in (signal.default_int_handler, mine))
 """
     first, second = run_python(code).split("\n")[:2]
     if case == "fork while held":
         assert first == "4" and second == "1 [0] True", "the child had Python's handler back"
+    elif case == "own handler":
+        assert first == "4" and second == "1 [0, 0] True", "run at each press, mid-compile"
+    elif case == "handler set meanwhile":
+        assert first == "4" and second == "1 [] True", "still in force"
     else:
         assert first == "interrupted" and second == "0 [] True", "raised at once: outer's compile never ended"
 

@@ -7,6 +7,7 @@ import argparse
 import csv
 import json
 import math
+import os
 from pathlib import Path
 
 import ml_dtypes
@@ -295,11 +296,17 @@ def test_dump_writes_each_case_as_bin_files_a_board_test_can_read(tmp_path, caps
     assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "file")]) == 2
     assert f"--dump {str(tmp_path / 'file')!r} is a file, not a folder" in capsys.readouterr().err
     assert (tmp_path / "file").read_text() == "x"
-    (tmp_path / "dangling").symlink_to("nowhere")  # (a breaker: "File exists", exit 1)
-    assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / "dangling")]) == 2
-    assert capsys.readouterr().err.splitlines()[-1] == (
-        f"opsnn verify: error: --dump {str(tmp_path / 'dangling')!r} is a symbolic link to 'nowhere', which does "
-        "not exist; make that folder or name another")
+    # (breakers) a link to nothing was "File exists", exit 1; through a chain of links the next
+    # link was named as missing, and a loop of links as a folder to make
+    (tmp_path / "dangling").symlink_to("chained")
+    (tmp_path / "chained").symlink_to("nowhere")
+    (tmp_path / "loop_a").symlink_to("loop_b")
+    (tmp_path / "loop_b").symlink_to("loop_a")
+    for name, says in (("dangling", (f"is a symbolic link to {os.path.realpath(tmp_path / 'nowhere')!r}, which does "
+                                     "not exist; make that folder or name another")),
+                       ("loop_a", "is a symbolic link in a loop of links; name a folder")):
+        assert cli.main(["verify", str(small_files(tmp_path)[0]), "--dump", str(tmp_path / name)]) == 2
+        assert capsys.readouterr().err.splitlines()[-1] == f"opsnn verify: error: --dump {str(tmp_path / name)!r} {says}"
 
 
 def test_dump_index_that_cannot_be_written_fails_the_run_but_keeps_its_results(tmp_path, monkeypatch, capsys):

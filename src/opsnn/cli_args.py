@@ -9,6 +9,7 @@ words together) calls ``parser.error``.
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
 import re
@@ -217,8 +218,13 @@ def output_folder_refusal(option: str, text: str) -> str | None:
     the system's answer decides (``OutputError``, exit 1, where it will not make it)."""
     path = Path(text)
     if path.is_symlink() and not path.exists():
-        return (f"{option} {text!r} is a symbolic link to {os.readlink(path)!r}, which does not exist; make that "
-                "folder or name another")
+        try:
+            path.stat()
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # (a breaker: it named the next link as missing)
+                return f"{option} {text!r} is a symbolic link in a loop of links; name a folder"
+        return (f"{option} {text!r} is a symbolic link to {os.path.realpath(path)!r}, which does not exist; make "
+                "that folder or name another")
     if path.exists() and not path.is_dir():
         return f"{option} {text!r} is a file, not a folder"
     return None

@@ -31,8 +31,9 @@ LLVM keeps an operand order for it, so it is either operand's quiet NaN on both 
 Expressions, dtypes or layouts it cannot lower run on the NumPy backend instead (logged once).
 
 A Ctrl-C while numba compiles (or loads its disk cache) is held until that compile ends, then
-raised (``hold_interrupts``): raised inside numba, it could leave numba's own typing registries
-part-loaded, and every later compile of the process failed (run on the NumPy backend).
+raised (``hold_interrupts``, where Python's own SIGINT handler is in force): raised inside numba,
+it could leave numba's own typing registries part-loaded, and every later compile of the process
+failed (run on the NumPy backend).
 """
 
 from __future__ import annotations
@@ -126,68 +127,70 @@ def _compile_failure(variant: tuple, what: str, exc: Exception) -> CompileFailur
 
 # ---- compiles: a Ctrl-C waits for the end of one ------------------------------------------
 
-# While a compile on the main thread holds SIGINT: [the handler it replaced]. One hold at a time:
-# a compile inside it (a walker's compile compiles _numba_support's functions) holds nothing more,
-# so a second Ctrl-C reaches the replaced handler at once, however deep the nesting.
+# While a compile on the main thread holds SIGINT: [its handler]. One hold at a time: a compile
+# inside it (a walker's compile compiles _numba_support's functions) holds nothing more, so a
+# second Ctrl-C is raised at once, however deep the nesting.
 _HOLDING: list = []
 
 
 def hold_interrupts(dispatcher):
     """Make every compile of numba ``dispatcher`` hold SIGINT (Ctrl-C) until it ends, then raise
-    it (the handler in force gets it then: KeyboardInterrupt by default); returns ``dispatcher``.
-    Numba's compile and its disk-cache load run through ``Dispatcher.compile``, whichever way
-    they start (a first call for new argument types, ``entry_point``), so the instance's
-    ``compile`` is wrapped. A Ctrl-C that lands inside numba -- its first compile in a process
-    loads its typing registries -- left them part-loaded: every later compile of the process
-    failed ("Unknown attribute 'ctypes' of type array(float32, 1d, C)") and ran on the NumPy
-    backend. A second Ctrl-C during the same compile is not held (a compile that hangs can still
-    be stopped). Only the main thread can hold a signal; a compile elsewhere runs as it is
-    (Python delivers SIGINT to the main thread). Every dispatcher opsnn compiles is wrapped: the
-    generated walkers, those of ``_numba_support`` and ``parallelism``, the benchmark's."""
+    it; returns ``dispatcher``. Numba's compile and its disk-cache load run through
+    ``Dispatcher.compile``, whichever way they start (a first call for new argument types,
+    ``entry_point``), so the instance's ``compile`` is wrapped. A KeyboardInterrupt raised inside
+    numba -- its first compile in a process loads its typing registries -- left them part-loaded:
+    every later compile of the process failed ("Unknown attribute 'ctypes' of type
+    array(float32, 1d, C)") and ran on the NumPy backend. Held only where Python's own handler is
+    in force (``signal.default_int_handler``, which raises KeyboardInterrupt): a program's own
+    (asyncio's, which hears of the signal through its wakeup fd; one that sets a flag, or raises
+    its own exception) runs as it would. A second Ctrl-C during the same compile is raised at once
+    (a compile that hangs can still be stopped). Only the main thread can hold a signal; a compile
+    elsewhere runs as it is (Python delivers SIGINT to the main thread). Every dispatcher opsnn
+    compiles is wrapped: the generated walkers, those of ``_numba_support`` and ``parallelism``,
+    the benchmark's."""
     compile_ = dispatcher.compile
 
     def compile_holding_interrupts(sig):
         if (_HOLDING or (type(sig) is tuple and sig in dispatcher.overloads)
-                or threading.current_thread() is not threading.main_thread()):
+                or threading.current_thread() is not threading.main_thread()
+                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
             return compile_(sig)  # held already, compiled already (a handler swap costs ~4 us), or no hold
-        previous = signal.getsignal(signal.SIGINT)
-        if previous in (None, signal.SIG_IGN):  # a handler set outside Python; ignored: nothing to hold
-            return compile_(sig)
-        held = []
+        presses = []
 
         def hold(signum, frame):
-            if held:  # the second: not held
-                _release()
-                signal.raise_signal(signum)
-            held.append(signum)
+            presses.append(signum)
+            if len(presses) > 1:  # the second: raised at once (with the first)
+                _release(hold)
+                raise KeyboardInterrupt
 
-        _HOLDING.append(previous)  # first: a fork from here on gives the child its handler back
-        signal.signal(signal.SIGINT, hold)
-        try:
+        try:  # (a Ctrl-C before the handler is in: raised here, before the compile, the hold ended below)
+            _HOLDING.append(hold)  # first: a fork from here on gives the child Python's handler back
+            signal.signal(signal.SIGINT, hold)
             return compile_(sig)
         finally:
-            if _HOLDING:  # (a second Ctrl-C released it)
-                _release()
-                if held:
+            if _HOLDING:  # (a second Ctrl-C ended it)
+                _release(hold)
+                if presses:  # to Python's handler, or to one set meanwhile
                     signal.raise_signal(signal.SIGINT)
 
     dispatcher.compile = compile_holding_interrupts
     return dispatcher
 
 
-def _release() -> None:
-    """Put back the SIGINT handler a compile's hold replaced (then forget it: a fork in between
-    puts it back once more in the child, harmlessly)."""
-    signal.signal(signal.SIGINT, _HOLDING[-1])
+def _release(hold) -> None:
+    """End the hold: Python's handler back where ``hold`` is still in force (not one set during
+    the compile; forgotten after: a fork in between puts it back once more in the child)."""
+    if signal.getsignal(signal.SIGINT) is hold:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     _HOLDING.pop()
 
 
 def _release_in_child() -> None:
     """A fork (from another thread) while the main thread's compile held SIGINT: the child, which
-    never ends that compile, gets the replaced handler back (it swallowed its first Ctrl-C)."""
+    never ends that compile, gets Python's handler back (it swallowed its first Ctrl-C)."""
     if _HOLDING:
         try:
-            _release()
+            _release(_HOLDING[-1])
         except ValueError:  # (the child's one thread is its main thread: not expected)
             _HOLDING.clear()
 
