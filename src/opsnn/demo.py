@@ -1,7 +1,8 @@
 """``opsnn demo``: the ops-nn samples on the emulated runtime, then every out-of-place
-operator and dtype through the Pythonic API (the in-place pair runs the forwards' kernels), checked bit for bit against the float64 reference and timed. Exit 1
-where a sample failed (its C sample's message printed, the rest still run: on Ascend310B, whose
-list lacks LeakyReluBackward, its sample's GetWorkspaceSize returns 561003), else 0."""
+operator and dtype through the Pythonic API (the in-place pair runs the forwards' kernels),
+checked bit for bit against the float64 reference and timed. Exit 1 where a sample failed (its
+C sample's message printed, the rest still run: on Ascend310B, whose list lacks
+LeakyReluBackward, its sample's GetWorkspaceSize returns 561003), else 0."""
 
 from __future__ import annotations
 
