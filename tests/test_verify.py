@@ -1113,6 +1113,11 @@ def test_cli_json_through_a_link_to_a_file_not_there_yet(tmp_path, capsys):
     assert cli.main(["verify", case, "--json", str(link)]) == 0
     capsys.readouterr()
     assert link.is_symlink() and json.loads((tmp_path / "run7.json").read_text())["cases"]
+    (tmp_path / "into_nothing.json").symlink_to("missing/x.json")  # (a second breaker: the folder went unnamed)
+    assert cli.main(["verify", case, "--json", str(tmp_path / "into_nothing.json")]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"opsnn verify: --json: cannot write {str(tmp_path / 'into_nothing.json')!r}: No such file or directory "
+        f"(a link to {os.path.realpath(tmp_path / 'missing' / 'x.json')!r})")
 
 
 def test_cli_verify_help_prints_the_default_exactly(capsys):

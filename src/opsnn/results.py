@@ -214,8 +214,8 @@ def cannot_write(path: str) -> str | None:
     try:
         with open(target, "a"):
             pass
-    except OSError as exc:
-        return exc.strerror
+    except OSError as exc:  # through a link, its target too: the folder missing may be the target's
+        return f"{exc.strerror} (a link to {str(made)!r})" if target.is_symlink() else exc.strerror
     if not existed:
         made.unlink(missing_ok=True)
     return None
