@@ -15,6 +15,7 @@ from __future__ import annotations
 import fractions
 import math
 import random
+import re
 import subprocess
 import sys
 import warnings
@@ -835,6 +836,20 @@ def test_scalars_torch_cannot_convert_are_refused_like_torch(name, scalars, dtyp
             call()
         assert info.value.status == 161002
     assert x.tolist() == [0.5, -3.0, 2.0] and x._version == 0
+
+
+def test_an_int64_bound_of_float_2_63_is_refused_saying_torch_wraps_it():
+    """(A breaker, session 42) A float bound of 2**63 on int64: torch's range check compares in
+    double, where it equals int64's max, so torch takes it and wraps it to -2**63 (docs/torch.md);
+    opsnn refuses it, and the message said torch refused it too. An int 2**63 or a float beyond
+    it torch does refuse."""
+    x = torch.tensor([1, -3], dtype=torch.int64)
+    assert _ATEN.hardtanh(x, -1.0, 2.0**63).tolist() == [-2**63, -2**63]
+    for bound, says in ((2.0**63, "torch takes it, comparing in double, and wraps it; opsnn refuses it"),
+                        (2**63, "torch refuses it too"), (1e19, "torch refuses it too")):
+        with pytest.raises(AclnnRuntimeError, match=re.escape(says)):
+            ops.hardtanh(x, -1.0, bound)
+    assert x.tolist() == [1, -3]
 
 
 @pytest.mark.parametrize("name, scalars", [("leaky_relu", (1e39,)), ("leaky_relu", (-3.5e38,)),

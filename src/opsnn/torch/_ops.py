@@ -341,8 +341,12 @@ def _check_fits(op: str, name: str, value, target: torch.dtype) -> None:
     except TypeError:  # sub-byte / bits dtypes: opsnn's own dtype check refuses them
         return
     if not (math.isfinite(value) and info.min <= int(value) <= info.max):
-        raise B.refuse(f"{op}: {name} {value} does not fit self's dtype {target} "
-                       f"([{info.min}, {info.max}]); torch refuses it too")
+        # torch's own check compares in double, where a float 2**63 equals int64's max: it takes that one
+        # and wraps it (docs/torch.md); a breaker's: the message said torch refused it too
+        torch_takes = isinstance(value, float) and math.isfinite(value) and info.min <= value <= float(info.max)
+        raise B.refuse(f"{op}: {name} {value} does not fit self's dtype {target} ([{info.min}, {info.max}]); "
+                       + ("torch takes it, comparing in double, and wraps it; opsnn refuses it" if torch_takes
+                          else "torch refuses it too"))
 
 
 def _backward_slope(grad_output, self, negative_slope, self_is_result):
