@@ -179,10 +179,13 @@ def hold_interrupts(dispatcher):
 
 def _release(hold) -> None:
     """End the hold: Python's handler back where ``hold`` is still in force (not one set during
-    the compile; forgotten after: a fork in between puts it back once more in the child)."""
-    if signal.getsignal(signal.SIGINT) is hold:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    _HOLDING.pop()
+    the compile; forgotten after: a fork in between puts it back once more in the child, and a
+    Ctrl-C that Python's handler raises in between still ends it)."""
+    try:
+        if signal.getsignal(signal.SIGINT) is hold:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    finally:
+        _HOLDING.pop()
 
 
 def _release_in_child() -> None:
