@@ -16,14 +16,14 @@ import time
 import numpy as np
 from rich.table import Table
 
-from . import acl, reference, registry
+from . import reference, registry
 from ._core import dtypes, memory, platform
 from ._core.shape import MAX_DIM
 from .cli_args import PipeConsole, ShapeWords, int_at_least, random_input
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
 from .samples import hardtanh_backward as hardtanh_sample
 from .samples import leaky_relu_backward as leaky_sample
-from .samples.common import SampleError
+from .samples.common import run_sample
 
 DEMO_SHAPE = (256, 1024)  # elements per call in the timing table: 262 144
 
@@ -67,12 +67,8 @@ def run(args) -> int:
     for title, sample in (("aclnnLeakyReluBackward sample (test_aclnn_leaky_relu_backward)", leaky_sample),
                           ("aclnnHardtanhBackward sample (test_aclnn_hardtanh_grad)", hardtanh_sample)):
         console.print(f"[bold]{title}[/bold]")
-        try:
-            sample.main(emit=console.print)
-        except SampleError as exc:  # what the C sample prints before it returns the status
-            console.print(str(exc))
-            acl.finalize()  # the C sample's process would end here, and its runtime with it
-            failed = True  # (a new user's: it exited 0, where python -m opsnn.samples exits with the ret)
+        # (a new user's: a failed sample had exited 0, where python -m opsnn.samples exits with its ret)
+        failed = run_sample(sample.main, console.print) != 0 or failed
         console.print()
     # a first run compiles each kernel here (tens of seconds on 2 cores): say so before the wait
     console.print("Every out-of-place operator and dtype through the Pythonic API (a first run compiles the kernels "

@@ -4,25 +4,18 @@ Exit status: 0, or the first failing sample's ret (each sample exits with its ow
 ``python -m opsnn.samples.leaky_relu_backward``); a failed sample's message is printed and the
 next sample still runs, as in ``opsnn demo``."""
 
-from opsnn import acl
-
 from . import hardtanh_backward, leaky_relu_backward
-from .common import SampleError, run_as_script
+from .common import run_as_script, run_sample
 
 
 def main() -> int:
-    """Both samples in turn; the first failing one's ret (a failed step raises SampleError: printed,
-    the runtime finalized as the C sample's process would end, and the next sample run; a new
-    user's: a LeakyReluBackward sample failing on Ascend310B had skipped the HardtanhBackward one)."""
+    """Both samples in turn; the first failing one's ret (``run_sample``: a failed one's message
+    printed and the next sample run; a new user's: a LeakyReluBackward sample failing on
+    Ascend310B had skipped the HardtanhBackward one)."""
     first = 0
     for sample in (leaky_relu_backward, hardtanh_backward):
         print(f"== {sample.__name__.rsplit('.', 1)[-1]} (the ops-nn sample, line by line)")
-        try:
-            ret = sample.main()
-        except SampleError as exc:
-            print(exc)
-            acl.finalize()
-            ret = exc.ret
+        ret = run_sample(sample.main)
         first = first or ret
     return first
 

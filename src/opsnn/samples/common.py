@@ -36,6 +36,19 @@ def run_as_script(main) -> None:
     sys.exit(code)
 
 
+def run_sample(main, emit=print) -> int:
+    """One sample's ``main(emit=emit)`` beside others (``opsnn demo``, ``python -m opsnn.samples``):
+    its ret, 0 where it ran through. A failed step's message is emitted, as the C sample prints it
+    before it returns the status, and the runtime finalized, as that sample's process would end
+    with it, so the next sample initialises afresh."""
+    try:
+        return main(emit=emit)
+    except SampleError as exc:
+        emit(str(exc))
+        acl.finalize()
+        return exc.ret
+
+
 def check_ret(what: str, ret: int) -> None:
     """CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("<what> failed. ERROR: %d\\n", ret); return ret)."""
     if ret != acl.ACL_SUCCESS:
