@@ -344,6 +344,7 @@ def test_events(dev):
     assert acl.rt.record_event(end, stream) == 0
     _free(dev, oa)
     fail_msg(acl.rt.synchronize_event(end), 500003, "stream task")
+    assert acl.rt.synchronize_stream(stream) == 0  # told once: the caller asked about this stream
     assert acl.rt.query_event_status(end) == (0, 0)
     fail_msg(acl.rt.event_elapsed_time(start, end)[1], 107006, "end event")
     # misuse
@@ -414,7 +415,11 @@ def test_events_across_streams_and_threads(dev):
     _free(dev, oa)
     assert acl.rt.stream_wait_event(a, eb) == 0
     fail_msg(acl.rt.synchronize_stream(a), 500003, "stream_wait_event", "already freed")
-    assert rt.STATE.streams.get(b).pending == 1 and acl.rt.synchronize_stream(b) == 0
+    # (a breaker) b's own synchronize runs the later launch and tells the failure again: it had
+    # returned 0 over b's failed launch, told only through a's wait
+    assert rt.STATE.streams.get(b).pending == 1
+    fail_msg(acl.rt.synchronize_stream(b), 500003, "2 task(s) this thread queued", "stream_wait_event (stream task")
+    assert acl.rt.synchronize_stream(b) == 0
     np.testing.assert_array_equal(read_out(dev, later[2]), LEAKY_05)
     # each wait waits for its own record: a later record of the event dropped on another stream
     # neither fails it nor, completed, lets it pass early
@@ -2411,6 +2416,61 @@ def test_the_thread_whose_task_failed_or_was_dropped_hears_of_it():
         assert isinstance(first, opsnn.AclnnError) and first.status == 500003, (case, first)
         assert "1 task(s) this thread queued" in first.message and "failed or were dropped" in first.message
         assert got["second"] is None, "reported once"
+
+
+def test_a_failure_is_told_at_the_synchronize_it_concerns():
+    """(A breaker) a failure of a task queued after an event's record, met by another thread's
+    synchronize, was told to the queuing thread's synchronize_event (whose record ran, with all
+    before it) and not to its synchronize of the stream, which returned 0; and a failure met by a
+    stream_wait_event was told to the waiting stream's synchronize only, the failed stream's
+    returning 0. Now each is told where it belongs, once."""
+    from opsnn._core.event import COMPLETE, NOT_READY, Event
+    from opsnn._core.stream import Stream
+
+    def failing():
+        raise opsnn.AclnnError(161002, "memory gone")
+
+    def outcome(call):
+        try:
+            call()
+        except opsnn.AclnnError as exc:
+            return exc.status, exc.message
+        return 0, None
+
+    # after the record, run by another thread
+    stream, event, got, steps = Stream(0x9B), Event(0x6B), [], {k: threading.Event() for k in ("queued", "go")}
+
+    def worker():
+        event.record(stream)
+        stream.enqueue("w", failing)
+        steps["queued"].set()
+        steps["go"].wait(10)
+        got.extend([outcome(event.synchronize), outcome(stream.synchronize), outcome(stream.synchronize)])
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    assert steps["queued"].wait(10)
+    assert outcome(stream.synchronize) == (500003, "stream task w failed: memory gone")
+    steps["go"].set()
+    thread.join(10)
+    assert event.status == COMPLETE
+    assert got[0] == (0, None), "the record ran, and nothing queued before it failed"
+    assert got[1] == (500003, ("1 task(s) this thread queued on stream 0x9b failed or were dropped, not run: "
+                               "the failure was met by another thread (its synchronize or event wait) or by "
+                               "another stream's stream_wait_event (stream task w failed: memory gone)"))
+    assert got[2] == (0, None), "told once"
+
+    # through another stream's wait, one thread
+    a, b, event = Stream(0x9C), Stream(0x9D), Event(0x6C)
+    a.enqueue("k", failing)
+    event.record(a)
+    b.enqueue("wait", event.waiter())
+    assert outcome(b.synchronize) == (500003, "stream task wait failed: stream task k failed: memory gone")
+    assert outcome(a.synchronize) == (500003, ("2 task(s) this thread queued on stream 0x9c failed or were "
+                                               "dropped, not run: the failure was met by another thread (its "
+                                               "synchronize or event wait) or by another stream's "
+                                               "stream_wait_event (stream task k failed: memory gone)"))
+    assert outcome(a.synchronize) == (0, None) and event.status == NOT_READY  # (the record was dropped)
 
 
 def test_stream_destroyed_with_queued_work(dev):

@@ -35,7 +35,7 @@ class Event:
     def record(self, stream: Stream) -> None:
         with self._changed:
             task = _Record(self, stream)
-            stream.enqueue(f"record_event {self.handle:#x}", task)
+            task.place = stream.enqueue(f"record_event {self.handle:#x}", task)
             self.recorded, self.latest = self.recorded + 1, task
 
     @property
@@ -50,23 +50,26 @@ class Event:
     def synchronize(self) -> None:
         """Waits for the latest record (none: returns at once); then, as a stream's synchronize
         does, raises if another thread's run of that stream failed or dropped tasks this thread
-        had queued (the record ran, but work before it did not)."""
+        had queued before the record (the record ran, but work before it did not)."""
         with self._changed:
             latest = self.latest
         self._wait_for(latest)
         if latest is not None:
-            latest.stream.report_dropped()
+            latest.stream.report_dropped(before=latest.place)
 
     def waiter(self):
         """A task for another stream that waits for the latest record made so far (none: no wait)."""
         with self._changed:
             latest = self.latest
-        return lambda: self._wait_for(latest)
+        return lambda: self._wait_for(latest, for_a_stream=True)
 
-    def _wait_for(self, record: _Record | None) -> None:
+    def _wait_for(self, record: _Record | None, for_a_stream: bool = False) -> None:
         """Returns once ``record`` ran: runs its stream's queue up to it, or, while another
         thread runs that stream, waits for it to get there. Raises the failure that drops it
-        (500003), then, for a record dropped earlier, says so."""
+        (500003), then, for a record dropped earlier, says so. ``for_a_stream``: the wait is a
+        task of another stream (stream_wait_event), whose failure is that stream's, so a failure
+        met here is also told at the recorded stream's own next synchronize (``Stream.run_until``);
+        synchronize_event's caller asked about the recorded stream itself and is told by the raise."""
         if record is None:
             return
         settled = record.settled
@@ -76,7 +79,7 @@ class Event:
                     return
                 if record.lost is not None:
                     raise AclnnError(AclError.RT_FAILURE, self.dropped_text(record))
-            if not record.stream.run_until(settled):
+            if not record.stream.run_until(settled, tell_caller=for_a_stream):
                 with self._changed:  # another thread runs the stream: it gets to the record
                     self._changed.wait_for(settled, 0.05)
             elif not settled() and not record.stream.pending:
@@ -84,13 +87,15 @@ class Event:
 
 
 class _Record:
-    """The task a record queues, and its outcome: ``stamp`` (time.perf_counter() when it ran,
-    seconds), or ``lost`` (why a failure before it dropped it)."""
+    """The task a record queues, its ``place`` in its stream's queue order, and its outcome:
+    ``stamp`` (time.perf_counter() when it ran, seconds), or ``lost`` (why a failure before it
+    dropped it)."""
 
-    __slots__ = ("event", "lost", "stamp", "stream")
+    __slots__ = ("event", "lost", "place", "stamp", "stream")
 
     def __init__(self, event: Event, stream: Stream):
         self.event, self.stream = event, stream
+        self.place = 0
         self.stamp: float | None = None
         self.lost: str | None = None
 

@@ -2,9 +2,10 @@
 
 Phase 2 of an aclnn call only enqueues (like an NPU launch). ``synchronize`` runs the queued
 tasks in order and reports the first failure, as ``aclrtSynchronizeStream`` does; tasks after a
-failure are dropped, and a thread whose tasks were dropped that way hears of it at its next
-synchronize of the stream (whoever synchronized first ran them). A host program that reads
-results without synchronizing sees the old data, as it could on a device.
+failure are dropped, and a thread whose task failed or was dropped in a run it did not ask for
+(another thread's synchronize or event wait, or another stream's wait for an event recorded here)
+hears of it at its next synchronize of the stream. A host program that reads results without synchronizing sees
+the old data, as it could on a device.
 """
 
 from __future__ import annotations
@@ -34,24 +35,29 @@ class Stream:
         # appended under _lock, popped only by the synchronizer holding _run; a deque's append
         # and popleft are atomic, so the two never need a common lock (a relaunch + synchronize
         # of a 4-element call was ~4 us, of which a second lock and a fresh queue took ~0.3 us)
-        self._tasks: collections.deque[tuple[str, Callable[[], None], int]] = collections.deque()
+        # entries: (label, task, the thread that queued it, its place in the queue's order)
+        self._tasks: collections.deque[tuple[str, Callable[[], None], int, int]] = collections.deque()
+        self._places = itertools.count(1)
         self._lock = forksafe.lock()       # guards enqueue against close: nothing queued after
         self._run = forksafe.rlock()       # held while tasks run: keeps task order across threads
-        # by thread ident, tasks that thread queued and another run of the stream (another
-        # thread's synchronize, or an event wait's) dropped after a failure: (the thread, weakly:
-        # an ident is reused once its thread ends; how many; why), reported at its own next
-        # synchronize. A plain dict: the launch path tests it each time
-        self._dropped: dict[int, tuple[weakref.ref, int, str]] = {}
+        # by thread ident, tasks that thread queued and a run of the stream it did not ask for
+        # (module docstring) failed or dropped: (the thread,
+        # weakly: an ident is reused once its thread ends; how many; why; the first one's place),
+        # reported at its own next synchronize. A plain dict: the launch path tests it each time
+        self._dropped: dict[int, tuple[weakref.ref, int, str, int]] = {}
         self.closed = False
         self._running: tuple | None = None  # the queue entry being run, for a forked child
         _STREAMS.add(self)
 
-    def enqueue(self, label: str, task: Callable[[], None]) -> None:
+    def enqueue(self, label: str, task: Callable[[], None]) -> int:
+        """Queue ``task``; returns its place in the queue's order (from 1)."""
         with self._lock:
             if self.closed:
                 raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
                                  f"stream {self.handle:#x} was destroyed; its queue takes no more tasks")
-            self._tasks.append((label, task, threading.get_ident()))  # (its thread: cheaper than the object)
+            place = next(self._places)
+            self._tasks.append((label, task, threading.get_ident(), place))  # (its thread: cheaper than the object)
+        return place
 
     @property
     def pending(self) -> int:
@@ -79,61 +85,72 @@ class Stream:
             if self._dropped:  # (tested inline: the launch path's synchronize meets it every call)
                 self.report_dropped()
 
-    def report_dropped(self) -> None:
-        """If another thread's run of this stream failed a task this thread queued, or dropped
-        some after a failure, raise that (once; 500003), so a caller whose work never ran is
-        not told it succeeded. (A synchronize calls it; so does synchronize_event.)"""
-        dropped = self._dropped.pop(threading.get_ident(), None) if self._dropped else None
-        if dropped is not None and dropped[0]() is threading.current_thread():
+    def report_dropped(self, before: float = math.inf) -> None:
+        """If a run of this stream this thread did not ask for failed a task this thread queued,
+        or dropped some after a failure, raise that (once; 500003), so a caller whose work never
+        ran is not told it succeeded. A synchronize calls it; so does synchronize_event, with
+        ``before`` its record's place: only a task queued before the record is its concern (one
+        after it is left for the stream's synchronize)."""
+        ident = threading.get_ident()
+        dropped = self._dropped.get(ident) if self._dropped else None
+        if dropped is None or dropped[3] >= before:
+            return
+        self._dropped.pop(ident, None)
+        if dropped[0]() is threading.current_thread():
             raise AclnnError(AclError.RT_FAILURE,
                              f"{dropped[1]} task(s) this thread queued on stream {self.handle:#x} failed or were "
-                             f"dropped, not run: another thread's synchronize (or event wait) met a failure "
-                             f"first ({dropped[2]})")
+                             f"dropped, not run: the failure was met by another thread (its synchronize or event "
+                             f"wait) or by another stream's stream_wait_event ({dropped[2]})")
 
-    def run_until(self, done: Callable[[], bool]) -> bool:
+    def run_until(self, done: Callable[[], bool], tell_caller: bool = False) -> bool:
         """Run queued tasks in order until ``done()`` holds or the queue is empty, unless another
         thread is running this stream: then run nothing and return False (the caller waits for
         what it needs instead: blocking here while holding another stream's run lock could
         deadlock two threads whose streams wait on each other's events). A failure raises as in
-        ``synchronize``, dropping the tasks queued up to where ``done()`` holds (``_run_tasks``)."""
+        ``synchronize``, dropping the tasks queued up to where ``done()`` holds (``_run_tasks``);
+        with ``tell_caller`` (a stream_wait_event's run) the caller's failed or dropped tasks are
+        told again at its next synchronize of this stream, which would otherwise return 0 over a
+        launch that failed (a breaker: the waiting stream's synchronize told it, the failed
+        stream's said 0)."""
         if not self._run.acquire(blocking=False):
             return False
         try:
-            self._run_tasks(math.inf, done)
+            self._run_tasks(math.inf, done, tell_caller)
         finally:
             self._run.release()
         return True
 
-    def _run_tasks(self, left: float, done: Callable[[], bool] = lambda: False) -> None:
+    def _run_tasks(self, left: float, done: Callable[[], bool] = lambda: False, tell_caller: bool = False) -> None:
         """Run queued tasks in order, the caller holding ``_run``: at most ``left`` of them
         (``math.inf``: no limit), until ``done()`` holds (asked before each task) or the queue is
         empty. A task's failure raises 500003 after dropping the tasks queued up to that same
         end, no further: later tasks wait for the stream's next synchronize, as tasks queued
-        after a synchronize's start do. A Ctrl-C (or SystemExit) inside a task goes on to the
+        after a synchronize's start do. The threads whose tasks failed or were dropped hear of it
+        at their next synchronize (``_tell``): the caller too where ``tell_caller``. A Ctrl-C (or SystemExit) inside a task goes on to the
         caller (``_interrupted``). (A count, not a predicate built per call, for synchronize:
         that had cost the launch path ~0.4 us a synchronize.)"""
         tasks = self._tasks
         outer = self._running  # (a nested run's: the task that runs this one is still running)
         while left and tasks and not done():
             left -= 1
-            label, task, owner = self._take(tasks)
+            label, task, owner, place = self._take(tasks)
             try:
                 task()
             except Exception as exc:  # a task bug must not escape the runtime: a status instead
-                raise self._failed(label, exc, owner, left, done) from exc
+                raise self._failed(label, exc, (owner, place), left, done, tell_caller) from exc
             except BaseException:  # Ctrl-C (KeyboardInterrupt) or SystemExit inside the task
-                self._interrupted(label, owner)
+                self._interrupted(label, owner, place)
                 raise
             finally:
                 self._running = outer
 
-    def _interrupted(self, label: str, owner: int) -> None:
+    def _interrupted(self, label: str, owner: int, place: int) -> None:
         """Task ``label`` was interrupted as it ran (Ctrl-C: the KeyboardInterrupt goes on to the
         caller): it comes back to the head of the queue as a task that fails, so the next
         synchronize reports it (500003) and drops what was queued after it, as after any
         failure, where it had returned 0 over a launch that never wrote its output (a breaker)."""
         self._tasks.appendleft((label, _unfinished(label, "was interrupted (KeyboardInterrupt) as it ran; "
-                                                         "it may have run in part or not at all"), owner))
+                                                         "it may have run in part or not at all"), owner, place))
 
     def _take(self, tasks: collections.deque) -> tuple:
         """The next queue entry, marked as running before it leaves the queue: a fork at any
@@ -142,37 +159,35 @@ class Stream:
         tasks.popleft()
         return entry
 
-    def _failed(self, label: str, exc: Exception, owner: int, left: float,
-                done: Callable[[], bool]) -> AclnnError:
-        """The 500003 for task ``label``'s failure (queued by thread ``owner``, which hears of it
-        at its next synchronize where it is not the caller), after dropping queued tasks, at
-        most ``left``, until ``done()`` holds."""
+    def _failed(self, label: str, exc: Exception, queued: tuple[int, int], left: float,
+                done: Callable[[], bool], tell_caller: bool) -> AclnnError:
+        """The 500003 for task ``label``'s failure (``queued``: the thread that queued it and its
+        place), after dropping queued tasks, at most ``left``, until ``done()`` holds."""
         why = exc.message if isinstance(exc, AclnnError) else f"internal error: {type(exc).__name__}: {exc}"
         why = f"stream task {label} failed: {why}"
         live = {t.ident: t for t in threading.enumerate()}
-        self._tell(owner, live, why)
-        self._drop(left, done, why, live)
+        self._tell(*queued, live, why, tell_caller)
+        self._drop(left, done, why, live, tell_caller)
         return AclnnError(AclError.RT_FAILURE, why)
 
-    def _drop(self, left: float, done: Callable[[], bool], why: str, live: dict) -> None:
+    def _drop(self, left: float, done: Callable[[], bool], why: str, live: dict, tell_caller: bool) -> None:
         """Drops queued tasks after a failure, at most ``left``, until ``done()`` holds (asked
         before each): each task's ``dropped`` hook runs (an event's record then never
-        completes), and each other live thread that queued one hears of it at its next
-        synchronize."""
+        completes), and the thread that queued it hears of it (``_tell``)."""
         while left and self._tasks and not done():
             left -= 1
-            _, task, owner = self._tasks.popleft()
+            _, task, owner, place = self._tasks.popleft()
             hook = getattr(task, "dropped", None)
             if hook is not None:
                 hook(why)
-            self._tell(owner, live, why)
+            self._tell(owner, place, live, why, tell_caller)
 
-    def _tell(self, owner: int, live: dict, why: str) -> None:
-        """Note for thread ``owner``, unless it is the calling thread (told by the raise) or has
-        ended, that a task it queued failed or was dropped."""
-        if owner != threading.get_ident() and owner in live:
-            ref, n, _ = self._dropped.get(owner, (weakref.ref(live[owner]), 0, ""))
-            self._dropped[owner] = (ref, n + 1, why)
+    def _tell(self, owner: int, place: int, live: dict, why: str, tell_caller: bool) -> None:
+        """Note for thread ``owner``, unless it has ended or is the calling thread told by the
+        raise alone (not ``tell_caller``), that its task at ``place`` failed or was dropped."""
+        if (tell_caller or owner != threading.get_ident()) and owner in live:
+            ref, n, _, first = self._dropped.get(owner, (weakref.ref(live[owner]), 0, "", place))
+            self._dropped[owner] = (ref, n + 1, why, min(first, place))
 
 
 def _unfinished(label: str, why: str) -> Callable[[], None]:
@@ -202,7 +217,7 @@ def _lost_in_child() -> None:
         label = entry[0]
         stream._tasks.appendleft((label, _unfinished(label, "was running on another thread of the parent when "
                                                             "this process forked; the child cannot tell whether "
-                                                            "it finished"), threading.get_ident()))
+                                                            "it finished"), threading.get_ident(), entry[3]))
 
 
 os.register_at_fork(after_in_child=_lost_in_child)  # (after forksafe's: the locks are free by then)
