@@ -513,18 +513,25 @@ def test_malloc_past_the_end_of_the_address_range(dev, monkeypatch):
 
 def test_free_misuse(dev):
     """free of a never-allocated, interior, already-freed, None, str, or host address, and
-    free_host of a device address -> 100000; the accounting is unchanged."""
+    free_host of a device address -> 100000; the accounting is unchanged. An address of the
+    other memory is told as such (a breaker: a live malloc_host address given to free was
+    "never allocated, already freed, or an interior address")."""
     live = dev.malloc(256)
     freed, _ = acl.rt.malloc(64, 0)
     assert acl.rt.free(freed) == 0
     before = mem_state()
     for addr in (0x3_0000_0000, live + 64, freed, None, "0x100", -1, 1.0, np.zeros(4)):
         fail_msg(acl.rt.free(addr), 100000)
-    fail_msg(acl.rt.free_host(live), 100000)
+    fail_msg(acl.rt.free_host(live), 100000, f"free_host: {live:#x} is device memory (acl.rt.malloc; "
+                                             "acl.rt.free releases it), not pinned host memory")
+    fail_msg(acl.rt.free_host(freed), 100000, f"free_host: {freed:#x} is device memory (acl.rt.malloc, "
+                                              "already freed), not pinned host memory")
     host, _ = acl.rt.malloc_host(64)
-    fail_msg(acl.rt.free(host), 100000)
+    fail_msg(acl.rt.free(host), 100000, f"free: {host:#x} is pinned host memory (acl.rt.malloc_host; "
+                                        "acl.rt.free_host releases it), not device memory")
     assert acl.rt.free_host(host) == 0
-    fail_msg(acl.rt.free_host(host), 100000)
+    fail_msg(acl.rt.free_host(host), 100000, f"free_host: {host:#x} is not the start of a live host allocation")
+    fail_msg(acl.rt.free(host), 100000, "is pinned host memory (acl.rt.malloc_host, already freed), not device")
     assert mem_state() == before
 
 
@@ -580,6 +587,14 @@ def test_refusals_say_which_memory_and_which_call(dev):
                 (d, 0x1234, acl.ACL_MEMCPY_HOST_TO_DEVICE, ["memcpy source: 0x1234 is not host memory opsnn knows"])):
             fail_msg(acl.rt.memcpy(dst, 16, src, 16, kind), 100000, *words)
         assert not host.any() and acl.util.ptr_to_bytes(h, 16) == bytes(16)
+        # (a breaker) a tensor over pinned memory, a device address read as host memory
+        assert acl.create_tensor([4], acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, [4], h) is None
+        assert acl.get_recent_err_msg() == (f"create_tensor: address {h:#x} is pinned host memory "
+                                            "(acl.rt.malloc_host; acl.rt.free_host releases it), not device memory")
+        assert acl.util.ptr_to_numpy(d, (4,), 11) is None
+        assert acl.get_recent_err_msg() == (f"ptr_to_numpy: {d:#x} is device memory (acl.rt.malloc; acl.rt.free "
+                                            "releases it), not host memory: copy it to the host with "
+                                            "acl.rt.memcpy first")
     finally:
         assert acl.rt.free_host(h) == 0
     np.testing.assert_array_equal(dev.read(d, (4,), F32), np.arange(4, dtype=F32))

@@ -183,20 +183,23 @@ class AddressSpace:
 
     def free(self, addr: int, call: str = "free") -> None:
         with self._lock:
-            if addr not in self._allocs:
-                raise AclnnError(AclError.INVALID_PARAM,
-                                 f"{call}: {_hex(addr)} is not the start of a live {self._kind} allocation "
-                                 "(never allocated, already freed, or an interior address)")
-            # the start goes first, then the allocation, then the hooks: a fork between two of
-            # these (another thread forking) leaves the child an allocation no lookup finds, never
-            # a start without its allocation (``find`` would fail on it)
-            i = bisect.bisect_left(self._starts, addr)
-            if i < len(self._starts) and self._starts[i] == addr:
-                del self._starts[i]
-            alloc = self._allocs.pop(addr)
-            alloc.live = False
-            self._in_use -= alloc.buffer.size
-            released()
+            alloc = self._allocs.get(addr)
+            if alloc is not None:
+                # the start goes first, then the allocation, then the hooks: a fork between two of
+                # these (another thread forking) leaves the child an allocation no lookup finds,
+                # never a start without its allocation (``find`` would fail on it)
+                i = bisect.bisect_left(self._starts, addr)
+                if i < len(self._starts) and self._starts[i] == addr:
+                    del self._starts[i]
+                del self._allocs[addr]
+                alloc.live = False
+                self._in_use -= alloc.buffer.size
+                released()
+        if alloc is None:  # (told outside the lock, which ``elsewhere`` takes: both spaces share it)
+            instead = elsewhere(addr, self)
+            raise AclnnError(AclError.INVALID_PARAM, f"{call}: {_hex(addr)}{instead}" if instead else
+                             f"{call}: {_hex(addr)} is not the start of a live {self._kind} allocation "
+                             "(never allocated, already freed, or an interior address)")
 
     def spans(self, addr: int) -> bool:
         """Whether ``addr`` lies in this space's address range (live, freed or never used)."""
@@ -222,9 +225,9 @@ class AddressSpace:
             raise AclnnError(AclError.INVALID_PARAM, f"{what}: byte count {nbytes} is negative")
         alloc = self.find(addr)
         if alloc is None:
-            raise AclnnError(AclError.INVALID_PARAM,
-                             f"{what}: address {_hex(addr)} is not inside a live {self._kind} allocation "
-                             "(never allocated or already freed)")
+            raise AclnnError(AclError.INVALID_PARAM, f"{what}: address {_hex(addr)}" + (
+                elsewhere(addr, self) or f" is not inside a live {self._kind} allocation (never allocated or "
+                                         "already freed)"))
         start = addr - alloc.addr
         if start + nbytes > alloc.size:
             raise AclnnError(AclError.INVALID_PARAM,
@@ -282,6 +285,23 @@ _HOST_RAM_LOCK = forksafe.lock()  # both spaces' (see AddressSpace.__init__)
 DEVICE = AddressSpace(0x0100_0000_0000_0000, 0x4000_0000_0000_0000, "device", DEVICE_CAPACITY, _HOST_RAM_LOCK)
 HOST = AddressSpace(0x4000_0000_0000_0000, 0x7000_0000_0000_0000, "host", HOST_CAPACITY, _HOST_RAM_LOCK)
 _SPACES = (DEVICE, HOST)
+
+
+_MADE_BY = {"device": ("device memory", "acl.rt.malloc", "acl.rt.free"),
+            "host": ("pinned host memory", "acl.rt.malloc_host", "acl.rt.free_host")}
+
+
+def elsewhere(addr: int, space: AddressSpace, wanted: str = "") -> str:
+    """For ``addr`` refused by ``space``: " is <the other memory> (...), not <``wanted``, or
+    space's memory>" where it lies in the other space's range, else "". A live malloc_host
+    address passed where device memory is taken (or the reverse) had been refused as "never
+    allocated or already freed"."""
+    for other in _SPACES:
+        if other is not space and other.spans(addr):
+            name, made, freed = _MADE_BY[other._kind]
+            how = f"{made}; {freed} releases it" if other.find(addr) is not None else f"{made}, already freed"
+            return f" is {name} ({how}), not {wanted or _MADE_BY[space._kind][0]}"
+    return ""
 
 
 def _host_left() -> int | None:
