@@ -482,8 +482,12 @@ def test_inplace_autograd_edge_cases():
         t = base.clone()
         ot.hardtanh_(t, -0.1, 0.1)
         assert t.abs().max() <= 0.1
-    with pytest.raises(AclnnRuntimeError, match="single memory location"):
-        ot.leaky_relu_(torch.zeros(1).expand(4), 0.1)
+    with pytest.raises(AclnnRuntimeError) as info:  # (a breaker: the message named no argument)
+        ot.leaky_relu_(torch.zeros(3, 1).expand(3, 4), 0.1)
+    assert str(info.value) == ("[161002 ACLNN_ERR_PARAM_INVALID] opsnn.torch: leaky_relu_: self [3, 4] strides "
+                               "[1, 0] has elements that share a single memory location (an expanded view), which "
+                               "cannot be written in place; torch refuses it too; clone() the tensor before the "
+                               "in-place operation")
 
 
 
@@ -836,6 +840,29 @@ def test_scalars_torch_cannot_convert_are_refused_like_torch(name, scalars, dtyp
             call()
         assert info.value.status == 161002
     assert x.tolist() == [0.5, -3.0, 2.0] and x._version == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
+def test_a_nan_bound_beside_an_out_of_range_one_is_all_nan_as_in_torch(dtype):
+    """(A breaker) torch's clamp fills a floating result with NaN when either bound is NaN,
+    without converting the other: hardtanh(x, nan, 1e5) of a float16 x is all NaN, where opsnn
+    refused the 1e5 "which torch refuses too". The op, its in-place form and its fake kernel
+    give what torch.ops.aten gives, bit for bit; an integer x still refuses, as torch does."""
+    nan = float("nan")
+    for bounds in ((nan, 1e5), (-1e39, nan), (nan, -1e300), (1e300, nan), (nan, nan)):
+        x = torch.tensor([0.5, -3.0, 2.0, float("inf"), -0.0], dtype=dtype)
+        want = _ATEN.hardtanh(x, *bounds)
+        assert want.isnan().all()
+        got = ops.hardtanh(x, *bounds)
+        assert got.dtype == dtype and got.view(torch.int8).equal(want.view(torch.int8)), bounds
+        assert ops.hardtanh(x.to("meta"), *bounds).shape == x.shape
+        y = x.clone()
+        assert ops.hardtanh_(y, *bounds) is y and y.view(torch.int8).equal(want.view(torch.int8))
+    with pytest.raises(RuntimeError):
+        _ATEN.hardtanh(torch.ones(2, dtype=torch.int32), nan, 1e5)
+    with pytest.raises(AclnnRuntimeError) as info:
+        ops.hardtanh(torch.ones(2, dtype=torch.int32), nan, 1e5)
+    assert info.value.status == 161002
 
 
 def test_an_int64_bound_of_float_2_63_is_refused_saying_torch_wraps_it():

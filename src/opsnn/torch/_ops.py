@@ -268,6 +268,11 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
     if not _some_soc_takes(op, dtype):  # the aclnn layer's dtype check speaks (a breaker: a NaN slope
         return list(values.values())   # of an int64 leaky_relu was refused as not fitting int64)
     target = _SCALAR_DTYPE.get(op, _opmath)(dtype)
+    # torch's clamp fills a floating result with NaN when either bound is NaN, before it converts
+    # the other, so an out-of-range other bound is no refusal there (a breaker: hardtanh(x, nan,
+    # 1e5) of a float16 x is all NaN in torch); the aclnn layer gives NaN too
+    nan_bound = op in _SCALAR_DTYPE and target.is_floating_point and any(
+        isinstance(v, float) and v != v for v in values.values())
     taken = []
     for name, value in values.items():
         if isinstance(value, complex):
@@ -276,7 +281,8 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
                                f"cannot be converted to {target} without overflow)")
             value = value.real
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            _check_fits(op, name, value, target)
+            if not nan_bound:
+                _check_fits(op, name, value, target)
             if op in _FLOAT32_ATTR and target == torch.float64:
                 _check_float32_attr(op, name, value)
             if target == torch.float16 and isinstance(value, float):
@@ -408,8 +414,9 @@ def _check_writable(t: torch.Tensor, op: str) -> None:
     if torch._debug_has_internal_overlap(t) == 1:
         raise B.AclnnRuntimeError(
             Status.ERR_PARAM_INVALID,
-            f"opsnn.torch: {op}: more than one element of the written-to tensor refers to a single "
-            "memory location (an expanded view); clone() the tensor before the in-place operation")
+            f"opsnn.torch: {op}: self {list(t.shape)} strides {list(t.stride())} has elements that share a "
+            "single memory location (an expanded view), which cannot be written in place; torch refuses "
+            "it too; clone() the tensor before the in-place operation")
 
 
 def _define(name: str, schema: str, fn, *, inplace: bool = False):
