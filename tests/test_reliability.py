@@ -550,6 +550,7 @@ def test_memcpy_misuse(dev):
               (d + 8, 16, np.zeros(4, F32), 16, H2D),      # interior start, runs past the end
               (freed, 16, np.zeros(4, F32), 16, H2D),
               (d, 8, np.zeros(4, F32), 16, H2D),           # count > destMax
+              (d, 2**70, np.zeros(4, F32), 16, H2D),       # a destMax no size_t holds (memset's maxCount too)
               (d, 16, np.zeros(4, F32), 16, 9), (d, 16, np.zeros(4, F32), 16, None),
               (d, 16, np.zeros(4, F32), 16, D2H),          # host array as a device source
               (np.zeros(4, F32), 16, d, 16, H2D),          # device address as a host source

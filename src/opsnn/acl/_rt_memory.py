@@ -17,6 +17,7 @@ from .._core.status import AclError, AclnnError
 from . import _host
 from ._rt_state import STATE
 from ._rt_state import c_int as _int
+from ._rt_state import c_size_t
 from ._rt_state import live_stream as _stream
 from ._rt_state import named as _named
 from ._rt_state import returns_pair as _pair
@@ -118,12 +119,10 @@ def _memset_region(call: str, dev_ptr, max_count, value, count) -> tuple:
     """memset's checks: the destination's bytes (a view), the byte to write (``value``'s low
     byte) and the allocation the destination lies in, for a queued memset to check again."""
     STATE.require_init(call)
-    max_count = _int(max_count, "maxCount", call)
+    max_count = c_size_t(max_count, "maxCount", call)
     count = _int(count, "count", call)
     if not is_c_int(value) or not -2**31 <= value < 2**31:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: value must be an int32, got {value!r}")
-    if max_count >= 2**64:  # a size_t in C
-        raise AclnnError(AclError.INVALID_PARAM, f"{call}: maxCount {max_count} does not fit a size_t")
     if count > max_count:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: count {count} exceeds maxCount {max_count}")
     side = _side_of(dev_ptr)
@@ -216,7 +215,7 @@ def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
     they lie in (device, malloc_host), for a queued copy to check again when it runs."""
     STATE.require_init(call)
     count = _int(count, "count", call)
-    dest_max = _int(dest_max, "destMax", call)
+    dest_max = c_size_t(dest_max, "destMax", call)
     kind = _int(kind, "kind", call)
     if count > dest_max:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: count {count} exceeds destMax {dest_max}")

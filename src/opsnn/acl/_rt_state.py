@@ -80,6 +80,15 @@ def c_int(value, what: str, call: str, minimum: int = 0) -> int:
     return int(value)
 
 
+def c_size_t(value, what: str, call: str) -> int:
+    """``c_int`` of a byte count C declares a size_t (memset's maxCount, memcpy's destMax): also
+    below 2**64 (memcpy had taken a destMax of 2**70 that memset refused)."""
+    value = c_int(value, what, call)
+    if value >= 2**64:
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: {what} {value} does not fit a size_t")
+    return value
+
+
 def live_stream(handle, call: str):
     """The live stream ``handle`` names; its refusal names ``call``."""
     with named(call):
