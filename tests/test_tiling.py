@@ -272,6 +272,19 @@ def test_general_schedule_mode(shapes, dtype, mode):
     assert r.tiling_key == t.BRC_TEMP_SCH_MODE_KEY_DECL.values.index(mode) + (TPL_DTYPE[dtype] << 16)
 
 
+@pytest.mark.parametrize(("shapes", "dtype", "mode", "key", "elem_num"), [
+    # IsBigNLastBrc: a 4096-byte last dim under a non-last broadcast (the oldest opbase, which
+    # filled copyInBrcPos after the choice, gives NDDMA: 1, 196608, 7680)
+    ([(4, 1, 1024), (4, 8, 1024)], D.FLOAT, 102, 196611, 6144),
+    ([(4, 1, 2050), (4, 8, 2050)], D.FLOAT16, 102, 65539, 5120),   # 4100 bytes, not whole blocks
+    # IsSpecialDimAboveFive, only in opbase 439614c (older: NDDMA with loop cache, 2, 196609, 7680)
+    ([(32768, 2, 2, 2, 2, 2, 2), (1, 2, 1, 2, 1, 2, 1)], D.FLOAT, 109, 196614, 6144),
+])
+def test_ub_broadcast_choice_follows_opbase_439614c(shapes, dtype, mode, key, elem_num):
+    r = leaky_grad(shapes, [dtype] * 3)
+    assert (r.template, r.tiling_key, r.tiling_data.elem_num) == (f"arch35 broadcast (schMode {mode})", key, elem_num)
+
+
 def test_general_schedule_fields_split_the_outer_dims():
     d = leaky_grad([(1000, 1, 64), (1000, 50, 64)], [D.FLOAT] * 3).tiling_data
     # 245760 B / (8 buffers x 4 B) = 7680 elements = 120 rows of 64; split on dim 1 (50 rows fit) -> dim 0

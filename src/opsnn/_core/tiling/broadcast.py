@@ -31,9 +31,7 @@ BROADCAST_SCALAR_BYTES = 16
 CACHE_LINE = 128                   # bytes: one-dim ubFormer granularity
 PER_CORE_MIN_UB_BYTES = 8 * 1024   # one-dim: never shrink a tile below this (all buffers together)
 BLOCK_BYTES = 32                   # UB block: the UB-broadcast kernel wants the last dim in whole blocks
-# NDDMA data-cache bytes. Not a documented platform value: the source's own comment says the
-# "big non-last broadcast" test fires at 4096 B of last dim, i.e. half of this.
-NDDMA_DCACHE_BYTES = 8192
+NDDMA_DCACHE_BYTES = 8192          # GetNddmaDcacheSize (BASE:pkg_inc/op_common/op_host/util/platform_util.h)
 # BRC_TEMP_SCH_MODE_KEY_DECL(schMode) (broadcast_base_struct.h): the broadcast template's schMode
 # template argument, a 16-bit UINT, so a key holds the mode's index in this list (201 -> 7), not
 # the mode. An older opbase listed only 1 ... 201; the later modes were appended, so the indices
@@ -307,7 +305,9 @@ def dtype_size(dtype: DataType) -> int:
 
 
 def is_ub_broadcast(collapsed: Collapsed, in_dtypes: Sequence[DataType]) -> bool:
-    """``IsUbBroadcast`` with the default kernel type (both allowed).
+    """``IsUbBroadcast`` with the default kernel type (both allowed), as hicann/opbase ``439614c``
+    has it (older versions differ: docs/tiling.md, what the sources do not settle, 5). Every input
+    of these DAGs is a CopyInBrc input, a set that version fills before the choice.
 
     NDDMA unless some input broadcasts and one of: a non-last broadcast whose last dim is >= half
     the NDDMA data cache; the ">5 dims special case"; or a broadcast input of a UB-broadcast dtype
