@@ -298,6 +298,19 @@ def test_tiling_json_for_a_soc_without_the_ops_config(capsys):
                                   "on other SoCs CANN runs a built-in kernel that ops-nn does not hold (spec §13)"]
 
 
+def test_tiling_json_is_strict_with_nan_and_inf_attrs(capsys):
+    """(A breaker) json.dumps wrote NaN and Infinity, which strict readers refuse (jq turned them
+    into null and 1.797e308): they are the strings the results file and --dump write."""
+    def refuse(word):
+        raise ValueError(f"non-standard JSON constant {word}")
+
+    code, out = _run(capsys, "tiling", "HardtanhGrad", "--shape", "3", "--soc", "Ascend950", "--min-val", "nan",
+                     "--max-val", "inf", "--json")
+    report = json.loads(out, parse_constant=refuse)
+    assert code == 0 and report["attrs"] == {"min_val": "nan", "max_val": "inf"}
+    assert (report["tilingData"]["minVal"], report["tilingData"]["maxVal"]) == ("nan", "inf")
+
+
 def test_tiling_bounds_beyond_float32_simulate_without_warnings(capsys, recwarn):
     code, out = _run(capsys, "tiling", "HardtanhBackward", "--shape", "1000", "--dtype", "bfloat16",
                      "--min-val=1e39", "--max-val=2e39", "--simulate")

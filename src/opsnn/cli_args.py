@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import json
 import math
 import os
 import re
@@ -209,6 +210,24 @@ class OutputError(Exception):
         if isinstance(reason, OSError):
             reason = reason.strerror or str(reason)
         super().__init__(f"{option}: cannot write {what + ' ' if what else ''}{str(path)!r}: {reason}")
+
+
+def strict_json(document, indent: int) -> str:
+    """``document`` as strict JSON, which has no NaN or Infinity (strict readers, ``jq`` among them,
+    refuse or rewrite them): a non-finite float, at any depth, is written as the string "nan",
+    "inf" or "-inf", which ``float()`` reads back. One place for the results file (verify,
+    compare), the --dump files and ``opsnn tiling --json``."""
+    return json.dumps(_finite(document), indent=indent, allow_nan=False)
+
+
+def _finite(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def output_folder_refusal(option: str, text: str) -> str | None:

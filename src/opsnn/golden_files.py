@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ._core.dtypes import from_numpy, holds_data, parse_name, to_numpy
+from .cli_args import strict_json
 
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
 PARTIAL_INDEX = ".index.json.partial"  # the index while it is written (nor this one)
@@ -118,7 +119,7 @@ def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: n
         document["golden"] = {**document.get("golden", {}), **_tofile(folder, "golden", golden)}
     if output is not None:
         document["output"] = _tofile(folder, "output", output)
-    (folder / "case.json").write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
+    (folder / "case.json").write_text(strict_json(document, indent=1) + "\n")
 
 
 def write_index(root: str | Path, settings: dict, folders: list[Path]) -> None:
@@ -131,7 +132,7 @@ def write_index(root: str | Path, settings: dict, folders: list[Path]) -> None:
     # no truncated index that opsnn compare would read as damaged (a breaker: a 0-byte index.json)
     partial = Path(root) / PARTIAL_INDEX
     try:
-        partial.write_text(json.dumps(_strict(document), indent=1, allow_nan=False) + "\n")
+        partial.write_text(strict_json(document, indent=1) + "\n")
         os.replace(partial, Path(root) / INDEX)
     except BaseException:
         with contextlib.suppress(OSError):  # (the write's own error is the one to report)
@@ -244,13 +245,3 @@ def _tofile(folder: Path, stem: str, array: np.ndarray) -> dict:
     return {"file": path.name, "dtype": from_numpy(data.dtype).acl_name, "numpy_dtype": data.dtype.name,
             "shape": list(data.shape), "bytes": data.nbytes}
 
-
-def _strict(value):
-    """JSON without NaN / inf (strict readers refuse them): those floats as "nan", "inf", "-inf"."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_strict(v) for v in value]
-    return value

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import re
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from .cli_args import OutputError
+from .cli_args import OutputError, strict_json
 
 PASS, FAIL, SKIP, DOC = "PASS", "FAIL", "SKIP", "DOC"
 
@@ -226,8 +225,8 @@ def write_json(path: str, settings: dict, summary: dict, results: list[Result]) 
     ``OutputError`` (exit 1) where the system refuses it after ``check_writable`` passed (a disk
     filled during the run)."""
     document = {"settings": settings, "summary": summary,
-                "cases": [{k: _json_safe(v) for k, v in dataclasses.asdict(r).items()} for r in results]}
-    text = json.dumps(document, indent=1, allow_nan=False) + "\n"
+                "cases": [dataclasses.asdict(r) for r in results]}
+    text = strict_json(document, indent=1) + "\n"
     if path == "-":
         sys.stdout.write(text)
         return
@@ -236,7 +235,3 @@ def write_json(path: str, settings: dict, summary: dict, results: list[Result]) 
     except OSError as exc:
         raise OutputError("--json", path, exc) from None
 
-
-def _json_safe(value):
-    """Strict JSON has no inf/nan: write them as the strings "inf", "-inf", "nan"."""
-    return str(value) if isinstance(value, float) and not math.isfinite(value) else value

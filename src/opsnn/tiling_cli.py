@@ -13,7 +13,6 @@ LeakyReluBackward, aclnnLeakyRelu: a name that is both is the kernel op unless i
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 
@@ -22,7 +21,7 @@ from ._core import platform
 from ._core.dtypes import DataType
 from ._core.status import AclnnError
 from ._core.tiling import flatten
-from .cli_args import ShapeList, data_type, int_at_least
+from .cli_args import ShapeList, data_type, int_at_least, strict_json
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace, str], dict]
@@ -322,10 +321,10 @@ def run(args: argparse.Namespace, *, aclnn_details: AclnnDetailsHook | None = No
         return 2
     except AclnnError as exc:  # no def of the op is built for the requested SoC: nothing to tile
         if args.json:  # a JSON reader gets the reason where a failed check's would be
-            print(json.dumps({"op": args.op, "soc": {"name": getattr(args, "soc", None) or platform.current().name},
-                              "failures": [exc.message]}, indent=2))
+            print(strict_json({"op": args.op, "soc": {"name": getattr(args, "soc", None) or platform.current().name},
+                               "failures": [exc.message]}, indent=2))
         else:
             print(f"opsnn tiling: {exc.message}", file=sys.stderr)
         return 1
-    print(json.dumps(report, indent=2) if args.json else _text(report))
+    print(strict_json(report, indent=2) if args.json else _text(report))
     return code
