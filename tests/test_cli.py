@@ -512,6 +512,12 @@ def test_run_releases_everything_it_allocated(capsys):
     (["tiling", "aclnnLeakyReluBackward", "--shape=-7"], 2,
      ["opsnn tiling: shape [-7]: a dim is >= 0 or -1 (unknown), or the whole shape is [-2] (unknown rank)"]),
     (["--soc", "Ascend950", "tiling", "LeakyReluGrad", "--shape=-2,3", "--shape2", "1,3"], 2, ["shape [-2, 3]: a dim"]),
+    # --shape2 beside a second --shape: both name the second input (a breaker: the --shape was dropped)
+    (["--soc", "Ascend950", "tiling", "LeakyReluGrad", "--shape", "3", "--shape", "4", "--shape2", "5"], 2,
+     [("opsnn tiling: --shape2 gives the second input's shape, which the second --shape gives too: give one of "
+       "them (got --shape [4] and --shape2 [5])\n")]),
+    (["tiling", "LeakyReluBackward", "--shape", "3", "--shape", "3", "--shape2", "3"], 2,
+     ["opsnn tiling: --shape2 gives the second input's shape, which the second --shape gives too"]),
     # an unknown operator name is a usage error in every command, with the names it knows
     (["describe", "Nope"], 2, ["opsnn describe: error: unknown operator 'Nope'; known: LeakyReluBackward "
                                "(leaky_relu_backward), HardtanhBackward (hardtanh_backward), LeakyRelu (leaky_relu), "

@@ -321,14 +321,12 @@ def _run_tiling(args) -> int:
 def _aclnn_details(args, api: str) -> dict:
     """The steps phase 1 of the aclnn call records for these shapes and dtypes (or its error),
     and the host plan opsnn's kernel walks for it here."""
-    from . import engine
+    from . import engine, tiling_cli
     from ._core.status import AclnnError
     from ._core.tensor import ArrayTensor, aclScalar
 
     spec = registry.get(api)
-    shapes = list(args.shape)
-    if args.shape2 is not None:
-        shapes[1:2] = [args.shape2]
+    shapes = tiling_cli.given_shapes(args)
     shapes = shapes * len(spec.inputs) if len(shapes) == 1 else shapes
     if any(d < 0 for shape in shapes for d in shape):
         return {"executorSteps": ["phase 1 not run: aclnn tensors have static shapes"]}

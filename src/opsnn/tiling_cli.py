@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "starts with -); repeat once per input in argument order; a single --shape applies "
                              "to every input")
     parser.add_argument("--shape2", action=ShapeList, nargs="*", metavar="DIMS",
-                        help="the second input's shape (the same as a second --shape)")
+                        help="the second input's shape, in place of a second --shape (not beside one)")
     parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
                         help="dtype of every tensor (float16, bfloat16, float32, ...), or one per tensor, "
                              "inputs then output (default float16, the dtype of the ops' own tiling tests; "
@@ -107,13 +107,24 @@ def _kernel_order(values: Sequence, alias: AclnnAlias | None) -> list:
     return [values[i] for i in alias.kernel_inputs] if alias else list(values)
 
 
+def given_shapes(args: argparse.Namespace) -> list:
+    """The input shapes given, in argument order: each --shape, --shape2 the second. Raises
+    _UsageError for a --shape2 with no first --shape or beside a second one (a breaker: the
+    second --shape was dropped without a word)."""
+    shapes = list(args.shape)
+    if args.shape2 is None:
+        return shapes
+    if not shapes:
+        raise _UsageError("--shape2 needs a first --shape")
+    if len(shapes) > 1:
+        raise _UsageError(f"--shape2 gives the second input's shape, which the second --shape gives too: "
+                          f"give one of them (got --shape {list(shapes[1])} and --shape2 {list(args.shape2)})")
+    return [shapes[0], args.shape2]
+
+
 def _tensors(args: argparse.Namespace, op: OpDef, alias: AclnnAlias | None) -> tuple[list, list[DataType]]:
     """Kernel-order input shapes and the dtypes of inputs then outputs."""
-    shapes = list(args.shape)
-    if args.shape2 is not None:
-        shapes[1:2] = [args.shape2]
-        if len(shapes) == 1:
-            raise _UsageError("--shape2 needs a first --shape")
+    shapes = given_shapes(args)
     n_in, n_all = len(op.inputs), len(op.inputs) + len(op.outputs)
     if not shapes:
         raise _UsageError("give at least one --shape")
