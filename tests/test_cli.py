@@ -851,6 +851,19 @@ def test_tiling_shape_takes_the_words_run_takes(capsys):
             "hardtanh_backward --shape 2 3)")
 
 
+def test_tiling_help_says_a_bare_shape_is_0d(capsys):
+    """(A breaker) a bare --shape or --shape2 is a 0-d tensor, as `opsnn run --help` says of its
+    --shape; tiling's --help said only [] for it."""
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["tiling", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert exited.value.code == 0
+    assert "1x64x2x64 (nothing or [] for 0-d;" in help_text
+    assert "in place of a second --shape (not beside one; nothing or [] for 0-d)" in help_text
+    code, out = _run(capsys, "tiling", "LeakyReluGrad", "--shape", "--shape2", "[]", "--soc", "Ascend950")
+    assert code == 0 and "infershape   backprops = []" in out
+
+
 def test_run_and_describe_read_an_operator_in_any_case_or_its_pythonic_name(capsys):
     """(a new user) `opsnn run leakyrelubackward` and `describe leaky_relu_backward` were unknown
     operators where `opsnn tiling` read any case; `hardtanh_` names the in-place variant."""

@@ -45,11 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                    "is the kernel op), in any case, or its Pythonic name (hardtanh_backward, "
                                    "leaky_relu_)")
     parser.add_argument("--shape", action=ShapeList, nargs="*", default=[], metavar="DIMS",
-                        help="an input shape: 1 64 2 64, 1,64,2,64 or 1x64x2x64 ([] for 0-d; --shape=-1,8 when it "
+                        help="an input shape: 1 64 2 64, 1,64,2,64 or 1x64x2x64 (nothing or [] for 0-d; --shape=-1,8 when it "
                              "starts with -); repeat once per input in argument order; a single --shape applies "
                              "to every input")
     parser.add_argument("--shape2", action=ShapeList, nargs="*", metavar="DIMS",
-                        help="the second input's shape, in place of a second --shape (not beside one)")
+                        help="the second input's shape, in place of a second --shape (not beside one; nothing or [] "
+                             "for 0-d)")
     parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
                         help="dtype of every tensor (float16, bfloat16, float32, ...), or one per tensor, "
                              "inputs then output (default float16, the dtype of the ops' own tiling tests; "
