@@ -298,6 +298,41 @@ def test_tiling_json_for_a_soc_without_the_ops_config(capsys):
                                   "on other SoCs CANN runs a built-in kernel that ops-nn does not hold (spec §13)"]
 
 
+@pytest.mark.parametrize("argv, entry, says", [
+    (["aclnnLeakyReluBackward", "--shape", "0", "--soc", "Ascend910"], "emptyFastPath",
+     ("aclnnLeakyReluBackward takes the empty-tensor fast path: success, workspace 0, no LeakyReluGrad kernel "
+      "launched, nothing tiled")),
+    (["aclnnLeakyReluBackward", "--shape", "3", "--dtype", "float64", "--soc", "Ascend910"], "aicpu",
+     ("aclnnLeakyReluBackward hands DOUBLE to the AICPU LeakyReluGrad op (its l0 function picks AI Core only for a "
+      "def row's dtypes): no AI Core kernel, nothing tiled")),
+    (["aclnnHardtanhBackward", "--shape", "0", "--soc", "Ascend310P"], "emptyFastPath",
+     ("aclnnHardtanhBackward takes the empty-tensor fast path: success, workspace 0, no HardtanhGrad kernel "
+      "launched, nothing tiled")),
+    # refused for its product line when non-empty, the empty call still returns at the fast path
+    (["aclnnLeakyReluBackward", "--shape", "2,0", "--soc", "Ascend310B"], "emptyFastPath",
+     ("aclnnLeakyReluBackward takes the empty-tensor fast path: success, workspace 0, no LeakyReluGrad kernel "
+      "launched, nothing tiled")),
+])
+def test_tiling_of_an_aclnn_call_that_launches_nothing_needs_no_op_host_config(capsys, argv, entry, says):
+    """(A breaker) the empty fast path and the AICPU dtypes exited 1 on a SoC without the op's
+    op_host config, saying a built-in kernel runs, where Ascend950 exits 0: no kernel is launched."""
+    code, out = _run(capsys, "tiling", *argv, "--json")
+    report = json.loads(out)
+    assert code == 0 and report[entry] == says and "failures" not in report and "tilingData" not in report
+    assert report["soc"]["name"] == argv[-1]
+    assert report["soc"]["note"] == (f"{report['op']} has no op_host config for it; this call launches no kernel, "
+                                     "so needs none")
+    code, out = _run(capsys, "tiling", *argv)
+    assert code == 0 and out.splitlines()[-1] == f"tiling       none: {says}"
+
+
+def test_tiling_of_an_aclnn_call_that_launches_a_kernel_needs_the_op_host_config(capsys):
+    code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", "3", "--soc", "Ascend910", "--json")
+    assert code == 1 and json.loads(out)["failures"] == [(
+        "LeakyReluGrad has no op_host config for Ascend910 (configs: ascend950); on other SoCs CANN runs a built-in "
+        "kernel that ops-nn does not hold (spec §13)")]
+
+
 def test_tiling_json_is_strict_with_nan_and_inf_attrs(capsys):
     """(A breaker) json.dumps wrote NaN and Infinity, which strict readers refuse (jq turned them
     into null and 1.797e308): they are the strings the results file and --dump write."""

@@ -74,9 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _resolve(args: argparse.Namespace) -> tuple[OpDef, AclnnAlias | None, platform.SocProfile, str | None]:
-    """The def, alias, profile, and a note when the profile was chosen for the user. Arguments that
-    do not fit the op are usage errors before a SoC the op is not built for fails (AclnnError)."""
+def _resolve(args: argparse.Namespace) -> tuple[OpDef, AclnnAlias | None, platform.SocProfile, str | None,
+                                                AclnnError | None]:
+    """The def, alias, profile, a note when the profile was chosen for the user, and for an aclnn
+    name on a SoC the op is not built for, the AclnnError to raise if the call launches a kernel
+    (``_tile_and_check``: one that launches none needs no op_host config). Arguments that do not
+    fit the op are usage errors before a kernel op's SoC fails (AclnnError)."""
     try:
         op, alias = opdef.find(args.op)
         profile = platform.get_profile(args.soc) if getattr(args, "soc", None) else None
@@ -84,24 +87,27 @@ def _resolve(args: argparse.Namespace) -> tuple[OpDef, AclnnAlias | None, platfo
         raise _UsageError(str(exc)) from None
     if profile is not None:
         try:
-            return (*opdef.find(args.op, profile), profile, None)
-        except AclnnError as exc:  # not built for it; arguments that do not fit the op are said first
-            _tensors(args, op, alias)
-            _attrs(args, op)
-            if alias and profile.name in registry.get(alias.api).unsupported_socs:
+            return (*opdef.find(args.op, profile), profile, None, None)
+        except AclnnError as exc:  # not built for it
+            if alias is None:  # arguments that do not fit the op are said first
+                _tensors(args, op, alias)
+                _attrs(args, op)
+                raise
+            if profile.name in registry.get(alias.api).unsupported_socs:
                 # the aclnn call refuses the product line before any kernel is looked for: say
                 # that, not that a built-in kernel runs (the message breakers read as success)
-                raise AclnnError(exc.status, f"aclnn{alias.api} is not supported on {profile.name} "
+                exc = AclnnError(exc.status, f"aclnn{alias.api} is not supported on {profile.name} "
                                              f"({profile.product_line}): its GetWorkspaceSize returns {exc.status} for a "
                                              f"non-empty call that passes its checks; no {op.name} kernel to "
-                                             "tile") from None
-            raise
+                                             "tile")
+            return op, alias, profile, None, exc
     current = platform.current()
     try:
-        return (*opdef.find(args.op, current), current, "the current profile (set_soc, OPSNN_SOC or the default)")
+        return (*opdef.find(args.op, current), current, "the current profile (set_soc, OPSNN_SOC or the default)",
+                None)
     except AclnnError:
         profile = next(p for p in platform.PROFILES.values() if op.supports(p))
-    return op, alias, profile, f"{op.name} is not built for the current {current.name}; using {profile.name}"
+    return op, alias, profile, f"{op.name} is not built for the current {current.name}; using {profile.name}", None
 
 
 def _kernel_order(values: Sequence, alias: AclnnAlias | None) -> list:
@@ -174,8 +180,33 @@ def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | Non
     return report, 1 if failures else code
 
 
+def _launches_nothing(op: OpDef, alias: AclnnAlias | None, report: dict, shapes: list, dtypes: list[DataType],
+                      row: int | None) -> dict:
+    """The report entry of an aclnn call whose phase 1 succeeds without a kernel to launch, so
+    nothing is tiled and no op_host config is needed (exit 0 on every SoC), or {}: the empty-tensor
+    fast path (``emptyFastPath``), or dtypes its l0 function hands to the AICPU op (``aicpu``)."""
+    if not alias or "phase1Status" in report:
+        return {}
+    try:
+        out_shape = op.infer_shape(shapes)
+    except opdef.InferShapeError:
+        return {}
+    if any(d < 0 for shape in (*shapes, out_shape) for d in shape):  # -1 x 0 is no empty tensor
+        return {}
+    if 0 in out_shape:
+        # CANN's aclnn returns before building any kernel; op_host's tiling would refuse the empty shape
+        return {"emptyFastPath": f"aclnn{alias.api} takes the empty-tensor fast path: success, workspace 0, "
+                                 f"no {op.name} kernel launched, nothing tiled"}
+    if row is None and dtypes and all(d in op.aicpu_dtypes for d in dtypes):
+        # (a breaker: float64 reported "FAILED ... ops-nn builds no kernel" while the aclnn call succeeds)
+        return {"aicpu": f"aclnn{alias.api} hands {', '.join(sorted({d.name for d in dtypes}))} to the AICPU "
+                         f"{op.name} op (its l0 function picks AI Core only for a def row's dtypes): no AI "
+                         "Core kernel, nothing tiled"}
+    return {}
+
+
 def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None) -> tuple[dict, int]:
-    op, alias, profile, soc_note = _resolve(args)
+    op, alias, profile, soc_note, not_built = _resolve(args)
     if getattr(args, "transpose", False) and not alias:
         apis = ", ".join(f"aclnn{a.api}" for a in opdef.ALIASES if a.kernel == op.name)
         hint = f" ({apis} for {op.name})" if apis else ""
@@ -200,6 +231,11 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
                           "rows": [[d.name for d in r] for r in op.dtype_rows]}
     if dtypes != typed:
         report["defMatch"]["typed"] = [d.name for d in typed]
+    nothing_launched = _launches_nothing(op, alias, report, shapes, dtypes, row)
+    if not_built is not None:
+        if not nothing_launched:  # (a breaker: an empty call on Ascend910 exited 1 saying a built-in kernel runs)
+            raise not_built
+        report["soc"]["note"] = f"{op.name} has no op_host config for it; this call launches no kernel, so needs none"
     try:
         out_shape = op.infer_shape(shapes)
     except opdef.InferShapeError as exc:
@@ -211,17 +247,8 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
         what = f"input {dynamic[0]} is {list(dynamic[1])}" if dynamic else f"the inferred shape {list(out_shape)}"
         report["error"] = f"{op.name} tiling needs static shapes; {what}, dynamic"
         return report, 1
-    if alias and 0 in out_shape and "phase1Status" not in report:
-        # CANN's aclnn returns before building any kernel; op_host's tiling would refuse the empty shape
-        report["emptyFastPath"] = (f"aclnn{alias.api} takes the empty-tensor fast path: success, workspace 0, "
-                                   f"no {op.name} kernel launched, nothing tiled")
-        return report, 0
-    if (alias and row is None and "phase1Status" not in report and dtypes
-            and all(d in op.aicpu_dtypes for d in dtypes)):
-        # (a breaker: float64 reported "FAILED ... ops-nn builds no kernel" while the aclnn call succeeds)
-        report["aicpu"] = (f"aclnn{alias.api} hands {', '.join(sorted({d.name for d in dtypes}))} to the AICPU "
-                           f"{op.name} op (its l0 function picks AI Core only for a def row's dtypes): no AI "
-                           "Core kernel, nothing tiled")
+    if nothing_launched:
+        report.update(nothing_launched)
         return report, 0
     inputs = [TensorDesc(s, d) for s, d in zip(shapes, dtypes)]
     outputs = [TensorDesc(out_shape, d) for d in dtypes[len(inputs):]]
