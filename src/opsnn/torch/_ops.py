@@ -272,7 +272,7 @@ def _torch_scalars(op: str, dtype: torch.dtype, **values) -> list:
     # the other, so an out-of-range other bound is no refusal there (a breaker: hardtanh(x, nan,
     # 1e5) of a float16 x is all NaN in torch); the aclnn layer gives NaN too
     nan_bound = op in _SCALAR_DTYPE and target.is_floating_point and any(
-        isinstance(v, float) and v != v for v in values.values())
+        isinstance(v, float) and math.isnan(v) for v in values.values())
     taken = []
     for name, value in values.items():
         if isinstance(value, complex):
