@@ -547,6 +547,11 @@ def test_run_releases_everything_it_allocated(capsys):
     (["tiling", "aclnnLeakyReluBackward", "--shape=-7"], 2,
      ["opsnn tiling: shape [-7]: a dim is >= 0 or -1 (unknown), or the whole shape is [-2] (unknown rank)"]),
     (["--soc", "Ascend950", "tiling", "LeakyReluGrad", "--shape=-2,3", "--shape2", "1,3"], 2, ["shape [-2, 3]: a dim"]),
+    # a kernel op's 9-D shape: GE's gert::Shape holds 8 dims (a breaker: it tiled); an aclnn name's phase 1 refuses it
+    (["--soc", "Ascend950", "tiling", "HardtanhGrad", "--shape", "1,2,3,4,5,6,7,8,9"], 2,
+     ["opsnn tiling: shape [1, 2, 3, 4, 5, 6, 7, 8, 9] has 9 dims; a kernel's shapes (GE's gert::Shape) hold at most 8\n"]),
+    (["--soc", "Ascend950", "tiling", "aclnnHardtanhBackward", "--shape", "1,2,3,4,5,6,7,8,9"], 1,
+     ["aclnnHardtanhBackward fails in phase 1 with 161002"]),
     # --shape2 beside a second --shape: both name the second input (a breaker: the --shape was dropped)
     (["--soc", "Ascend950", "tiling", "LeakyReluGrad", "--shape", "3", "--shape", "4", "--shape2", "5"], 2,
      [("opsnn tiling: --shape2 gives the second input's shape, which the second --shape gives too: give one of "

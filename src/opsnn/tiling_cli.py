@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from . import opdef, registry, simulate
 from ._core import platform
 from ._core.dtypes import DataType
+from ._core.shape import MAX_DIM
 from ._core.status import AclnnError
 from ._core.tiling import flatten
 from .cli_args import ShapeList, data_type, int_at_least, strict_json
@@ -143,6 +144,9 @@ def _tensors(args: argparse.Namespace, op: OpDef, alias: AclnnAlias | None) -> t
         if any(d < -1 for d in shape) and shape != (-2,):
             raise _UsageError(f"shape {list(shape)}: a dim is >= 0 or -1 (unknown), or the whole shape "
                               "is [-2] (unknown rank)")
+        if len(shape) > MAX_DIM and alias is None:  # (an aclnn name's phase 1 refuses it: 161002)
+            raise _UsageError(f"shape {list(shape)} has {len(shape)} dims; a kernel's shapes (GE's gert::Shape) "
+                              f"hold at most {MAX_DIM}")
     dtypes = list(args.dtype) * n_all if len(args.dtype) == 1 else list(args.dtype)
     if len(dtypes) != n_all:
         raise _UsageError(f"--dtype takes 1 or {n_all} dtypes (inputs then output), got {len(dtypes)}")
