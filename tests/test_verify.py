@@ -216,9 +216,43 @@ def test_compare_nan_signed_zero_and_tolerance():
     actual = np.array([np.nan, -0.0, 1.0 + 2**-20, np.inf], np.float32)
     near = V.compare(actual, golden, V.Tolerance(1e-5, 0, "t"))
     assert not near.bit_exact and near.mismatches == 0 and near.max_rel == pytest.approx(2**-20, rel=0.1)
-    assert V.compare(actual, golden, V.Tolerance(0, 0, "exact")).mismatches == 1
+    assert V.compare(actual, golden, V.Tolerance(0, 0, "exact")).mismatches == 2  # -0.0 too: bit-exact
     # a number against NaN or inf fails whatever the tolerance; 0 against 1 is inside atol 1
     assert V.compare(np.array([1.0, 0, 0, 0], np.float32), golden, V.Tolerance(1, 1, "t")).mismatches == 2
+
+
+@pytest.mark.parametrize("source", ["md5", "exact"])
+def test_a_bit_exact_standard_fails_every_element_whose_bits_differ(source):
+    # (a breaker: -0.0 against 0.0, and an int64 off by one at 2**53, passed "md5" through float64)
+    exact = V.Tolerance(0.0, 0.0, source)
+    golden = np.array([0.0, 1.0, np.nan, np.nan], np.float32)
+    actual = np.array([-0.0, 1.0, -np.nan, np.nan], np.float32)
+    actual[3:] = np.array([0x7FC00001], np.uint32).view(np.float32)  # another NaN payload: equal
+    comparison = V.compare(actual, golden, exact)
+    assert comparison.outside.tolist() == [True, False, False, False]
+    assert V.verdict(comparison, exact, lambda: None) == (
+        "FAIL", f"1 of 4 elements differ from the golden's bits ({source}: bit-exact, a NaN equal to any NaN)")
+    big = np.array([2**53, -(2**63), 2**63 - 1], np.int64)
+    off = V.compare(big + np.array([1, 0, 0], np.int64), big, exact)
+    assert (off.mismatches, off.max_abs) == (1, 1.0)
+    # a threshold standard passes -0.0 (|a - g| is 0), and a documented decision is still DOC
+    assert V.compare(actual, golden, V.Tolerance(0.0, 0.0, "precision_tolerances")).mismatches == 0
+    assert V.verdict(comparison, exact, lambda: "DECISIONS 8: ...") == ("DOC", "DECISIONS 8: ...")
+
+
+def test_integers_are_compared_as_integers_under_a_tolerance():
+    # (through float64, 2**53 + 3 against 2**53 + 1 had differed by 4, and 2**53 + 1 by 0 from 2**53)
+    golden = np.array([2**53 + 1, -(2**63), 2**63 - 1, 0], np.int64)
+    actual = np.array([2**53 + 3, 2**63 - 1, 2**63 - 1, 3], np.int64)
+    comparison = V.compare(actual, golden, V.Tolerance(0.0, 2.5, "absolute_precision"))
+    # the bound 2.5 allows a difference of 2: 2 passes, 3 and 2**64 - 1 fail
+    assert comparison.outside.tolist() == [False, True, False, True]
+    assert comparison.max_abs == 2.0**64 - 1
+    off = V.compare(np.array([2**53 + 1], np.int64), np.array([2**53], np.int64), V.Tolerance(0.0, 0.5, "t"))
+    assert (off.mismatches, off.max_abs) == (1, 1.0)
+    unsigned = V.compare(np.array([255, 0], np.uint8), np.array([0, 0], np.uint8), V.Tolerance(1.0, 0.0, "t"))
+    assert unsigned.outside.tolist() == [True, False]
+    assert V.compare(np.array([5], np.int8), np.array([-5], np.int8), V.Tolerance(0, 1e300, "t")).mismatches == 0
 
 
 # ---- end to end through the acl runtime ---------------------------------------------------------
