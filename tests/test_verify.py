@@ -633,7 +633,7 @@ def _one_csv_row(tmp_path, **cells) -> Path:
      "row 0: attributes ['max_vall'] are not attrs of HardtanhBackward"),
     ({"attributes": "{'min_val': -1.0}"}, "row 0: attributes lack max_val, which HardtanhBackward's kernel requires"),
     ({"input_data_ranges": "((-1, 1, foo),)"}, "row 0: input_data_ranges '((-1, 1, foo),)' is not a Python literal"),
-    ({"input_data_ranges": "((5, -5),)"}, "row 0: self's range [5.0, -5.0] runs downward"),
+    ({"input_data_ranges": "((5, -5),)"}, "row 0: self's range [5, -5] runs downward"),
     ({"input_data_ranges": "((-1, 1), (-1, 1), (-1, 1))"}, "row 0: input_data_ranges gives 3 ranges for 2 inputs"),
     ({"input_dtypes": "('float16',)"}, "row 0: hardtanh_grad takes 2 inputs; input_dtypes names 1, input_shapes 2"),
     ({"input_shapes": "((-4,), (-4,))"}, "row 0: self has shape [-4]; dims must be non-negative integers"),
@@ -644,8 +644,8 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     ({"output_shapes": "((2.0, 3),)"}, "row 0: out has shape [2.0, 3]"),
     ({"input_formats": "(1, 2)"}, "row 0: self has format 1; formats are names such as 'ND'"),
     ({"input_data_ranges": "((-inf, inf),)"}, "row 0: self's range [-inf, inf] is not finite"),
-    ({"input_data_ranges": "((nan, 5), (-1, 1))"}, "row 0: self's range [nan, 5.0] is not finite"),
-    ({"input_data_ranges": "((5, nan), (-1, 1))"}, "row 0: self's range [5.0, nan] is not finite"),
+    ({"input_data_ranges": "((nan, 5), (-1, 1))"}, "row 0: self's range [nan, 5] is not finite"),
+    ({"input_data_ranges": "((5, nan), (-1, 1))"}, "row 0: self's range [5, nan] is not finite"),
     ({"attributes": "{'min_val': '-1', 'max_val': 1.0}"}, "row 0: attribute min_val is '-1'; a number expected"),
     ({"attributes": "{'min_val': True, 'max_val': 1.0}"}, "row 0: attribute min_val is True; a number expected"),
     # (a tester: these were "TypeError: 'float' object is not iterable" and "'int' object is not
@@ -698,13 +698,13 @@ def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, cap
     ("fp32", True, "case 0: gradOutput's range_values is true; expected a [low, high] range or one value"),
     # a new user's findings: a range the dtype holds none of ran into "internal error: ValueError:
     # low > high"; a constant it cannot hold was wrapped (int8 200 -> -56) and run
-    ("int8", [200, 300], "case 0: gradOutput is int8 [-128, 127], and its range [200.0, 300.0] holds none of its values"),
-    ("uint8", [-9, -1], "case 0: gradOutput is uint8 [0, 255], and its range [-9.0, -1.0] holds none of its values"),
-    ("int8", 200, "case 0: gradOutput is int8 [-128, 127], which cannot hold 200.0"),
+    ("int8", [200, 300], "case 0: gradOutput is int8 [-128, 127], and its range [200, 300] holds none of its values"),
+    ("uint8", [-9, -1], "case 0: gradOutput is uint8 [0, 255], and its range [-9, -1] holds none of its values"),
+    ("int8", 200, "case 0: gradOutput is int8 [-128, 127], which cannot hold 200"),
     ("int8", [2.5], "case 0: gradOutput is int8, and its value 2.5 is no integer (the cast would truncate it)"),
     # (a breaker) ["nan", 5] filled the tensor with NaN, while [5, "nan"] was refused
-    ("fp32", ["nan", 5], "case 0: gradOutput's range [nan, 5.0] is not finite"),
-    ("fp32", [5, "nan"], "case 0: gradOutput's range [5.0, nan] is not finite"),
+    ("fp32", ["nan", 5], "case 0: gradOutput's range [nan, 5] is not finite"),
+    ("fp32", [5, "nan"], "case 0: gradOutput's range [5, nan] is not finite"),
     ("fp32", ["nan", "inf"], "case 0: gradOutput's range [nan, inf] is not finite"),
 ])
 def test_json_ranges_verify_cannot_fill_are_usage_errors(tmp_path, capsys, dtype, grad, words):
@@ -857,6 +857,31 @@ def test_integer_scalar_that_cannot_hold_its_value_is_a_usage_error(tmp_path, ca
     assert "case 0: negativeSlope is int32, which cannot hold" in err, err
 
 
+def test_json_integers_are_read_as_integers(tmp_path, capsys):
+    """A breaker: an int64 bound of 2**53 + 1 ran as 2**53 (read through a float), and a constant
+    of int64's max was refused as "cannot hold 9.223372036854776e+18"."""
+    def case(self_values, low, high):
+        item = lambda name, kind, values: {"name": name, "type": kind, "dtype": "int64",
+                                           "shape": [4, 8] if kind == "tensor" else None, "range_values": values}
+        return {"id": 3, "aclnn_name": "Hardtanh", "standard": {"acc": "md5"},
+                "inputs": [item("self", "tensor", self_values), item("clipValueMin", "scalar", low),
+                           item("clipValueMax", "scalar", high)]}
+    path = tmp_path / "atk_aclnnHardtanh.json"
+    path.write_text(json.dumps([case([2**53, 2**53 + 8], 2**53 + 1, 2**53 + 3),
+                                case(2**63 - 1, -(2**63), 2**63 - 1)]))
+    cases = V.load_cases(path)
+    assert [s.values.low for s in cases[0].scalars] == [2**53 + 1, 2**53 + 3]
+    rng = V.case_rng(0, cases[0])
+    assert V.pick_scalar(cases[0].scalars[0], rng) == 2**53 + 1
+    assert V.generate(cases[1].tensors[0].values, np.dtype(np.int64), (2,), rng).tolist() == [2**63 - 1] * 2
+    data = V.generate(cases[0].tensors[0].values, np.dtype(np.int64), (4, 8), rng)
+    assert data.min() >= 2**53 and data.max() <= 2**53 + 8 and np.any(data % 2 == 1)
+    assert run_verify(path, "--dump", tmp_path / "d") == 0
+    manifest = json.loads(next((tmp_path / "d").glob("*/0000_*/case.json")).read_text())
+    assert manifest["scalars"]["min"]["value"] == 2**53 + 1
+    assert json.loads(next((tmp_path / "d").glob("*/0001_*/case.json")).read_text())["verdict"]["status"] == "PASS"
+
+
 @pytest.mark.parametrize("dtype, slope", [("int8", 1000), ("uint8", -3), ("int32", 2**31)])
 def test_integer_scalar_constant_out_of_its_range_is_a_usage_error(tmp_path, capsys, dtype, slope):
     """A new user's finding: an int8 slope of 1000 was wrapped to -24 (and failed the in-place
@@ -864,7 +889,7 @@ def test_integer_scalar_constant_out_of_its_range_is_a_usage_error(tmp_path, cap
     path = write_json(tmp_path, json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], slope, dtype))
     assert cli.main(["verify", str(path)]) == 2
     info = np.iinfo(dtype)
-    assert f"case 0: negativeSlope is {dtype} [{info.min}, {info.max}], which cannot hold {float(slope)}" in \
+    assert f"case 0: negativeSlope is {dtype} [{info.min}, {info.max}], which cannot hold {slope}" in \
         capsys.readouterr().err
 
 

@@ -8,7 +8,7 @@ Two formats are read (spec §9.3, ``../shared/cases/README.md``):
   with nan, -0.0 and inf injected), plus a tolerance.
 * **aclnn ST json** (``atk_aclnn*.json``): a list of cases whose inputs carry a dtype, a shape and
   ``range_values``: ``[low, high]``, one fill value (a number or ``"inf"``/``"-inf"``/``"nan"``)
-  or a one-element list holding one.
+  or a one-element list holding one; an integer is read as one, not through a float.
 
 Each case runs exactly like a CANN user runs it: ``acl.rt.malloc`` + ``memcpy`` for every input,
 ``acl.create_tensor`` / ``create_scalar``, ``aclnnXxxGetWorkspaceSize``, a workspace
@@ -116,11 +116,13 @@ _DTYPE_NAMES = {
 
 @dataclasses.dataclass(frozen=True)
 class Values:
-    """How a tensor is filled or a scalar picked: one value, or uniform in [low, high] + specials."""
+    """How a tensor is filled or a scalar picked: one value, or uniform in [low, high] + specials.
+    A number the file writes as an integer stays a Python int (an int64 of 2**53 + 1, which a
+    float rounds to 2**53, is filled as itself)."""
 
-    low: float
-    high: float
-    specials: tuple[float, ...] = ()
+    low: int | float
+    high: int | float
+    specials: tuple[int | float, ...] = ()
     fill: bool = False
 
     @classmethod
@@ -404,7 +406,7 @@ def _csv_values(text: str, count: int, kernel: _Kernel) -> list[Values]:
         raise ValueError(f"input_data_ranges gives {len(ranges)} ranges for {count} inputs "
                          "(one per input, or one for all)")
     ranges = list(ranges) if len(ranges) == count else [ranges[0]] * count
-    return [Values(float(r[0]), float(r[1]), tuple(float(v) for v in r[2:])) for r in ranges]
+    return [Values(r[0], r[1], tuple(r[2:])) for r in ranges]
 
 
 def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
@@ -528,15 +530,17 @@ def _json_values(spec, role: str) -> Values:
     return Values(*numbers) if len(numbers) == 2 else Values.constant(numbers[0])
 
 
-def _json_number(value) -> float | None:
-    """A number, or a string ``float`` reads ("nan", "inf", "-inf"), as a float; None for
-    anything else (a boolean included: true is no value to fill a tensor with)."""
+def _json_number(value) -> int | float | None:
+    """A number (an integer kept as one: ``Values``), or a string ``float`` reads ("nan", "inf",
+    "-inf") as a float; None for anything else (a boolean included: true is no value to fill a
+    tensor with) and for an integer no float holds (no dtype does)."""
     if not isinstance(value, (int, float, str)) or isinstance(value, bool):
         return None
     try:
-        return float(value)
+        number = float(value)
     except (ValueError, OverflowError):
         return None
+    return value if isinstance(value, int) else number
 
 
 def _json_flag(spec, role: str) -> bool:
@@ -707,19 +711,20 @@ def generate(values: Values, dtype: np.dtype, shape: tuple[int, ...], rng: np.ra
     """A C-contiguous array: uniform in the range (integers inclusive) with the specials injected."""
     n = math.prod(shape)
     dtype = np.dtype(dtype)
-    if values.is_constant:
-        data = np.full(n, values.low)
+    if values.is_constant:  # (an integer dtype's constant as itself: as a float, 2**53 + 1 was 2**53)
+        data = np.full(n, values.low if dtype.kind in "iu" else float(values.low),
+                       dtype=dtype if dtype.kind in "iu" else np.float64)
     elif dtype.kind in "iu":  # the range as far as the dtype holds it (an int32 case of +-1e10)
         bounds = np.iinfo(dtype)
         data = rng.integers(max(math.ceil(values.low), int(bounds.min)), min(math.floor(values.high), int(bounds.max)),
                             size=n, endpoint=True)
     elif dtype.kind == "b":
         data = rng.integers(0, 2, size=n)
-    elif math.isinf(values.high - values.low):  # (-1e308, 1e308): the width overflows, its ends do not
+    elif math.isinf(float(values.high) - float(values.low)):  # (-1e308, 1e308): the width overflows, its ends do not
         u = rng.random(n)
-        data = (1.0 - u) * values.low + u * values.high
+        data = (1.0 - u) * float(values.low) + u * float(values.high)
     else:
-        data = rng.uniform(values.low, values.high, size=n)
+        data = rng.uniform(float(values.low), float(values.high), size=n)
     _inject(data, values.specials if dtype.kind not in "biu" else (), rng)
     with np.errstate(over="ignore", invalid="ignore"):
         return data.astype(dtype).reshape(shape)
