@@ -809,7 +809,14 @@ def test_a_csv_row_shorter_than_its_header_names_the_first_empty_field(tmp_path,
      'case 0: inputs[1] is {"name": ["x"], "type": "tensor", "required": true, "dtyp...; expected an object whose'),
     (lambda cases: cases[0].update(standard="md5"),
      'case 0: standard is "md5"; expected an object such as {"acc": "single_bm"}'),
-], ids=["case-no-object", "name-no-string", "inputs-no-list", "input-no-object", "input-name-list", "standard-text"])
+    # (a breaker: these ran at the float threshold, 2**-13 for float32, "MD5" not bit-exact)
+    (lambda cases: cases[0].update(standard={"acc": "MD5"}),
+     'case 0: standard.acc is "MD5"; expected one of "md5", "single_bm", "default" (as written: names are case'),
+    (lambda cases: cases[0].update(standard={"acc": "bogus_standard"}),
+     'case 0: standard.acc is "bogus_standard"; expected one of "md5", "single_bm", "default"'),
+    (lambda cases: cases[0].update(standard={"acc": None}), 'case 0: standard.acc is null; expected one of'),
+], ids=["case-no-object", "name-no-string", "inputs-no-list", "input-no-object", "input-name-list", "standard-text",
+        "standard-miscased", "standard-unknown", "standard-null"])
 def test_json_cases_verify_cannot_read_name_the_case_and_field(tmp_path, capsys, edit, words):
     """(A breaker) ``[<a case>, 5]`` was "case 1: TypeError: 'int' object is not subscriptable",
     and the others TypeErrors or AttributeErrors alike, naming no field."""

@@ -93,6 +93,8 @@ DEFAULT_RANGE = (-10.0, 10.0)
 # Threshold standard of the aclnn ST json ("single_bm" / "default"), per output dtype, applied
 # element-wise as rtol = atol; "md5" is bit-exact. float64 reuses the float32 value.
 _ATK_THRESHOLDS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-13, "float64": 2.0**-13}
+# The standards an aclnn ST json's "acc" names (CANN's files use these three), "md5" where none.
+_ATK_STANDARDS = ("md5", "single_bm", "default")
 
 # Kernel attrs are C floats, so they reach aclnn as ACL_FLOAT scalars.
 _ATTR_DTYPE = np.dtype(np.float32)
@@ -562,10 +564,16 @@ def _json_out_dtype(op: str, tensors: list[TensorSpec]) -> np.dtype:
 
 
 def _json_tolerance(case: dict, out_dtype: np.dtype) -> Tolerance:
+    """The tolerance of ``standard.acc``: bit-exact for "md5" (and where none is given), else the
+    threshold of the out dtype (``_ATK_THRESHOLDS``); ValueError for a name not in
+    ``_ATK_STANDARDS``."""
     if not isinstance(case.get("standard", {}), dict):
         raise ValueError(f"standard is {_json_text(case['standard'])}; expected an object such as "  # noqa: TRY004
                          '{"acc": "single_bm"}')
-    standard = str(case.get("standard", {}).get("acc", "md5"))
+    standard = case.get("standard", {}).get("acc", "md5")
+    if standard not in _ATK_STANDARDS:  # (a typo had got a threshold: "MD5" ran at 2**-13, not bit-exact)
+        raise ValueError(f"standard.acc is {_json_text(standard)}; expected one of "
+                         f"{', '.join(map(json.dumps, _ATK_STANDARDS))} (as written: names are case-sensitive)")
     threshold = _ATK_THRESHOLDS.get(out_dtype.name)
     if standard == "md5" or threshold is None:
         return Tolerance(0.0, 0.0, standard)
