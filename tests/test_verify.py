@@ -167,6 +167,25 @@ def test_generate_ranges_wider_than_a_float_or_the_integer_dtype():
     assert set(np.unique(small)) == set(range(-3, 4))
 
 
+def test_integer_inputs_get_their_special_values(tmp_path, capsys):
+    """A breaker: an int32 ClipByValueV2 row's (-5, 5, 100, -100) never held 100 or -100, and a
+    nan special of an int input was dropped silently; now those an int holds are injected, the
+    others a usage error naming the row and value."""
+    rng = np.random.default_rng(0)
+    data = V.generate(V.Values(-5, 5, (100, -100, 2**62 + 1)), np.int64, (40,), rng)
+    assert {100, -100, 2**62 + 1} <= set(data.tolist()) and ((data >= -5) & (data <= 5)).sum() == 37
+    row = ('int_specials,clip_by_value_v2,"(\'int32\', \'int32\', \'int32\')","((4, 8), (1,), (1,))",,,,{{}},'
+           '"((4, 8), (1,), (1,))","(\'int32\',)",ELEWISE,,,"((-5, 5, {}), (-3, -3), (3, 3))",,,')
+    ok = write_csv(tmp_path, row.format("100, -100"))
+    assert run_verify(ok, "--dump", tmp_path / "d") == 0
+    dumped = np.fromfile(next((tmp_path / "d").glob("*/0000_*")) / "self.bin", np.int32)
+    assert {100, -100} <= set(dumped.tolist())
+    for special in ("nan", "2147483648", "2.5"):
+        assert cli.main(["verify", str(write_csv(tmp_path, row.format(special)))]) == 2
+        assert (f"row 0: self is int32 (integers -2147483648 to 2147483647), which cannot hold its special value "
+                f"{float(special) if special != '2147483648' else special}") in capsys.readouterr().err
+
+
 def test_case_data_depend_on_seed_and_case_only(tmp_path):
     path = write_csv(tmp_path, *(csv_row(f"c{i}", "leaky_relu_grad", "float32", (8,), "{}", "((-1, 1),)")
                                  for i in range(2)))

@@ -5,7 +5,8 @@ Two formats are read (spec §9.3, ``../shared/cases/README.md``):
 * **kernel ST csv** (``ttk_kernel_*_st.csv``): one row per case naming a kernel op
   (``leaky_relu_grad``, ``hardtanh_grad``, ``leaky_relu``, ``clip_by_value_v2``), its input dtypes,
   shapes, formats, attrs and data ranges such as ``(-1, 1, nan, -0.0, inf)`` (uniform in [-1, 1]
-  with nan, -0.0 and inf injected), plus a tolerance.
+  with nan, -0.0 and inf injected; an integer input's special values must be integers its dtype
+  holds), plus a tolerance.
 * **aclnn ST json** (``atk_aclnn*.json``): a list of cases whose inputs carry a dtype, a shape and
   ``range_values``: ``[low, high]``, one fill value (a number or ``"inf"``/``"-inf"``/``"nan"``)
   or a one-element list holding one; an integer is read as one, not through a float.
@@ -638,7 +639,21 @@ def _checked(case: Case) -> Case:
                              "are special values: a range's third and later entries)")
         if spec.dtype.kind in "iu" and math.ceil(v.low) > math.floor(v.high):
             raise ValueError(f"{spec.role} is {spec.dtype}, and its range [{v.low}, {v.high}] holds no integer")
+    for spec in (*case.tensors, *case.scalars):
+        _check_integer_specials(spec)
     return case
+
+
+def _check_integer_specials(spec: TensorSpec | ScalarSpec) -> None:
+    """ValueError unless an integer or bool input's special values are each one its dtype holds
+    (they are injected as they are: a NaN, 2.5 or 300 in an int8 had been dropped silently)."""
+    if spec.dtype.kind not in "biu":
+        return
+    low, high = (0, 1) if spec.dtype.kind == "b" else (int(np.iinfo(spec.dtype).min), int(np.iinfo(spec.dtype).max))
+    for value in spec.values.specials:
+        if not (math.isfinite(value) and value == math.floor(value) and low <= value <= high):
+            raise ValueError(f"{spec.role} is {spec.dtype} (integers {low} to {high}), which cannot hold its "
+                             f"special value {value}")
 
 
 def load_cases(path: str | Path) -> list[Case]:
@@ -733,7 +748,7 @@ def generate(values: Values, dtype: np.dtype, shape: tuple[int, ...], rng: np.ra
         data = (1.0 - u) * float(values.low) + u * float(values.high)
     else:
         data = rng.uniform(float(values.low), float(values.high), size=n)
-    _inject(data, values.specials if dtype.kind not in "biu" else (), rng)
+    _inject(data, values.specials, rng)
     with np.errstate(over="ignore", invalid="ignore"):
         return data.astype(dtype).reshape(shape)
 
@@ -743,7 +758,9 @@ def _inject(data: np.ndarray, specials: tuple[float, ...], rng: np.random.Genera
         return
     count = min(data.size, max(len(specials), round(data.size * SPECIAL_FRACTION)))
     positions = rng.choice(data.size, size=count, replace=False)
-    data[positions] = np.resize(np.array(specials, dtype=np.float64), count)
+    # (an integer input's as integers: _check_integer_specials found each one its dtype holds)
+    data[positions] = np.resize(np.array(specials, dtype=data.dtype if data.dtype.kind in "iu" else np.float64),
+                                count)
 
 
 def pick_scalar(spec: ScalarSpec, rng: np.random.Generator) -> np.generic:
