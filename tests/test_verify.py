@@ -661,7 +661,12 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     # (a second breaker: these ran and FAILed with "internal error", or passed)
     ({"output_shapes": "((-1, 3),)"}, "row 0: out has shape [-1, 3]; dims must be non-negative integers"),
     ({"output_shapes": "((2.0, 3),)"}, "row 0: out has shape [2.0, 3]"),
-    ({"input_formats": "(1, 2)"}, "row 0: self has format 1; formats are names such as 'ND'"),
+    ({"input_formats": "(1, 2)"}, "row 0: input_formats: unknown format name 1; case files name them NCHW, NHWC, ND,"),
+    # (a breaker: these ran as ND, saying nothing)
+    ({"input_formats": "('FOO', 'NC1HWC0')"}, ("row 0: input_formats: unknown format name 'FOO'; case files name "
+                                              "them NCHW, NHWC, ND, NC1HWC0, FRACTAL_Z,")),
+    ({"output_formats": "('BAR',)"}, "row 0: output_formats: unknown format name 'BAR'"),
+    ({"input_formats": "('UNDEFINED', 'ND')"}, "row 0: input_formats: unknown format name 'UNDEFINED'"),
     ({"input_data_ranges": "((-inf, inf),)"}, "row 0: self's range [-inf, inf] is not finite"),
     ({"input_data_ranges": "((nan, 5), (-1, 1))"}, "row 0: self's range [nan, 5] is not finite"),
     ({"input_data_ranges": "((5, nan), (-1, 1))"}, "row 0: self's range [5, nan] is not finite"),
@@ -806,6 +811,22 @@ def test_inputs_that_do_not_broadcast_fail_as_the_aclnn_call_refuses_them(tmp_pa
     # the out of inputs that do not broadcast is the largest input's shape: no larger than it
     assert V._broadcast([(3,), (2, 4)]) == (2, 4) and V._broadcast([(5, 1), (1, 3)]) == (5, 3)
     assert V._broadcast([(2**40, 2**30), (1,)]) == (2**40, 2**30) and V._broadcast([(4,), (3,)]) == (4,)
+
+
+def test_format_names_are_read_as_dtype_names_and_recorded_in_case_json(tmp_path, monkeypatch):
+    """Any case and spacing (' NCHW', 'nchw '); the aclTensors are made with the format, and
+    case.json records each tensor's, which a board test needs to make the same tensors."""
+    row = csv_row("ht", "hardtanh_grad", "float32", (2, 3), "{'min_val': -0.5, 'max_val': 0.5}", "((-1, 1),)")
+    path = write_csv(tmp_path, row.replace("\"('ND', 'ND')\",\"('ND',)\",\"((", "\"(' NCHW', 'nchw ')\",\"('NHWC',)\",\"(("))
+    (case,) = V.load_cases(path)
+    assert [t.format for t in case.tensors] + [case.out_format] == ["NCHW", "NCHW", "NHWC"]
+    made = []
+    create = V.Session().acl.create_tensor
+    monkeypatch.setattr(V.Session().acl, "create_tensor", lambda *a: made.append(a[4]) or create(*a))
+    assert run_verify(path, "--dump", tmp_path / "d") == 0
+    assert made == [0, 0, 1]  # ACL_FORMAT_NCHW twice, ACL_FORMAT_NHWC
+    manifest = json.loads(next((tmp_path / "d").glob("*/0000_*/case.json")).read_text())
+    assert manifest["formats"] == {"self": "NCHW", "gradOutput": "NCHW", "output": "NHWC"}
 
 
 def test_a_csv_row_shorter_than_its_header_names_the_first_empty_field(tmp_path, capsys):

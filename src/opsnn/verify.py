@@ -73,7 +73,7 @@ from rich.progress import (
 from opsnn import golden_files, opdef, reference, registry
 from opsnn import results as report
 from opsnn._core import platform
-from opsnn._core.dtypes import DataType, from_numpy, promote_type, to_numpy
+from opsnn._core.dtypes import DataType, Format, from_numpy, promote_type, to_numpy
 from opsnn._core.shape import broadcast_shape
 from opsnn._core.status import Status
 from opsnn.cli_args import OutputError, PipeConsole, int_at_least, output_folder_refusal
@@ -241,6 +241,17 @@ def _dtype(name: str, where: str) -> np.dtype:
                          f"{', '.join(_DTYPE_NAMES)}") from None
 
 
+def _format(name, field: str) -> str:
+    """The aclFormat name (``Format``'s, ``ND``) a case file's ``field`` gives, in any case and
+    spacing, as ``_dtype`` reads a dtype; ValueError naming the field and the names it takes
+    otherwise (an unknown name had run as ND, saying nothing)."""
+    text = name.strip().upper() if isinstance(name, str) else None
+    if text not in Format.__members__ or text == Format.UNDEFINED.name:
+        raise ValueError(f"{field}: unknown format name {name!r}; case files name them "
+                         f"{', '.join(f.name for f in Format if f != Format.UNDEFINED)}")
+    return text
+
+
 def _literal(text: str, field: str):
     """A Python literal from a case file's ``field``; bare ``nan``/``inf``/``-inf`` are read as
     floats. ValueError naming the field where the text is no literal."""
@@ -344,7 +355,8 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
                          f"{len(dtypes)}, input_shapes {len(shapes)}")
     shapes = [_dims(shape, role) for shape, role in zip(shapes, kernel.inputs)]
     formats_text = row.get("input_formats") or row.get("input_ori_formats") or ""
-    formats = _entries(formats_text, "input_formats", "input", "('ND', 'ND')") if formats_text.strip() else []
+    formats = ([_format(f, "input_formats") for f in _entries(formats_text, "input_formats", "input", "('ND', 'ND')")]
+               if formats_text.strip() else [])
     values = _csv_values(row.get("input_data_ranges", ""), len(dtypes), kernel)
     specs = [TensorSpec(role, dt, shape, val, formats[i] if i < len(formats) else "ND")
              for i, (role, dt, shape, val) in enumerate(zip(kernel.inputs, dtypes, shapes, values))]
@@ -357,8 +369,9 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
                  if out_shapes[:1] in ("(", "[")
                  else _broadcast(s.shape for s in tensors))  # ClipByValueV2 rows say "ELEWISE"
     out_formats_text = row.get("output_formats") or ""
-    out_formats = (_entries(out_formats_text, "output_formats", "output", "('ND',)") if out_formats_text.strip()
-                   else ["ND"])
+    out_formats = ([_format(f, "output_formats") for f in _entries(out_formats_text, "output_formats", "output",
+                                                                    "('ND',)")]
+                   if out_formats_text.strip() else ["ND"])
     out_dtype = _dtype(_entries(row["output_dtypes"], "output_dtypes", "output", "('float16',)")[0], "output_dtypes")
     note = _kernel_dtype_note(row["op_name"], kernel.op, [*dtypes, out_dtype])
     soc_series = tuple(re.findall(r"\w+", row.get("soc_series") or ""))  # (a name, or a list of them)
@@ -605,16 +618,13 @@ def _check_arguments(op: str, tensors, scalars, flags) -> None:
 
 
 def _checked(case: Case) -> Case:
-    """``case`` if verify can build its call (its shapes' dims were checked as they were read):
-    each of the operator's tensors, scalars and flags once, format names, value ranges that are finite,
-    do not run downward and (for an integer input) hold an integer the dtype holds (a constant
-    must be one: the cast would wrap or truncate it), and no NaN or infinity
-    where an integer or bool input is to hold it. ValueError otherwise (the usage error of a
+    """``case`` if verify can build its call (its shapes' dims and format names were checked as
+    they were read): each of the operator's tensors, scalars and flags once, value ranges that
+    are finite, do not run downward and (for an integer input) hold an integer the dtype holds
+    (a constant must be one: the cast would wrap or truncate it), and no NaN or infinity where
+    an integer or bool input is to hold it. ValueError otherwise (the usage error of a
     malformed file, not a FAIL of the operator)."""
     _check_arguments(case.op, case.tensors, case.scalars, case.flags)
-    for role, fmt in [(t.role, t.format) for t in case.tensors] + [("out", case.out_format)]:
-        if not isinstance(fmt, str):
-            raise ValueError(f"{role} has format {fmt!r}; formats are names such as 'ND'")  # noqa: TRY004 - malformed file
     for spec in (*case.tensors, *case.scalars):
         v = spec.values
         ends = (v.low,) if v.is_constant else (v.low, v.high)
@@ -1054,7 +1064,7 @@ def _device_tensor(stack: contextlib.ExitStack, acl, host: np.ndarray, fmt: str,
         _check(acl.rt.memcpy(addr, host.nbytes, np.ascontiguousarray(host), host.nbytes,
                              acl.ACL_MEMCPY_HOST_TO_DEVICE), "acl.rt.memcpy (host to device)", acl)
     strides = [math.prod(host.shape[i + 1:]) for i in range(host.ndim)]
-    acl_format = getattr(acl, f"ACL_FORMAT_{fmt.upper()}", acl.ACL_FORMAT_ND)
+    acl_format = int(Format[fmt])  # (a name _format read)
     tensor = acl.create_tensor(list(host.shape), int(from_numpy(host.dtype)), strides, 0, acl_format,
                                list(host.shape), addr)
     if tensor is None:
@@ -1182,6 +1192,7 @@ def _dump(case: Case, settings: Settings, session: Session, binding: OpBinding, 
                 "scalars": {role: {"dtype": from_numpy(v.dtype).acl_name, "value": python_number(v)}
                             for role, v in scalars.items()},
                 "flags": dict(case.flags), "golden": {"source": settings.golden},
+                "formats": {**{t.role: t.format for t in case.tensors}, "output": case.out_format},
                 "tolerance": dataclasses.asdict(case.tolerance),
                 "verdict": {"status": result.status, "bit_exact": result.bit_exact,
                             "mismatches": result.mismatches, "reason": result.reason, "note": result.note}}
