@@ -8,6 +8,7 @@ import csv
 import json
 import math
 import os
+import signal
 from pathlib import Path
 
 import ml_dtypes
@@ -471,6 +472,34 @@ def test_ctrl_c_reports_the_cases_done_and_exits_130(tmp_path, monkeypatch, caps
     report = json.loads(out.read_text())
     assert [c["name"] for c in report["cases"]] == ["leaky_f16", "hardtanh_bf16"]
     assert report["summary"]["total"] == 2 and report["summary"]["not_run"] == 4
+
+
+@pytest.mark.parametrize("where", ["write_index", "table"])
+def test_ctrl_c_after_the_last_case_still_reports_every_case(tmp_path, monkeypatch, capsys, where):
+    """A breaker: one pressed as the dump's index was written, or as the tables printed, lost the
+    whole report (no table, summary or --json), and the index. It is held until the report is out."""
+    module = V.golden_files if where == "write_index" else V.report
+    original, presses = getattr(module, where), []
+
+    def pressed_then(*args, **kwargs):
+        if not presses:  # (once: a second press is raised at once)
+            presses.append(signal.raise_signal(signal.SIGINT))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, where, pressed_then)
+    out, dump = tmp_path / "results.json", tmp_path / "d"
+    try:
+        code = cli.main(["verify", *map(str, small_files(tmp_path)), "--json", str(out), "--dump", str(dump)])
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped cli.main")
+    assert code == 130
+    captured = capsys.readouterr()
+    assert captured.err.endswith("opsnn verify: interrupted after 6 of 6 cases; the summary above and --json hold "
+                                 "those 6 (a case under way is not counted)\n")
+    assert "6 cases: 6 passed (6 bit-exact)" in captured.out and "atk_aclnnLeakyReluBackward.json" in captured.out
+    assert json.loads(out.read_text())["summary"]["total"] == 6
+    assert len(json.loads((dump / "index.json").read_text())["cases"]) == 6
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_dump_keeps_a_0d_tensor_0d(tmp_path):

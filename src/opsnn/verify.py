@@ -53,7 +53,9 @@ import json
 import math
 import os
 import re
+import signal
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -1274,11 +1276,53 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise OutputError("--dump", args.dump, exc, "into the folder") from None
     start = time.perf_counter()
-    with platform.use_soc(settings.soc), Session() as session:
-        session.dump_labels = labels
-        per_file, interrupted = _run_all(files, settings, session, console)
-        index_error = _write_index(settings, session) if settings.dump else None
-    elapsed = time.perf_counter() - start
+    with contextlib.ExitStack() as reporting:
+        with platform.use_soc(settings.soc), Session() as session:
+            session.dump_labels = labels
+            per_file, interrupted = _run_all(files, settings, session, console)
+            pressed = reporting.enter_context(_interrupts_held())
+            index_error = _write_index(settings, session) if settings.dump else None
+        results, total, failed = _report(args, console, settings, files, per_file, interrupted, index_error,
+                                         time.perf_counter() - start)
+    if interrupted or pressed:
+        held = "the summary above and --json hold" if args.json_path else "the summary above holds"
+        print(f"opsnn verify: interrupted after {len(results)} of {total} cases; {held} those "
+              f"{len(results)} (a case under way is not counted)", file=sys.stderr)
+        return 130
+    return 1 if failed or index_error else 0
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[list[int]]:
+    """Hold Ctrl-C (SIGINT) while a run that has left its cases writes the dump's index and
+    reports: the presses are recorded in the list it yields (the run then ends with 130, its report
+    whole) and a second one is raised at once (a report that hangs can still be stopped). A
+    breaker: one pressed as the index was written or the tables printed lost the whole report,
+    and the index. Held only on the main thread and where Python's own handler is in force, as
+    ``numba_backend.hold_interrupts`` holds a compile."""
+    presses: list[int] = []
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield presses
+        return
+
+    def hold(signum, frame):
+        presses.append(signum)
+        if len(presses) > 1:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield presses
+    finally:
+        if signal.getsignal(signal.SIGINT) is hold:  # (not a handler set meanwhile)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _report(args: argparse.Namespace, console: Console, settings: Settings, files, per_file: list[list[Result]],
+            interrupted: bool, index_error: str | None, elapsed: float) -> tuple[list[Result], int, int]:
+    """Print the tables, the failures and the summary line, and write ``--json``; returns the
+    results, the count of cases and the count failed."""
     for (path, _), file_results in zip(files, per_file):  # (a file given twice: a table per run)
         if file_results or not interrupted:
             console.print(report.table(path, file_results))
@@ -1294,12 +1338,7 @@ def run(args: argparse.Namespace) -> int:
         report.write_json(args.json_path, dataclasses.asdict(settings), summary, results)
     if index_error:  # after the results: a full disk at the end must not lose the run's table and --json
         print(f"opsnn verify: {index_error}", file=sys.stderr)
-    if interrupted:
-        held = "the summary above and --json hold" if args.json_path else "the summary above holds"
-        print(f"opsnn verify: interrupted after {len(results)} of {total} cases; {held} those "
-              f"{len(results)} (a case under way is not counted)", file=sys.stderr)
-        return 130
-    return 1 if summary[FAIL] or index_error else 0
+    return results, total, summary[FAIL]
 
 
 def _check_dump_folders(dump: str, files, labels: dict[str, str]) -> None:
