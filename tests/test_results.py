@@ -52,3 +52,14 @@ def test_a_refused_calls_note_keeps_its_status():
     assert list(results.failures([row])) == [f"[bold red]FAIL[/] c.json #0 c: {reason}"]
     short = dataclasses.replace(row, reason="aclnnHardtanhBackwardGetWorkspaceSize returned 161002: bad out")
     assert results._short_note(short) == "161002: bad out"  # fits once rewritten: whole
+
+
+def test_the_title_counts_one_case_as_one():
+    """(A breaker: "(1 cases)".)"""
+    def title(count: int) -> str:
+        rows = [results.Result(file="c.csv", index=i, name=f"c{i}", op="Hardtanh", dtype="int32", shape="4",
+                               numel=4, status=results.PASS) for i in range(count)]
+        console = Console(width=results.LOG_WIDTH, record=True, color_system=None)
+        console.print(results.table("c.csv", rows))
+        return console.export_text().splitlines()[0]
+    assert [title(n) for n in (1, 2)] == ["c.csv: Hardtanh (1 case)", "c.csv: Hardtanh (2 cases)"]

@@ -183,7 +183,7 @@ def test_integer_inputs_get_their_special_values(tmp_path, capsys):
     assert {100, -100} <= set(dumped.tolist())
     for special in ("nan", "2147483648", "2.5"):
         assert cli.main(["verify", str(write_csv(tmp_path, row.format(special)))]) == 2
-        assert (f"row 0: self is int32 (integers -2147483648 to 2147483647), which cannot hold its special value "
+        assert (f"line 2 (case 0): self is int32 (integers -2147483648 to 2147483647), which cannot hold its special value "
                 f"{float(special) if special != '2147483648' else special}") in capsys.readouterr().err
 
 
@@ -436,7 +436,7 @@ def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     done = subprocess.run([sys.executable, "-m", "opsnn", "verify", name, "--json", str(out), "--dump", str(dump)],
                           capture_output=True, timeout=300, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
     assert done.returncode == 0 and done.stderr == b"", done.stderr
-    assert b"caf?.json: LeakyReluBackward (1 cases)" in done.stdout and b"1 passed" in done.stdout, done.stdout
+    assert b"caf?.json: LeakyReluBackward (1 case)" in done.stdout and b"1 passed" in done.stdout, done.stdout
     assert json.loads(out.read_text())["cases"][0]["file"] == name
     folder = os.path.join(os.fsencode(dump), b"caf\xe9.json", b"0000_aclnnLeakyReluBackward_0")
     assert json.loads(open(os.path.join(folder, b"case.json"), "rb").read())["file"] == name
@@ -607,6 +607,12 @@ def _edit_entry(folder: Path, **fields) -> None:
      "{m}: inputs.self.numpy_dtype is 'float32', expected 'float16' (its dtype 'DT_FLOAT16')"),
     (lambda f: (f / "self.bin").unlink(), "self.bin: No such file or directory ({m}: inputs.self.file names it)"),
     (lambda f: (f / "case.json").write_text("{"), "{m}: cannot read it as a case's manifest"),
+    # (a breaker: "holds 96 bytes, expected '96'"; and files outside the case folder were read)
+    (lambda f: _edit_entry(f, bytes="96"), "{m}: inputs.self.bytes is '96'; expected an integer count of bytes"),
+    (lambda f: _edit_entry(f, file="/etc/passwd"),
+     "{m}: inputs.self.file is '/etc/passwd'; expected the name of a file in the case folder (no folder, absolute"),
+    (lambda f: _edit_entry(f, file="../0000_aclnnLeakyReluBackward_0/self.bin"),
+     "{m}: inputs.self.file is '../0000_aclnnLeakyReluBackward_0/self.bin'; expected the name of a file in"),
 ])
 def test_load_names_the_file_and_field_of_a_damaged_case_folder(tmp_path, damage, words):
     """(A tester) load reshaped a truncated file into "cannot reshape array of size 431" (no file
@@ -675,67 +681,67 @@ def _one_csv_row(tmp_path, **cells) -> Path:
 
 
 @pytest.mark.parametrize("cells, words", [
-    ({"attributes": "not a dict"}, "row 0: attributes 'not a dict' is not a Python literal"),
-    ({"attributes": "[1, 2]"}, "row 0: attributes must be a dict"),
+    ({"attributes": "not a dict"}, "line 2 (case 0): attributes 'not a dict' is not a Python literal"),
+    ({"attributes": "[1, 2]"}, "line 2 (case 0): attributes must be a dict"),
     ({"attributes": "{'min_val': -1.0, 'max_vall': 2.0}"},
-     "row 0: attributes ['max_vall'] are not attrs of HardtanhBackward"),
-    ({"attributes": "{'min_val': -1.0}"}, "row 0: attributes lack max_val, which HardtanhBackward's kernel requires"),
-    ({"input_data_ranges": "((-1, 1, foo),)"}, "row 0: input_data_ranges '((-1, 1, foo),)' is not a Python literal"),
-    ({"input_data_ranges": "((5, -5),)"}, "row 0: self's range [5, -5] runs downward"),
-    ({"input_data_ranges": "((-1, 1), (-1, 1), (-1, 1))"}, "row 0: input_data_ranges gives 3 ranges for 2 inputs"),
-    ({"input_dtypes": "('float16',)"}, "row 0: hardtanh_grad takes 2 inputs; input_dtypes names 1, input_shapes 2"),
-    ({"input_shapes": "((-4,), (-4,))"}, "row 0: self has shape [-4]; dims must be non-negative integers"),
-    ({"input_dtypes": "('float99', 'float32')"}, "row 0: input_dtypes: unknown dtype name 'float99'; case files name them float32, fp32, float,"),
-    ({"op_name": "gelu_grad"}, "row 0: unknown kernel op 'gelu_grad'"),
+     "line 2 (case 0): attributes ['max_vall'] are not attrs of HardtanhBackward"),
+    ({"attributes": "{'min_val': -1.0}"}, "line 2 (case 0): attributes lack max_val, which HardtanhBackward's kernel requires"),
+    ({"input_data_ranges": "((-1, 1, foo),)"}, "line 2 (case 0): input_data_ranges '((-1, 1, foo),)' is not a Python literal"),
+    ({"input_data_ranges": "((5, -5),)"}, "line 2 (case 0): self's range [5, -5] runs downward"),
+    ({"input_data_ranges": "((-1, 1), (-1, 1), (-1, 1))"}, "line 2 (case 0): input_data_ranges gives 3 ranges for 2 inputs"),
+    ({"input_dtypes": "('float16',)"}, "line 2 (case 0): hardtanh_grad takes 2 inputs; input_dtypes names 1, input_shapes 2"),
+    ({"input_shapes": "((-4,), (-4,))"}, "line 2 (case 0): self has shape [-4]; dims must be non-negative integers"),
+    ({"input_dtypes": "('float99', 'float32')"}, "line 2 (case 0): input_dtypes: unknown dtype name 'float99'; case files name them float32, fp32, float,"),
+    ({"op_name": "gelu_grad"}, "line 2 (case 0): unknown kernel op 'gelu_grad'"),
     # (a second breaker: these ran and FAILed with "internal error", or passed)
-    ({"output_shapes": "((-1, 3),)"}, "row 0: out has shape [-1, 3]; dims must be non-negative integers"),
-    ({"output_shapes": "((2.0, 3),)"}, "row 0: out has shape [2.0, 3]"),
-    ({"input_formats": "(1, 2)"}, "row 0: input_formats: unknown format name 1; case files name them NCHW, NHWC, ND,"),
+    ({"output_shapes": "((-1, 3),)"}, "line 2 (case 0): out has shape [-1, 3]; dims must be non-negative integers"),
+    ({"output_shapes": "((2.0, 3),)"}, "line 2 (case 0): out has shape [2.0, 3]"),
+    ({"input_formats": "(1, 2)"}, "line 2 (case 0): input_formats: unknown format name 1; case files name them NCHW, NHWC, ND,"),
     # (a breaker: these ran as ND, saying nothing)
-    ({"input_formats": "('FOO', 'NC1HWC0')"}, ("row 0: input_formats: unknown format name 'FOO'; case files name "
+    ({"input_formats": "('FOO', 'NC1HWC0')"}, ("line 2 (case 0): input_formats: unknown format name 'FOO'; case files name "
                                               "them NCHW, NHWC, ND, NC1HWC0, FRACTAL_Z,")),
-    ({"output_formats": "('BAR',)"}, "row 0: output_formats: unknown format name 'BAR'"),
-    ({"input_formats": "('UNDEFINED', 'ND')"}, "row 0: input_formats: unknown format name 'UNDEFINED'"),
-    ({"input_data_ranges": "((-inf, inf),)"}, "row 0: self's range [-inf, inf] is not finite"),
-    ({"input_data_ranges": "((nan, 5), (-1, 1))"}, "row 0: self's range [nan, 5] is not finite"),
-    ({"input_data_ranges": "((5, nan), (-1, 1))"}, "row 0: self's range [5, nan] is not finite"),
-    ({"attributes": "{'min_val': '-1', 'max_val': 1.0}"}, "row 0: attribute min_val is '-1'; a number expected"),
-    ({"attributes": "{'min_val': True, 'max_val': 1.0}"}, "row 0: attribute min_val is True; a number expected"),
+    ({"output_formats": "('BAR',)"}, "line 2 (case 0): output_formats: unknown format name 'BAR'"),
+    ({"input_formats": "('UNDEFINED', 'ND')"}, "line 2 (case 0): input_formats: unknown format name 'UNDEFINED'"),
+    ({"input_data_ranges": "((-inf, inf),)"}, "line 2 (case 0): self's range [-inf, inf] is not finite"),
+    ({"input_data_ranges": "((nan, 5), (-1, 1))"}, "line 2 (case 0): self's range [nan, 5] is not finite"),
+    ({"input_data_ranges": "((5, nan), (-1, 1))"}, "line 2 (case 0): self's range [5, nan] is not finite"),
+    ({"attributes": "{'min_val': '-1', 'max_val': 1.0}"}, "line 2 (case 0): attribute min_val is '-1'; a number expected"),
+    ({"attributes": "{'min_val': True, 'max_val': 1.0}"}, "line 2 (case 0): attribute min_val is True; a number expected"),
     # (a tester: these were "TypeError: 'float' object is not iterable" and "'int' object is not
     # subscriptable", naming neither the field nor what it should hold)
-    ({"precision_tolerances": "(0.001, 0.001)"}, ("row 0: precision_tolerances '(0.001, 0.001)' holds no "
+    ({"precision_tolerances": "(0.001, 0.001)"}, ("line 2 (case 0): precision_tolerances '(0.001, 0.001)' holds no "
                                                   "(relative, absolute) pair of finite numbers >= 0 per output; "
                                                   "expected such as ((0.001, 0.001),)")),
     # (session 42) a negative tolerance failed even exact output, a NaN one every element, an
     # infinite one passed anything: each ran as if meant
-    ({"precision_tolerances": "((-0.001, 0.001),)"}, "row 0: precision_tolerances '((-0.001, 0.001),)' holds no"),
-    ({"precision_tolerances": "((0.001, nan),)"}, "row 0: precision_tolerances '((0.001, nan),)' holds no"),
-    ({"precision_tolerances": "((0.001, 1e400),)"}, "row 0: precision_tolerances '((0.001, 1e400),)' holds no"),
-    ({"absolute_precision": "-1e-3"}, "row 0: absolute_precision is '-1e-3'; expected a finite number >= 0"),
-    ({"absolute_precision": "nan"}, "row 0: absolute_precision is 'nan'; expected a finite number >= 0"),
-    ({"absolute_precision": "inf"}, "row 0: absolute_precision is 'inf'; expected a finite number >= 0"),
+    ({"precision_tolerances": "((-0.001, 0.001),)"}, "line 2 (case 0): precision_tolerances '((-0.001, 0.001),)' holds no"),
+    ({"precision_tolerances": "((0.001, nan),)"}, "line 2 (case 0): precision_tolerances '((0.001, nan),)' holds no"),
+    ({"precision_tolerances": "((0.001, 1e400),)"}, "line 2 (case 0): precision_tolerances '((0.001, 1e400),)' holds no"),
+    ({"absolute_precision": "-1e-3"}, "line 2 (case 0): absolute_precision is '-1e-3'; expected a finite number >= 0"),
+    ({"absolute_precision": "nan"}, "line 2 (case 0): absolute_precision is 'nan'; expected a finite number >= 0"),
+    ({"absolute_precision": "inf"}, "line 2 (case 0): absolute_precision is 'inf'; expected a finite number >= 0"),
     ({"precision_tolerances": "((0.001, 0.001, 0.1),)"},
-     "row 0: precision_tolerances '((0.001, 0.001, 0.1),)' holds no"),
-    ({"input_data_ranges": "(-1, 1)"}, ("row 0: input_data_ranges '(-1, 1)' holds no (low, high[, special values]) "
+     "line 2 (case 0): precision_tolerances '((0.001, 0.001, 0.1),)' holds no"),
+    ({"input_data_ranges": "(-1, 1)"}, ("line 2 (case 0): input_data_ranges '(-1, 1)' holds no (low, high[, special values]) "
                                         "range per input; expected one per input or one for all, such as ((-1, 1),)")),
-    ({"input_data_ranges": "((-1, 'x'),)"}, "row 0: input_data_ranges \"((-1, 'x'),)\" holds no (low, high"),
+    ({"input_data_ranges": "((-1, 'x'),)"}, "line 2 (case 0): input_data_ranges \"((-1, 'x'),)\" holds no (low, high"),
     ({"input_shapes": "((2.0,), (2,))", "output_shapes": "ELEWISE"},
-     "row 0: self has shape [2.0]; dims must be non-negative integers"),
-    ({"input_shapes": "(2, 2)"}, "row 0: self has shape 2; dims must be non-negative integers"),
+     "line 2 (case 0): self has shape [2.0]; dims must be non-negative integers"),
+    ({"input_shapes": "(2, 2)"}, "line 2 (case 0): self has shape 2; dims must be non-negative integers"),
     # (a breaker: these were "TypeError: 'NoneType' object is not iterable" and "could not convert
     # string to float: 'abc'", naming no field; the others TypeErrors and IndexErrors alike)
-    ({"input_dtypes": ""}, "row 0: input_dtypes is empty; expected a tuple of one entry per input, such as "
+    ({"input_dtypes": ""}, "line 2 (case 0): input_dtypes is empty; expected a tuple of one entry per input, such as "
                            "('float16', 'float16')"),
-    ({"absolute_precision": "abc"}, "row 0: absolute_precision is 'abc'; expected a finite number >= 0 such as 1e-08"),
-    ({"input_dtypes": "5"}, "row 0: input_dtypes is '5'; expected a tuple of one entry per input"),
-    ({"input_shapes": "", "input_ori_shapes": ""}, "row 0: input_shapes is empty; expected a tuple of one entry per "
+    ({"absolute_precision": "abc"}, "line 2 (case 0): absolute_precision is 'abc'; expected a finite number >= 0 such as 1e-08"),
+    ({"input_dtypes": "5"}, "line 2 (case 0): input_dtypes is '5'; expected a tuple of one entry per input"),
+    ({"input_shapes": "", "input_ori_shapes": ""}, "line 2 (case 0): input_shapes is empty; expected a tuple of one entry per "
                                                    "input, such as ((2, 3), (2, 3))"),
-    ({"input_formats": "'ND'"}, "row 0: input_formats is \"'ND'\"; expected a tuple of one entry per input, such as "
+    ({"input_formats": "'ND'"}, "line 2 (case 0): input_formats is \"'ND'\"; expected a tuple of one entry per input, such as "
                                 "('ND', 'ND')"),
-    ({"output_dtypes": "()"}, "row 0: output_dtypes is '()'; expected a tuple of one entry per output, such as "
+    ({"output_dtypes": "()"}, "line 2 (case 0): output_dtypes is '()'; expected a tuple of one entry per output, such as "
                               "('float16',)"),
-    ({"output_shapes": "(3)"}, "row 0: output_shapes is '(3)'; expected a tuple of one entry per output"),
-    ({"output_formats": "[]"}, "row 0: output_formats is '[]'; expected a tuple of one entry per output"),
+    ({"output_shapes": "(3)"}, "line 2 (case 0): output_shapes is '(3)'; expected a tuple of one entry per output"),
+    ({"output_formats": "[]"}, "line 2 (case 0): output_formats is '[]'; expected a tuple of one entry per output"),
 ])
 def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, capsys, cells, words):
     """Found by a breaker: a cell that is no literal was a traceback (SyntaxError), and a downward
@@ -858,11 +864,25 @@ def test_format_names_are_read_as_dtype_names_and_recorded_in_case_json(tmp_path
     assert manifest["formats"] == {"self": "NCHW", "gradOutput": "NCHW", "output": "NHWC"}
 
 
+def test_csv_blank_rows_spaced_header_names_and_file_lines(tmp_path, capsys):
+    """A breaker: a spreadsheet's trailing ,,,, row made the file unreadable ("row 2: unknown
+    kernel op ''"), a header 'a, op_name' had "no 'op_name' field", and errors gave 0-based data
+    rows where a file line is what an editor shows."""
+    row = csv_row("ht", "hardtanh_grad", "float32", (2, 3), "{'min_val': -0.5, 'max_val': 0.5}", "((-1, 1),)")
+    path = write_csv(tmp_path, row, "," * 16, " , ,", row.replace("ht,", "ht2,"), "," * 16)
+    path.write_text(path.read_text().replace(",op_name,", ", op_name ,", 1))
+    assert [(c.index, c.name) for c in V.load_cases(path)] == [(0, "ht"), (1, "ht2")]
+    path.write_text(path.read_text().replace("ht2,hardtanh_grad", "ht2,gelu_grad"))
+    assert cli.main(["verify", str(path)]) == 2
+    assert "not a readable ttk kernel ST csv case file (line 5 (case 1): unknown kernel op 'gelu_grad'" in \
+        capsys.readouterr().err
+
+
 def test_a_csv_row_shorter_than_its_header_names_the_first_empty_field(tmp_path, capsys):
     """Its missing cells read as empty (they were None: "TypeError: 'NoneType' object is not
     iterable")."""
     assert cli.main(["verify", str(write_csv(tmp_path, "ht,hardtanh_grad"))]) == 2
-    assert "row 0: input_dtypes is empty; expected a tuple" in capsys.readouterr().err
+    assert "line 2 (case 0): input_dtypes is empty; expected a tuple" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("edit, words", [

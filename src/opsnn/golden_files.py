@@ -101,7 +101,7 @@ def clear(folder: Path) -> None:
         entries = [*(inputs.values() if isinstance(inputs, dict) else ()), document.get("golden"), document.get("output")]
     for entry in entries:
         name = entry.get("file") if isinstance(entry, dict) else None
-        if isinstance(name, str) and name == Path(name).name and name not in (".", ".."):
+        if is_plain_name(name):
             (folder / name).unlink(missing_ok=True)
     manifest.unlink(missing_ok=True)
 
@@ -171,6 +171,12 @@ def read_manifest(folder: Path) -> dict:
     return manifest
 
 
+def is_plain_name(name) -> bool:
+    """Whether a case.json ``file`` names a file in the case folder itself: no folder, absolute
+    path or ``..`` (``clear`` removes, and ``read_entry`` reads, only such files)."""
+    return isinstance(name, str) and name == Path(name).name and name not in ("", ".", "..")
+
+
 def has_file(manifest: dict, key: str) -> bool:
     """Whether the manifest's ``golden`` / ``output`` entry names a file (a case whose call
     failed before its result has none)."""
@@ -193,6 +199,11 @@ def entry_layout(folder: Path, key: str, entry) -> tuple[np.dtype, list[int]]:
     if missing:
         raise GoldenFileError(f"{where} has no {', '.join(missing)}; expected an entry with file, dtype and shape")
     shape, text = entry["shape"], entry["dtype"]
+    if not is_plain_name(entry["file"]):  # (a breaker: /etc/passwd and ../ were read)
+        raise GoldenFileError(f"{where}.file is {entry['file']!r}; expected the name of a file in the case folder "
+                              "(no folder, absolute path or ..)")
+    if "bytes" in entry and not (isinstance(entry["bytes"], int) and not isinstance(entry["bytes"], bool)):
+        raise GoldenFileError(f"{where}.bytes is {entry['bytes']!r}; expected an integer count of bytes")
     if not is_dims(shape):
         raise GoldenFileError(f"{where}.shape is {shape!r}; expected a list of non-negative integer dims")
     try:

@@ -100,7 +100,8 @@ class ResultsTable:
         ops = ", ".join(dict.fromkeys(r.op for r in self.results))
         caption = f"(left out at this width: {', '.join(left_out)}; --json has them)" if left_out else None
         # the title on a line of its own: a table narrower than a long path had folded it
-        yield Text(f"{self.path}: {ops} ({len(self.results)} cases)", style="italic")
+        count = len(self.results)
+        yield Text(f"{self.path}: {ops} ({count} case{'s' * (count != 1)})", style="italic")
         table = Table(caption=caption)
         for column in shown:
             table.add_column(column, justify="right" if column in ("#", "elements") else "left",

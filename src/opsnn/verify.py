@@ -337,12 +337,20 @@ _KERNELS = {
 
 
 def parse_csv(path: str | Path) -> list[Case]:
-    """All rows of a kernel ST csv as cases (ValueError naming the row and field of a malformed one)."""
+    """All rows of a kernel ST csv as cases (ValueError naming the file line, case and field of
+    a malformed one). Header names are read stripped (``a, op_name``), and a row of empty cells
+    (``,,,,``, which spreadsheets write) is skipped."""
     with open(path, newline="", encoding=_ENCODING) as f:
         # restval: a row shorter than the header reads its missing cells as empty, which each field's
         # reader names (they were None, a TypeError or AttributeError naming no field)
         rows = csv.DictReader(f, restval="")
-        return [_parsed(f"row {i}", _csv_case, str(path), i, row) for i, row in enumerate(rows)]
+        rows.fieldnames = [str(name).strip() for name in rows.fieldnames or ()]
+        cases = []
+        for row in rows:
+            if any(str(cell).strip() for cell in row.values()):
+                where = f"line {rows.line_num} (case {len(cases)})"  # (the line a row ends on)
+                cases.append(_parsed(where, _csv_case, str(path), len(cases), row))
+        return cases
 
 
 def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
