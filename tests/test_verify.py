@@ -1037,6 +1037,22 @@ def test_kernel_rows_the_kernel_or_soc_would_not_take_run_with_a_note(tmp_path, 
     assert json.loads(out.read_text())["cases"][0]["note"] == ""
 
 
+def test_empty_cases_numpy_cannot_hold_are_skipped_and_dims_past_int64_refused(tmp_path, capsys):
+    """A breaker: [2**63 - 1, 0] (which the aclnn API takes) and [0, 2**62, 2**62] FAILed with
+    "internal error: ValueError: array is too big", and [2**64, 0] with "Maximum allowed
+    dimension exceeded"."""
+    path = write_json(tmp_path, json_case(0, "fp32", (2**63 - 1, 0), [-1, 1], 8, 1),
+                      json_case(1, "fp32", (0, 2**62, 2**62), [-1, 1], 8, 1))
+    assert run_verify(path, "--json", tmp_path / "r.json") == 0
+    reasons = [c["reason"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]]
+    assert [r.split(" (")[0] for r in reasons] == [
+        "NumPy cannot hold gradOutput's empty shape [9223372036854775807, 0]",
+        "NumPy cannot hold gradOutput's empty shape [0, 4611686018427387904, 4611686018427387904]"]
+    assert cli.main(["verify", str(write_json(tmp_path, json_case(0, "fp32", (2**64, 0), [-1, 1], 8, 1)))]) == 2
+    assert ("case 0: gradOutput has shape [18446744073709551616, 0]; dims must be non-negative integers up to "
+            "2**63 - 1 (an aclTensor's dims are int64)") in capsys.readouterr().err
+
+
 def test_case_over_max_elements_is_skipped(tmp_path, capsys):
     out = tmp_path / "results.json"
     assert run_verify(*small_files(tmp_path), "--max-elements", "50", "--json", out) == 0
