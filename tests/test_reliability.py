@@ -3166,8 +3166,8 @@ def inner(x):
 def outer(x):
     return inner(x) * 2
 
-numba_backend.hold_interrupts(inner)
-numba_backend.hold_interrupts(outer)
+numba_backend.guard_compiles(inner)
+numba_backend.guard_compiles(outer)
 held_compile, set_handler = inner.compile, signal.signal
 child, pressed = [], []
 
@@ -3215,6 +3215,36 @@ print(len(outer.overloads), child, signal.getsignal(signal.SIGINT) in (signal.de
         assert first == "interrupted" and second == "0 [] True", "raised at once: outer's compile never ended"
 
 
+def test_a_damaged_disk_cache_entry_is_compiled_anew(tmp_path):
+    """(A breaker) A file of numba's disk cache cut short (a full disk, a killed copy) raised
+    pickle's "data was truncated" as numba loaded it: taken for a compile failure, its kernel ran
+    on the NumPy backend in every later process, logged as not compiling. The entry is forgotten
+    and compiled anew now, once, with a warning that says so: a damaged index, then a damaged
+    data file; the next process loads the mended entry and warns of nothing."""
+    code = f"""
+import logging, os, sys
+os.environ["OPSNN_CACHE_DIR"] = {str(tmp_path)!r}
+logging.basicConfig(stream=sys.stdout, level=logging.WARNING, format="%(message)s")
+import numpy as np
+import opsnn
+from opsnn.kernels import numba_backend
+x = np.array([1, -2, 3, -4], np.float32)
+print(opsnn.leaky_relu_backward(np.ones(4, np.float32), x, 0.5).tolist(), numba_backend.COMPILE_FAILURES)
+"""
+    clean = "[1.0, 0.5, 1.0, 0.5] []\n"
+    assert run_python(code) == clean
+    for suffix in (".nbi", ".nbc"):
+        damaged = sorted(tmp_path.rglob(f"k_*{suffix}"))
+        assert damaged
+        for path in damaged:
+            path.write_bytes(path.read_bytes()[:20])
+        *warned, last = run_python(code).splitlines()
+        assert last + "\n" == clean, suffix
+        assert len(warned) == 1 and "kernel_serial's entry in numba's disk cache could not be read" in warned[0]
+        assert warned[0].endswith("; compiling it again"), warned
+    assert run_python(code) == clean
+
+
 def test_every_dispatcher_opsnn_compiles_holds_interrupts():
     """(A breaker, session 42) The thread-pool threshold's copy kernels (parallelism), compiled
     by the first launch of 1-64 MiB, were a process's first compile and held no Ctrl-C: one
@@ -3230,7 +3260,7 @@ def test_every_dispatcher_opsnn_compiles_holds_interrupts():
              if isinstance(fn, numba.core.dispatcher.Dispatcher)]
     found += [fn for pair in bench._bandwidth_kernels().values() for fn in pair]
     assert parallelism._copy_serial in found and _numba_support.span_view in found
-    unheld = [fn.py_func.__name__ for fn in found if "compile_holding_interrupts" not in fn.compile.__qualname__]
+    unheld = [fn.py_func.__name__ for fn in found if "guarded_compile" not in fn.compile.__qualname__]
     assert not unheld
 
 

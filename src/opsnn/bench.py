@@ -246,12 +246,12 @@ def _bandwidth_kernels():
     if not _BW:
         import numba
 
-        from .kernels.numba_backend import hold_interrupts
+        from .kernels.numba_backend import guard_compiles
 
         env = {"np": np, "prange": numba.prange}
         exec(_BW_SOURCE, env)  # noqa: S102 - fixed source above
         for name in ("read2_write1", "read1_write1"):
-            _BW[name] = tuple(hold_interrupts(numba.njit(nogil=True, parallel=parallel)(env[name]))
+            _BW[name] = tuple(guard_compiles(numba.njit(nogil=True, parallel=parallel)(env[name]))
                               for parallel in (False, True))
     return _BW
 

@@ -53,9 +53,7 @@ import json
 import math
 import os
 import re
-import signal
 import sys
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -74,7 +72,7 @@ from rich.progress import (
 
 from opsnn import golden_files, opdef, reference, registry
 from opsnn import results as report
-from opsnn._core import platform
+from opsnn._core import interrupts, platform
 from opsnn._core.dtypes import DataType, Format, from_numpy, promote_type, to_numpy
 from opsnn._core.shape import broadcast_shape
 from opsnn._core.status import Status
@@ -1307,7 +1305,9 @@ def run(args: argparse.Namespace) -> int:
         with platform.use_soc(settings.soc), Session() as session:
             session.dump_labels = labels
             per_file, interrupted = _run_all(files, settings, session, console)
-            pressed = reporting.enter_context(_interrupts_held())
+            # held while the report is written (a breaker: a press as the index was written or
+            # the tables printed lost the whole report, and the index); the run then ends with 130
+            pressed = reporting.enter_context(interrupts.held(reraise=False))
             index_error = _write_index(settings, session) if settings.dump else None
         results, total, failed = _report(args, console, settings, files, per_file, interrupted, index_error,
                                          time.perf_counter() - start)
@@ -1317,33 +1317,6 @@ def run(args: argparse.Namespace) -> int:
               f"{len(results)} (a case under way is not counted)", file=sys.stderr)
         return 130
     return 1 if failed or index_error else 0
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[list[int]]:
-    """Hold Ctrl-C (SIGINT) while a run that has left its cases writes the dump's index and
-    reports: the presses are recorded in the list it yields (the run then ends with 130, its report
-    whole) and a second one is raised at once (a report that hangs can still be stopped). A
-    breaker: one pressed as the index was written or the tables printed lost the whole report,
-    and the index. Held only on the main thread and where Python's own handler is in force, as
-    ``numba_backend.hold_interrupts`` holds a compile."""
-    presses: list[int] = []
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
-        yield presses
-        return
-
-    def hold(signum, frame):
-        presses.append(signum)
-        if len(presses) > 1:
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, hold)
-    try:
-        yield presses
-    finally:
-        if signal.getsignal(signal.SIGINT) is hold:  # (not a handler set meanwhile)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _report(args: argparse.Namespace, console: Console, settings: Settings, files, per_file: list[list[Result]],

@@ -31,9 +31,9 @@ LLVM keeps an operand order for it, so it is either operand's quiet NaN on both 
 Expressions, dtypes or layouts it cannot lower run on the NumPy backend instead (logged once).
 
 A Ctrl-C while numba compiles (or loads its disk cache) is held until that compile ends, then
-raised (``hold_interrupts``, where Python's own SIGINT handler is in force): raised inside numba,
-it could leave numba's own typing registries part-loaded, and every later compile of the process
-failed (run on the NumPy backend).
+raised, and a disk-cache entry numba cannot read is compiled anew (``guard_compiles``): either
+had sent every later compile of the process, or that kernel in every later process, to the NumPy
+backend.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import signal
 import sys
 import threading
 import weakref
@@ -49,7 +48,7 @@ import weakref
 import numba
 import numpy as np
 
-from .._core import dtypes, forksafe, settings
+from .._core import dtypes, forksafe, interrupts, settings
 from . import _numba_support, kernel_cache, numpy_backend, parallelism
 from . import numba_codegen as cg
 from .host_launch import HostLaunch, plan_launch
@@ -125,85 +124,67 @@ def _compile_failure(variant: tuple, what: str, exc: Exception) -> CompileFailur
     return CompileFailure(message)
 
 
-# ---- compiles: a Ctrl-C waits for the end of one ------------------------------------------
+# ---- compiles: a Ctrl-C waits for the end of one; a damaged disk cache is compiled anew ----------
 
-# While a compile on the main thread holds SIGINT: [its handler]. One hold at a time: a compile
-# inside it (a walker's compile compiles _numba_support's functions) holds nothing more, so a
-# second Ctrl-C is raised at once, however deep the nesting.
-_HOLDING: list = []
-
-
-def hold_interrupts(dispatcher):
-    """Make every compile of numba ``dispatcher`` hold SIGINT (Ctrl-C) until it ends, then raise
-    it; returns ``dispatcher``. Numba's compile and its disk-cache load run through
-    ``Dispatcher.compile``, whichever way they start (a first call for new argument types,
-    ``entry_point``), so the instance's ``compile`` is wrapped. A KeyboardInterrupt raised inside
-    numba -- its first compile in a process loads its typing registries -- left them part-loaded:
-    every later compile of the process failed ("Unknown attribute 'ctypes' of type
-    array(float32, 1d, C)") and ran on the NumPy backend. Held only where Python's own handler is
-    in force (``signal.default_int_handler``, which raises KeyboardInterrupt): a program's own
-    (asyncio's, which hears of the signal through its wakeup fd; one that sets a flag, or raises
-    its own exception) runs as it would. A second Ctrl-C during the same compile is raised at once
-    (a compile that hangs can still be stopped). Only the main thread can hold a signal; a compile
-    elsewhere runs as it is (Python delivers SIGINT to the main thread). Every dispatcher opsnn
+def guard_compiles(dispatcher):
+    """Wrap every compile of numba ``dispatcher`` (numba's compile and its disk-cache load both run
+    through ``Dispatcher.compile``, whichever way they start: a first call for new argument types,
+    ``entry_point``) in opsnn's two guards; returns ``dispatcher``. Every dispatcher opsnn
     compiles is wrapped: the generated walkers, those of ``_numba_support`` and ``parallelism``,
-    the benchmark's."""
+    the benchmark's.
+
+    * A Ctrl-C (SIGINT) is held until the compile ends, then raised (``interrupts.held``): a
+      KeyboardInterrupt raised inside numba -- its first compile in a process loads its typing
+      registries -- left them part-loaded, and every later compile of the process failed
+      ("Unknown attribute 'ctypes' of type array(float32, 1d, C)") onto the NumPy backend.
+    * An entry of numba's disk cache that numba cannot read (a file cut short by a full disk, a
+      killed copy: pickle's "data was truncated") is forgotten and compiled anew, once, with a
+      warning (``_compile_mending_cache``): it had been taken for a compile failure, and that
+      kernel ran on the NumPy backend in every later process (a breaker)."""
     compile_ = dispatcher.compile
 
-    def compile_holding_interrupts(sig):
-        if (_HOLDING or (type(sig) is tuple and sig in dispatcher.overloads)
-                or threading.current_thread() is not threading.main_thread()
-                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
-            return compile_(sig)  # held already, compiled already (a handler swap costs ~4 us), or no hold
-        presses = []
-
-        def hold(signum, frame):
-            presses.append(signum)
-            if len(presses) > 1:  # the second: raised at once (with the first)
-                _release(hold)
-                raise KeyboardInterrupt
-
-        try:  # (a Ctrl-C before the handler is in: raised here, before the compile, the hold ended below)
-            _HOLDING.append(hold)  # first: a fork from here on gives the child Python's handler back
-            signal.signal(signal.SIGINT, hold)
+    def guarded_compile(sig):
+        if type(sig) is tuple and sig in dispatcher.overloads:  # compiled already: ~4 us less
             return compile_(sig)
-        finally:
-            if _HOLDING:  # (a second Ctrl-C ended it)
-                _release(hold)
-                if presses:  # to Python's handler, or to one set meanwhile
-                    signal.raise_signal(signal.SIGINT)
+        with interrupts.held(reraise=True):
+            return _compile_mending_cache(dispatcher, compile_, sig)
 
-    dispatcher.compile = compile_holding_interrupts
+    dispatcher.compile = guarded_compile
     return dispatcher
 
 
-def _release(hold) -> None:
-    """End the hold: Python's handler back where ``hold`` is still in force (not one set during
-    the compile; forgotten after: a fork in between puts it back once more in the child, and a
-    Ctrl-C that Python's handler raises in between still ends it)."""
+def _compile_mending_cache(dispatcher, compile_, sig):
+    """``compile_(sig)``; where that fails inside numba's disk cache (``numba.core.caching``),
+    the dispatcher's cache index is emptied (numba's ``Cache.flush``) and it compiles again,
+    saving a sound entry. A failure of the second try is raised as any compile failure is."""
     try:
-        if signal.getsignal(signal.SIGINT) is hold:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-    finally:
-        _HOLDING.pop()
+        return compile_(sig)
+    except Exception as exc:
+        if not _raised_in(exc, _NUMBA_CACHING):
+            raise
+        log.warning("numba backend: %s's entry in numba's disk cache could not be read (%s: %s); compiling it "
+                    "again", dispatcher.py_func.__qualname__, type(exc).__name__, str(exc).strip()[:200])
+        dispatcher._cache.flush()
+        return compile_(sig)
 
 
-def _release_in_child() -> None:
-    """A fork (from another thread) while the main thread's compile held SIGINT: the child, which
-    never ends that compile, gets Python's handler back (it swallowed its first Ctrl-C)."""
-    if _HOLDING:
-        try:
-            _release(_HOLDING[-1])
-        except ValueError:  # (the child's one thread is its main thread: not expected)
-            _HOLDING.clear()
+_NUMBA_CACHING = os.path.join("numba", "core", "caching.py")
 
 
-os.register_at_fork(after_in_child=_release_in_child)
+def _raised_in(exc: BaseException, source: str) -> bool:
+    """Whether a frame of ``exc``'s traceback runs the file ending in ``source``."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith(source):
+            return True
+        tb = tb.tb_next
+    return False
+
 
 for _module in (_numba_support, parallelism):  # dispatchers compiled on their own, as span_view
     for _fn in vars(_module).values():
         if isinstance(_fn, numba.core.dispatcher.Dispatcher):
-            hold_interrupts(_fn)
+            guard_compiles(_fn)
 
 
 # ---- generated modules -------------------------------------------------------------------
@@ -225,8 +206,8 @@ def _load_module(source: str):
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        hold_interrupts(module.kernel_serial)
-        hold_interrupts(module.kernel_parallel)
+        guard_compiles(module.kernel_serial)
+        guard_compiles(module.kernel_parallel)
         _MODULES[key] = module
         return module
 
@@ -747,7 +728,7 @@ def set_num_threads(n: int) -> None:
 
 
 __all__ = ["NAME", "Fallback", "CompileFailure", "HostLaunch", "Program", "base", "bind_step", "step_program",
-           "hold_interrupts",
+           "guard_compiles",
            "dense_order", "COMPILE_FAILURES",
            "copy", "entry_point", "get_num_threads", "host_launch", "launch", "launch_arrays", "program",
            "run_fused", "scalar_values", "set_num_threads",
