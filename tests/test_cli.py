@@ -1088,7 +1088,16 @@ def test_cache_in_a_root_that_is_not_writable_is_private(capsys, monkeypatch, tm
     named = tmp_path / f"opsnn-numba-kernels-{os.getuid()}-{kc.SUPPORT_VERSION[:8]}"
     assert kc.cache_dir() == named and (named.stat().st_mode & 0o777) == 0o700
     code, out = _run(capsys, "cache")
-    assert code == 0 and f"{named} (a temporary directory: {root} is not writable)" in out
+    assert code == 0 and f"{named} (a temporary directory: {root} is not a directory)" in out
+    (named / "k_0.py").write_text("x" * (1 << 20))
+    # --clear removes the temporary one, told apart from the root (a breaker: "removed 1 kernel cache
+    # directory (1.0 MiB) under <the file>", and the file was "not writable")
+    code, out = _run(capsys, "cache", "--clear")
+    assert code == 0 and out == (f"removed 0 kernel cache directories (0.0 MiB) under {root}; and this version's "
+                                 f"{named} (1.0 MiB)\n")
+    assert not named.exists()
+    monkeypatch.setattr(kc, "_TEMPORARY_CACHE", [])  # (the next process)
+    assert kc.cache_dir() == named
     named.chmod(0o777)  # as if another user had made it for us
     monkeypatch.setattr(kc, "_TEMPORARY_CACHE", [])
     fresh = kc.cache_dir()

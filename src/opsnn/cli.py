@@ -208,20 +208,24 @@ def _run_cache(args) -> int:
     root = kernel_cache.cache_root()
     current = kernel_cache.existing_cache_dir()
     stale = kernel_cache.stale_cache_dirs()
-    where = "" if current is None or current.parent == root else f" (a temporary directory: {root} is not writable)"
+    # (a breaker: a root that is a file was said to be "not writable")
+    unusable = "is not a directory" if root.exists() and not root.is_dir() else "is not writable"
+    where = "" if current is None or current.parent == root else f" (a temporary directory: {root} {unusable})"
     if args.prune or args.clear:
         doomed = stale + ([current] if args.clear and current and not current.is_symlink() else [])
-        freed, failed = 0, []
+        freed, failed = {}, []
         for path in doomed:
             size = _tree_bytes(path)
             try:
                 shutil.rmtree(path)
-                freed += size
+                freed[path] = size
             except OSError as exc:
                 failed.append(f"opsnn cache: could not remove {path}: {exc}")
-        removed = len(doomed) - len(failed)
-        print(f"removed {removed} kernel cache director{'y' if removed == 1 else 'ies'} ({_mib(freed)}) "
-              f"under {root}" + (f"; and this version's {current}" if args.clear and where else ""))
+        # the temporary directory is told apart (a breaker: it was counted "under" a root that was a file)
+        elsewhere = freed.pop(current, None) if where else None
+        print(f"removed {len(freed)} kernel cache director{'y' if len(freed) == 1 else 'ies'} "
+              f"({_mib(sum(freed.values()))}) under {root}"
+              + (f"; and this version's {current} ({_mib(elsewhere)})" if elsewhere is not None else ""))
         if args.clear and current and current.is_symlink():
             print(f"left {current}: a symbolic link (remove its target yourself)")
         for line in failed:
@@ -230,7 +234,7 @@ def _run_cache(args) -> int:
     versions = f"(this opsnn's, for numba {numba.__version__} and NumPy {np.__version__})"
     if current is None:
         where = f"under {root}" if kernel_cache.root_takes_cache() else \
-            f"in {tempfile.gettempdir()} ({root} is not writable)"
+            f"in {tempfile.gettempdir()} ({root} {unusable})"
         print(f"kernel cache  none yet {versions}: the first call makes it {where}")
     else:
         modules = len(list(current.glob("k_*.py")))
