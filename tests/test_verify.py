@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from opsnn import cli
+from opsnn import cli, golden_files
 from opsnn import verify as V
 
 CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases" / "ops-nn"
@@ -391,6 +391,42 @@ def test_dump_index_that_cannot_be_written_fails_the_run_but_keeps_its_results(t
                             f"file's folder, {str(dump / '<file>')!r}, without an index)\n")
     assert sorted(p.name for p in dump.iterdir()) == ["atk_aclnnLeakyReluBackward.json"]  # no index, no part
     assert (dump / "atk_aclnnLeakyReluBackward.json" / "0000_aclnnLeakyReluBackward_0" / "case.json").is_file()
+
+
+@pytest.mark.parametrize("at", ["gradOutput.bin", "case.json"])
+def test_a_ctrl_c_as_a_case_is_dumped_leaves_no_part_of_its_folder(tmp_path, monkeypatch, capsys, at):
+    """(A breaker) a Ctrl-C while a case's files were written left its folder with .bin files and
+    no case.json: not in the index, removed by no later run (which goes by case.json), walked
+    into by a board's loop over the folders. What the interrupted write made goes now (a user's
+    own file beside it stays); the cases before it stand, listed in the index."""
+    case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
+    dump = tmp_path / "d"
+    second = dump / "atk_aclnnLeakyReluBackward.json" / "0001_aclnnLeakyReluBackward_1"
+    second.mkdir(parents=True)
+    (second / "notes.txt").write_text("mine")
+    write_text, tofile = Path.write_text, golden_files._tofile
+
+    def interrupting_tofile(folder, stem, array, made):
+        if folder == second and f"{stem}.bin" == at:
+            made.append(folder / at)
+            (folder / at).write_bytes(b"\0")  # a part of it written
+            raise KeyboardInterrupt
+        return tofile(folder, stem, array, made)
+
+    def interrupting_write_text(self, data, *args, **kwargs):
+        if self == second / at:
+            write_text(self, data[:10], *args, **kwargs)
+            raise KeyboardInterrupt
+        return write_text(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(golden_files, "_tofile", interrupting_tofile)
+    monkeypatch.setattr(Path, "write_text", interrupting_write_text)
+    assert cli.main(["verify", str(case), "--dump", str(dump)]) == 130
+    assert "interrupted after 1 of 3 cases" in capsys.readouterr().err
+    assert sorted(p.name for p in second.iterdir()) == ["notes.txt"]
+    assert json.loads((dump / "index.json").read_text())["cases"] == [
+        "atk_aclnnLeakyReluBackward.json/0000_aclnnLeakyReluBackward_0"]
+    assert sorted(p.name for p in second.parent.iterdir()) == ["0000_aclnnLeakyReluBackward_0", second.name]
 
 
 def test_dump_into_the_folder_holding_a_case_file_is_a_usage_error(tmp_path, capsys):

@@ -8,7 +8,8 @@ aclnn call wrote), beside ``case.json``, which gives each file's dtype (its aclD
 ``ACL_FLOAT16``, and NumPy's) and shape, each tensor's format, the scalars and flags, the tolerance, the seed and the verdict, so a
 board test can feed the same inputs and compare with the same golden. A case whose aclnn call
 failed gets its inputs and verdict only; a case skipped or failed otherwise, nothing (an earlier
-run's files there are removed). ``index.json`` lists the folders the run wrote. ``load`` reads a
+run's files there are removed); a write stopped midway (a Ctrl-C, a full disk) removes what it
+wrote, so every folder with files has its case.json. ``index.json`` lists the folders the run wrote. ``load`` reads a
 folder back, checking each file against its entry (``GoldenFileError`` otherwise); ``opsnn
 compare`` (``opsnn.compare``) reads a board's result beside the golden the same way.
 """
@@ -114,13 +115,26 @@ def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: n
     failed before its result) leaves theirs out."""
     clear(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    document = dict(manifest)
-    document["inputs"] = {role: _tofile(folder, role, array) for role, array in inputs.items()}
-    if golden is not None:
-        document["golden"] = {**document.get("golden", {}), **_tofile(folder, "golden", golden)}
-    if output is not None:
-        document["output"] = _tofile(folder, "output", output)
-    (folder / "case.json").write_text(strict_json(document, indent=1) + "\n")
+    made = [folder / "case.json"]
+    try:
+        document = dict(manifest)
+        document["inputs"] = {role: _tofile(folder, role, array, made) for role, array in inputs.items()}
+        if golden is not None:
+            document["golden"] = {**document.get("golden", {}), **_tofile(folder, "golden", golden, made)}
+        if output is not None:
+            document["output"] = _tofile(folder, "output", output, made)
+        (folder / "case.json").write_text(strict_json(document, indent=1) + "\n")
+    except BaseException:
+        # a Ctrl-C or a full disk midway: what this write made goes, case.json (written last) too,
+        # so no folder of files without their case.json stays, which no later run would remove
+        # (``clear`` goes by a case.json) and a board's loop over the folders would walk into (a
+        # breaker). The files of other folders and the user's own beside them are left.
+        for path in made:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # (only where now empty)
+        raise
 
 
 def write_index(root: str | Path, settings: dict, folders: list[Path]) -> None:
@@ -248,11 +262,13 @@ def read_entry(folder: Path, key: str, entry, file: str | None = None) -> np.nda
         raise GoldenFileError(f"{path}: {exc.strerror} ({named})") from None
 
 
-def _tofile(folder: Path, stem: str, array: np.ndarray) -> dict:
+def _tofile(folder: Path, stem: str, array: np.ndarray, made: list[Path]) -> dict:
+    """Write ``array`` as ``folder/<stem>.bin`` (its path appended to ``made`` first); its entry."""
     data = np.asarray(array, order="C")  # (np.ascontiguousarray makes a 0-d array 1-d)
     if data.dtype.byteorder == ">":  # the files are little-endian whatever the host
         data = data.astype(data.dtype.newbyteorder("<"))
     path = folder / f"{stem}.bin"
+    made.append(path)
     data.tofile(path)
     return {"file": path.name, "dtype": from_numpy(data.dtype).acl_name, "numpy_dtype": data.dtype.name,
             "shape": list(data.shape), "bytes": data.nbytes}
