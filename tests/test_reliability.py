@@ -3220,7 +3220,8 @@ def test_a_damaged_disk_cache_entry_is_compiled_anew(tmp_path):
     pickle's "data was truncated" as numba loaded it: taken for a compile failure, its kernel ran
     on the NumPy backend in every later process, logged as not compiling. The entry is forgotten
     and compiled anew now, once, with a warning that says so: a damaged index, then a damaged
-    data file; the next process loads the mended entry and warns of nothing."""
+    data file; the next process loads the mended entry and warns of nothing. A save that fails
+    (a full disk) keeps the kernel compiled before it."""
     code = f"""
 import logging, os, sys
 os.environ["OPSNN_CACHE_DIR"] = {str(tmp_path)!r}
@@ -3240,9 +3241,20 @@ print(opsnn.leaky_relu_backward(np.ones(4, np.float32), x, 0.5).tolist(), numba_
             path.write_bytes(path.read_bytes()[:20])
         *warned, last = run_python(code).splitlines()
         assert last + "\n" == clean, suffix
-        assert len(warned) == 1 and "kernel_serial's entry in numba's disk cache could not be read" in warned[0]
-        assert warned[0].endswith("; compiling it again"), warned
+        assert len(warned) == 1 and "numba's disk cache failed on kernel_serial (UnpicklingError: " in warned[0]
+        assert warned[0].endswith("; its entries are forgotten and it compiles again"), warned
     assert run_python(code) == clean
+    # a save that fails (a full disk): the kernel compiled before it runs, no compile failure
+    full = code.replace(repr(str(tmp_path)), repr(str(tmp_path / "full"))).replace("import opsnn\n", """import errno
+from numba.core import caching
+def full(self, key, data):
+    raise OSError(errno.ENOSPC, "No space left on device")
+caching.IndexDataCacheFile.save = full
+import opsnn
+""")
+    *warned, last = run_python(full).splitlines()
+    assert last + "\n" == clean and any("failed on kernel_serial (OSError: [Errno 28]" in w for w in warned)
+    assert all("(OSError: [Errno 28] No space left on device); its entries are forgotten" in w for w in warned)
 
 
 def test_every_dispatcher_opsnn_compiles_holds_interrupts():

@@ -38,6 +38,7 @@ backend.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import os
@@ -140,7 +141,7 @@ def guard_compiles(dispatcher):
     * An entry of numba's disk cache that numba cannot read (a file cut short by a full disk, a
       killed copy: pickle's "data was truncated") is forgotten and compiled anew, once, with a
       warning (``_compile_mending_cache``): it had been taken for a compile failure, and that
-      kernel ran on the NumPy backend in every later process (a breaker)."""
+      kernel ran on the NumPy backend in every later process (a breaker). So is a failed save."""
     compile_ = dispatcher.compile
 
     def guarded_compile(sig):
@@ -154,17 +155,20 @@ def guard_compiles(dispatcher):
 
 
 def _compile_mending_cache(dispatcher, compile_, sig):
-    """``compile_(sig)``; where that fails inside numba's disk cache (``numba.core.caching``),
-    the dispatcher's cache index is emptied (numba's ``Cache.flush``) and it compiles again,
-    saving a sound entry. A failure of the second try is raised as any compile failure is."""
+    """``compile_(sig)``; where that fails inside numba's disk cache (``numba.core.caching``: an
+    entry it cannot read, or one it cannot save, on a full disk), the dispatcher's cache index is
+    emptied (numba's ``Cache.flush``) and it compiles again (an overload compiled before a failed
+    save is kept: the kernel runs compiled). A failure of the second try is raised as any compile
+    failure is."""
     try:
         return compile_(sig)
     except Exception as exc:
         if not _raised_in(exc, _NUMBA_CACHING):
             raise
-        log.warning("numba backend: %s's entry in numba's disk cache could not be read (%s: %s); compiling it "
-                    "again", dispatcher.py_func.__qualname__, type(exc).__name__, str(exc).strip()[:200])
-        dispatcher._cache.flush()
+        log.warning("numba backend: numba's disk cache failed on %s (%s: %s); its entries are forgotten and it "
+                    "compiles again", dispatcher.py_func.__qualname__, type(exc).__name__, str(exc).strip()[:200])
+        with contextlib.suppress(OSError):  # (a full disk: the compile below runs all the same)
+            dispatcher._cache.flush()
         return compile_(sig)
 
 
