@@ -1653,6 +1653,18 @@ def test_extreme_scalars_in_ops(dev, caplog):
     py_fail(161002, opsnn.leaky_relu_backward, G, X, "0.5", words=["negativeSlope"])
 
 
+def test_a_timedelta64_is_no_c_int(dev):
+    """(A breaker) NumPy makes np.timedelta64 an np.integer: it was taken as a C int, so as
+    selfIsResult (above), and as a runtime argument it failed inside with 561000. A duration is
+    no integer argument: 100000 / 161002 naming it, as any other wrong type."""
+    td = np.timedelta64
+    fail_msg(acl.rt.set_device(td(0, "s")), 100000, "deviceId must be an integer >= 0, got np.timedelta64(0,'s')")
+    fail_msg(acl.rt.malloc(td(64, "ms"), 0)[1], 100000, "size must be an integer >= 1")
+    addr = dev.malloc(64)
+    assert acl.create_tensor([td(2, "s")], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [2], addr) is None
+    assert "viewDims[0] must be an integer" in acl.get_recent_err_msg()
+
+
 def _launch_leaky(dev, *args):
     from hostile import launch
     return launch(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize, args, dev.stream, dev)
@@ -1663,7 +1675,8 @@ def _launch_ht(dev, *args):
     return launch(aclnn.aclnnHardtanhBackwardGetWorkspaceSize, args, dev.stream, dev)
 
 
-@pytest.mark.parametrize("flag", [None, 2, -1, np.int64(2), "True", 1.0, [True], np.array([True, False])])
+@pytest.mark.parametrize("flag", [None, 2, -1, np.int64(2), "True", 1.0, [True], np.array([True, False]),
+                                  np.timedelta64(1, "D"), np.timedelta64(0, "ns")])
 def test_self_is_result_not_bool(dev, flag):
     """selfIsResult that is no C bool (None, ints other than 0 / 1, strings, floats, arrays) ->
     161002 naming it and the value; a wrong type, so at the null checks' point, as a wrong handle
@@ -1798,7 +1811,8 @@ def test_out_elements_alias(dev):
     ret = aclnn.aclnnInplaceHardtanhGetWorkspaceSize(stride0, s, s)[2]
     fail_msg(ret, 161002, "InplaceHardtanh: selfRef DT_FLOAT [4] strides [0]")
     py_fail(161002, opsnn.hardtanh_, np.lib.stride_tricks.as_strided(out, (4,), (0,)),
-            words=["selfRef DT_FLOAT [4] strides [0]", "dense or sliced selfRef"])
+            words=["selfRef DT_FLOAT [4] strides [0]", "dense or sliced selfRef",
+                   "(Python arguments: selfRef is self)"])  # (a breaker: no note said so)
 
 
 def test_inputs_may_overlap_each_other(dev):
@@ -2540,6 +2554,11 @@ def test_pythonic_odd_arrays():
                    "one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16]", "newbyteorder('=')"])
     py_fail(161002, opsnn.hardtanh_backward, G, X, out=np.zeros(4, ">f4"), words=["out has dtype float32"])
     py_fail(161002, opsnn.leaky_relu_backward, G, X.astype(np.longdouble), words=["self has dtype float128"])
+    # text and records name their layout (a breaker: "str64", "void32" hid what the array held)
+    for array, said in ((np.array(["a", "bc"]), "self has dtype str64 (<U2, a NumPy string dtype)"),
+                        (np.zeros(2, "S4"), "self has dtype bytes32 (|S4, a NumPy bytes dtype)"),
+                        (np.zeros(2, [("a", "<f4")]), "self has dtype void32 ([('a', '<f4')], a NumPy structured")):
+        py_fail(161002, opsnn.leaky_relu, array, words=[said])
     py_fail(161002, opsnn.leaky_relu_backward, G, 2**70, words=[f"self {2**70} is an int beyond int64 and uint64"])
     misaligned = np.zeros(17, np.uint8)[1:].view(F32)
     misaligned[:] = G
@@ -2568,6 +2587,55 @@ def test_pythonic_out_misuse(out):
     fn = opsnn.hardtanh_backward if out == "f64_hardtanh" else opsnn.leaky_relu_backward
     keep = [a for a in (target,) if isinstance(a, np.ndarray)]
     py_fail(161002, fn, G, X, out=target, untouched=[G, X] + keep, words=["out"])
+
+
+def test_refusals_show_byte_strides_that_are_no_element_multiple():
+    """(A breaker) a refusal naming an array whose byte strides are no multiple of its elements (a
+    record field, an odd as_strided) printed "strides [-1]", a stride no view has; it shows the
+    byte strides now. A reversed view's element stride of -1 is shown as it is."""
+    from numpy.lib.stride_tricks import as_strided
+
+    out = as_strided(np.zeros(64, np.uint8).view(F32), (5,), (2,))
+    error = py_fail(161002, opsnn.leaky_relu, np.ones(5, F32), out=out)
+    assert error.message.startswith("LeakyRelu: out DT_FLOAT [5] byte strides [2] (no multiple of its 4-byte "
+                                    "elements) ND is not a valid output: two of its elements share memory")
+    base = np.zeros(8, F32)
+    error = py_fail(161002, opsnn.leaky_relu, base[:4], out=base[1:5][::-1])
+    assert "out DT_FLOAT [4] strides [-1] ND" in error.message, error.message
+
+
+def test_pythonic_hostile_write_targets():
+    """(A breaker) an out= or in-place self whose attributes raise (a hostile __getattr__, a torch
+    subclass whose __torch_function__ raises) let that exception escape an in-place call, and was
+    561000 as out=; a NumPy subclass whose view() raised was 561000, and one whose view() copied
+    was "updated" in place unchanged. Now 161002 naming the argument, nothing written, and an
+    ndarray subclass is read through ndarray's own view (its memory, whatever view() does)."""
+    torch = pytest.importorskip("torch")
+
+    class Raising(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            raise ValueError("refused by __torch_function__")
+
+    class ViewRaises(np.ndarray):
+        def view(self, *args, **kwargs):
+            raise RuntimeError("no view")
+
+    class ViewCopies(np.ndarray):
+        def view(self, *args, **kwargs):
+            return np.ndarray.view(self.copy(), *args, **kwargs)
+
+    x = np.array([-2.0, 0.5], F32)
+    for name, call in (("self", lambda t: opsnn.leaky_relu_(t)), ("out", lambda t: opsnn.leaky_relu(x, out=t)),
+                       ("out", lambda t: opsnn.hardtanh_backward(x, x, out=t))):
+        for target, why in ((Exploding(), "RuntimeError: hostile attribute"),
+                            (torch.zeros(2).as_subclass(Raising), "ValueError: refused by __torch_function__")):
+            error = py_fail(161002, call, target, untouched=[x])
+            assert f"{name} cannot be read as an array to write into: {why}" in error.message, error.message
+    for cls in (ViewRaises, ViewCopies):
+        y = x.copy().view(cls)
+        assert opsnn.leaky_relu_(y, 0.5) is y and np.ndarray.view(y, np.ndarray).tolist() == [-1.0, 0.5]
+        np.testing.assert_array_equal(np.ndarray.view(opsnn.leaky_relu(y, 0.5), np.ndarray), [-0.5, 0.5])
 
 
 def _read_only(a: np.ndarray) -> np.ndarray:
@@ -2705,8 +2773,9 @@ def test_pythonic_numpy_scalars_are_strong():
 def test_pythonic_zero_d_arrays_as_scalar_arguments():
     """A 0-d array as a scalar argument is its NumPy scalar (a common carrier of one; a breaker:
     161002 "must be a number, got ndarray", where opsnn.torch takes a 0-d tensor); an array of
-    any other rank is refused naming its shape; two Python numbers as both tensors are float64,
-    as np.asarray makes them."""
+    any other rank is refused naming its shape; two Python numbers as both tensors are what
+    np.asarray makes them: floats float64, an int int64, refused with a note naming the number
+    (a breaker: README said float64 for both, and the refusal named a dtype the call never gave)."""
     x16 = X.astype(F16)
     for _ in range(2):  # the full path, then the plan cache
         np.testing.assert_array_equal(opsnn.leaky_relu_backward(G, X, np.array(0.5)), LEAKY_05)
@@ -2716,6 +2785,9 @@ def test_pythonic_zero_d_arrays_as_scalar_arguments():
         py_fail(161002, opsnn.leaky_relu_backward, G, X, bad, words=["negativeSlope", "0-d array",
                                                                      f"ndarray of shape {bad.shape}"])
     assert opsnn.leaky_relu_backward(2.0, -1.0, 0.5).dtype == F64
+    py_fail(161002, opsnn.leaky_relu_backward, 1, -2.0, words=[
+        "gradOutput has dtype DT_INT64", "(gradOutput is the Python number 1, a 0-d tensor of DT_INT64 as NumPy "
+                                         "makes it: no input is an array whose dtype it could take)"])
     # the flag too (a breaker: np.True_ was taken, np.array(True) refused)
     assert opsnn.leaky_relu_backward(G, X, 0.5, np.array(True)).tolist() == opsnn.leaky_relu_backward(
         G, X, 0.5, True).tolist()

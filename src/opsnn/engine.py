@@ -402,6 +402,18 @@ def infer_output(spec: OpSpec, args: dict) -> tuple[tuple[int, ...], DataType]:
 
 # ---- helpers -----------------------------------------------------------------------------
 
+_NUMPY_KINDS = {"U": "string", "S": "bytes", "V": "structured or raw (void)"}
+
+
+def _shown_dtype(given) -> str:
+    """A dtype no aclDataType describes, as a refusal names it: NumPy's name, and for a string,
+    bytes or structured dtype its layout too (a breaker: "str64", "void32" and "record32" hid
+    that the array held text or records)."""
+    name = getattr(given, "name", given)
+    kind = _NUMPY_KINDS.get(given.kind) if isinstance(given, np.dtype) else None
+    return f"{name} ({given}, a NumPy {kind} dtype)" if kind else str(name)
+
+
 def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile, expected: str = "") -> None:
     """Refuses (161002) a host array (or torch tensor) whose dtype no aclDataType describes (an
     object, string or byte-swapped array): that dtype, the list the parameter takes on this SoC
@@ -412,7 +424,7 @@ def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile, expecte
     given = tensor.given_dtype
     allowed = param.dtypes.for_profile(profile) if param.dtypes is not None else ()
     swapped = isinstance(given, np.dtype) and given.byteorder not in "=|"
-    text = (f"{param.api_name} has dtype {getattr(given, 'name', given)}"
+    text = (f"{param.api_name} has dtype {_shown_dtype(given)}"
             f"{' in non-native byte order' if swapped else ''}, which no aclDataType describes")
     if allowed:
         text += f"; it must be one of [{', '.join(dtypes.name(d) for d in allowed)}] on {profile.name}"

@@ -200,6 +200,19 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
 
 
 def _writable(spec: registry.OpSpec, value, name: str) -> tuple[np.ndarray | DataLessTensor, AclnnError | None]:
+    """``_write_target``; an exception that reading ``value`` raises (a hostile ``__getattr__``,
+    a torch subclass whose ``__torch_function__`` raises) is 161002 naming the argument (a
+    breaker: it escaped an in-place call, and was 561000 as ``out``)."""
+    try:
+        return _write_target(spec, value, name)
+    except AclnnError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the caller's object, not opsnn, raised it
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: {name} cannot be read as an array to write "
+                                                   f"into: {type(exc).__name__}: {exc}") from exc
+
+
+def _write_target(spec: registry.OpSpec, value, name: str) -> tuple[np.ndarray | DataLessTensor, AclnnError | None]:
     """The plain NumPy array over ``value``'s memory for a result to be written into (in-place
     ``self``, or ``out``), and opsnn's refusal to write there, or None: a read-only array, a torch
     tensor that requires grad, a torch inference tensor outside inference mode (161002). CANN
@@ -283,6 +296,8 @@ def _python_names(spec: registry.OpSpec, exc: AclnnError, kwargs: dict) -> Aclnn
     notes = {p.api_name: f"{p.api_name} is {p.name}" + (f" = {checks.brief(kwargs[p.name])}"
                                                         if p.kind == "scalar" and p.name in kwargs else "")
              for p in spec.params if registry.snake_case(p.api_name) != p.name}
+    if spec.inplace:  # the aclnn refusals of the written tensor name it selfRef (a breaker)
+        notes["selfRef"] = "selfRef is self"
     return _noted(exc, notes, "Python arguments: ")
 
 
@@ -394,6 +409,11 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> tuple[dict, dict[str, str]]
                                     f"0-d tensor of {partner.api_name}'s dtype "
                                     f"{dtypes.name(dtypes.from_numpy(dtype))}: a Python number takes the "
                                     "other input's dtype")
+            elif isinstance(arrays[p.name], np.ndarray):  # every input a Python number: NumPy's dtype
+                # (a breaker: leaky_relu_backward(1, -2) was refused for a DT_INT64 the call never named)
+                weak[p.api_name] = (f"{p.api_name} is the Python number {checks.brief(kwargs[p.name])}, a 0-d "
+                                    f"tensor of {dtypes.name(dtypes.from_numpy(arrays[p.name].dtype))} as NumPy "
+                                    "makes it: no input is an array whose dtype it could take")
     args = {name: (arr if arr is None or type(arr) is DataLessTensor else ArrayTensor(arr))
             for name, arr in arrays.items()}
     for p in spec.params:
@@ -463,7 +483,9 @@ def _as_array(value, api_name: str) -> np.ndarray | DataLessTensor | None:
     if value is None or type(value) is DataLessTensor:
         return value
     if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): its data as a plain
-        return _as_array(value.view(np.ndarray), api_name)  # array over the same memory (no mask)
+        # array over the same memory (no mask); ndarray's own view, not the subclass's (a breaker's
+        # subclass whose view raised was 561000, one whose view copied was "updated" in place unchanged)
+        return _as_array(np.ndarray.view(value, np.ndarray), api_name)
     try:
         has_dlpack = hasattr(value, "__dlpack__")
     except Exception:  # noqa: BLE001 - a hostile __getattr__ must not escape

@@ -13,10 +13,12 @@ from .status import AclnnError, Status
 
 def is_c_int(value) -> bool:
     """Whether ``value`` is an integer a C API argument can be in Python: an ``int`` or a NumPy
-    integer, never a bool. The plain int is tested first: launches check several per call."""
+    integer, never a bool nor a ``np.timedelta64`` (a duration, though NumPy makes it an
+    np.integer: a breaker's was taken as selfIsResult and failed as a device id with 561000).
+    The plain int is tested first: launches check several per call."""
     if type(value) is int:
         return True
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.timedelta64))
 
 
 def c_bool(value) -> bool | None:

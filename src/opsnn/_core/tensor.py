@@ -226,16 +226,26 @@ class ArrayTensor(TensorBase):
         self.dtype = dtypes.from_numpy(arr.dtype)
         self.format = Format.ND
         item = arr.dtype.itemsize
-        if all(s % item == 0 for s in arr.strides):
+        self._odd_strides = not all(s % item == 0 for s in arr.strides)
+        if not self._odd_strides:
             self.strides = tuple(s // item for s in arr.strides)
         else:  # byte strides that are no element multiple: never contiguous
             self.strides = tuple(-1 for _ in arr.strides)
         if arr.flags.c_contiguous:
             self.strides = contiguous_strides(self.shape)
+            self._odd_strides = False
 
     @property
     def is_contiguous(self) -> bool:
         return self._arr.flags.c_contiguous
+
+    def describe(self) -> str:
+        """As ``TensorBase.describe``; byte strides that are no element multiple (a record field, an
+        odd ``as_strided``) are shown as such, not as the -1 standing for them (a breaker)."""
+        if not self._odd_strides:
+            return super().describe()
+        return (f"{dtypes.name(self.dtype)} {list(self.shape)} byte strides {list(self._arr.strides)} (no multiple "
+                f"of its {self._arr.dtype.itemsize}-byte elements) {Format(self.format).name}")
 
     def array(self) -> np.ndarray:
         return self._arr
