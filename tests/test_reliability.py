@@ -2786,8 +2786,8 @@ def test_pythonic_zero_d_arrays_as_scalar_arguments():
                                                                      f"ndarray of shape {bad.shape}"])
     assert opsnn.leaky_relu_backward(2.0, -1.0, 0.5).dtype == F64
     py_fail(161002, opsnn.leaky_relu_backward, 1, -2.0, words=[
-        "gradOutput has dtype DT_INT64", "(gradOutput is the Python number 1, a 0-d tensor of DT_INT64 as NumPy "
-                                         "makes it: no input is an array whose dtype it could take)"])
+        "gradOutput has dtype DT_INT64", ("(gradOutput is the Python number 1, a 0-d tensor of DT_INT64 as NumPy "
+                                          "makes it: no input is an array whose dtype it could take)")])
     # the flag too (a breaker: np.True_ was taken, np.array(True) refused)
     assert opsnn.leaky_relu_backward(G, X, 0.5, np.array(True)).tolist() == opsnn.leaky_relu_backward(
         G, X, 0.5, True).tolist()
