@@ -443,6 +443,13 @@ def test_describe_says_what_out_must_be(capsys):
     assert "must equal self's dtype" in out
     _, out = _run(capsys, "describe", "LeakyReluBackward")
     assert "any dtype the result can be cast to (CanCast)" in out
+    # an in-place operator has no out: its one tensor is selfRef (a new user's breaker: describe
+    # listed an out, "== self: no", that `opsnn run` then said the operator has not)
+    for op, scalars in (("leaky_relu_", "negativeSlope"), ("hardtanh_", "clipValueMin, clipValueMax")):
+        _, out = _run(capsys, "describe", op)
+        assert "; the result is written into selfRef\n" in out and f"null check order: selfRef, {scalars}\n" in out
+        assert "\n    selfRef        (self, tensor)\n" in out
+        assert "\n    out " not in out and "CanCast" not in out and "must equal self's dtype" not in out
 
 
 def test_run_releases_everything_it_allocated(capsys):

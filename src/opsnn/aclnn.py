@@ -511,7 +511,7 @@ def _set_tensor_addr(call: str, role: str, executor, index, tensor, addr) -> int
                             "(aclSetAclOpExecutorRepeatable) before its first launch")
         spec = registry.get(executor.plan.op)
         params = spec.inputs if role == "input" else (spec.output,)
-        names = [_role_name(spec, p) for p in params]
+        names = [spec.call_name(p) for p in params]
         if not checks.is_c_int(index) or not 0 <= index < len(params):
             listed = ", ".join(f"{k} {name}" for k, name in enumerate(names))
             raise checks.fail(call, f"index must be an integer in [0, {len(params)}) ({spec.api_name}'s "
@@ -528,14 +528,9 @@ def _set_tensor_addr(call: str, role: str, executor, index, tensor, addr) -> int
     return 0
 
 
-def _role_name(spec, param) -> str:
-    """A tensor parameter's CANN name: selfRef for both roles of an in-place operator's tensor."""
-    return "selfRef" if spec.inplace else param.api_name
-
-
 def _bound_as(spec, executor: aclOpExecutor, tensor) -> str:
     """``tensor`` as a refusal names it: with the roles it has in ``executor``, if any."""
-    roles = [f"{role} {k} ({_role_name(spec, p)})"
+    roles = [f"{role} {k} ({spec.call_name(p)})"
              for role, params in (("input", spec.inputs), ("output", (spec.output,)))
              for k, p in enumerate(params) if executor.tensors[p.name] is tensor]
     return f"{tensor!r}, its {' and '.join(roles)}" if roles else repr(tensor)

@@ -278,13 +278,16 @@ def _run_describe(args) -> int:
     print(f"{spec.api_name}GetWorkspaceSize / {spec.api_name}   (kernel op {spec.kernel_name})")
     print(f"  formula:    {spec.formula}")
     print(f"  source:     {spec.source}")
-    print(f"  promotion:  {spec.promotion.value}; broadcast: {'yes' if spec.broadcast else 'no'}"
-          f"; out dtype/shape == self: {'yes' if spec.out_equals_self else 'no'}")
-    print(f"  null check order: {', '.join(spec.param(n).api_name for n in spec.null_order)}")
+    # an in-place operator's one tensor is selfRef, written in place: no out (a new user's
+    # breaker: describe listed an out that `opsnn run` then said the operator has not)
+    written = "the result is written into selfRef" if spec.inplace else \
+        f"out dtype/shape == self: {'yes' if spec.out_equals_self else 'no'}"
+    print(f"  promotion:  {spec.promotion.value}; broadcast: {'yes' if spec.broadcast else 'no'}; {written}")
+    print(f"  null check order: {', '.join(spec.call_name(spec.param(n)) for n in spec.null_order)}")
     emulated = platform.current_name()
     print(f"  parameters (* marks the emulated SoC, {emulated}; --soc picks another):")
-    for p in spec.params:
-        print(f"    {p.api_name:<14} ({p.name}, {p.kind})")
+    for p in spec.call_params:
+        print(f"    {spec.call_name(p):<14} ({p.name}, {p.kind})")
         if p.dtypes is None:
             if p.name == "out":
                 print("      must equal self's dtype" if spec.out_equals_self
@@ -487,9 +490,7 @@ def _run_run(args) -> int:
     workspace = None
     try:
         call = []
-        for p in spec.params:
-            if p.name == "out" and spec.inplace:  # aclnnInplace*(selfRef, ...): out is selfRef
-                continue
+        for p in spec.call_params:
             if p.kind == "tensor":
                 call.append(tensors[p.name][1])
             elif p.kind == "scalar":

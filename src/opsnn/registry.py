@@ -164,6 +164,17 @@ class OpSpec:
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
 
+    @property
+    def call_params(self) -> tuple[Param, ...]:
+        """The aclnn call's parameters in C order: an in-place variant passes its one tensor once,
+        as selfRef, so its ``out`` is left out."""
+        return tuple(p for p in self.params if not (self.inplace and p.name == "out"))
+
+    def call_name(self, param: Param) -> str:
+        """``param``'s name in the aclnn call: selfRef for an in-place variant's tensor, in either
+        role; else its CANN name."""
+        return "selfRef" if self.inplace and param.kind == "tensor" else param.api_name
+
 
 def inplace_variant(spec: OpSpec) -> OpSpec:
     """``aclnnInplace<Op>``: ``spec`` called with ``out = selfRef`` (ops-nn's in-place entry points
