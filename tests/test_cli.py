@@ -112,6 +112,14 @@ def test_python_m_opsnn_samples_runs_both_samples():
     assert done.returncode == 561003 & 0xFF, done.stderr
     assert "aclnnLeakyReluBackwardGetWorkspaceSize failed. ERROR: 561003" in done.stdout
     assert done.stdout.count("result[") == 8 and "result[5] is: 5.000000" in done.stdout
+    # (a new user) --soc as `opsnn --soc`; any other argument a usage error (both had been ignored)
+    soc = subprocess.run([sys.executable, "-m", "opsnn.samples", "--soc", "Ascend310B"], capture_output=True,
+                         text=True, timeout=120, check=False)
+    assert (soc.returncode, soc.stdout) == (done.returncode, done.stdout)
+    for argv in (["--bogus"], ["--soc", "Ascend999"]):
+        bad = subprocess.run([sys.executable, "-m", "opsnn.samples.leaky_relu_backward", *argv], capture_output=True,
+                             text=True, timeout=120, check=False)
+        assert bad.returncode == 2 and bad.stdout == "" and "usage: python -m opsnn.samples.leaky_relu_backward" in bad.stderr
 
 
 @pytest.mark.parametrize("argv, steps", [

@@ -21,4 +21,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run_as_script(main)
+    run_as_script(main, "opsnn.samples")

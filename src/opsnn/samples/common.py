@@ -3,12 +3,14 @@ CreateAclTensor and the result read-back/print)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
 import numpy as np
 
 import opsnn.acl as acl
+from opsnn._core import platform
 
 
 class SampleError(Exception):
@@ -19,13 +21,23 @@ class SampleError(Exception):
         self.ret = int(ret)
 
 
-def run_as_script(main) -> None:
-    """Exit with what ``main()`` returns, as the C sample's ``main`` does: a failed step's ret
-    (its message printed), or 141 when stdout's reader went away (``| head``), as ``opsnn``
-    exits then, instead of a BrokenPipeError traceback."""
+def run_as_script(main, module: str) -> None:
+    """``python -m <module>``: read its one option, ``--soc`` (as ``opsnn --soc``; any other
+    argument is a usage error, exit 2: a new user's ``--soc Ascend310B`` had been ignored, the
+    samples passing on the default SoC), then exit with what ``main()`` returns, as the C
+    sample's ``main`` does: a failed step's ret (its message printed; the process's status is
+    that ret modulo 256, 561003 as 107, as a C ``return ret`` from main gives), or 141 when
+    stdout's reader went away (``| head``), as ``opsnn`` exits then, instead of a
+    BrokenPipeError traceback."""
+    doc = sys.modules[main.__module__].__doc__ or ""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n")[0])
+    parser.add_argument("--soc", choices=list(platform.PROFILES),
+                        help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")
+    soc = parser.parse_args().soc
     try:
         try:
-            code = main()
+            with platform.use_soc(soc or platform.current().name):
+                code = main()
         except SampleError as exc:
             print(exc)
             code = exc.ret

@@ -66,4 +66,4 @@ def main(emit=print) -> int:
 
 
 if __name__ == "__main__":
-    run_as_script(main)
+    run_as_script(main, "opsnn.samples.hardtanh_backward")

@@ -60,4 +60,4 @@ def main(emit=print) -> int:
 
 
 if __name__ == "__main__":
-    run_as_script(main)
+    run_as_script(main, "opsnn.samples.leaky_relu_backward")
