@@ -159,8 +159,11 @@ def from_numpy(dtype) -> DataType:
 # The short dtype names opsnn bench prints, which every subcommand also reads, mapped onto NumPy's
 # names: widths in bits, as CANN and torch write them (NumPy would take "f16" for a 16-byte
 # float128, and "i8" / "u8" for the 8-byte int64 / uint64: a breaker's `--dtype i8` ran int64).
+# C's words too, as CANN's C samples and torch mean them: "int" is int32 as "float" is float32
+# (a new user's `--dtype int` ran NumPy's int64), "long" int64.
 SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
                "f32": "float32", "fp32": "float32", "f64": "float64", "fp64": "float64",
+               "c64": "complex64", "c128": "complex128", "int": "int32", "long": "int64",
                **{f"{p}{bits}": f"{kind}{bits}" for bits in (8, 16, 32, 64)
                   for p, kind in (("i", "int"), ("s", "int"), ("u", "uint"))}}
 _BYTE_CODE = re.compile(r"[fiuc]\d+")
@@ -170,8 +173,8 @@ def parse_name(text: str) -> DataType:
     """The aclDataType a dtype word names, the one grammar of the CLI's ``--dtype`` options and of
     golden data's case.json: CANN's names with or without ACL_ / DT_ and in any case (FLOAT,
     ACL_FLOAT16, DT_BF16, float, double; so "float" is float32, as in CANN and torch, not NumPy's
-    float64), then, after the same prefix, opsnn's short names (``SHORT_NAMES``: f16, bf16, i8 in
-    bits) and NumPy's (float32, bfloat16, float8_e5m2, its one-letter codes in their own case: B
+    float64; "int" int32, as in C and torch), then, after the same prefix, opsnn's short names
+    (``SHORT_NAMES``: f16, bf16, i8, c64 in bits) and NumPy's (float32, bfloat16, float8_e5m2, its one-letter codes in their own case: B
     is uint8, b int8), in any case where NumPy has none. Another letter-and-number code (f8, i4,
     u1, c8) is NumPy's count of bytes and is refused: beside i8 meaning int8 it would read as a
     bit width (a breaker: f8 ran float64, i4 int32). ValueError, saying why, for anything else."""
@@ -186,7 +189,7 @@ def parse_name(text: str) -> DataType:
     found = None
     for candidate in dict.fromkeys((word, word.lower())):  # NumPy's own case first: its codes differ by case
         name = SHORT_NAMES.get(candidate, candidate)
-        if name == candidate and _BYTE_CODE.fullmatch(candidate):
+        if name == candidate and _BYTE_CODE.fullmatch(candidate) and _numpy_knows(candidate):
             raise ValueError(f"dtype {text!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, "
                              "f32, f64, i8, u8, i16, i32, i64): write one of them or the full name (float64, int32, ...)")
         try:
@@ -205,6 +208,16 @@ def parse_name(text: str) -> DataType:
         raise ValueError(f"dtype {text!r} is NumPy's {found.str!r} ({found.name}), which no aclDataType "
                          f"describes; expected {expected}")
     return acl
+
+
+def _numpy_knows(code: str) -> bool:
+    """Whether NumPy reads ``code`` as a dtype (c8 is its complex64; c64, a bit width, it does not:
+    a new user's --dtype c64 was told it was NumPy's code in bytes)."""
+    try:
+        np.dtype(code)
+    except TypeError:
+        return False
+    return True
 
 
 def to_numpy(dtype: DataType) -> np.dtype:
