@@ -1010,7 +1010,7 @@ def test_dtype_words_keep_their_prefix_forms_and_numpy_codes():
                        ("b", "INT8"), ("H", "UINT16"), ("F", "COMPLEX64"), ("Float32", "FLOAT"), ("ACL_FLOAT", "FLOAT"),
                        # (a new user) C's words as C and torch mean them, as "float" is float32 (int ran int64);
                        # complex widths in bits (c64 was said to be NumPy's code in bytes, which it is not)
-                       ("int", "INT32"), ("long", "INT64"), ("c64", "COMPLEX64"), ("c128", "COMPLEX128")):
+                       ("int", "INT32"), ("uint", "UINT32"), ("long", "INT64"), ("c64", "COMPLEX64"), ("c128", "COMPLEX128")):
         assert data_type(word).name == name, word
     assert cli_args.numpy_dtype("B") == np.dtype(np.uint8) and cli_args.numpy_dtype("acl_float32") == np.dtype(np.float32)
     for word, numpy_form in (("U8", "'<U8' (str256)"), (">f4", "'>f4' (float32)")):  # (a breaker: what NumPy made of it)

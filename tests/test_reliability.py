@@ -515,7 +515,8 @@ def test_free_misuse(dev):
     """free of a never-allocated, interior, already-freed, None, str, or host address, and
     free_host of a device address -> 100000; the accounting is unchanged. An address of the
     other memory is told as such (a breaker: a live malloc_host address given to free was
-    "never allocated, already freed, or an interior address")."""
+    "never allocated, already freed, or an interior address"), an interior or dead one too,
+    without guessing which (a second breaker: a never-allocated one was "already freed")."""
     live = dev.malloc(256)
     freed, _ = acl.rt.malloc(64, 0)
     assert acl.rt.free(freed) == 0
@@ -524,14 +525,18 @@ def test_free_misuse(dev):
         fail_msg(acl.rt.free(addr), 100000)
     fail_msg(acl.rt.free_host(live), 100000, f"free_host: {live:#x} is device memory (acl.rt.malloc; "
                                              "acl.rt.free releases it), not pinned host memory")
-    fail_msg(acl.rt.free_host(freed), 100000, f"free_host: {freed:#x} is device memory (acl.rt.malloc, "
-                                              "already freed), not pinned host memory")
+    fail_msg(acl.rt.free_host(freed), 100000, f"free_host: {freed:#x} is an address of device memory's range "
+                                              "(acl.rt.malloc), not pinned host memory; no live allocation holds "
+                                              "it (never allocated, or already freed)")
+    fail_msg(acl.rt.free_host(live + 8), 100000, f"free_host: {live + 8:#x} lies 8 bytes into device memory "
+                                                 f"(acl.rt.malloc at {live:#x}), not pinned host memory")
     host, _ = acl.rt.malloc_host(64)
     fail_msg(acl.rt.free(host), 100000, f"free: {host:#x} is pinned host memory (acl.rt.malloc_host; "
                                         "acl.rt.free_host releases it), not device memory")
     assert acl.rt.free_host(host) == 0
     fail_msg(acl.rt.free_host(host), 100000, f"free_host: {host:#x} is not the start of a live host allocation")
-    fail_msg(acl.rt.free(host), 100000, "is pinned host memory (acl.rt.malloc_host, already freed), not device")
+    fail_msg(acl.rt.free(host), 100000, "is an address of pinned host memory's range (acl.rt.malloc_host), not "
+                                        "device memory; no live allocation holds it")
     assert mem_state() == before
 
 
@@ -2501,6 +2506,36 @@ def test_a_failure_is_told_at_the_synchronize_it_concerns():
                                                "synchronize or event wait) or by another stream's "
                                                "stream_wait_event (stream task k failed: memory gone)"))
     assert outcome(a.synchronize) == (0, None) and event.status == NOT_READY  # (the record was dropped)
+
+    # (a second breaker) failures before and after the record, both noted: each told where it belongs
+    stream, event, got = Stream(0x9E), Event(0x6D), []
+    steps = [threading.Event() for _ in range(4)]
+
+    def failing_as(name):
+        def fail():
+            raise opsnn.AclnnError(161002, f"{name} gone")
+        return fail
+
+    def worker_both():
+        stream.enqueue("early", failing_as("early"))
+        steps[0].set()
+        steps[1].wait(10)
+        event.record(stream)
+        stream.enqueue("late", failing_as("late"))
+        steps[2].set()
+        steps[3].wait(10)
+        got.extend([outcome(event.synchronize), outcome(stream.synchronize), outcome(stream.synchronize)])
+
+    thread = threading.Thread(target=worker_both)
+    thread.start()
+    for first, second in ((0, 1), (2, 3)):
+        assert steps[first].wait(10)
+        assert outcome(stream.synchronize)[0] == 500003
+        steps[second].set()
+    thread.join(10)
+    assert [(status, message and message[:9], message and message[-30:]) for status, message in got] == [
+        (500003, "1 task(s)", "(stream task early failed: early gone)"[-30:]),
+        (500003, "1 task(s)", "(stream task late failed: late gone)"[-30:]), (0, None, None)]
 
 
 def test_stream_destroyed_with_queued_work(dev):

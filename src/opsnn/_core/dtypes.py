@@ -160,10 +160,10 @@ def from_numpy(dtype) -> DataType:
 # names: widths in bits, as CANN and torch write them (NumPy would take "f16" for a 16-byte
 # float128, and "i8" / "u8" for the 8-byte int64 / uint64: a breaker's `--dtype i8` ran int64).
 # C's words too, as CANN's C samples and torch mean them: "int" is int32 as "float" is float32
-# (a new user's `--dtype int` ran NumPy's int64), "long" int64.
+# (a new user's `--dtype int` ran NumPy's int64), "uint" uint32, "long" int64.
 SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
                "f32": "float32", "fp32": "float32", "f64": "float64", "fp64": "float64",
-               "c64": "complex64", "c128": "complex128", "int": "int32", "long": "int64",
+               "c64": "complex64", "c128": "complex128", "int": "int32", "uint": "uint32", "long": "int64",
                **{f"{p}{bits}": f"{kind}{bits}" for bits in (8, 16, 32, 64)
                   for p, kind in (("i", "int"), ("s", "int"), ("u", "uint"))}}
 _BYTE_CODE = re.compile(r"[fiuc]\d+")
@@ -191,7 +191,7 @@ def parse_name(text: str) -> DataType:
         name = SHORT_NAMES.get(candidate, candidate)
         if name == candidate and _BYTE_CODE.fullmatch(candidate) and _numpy_knows(candidate):
             raise ValueError(f"dtype {text!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, "
-                             "f32, f64, i8, u8, i16, i32, i64): write one of them or the full name (float64, int32, ...)")
+                             "f32, f64, i8, u8, i16, i32, i64, c64, c128): write one of them or the full name (float64, int32, ...)")
         try:
             found = np.dtype(name)
         except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported

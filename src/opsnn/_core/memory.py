@@ -292,15 +292,22 @@ _MADE_BY = {"device": ("device memory", "acl.rt.malloc", "acl.rt.free"),
 
 
 def elsewhere(addr: int, space: AddressSpace, wanted: str = "") -> str:
-    """For ``addr`` refused by ``space``: " is <the other memory> (...), not <``wanted``, or
-    space's memory>" where it lies in the other space's range, else "". A live malloc_host
-    address passed where device memory is taken (or the reverse) had been refused as "never
-    allocated or already freed"."""
+    """For ``addr`` refused by ``space``: where it lies in the other space's range, " is <the
+    other memory> (...), not <``wanted``, or space's memory>", saying whether a live allocation
+    starts there, holds it further in, or none does; else "". A live malloc_host address passed
+    where device memory is taken (or the reverse) had been refused as "never allocated or
+    already freed"."""
     for other in _SPACES:
         if other is not space and other.spans(addr):
             name, made, freed = _MADE_BY[other._kind]
-            how = f"{made}; {freed} releases it" if other.find(addr) is not None else f"{made}, already freed"
-            return f" is {name} ({how}), not {wanted or _MADE_BY[space._kind][0]}"
+            not_wanted = f"not {wanted or _MADE_BY[space._kind][0]}"
+            alloc = other.find(addr)
+            if alloc is None:  # (addresses are never reused: a second breaker's "already freed" was
+                return (f" is an address of {name}'s range ({made}), {not_wanted}; no live allocation "  # a guess)
+                        "holds it (never allocated, or already freed)")
+            if alloc.addr != addr:
+                return f" lies {addr - alloc.addr} bytes into {name} ({made} at {_hex(alloc.addr)}), {not_wanted}"
+            return f" is {name} ({made}; {freed} releases it), {not_wanted}"
     return ""
 
 

@@ -41,10 +41,10 @@ class Stream:
         self._lock = forksafe.lock()       # guards enqueue against close: nothing queued after
         self._run = forksafe.rlock()       # held while tasks run: keeps task order across threads
         # by thread ident, tasks that thread queued and a run of the stream it did not ask for
-        # (module docstring) failed or dropped: (the thread,
-        # weakly: an ident is reused once its thread ends; how many; why; the first one's place),
-        # reported at its own next synchronize. A plain dict: the launch path tests it each time
-        self._dropped: dict[int, tuple[weakref.ref, int, str, int]] = {}
+        # (module docstring) failed or dropped: (the thread, weakly: an ident is reused once its
+        # thread ends; [(each one's place, why)]), reported at its own next synchronize (under
+        # _lock). A plain dict: the launch path tests it each time
+        self._dropped: dict[int, tuple[weakref.ref, list[tuple[int, str]]]] = {}
         self.closed = False
         self._running: tuple | None = None  # the queue entry being run, for a forked child
         _STREAMS.add(self)
@@ -91,16 +91,27 @@ class Stream:
         ran is not told it succeeded. A synchronize calls it; so does synchronize_event, with
         ``before`` its record's place: only a task queued before the record is its concern (one
         after it is left for the stream's synchronize)."""
-        ident = threading.get_ident()
-        dropped = self._dropped.get(ident) if self._dropped else None
-        if dropped is None or dropped[3] >= before:
+        if not self._dropped:
             return
-        self._dropped.pop(ident, None)
-        if dropped[0]() is threading.current_thread():
+        ident = threading.get_ident()
+        with self._lock:
+            note = self._dropped.get(ident)
+            if note is None:
+                return
+            ref, failures = note
+            told = [f for f in failures if f[0] < before]  # (each failure kept apart: a breaker's
+            if not told:                                    # event told one queued after its record)
+                return
+            rest = [f for f in failures if f[0] >= before]
+            if rest:
+                self._dropped[ident] = (ref, rest)
+            else:
+                del self._dropped[ident]
+        if ref() is threading.current_thread():
             raise AclnnError(AclError.RT_FAILURE,
-                             f"{dropped[1]} task(s) this thread queued on stream {self.handle:#x} failed or were "
+                             f"{len(told)} task(s) this thread queued on stream {self.handle:#x} failed or were "
                              f"dropped, not run: the failure was met by another thread (its synchronize or event "
-                             f"wait) or by another stream's stream_wait_event ({dropped[2]})")
+                             f"wait) or by another stream's stream_wait_event ({told[-1][1]})")
 
     def run_until(self, done: Callable[[], bool], tell_caller: bool = False) -> bool:
         """Run queued tasks in order until ``done()`` holds or the queue is empty, unless another
@@ -126,8 +137,8 @@ class Stream:
         empty. A task's failure raises 500003 after dropping the tasks queued up to that same
         end, no further: later tasks wait for the stream's next synchronize, as tasks queued
         after a synchronize's start do. The threads whose tasks failed or were dropped hear of it
-        at their next synchronize (``_tell``): the caller too where ``tell_caller``. A Ctrl-C (or SystemExit) inside a task goes on to the
-        caller (``_interrupted``). (A count, not a predicate built per call, for synchronize:
+        at their next synchronize (``_tell``): the caller too where ``tell_caller``. A Ctrl-C (or
+        SystemExit) inside a task goes on to the caller (``_interrupted``). (A count, not a predicate built per call, for synchronize:
         that had cost the launch path ~0.4 us a synchronize.)"""
         tasks = self._tasks
         outer = self._running  # (a nested run's: the task that runs this one is still running)
@@ -186,8 +197,9 @@ class Stream:
         """Note for thread ``owner``, unless it has ended or is the calling thread told by the
         raise alone (not ``tell_caller``), that its task at ``place`` failed or was dropped."""
         if (tell_caller or owner != threading.get_ident()) and owner in live:
-            ref, n, _, first = self._dropped.get(owner, (weakref.ref(live[owner]), 0, "", place))
-            self._dropped[owner] = (ref, n + 1, why, min(first, place))
+            with self._lock:
+                ref, failures = self._dropped.get(owner, (weakref.ref(live[owner]), []))
+                self._dropped[owner] = (ref, [*failures, (place, why)])
 
 
 def _unfinished(label: str, why: str) -> Callable[[], None]:

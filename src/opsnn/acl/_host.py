@@ -252,8 +252,9 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
         raise AclnnError(AclError.INVALID_PARAM, f"{what}: the host memory at {hex(addr)} (acl.rt.malloc_host) "
                                                  "was already freed (acl.rt.free_host)")
     if memory.DEVICE.spans(addr):
-        raise AclnnError(AclError.INVALID_PARAM, f"{what}: {hex(addr)}{memory.elsewhere(addr, memory.HOST, 'host memory')}: "
-                                                 "copy it to the host with acl.rt.memcpy first")
+        copy = ": copy it to the host with acl.rt.memcpy first" if memory.DEVICE.find(addr) is not None else ""
+        raise AclnnError(AclError.INVALID_PARAM,
+                         f"{what}: {hex(addr)}{memory.elsewhere(addr, memory.HOST, 'host memory')}{copy}")
     raise AclnnError(AclError.INVALID_PARAM,
                      f"{what}: {hex(addr)} is not host memory opsnn knows (use acl.rt.malloc_host, "
                      "acl.util.numpy_to_ptr / bytes_to_ptr and keep the object alive while the "
