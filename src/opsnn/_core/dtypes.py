@@ -174,10 +174,11 @@ def parse_name(text: str) -> DataType:
     golden data's case.json: CANN's names with or without ACL_ / DT_ and in any case (FLOAT,
     ACL_FLOAT16, DT_BF16, float, double; so "float" is float32, as in CANN and torch, not NumPy's
     float64; "int" int32, as in C and torch), then, after the same prefix, opsnn's short names
-    (``SHORT_NAMES``: f16, bf16, i8, c64 in bits) and NumPy's (float32, bfloat16, float8_e5m2, its one-letter codes in their own case: B
-    is uint8, b int8), in any case where NumPy has none. Another letter-and-number code (f8, i4,
-    u1, c8) is NumPy's count of bytes and is refused: beside i8 meaning int8 it would read as a
-    bit width (a breaker: f8 ran float64, i4 int32). ValueError, saying why, for anything else."""
+    (``SHORT_NAMES``: f16, bf16, i8, c64 in bits) and NumPy's (float32, bfloat16, float8_e5m2,
+    its one-letter codes in their own case: B is uint8, b int8), in any case where NumPy has none.
+    Another letter-and-number code NumPy reads (f8, i4, u1, c8) is its count of bytes and is
+    refused: beside i8 meaning int8 it would read as a bit width (a breaker: f8 ran float64, i4
+    int32). ValueError, saying why, for anything else."""
     word = text.strip()
     for prefix in ("ACL_", "DT_"):
         if word.upper().startswith(prefix):
@@ -191,7 +192,8 @@ def parse_name(text: str) -> DataType:
         name = SHORT_NAMES.get(candidate, candidate)
         if name == candidate and _BYTE_CODE.fullmatch(candidate) and _numpy_knows(candidate):
             raise ValueError(f"dtype {text!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, "
-                             "f32, f64, i8, u8, i16, i32, i64, c64, c128): write one of them or the full name (float64, int32, ...)")
+                             "f32, f64, i8, u8, i16, i32, i64, c64, c128): write one of them or the full name "
+                             "(float64, int32, ...)")
         try:
             found = np.dtype(name)
         except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported

@@ -4,8 +4,8 @@ Phase 2 of an aclnn call only enqueues (like an NPU launch). ``synchronize`` run
 tasks in order and reports the first failure, as ``aclrtSynchronizeStream`` does; tasks after a
 failure are dropped, and a thread whose task failed or was dropped in a run it did not ask for
 (another thread's synchronize or event wait, or another stream's wait for an event recorded here)
-hears of it at its next synchronize of the stream. A host program that reads results without synchronizing sees
-the old data, as it could on a device.
+hears of it at its next synchronize of the stream. A host program that reads results without
+synchronizing sees the old data, as it could on a device.
 """
 
 from __future__ import annotations
@@ -138,8 +138,9 @@ class Stream:
         end, no further: later tasks wait for the stream's next synchronize, as tasks queued
         after a synchronize's start do. The threads whose tasks failed or were dropped hear of it
         at their next synchronize (``_tell``): the caller too where ``tell_caller``. A Ctrl-C (or
-        SystemExit) inside a task goes on to the caller (``_interrupted``). (A count, not a predicate built per call, for synchronize:
-        that had cost the launch path ~0.4 us a synchronize.)"""
+        SystemExit) inside a task goes on to the caller (``_interrupted``). (A count, not a
+        predicate built per call, for synchronize: that had cost the launch path ~0.4 us a
+        synchronize.)"""
         tasks = self._tasks
         outer = self._running  # (a nested run's: the task that runs this one is still running)
         while left and tasks and not done():
