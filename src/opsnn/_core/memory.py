@@ -302,8 +302,8 @@ def elsewhere(addr: int, space: AddressSpace, wanted: str = "") -> str:
             name, made, freed = _MADE_BY[other._kind]
             not_wanted = f"not {wanted or _MADE_BY[space._kind][0]}"
             alloc = other.find(addr)
-            if alloc is None:  # (addresses are never reused: a second breaker's "already freed" was
-                return (f" is an address of {name}'s range ({made}), {not_wanted}; no live allocation "  # a guess)
+            if alloc is None:  # (which of the two is not known: a breaker's "already freed" was a guess)
+                return (f" is an address of {name}'s range ({made}), {not_wanted}; no live allocation "
                         "holds it (never allocated, or already freed)")
             if alloc.addr != addr:
                 return f" lies {addr - alloc.addr} bytes into {name} ({made} at {_hex(alloc.addr)}), {not_wanted}"
