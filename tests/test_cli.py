@@ -548,6 +548,9 @@ def test_run_releases_everything_it_allocated(capsys):
      [("opsnn run: error: gradOutput of shape [99999999999, 99999999999] needs 39999999999200000000004 bytes, "
        "more than the 68719476736-byte emulated device memory")]),
     (["tiling", "LeakyRelu", "--shape", "4", "--simulate", "--seed", "-1"], 2, ["argument --seed", "'-1'"]),
+    # (a breaker) --seed without --simulate had been taken and ignored
+    (["tiling", "LeakyRelu", "--shape", "4", "--seed", "3"], 2,
+     ["opsnn tiling: --seed seeds --simulate's random data; without --simulate nothing is random\n"]),
     (["tiling", "HardtanhBackward", "--shape", "[[2,3]]"], 2, ["bad shape '[[2,3]]'"]),
     # no def row, phase 1 fails: exit 1 on every SoC, whether or not the tiling itself goes through
     (["tiling", "HardtanhBackward", "--shape", "2,3", "--dtype", "float64"], 1,

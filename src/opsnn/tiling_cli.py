@@ -71,7 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "NPU tiling depends on shapes only")
     parser.add_argument("--simulate", action="store_true",
                         help="run the tiling on a simulated device and check it (random data, see --seed)")
-    parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the --simulate data")
+    parser.add_argument("--seed", type=int_at_least(0), help="seed of the --simulate data (default 0; only with "
+                                                             "--simulate)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -215,6 +216,9 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
         apis = ", ".join(f"aclnn{a.api}" for a in opdef.ALIASES if a.kernel == op.name)
         hint = f" ({apis} for {op.name})" if apis else ""
         raise _UsageError(f"--transpose needs an aclnn name{hint}: a kernel op's tiling depends on shapes only")
+    if getattr(args, "seed", None) is not None and not getattr(args, "simulate", False):
+        # (a breaker: it was taken and ignored, as if it changed the tiling)
+        raise _UsageError("--seed seeds --simulate's random data; without --simulate nothing is random")
     shapes, dtypes = _tensors(args, op, alias)
     attrs = _attrs(args, op)
     report: dict = {"op": op.name, "variant": op.variant, "source": op.source, "inputs": list(op.inputs),
@@ -275,7 +279,7 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
         report["simulation"] = {"error": reason}
         return report, 1
     try:
-        check = simulate.check_op(result, op, inputs, outputs, attrs, seed=args.seed)
+        check = simulate.check_op(result, op, inputs, outputs, attrs, seed=args.seed or 0)
     except AclnnError as exc:
         report["simulation"] = {"error": exc.message}
         return report, 1
