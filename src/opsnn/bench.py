@@ -61,6 +61,7 @@ from .cli_args import (
     Distinct,
     OutputError,
     int_at_least,
+    make_writable_folder,
     numpy_dtype,
     output_folder_refusal,
 )
@@ -904,10 +905,7 @@ def out_folder(text: str) -> Path:
         raise ValueError(f"{refusal} (bench.json, bench.md and bench.png go into it)")
     folder = Path(text)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".opsnn-write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
+        make_writable_folder(folder)
     except OSError as exc:
         raise OutputError("--out-dir", text, exc, "into the folder") from None
     return folder

@@ -230,6 +230,16 @@ def _finite(value):
     return value
 
 
+def make_writable_folder(folder: Path) -> None:
+    """Make ``folder`` (with its parents) and check a file can be written there, before a run
+    writes into it (OSError, the system's reason, if not). For bench's --out-dir and verify's
+    --dump alike."""
+    folder.mkdir(parents=True, exist_ok=True)
+    test = folder / ".opsnn-write-test"
+    test.write_bytes(b"")
+    test.unlink()
+
+
 def output_folder_refusal(option: str, text: str) -> str | None:
     """Why ``text`` cannot be the folder ``option`` writes into, seen before the system is asked
     to make it: a file of that name, or a symbolic link to nothing (a breaker: "cannot write

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ._core.dtypes import from_numpy, holds_data, parse_name, to_numpy
-from .cli_args import strict_json
+from .cli_args import make_writable_folder, strict_json
 
 MAX_DIM = 2**63 - 1  # int64's max: an aclTensor's dims are int64
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
@@ -66,10 +66,7 @@ def probe(root: str | Path) -> None:
     run's other folders beside its own). Only an index of opsnn's shape is read, and only
     folders below ``root``."""
     folder = Path(root)
-    folder.mkdir(parents=True, exist_ok=True)
-    test = folder / ".opsnn-write-test"
-    test.write_bytes(b"")
-    test.unlink()
+    make_writable_folder(folder)
     index = folder / INDEX
     try:
         document = json.loads(index.read_text())
