@@ -475,6 +475,47 @@ def test_decision_12_profile_from_env_and_use_soc_wins(acl_env, monkeypatch):
     cases.assert_bits_equal(opsnn.leaky_relu_backward(b, b, 0.5), np.array([1.0, -0.5], BF16))
 
 
+def test_decision_12_use_soc_is_per_asyncio_task():
+    """(A breaker) use_soc kept its selection per thread: two coroutines whose blocks overlapped
+    across an await each restored the other's, so neither's SoC was in force inside its block and
+    the loop's thread kept Ascend910 after both ended (a bf16 call refused for good). It is per
+    context now: per asyncio task, carried by asyncio.to_thread, none in a new thread."""
+    import asyncio
+
+    from opsnn._core import platform
+
+    b, seen, before = np.array([1.0, -1.0], BF16), {}, platform.current_name()
+
+    async def first():
+        with opsnn.use_soc("Ascend910"):
+            await asyncio.sleep(0.01)
+            seen["first"] = platform.current_name()
+            try:
+                await asyncio.to_thread(opsnn.leaky_relu, b)
+            except opsnn.AclnnError as exc:
+                seen["to_thread"] = exc.status
+
+    async def second():
+        await asyncio.sleep(0.005)
+        with opsnn.use_soc("Ascend950"):
+            await asyncio.sleep(0.02)
+            seen["second"] = platform.current_name()
+
+    async def both():
+        await asyncio.gather(first(), second())
+        seen["after"] = platform.current_name()
+
+    asyncio.run(both())
+    assert seen == {"first": "Ascend910", "to_thread": 161002, "second": "Ascend950", "after": before}
+    cases.assert_bits_equal(opsnn.leaky_relu(b, 0.5), np.array([1.0, -0.5], BF16))
+    with opsnn.use_soc("Ascend910"):
+        in_thread = []
+        worker = threading.Thread(target=lambda: in_thread.append(platform.current_name()))
+        worker.start()
+        worker.join(10)
+    assert in_thread == [before]
+
+
 def test_decision_12_profile_fixed_at_phase1(acl_env):
     """The profile in force at phase 1 decides; phase 2 under another profile still runs."""
     b = np.array([1.0, -1.0], BF16)

@@ -125,7 +125,7 @@ def _make_key(spec):
              "    MISS",
              # the SoC and backend *selections* (thread / process / environment), inlined:
              # platform.current_name() and kernels.default_name() cost more than the rest
-             "soc = local.soc or platform._process_soc or env_get(SOC_ENV)",
+             "soc = selected() or platform._process_soc or env_get(SOC_ENV)",
              "backend = kernels.DEFAULT or env_get(BACKEND_ENV)",
              f"k = ({spec.name!r}, soc, backend, {', '.join(parts)}, o)"]
     call = f"entry({', '.join(tensors + ['out'])})"
@@ -159,7 +159,7 @@ def _make_key(spec):
     last = _LAST.setdefault(spec.name, [(None, None)])
     env = {"ENTRIES": ENTRIES, "LAST": last, "ndarray": np.ndarray, "ALIGNED": _ALIGNED, "WRITEABLE": _WRITEABLE,
            "ALIGNED_WRITEABLE": _ALIGNED | _WRITEABLE, "copysign": math.copysign, "number_key": _number_key, "NO": _NO,
-           "local": platform._thread, "platform": platform, "kernels": kernels, "env_get": platform.getenv,
+           "selected": platform.SELECTED.get, "platform": platform, "kernels": kernels, "env_get": platform.getenv,
            "SOC_ENV": platform.ENV_VAR, "BACKEND_ENV": kernels.ENV_VAR}
     if platform._ENV_DATA is not None:  # the raw mapping (bytes keys and values) is enough for a key
         env.update(env_get=platform._ENV_DATA.get, SOC_ENV=platform._encode(platform.ENV_VAR),

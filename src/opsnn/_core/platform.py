@@ -12,9 +12,9 @@ Selection, strongest first: ``use_soc(...)`` (a with-block, per thread), ``set_s
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import os
-import threading
 from collections.abc import Iterator
 
 DEFAULT_SOC = "Ascend910B"
@@ -71,11 +71,11 @@ PROFILES: dict[str, SocProfile] = {
 _process_soc: str | None = None
 
 
-class _Local(threading.local):
-    soc: str | None = None  # a class default: reading an unset thread's value does not raise
-
-
-_thread = _Local()
+# ``use_soc``'s selection: a context variable, so that each thread, and each asyncio task, has its
+# own (a breaker: with a thread-local, two coroutines whose use_soc blocks overlapped across an
+# await each restored the other's SoC, and the loop's thread kept one after both blocks ended);
+# a new thread starts with none, and asyncio.to_thread carries its caller's.
+SELECTED: contextvars.ContextVar[str | None] = contextvars.ContextVar("opsnn_soc", default=None)
 
 
 def get_profile(name: str) -> SocProfile:
@@ -87,9 +87,9 @@ def get_profile(name: str) -> SocProfile:
 
 
 def current() -> SocProfile:
-    """The profile in force for the calling thread. ValueError for an unknown name; one that
+    """The profile in force for the calling thread (or asyncio task). ValueError for an unknown name; one that
     came from the environment says so (the user typed no SoC)."""
-    name = getattr(_thread, "soc", None) or _process_soc
+    name = SELECTED.get() or _process_soc
     if name:
         return get_profile(name)
     from_env = os.environ.get(ENV_VAR)
@@ -104,7 +104,7 @@ def current() -> SocProfile:
 def current_name() -> str:
     """The SoC selection in force, as given (not resolved; ``current()`` resolves it). Cheap:
     plan caches key on it."""
-    return getattr(_thread, "soc", None) or _process_soc or getenv(ENV_VAR) or DEFAULT_SOC
+    return SELECTED.get() or _process_soc or getenv(ENV_VAR) or DEFAULT_SOC
 
 
 try:  # os.environ.get encodes the key on every call; read CPython's mapping directly when present
@@ -140,11 +140,13 @@ def set_soc(name: str | None) -> SocProfile:
 
 @contextlib.contextmanager
 def use_soc(name: str) -> Iterator[SocProfile]:
-    """Select the emulated SoC for the calling thread inside a with-block."""
+    """Select the emulated SoC for the calling thread (or asyncio task) inside a with-block."""
     profile = get_profile(name)
-    previous = getattr(_thread, "soc", None)
-    _thread.soc = profile.name
+    token = SELECTED.set(profile.name)
     try:
         yield profile
     finally:
-        _thread.soc = previous
+        try:
+            SELECTED.reset(token)
+        except ValueError:  # left in another context than entered (a generator driven elsewhere)
+            SELECTED.set(None if token.old_value is contextvars.Token.MISSING else token.old_value)
