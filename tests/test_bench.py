@@ -150,6 +150,51 @@ def test_measure_shuffles_each_round():
     assert len({tuple(r) for r in rounds}) == 5 and len({r[0] for r in rounds}) > 1
 
 
+def test_measure_sizes_loops_from_the_fastest_warm_call():
+    """(A breaker) one slow warm call (a kernel's second call after its load took ~1 ms) ended the
+    loop's sizing, and a 2 us call was timed one call a sample under --quick; the fastest of
+    three warm calls sizes it now, unless a call takes ten samples' length."""
+    import time
+
+    slow = iter([0.0, 0.003])
+
+    def fn():
+        delay = next(slow, 0.0)
+        if delay:
+            time.sleep(delay)
+
+    assert bench.measure({"f": fn}, sample_seconds=0.001, samples=3)["f"].loops > 10
+    assert bench.measure({"g": lambda: time.sleep(0.002)}, sample_seconds=0.0001, samples=1)["g"].loops == 1
+
+
+def test_cells_follow_the_emulated_soc_and_the_pool():
+    """(A breaker) `opsnn --soc Ascend910 bench --quick` stopped with a traceback at bfloat16, and
+    on Ascend310B the peak-memory step's refusal lost the whole run; with NUMBA_NUM_THREADS=1 the
+    "2 threads" rows timed one opsnn thread against two of torch's. The cells are the dtypes the
+    emulated SoC has, an operator it has none of is named, and the default threads are the pool's."""
+    import argparse
+
+    import numba
+
+    from opsnn._core import platform
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    args = parser.parse_args(["--quick", "--ops", "HardtanhBackward", "--sizes", "4", "--layouts", "contiguous"])
+    op = bench.available_ops()["HardtanhBackward"]
+    with platform.use_soc("Ascend910"):
+        assert "bf16" in bench.QUICK_DTYPES and "bf16" not in {d for d, _, _ in bench.cells(args, op)}
+        assert bench.cells(args, op)
+    with platform.use_soc("Ascend310B"):
+        with pytest.raises(ValueError, match="nothing to measure for LeakyReluBackward: the emulated Ascend310B "
+                                             "has no kernel of it"):
+            bench.check_selection(parser.parse_args(["--quick", "--ops", "LeakyReluBackward"]))
+        assert not bench.on_soc(bench.available_ops()["LeakyReluBackward"], "f32")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+        assert bench.default_threads() == (1,)
+
+
 def test_pool_wait_environment():
     """Passive waiting unless asked (a caller's own OMP_WAIT_POLICY kept); --spin-count N sets
     GOMP_SPINCOUNT and removes OMP_WAIT_POLICY, which libgomp would let override it."""

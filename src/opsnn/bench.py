@@ -19,7 +19,8 @@ medians of 5 samples (3 in ``--quick``), each a loop long enough to time; the me
 take turns sample by sample, in a shuffled order each round, so an outside disturbance (or one
 method's after-effects) hits them alike, and each loop starts
 after one untimed call (the method before it left its own data in the caches). The spread
-printed is the inter-quartile range.
+printed is the inter-quartile range (of ``--quick``'s 3 samples, ``statistics.quantiles`` gives
+the extremes: there it is the whole range).
 Ratios are speed ratios (other time / opsnn time: above 1 means opsnn is faster). Threads:
 ``numba.set_num_threads`` for opsnn, ``torch.set_num_threads`` for torch.
 
@@ -64,6 +65,7 @@ from .cli_args import (
     make_writable_folder,
     numpy_dtype,
     output_folder_refusal,
+    strict_json,
 )
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
@@ -389,12 +391,15 @@ def measure(fns: dict, sample_seconds: float, samples: int) -> dict:
     loops = {}
     for name, fn in fns.items():
         fn()
-        one = sample_seconds
-        for _ in range(3):  # the loop length from a warm call: a cold one would give short loops
+        one = math.inf
+        for _ in range(3):  # the loop length from the fastest warm call: a cold one would give short loops
             t0 = time.perf_counter()
             fn()
             one = min(one, time.perf_counter() - t0)
-            if one >= sample_seconds:  # a one-call sample: no loop to size
+            # a call of ten samples' length: one-call samples, without two more such calls (one
+            # slow call alone had ended the sizing: the second call of a kernel just loaded took
+            # ~1 ms, and a 2 us call was timed one call a sample under --quick: a breaker)
+            if one >= 10 * sample_seconds:
                 break
         loops[name] = max(1, int(sample_seconds / max(one, 1e-9)))
     per_call: dict = {name: [] for name in fns}
@@ -469,12 +474,34 @@ def _threading_layer() -> str:
         return "not initialised"
 
 
+def on_soc(op: OpBench, dname: str) -> bool:
+    """Whether the emulated SoC runs ``op`` on ``dname`` (its product line has the operator, and
+    its dtype list the dtype): ``opsnn --soc Ascend910 bench`` had stopped with a traceback at
+    bfloat16 (a breaker)."""
+    from . import registry
+    from ._core import dtypes, platform
+
+    spec = registry.get(op.name)
+    profile = platform.current()
+    return (profile.name not in spec.unsupported_socs
+            and dtypes.from_numpy(DTYPES[dname]) in spec.param("self").dtypes.for_profile(profile))
+
+
+def default_threads() -> tuple[int, ...]:
+    """``--threads``' default: 1 and 2, as far as numba's pool has them (with NUMBA_NUM_THREADS=1
+    the "2 threads" rows had timed one opsnn thread against two of torch's: a breaker)."""
+    import numba
+
+    return tuple(t for t in (1, 2) if t <= numba.config.NUMBA_NUM_THREADS)
+
+
 def cells(args, op: OpBench) -> list[tuple[str, str, int]]:
     """``(dtype, layout, size)`` of every cell ``args`` asks of ``op``, in the order they run:
-    the dtypes it has, broadcast for the backward pair only, the forward ops up to
-    ``--forward-max-size``, 1e8 for ``--max-large-dtypes`` only."""
+    the dtypes it has on the emulated SoC (``on_soc``), broadcast for the backward pair only, the
+    forward ops up to ``--forward-max-size``, 1e8 for ``--max-large-dtypes`` only."""
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
-    dtypes = [d for d in (args.dtypes or (QUICK_DTYPES if args.quick else op.dtypes)) if d in op.dtypes]
+    dtypes = [d for d in (args.dtypes or (QUICK_DTYPES if args.quick else op.dtypes))
+              if d in op.dtypes and on_soc(op, d)]
     return [(dname, layout, n) for dname in dtypes for layout in (args.layouts or LAYOUTS)
             if layout != "broadcast" or op.broadcast
             for n in sizes
@@ -492,8 +519,12 @@ def check_selection(args) -> None:
     empty = [name for name in (args.ops or ops) if not cells(args, ops[name])]
     if empty and (args.ops or len(empty) == len(ops)):
         name, op = empty[0], ops[empty[0]]
+        from ._core import platform
+
         if args.dtypes and not set(args.dtypes) & set(op.dtypes):
             why = f"it has none of --dtypes {' '.join(args.dtypes)} (its dtypes: {' '.join(op.dtypes)})"
+        elif not any(on_soc(op, d) for d in op.dtypes):
+            why = f"the emulated {platform.current().name} has no kernel of it (opsnn describe {name})"
         else:
             why = ("the layouts and sizes asked for leave no cell (broadcast is the backward pair's; "
                    "the forward operators stop at --forward-max-size)")
@@ -511,7 +542,7 @@ def run_grid(args) -> dict:
     rng = np.random.default_rng(0)
     ops = available_ops()
     chosen_ops = [ops[name] for name in (args.ops or list(ops))]  # argparse checked the names
-    threads = args.threads or (1, 2)
+    threads = args.threads or default_threads()
     methods = args.methods or METHODS
     sample_s = 0.001 if args.quick else 0.01
     records = []
@@ -557,7 +588,11 @@ def run_grid(args) -> dict:
             del arrays, out, tensors, tout, calls
             outpool.clear()
             opsnn.engine.clear_plan_cache()
-    memory = peak_memory(args) if args.memory else None
+    memory = None
+    if args.memory and on_soc(ops["LeakyReluBackward"], "f32"):
+        memory = peak_memory(args)
+    elif args.memory and not args.json_only:  # (a breaker: its refusal had lost the whole run)
+        print("\nno peak-memory row: the emulated SoC has no float32 LeakyReluBackward kernel")
     return {"machine": machine_info(), "args": {k: v for k, v in vars(args).items() if k != "handler"},
             "elapsed_s": round(time.perf_counter() - started, 1), "results": records, "memory": memory}
 
@@ -808,7 +843,8 @@ def summarize(data: dict) -> str:
     if rows:
         out += [f"\n### {small} elements: call times ({top} threads)\n",
                 "| op | dtype | layout | opsnn alloc | opsnn out= | torch alloc | torch out= "
-                "| opsnn alloc / torch alloc | two-phase repeatable (/ torch) | two-phase fresh |",
+                "| opsnn alloc time / torch alloc time | two-phase repeatable (its time / torch alloc's) "
+                "| two-phase fresh |",
                 "|---|---|---|---|---|---|---|---|---|---|"] + rows
     return "\n".join(out) + "\n"
 
@@ -933,11 +969,12 @@ def run(args) -> int:
     out_dir = out_folder(args.out_dir)
     data = run_grid(args)
     json_path = out_dir / "bench.json"
-    json_path.write_text(json.dumps(data, separators=(",", ":")))
+    json_path.write_text(strict_json(data, indent=None))
     md_path = out_dir / "bench.md"
     md_path.write_text(summarize(data))
     if not args.json_only:
-        print(f"\ntargets ({max(args.threads or (1, 2))} threads; speed ratios, other time / opsnn time):")
+        print(f"\ntargets ({max(args.threads or default_threads())} threads; speed ratios, other time / opsnn "
+              "time):")
         print(targets(data))
     print(f"wrote {json_path} and {md_path}")
     if data["memory"]:

@@ -212,11 +212,11 @@ class OutputError(Exception):
         super().__init__(f"{option}: cannot write {what + ' ' if what else ''}{str(path)!r}: {reason}")
 
 
-def strict_json(document, indent: int) -> str:
+def strict_json(document, indent: int | None) -> str:
     """``document`` as strict JSON, which has no NaN or Infinity (strict readers, ``jq`` among them,
     refuse or rewrite them): a non-finite float, at any depth, is written as the string "nan",
     "inf" or "-inf", which ``float()`` reads back. One place for the results file (verify,
-    compare), the --dump files and ``opsnn tiling --json``."""
+    compare), the --dump files, ``opsnn tiling --json`` and bench.json."""
     return json.dumps(_finite(document), indent=indent, allow_nan=False)
 
 
