@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
-import json
 import math
 import os
 import platform as pyplatform
