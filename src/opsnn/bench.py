@@ -296,6 +296,7 @@ class AclCase:
         self.stream, _ = acl.rt.create_stream()
         self.ws_size = 0
         self.ws = None
+        self.executors = []  # repeatable ones, one per thread count: each destroyed at close (a breaker)
 
     def _tensor(self, view: np.ndarray):
         acl = self.acl
@@ -346,13 +347,13 @@ class AclCase:
         def call():
             if launch(ws, size, executor, stream) or sync(stream):
                 raise RuntimeError(f"launch failed: {self.acl.get_recent_err_msg()}")
-        self._executor = executor
+        self.executors.append(executor)
         return call
 
     def close(self):
         acl = self.acl
-        if getattr(self, "_executor", None) is not None:
-            self.aclnn.aclDestroyAclOpExecutor(self._executor)
+        for executor in self.executors:
+            self.aclnn.aclDestroyAclOpExecutor(executor)
         for t in self.tensors + [self.out]:
             acl.destroy_tensor(t)
         for s in self.scalars:
