@@ -5,7 +5,7 @@ and Unified Buffer size (which drive the NPU tilings, spec §7) and the SocVersi
 experimental HardtanhBackward uses). Core counts and UB sizes are the public ``platform_config``
 values of a representative part of each line; they are inputs to tiling, not measurements.
 
-Selection, strongest first: ``use_soc(...)`` (a with-block, per thread), ``set_soc(...)``
+Selection, strongest first: ``use_soc(...)`` (a with-block, per thread or asyncio task), ``set_soc(...)``
 (process-wide), the ``OPSNN_SOC`` environment variable, then the default ``Ascend910B``.
 """
 
@@ -87,8 +87,8 @@ def get_profile(name: str) -> SocProfile:
 
 
 def current() -> SocProfile:
-    """The profile in force for the calling thread (or asyncio task). ValueError for an unknown name; one that
-    came from the environment says so (the user typed no SoC)."""
+    """The profile in force for the calling thread (or asyncio task). ValueError for an unknown
+    name; one that came from the environment says so (the user typed no SoC)."""
     name = SELECTED.get() or _process_soc
     if name:
         return get_profile(name)
