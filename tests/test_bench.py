@@ -88,6 +88,13 @@ def test_a_value_given_twice_is_measured_once():
     assert args.layouts == ["strided", "contiguous"] and args.methods == ["numpy"] and args.max_large_dtypes == ["f16"]
     assert bench.cells(args, bench.available_ops()["LeakyRelu"]) == [
         (d, lay, n) for d in ("f32", "f16", "bf16", "f64") for lay in ("strided", "contiguous") for n in (10**5, 4)]
+    # (a breaker) an option given again adds its values (the last alone had been kept), and a bare
+    # one is a usage error (it had meant the default: without --quick, the full grid)
+    args = parser.parse_args(["--ops", "LeakyRelu", "--ops", "Hardtanh", "leaky_relu", "--sizes", "4", "--sizes", "1e3"])
+    assert args.ops == ["LeakyRelu", "Hardtanh"] and args.sizes == [4, 1000]
+    for bare in ("--ops", "--dtypes", "--sizes", "--threads", "--layouts", "--methods"):
+        with pytest.raises(SystemExit):
+            parser.parse_args([bare])
 
 
 def test_dtypes_read_as_run_reads_them(capsys):
@@ -224,3 +231,10 @@ def test_without_matplotlib_no_stale_plot_stays(tmp_path, capsys, monkeypatch):
                        "--layouts", "contiguous", "--out-dir", str(tmp_path)]) == 0
     assert not (tmp_path / "bench.png").exists() and (tmp_path / "bench.json").exists()
     assert "no plot: matplotlib is not installed (pip install -e '.[bench]')" in capsys.readouterr().out
+    # (a breaker) --no-plot left an earlier bench.png too, and --json-only printed the memory table
+    monkeypatch.setattr(importlib.util, "find_spec", real)
+    (tmp_path / "bench.png").write_bytes(b"an earlier run's")
+    assert bench.main(["--quick", "--ops", "LeakyReluBackward", "--dtypes", "f32", "--sizes", "4", "--threads", "1",
+                       "--layouts", "contiguous", "--no-plot", "--json-only", "--out-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert not (tmp_path / "bench.png").exists() and "no plot" not in out and "peak extra memory" not in out

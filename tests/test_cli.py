@@ -873,6 +873,11 @@ def test_bench_out_dir_that_is_no_folder_is_named(tmp_path, capsys):
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"opsnn bench: error: --out-dir {str(path)!r} is a file, not a folder (bench.json, bench.md and bench.png "
         "go into it)")
+    # (a breaker) an empty path was the current folder, written into without a word
+    assert cli.main(["bench", "--quick", "--out-dir", ""]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "opsnn bench: error: --out-dir is an empty path; name a folder ('.' for the current one) (bench.json, "
+        "bench.md and bench.png go into it)")
     # (a breaker) a link to nothing was "cannot write into the folder ...: File exists", exit 1
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     assert cli.main(["bench", "--quick", "--out-dir", str(tmp_path / "dangling")]) == 2

@@ -887,18 +887,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-dir", default="bench-results",
                         help="where bench.json / bench.md / bench.png go (default ./bench-results; the "
                              "recorded run of BENCHMARKS.md is benchmarks/results)")
-    parser.add_argument("--ops", nargs="*", action=Distinct, type=bench_op, metavar="OP",
+    parser.add_argument("--ops", nargs="+", action=Distinct, type=bench_op, metavar="OP",
                         help=f"operators: {' '.join(available_ops())}, by any name opsnn run takes "
                              "(hardtanh_backward, aclnnHardtanhBackward ...; default: all of them)")
-    parser.add_argument("--dtypes", nargs="*", action=Distinct, type=bench_dtype, metavar="DTYPE",
+    parser.add_argument("--dtypes", nargs="+", action=Distinct, type=bench_dtype, metavar="DTYPE",
                         help="dtypes: f32 f16 bf16 f64, or as `opsnn run --dtype` names them (default: each op's)")
-    parser.add_argument("--sizes", nargs="*", action=Distinct, type=int_at_least(1), help="element counts (1e5 or 100000)")
-    parser.add_argument("--threads", nargs="*", action=Distinct, type=int_at_least(1),
+    parser.add_argument("--sizes", nargs="+", action=Distinct, type=int_at_least(1), help="element counts (1e5 or 100000)")
+    parser.add_argument("--threads", nargs="+", action=Distinct, type=int_at_least(1),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
-    parser.add_argument("--layouts", nargs="*", action=Distinct, choices=LAYOUTS,
+    parser.add_argument("--layouts", nargs="+", action=Distinct, choices=LAYOUTS,
                         help="contiguous; broadcast (grad (N,1) with self (1,M)); strided (self a transposed 2-D "
                              "view); permuted (self a 3-D view, axes reversed) (default: all)")
-    parser.add_argument("--methods", nargs="*", action=Distinct, choices=METHODS,
+    parser.add_argument("--methods", nargs="+", action=Distinct, choices=METHODS,
                         help="py_out / py_alloc: the Pythonic call with and without out=; acl_fresh / acl_repeat: "
                              "the two-phase API, a fresh executor each call / one repeatable executor; torch_out / "
                              "torch_alloc: torch.ops.aten with and without out=; numpy: a NumPy expression; "
@@ -977,7 +977,7 @@ def run(args) -> int:
               "time):")
         print(targets(data))
     print(f"wrote {json_path} and {md_path}")
-    if data["memory"]:
+    if data["memory"] and not args.json_only:
         mem = data["memory"]
         print(f"peak extra memory of one {mem['elements']:.0e}-element f32 LeakyReluBackward call with out=:")
         for layout in ("contiguous", "strided", "broadcast"):
@@ -986,10 +986,12 @@ def run(args) -> int:
             print(f"  {layout:<10} tracemalloc {m['tracemalloc_peak_bytes'] / 2**20:8.2f} MiB, RSS high-water "
                   f"{'n/a' if rss is None else f'{rss / 2**20:8.2f} MiB'} (limit 64 MiB; inputs + output "
                   f"{m['io_bytes'] / 2**20:.0f} MiB)")
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        (out_dir / "bench.png").unlink(missing_ok=True)  # an earlier run's must not stand beside this JSON
-        print("no plot: matplotlib is not installed (pip install -e '.[bench]')")
-    elif args.plot:
+    if not args.plot or importlib.util.find_spec("matplotlib") is None:
+        # an earlier run's must not stand beside this JSON (with --no-plot too: a breaker)
+        (out_dir / "bench.png").unlink(missing_ok=True)
+        if args.plot:
+            print("no plot: matplotlib is not installed (pip install -e '.[bench]')")
+    else:
         png = plot(data, out_dir / "bench.png")
         if png:
             print(f"wrote {png}")

@@ -245,6 +245,8 @@ def output_folder_refusal(option: str, text: str) -> str | None:
     to make it: a file of that name, or a symbolic link to nothing (a breaker: "cannot write
     into the folder 'dl': File exists", where nothing was); usage errors (exit 2). None where
     the system's answer decides (``OutputError``, exit 1, where it will not make it)."""
+    if not text:  # (a breaker: Path("") is the current folder, written into without a word)
+        return f"{option} is an empty path; name a folder ('.' for the current one)"
     path = Path(text)
     if path.is_symlink() and not path.exists():
         try:
@@ -262,10 +264,12 @@ def output_folder_refusal(option: str, text: str) -> str | None:
 class Distinct(argparse.Action):
     """A list option (``nargs``) keeping each value once, in the order first given, after its
     ``type`` has read it: ``opsnn bench --ops X X`` (or X by two names, which ``bench_op`` reads
-    as one) had measured X twice, and ``--sizes 1e5 100000`` one size twice."""
+    as one) had measured X twice, and ``--sizes 1e5 100000`` one size twice. An option given
+    again adds its values (``--ops A --ops B`` had measured B alone: a breaker)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, list(dict.fromkeys(values)))
+        given = getattr(namespace, self.dest, None) or []
+        setattr(namespace, self.dest, list(dict.fromkeys([*given, *values])))
 
 
 # The whole numbers an integer input of `opsnn run` / `opsnn demo` holds, in the order a small
