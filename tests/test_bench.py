@@ -197,6 +197,10 @@ def test_cells_follow_the_emulated_soc_and_the_pool():
                                              "has no kernel of it"):
             bench.check_selection(parser.parse_args(["--quick", "--ops", "LeakyReluBackward"]))
         assert not bench.on_soc(bench.available_ops()["LeakyReluBackward"], "f32")
+    with pytest.raises(ValueError, match="nothing to measure for LeakyReluBackward: --max-large-dtypes f16 leaves none "
+                                         "of its dtypes at the 1e8 sizes asked for"):
+        bench.check_selection(parser.parse_args(["--ops", "LeakyReluBackward", "--dtypes", "f32", "--sizes", "1e8",
+                                                 "--max-large-dtypes", "f16"]))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
         assert bench.default_threads() == (1,)

@@ -525,6 +525,10 @@ def check_selection(args) -> None:
             why = f"it has none of --dtypes {' '.join(args.dtypes)} (its dtypes: {' '.join(op.dtypes)})"
         elif not any(on_soc(op, d) for d in op.dtypes):
             why = f"the emulated {platform.current().name} has no kernel of it (opsnn describe {name})"
+        elif args.max_large_dtypes is not None and args.sizes and min(args.sizes) >= 10**8:
+            # (a breaker: the layouts and sizes were blamed)
+            why = (f"--max-large-dtypes {' '.join(args.max_large_dtypes) or '(none)'} leaves none of its dtypes "
+                   "at the 1e8 sizes asked for")
         else:
             why = ("the layouts and sizes asked for leave no cell (broadcast is the backward pair's; "
                    "the forward operators stop at --forward-max-size)")
