@@ -896,7 +896,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(hardtanh_backward, aclnnHardtanhBackward ...; default: all of them)")
     parser.add_argument("--dtypes", nargs="+", action=Distinct, type=bench_dtype, metavar="DTYPE",
                         help="dtypes: f32 f16 bf16 f64, or as `opsnn run --dtype` names them (default: each op's)")
-    parser.add_argument("--sizes", nargs="+", action=Distinct, type=int_at_least(1), help="element counts (1e5 or 100000)")
+    parser.add_argument("--sizes", nargs="+", action=Distinct, type=int_at_least(1),
+                        help="element counts (1e5 or 100000)")
     parser.add_argument("--threads", nargs="+", action=Distinct, type=int_at_least(1),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
     parser.add_argument("--layouts", nargs="+", action=Distinct, choices=LAYOUTS,

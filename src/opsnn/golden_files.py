@@ -5,13 +5,14 @@ with ``ndarray.tofile`` (C order, little-endian, no header; bfloat16 as its 2-by
 every input under its aclnn name (``gradOutput.bin``, ``self.bin``), ``golden.bin`` (the golden
 the case was judged against: ``opsnn.reference`` or torch) and ``output.bin`` (what opsnn's
 aclnn call wrote), beside ``case.json``, which gives each file's dtype (its aclDataType name,
-``ACL_FLOAT16``, and NumPy's) and shape, each tensor's format, the scalars and flags, the tolerance, the seed and the verdict, so a
-board test can feed the same inputs and compare with the same golden. A case whose aclnn call
-failed gets its inputs and verdict only; a case skipped or failed otherwise, nothing (an earlier
-run's files there are removed); a write stopped midway (a Ctrl-C, a full disk) removes what it
-wrote, so every folder with files has its case.json. ``index.json`` lists the folders the run wrote. ``load`` reads a
-folder back, checking each file against its entry (``GoldenFileError`` otherwise); ``opsnn
-compare`` (``opsnn.compare``) reads a board's result beside the golden the same way.
+``ACL_FLOAT16``, and NumPy's) and shape, each tensor's format, the scalars and flags, the
+tolerance, the seed and the verdict, so a board test can feed the same inputs and compare with
+the same golden. A case whose aclnn call failed gets its inputs and verdict only; a case skipped
+or failed otherwise, nothing (an earlier run's files there are removed); a write stopped midway
+(a Ctrl-C, a full disk) removes what it wrote, so every folder with files has its case.json.
+``index.json`` lists the folders the run wrote. ``load`` reads a folder back, checking each file
+against its entry (``GoldenFileError`` otherwise); ``opsnn compare`` (``opsnn.compare``) reads a
+board's result beside the golden the same way.
 """
 
 from __future__ import annotations
