@@ -605,7 +605,7 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
         reason = ("two of its elements share memory (e.g. a 0 stride on a dim > 1, as in a "
                   "broadcast view)") if inner else ("opsnn cannot prove its elements distinct "
                                                      f"(more than {overlap.MAX_ENUMERATE} elements)")
-        name = "selfRef" if spec.inplace else "out"  # in place the caller passed self, not an out
+        name = spec.call_name(spec.output)  # in place the caller passed self (selfRef), not an out
         raise checks.fail(op, f"{name} {out.describe()} is not a valid output: {reason}; pass a "
                               f"dense or sliced {name} whose elements are distinct")
     for p in spec.inputs:

@@ -293,11 +293,11 @@ def _python_names(spec: registry.OpSpec, exc: AclnnError, kwargs: dict) -> Aclnn
     the keyword and the value the call used, so that a NumPy user meets the names of the
     signature (a breaker: ``hardtanh`` of a uint8 array refused ``clipValueMin``, the default
     ``min_val`` of -1.0, in names the call never used)."""
-    notes = {p.api_name: f"{p.api_name} is {p.name}" + (f" = {checks.brief(kwargs[p.name])}"
-                                                        if p.kind == "scalar" and p.name in kwargs else "")
-             for p in spec.params if registry.snake_case(p.api_name) != p.name}
-    if spec.inplace:  # the aclnn refusals of the written tensor name it selfRef (a breaker)
-        notes["selfRef"] = "selfRef is self"
+    # (the names of the aclnn call: an in-place call's tensor is selfRef, which a breaker met unexplained)
+    names = {p: spec.call_name(p) for p in spec.call_params}
+    notes = {api: f"{api} is {p.name}" + (f" = {checks.brief(kwargs[p.name])}"
+                                          if p.kind == "scalar" and p.name in kwargs else "")
+             for p, api in names.items() if registry.snake_case(api) != p.name}
     return _noted(exc, notes, "Python arguments: ")
 
 

@@ -190,10 +190,6 @@ def parse_name(text: str) -> DataType:
     found = None
     for candidate in dict.fromkeys((word, word.lower())):  # NumPy's own case first: its codes differ by case
         name = SHORT_NAMES.get(candidate, candidate)
-        if name == candidate and _BYTE_CODE.fullmatch(candidate) and _numpy_knows(candidate):
-            raise ValueError(f"dtype {text!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, "
-                             "f32, f64, i8, u8, i16, i32, i64, c64, c128): write one of them or the full name "
-                             "(float64, int32, ...)")
         try:
             found = np.dtype(name)
         except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
@@ -202,6 +198,12 @@ def parse_name(text: str) -> DataType:
                 found = np.dtype(name)
             except TypeError:
                 continue
+        # a letter-and-number code NumPy reads counts bytes (one it does not, c64, is no such code: a
+        # new user's --dtype c64 had been told it was)
+        if name == candidate and _BYTE_CODE.fullmatch(candidate):
+            raise ValueError(f"dtype {text!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, "
+                             "f32, f64, i8, u8, i16, i32, i64, c64, c128): write one of them or the full name "
+                             "(float64, int32, ...)")
         break
     if found is None:
         raise ValueError(f"unknown dtype {text!r}; expected {expected}")
@@ -210,16 +212,6 @@ def parse_name(text: str) -> DataType:
         raise ValueError(f"dtype {text!r} is NumPy's {found.str!r} ({found.name}), which no aclDataType "
                          f"describes; expected {expected}")
     return acl
-
-
-def _numpy_knows(code: str) -> bool:
-    """Whether NumPy reads ``code`` as a dtype (c8 is its complex64; c64, a bit width, it does not:
-    a new user's --dtype c64 was told it was NumPy's code in bytes)."""
-    try:
-        np.dtype(code)
-    except TypeError:
-        return False
-    return True
 
 
 def to_numpy(dtype: DataType) -> np.dtype:
