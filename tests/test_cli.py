@@ -112,8 +112,8 @@ def test_python_m_opsnn_samples_runs_both_samples():
     assert done.returncode == 561003 & 0xFF, done.stderr
     assert "aclnnLeakyReluBackwardGetWorkspaceSize failed. ERROR: 561003" in done.stdout
     assert done.stdout.count("result[") == 8 and "result[5] is: 5.000000" in done.stdout
-    # (a new user) --soc as `opsnn --soc`; any other argument a usage error (both had been ignored)
-    soc = subprocess.run([sys.executable, "-m", "opsnn.samples", "--soc", "Ascend310B"], capture_output=True,
+    # (a new user) --soc as `opsnn --soc` (any case); any other argument a usage error (both had been ignored)
+    soc = subprocess.run([sys.executable, "-m", "opsnn.samples", "--soc", "ascend310b"], capture_output=True,
                          text=True, timeout=120, check=False)
     assert (soc.returncode, soc.stdout) == (done.returncode, done.stdout)
     for argv in (["--bogus"], ["--soc", "Ascend999"]):

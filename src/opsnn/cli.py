@@ -22,7 +22,17 @@ import tempfile
 import numpy as np
 
 from . import registry
-from .cli_args import OutputError, Parser, PipeConsole, ScalarWords, ShapeWords, int_at_least, numpy_dtype, random_input
+from .cli_args import (
+    OutputError,
+    Parser,
+    PipeConsole,
+    ScalarWords,
+    ShapeWords,
+    int_at_least,
+    numpy_dtype,
+    random_input,
+    soc_name,
+)
 from ._core import dtypes, memory, platform
 from ._core.status import AclnnError
 
@@ -63,15 +73,6 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _soc_name(text: str) -> str:
-    """A SoC name in any case as its profile's name (tiling and verify look names up so too);
-    an unknown one as given, for argparse's choices to refuse."""
-    try:
-        return platform.get_profile(text).name
-    except ValueError:
-        return text
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -96,7 +97,7 @@ def _main(argv: list[str]) -> int:
                "or an output file could not be written; "
                "2 usage error or unreadable input file; 130 interrupted (Ctrl-C); 141 stdout closed early (| head). "
                "`opsnn COMMAND -h` for a command's options.")
-    parser.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name,
+    parser.add_argument("--soc", choices=list(platform.PROFILES), type=soc_name,
                         help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")
     parser.add_argument("--version", action=_Version, help="opsnn's version and its libraries' (for a bug report)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -114,7 +115,7 @@ def _main(argv: list[str]) -> int:
         # every command takes --soc after its name too (verify and tiling define their own); compare's
         # is hidden and refused below with its reason (its cases carry the SoC they were dumped on)
         with contextlib.suppress(argparse.ArgumentError):
-            sub.add_argument("--soc", choices=list(platform.PROFILES), type=_soc_name, default=argparse.SUPPRESS,
+            sub.add_argument("--soc", choices=list(platform.PROFILES), type=soc_name, default=argparse.SUPPRESS,
                              help=argparse.SUPPRESS if name == "compare" else
                              "emulated SoC, as `opsnn --soc` before the command")
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)

@@ -212,6 +212,18 @@ class OutputError(Exception):
         super().__init__(f"{option}: cannot write {what + ' ' if what else ''}{str(path)!r}: {reason}")
 
 
+def soc_name(text: str) -> str:
+    """A ``--soc`` word: a SoC name in any case as its profile's name (tiling and verify look names
+    up so too); an unknown one as given, for argparse's choices to refuse. For ``opsnn --soc``
+    and ``python -m opsnn.samples --soc`` alike."""
+    from ._core import platform
+
+    try:
+        return platform.get_profile(text).name
+    except ValueError:
+        return text
+
+
 def strict_json(document, indent: int | None) -> str:
     """``document`` as strict JSON, which has no NaN or Infinity (strict readers, ``jq`` among them,
     refuse or rewrite them): a non-finite float, at any depth, is written as the string "nan",

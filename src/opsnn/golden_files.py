@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from ._core.dtypes import from_numpy, holds_data, parse_name, to_numpy
+from ._core.shape import INT64_MAX
 from .cli_args import make_writable_folder, strict_json
 
-MAX_DIM = 2**63 - 1  # int64's max: an aclTensor's dims are int64
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
 PARTIAL_INDEX = ".index.json.partial"  # the index while it is written (nor this one)
 
@@ -201,7 +201,7 @@ def is_dims(shape) -> bool:
     verify``'s files there) is a shape: a list or tuple of integer dims from 0 to 2**63 - 1 (an
     aclTensor's dims are int64), never a bool (JSON's ``true`` is an int to Python)."""
     return isinstance(shape, (list, tuple)) and all(
-        isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= MAX_DIM for d in shape)
+        isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= INT64_MAX for d in shape)
 
 
 def entry_layout(folder: Path, key: str, entry) -> tuple[np.dtype, list[int]]:

@@ -842,8 +842,9 @@ def _integer_error(actual: np.ndarray, golden: np.ndarray) -> np.ndarray:
     """``|actual - golden|`` of two integer arrays, exactly, as uint64 (every such difference
     fits: the subtraction wraps modulo 2**64 and the larger operand comes first)."""
     wide = np.int64 if actual.dtype.kind == "i" else np.uint64
-    a, g = actual.astype(wide).astype(np.uint64), golden.astype(wide).astype(np.uint64)
-    return np.where(actual.astype(wide) >= golden.astype(wide), a - g, g - a)
+    aw, gw = actual.astype(wide), golden.astype(wide)
+    a, g = aw.astype(np.uint64), gw.astype(np.uint64)
+    return np.where(aw >= gw, a - g, g - a)
 
 
 def _integer_within(error: np.ndarray, bound: np.ndarray) -> np.ndarray:
