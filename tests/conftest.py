@@ -21,6 +21,18 @@ import opsnn.acl as acl
 from opsnn import aclnn
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """With `-n`, a worker that runs out of tests takes the rest of another's queue (worksteal),
+    unless --dist names a schedule. Most of a first run is numba compiling kernels, unevenly spread
+    over the tests: under xdist's default (load) one worker idled through the last minutes of an
+    empty-cache run on 2 cores (12m01s, 1.63 cores busy on average); with worksteal both stayed busy
+    (10m16s). Set here rather than in pyproject's addopts, where `--dist` is an unknown option once
+    xdist is left out (`-p no:xdist`). Runs before xdist's own hook, which turns "no" into "load"."""
+    if config.pluginmanager.hasplugin("xdist") and config.option.dist == "no" and config.option.numprocesses:
+        config.option.dist = "worksteal"
+
+
 # ---- operator registry (what the shared tests iterate over) ------------------------------------
 @dataclasses.dataclass(frozen=True)
 class OpInfo:
