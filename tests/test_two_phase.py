@@ -336,6 +336,20 @@ def test_two_streams(acl_env):
         assert acl.rt.destroy_stream(s2) == 0
 
 
+def test_stream_and_event_handles_are_never_reused_and_their_ranges_never_meet():
+    """A destroyed stream's handle is not given again (a stale handle stays refused, not taken for
+    a later stream), and 2**38 streams can be created before their handles would reach the first
+    event's: they had met after ~4.19 M creates (0x5000_0001 and 0x6000_0001, steps of 0x40)."""
+    from opsnn._core.event import EventTable
+    from opsnn._core.stream import StreamTable
+
+    streams, events = StreamTable(), EventTable()
+    first = streams.create()
+    streams.destroy(first)
+    assert streams.create() == first + 0x40
+    assert (events.create() - first) // 0x40 >= 2**38
+
+
 def test_fresh_executors_run_their_steps_compiled_and_fill_the_workspace(acl_env, monkeypatch):
     """Fresh executors of one cached plan with temporaries (a sliced float16 grad, a transposed
     float32 self, a sliced float64 out: Contiguous, Cast, Contiguous, Kernel, Cast, ViewCopy) run

@@ -119,7 +119,7 @@ class EventTable:
 
     def __init__(self) -> None:
         self._events: dict[int, Event] = {}
-        self._ids = itertools.count(0x6000_0001, 0x40)
+        self._ids = itertools.count(0x6000_0000_0001, 0x40)  # apart from the streams' (stream.py)
         self._lock = forksafe.lock()
 
     def create(self, waitable: bool = True) -> int:

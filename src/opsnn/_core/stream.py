@@ -241,7 +241,8 @@ class StreamTable:
 
     def __init__(self) -> None:
         self._streams: dict[int, Stream] = {0: Stream(0)}
-        self._ids = itertools.count(0x5000_0001, 0x40)
+        # never reused; 2**38 creates before the event handles' range (event.py), below memory's
+        self._ids = itertools.count(0x5000_0000_0001, 0x40)
         self._lock = forksafe.lock()
 
     def create(self) -> int:
