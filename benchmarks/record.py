@@ -22,7 +22,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "BENCHMARKS.md"
 # Full runs on other VMs of this workplace, kept beside the recorded one (their machine table and
 # targets only): (block suffix, results folder)
-OTHER_RUNS = (("xeon-s23", ROOT / "benchmarks" / "results-xeon-s23"),
+OTHER_RUNS = (("zen3-s33", ROOT / "benchmarks" / "results-zen3-s33"),
+              ("xeon-s23", ROOT / "benchmarks" / "results-xeon-s23"),
               ("zen4", ROOT / "benchmarks" / "results-zen4"),
               ("xeon-l3-105", ROOT / "benchmarks" / "results-xeon-l3-105"),
               ("zen3-passive", ROOT / "benchmarks" / "results-zen3-passive"),
