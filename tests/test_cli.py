@@ -1136,6 +1136,25 @@ def test_cache_in_a_root_that_is_not_writable_is_private(capsys, monkeypatch, tm
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a-file", named.name, f"{named.name}-0000", fresh.name])
 
 
+def test_cache_command_without_numba(tmp_path):
+    """Without numba (the NumPy backend), `opsnn cache` says nothing is compiled and lists the
+    caches of other versions, and --clear removes them (both were a traceback: import numba)."""
+    stale = tmp_path / "numba-kernels-0123abcd"
+    stale.mkdir()
+    code = ("import sys; sys.modules['numba'] = None; from opsnn.cli import main; "
+            "sys.exit(main(sys.argv[1:]))")
+    env = {**os.environ, "OPSNN_CACHE_DIR": str(tmp_path)}
+    listed = subprocess.run([sys.executable, "-c", code, "cache"], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert "none: numba is not installed, so this opsnn compiles nothing" in listed.stdout
+    assert "other versions  1 directory" in listed.stdout
+    cleared = subprocess.run([sys.executable, "-c", code, "cache", "--clear"], capture_output=True, text=True,
+                             env=env, timeout=120)
+    assert cleared.returncode == 0, cleared.stderr
+    assert "removed 1 kernel cache directory" in cleared.stdout and not stale.exists()
+
+
 def test_cache_root_expands_a_home_directory(monkeypatch, tmp_path):
     """OPSNN_CACHE_DIR='~/...' (quoted, so the shell left the ~) is under the home directory, not
     a directory named ``~`` in the working directory (a new user's)."""

@@ -3027,6 +3027,26 @@ def test_automatic_backend_falls_back_when_numba_fails_other_than_by_import():
     assert "ok" in run_python(code)
 
 
+def test_opsnn_own_compiled_helpers_are_cached_in_the_kernel_cache():
+    """numba caches opsnn's own cache=True helpers in this version's kernel cache (support/), not
+    beside the package or in ~/.cache/numba, which OPSNN_CACHE_DIR did not move: where neither
+    was writable (a read-only install, no home) numba refused them and every kernel ran on the
+    NumPy backend. The locator answers for opsnn's kernel sources only."""
+    import pathlib
+
+    from numba.core import caching
+
+    from opsnn.kernels import _numba_support, parallelism
+    from opsnn.kernels import kernel_cache as kc
+
+    support = kc.cache_dir() / "support"
+    for helper in (_numba_support.gather_tile, parallelism._copy_serial):
+        assert pathlib.Path(helper._cache._cache_path).is_relative_to(support), helper
+    locator = kc._CLAIMED[0]
+    assert (getattr(caching, "CacheImpl", None) or caching._CacheImpl)._locator_classes[0] is locator
+    assert locator.from_function(test_opsnn_own_compiled_helpers_are_cached_in_the_kernel_cache, __file__) is None
+
+
 def test_doc_rows_match_tests():
     """docs/reliability.md and the reliability tests are the same list: every test named in the
     document exists, and every test of test_reliability / test_concurrency / test_fuzz /

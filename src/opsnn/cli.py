@@ -202,8 +202,6 @@ def _run_cache(args) -> int:
     removed (each named)."""
     import shutil
 
-    import numba
-
     from .kernels import kernel_cache
 
     root = kernel_cache.cache_root()
@@ -232,8 +230,10 @@ def _run_cache(args) -> int:
         for line in failed:
             print(line, file=sys.stderr)
         return 2 if failed else 0
-    versions = f"(this opsnn's, for numba {numba.__version__} and NumPy {np.__version__})"
-    if current is None:
+    versions = f"(this opsnn's, for numba {kernel_cache.numba_version()} and NumPy {np.__version__})"
+    if kernel_cache.numba_version() is None:  # (a breaker: a traceback, --clear's too)
+        print("kernel cache  none: numba is not installed, so this opsnn compiles nothing")
+    elif current is None:
         where = f"under {root}" if kernel_cache.root_takes_cache() else \
             f"in {tempfile.gettempdir()} ({root} {unusable})"
         print(f"kernel cache  none yet {versions}: the first call makes it {where}")

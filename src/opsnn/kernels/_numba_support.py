@@ -48,6 +48,10 @@ from numba import get_num_threads, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from . import kernel_cache
+
+kernel_cache.claim_package_sources()  # before the cache=True functions below
+
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 

@@ -1,9 +1,12 @@
 """Where the compiled walkers live on disk: one directory per support version
-(``walker_source.SUPPORT_VERSION``: opsnn's support code, numba and NumPy) under a root the
-user may choose, holding the generated modules and numba's machine code beside them. A new
-version starts a new directory; this install never reads the others again, and ``opsnn cache``
-lists and removes them (never on its own: two environments or checkouts of different versions
-may share one root, and one whose directory was removed compiles its kernels again)."""
+(``SUPPORT_VERSION``: opsnn's support code, numba and NumPy) under a root the user may choose,
+holding the generated modules and numba's machine code beside them, and in ``support/`` the
+machine code of opsnn's own compiled helpers (``claim_package_sources``). A new version starts a
+new directory; this install never reads the others again, and ``opsnn cache`` lists and removes
+them (never on its own: two environments or checkouts of different versions may share one root,
+and one whose directory was removed compiles its kernels again).
+
+Imports no numba at module level (``opsnn cache`` works without it)."""
 
 from __future__ import annotations
 
@@ -13,7 +16,27 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .walker_source import SUPPORT_VERSION
+import numpy as np
+
+from . import numba_codegen as cg
+
+_HERE = Path(__file__).resolve().parent
+
+
+def numba_version() -> str | None:
+    """numba's version, None where it is not installed."""
+    try:
+        import numba
+    except ImportError:  # opsnn cache still lists and removes (no cache is this install's)
+        return None
+    return numba.__version__
+
+
+# In every generated module's header, and in the cache directory's name: a change to the
+# support code or the element-code lowering, or another numba or NumPy, starts a new cache.
+# (The files are read, not imported: _numba_support's own compiled helpers are cached here.)
+SUPPORT_VERSION = cg.digest((_HERE / "_numba_support.py").read_text(), Path(cg.__file__).read_text(),
+                            numba_version(), np.__version__)
 
 CACHE_PREFIX = "numba-kernels-"  # + the first 8 hex digits of SUPPORT_VERSION
 
@@ -130,4 +153,44 @@ def _temporary_cache() -> Path:
     return _TEMPORARY_CACHE[0]
 
 
-__all__ = ["CACHE_PREFIX", "cache_dir", "cache_root", "existing_cache_dir", "root_takes_cache", "stale_cache_dirs"]
+_CLAIMED: list[type] = []
+
+
+def claim_package_sources() -> None:
+    """Have numba keep the machine code of opsnn's own ``cache=True`` functions (``_numba_support``,
+    ``parallelism``) in this version's cache directory, ``cache_dir() / "support"``, as the
+    generated walkers'. numba's own places are the package's ``__pycache__`` (left behind by ``pip
+    uninstall``) or ``~/.cache/numba``, which neither OPSNN_CACHE_DIR moves nor ``opsnn cache``
+    lists, and where neither is writable numba refused to compile them, so the numba backend
+    failed to load and every kernel ran on NumPy, ~17x slower (a breaker: a read-only install, no
+    home, a writable OPSNN_CACHE_DIR). Those modules call it before their first ``cache=True``;
+    the locator goes first in numba's list and answers for files of this package only."""
+    if _CLAIMED:
+        return
+    from numba.core import caching
+
+    class PackageSourceLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(cache_dir() / "support" / self.get_suitable_cache_subpath(py_file))
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if Path(py_file).resolve().parent != _HERE:
+                return None
+            try:
+                return super().from_function(py_func, py_file)
+            except OSError:  # no cache directory at all, temporary one included: numba's own places
+                return None
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (_CacheImpl in older numba)
+    impl._locator_classes.insert(0, PackageSourceLocator)
+    _CLAIMED.append(PackageSourceLocator)
+
+
+__all__ = ["CACHE_PREFIX", "SUPPORT_VERSION", "cache_dir", "cache_root", "claim_package_sources", "existing_cache_dir",
+           "numba_version", "root_takes_cache", "stale_cache_dirs"]

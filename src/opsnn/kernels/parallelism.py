@@ -18,7 +18,10 @@ import numba
 import numpy as np
 
 from .._core import forksafe, settings
+from . import kernel_cache
 from .host_launch import HostLaunch
+
+kernel_cache.claim_package_sources()  # before the cache=True functions below
 
 log = logging.getLogger("opsnn")
 

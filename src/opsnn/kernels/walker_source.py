@@ -18,9 +18,7 @@ read, hashed (its file name) and cached by numba like any module.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-import numba
 import numpy as np
 
 from .._core import dtypes
@@ -29,12 +27,7 @@ from .._core.tiling.host import CACHE_LINE_BYTES
 from . import _numba_support
 from . import numba_codegen as cg
 from .host_launch import FAR_BYTES, STEP_MODES
-
-# In every generated module's header, and in the cache directory's name: a change to the
-# support code or the element-code lowering, or another numba or NumPy, starts a new cache.
-SUPPORT_VERSION = cg.digest(Path(_numba_support.__file__).read_text(), Path(cg.__file__).read_text(),
-                            numba.__version__, np.__version__)
-
+from .kernel_cache import SUPPORT_VERSION
 
 # A panels tile's scratch rows lie this many elements further apart than its columns (unless the
 # tile is one run of whole rows): rows 2 KiB apart (512 float32 columns) fall in two of L1's 64
@@ -564,4 +557,4 @@ def generate(code: cg.ElementCode, in_chains, store_dtype, scalar_names, walker:
     return header + "\n\n" + "\n\n\n".join(funcs) + "\n"
 
 
-__all__ = ["PLANNED_THREADS_BIT", "SCRATCH_PAD", "SUPPORT_VERSION", "generate", "streams_output"]
+__all__ = ["PLANNED_THREADS_BIT", "SCRATCH_PAD", "generate", "streams_output"]
