@@ -26,7 +26,8 @@ from conftest import run_python
 from hostile import (F16, F32, F64, Dev, Exploding, Sentinel, check_null, check_ret, dev,  # noqa: F401 - fixtures
                      launch, mem_state, rss_bytes, runtime_guard)
 from opsnn import aclnn
-from opsnn._core import memory, platform
+from opsnn._core import dtypes, memory, platform
+from opsnn._core.dtypes import DataType
 from opsnn.acl import _rt_memory as rt_memory
 from opsnn.acl import rt
 
@@ -1796,6 +1797,65 @@ def test_out_partially_overlaps_input(dev):
             words=["overlap"])
     assert buf.tobytes() == before.tobytes()
     opsnn.leaky_relu_backward(buf[0::2], X, 0.5, out=buf[1::2])  # disjoint interleaved views: fine
+
+
+_OUT_OVERLAP_CALLS = {  # name -> phase 1 of (self, a disjoint gradOutput, a scalar, out)
+    "LeakyRelu": lambda x, g, s, out: aclnn.aclnnLeakyReluGetWorkspaceSize(x, s, out),
+    "Hardtanh": lambda x, g, s, out: aclnn.aclnnHardtanhGetWorkspaceSize(x, s, s, out),
+    "LeakyReluBackward": lambda x, g, s, out: aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(g, x, s, False, out),
+    "HardtanhBackward": lambda x, g, s, out: aclnn.aclnnHardtanhBackwardGetWorkspaceSize(g, x, s, s, out),
+}
+
+
+@pytest.mark.parametrize("op", list(_OUT_OVERLAP_CALLS))
+@pytest.mark.parametrize("dtype", [d for d in DataType if d != DataType.DT_UNDEFINED], ids=lambda d: d.name)
+def test_out_of_a_dtype_numpy_cannot_hold_overlapping_an_input(dev, op, dtype):
+    """An out of any aclDataType over part of self's bytes: the overlap refusal (161002 naming out
+    and self) wherever the same out placed apart passes every check before it, else that check's
+    own refusal; never 561000. A breaker's: HIFLOAT8, COMPLEX32, INT4, fp6, fp4 ... outs (no NumPy
+    type) gave 561000 "internal error: KeyError", the overlap check reading their elements."""
+    call = _OUT_OVERLAP_CALLS[op]
+    addr = dev.upload(np.zeros(128, F32))
+    # self: 16 floats from byte 1; the outs start at byte 0 (their first byte or bit is self's
+    # neighbour, whatever their width: 1 bit for UINT1) or 256 bytes on, apart from self
+    x = acl.create_tensor([16], acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, [16], addr + 1)
+    over = acl.create_tensor([16], int(dtype), None, 0, acl.ACL_FORMAT_ND, [16], addr)
+    apart = acl.create_tensor([16], int(dtype), None, 0, acl.ACL_FORMAT_ND, [16], addr + 256)
+    dev.tensors += [x, over, apart]
+    g, s = dev.tensor(np.ones(16, F32)), dev.scalar(0.5, acl.ACL_FLOAT)
+    ret_apart = call(x, g, s, apart)[2]
+    msg_apart = acl.get_recent_err_msg()
+    ret = call(x, g, s, over)[2]
+    if ret_apart in (0, 561103):  # passed every check before the overlap one
+        fail_msg(ret, 161002, f"{op}: out and self overlap in memory without being the same view",
+                 f"out {dtypes.name(dtype)} [16]", "its first element 1 bytes after out's first")
+    else:
+        assert ret_apart == 161002, msg_apart
+        assert fail_msg(ret, 161002) == msg_apart
+
+
+def test_sub_byte_out_overlap_is_decided_by_bytes(dev):
+    """A sub-byte out (INT4, UINT1, fp4: elements packed into bytes) over self's allocation is
+    compared byte by byte: its elements at whole-byte strides are exact (between self's elements:
+    no overlap, so the next check's refusal, 561103 "no Cast kernel"); packed at strides of no
+    whole bytes, its run of bytes stands for it: refused where that run meets self, though the
+    elements may miss self's, saying that opsnn cannot prove them apart."""
+    addr = dev.upload(np.zeros(16, F32))
+    x = acl.create_tensor([4], acl.ACL_FLOAT16, [2], 0, acl.ACL_FORMAT_ND, [8], addr)  # bytes 0-1, 4-5 ...
+    between = acl.create_tensor([4], acl.ACL_INT4, [8], 4, acl.ACL_FORMAT_ND, [32], addr)  # bytes 2, 6 ...
+    dense = acl.create_tensor([4], acl.ACL_INT4, [1], 3, acl.ACL_FORMAT_ND, [32], addr)  # bytes 1-3
+    # bits 16, 28, 48, 60: bytes 2, 3, 6, 7, apart from self's; their byte run, 2-7, is not
+    spread = acl.create_tensor([2, 2], acl.ACL_FLOAT4_E2M1, [8, 3], 4, acl.ACL_FORMAT_ND, [32], addr)
+    dev.tensors += [x, between, dense, spread]
+    s = dev.scalar(0.5, acl.ACL_FLOAT)
+    fail_msg(aclnn.aclnnLeakyReluGetWorkspaceSize(x, s, between)[2], 561103, "no Cast kernel from DT_FLOAT16 to DT_INT4")
+    fail_msg(aclnn.aclnnLeakyReluGetWorkspaceSize(x, s, dense)[2], 161002,
+             "out and self overlap in memory", "its first element 12 bits before out's first")
+    x2 = acl.create_tensor([2, 2], acl.ACL_FLOAT16, [4, 2], 0, acl.ACL_FORMAT_ND, [8], addr)  # bytes 0-1, 4-5 ...
+    dev.tensors.append(x2)
+    fail_msg(aclnn.aclnnLeakyReluGetWorkspaceSize(x2, s, spread)[2], 161002,
+             "out and self share an address range, and opsnn cannot prove their elements apart, without being "
+             "the same view (out DT_FLOAT4_E2M1 [2, 2] strides [8, 3] ND", "2 bytes before out's first")
 
 
 def test_out_elements_alias(dev):

@@ -594,7 +594,9 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
     memory with it, and its own elements must be distinct. Anything else is refused (161002):
     a tiled or multi-core kernel would read elements it already wrote, and a write through an
     out whose elements alias would be decided by write order. Device tensors compare their
-    address ranges; NumPy arrays their memory (NumPy's exact, bounded ``shares_memory``)."""
+    address ranges; NumPy arrays their memory (NumPy's exact, bounded ``shares_memory``; a
+    device dtype NumPy cannot hold, its bytes). Where that cannot decide, the out is refused
+    too, and the message says so."""
     out = args["out"]
     if not isinstance(out, TensorBase) or out.is_empty:
         return
@@ -616,16 +618,18 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
         if overlap.same_view(out_layout, lay) or overlap.disjoint_ranges(out_layout, lay):
             continue
         try:
-            shared = overlap.shares_memory(out.array(), tensor.array())
+            shared = overlap.shares_memory(out, tensor)
         except AclnnError as exc:  # e.g. the storage was freed after aclCreateTensor
             raise checks.fail(op, f"cannot check out against {p.api_name}: {exc.message}") from None
-        if shared:
+        if shared is not False:  # undecided counts as overlapping: refused, never computed wrong
             # where the two start, which is all that tells apart two views of one shape and strides
             apart = lay.start - out_layout.start  # in bits
             amount, unit = (abs(apart) // 8, "bytes") if apart % 8 == 0 else (abs(apart), "bits")
             where = "at out's first" if apart == 0 else \
                 f"{amount} {unit} {'after' if apart > 0 else 'before'} out's first"
-            raise checks.fail(op, f"out and {p.api_name} overlap in memory without being the same "
+            verdict = "overlap in memory" if shared else \
+                "share an address range, and opsnn cannot prove their elements apart,"
+            raise checks.fail(op, f"out and {p.api_name} {verdict} without being the same "
                                   f"view (out {out.describe()}, {p.api_name} {tensor.describe()} with its "
                                   f"first element {where}); "
                                   f"pass {p.api_name} itself as out for an in-place update, or an "

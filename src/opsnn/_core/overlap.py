@@ -7,7 +7,8 @@ allow ``out`` to be exactly an input (in place) or disjoint from it, and to refu
 
 Only metadata is read for the common cases (disjoint byte ranges, identical views); the exact
 test (NumPy's bounded ``shares_memory``) resolves the live data views, which for device tensors
-are views of the same emulated allocation, so their host addresses mirror the device ranges.
+are views of the same emulated allocation, so their host addresses mirror the device ranges (a
+dtype NumPy cannot hold is viewed as its bytes).
 """
 
 from __future__ import annotations
@@ -97,12 +98,27 @@ def disjoint_ranges(a: Layout, b: Layout) -> bool:
     return a.hi <= b.lo or b.hi <= a.lo
 
 
-def shares_memory(a_arr: np.ndarray, b_arr: np.ndarray) -> bool:
-    """Exact overlap of two live arrays, bounded; too hard to decide counts as overlapping."""
+def shares_memory(a, b) -> bool | None:
+    """Whether an element of tensor ``a`` shares a byte with one of ``b``: True, False, or None
+    where opsnn cannot tell (NumPy's exact search passed its work bound; a packed sub-byte view
+    at strides of no whole bytes, compared as its whole run of bytes, meets the other). Reads
+    the live memory views, not the elements; AclnnError where one is gone (``aclTensor.array``)."""
+    a_arr, a_exact = _memory_view(a)
+    b_arr, b_exact = _memory_view(b)
     try:
-        return bool(np.shares_memory(a_arr, b_arr, max_work=MAX_WORK))
+        shared = np.shares_memory(a_arr, b_arr, max_work=MAX_WORK)
     except np.exceptions.TooHardError:
-        return True
+        return None
+    return bool(shared) if not shared or (a_exact and b_exact) else None
+
+
+def _memory_view(tensor) -> tuple[np.ndarray, bool]:
+    """A NumPy view of ``tensor``'s elements' memory and whether it holds theirs alone: the live
+    array where NumPy has the dtype, else the bytes (``aclTensor.byte_view``): HIFLOAT8,
+    COMPLEX32, INT4 ... have no NumPy type (an out may be of any dtype when this runs)."""
+    if isinstance(tensor, aclTensor) and not dtypes.holds_data(tensor.dtype):
+        return tensor.byte_view()
+    return tensor.array(), True
 
 
 def internal_overlap(lay: Layout) -> bool | None:

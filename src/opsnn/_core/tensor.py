@@ -153,9 +153,8 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         allocation is live (two reads per call, which is what keeps a repeated launch of a small
         tensor cheap). The address is read once, first: a ``set_storage_addr`` on another thread
         meanwhile leaves a view keyed by the address it was built for."""
-        if self.destroyed:
-            raise AclnnError(Status.ERR_PARAM_INVALID, "tensor was destroyed (aclDestroyTensor or aclDestroyTensorList) "
-                                                       "before use")
+        if self.destroyed:  # an attribute read, not a call: array() is on every launch's path
+            raise _destroyed()
         addr = self.addr
         cached = self._view
         if cached is not None and cached[0] == addr and cached[1].live:
@@ -169,6 +168,29 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
                           strides=tuple(s * size for s in self.strides))
         self._view = (addr, alloc, view)
         return view
+
+    def byte_view(self) -> tuple[np.ndarray, bool]:
+        """The live view of the bytes this (non-empty) view's elements occupy, as NumPy void items
+        of one element's width (one byte for a sub-byte dtype), and whether it holds those bytes
+        alone: what the out-overlap check compares for a dtype NumPy cannot hold (HIFLOAT8,
+        COMPLEX32, fp6, INT4 ...; ``array`` raises KeyError for them), reading no element. A sub-byte
+        dtype (INT4, UINT1, fp4) packs elements into bytes (the ``storage_nbytes`` rule); an
+        element never straddles two, but packed ones lie at bit strides no NumPy view takes, so
+        where a stride is no whole number of bytes the view is the run of bytes from the first
+        element's to the last's: exactly theirs (True) when the view is contiguous, else theirs
+        and more (False). Raises AclnnError (161002) for a destroyed tensor, and the runtime's
+        100000 for memory that is gone, as ``array`` does."""
+        if self.destroyed:
+            raise _destroyed()
+        alloc, start = memory.DEVICE.locate(self.addr, self.storage_nbytes, "tensor data")
+        bits = dtypes.BITS[self.dtype]
+        first = self.offset * bits  # in bits from the storage's start
+        strides = tuple(0 if d == 1 else s * bits for d, s in zip(self.shape, self.strides))
+        if all(s % 8 == 0 for s in strides):
+            return np.ndarray(self.shape, f"V{max(bits // 8, 1)}", alloc.buffer, start + first // 8,
+                              tuple(s // 8 for s in strides)), True
+        last = first + sum((d - 1) * s for d, s in zip(self.shape, strides))  # strides are >= 0
+        return np.ndarray((last // 8 - first // 8 + 1,), "V1", alloc.buffer, start + first // 8), self.is_contiguous
 
     @property
     def allocation(self) -> memory.Allocation | None:
@@ -383,6 +405,12 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
 
 def _bad(message: str) -> AclnnError:
     return AclnnError(AclError.INVALID_PARAM, message)
+
+
+def _destroyed() -> AclnnError:
+    """The refusal (161002) of a destroyed tensor's use: its memory may be another's by now."""
+    return AclnnError(Status.ERR_PARAM_INVALID, "tensor was destroyed (aclDestroyTensor or aclDestroyTensorList) "
+                                                "before use")
 
 
 def _dims(values, what: str) -> tuple[int, ...]:
