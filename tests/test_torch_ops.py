@@ -727,14 +727,14 @@ def test_float8_tensors_reach_the_dtype_check(dtype, acl_name):
     assert torch.equal(x.view(torch.uint8), before)
 
 
-@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
-@pytest.mark.parametrize("dtype", [torch.int1, torch.int4, torch.uint1, torch.uint4, torch.float8_e4m3fnuz,
-                                   torch.complex32], ids=str)
+@pytest.mark.parametrize("dtype", [torch.int1, torch.int4, torch.uint1, torch.uint4, torch.float8_e4m3fnuz],
+                         ids=str)
 def test_torch_dtypes_without_acl_data_type_are_refused_not_read_as_bytes(dtype):
     """A breaker: torch's DLPack export labels int1..int7 / uint1..uint7 as 8-bit integers, and
     the NumPy API computed them as such, in place too; every torch dtype with no aclDataType is
     refused now (161002 naming it), nothing written, on every surface: by the dtype checks, with
-    the dtypes expected (a DataLessTensor reaches them)."""
+    the dtypes expected (a DataLessTensor reaches them). torch's int4 and uint1 store one
+    element a byte, so ACL_INT4 / ACL_UINT1 (packed) do not describe them, as the refusal says."""
     x = torch.arange(1, 17, dtype=torch.uint8).view(dtype)  # torch fills none of them
     before = x.view(torch.uint8).clone()
     i8 = torch.ones(x.shape, dtype=torch.int8)
@@ -750,10 +750,55 @@ def test_torch_dtypes_without_acl_data_type_are_refused_not_read_as_bytes(dtype)
         assert info.value.status == 161002 and str(dtype) in info.value.message, info.value.message
         if call in listed:
             assert "which no aclDataType describes; it must be one of [" in info.value.message, info.value.message
+        if dtype in (torch.int4, torch.uint1):
+            packs = "ACL_INT4 packs 2 a byte" if dtype == torch.int4 else "ACL_UINT1 packs 8 a byte"
+            assert f"{dtype} (one element a byte, where {packs}), which no aclDataType" in info.value.message
     assert torch.equal(x.view(torch.uint8), before)
     with pytest.raises(opsnn.AclnnError) as info:  # CANN's null checks first
         opsnn.leaky_relu_backward(None, x, 0.5, False)
     assert info.value.status == 161001 and "gradOutput" in info.value.message
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_torch_complex32_is_acl_complex32():
+    """torch.complex32 is ACL_COMPLEX32 (a breaker: it was refused as a dtype "no aclDataType
+    describes", where the aclnn API answers an ACL_COMPLEX32 out with 561103): an out of it gets
+    the aclnn API's answers (an empty one succeeds), its memory compared for overlap but never
+    read; an input of it
+    fails the dtype list, on every surface (the fake kernel too), nothing written."""
+    from opsnn._core.dtypes import DataType
+    from opsnn.torch import _bridge
+
+    assert _bridge.acl_dtype(torch.complex32) == DataType.COMPLEX32
+    assert _bridge.acl_dtype(torch.int4) == _bridge.acl_dtype(torch.uint1) == DataType.DT_UNDEFINED
+    x = torch.tensor([-1.0, 0.5, 2.0, -3.0])
+    out = torch.arange(1, 17, dtype=torch.uint8).view(torch.complex32)
+    before = out.view(torch.uint8).clone()
+    for call, status, text in (
+            (lambda: opsnn.leaky_relu(x, out=out), 561103, "LeakyRelu: no Cast kernel from DT_FLOAT to DT_COMPLEX32"),
+            (lambda: opsnn.leaky_relu_backward(x, x, out=out), 561103,
+             "LeakyReluBackward: no Cast kernel from DT_FLOAT to DT_COMPLEX32"),
+            (lambda: opsnn.hardtanh(x, out=out), 161002, "Hardtanh: out must have the dtype of self (DT_FLOAT), got DT_COMPLEX32")):
+        with pytest.raises(opsnn.AclnnError) as info:
+            call()
+        assert (info.value.status, info.value.message) == (status, text)
+    assert torch.equal(out.view(torch.uint8), before)
+    empty = torch.zeros(0, 3, dtype=torch.complex32)  # the empty fast path: success, as through aclnn
+    assert opsnn.leaky_relu(torch.zeros(0, 3), out=empty) is empty
+    buf = torch.zeros(8)
+    with pytest.raises(opsnn.AclnnError) as info:  # over self's last two floats: the overlap check
+        opsnn.leaky_relu(buf[:4], out=buf[2:6].view(torch.complex32))
+    assert info.value.status == 161002 and info.value.message.startswith(
+        "LeakyRelu: out and self overlap in memory without being the same view (out DT_COMPLEX32 [4] strides [1] "
+        "ND, self DT_FLOAT [4] strides [1] ND with its first element 8 bytes before out's first)")
+    c = torch.zeros(4, dtype=torch.complex32)
+    for call in (lambda: opsnn.leaky_relu(c), lambda: ot.leaky_relu(c), lambda: ot.leaky_relu(c.to("meta")),
+                 lambda: opsnn.hardtanh_(c), lambda: ops.hardtanh_(c, 0, 1)):
+        with pytest.raises(opsnn.AclnnError) as info:
+            call()
+        assert info.value.status == 161002
+        assert "self has dtype DT_COMPLEX32, which Ascend910B does not support" in info.value.message, info.value.message
+    assert not c.view(torch.uint8).any()
 
 
 def test_sub_byte_dtypes_are_refused_cleanly():

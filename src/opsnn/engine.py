@@ -408,10 +408,17 @@ _NUMPY_KINDS = {"U": "string", "S": "bytes", "V": "structured or raw (void)"}
 def _shown_dtype(given) -> str:
     """A dtype no aclDataType describes, as a refusal names it: NumPy's name, and for a string,
     bytes or structured dtype its layout too (a breaker: "str64", "void32" and "record32" hid
-    that the array held text or records)."""
+    that the array held text or records); for torch's int4 and uint1, why ACL_INT4 / ACL_UINT1
+    do not describe them (a breaker: the refusal read as if no such aclDataType existed)."""
     name = getattr(given, "name", given)
     kind = _NUMPY_KINDS.get(given.kind) if isinstance(given, np.dtype) else None
-    return f"{name} ({given}, a NumPy {kind} dtype)" if kind else str(name)
+    if kind:
+        return f"{name} ({given}, a NumPy {kind} dtype)"
+    packed = dtypes.TORCH_UNPACKED.get(str(name).removeprefix("torch."))
+    if packed is not None:
+        return (f"{name} (one element a byte, where {packed.acl_name} packs "
+                f"{8 // dtypes.BITS[packed]} a byte)")
+    return str(name)
 
 
 def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile, expected: str = "") -> None:

@@ -520,11 +520,16 @@ def _from_dlpack(value) -> np.ndarray | DataLessTensor:
     refuses (no code for them), crosses as its integer view reinterpreted as the ml_dtypes type
     (``dtypes.TORCH_VIEWS``; same memory and strides, so in-place updates reach it). A torch
     dtype with no aclDataType (int1..int7, uint1..uint7: torch's export labels them as 8-bit
-    integers, which NumPy would take at their word) becomes a DataLessTensor."""
+    integers, which NumPy would take at their word) becomes a DataLessTensor, and so does
+    complex32 (ACL_COMPLEX32, no NumPy type), its memory kept (``dtypes.TORCH_BYTES``)."""
     torch = _torch_of(value)
     if torch is None:
         return np.from_dlpack(value)
     name = str(value.dtype).removeprefix("torch.")
+    if name in dtypes.TORCH_BYTES:
+        crossing, acl = dtypes.TORCH_BYTES[name]
+        memory = np.from_dlpack(value.detach().view(getattr(torch, crossing)))
+        return DataLessTensor(tuple(value.shape), acl, value.dtype, memory)
     view = dtypes.TORCH_VIEWS.get(name)
     if view is None and name not in dtypes.TORCH_NAMES:  # for the dtype checks to refuse
         return DataLessTensor(tuple(value.shape), DataType.DT_UNDEFINED, value.dtype)

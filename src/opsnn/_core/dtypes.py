@@ -114,10 +114,18 @@ _ML_DTYPES = {D.BF16: "bfloat16", D.FLOAT8_E5M2: "float8_e5m2", D.FLOAT8_E4M3FN:
 # dtype checks, whose refusal names it and the dtypes expected.
 TORCH_VIEWS = {"bfloat16": ("int16", D.BF16), "float8_e5m2": ("uint8", D.FLOAT8_E5M2),
                "float8_e4m3fn": ("uint8", D.FLOAT8_E4M3FN), "float8_e8m0fnu": ("uint8", D.FLOAT8_E8M0)}
+# torch dtypes with an aclDataType but no NumPy or ml_dtypes type, by torch's name: the same-size
+# integer dtype they cross as, a DataLessTensor's memory (what the out-overlap check compares);
+# no element is read: an input of them fails its dtype list, an out the Cast kernel (561103), as
+# an ACL_COMPLEX32 tensor does through the aclnn API.
+TORCH_BYTES = {"complex32": ("int32", D.COMPLEX32)}
+# torch's sub-byte shell dtypes whose name is an aclDataType's: torch stores one element a byte
+# (element_size 1), where the aclDataType packs 8 // BITS of them, so none describes their memory.
+TORCH_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1}
 # torch dtypes that cross as the NumPy dtype of their name, by that name: their aclDataType. A
-# torch dtype in neither table (int1..int7, uint1..uint7, float8_e4m3fnuz, complex32, bits16 ...)
-# has no aclDataType: torch's DLPack export labels the sub-byte integers as 8-bit ones, which
-# NumPy would take at their word.
+# torch dtype in no table here (int1..int7, uint1..uint7, float8_e4m3fnuz, float4_e2m1fn_x2,
+# bits16 ...) has no aclDataType: torch's DLPack export labels the sub-byte integers as 8-bit
+# ones, which NumPy would take at their word.
 TORCH_NAMES = {"float16": D.FLOAT16, "float32": D.FLOAT, "float64": D.DOUBLE, "int8": D.INT8, "int16": D.INT16,
                "int32": D.INT32, "int64": D.INT64, "uint8": D.UINT8, "uint16": D.UINT16, "uint32": D.UINT32,
                "uint64": D.UINT64, "bool": D.BOOL, "complex64": D.COMPLEX64, "complex128": D.COMPLEX128}

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import dtypes
-from .tensor import aclTensor
+from .tensor import DataLessTensor, aclTensor
 
 # NumPy's exact overlap search is exponential in the worst case; beyond this bound the views are
 # treated as overlapping (refused, never silently computed wrong).
@@ -69,7 +69,7 @@ def _layout(tensor, addr: int | None = None) -> Layout:
         strides = tuple(s * bits for s in tensor.strides)
         space = "device"
     else:
-        arr = tensor.array()
+        arr = _host_memory(tensor)
         bits = arr.dtype.itemsize * 8
         start = int(arr.__array_interface__["data"][0]) * 8
         strides = tuple(s * 8 for s in arr.strides)
@@ -114,11 +114,18 @@ def shares_memory(a, b) -> bool | None:
 
 def _memory_view(tensor) -> tuple[np.ndarray, bool]:
     """A NumPy view of ``tensor``'s elements' memory and whether it holds theirs alone: the live
-    array where NumPy has the dtype, else the bytes (``aclTensor.byte_view``): HIFLOAT8,
-    COMPLEX32, INT4 ... have no NumPy type (an out may be of any dtype when this runs)."""
-    if isinstance(tensor, aclTensor) and not dtypes.holds_data(tensor.dtype):
-        return tensor.byte_view()
-    return tensor.array(), True
+    array where NumPy has the dtype, else the bytes (``aclTensor.byte_view``, a DataLessTensor's
+    ``memory``): HIFLOAT8, COMPLEX32, INT4 ... have no NumPy type (an out may be of any dtype
+    when this runs)."""
+    if isinstance(tensor, aclTensor):
+        return (tensor.array(), True) if dtypes.holds_data(tensor.dtype) else tensor.byte_view()
+    return _host_memory(tensor), True
+
+
+def _host_memory(tensor) -> np.ndarray:
+    """The NumPy view of a host tensor's memory: an ArrayTensor's array, a DataLessTensor's
+    ``memory`` (torch.complex32's, as int32)."""
+    return tensor.memory if isinstance(tensor, DataLessTensor) else tensor.array()
 
 
 def internal_overlap(lay: Layout) -> bool | None:

@@ -224,15 +224,20 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
 
 class DataLessTensor(TensorBase):
     """A tensor's metadata with no data opsnn may read, as the engine's tensor handle: a torch
-    fake/meta tensor (its shape and dtype give the output's), or a tensor whose dtype no
+    fake/meta tensor (its shape and dtype give the output's), a tensor whose dtype no
     aclDataType describes (``dtype`` DT_UNDEFINED, refused by the dtype checks, in CANN's order
-    and naming ``given_dtype``, before anything would read it)."""
+    and naming ``given_dtype``, before anything would read it), or one of an aclDataType NumPy
+    cannot hold (torch.complex32: ``dtypes.TORCH_BYTES``), whose ``memory`` (a NumPy view of its
+    bytes as same-size integers, its shape and strides) only the out-overlap check reads: such
+    dtypes are refused before any element would be."""
 
-    def __init__(self, shape: tuple, dtype: DataType, given_dtype):
+    def __init__(self, shape: tuple, dtype: DataType, given_dtype, memory: np.ndarray | None = None):
         self.shape = shape  # a torch fake tensor's SymInts stay symbolic (torch.compile(dynamic=True))
         self.dtype = dtype
         self.given_dtype = given_dtype
-        self.strides = contiguous_strides(shape)
+        self.memory = memory
+        self.strides = (contiguous_strides(shape) if memory is None else
+                        tuple(s // memory.itemsize for s in memory.strides))
         self.format = Format.ND
 
     def array(self) -> np.ndarray:  # pragma: no cover - the checks refuse it, or only infer the output

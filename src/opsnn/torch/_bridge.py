@@ -35,8 +35,10 @@ _VIEWS = {getattr(torch, name): (getattr(torch, view), acl) for name, (view, acl
 # the way back: aclDataType -> (torch dtype, NumPy integer dtype)
 _VIEWS_OF_ACL = {acl: (getattr(torch, name), np.dtype(view)) for name, (view, acl) in dtypes.TORCH_VIEWS.items()
                  if hasattr(torch, name)}
+# complex32: torch dtype -> (the torch integer dtype its memory crosses as, its aclDataType)
+_BYTES = {getattr(torch, name): (getattr(torch, crossing), acl) for name, (crossing, acl) in dtypes.TORCH_BYTES.items()}
 _TORCH_TO_ACL = {getattr(torch, name): acl for name, acl in dtypes.TORCH_NAMES.items()}
-_TORCH_TO_ACL.update({t: acl for t, (_, acl) in _VIEWS.items()})
+_TORCH_TO_ACL.update({t: acl for t, (_, acl) in (*_VIEWS.items(), *_BYTES.items())})
 _ACL_TO_TORCH = {acl: t for t, acl in _TORCH_TO_ACL.items()}
 
 
@@ -107,11 +109,17 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
 
 
 def operand(t: torch.Tensor, name: str) -> np.ndarray | DataLessTensor:
-    """What the binding hands the opsnn functions for ``t``: ``to_numpy(t)``, or, for a dtype
-    with no aclDataType (int4, uint1, float8_e4m3fnuz ...), a DataLessTensor that the dtype checks
-    refuse in CANN's order, naming it and the dtypes expected (nothing is read or written)."""
-    if t.dtype not in _TORCH_TO_ACL and t.device.type == "cpu" and t.layout == torch.strided:
-        return DataLessTensor(tuple(t.shape), DataType.DT_UNDEFINED, t.dtype)
+    """What the binding hands the opsnn functions for ``t``: ``to_numpy(t)``, or a DataLessTensor
+    that the dtype checks refuse in CANN's order, naming it and the dtypes expected (nothing is
+    read or written): for a dtype with no aclDataType (int2, uint3, float8_e4m3fnuz ...; torch's
+    int4 and uint1 too, one element a byte where ACL_INT4 and ACL_UINT1 pack them), or for
+    complex32, ACL_COMPLEX32, which NumPy cannot hold (its memory kept as int32)."""
+    if t.device.type == "cpu" and t.layout == torch.strided:
+        if t.dtype not in _TORCH_TO_ACL:
+            return DataLessTensor(tuple(t.shape), DataType.DT_UNDEFINED, t.dtype)
+        if t.dtype in _BYTES:
+            crossing, acl = _BYTES[t.dtype]
+            return DataLessTensor(tuple(t.shape), acl, t.dtype, to_numpy(t.view(crossing), name))
     return to_numpy(t, name)
 
 
