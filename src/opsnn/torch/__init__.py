@@ -34,10 +34,14 @@ torch's own operator errors) and an ``opsnn.AclnnError`` carrying ``.status`` (e
 ``.message``. Argument errors that ``torch.nn.functional`` raises before reaching an operator
 (``hardtanh`` with min_val > max_val: ValueError) are raised the same way here.
 
-Numerics differ from torch's CPU kernels only where spec/DECISIONS.md says: NaN in ``self`` for
-hardtanh_backward passes the gradient (DECISION 8; torch's SIMD path zeroes some), float64
-leaky_relu uses float32(negative_slope) (DECISION 2), and aclnnHardtanhBackward has no float64
-(DECISION 11), so a float64 Hardtanh can run forward but its backward raises 161002.
+Numerics differ from torch's CPU kernels only in the cases docs/torch.md lists (Decisions, item
+5): NaN in ``self`` for hardtanh_backward passes the gradient (DECISION 8; torch's SIMD path
+zeroes some); a NaN bound of hardtanh_backward passes no gradient (opsnn's strict ``min < self <
+max``; torch's ``self <= min or self >= max`` passes it on the other bound's side); float64
+leaky_relu uses float32(negative_slope) (DECISION 2); and the sign and payload bits of a NaN can
+differ (opsnn keeps them where torch's conversions write a default NaN), its position never.
+aclnnHardtanhBackward has no float64 (DECISION 11), so a float64 Hardtanh can run forward but
+its backward raises 161002.
 """
 
 from __future__ import annotations
