@@ -12,6 +12,7 @@ pytest.importorskip("torch")
 pytest.importorskip("matplotlib")
 
 from opsnn import bench  # noqa: E402
+from opsnn._core.extras import install_hint
 
 
 def test_quick_run_writes_json_and_plot(tmp_path, capsys):
@@ -136,7 +137,8 @@ def test_without_torch_a_clear_error(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
     assert bench.main(["--quick", "--out-dir", str(tmp_path / "out")]) == 2
-    assert "pip install -e '.[bench]'" in capsys.readouterr().err
+    assert f"install the bench extra (torch==2.13.0 CPU and matplotlib): `{install_hint('bench')}`" in \
+        capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
 
@@ -234,7 +236,7 @@ def test_without_matplotlib_no_stale_plot_stays(tmp_path, capsys, monkeypatch):
     assert bench.main(["--quick", "--ops", "LeakyReluBackward", "--dtypes", "f32", "--sizes", "4", "--threads", "1",
                        "--layouts", "contiguous", "--out-dir", str(tmp_path)]) == 0
     assert not (tmp_path / "bench.png").exists() and (tmp_path / "bench.json").exists()
-    assert "no plot: matplotlib is not installed (pip install -e '.[bench]')" in capsys.readouterr().out
+    assert f"no plot: matplotlib is not installed ({install_hint('bench')})" in capsys.readouterr().out
     # (a breaker) --no-plot left an earlier bench.png too, and --json-only printed the memory table
     monkeypatch.setattr(importlib.util, "find_spec", real)
     (tmp_path / "bench.png").write_bytes(b"an earlier run's")

@@ -15,6 +15,7 @@ import pytest
 from conftest import run_python
 
 from opsnn import cli, cli_args
+from opsnn._core.extras import install_hint
 
 
 def _run(capsys, *argv):
@@ -1256,11 +1257,36 @@ def test_a_missing_extra_is_a_one_line_usage_error(capsys, monkeypatch, tmp_path
     assert cli.main(["demo", "--train", "--quick"]) == 2
     err = capsys.readouterr().err
     assert "opsnn demo --train: needs the train extra" in err and "missing torch, sklearn" in err
-    assert "pip install -e '.[train]'" in err and "Traceback" not in err
+    assert f"missing torch, sklearn: {install_hint('train')}\n" in err and "Traceback" not in err
     case = tmp_path / "atk_aclnnLeakyReluBackward.json"
     case.write_text("[]")
     assert cli.main(["verify", str(case), "--golden", "torch"]) == 2
-    assert "--golden torch needs PyTorch: pip install -e '.[torch]'" in capsys.readouterr().err
+    assert f"--golden torch needs PyTorch: {install_hint('torch')}\n" in capsys.readouterr().err
+
+
+def test_install_hints_fit_a_clone_and_an_installed_copy(tmp_path, monkeypatch):
+    """(a packaging breaker) Every install hint said `pip install -e '.[extra]'` in the clone, which
+    an opsnn installed from a wheel or sdist has none of: there `pip install 'opsnn[extra]'` keeps
+    the installed opsnn and adds the extra; a clone's hint names the clone, quoted for the shell."""
+    from opsnn._core import extras
+
+    installed = tmp_path / "lib" / "site-packages" / "opsnn"
+    clone = tmp_path / "my clone"
+    (clone / "src" / "opsnn").mkdir(parents=True)
+    (clone / "pyproject.toml").write_text("")
+    assert extras.source_tree(installed) is None
+    assert extras.source_tree(clone / "src" / "opsnn") == clone
+    monkeypatch.setattr(extras, "_PACKAGE", installed)
+    assert extras.install_hint("torch") == "pip install 'opsnn[torch]'"
+    monkeypatch.setattr(extras, "_PACKAGE", clone / "src" / "opsnn")
+    assert extras.install_hint("bench") == f"pip install -e '{clone}[bench]'"
+
+
+def test_opsnn_torch_without_torch_says_what_to_install():
+    """`import opsnn.torch` without PyTorch is an ImportError naming the torch extra's install."""
+    out = run_python("import sys; sys.modules['torch'] = None\n"
+                     "try:\n    import opsnn.torch\nexcept ImportError as exc:\n    print(exc)")
+    assert out == f"opsnn.torch needs PyTorch; install the torch extra (torch==2.13.0 CPU): `{install_hint('torch')}`\n"
 
 
 def test_demo_announces_its_table_before_a_first_run_compiles():

@@ -57,6 +57,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from ._core.extras import install_hint
 from .cli_args import (
     Distinct,
     OutputError,
@@ -967,8 +968,8 @@ def run(args) -> int:
     try:
         import torch  # noqa: F401 - the reference every ratio is taken against
     except ImportError:
-        print("opsnn bench: needs PyTorch (torch.ops.aten is the reference); install it with "
-              "`pip install -e '.[bench]'` (torch==2.13.0 CPU and matplotlib)", file=sys.stderr)
+        print("opsnn bench: needs PyTorch (torch.ops.aten is the reference); install the bench extra "
+              f"(torch==2.13.0 CPU and matplotlib): `{install_hint('bench')}`", file=sys.stderr)
         return 2
     check_selection(args)
     out_dir = out_folder(args.out_dir)
@@ -995,7 +996,7 @@ def run(args) -> int:
         # an earlier run's must not stand beside this JSON (with --no-plot too: a breaker)
         (out_dir / "bench.png").unlink(missing_ok=True)
         if args.plot:
-            print("no plot: matplotlib is not installed (pip install -e '.[bench]')")
+            print(f"no plot: matplotlib is not installed ({install_hint('bench')})")
     else:
         png = plot(data, out_dir / "bench.png")
         if png:

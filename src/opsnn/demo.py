@@ -18,6 +18,7 @@ from rich.table import Table
 
 from . import reference, registry
 from ._core import dtypes, memory, platform
+from ._core.extras import install_hint
 from ._core.shape import MAX_DIM
 from .cli_args import PipeConsole, ShapeWords, int_at_least, random_input
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
@@ -38,7 +39,7 @@ def add_arguments(parser) -> None:
                         help="seed of the random inputs of the dtype table (default 0)")
     parser.add_argument("--train", nargs=argparse.REMAINDER, metavar="...",
                         help="instead: train the digits MLP with torch's and with opsnn's activations "
-                             "and compare (needs the train extra: pip install -e '.[train]'; options after --train go to it, "
+                             "and compare (needs the train extra, opsnn[train]; options after --train go to it, "
                              "e.g. --train --quick)")
 
 
@@ -47,7 +48,7 @@ def run(args) -> int:
         missing = [name for name in ("torch", "sklearn") if importlib.util.find_spec(name) is None]
         if missing:  # a one-line fix, not an ImportError traceback from deep inside
             print(f"opsnn demo --train: needs the train extra (torch 2.13.0 CPU, scikit-learn, matplotlib), "
-                  f"missing {', '.join(missing)}: pip install -e '.[train]' in the opsnn clone", file=sys.stderr)
+                  f"missing {', '.join(missing)}: {install_hint('train')}", file=sys.stderr)
             return 2
         from .torch.train_demo import main as train_main
 

@@ -74,6 +74,7 @@ from opsnn import golden_files, opdef, reference, registry
 from opsnn import results as report
 from opsnn._core import interrupts, platform
 from opsnn._core.dtypes import DataType, Format, from_numpy, promote_type, to_numpy
+from opsnn._core.extras import install_hint
 from opsnn._core.shape import broadcast_shape
 from opsnn._core.status import Status
 from opsnn.cli_args import OutputError, PipeConsole, int_at_least, output_folder_refusal
@@ -1281,7 +1282,7 @@ def run(args: argparse.Namespace) -> int:
     if not console.is_terminal:  # a log or pipe: wide enough that every row stays on one line
         console.width = max(console.width, report.LOG_WIDTH)
     if args.golden == "torch" and importlib.util.find_spec("torch") is None:  # before running anything
-        raise ValueError("--golden torch needs PyTorch: pip install -e '.[torch]' in the opsnn clone")
+        raise ValueError(f"--golden torch needs PyTorch: {install_hint('torch')}")
     soc = getattr(args, "soc", None) or platform.current().name
     settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name, args.dump)
     files = [(path, load_cases(path)) for path in args.files]

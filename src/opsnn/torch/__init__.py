@@ -48,11 +48,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._core.extras import install_hint
+
 try:
     import torch
 except ImportError as exc:  # an explicitly requested optional part: fail loudly, with the fix
-    raise ImportError("opsnn.torch needs PyTorch; install the torch extra (torch==2.13.0 CPU) in the opsnn "
-                      "clone: `pip install -e '.[torch]'`") from exc
+    raise ImportError("opsnn.torch needs PyTorch; install the torch extra (torch==2.13.0 CPU): "
+                      f"`{install_hint('torch')}`") from exc
 
 from torch.overrides import handle_torch_function  # noqa: E402, I001 - after the guarded torch import
 
