@@ -1413,6 +1413,24 @@ def test_automatic_backend_falls_back_to_numpy_with_one_warning():
     assert "ok" in run_python(code)
 
 
+def test_backend_fallback_is_said_once_at_the_callers_line(tmp_path):
+    """(a packaging breaker) Without numba the notice was printed twice, as an "opsnn" log record
+    and as the BackendFallbackWarning, which pointed at opsnn/engine.py. Now it is the warning
+    alone, at the user's line whose call made the automatic choice."""
+    script = tmp_path / "user.py"
+    script.write_text("import numpy as np, opsnn\n"
+                      "x = np.ones(3, np.float32)\n"
+                      "r = opsnn.leaky_relu_backward(x, -x, 0.5)\n"
+                      "r = opsnn.leaky_relu_backward(x, -x, 0.5)\n")
+    code = f"import runpy, sys\nsys.modules['numba'] = None\nrunpy.run_path({str(script)!r})"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        f"{script}:3: BackendFallbackWarning: opsnn: the numba kernel backend is not available (kernel backend "
+        "'numba' cannot be loaded: import of numba halted; None in sys.modules); using the NumPy backend\n"
+        "  r = opsnn.leaky_relu_backward(x, -x, 0.5)\n")
+
+
 @pytest.mark.parametrize("pool", [False, True], ids=["serial", "pool"])
 def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path, pool):
     """Importing opsnn does not import numba; a call in a fresh process that finds the on-disk

@@ -13,12 +13,11 @@ must neither stop ``import opsnn`` nor turn every call into an error.
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
-import sys
-import warnings
 from decimal import Decimal, InvalidOperation, localcontext
+
+from . import callsite
 
 _UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
           "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
@@ -58,29 +57,8 @@ def env_bytes(name: str, default: int | None) -> int | None:
         return parse_bytes(text)
     except ValueError as exc:
         shown = "measured" if default is None else f"{default} bytes"
-        warnings.warn(f"opsnn: ignoring {name}={text!r}: {exc}; using the default ({shown})",
-                      RuntimeWarning, stacklevel=_first_frame_outside_opsnn())
+        # read where opsnn first needs it (an import, a first launch): the warning names the
+        # user's line that got there
+        callsite.warn(f"opsnn: ignoring {name}={text!r}: {exc}; using the default ({shown})", RuntimeWarning)
         return default
 
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_IMPORTLIB = importlib.__file__
-
-
-def _first_frame_outside_opsnn() -> int:
-    """``warnings.warn``'s stacklevel, from ``env_bytes``, of the first caller outside opsnn.
-
-    The variables are read where opsnn first needs them (an import, a first launch), so the
-    warning points at the user's line that got there, not at a line of opsnn (a new user's
-    finding), past importlib's frames too (``import_module`` loads the kernel backend); those of
-    its ``_bootstrap`` are not counted, as ``warnings`` skips them itself.
-    """
-    level, frame = 2, sys._getframe(2)  # 0: here, 1: env_bytes (level 1), 2: its caller
-    while frame is not None:
-        name = frame.f_code.co_filename
-        if not ("importlib" in name and "_bootstrap" in name):
-            if not name.startswith(_PACKAGE) and name != _IMPORTLIB:
-                return level
-            level += 1
-        frame = frame.f_back
-    return level

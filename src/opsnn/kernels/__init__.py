@@ -31,12 +31,10 @@ load raises ImportError.
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 import threading
-import warnings
 
-from .._core import forksafe, platform
+from .._core import callsite, forksafe, platform
 from .._core.status import AclnnError, Status
 
 _BACKENDS = {"numpy": "opsnn.kernels.numpy_backend", "numba": "opsnn.kernels.numba_backend"}
@@ -89,7 +87,8 @@ def default_name() -> str:
 
 
 def automatic_name() -> str:
-    """The automatic choice: numba if it loads, else numpy (said once, with a warning)."""
+    """The automatic choice: numba if it loads, else numpy, said once with a
+    ``BackendFallbackWarning`` that points at the caller's line outside opsnn."""
     global _auto
     if _auto is None:
         try:
@@ -97,9 +96,10 @@ def automatic_name() -> str:
             _auto = "numba"
         except ImportError as exc:
             _auto = "numpy"
-            message = f"opsnn: the numba kernel backend is not available ({exc}); using the NumPy backend"
-            logging.getLogger("opsnn").warning(message)
-            warnings.warn(message, BackendFallbackWarning, stacklevel=4)
+            # once per process, at the user's line whose call chose (not a log record too: that
+            # printed the notice twice)
+            callsite.warn(f"opsnn: the numba kernel backend is not available ({exc}); using the NumPy backend",
+                          BackendFallbackWarning)
     return _auto
 
 
