@@ -1296,3 +1296,15 @@ def test_demo_announces_its_table_before_a_first_run_compiles():
     flat = " ".join(out.split())
     assert code == 0 and "Every out-of-place operator and dtype through the Pythonic API (a first run compiles the kernels" in flat
     assert flat.index("a first run compiles") < flat.index("Pythonic API on random [8] inputs")
+
+
+def test_demo_on_the_numpy_backend_announces_no_compiling():
+    """(a packaging breaker) Without numba, on the NumPy fallback, `opsnn demo` still said a first
+    run compiles the kernels (up to a minute); it compiles nothing there, and says so no more."""
+    code = ("import sys\nsys.modules['numba'] = None\nfrom opsnn import cli\n"
+            "sys.exit(cli.main(['demo', '--shape', '8', '--repeat', '1']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "\nEvery out-of-place operator and dtype through the Pythonic API ...\n" in done.stdout
+    assert "compiles" not in done.stdout and "bit-exact" in done.stdout
+    assert done.stderr.count("BackendFallbackWarning: opsnn: the numba kernel backend is not available") == 1

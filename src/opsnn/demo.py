@@ -16,7 +16,7 @@ import time
 import numpy as np
 from rich.table import Table
 
-from . import reference, registry
+from . import kernels, reference, registry
 from ._core import dtypes, memory, platform
 from ._core.extras import install_hint
 from ._core.shape import MAX_DIM
@@ -71,9 +71,12 @@ def run(args) -> int:
         # (a new user's: a failed sample had exited 0, where python -m opsnn.samples exits with its ret)
         failed = run_sample(sample.main, console.print) != 0 or failed
         console.print()
-    # a first run compiles each kernel here (tens of seconds on 2 cores): say so before the wait
-    console.print("Every out-of-place operator and dtype through the Pythonic API (a first run compiles the kernels "
-                  "and caches them on disk: up to a minute) ...", soft_wrap=True)  # (a pipe: one line)
+    # a first run on the numba backend compiles each kernel here (tens of seconds on 2 cores): say
+    # so before the wait; the NumPy backend (numba missing, or OPSNN_BACKEND=numpy) compiles nothing
+    compiles = (" (a first run compiles the kernels and caches them on disk: up to a minute)"
+                if kernels.default_name() == "numba" else "")
+    console.print(f"Every out-of-place operator and dtype through the Pythonic API{compiles} ...",
+                  soft_wrap=True)  # (a pipe: one line)
     console.print(_dtype_table(profile, args.shape, args.repeat, np.random.default_rng(args.seed)))
     return 1 if failed else 0
 
