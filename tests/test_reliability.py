@@ -3444,6 +3444,36 @@ import opsnn
     assert all("(OSError: [Errno 28] No space left on device); its entries are forgotten" in w for w in warned)
 
 
+def test_a_disk_cache_entry_holding_another_signatures_code_is_compiled_anew(tmp_path):
+    """(A breaker) numba saves its cache index and data files without a lock: two processes saving
+    two signatures of one function at once can leave the entry of one naming the other's machine
+    code. numba installed that code under its own signature, the asked one stayed uncompiled, and
+    every later process failed to unbox its arrays (or to type a walker calling the helper) and
+    ran that kernel on NumPy. Such an entry is forgotten and compiled anew, with a warning, and
+    the next process loads the mended entry. (Here the float64 entry's data file is overwritten
+    with the float32 one's, what the race leaves.)"""
+    (tmp_path / "twice.py").write_text("from numba import njit\n\n\n@njit(cache=True)\n"
+                                       "def twice(a):\n    return a[0] * 2\n")
+    code = f"""
+import logging, sys
+sys.path.insert(0, {str(tmp_path)!r})
+logging.basicConfig(stream=sys.stdout, level=logging.WARNING, format="%(message)s")
+import numpy as np
+from opsnn.kernels.numba_backend import guard_compiles
+import twice
+guard_compiles(twice.twice)
+print(twice.twice(np.array([1.5], np.float32)), twice.twice(np.array([1.25])))
+"""
+    assert run_python(code) == "3.0 2.5\n"
+    first, second = sorted(tmp_path.glob("__pycache__/twice.twice-*.nbc"))  # float32's, float64's
+    second.write_bytes(first.read_bytes())
+    *warned, last = run_python(code).splitlines()
+    assert last == "3.0 2.5"
+    assert warned == ["numba backend: numba's disk cache failed on twice (its entry for this signature holds another's machine "
+                      "code); its entries are forgotten and it compiles again"], warned
+    assert run_python(code) == "3.0 2.5\n"
+
+
 def test_every_dispatcher_opsnn_compiles_holds_interrupts():
     """(A breaker, session 42) The thread-pool threshold's copy kernels (parallelism), compiled
     by the first launch of 1-64 MiB, were a process's first compile and held no Ctrl-C: one

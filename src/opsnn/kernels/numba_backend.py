@@ -48,6 +48,7 @@ import weakref
 
 import numba
 import numpy as np
+from numba.core.sigutils import normalize_signature
 
 from .._core import dtypes, forksafe, interrupts, settings
 from . import _numba_support, kernel_cache, numpy_backend, parallelism
@@ -156,20 +157,32 @@ def guard_compiles(dispatcher):
 
 def _compile_mending_cache(dispatcher, compile_, sig):
     """``compile_(sig)``; where that fails inside numba's disk cache (``numba.core.caching``: an
-    entry it cannot read, or one it cannot save, on a full disk), the dispatcher's cache index is
-    emptied (numba's ``Cache.flush``) and it compiles again (an overload compiled before a failed
-    save is kept: the kernel runs compiled). A failure of the second try is raised as any compile
-    failure is."""
+    entry it cannot read, or one it cannot save, on a full disk), or its entry for ``sig`` holds
+    another signature's machine code, the dispatcher's cache index is emptied (numba's
+    ``Cache.flush``) and it compiles again (an overload compiled before a failed save is kept:
+    the kernel runs compiled). A failure of the second try is raised as any compile failure is.
+
+    Another signature's code: numba saves an index and a data file without a lock, so two
+    processes saving two signatures of one function at once can leave the index naming one's
+    data file for the other's signature (a breaker forced it: every later process then failed
+    to unbox its arrays, or to type a walker calling the helper, and ran on NumPy). numba
+    installs such an entry under the signature it holds, which is how it is told apart."""
+    hits = dispatcher._cache_hits[sig]
     try:
-        return compile_(sig)
+        entry = compile_(sig)
     except Exception as exc:
         if not _raised_in(exc, _NUMBA_CACHING):
             raise
-        log.warning("numba backend: numba's disk cache failed on %s (%s: %s); its entries are forgotten and it "
-                    "compiles again", dispatcher.py_func.__qualname__, type(exc).__name__, str(exc).strip()[:200])
-        with contextlib.suppress(OSError):  # (a full disk: the compile below runs all the same)
-            dispatcher._cache.flush()
-        return compile_(sig)
+        why = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+    else:
+        if dispatcher._cache_hits[sig] == hits or tuple(normalize_signature(sig)[0]) in dispatcher.overloads:
+            return entry
+        why = "its entry for this signature holds another's machine code"
+    log.warning("numba backend: numba's disk cache failed on %s (%s); its entries are forgotten and it "
+                "compiles again", dispatcher.py_func.__qualname__, why)
+    with contextlib.suppress(OSError):  # (a full disk: the compile below runs all the same)
+        dispatcher._cache.flush()
+    return compile_(sig)
 
 
 _NUMBA_CACHING = os.path.join("numba", "core", "caching.py")
