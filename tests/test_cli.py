@@ -1137,6 +1137,28 @@ def test_cache_in_a_root_that_is_not_writable_is_private(capsys, monkeypatch, tm
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a-file", named.name, f"{named.name}-0000", fresh.name])
 
 
+def test_cache_clear_beside_another_clear(capsys, monkeypatch, tmp_path):
+    """What another process removes while `opsnn cache --clear` runs (its own --clear: a breaker ran
+    two at once) counts as removed: exit 0, the directory counted (it was exit 2, "could not
+    remove ...: No such file or directory", or a bare FileNotFoundError)."""
+    from opsnn.kernels import kernel_cache as kc
+
+    monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path))
+    cache = tmp_path / (kc.CACHE_PREFIX + kc.SUPPORT_VERSION[:8])
+    (cache / "__pycache__").mkdir(parents=True)
+    for name in ("k_1.py", "__pycache__/k_1.nbi", "__pycache__/k_1.1.nbc"):
+        (cache / name).write_bytes(b"x" * 1000)
+    unlink = os.unlink
+
+    def raced(name, *args, **kwargs):  # the other process got there first
+        unlink(name, *args, **kwargs)
+        raise FileNotFoundError(2, "No such file or directory", name)
+
+    monkeypatch.setattr(os, "unlink", raced)
+    code, out = _run(capsys, "cache", "--clear")
+    assert code == 0 and "removed 1 kernel cache directory" in out and not cache.exists()
+
+
 def test_cache_command_without_numba(tmp_path):
     """Without numba (the NumPy backend), `opsnn cache` says nothing is compiled and lists the
     caches of other versions, and --clear removes them (both were a traceback: import numba)."""

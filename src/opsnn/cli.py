@@ -200,8 +200,6 @@ def _run_cache(args) -> int:
     ones beside it; removes only directories named as kernel caches (``stale_cache_dirs``) and
     this version's own, never a symbolic link or anything else. Exit 2 when one could not be
     removed (each named)."""
-    import shutil
-
     from .kernels import kernel_cache
 
     root = kernel_cache.cache_root()
@@ -216,7 +214,7 @@ def _run_cache(args) -> int:
         for path in doomed:
             size = _tree_bytes(path)
             try:
-                shutil.rmtree(path)
+                _remove_tree(path)
                 freed[path] = size
             except OSError as exc:
                 failed.append(f"opsnn cache: could not remove {path}: {exc}")
@@ -249,7 +247,29 @@ def _run_cache(args) -> int:
 
 
 def _tree_bytes(path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    """The bytes of the files under ``path``; a file another process removes meanwhile counts 0
+    (a breaker: two `opsnn cache --clear` at once, one ended in a bare FileNotFoundError)."""
+    total = 0
+    for f in path.rglob("*"):
+        with contextlib.suppress(OSError):
+            total += f.stat().st_size if f.is_file() else 0
+    return total
+
+
+def _remove_tree(path) -> None:
+    """``shutil.rmtree``, where a file or folder another process removes meanwhile (its own
+    `opsnn cache --clear`) counts as removed: that is what was asked (a breaker: exit 2)."""
+    import shutil
+
+    def unless_gone(function, name, exc):  # onexc (3.12) passes the exception, onerror exc_info
+        exc = exc[1] if isinstance(exc, tuple) else exc
+        if not isinstance(exc, FileNotFoundError):
+            raise exc
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=unless_gone)
+    else:
+        shutil.rmtree(path, onerror=unless_gone)
 
 
 def _mib(nbytes: int) -> str:
