@@ -3469,8 +3469,8 @@ print(twice.twice(np.array([1.5], np.float32)), twice.twice(np.array([1.25])))
     second.write_bytes(first.read_bytes())
     *warned, last = run_python(code).splitlines()
     assert last == "3.0 2.5"
-    assert warned == ["numba backend: numba's disk cache failed on twice (its entry for this signature holds another's machine "
-                      "code); its entries are forgotten and it compiles again"], warned
+    assert warned == [("numba backend: numba's disk cache failed on twice (its entry for this signature holds another's "
+                       "machine code); its entries are forgotten and it compiles again")], warned
     assert run_python(code) == "3.0 2.5\n"
 
 
