@@ -1828,7 +1828,7 @@ def test_out_of_a_dtype_numpy_cannot_hold_overlapping_an_input(dev, op, dtype):
     ret = call(x, g, s, over)[2]
     if ret_apart in (0, 561103):  # passed every check before the overlap one
         fail_msg(ret, 161002, f"{op}: out and self overlap in memory without being the same view",
-                 f"out {dtypes.name(dtype)} [16]", "its first element 1 bytes after out's first")
+                 f"out {dtypes.name(dtype)} [16]", "its first element 1 byte after out's first")
     else:
         assert ret_apart == 161002, msg_apart
         assert fail_msg(ret, 161002) == msg_apart
