@@ -3102,9 +3102,33 @@ def test_opsnn_own_compiled_helpers_are_cached_in_the_kernel_cache():
     support = kc.cache_dir() / "support"
     for helper in (_numba_support.gather_tile, parallelism._copy_serial):
         assert pathlib.Path(helper._cache._cache_path).is_relative_to(support), helper
-    locator = kc._CLAIMED[0]
-    assert (getattr(caching, "CacheImpl", None) or caching._CacheImpl)._locator_classes[0] is locator
-    assert locator.from_function(test_opsnn_own_compiled_helpers_are_cached_in_the_kernel_cache, __file__) is None
+    assert (getattr(caching, "CacheImpl", None) or caching._CacheImpl)._locator_classes[:2] == kc._CLAIMED
+    for locator in kc._CLAIMED:
+        assert locator.from_function(test_opsnn_own_compiled_helpers_are_cached_in_the_kernel_cache, __file__) is None
+
+
+def test_the_kernel_cache_holds_every_compiled_kernel_wherever_numba_and_the_process_point(tmp_path):
+    """(A breaker) Under NUMBA_CACHE_DIR numba had put the generated walkers' machine code there,
+    which `opsnn cache` neither listed nor removed; and a relative OPSNN_CACHE_DIR followed the
+    working directory, so a process that changed directory kept its helpers under one cache and
+    its walkers under another. Both stay in the one kernel cache now."""
+    (tmp_path / "start").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    code = f"""
+import os
+import numpy as np
+import opsnn
+from opsnn.kernels import _numba_support  # the helpers' cache is placed as they load
+os.chdir({str(tmp_path / "elsewhere")!r})
+print(opsnn.leaky_relu(np.array([-2.0, 3.0], np.float32), 0.5).tolist())
+"""
+    env = {**os.environ, "OPSNN_CACHE_DIR": "cache", "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=tmp_path / "start", timeout=300, check=False)
+    assert done.returncode == 0 and done.stdout == "[-1.0, 3.0]\n", done.stderr[-2000:]
+    cache, = (tmp_path / "start" / "cache").glob("numba-kernels-*")
+    assert list(cache.glob("support/*/_numba_support.*.nbi")) and list(cache.glob("__pycache__/k_*.nbi"))
+    assert not (tmp_path / "elsewhere" / "cache").exists() and not (tmp_path / "numba").exists()
 
 
 def test_doc_rows_match_tests():

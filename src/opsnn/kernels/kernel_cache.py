@@ -10,6 +10,7 @@ Imports no numba at module level (``opsnn cache`` works without it)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -44,12 +45,21 @@ CACHE_PREFIX = "numba-kernels-"  # + the first 8 hex digits of SUPPORT_VERSION
 def cache_root() -> Path:
     """The directory that holds one kernel cache per support version: ``$OPSNN_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/opsnn``, else ``~/.cache/opsnn`` (a leading ``~`` expanded: a quoted one
-    reaches opsnn as it is, and made a directory named ``~``)."""
+    reaches opsnn as it is, and made a directory named ``~``). A relative path is taken from the
+    working directory of the first call that reads it, once per process."""
     root = os.environ.get("OPSNN_CACHE_DIR")
     if root:
-        return Path(root).expanduser()
+        return _absolute(root)
     xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "opsnn"
+    return (_absolute(xdg) if xdg else Path.home() / ".cache") / "opsnn"
+
+
+@functools.lru_cache(maxsize=None)
+def _absolute(path: str) -> Path:
+    """``path`` made absolute from the working directory of its first reading, which later
+    readings keep: a process that changed directory had compiled helpers under one cache and its
+    walkers under another (a breaker)."""
+    return Path(path).expanduser().absolute()
 
 
 def stale_cache_dirs() -> list[Path]:
@@ -164,7 +174,9 @@ def claim_package_sources() -> None:
     lists, and where neither is writable numba refused to compile them, so the numba backend
     failed to load and every kernel ran on NumPy, ~17x slower (a breaker: a read-only install, no
     home, a writable OPSNN_CACHE_DIR). Those modules call it before their first ``cache=True``;
-    the locator goes first in numba's list and answers for files of this package only."""
+    the locators go first in numba's list and answer for files of this package and for the
+    generated walkers in the cache directory only (the walkers' beside them, as numba's in-tree
+    locator puts them, also where NUMBA_CACHE_DIR names another place)."""
     if _CLAIMED:
         return
     from numba.core import caching
@@ -187,9 +199,29 @@ def claim_package_sources() -> None:
             except OSError:  # no cache directory at all, temporary one included: numba's own places
                 return None
 
+    class GeneratedModuleLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """The generated walkers' machine code beside them, in the cache's ``__pycache__`` (as
+        numba's in-tree locator would), whatever NUMBA_CACHE_DIR says: it had taken them, and
+        ``opsnn cache`` neither listed nor removed them (a breaker)."""
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(Path(py_file).parent / "__pycache__")
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            here = Path(py_file).resolve().parent
+            if not (here.name.startswith((CACHE_PREFIX, "opsnn-numba-kernels-")) and here == cache_dir().resolve()):
+                return None
+            return super().from_function(py_func, py_file)
+
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (_CacheImpl in older numba)
-    impl._locator_classes.insert(0, PackageSourceLocator)
-    _CLAIMED.append(PackageSourceLocator)
+    impl._locator_classes[:0] = [PackageSourceLocator, GeneratedModuleLocator]
+    _CLAIMED.extend((PackageSourceLocator, GeneratedModuleLocator))
 
 
 __all__ = ["CACHE_PREFIX", "SUPPORT_VERSION", "cache_dir", "cache_root", "claim_package_sources", "existing_cache_dir",
