@@ -1431,6 +1431,21 @@ def test_backend_fallback_is_said_once_at_the_callers_line(tmp_path):
         "  r = opsnn.leaky_relu_backward(x, -x, 0.5)\n")
 
 
+def test_fallback_warning_points_past_torch_at_the_users_line(tmp_path):
+    """(a breaker) Through an nn.Module holding opsnn's activation (or torch's dispatcher), the
+    first frame outside opsnn is torch's: the warning pointed at torch/nn/modules/module.py. It
+    points at the user's line that called the module."""
+    pytest.importorskip("torch")
+    script = tmp_path / "user.py"
+    script.write_text("import torch, opsnn.torch as ot\n"
+                      "m = ot.swap_activations(torch.nn.Sequential(torch.nn.LeakyReLU(0.1)))\n"
+                      "y = m(torch.randn(4))\n")
+    code = f"import runpy, sys\nsys.modules['numba'] = None\nrunpy.run_path({str(script)!r})"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(f"{script}:3: BackendFallbackWarning: "), done.stderr
+
+
 @pytest.mark.parametrize("pool", [False, True], ids=["serial", "pool"])
 def test_import_compiles_nothing_and_second_process_loads_from_cache(tmp_path, pool):
     """Importing opsnn does not import numba; a call in a fresh process that finds the on-disk

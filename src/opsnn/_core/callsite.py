@@ -26,13 +26,22 @@ def warn(message: str, category: type[Warning]) -> None:
 
 
 def _first_frame_outside_opsnn() -> int:
-    """``warnings.warn``'s stacklevel, from ``warn``, of the first caller outside opsnn."""
+    """``warnings.warn``'s stacklevel, from ``warn``, of the first caller outside opsnn (and
+    outside what calls opsnn for the user: torch's dispatcher and ``nn.Module.__call__``, which
+    run opsnn.torch's operators, and runpy, which runs ``python -m``: a breaker's warnings pointed
+    at torch/nn/modules/module.py and <frozen runpy>)."""
+    torch = sys.modules.get("torch")
+    torch_dir = os.path.dirname(getattr(torch, "__file__", None) or os.sep) + os.sep if torch else None
     level, frame = 2, sys._getframe(2)  # 0: here, 1: warn (level 1), 2: its caller
     while frame is not None:
         name = frame.f_code.co_filename
         if not ("importlib" in name and "_bootstrap" in name):
-            if not name.startswith(_PACKAGE) and name != _IMPORTLIB:
+            if not (name.startswith(_PACKAGE) or name in (_IMPORTLIB, "<frozen runpy>") or name.endswith(_RUNPY)
+                    or (torch_dir and name.startswith(torch_dir))):
                 return level
             level += 1
         frame = frame.f_back
     return level
+
+
+_RUNPY = os.sep + "runpy.py"
