@@ -54,7 +54,7 @@ def cache_root() -> Path:
     return (_absolute(xdg) if xdg else Path.home() / ".cache") / "opsnn"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _absolute(path: str) -> Path:
     """``path`` made absolute from the working directory of its first reading, which later
     readings keep: a process that changed directory had compiled helpers under one cache and its
