@@ -181,43 +181,47 @@ def claim_package_sources() -> None:
         return
     from numba.core import caching
 
-    class PackageSourceLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    class Locator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        """numba's cache locator for the files ``answers`` takes, their machine code in
+        ``place(py_file)``; where no directory can be made there (none at all, the temporary
+        one included), numba's own locators are asked."""
+
         def __init__(self, py_func, py_file):
             self._py_file = py_file
             self._lineno = py_func.__code__.co_firstlineno
-            self._cache_path = str(cache_dir() / "support" / self.get_suitable_cache_subpath(py_file))
+            self._cache_path = str(self.place(py_file))
 
         def get_cache_path(self):
             return self._cache_path
 
         @classmethod
         def from_function(cls, py_func, py_file):
-            if Path(py_file).resolve().parent != _HERE:
+            if not cls.answers(Path(py_file).resolve().parent):
                 return None
             try:
                 return super().from_function(py_func, py_file)
-            except OSError:  # no cache directory at all, temporary one included: numba's own places
+            except OSError:
                 return None
 
-    class GeneratedModuleLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    class PackageSourceLocator(Locator):  # opsnn's own helpers: in support/
+        @staticmethod
+        def answers(folder):
+            return folder == _HERE
+
+        def place(self, py_file):
+            return cache_dir() / "support" / self.get_suitable_cache_subpath(py_file)
+
+    class GeneratedModuleLocator(Locator):
         """The generated walkers' machine code beside them, in the cache's ``__pycache__`` (as
         numba's in-tree locator would), whatever NUMBA_CACHE_DIR says: it had taken them, and
         ``opsnn cache`` neither listed nor removed them (a breaker)."""
 
-        def __init__(self, py_func, py_file):
-            self._py_file = py_file
-            self._lineno = py_func.__code__.co_firstlineno
-            self._cache_path = str(Path(py_file).parent / "__pycache__")
+        @staticmethod
+        def answers(folder):
+            return folder.name.startswith((CACHE_PREFIX, "opsnn-numba-kernels-")) and folder == cache_dir().resolve()
 
-        def get_cache_path(self):
-            return self._cache_path
-
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            here = Path(py_file).resolve().parent
-            if not (here.name.startswith((CACHE_PREFIX, "opsnn-numba-kernels-")) and here == cache_dir().resolve()):
-                return None
-            return super().from_function(py_func, py_file)
+        def place(self, py_file):
+            return Path(py_file).parent / "__pycache__"
 
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (_CacheImpl in older numba)
     impl._locator_classes[:0] = [PackageSourceLocator, GeneratedModuleLocator]
