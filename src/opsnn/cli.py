@@ -22,19 +22,19 @@ import tempfile
 import numpy as np
 
 from . import registry
+from ._core import dtypes, memory, platform
+from ._core.status import AclnnError
 from .cli_args import (
     OutputError,
     Parser,
     PipeConsole,
     ScalarWords,
     ShapeWords,
+    add_soc_option,
     int_at_least,
     numpy_dtype,
     random_input,
-    soc_name,
 )
-from ._core import dtypes, memory, platform
-from ._core.status import AclnnError
 
 # subcommand -> module providing add_arguments(parser) and run(args) -> int
 _COMMANDS = {
@@ -97,8 +97,7 @@ def _main(argv: list[str]) -> int:
                "or an output file could not be written; "
                "2 usage error or unreadable input file; 130 interrupted (Ctrl-C); 141 stdout closed early (| head). "
                "`opsnn COMMAND -h` for a command's options.")
-    parser.add_argument("--soc", choices=list(platform.PROFILES), type=soc_name,
-                        help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")
+    add_soc_option(parser)
     parser.add_argument("--version", action=_Version, help="opsnn's version and its libraries' (for a bug report)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # only the chosen command's module is imported (bench and verify pull in heavy libraries)
@@ -115,9 +114,8 @@ def _main(argv: list[str]) -> int:
         # every command takes --soc after its name too (verify and tiling define their own); compare's
         # is hidden and refused below with its reason (its cases carry the SoC they were dumped on)
         with contextlib.suppress(argparse.ArgumentError):
-            sub.add_argument("--soc", choices=list(platform.PROFILES), type=soc_name, default=argparse.SUPPRESS,
-                             help=argparse.SUPPRESS if name == "compare" else
-                             "emulated SoC, as `opsnn --soc` before the command")
+            add_soc_option(sub, default=argparse.SUPPRESS, help=argparse.SUPPRESS if name == "compare" else
+                           "emulated SoC, as `opsnn --soc` before the command")
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
     if not argv:  # a bare `opsnn`: the commands, not just "COMMAND is required"
         parser.print_help()

@@ -212,10 +212,19 @@ class OutputError(Exception):
         super().__init__(f"{option}: cannot write {what + ' ' if what else ''}{str(path)!r}: {reason}")
 
 
+def add_soc_option(parser, **overrides) -> None:
+    """``--soc``: one of the SoC profiles, named in any case (``soc_name``); help and default as
+    ``opsnn --soc`` has them unless ``overrides`` says otherwise. For opsnn, its subcommands and
+    ``python -m opsnn.samples`` alike."""
+    from ._core import platform
+
+    options = {"help": f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})", **overrides}
+    parser.add_argument("--soc", choices=list(platform.PROFILES), type=soc_name, **options)
+
+
 def soc_name(text: str) -> str:
     """A ``--soc`` word: a SoC name in any case as its profile's name (tiling and verify look names
-    up so too); an unknown one as given, for argparse's choices to refuse. For ``opsnn --soc``
-    and ``python -m opsnn.samples --soc`` alike."""
+    up so too); an unknown one as given, for argparse's choices to refuse."""
     from ._core import platform
 
     try:

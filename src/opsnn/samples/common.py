@@ -11,7 +11,7 @@ import numpy as np
 
 import opsnn.acl as acl
 from opsnn._core import platform
-from opsnn.cli_args import soc_name
+from opsnn.cli_args import add_soc_option
 
 
 class SampleError(Exception):
@@ -32,8 +32,7 @@ def run_as_script(main, module: str) -> None:
     BrokenPipeError traceback."""
     doc = sys.modules[main.__module__].__doc__ or ""
     parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n")[0])
-    parser.add_argument("--soc", choices=list(platform.PROFILES), type=soc_name,
-                        help=f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})")
+    add_soc_option(parser)
     soc = parser.parse_args().soc
     try:
         try:
