@@ -18,6 +18,7 @@ import warnings
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _IMPORTLIB = importlib.__file__
+_RUNPY = os.sep + "runpy.py"
 
 
 def warn(message: str, category: type[Warning]) -> None:
@@ -42,6 +43,3 @@ def _first_frame_outside_opsnn() -> int:
             level += 1
         frame = frame.f_back
     return level
-
-
-_RUNPY = os.sep + "runpy.py"
