@@ -629,6 +629,30 @@ print(got == [expected] * 2, f(0) == expected, expected)
     assert run_python(_FORKED_ONE_THREAD, 300, one_thread).split() == ["0", "True"]
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="fork-started workers: multiprocessing's default on Linux")
+def test_forked_child_runs_torch_after_the_parent_used_the_pool():
+    """Found by a breaker: numba's pool and torch's intra-op threads are one GNU OpenMP runtime
+    (one libgomp.so.1, whichever loads first), so after one large opsnn call in the parent a
+    forked child's torch op waited for good on the parent's threads. The child now runs torch
+    on one thread (the parent keeps its count) and its results equal the parent's."""
+    pytest.importorskip("torch")
+    script = """
+import os, signal, torch, numpy as np, opsnn
+import torch.nn.functional as F
+torch.set_num_threads(2)
+x = torch.linspace(-3, 3, 4_000_000).reshape(2000, 2000)
+np.asarray(opsnn.leaky_relu(x.numpy(), 0.1))  # the parent's only parallel region: opsnn's
+pid = os.fork()
+if pid == 0:
+    signal.alarm(30)  # a hang ends the child with SIGALRM
+    ok = torch.equal(F.leaky_relu(x, 0.1), torch.from_numpy(opsnn.leaky_relu(x.numpy(), 0.1)))
+    os._exit(0 if ok and torch.get_num_threads() == 1 else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), torch.get_num_threads())
+"""
+    assert run_python(script, 300).split() == ["0", "2"]
+
+
 _FORKED_ONE_THREAD = """
 import os, numba, numpy as np, opsnn, opsnn.acl as acl
 from opsnn import aclnn

@@ -79,8 +79,28 @@ def _omp_pool_started() -> bool:
 # ``_pool_from_a_parent``, asked before this process's own pool starts).
 FORKED = _pool_from_a_parent()
 _start_pool()
+
+
+def _one_thread_after_fork() -> None:
+    """Run this forked process's GNU OpenMP runtime on one thread: numba's pool (opsnn's
+    launches), and torch's intra-op threads where torch is loaded, as they are the same runtime:
+    whichever of the two loads ``libgomp.so.1`` first, the other binds to it (one soname; torch
+    loads its copy into the global scope). So once a parallel region had run in the parent,
+    opsnn's or torch's own, torch's next parallel op in the child waited for good on the parent's
+    threads (a breaker: a fork-started Pool's workers hung in ``F.leaky_relu`` after one large
+    opsnn.torch call in the parent). opsnn cannot see whether one ran and assumes it, as it does
+    for its own launches; torch then runs its ops on one thread, as in DataLoader's workers."""
+    numba.set_num_threads(1)
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.get_num_threads() > 1:
+            torch.set_num_threads(1)
+    except AttributeError:  # torch half-imported by another thread when the process forked
+        pass
+
+
 if FORKED:
-    numba.set_num_threads(1)  # as in a child forked after opsnn's import (below)
+    _one_thread_after_fork()  # as in a child forked after opsnn's import (below)
 
 
 # numba compiles under one process-wide lock, and llvmlite makes every LLVM call under another: a
@@ -110,7 +130,7 @@ def _after_fork_in_child() -> None:
     global FORKED
     if _omp_pool_started():
         FORKED = True
-        numba.set_num_threads(1)
+        _one_thread_after_fork()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
