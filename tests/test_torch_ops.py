@@ -373,6 +373,31 @@ def test_hardtanh_float64_runs_forward_but_backward_refuses():
     assert info.value.status == 161002 and "DT_DOUBLE" in info.value.message
 
 
+@pytest.mark.filterwarnings("ignore:Error detected in:UserWarning")  # anomaly mode's note on the traced backward
+def test_hardtanh_float64_under_compile_fails_at_the_forward_call():
+    """docs/torch.md item 4: compiled, with autograd recording, a float64 Hardtanh fails when the
+    graph compiles, at the forward call (AOTAutograd traces the backward, and the fake kernel of
+    hardtanh_backward refuses DOUBLE as the CPU kernel does): BackendCompilerFailed, the
+    AclnnRuntimeError its inner_exception (not its __cause__). Without grad it compiles and runs."""
+    x = torch.linspace(-2, 2, 9, dtype=torch.float64, requires_grad=True)
+    torch._dynamo.reset()
+    f = torch.compile(lambda t: ot.hardtanh(t, -0.5, 0.5) * 2, backend="aot_eager")
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as info:
+        f(x)
+    inner = info.value.inner_exception
+    assert info.value.__cause__ is None
+    assert type(inner) is AclnnRuntimeError and inner.status == 161002
+    assert inner.message == ("HardtanhBackward: tensor gradOutput has dtype DT_DOUBLE, which Ascend910B does not "
+                             "support; it must be one of [DT_FLOAT, DT_FLOAT16, DT_BF16]; no SoC does "
+                             "(HardtanhBackward has no DT_DOUBLE kernel)")
+    for no_grad in (torch.no_grad, torch.inference_mode):
+        torch._dynamo.reset()
+        with no_grad():
+            assert torch.equal(torch.compile(lambda t: ot.hardtanh(t, -0.5, 0.5) * 2, backend="aot_eager")(x),
+                               F.hardtanh(x.detach(), -0.5, 0.5) * 2)
+    torch._dynamo.reset()
+
+
 class OpLog(torch.utils._python_dispatch.TorchDispatchMode):
     """Records every operator call (name and non-tensor arguments) below autograd."""
 

@@ -41,7 +41,8 @@ max``; torch's ``self <= min or self >= max`` passes it on the other bound's sid
 leaky_relu uses float32(negative_slope) (DECISION 2); and the sign and payload bits of a NaN can
 differ (opsnn keeps them where torch's conversions write a default NaN), its position never.
 aclnnHardtanhBackward has no float64 (DECISION 11), so a float64 Hardtanh can run forward but
-its backward raises 161002.
+its backward raises 161002 (under torch.compile with autograd recording, already the forward
+call: docs/torch.md, Decisions 4).
 """
 
 from __future__ import annotations

@@ -76,8 +76,11 @@ def swap_activations(model: torch.nn.Module) -> torch.nn.Module:
     What changes for the model (the aclnn operators' contracts, docs/torch.md): inputs of more
     than 8 dims are refused (AclnnRuntimeError 161002, where torch takes any rank); a float64
     Hardtanh / ReLU6 runs forward but raises 161002 in backward (aclnnHardtanhBackward has no
-    DOUBLE, DECISION 11); a float64 LeakyReLU uses its slope rounded to float32 (DECISION 2),
-    so its outputs and gradients differ from torch's in the last bits.
+    DOUBLE, DECISION 11); under ``torch.compile`` with autograd recording, where AOTAutograd
+    traces the backward as the graph compiles, the forward call already raises torch's
+    ``BackendCompilerFailed``, its ``inner_exception`` that AclnnRuntimeError (compile under
+    ``torch.no_grad()`` / ``torch.inference_mode()``, or train in float32); a float64 LeakyReLU
+    uses its slope rounded to float32 (DECISION 2), so its outputs and gradients differ from torch's in the last bits.
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"swap_activations: model must be a torch.nn.Module, got {type(model).__name__}")
