@@ -1180,6 +1180,57 @@ def test_meta_in_place_ops_refuse_what_the_kernel_refuses(inference):
         assert ops.leaky_relu_(x, 0.2) is x and ot.hardtanh_(x, -1.0, 2.0) is x
 
 
+def _empty(shape, dtype=torch.float32):
+    return lambda device: torch.zeros(shape, dtype=dtype, device=device)
+
+
+_FLOAT, _NINE_D = _empty(3), _empty([1] * 9)
+# (op, its tensors made on a device, its other arguments): each a refusal of another kind (dtype,
+# rank, shapes, min > max, a scalar the dtype cannot hold, a negative slope of an in-place result)
+_REFUSED = [
+    ("leaky_relu", [_empty(3, torch.int64)], [0.1]), ("leaky_relu", [_NINE_D], [0.1]),
+    ("leaky_relu", [_FLOAT], [1e39]),
+    ("leaky_relu_", [_empty(3, torch.int64)], [0.1]), ("leaky_relu_", [_NINE_D], [0.1]),
+    ("leaky_relu_", [_FLOAT], [1e39]),
+    ("hardtanh", [_empty(3, torch.bool)], [0, 1]), ("hardtanh", [_NINE_D], [-1.0, 1.0]),
+    ("hardtanh", [_FLOAT], [1.0, -1.0]), ("hardtanh", [_empty(3, torch.uint8)], [-1.0, 1.0]),
+    ("hardtanh_", [_empty(3, torch.bool)], [0, 1]), ("hardtanh_", [_NINE_D], [-1.0, 1.0]),
+    ("hardtanh_", [_FLOAT], [1.0, -1.0]), ("hardtanh_", [_empty(3, torch.uint8)], [-1.0, 1.0]),
+    ("leaky_relu_backward", [_empty(3, torch.int32), _FLOAT], [0.1, False]),
+    ("leaky_relu_backward", [_empty(2), _FLOAT], [0.1, False]),
+    ("leaky_relu_backward", [_NINE_D, _NINE_D], [0.1, False]),
+    ("leaky_relu_backward", [_FLOAT, _FLOAT], [-0.1, True]),
+    ("hardtanh_backward", [_empty(3, torch.float64)] * 2, [-1.0, 1.0]),
+    ("hardtanh_backward", [_empty(2), _FLOAT], [-1.0, 1.0]),
+    ("hardtanh_backward", [_empty(3, torch.float16), _FLOAT], [-1.0, 1.0]),
+    ("hardtanh_backward", [_NINE_D, _NINE_D], [-1.0, 1.0]),
+]
+
+
+@pytest.mark.parametrize("name, tensors, scalars", _REFUSED,
+                         ids=[f"{name}-{i}" for i, (name, _, _) in enumerate(_REFUSED)])
+def test_meta_refusals_read_as_the_cpu_kernels(name, tensors, scalars):
+    """(a breaker) A meta / fake refusal says what the CPU kernel's says, word for word: the
+    in-place ops' named LeakyRelu / Hardtanh where the CPU kernel names InplaceLeakyRelu /
+    InplaceHardtanh, and the fake kernels left out the "(Python arguments: clipValueMin is
+    min_val = 1.0; ...)" note. Through torch.ops.opsnn and, for the forward ops, the functions."""
+    calls = [getattr(ops, name)]
+    if not name.endswith("backward") and scalars[0] <= scalars[-1]:  # (the function's min > max: ValueError)
+        calls.append(getattr(ot, name))
+    for call in calls:
+        said = []
+        for device in ("cpu", "meta"):
+            with pytest.raises(AclnnRuntimeError) as info:
+                call(*[make(device) for make in tensors], *scalars)
+            said.append((info.value.status, str(info.value)))
+        assert said[0][0] == 161002 and said[1] == said[0]
+    if (name, scalars) in (("hardtanh", [1.0, -1.0]), ("hardtanh_", [1.0, -1.0])):
+        assert said[1][1] == (f"[161002 ACLNN_ERR_PARAM_INVALID] {'Inplace' if name.endswith('_') else ''}Hardtanh: "
+                              "clipValueMin must be <= clipValueMax, got min 1.0 > max -1.0 (compared as double, "
+                              "following clipValueMin's dtype); swap the bounds (Python arguments: clipValueMin is "
+                              "min_val = 1.0; clipValueMax is max_val = -1.0)")
+
+
 # ---- zero-copy passage and errors -----------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", (*LOW, torch.float64), ids=str)

@@ -139,14 +139,19 @@ def infer_output(spec_name: str, *values) -> torch.Tensor:
     ``engine.infer_output`` on the op's spec (the checks phase 1 runs, then broadcast/self and
     PROMOTE/SAME), on the tensors' device (a 0-d CPU tensor joins any device, as in torch;
     tensors on two devices are refused). ``values`` are the op's arguments in the spec's (C) order
-    without ``out``. Raises AclnnRuntimeError like the real kernel would for the same metadata."""
-    from ..functional import _as_scalar  # the one rule for Python numbers -> aclScalar
+    without ``out``. Raises AclnnRuntimeError like the real kernel would for the same metadata,
+    with the same message: the Pythonic layer's note on CANN names that are no Python keyword
+    ("(Python arguments: clipValueMin is min_val = 1.0 ...)", ``functional._python_names``)
+    included (a breaker: the fake kernels left it out)."""
+    # the Pythonic layer's rules, not copies: Python numbers -> aclScalar, the Python-arguments note
+    from ..functional import _as_scalar, _python_names
 
     spec = registry.get(spec_name)
     params = [p for p in spec.params if p.name != "out"]
     if len(params) != len(values):
         raise TypeError(f"{spec.api_name} takes {len(params)} arguments without out, got {len(values)}")
     args: dict = {}
+    given = {}  # the scalars by their Python names, as the Pythonic call's keywords
     tensors = [v for p, v in zip(params, values) if p.kind == "tensor"]
     # as torch: one device for all tensors, but a 0-d CPU tensor may join any (a wrapped scalar)
     devices = list(dict.fromkeys(t.device for t in tensors if not (t.dim() == 0 and t.device.type == "cpu")))
@@ -158,11 +163,15 @@ def infer_output(spec_name: str, *values) -> torch.Tensor:
         if param.kind == "tensor":
             args[param.name] = DataLessTensor(tuple(value.shape), acl_dtype(value.dtype), value.dtype)
         elif param.kind == "scalar":
-            args[param.name] = _as_scalar(_example(value), param.api_name)
+            given[param.name] = _example(value)
+            args[param.name] = _as_scalar(given[param.name], param.api_name)
         else:
             args[param.name] = value
     with raising():
-        shape, dtype = engine.infer_output(spec, args)
+        try:
+            shape, dtype = engine.infer_output(spec, args)
+        except AclnnError as exc:
+            raise _python_names(spec, exc, given) from None
     return torch.empty(shape, dtype=torch_dtype(dtype), device=device)
 
 

@@ -21,8 +21,9 @@ Per operator:
 * Fake/meta kernel (functional ops): ``_bridge.infer_output`` runs the same phase-1 pipeline on
   metadata (``engine.infer_output``), so shape (broadcast or self's, per ``spec.broadcast``),
   dtype (``spec.promotion``) and the refusals come from the OpSpec. In-place ops make the CPU
-  kernel's checks on metadata and return ``self`` (torch's generated fake kernel for
-  ``Tag.inplace`` checked nothing).
+  kernel's checks on metadata, with their own spec (``InplaceLeakyRelu``, ``InplaceHardtanh``,
+  so a refusal names the operator the CPU kernel's names), and return ``self`` (torch's
+  generated fake kernel for ``Tag.inplace`` checked nothing).
 * Autograd, as ``tools/autograd/derivatives.yaml`` wires ATen's ops:
   leaky_relu -> leaky_relu_backward(grad, self, slope, False) (the input is saved);
   leaky_relu_ -> leaky_relu_backward(grad, result, slope, True) (only the result is saved, so a
@@ -56,9 +57,11 @@ from . import _bridge as B
 
 NAMESPACE = "opsnn"
 
-# Spec (aclnn) names behind each torch op: the fake kernels read these OpSpecs.
-SPECS = {"leaky_relu": "LeakyRelu", "hardtanh": "Hardtanh",
-         "leaky_relu_backward": "LeakyReluBackward", "hardtanh_backward": "HardtanhBackward"}
+# Spec (aclnn) names behind each torch op: the fake kernels read these OpSpecs (an in-place op's
+# own, aclnnInplace<Op>, so its fake refusals name the operator the CPU kernel's name).
+SPECS = {"leaky_relu": "LeakyRelu", "hardtanh": "Hardtanh", "leaky_relu_": "InplaceLeakyRelu",
+         "hardtanh_": "InplaceHardtanh", "leaky_relu_backward": "LeakyReluBackward",
+         "hardtanh_backward": "HardtanhBackward"}
 
 
 def _opsnn(name: str):
@@ -567,13 +570,13 @@ for _name, _fake_fn in (("leaky_relu", _leaky_relu_fake), ("leaky_relu_backward"
 
 def _checked_leaky_relu_(self, negative_slope=0.01):
     (negative_slope,) = _inplace_scalars("leaky_relu_", self, negative_slope=negative_slope)
-    B.infer_output(SPECS["leaky_relu"], self, negative_slope)
+    B.infer_output(SPECS["leaky_relu_"], self, negative_slope)
     return self
 
 
 def _checked_hardtanh_(self, min_val=-1, max_val=1):
     min_val, max_val = _inplace_scalars("hardtanh_", self, min_val=min_val, max_val=max_val)
-    B.infer_output(SPECS["hardtanh"], self, min_val, max_val)
+    B.infer_output(SPECS["hardtanh_"], self, min_val, max_val)
     return self
 
 
