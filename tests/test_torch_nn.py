@@ -267,3 +267,24 @@ def test_fx_traces_a_swapped_model_and_script_refuses_it_clearly():
         torch.jit.script(model)
     with pytest.raises(NotImplementedError, match=r"^opsnn.torch.relu6: forward-mode AD"):
         torch.func.jvp(onn.ReLU6(), (x,), (x,))
+
+
+class _CallsOpsnn(torch.nn.Module):
+    def forward(self, x):
+        return ot.hardtanh(x, -0.5, 0.5)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("name", ["leaky_relu", "leaky_relu_", "hardtanh", "hardtanh_", "relu6",
+                                  "leaky_relu_backward", "hardtanh_backward"])
+def test_script_refuses_the_functions_clearly(name):
+    """(a breaker) torch.jit.script of an opsnn.torch function failed with "'tuple' object is not
+    iterable" at a private helper; now the modules' TypeError, naming the function, also where
+    a scripted module's forward calls it."""
+    with pytest.raises(TypeError) as info:
+        torch.jit.script(getattr(ot, name))
+    assert str(info.value) == (f"torch.jit.script cannot compile opsnn.torch.{name}: opsnn's operators are Python "
+                               "custom ops, which TorchScript does not take; use torch.compile or torch.jit.trace")
+    if name == "hardtanh":
+        with pytest.raises(TypeError, match=r"^torch.jit.script cannot compile opsnn.torch.hardtanh: "):
+            torch.jit.script(_CallsOpsnn())

@@ -96,6 +96,17 @@ def _number(value, name: str, function: str):
     return value
 
 
+def _not_scriptable(name: str) -> TypeError:
+    """torch.jit.script's refusal of ``name`` (an opsnn.torch function or module): opsnn's
+    operators are Python custom ops, and the wrappers around them are no TorchScript (it failed
+    on a private helper's keyword arguments for a module, and with "'tuple' object is not
+    iterable" at ``_proxied`` for a function). torch.jit.script asks what it compiles, and a
+    function it meets in a scripted forward, for ``__prepare_scriptable__`` first: the modules
+    (nn._OnOpsnn) and the functions (below) raise this there."""
+    return TypeError(f"torch.jit.script cannot compile {name}: opsnn's operators are Python custom ops, which "
+                     "TorchScript does not take; use torch.compile or torch.jit.trace")
+
+
 def _proxied(arguments: tuple) -> bool:
     """Whether an argument stands for a tensor without being one but takes torch functions
     (``__torch_function__``): an FX Proxy, which ``torch.fx.symbolic_trace`` passes, so the call
@@ -208,6 +219,18 @@ def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: fl
     _no_forward_ad("hardtanh_backward", grad_output, self)
     return _ops.call("hardtanh_backward", grad_output, self, min_val, max_val)
 
+
+def _refuse_script(function) -> None:
+    """Give ``function`` the ``__prepare_scriptable__`` torch.jit.script calls: ``_not_scriptable``."""
+    def prepare_scriptable():
+        raise _not_scriptable(f"opsnn.torch.{function.__name__}")
+
+    function.__prepare_scriptable__ = prepare_scriptable
+
+
+for _function in (leaky_relu, leaky_relu_, hardtanh, hardtanh_, relu6, leaky_relu_backward, hardtanh_backward):
+    _refuse_script(_function)
+del _function
 
 from . import nn  # noqa: E402 - the modules use the functions above
 from .nn import swap_activations  # noqa: E402

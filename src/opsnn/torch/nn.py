@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from . import hardtanh, leaky_relu, relu6
+from . import _not_scriptable, hardtanh, leaky_relu, relu6
 
 
 class _OnOpsnn:
@@ -29,8 +29,7 @@ class _OnOpsnn:
         return "opsnn." + type(self).__name__
 
     def __prepare_scriptable__(self):
-        raise TypeError(f"torch.jit.script cannot compile {self._get_name()}: opsnn's operators are Python "
-                        "custom ops, which TorchScript does not take; use torch.compile or torch.jit.trace")
+        raise _not_scriptable(self._get_name())
 
 
 class LeakyReLU(_OnOpsnn, torch.nn.LeakyReLU):
