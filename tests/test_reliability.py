@@ -1671,6 +1671,64 @@ def test_a_timedelta64_is_no_c_int(dev):
     assert "viewDims[0] must be an integer" in acl.get_recent_err_msg()
 
 
+def _stream_calls(dev, event: int, addr: int) -> dict:
+    """Every call taking a stream handle, by name: handle -> (ret, whose refusal is 200005; the
+    launch's 361001)."""
+    ws, ex, _ = planned(dev)
+    return {
+        "synchronize_stream": acl.rt.synchronize_stream,
+        "synchronize_stream_with_timeout": lambda s: acl.rt.synchronize_stream_with_timeout(s, -1),
+        "destroy_stream": acl.rt.destroy_stream,
+        "record_event": lambda s: acl.rt.record_event(event, s),
+        "stream_wait_event": lambda s: acl.rt.stream_wait_event(s, event),
+        "memcpy_async": lambda s: acl.rt.memcpy_async(addr, 8, addr + 8, 8, acl.ACL_MEMCPY_DEVICE_TO_DEVICE, s),
+        "memset_async": lambda s: acl.rt.memset_async(addr, 16, 1, 16, s),
+        "aclnnLeakyReluBackward": lambda s: aclnn.aclnnLeakyReluBackward(None, ws, ex, s),
+    }
+
+
+def test_a_timedelta64_is_no_stream_handle(dev):
+    """(A breaker) the stream table took any np.integer as a handle: a np.timedelta64 (one to
+    NumPy) was 561000 "internal error: TypeError" in every call taking a stream, and a
+    nanosecond duration equal to a live handle named that stream (destroy_stream destroyed
+    it). It is refused as any junk handle is (is_c_int): 200005 naming it, 361001 from a launch."""
+    event, _ = acl.rt.create_event()
+    addr = dev.malloc(16)
+    calls = _stream_calls(dev, event, addr)
+    for junk in (np.timedelta64(0, "s"), np.timedelta64("NaT"), np.timedelta64(dev.stream, "ns")):
+        said = f"stream {junk!r} is not a live stream (create it with acl.rt.create_stream)"
+        for name, call in calls.items():
+            if name.startswith("aclnn"):
+                assert fail_msg(call(junk), 361001) == f"{name.removeprefix('aclnn')}: launch failed: {said}"
+            else:
+                assert fail_msg(call(junk), 200005) == f"{name}: {said}"
+    assert rt.STATE.streams.get(dev.stream).pending == 0  # nothing queued anywhere
+    assert acl.rt.synchronize_stream(dev.stream) == 0  # the live stream is still there
+    assert acl.rt.destroy_event(event) == 0
+
+
+def test_an_int_subclass_is_a_stream_handle(dev):
+    """(A breaker) a stream handle given as an int subclass was 200005 "stream 0x... is not a
+    live stream" of a live stream, where every other handle (events, contexts, addresses) takes
+    what is_c_int takes. Every call taking a stream takes it now, and H(0) is the default stream."""
+    class H(int):
+        pass
+
+    event, _ = acl.rt.create_event()
+    addr = dev.malloc(16)
+    calls = _stream_calls(dev, event, addr)
+    destroy = calls.pop("destroy_stream")
+    for name, call in calls.items():
+        assert call(H(dev.stream)) == 0, (name, acl.get_recent_err_msg())
+    assert acl.rt.synchronize_stream(H(dev.stream)) == 0 and acl.rt.synchronize_stream(H(0)) == 0
+    assert acl.rt.query_event_status(event) == (acl.ACL_EVENT_RECORDED_STATUS_COMPLETE, 0)
+    stream, _ = acl.rt.create_stream()
+    assert destroy(H(stream)) == 0
+    assert fail_msg(acl.rt.synchronize_stream(stream), 200005) == (
+        f"synchronize_stream: stream {stream:#x} is not a live stream (create it with acl.rt.create_stream)")
+    assert acl.rt.destroy_event(event) == 0
+
+
 def _launch_leaky(dev, *args):
     from hostile import launch
     return launch(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize, args, dev.stream, dev)

@@ -18,10 +18,8 @@ import threading
 import weakref
 from collections.abc import Callable
 
-import numpy as np
-
 from . import forksafe
-from .checks import shown
+from .checks import is_c_int, shown
 from .status import AclError, AclnnError
 
 
@@ -252,10 +250,13 @@ class StreamTable:
         return handle
 
     def get(self, handle) -> Stream:
+        """The live stream ``handle`` names: None is the default stream, as is 0; any other
+        handle is what ``is_c_int`` takes (an int subclass too, never a bool nor a
+        np.timedelta64, a duration NumPy makes an np.integer: a breaker's was 561000, or named a
+        live stream), else 200005 as for a handle that is no live stream."""
         # no lock: a dict read is atomic, and a stream destroyed right after is closed (its
         # enqueue refuses), so a stale read cannot lose work
-        key = handle if type(handle) is int else 0 if handle is None else \
-            int(handle) if isinstance(handle, np.integer) else None
+        key = handle if type(handle) is int else 0 if handle is None else int(handle) if is_c_int(handle) else None
         stream = self._streams.get(key) if key is not None else None
         if stream is None:
             raise AclnnError(AclError.INVALID_RESOURCE_HANDLE,
