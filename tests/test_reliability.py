@@ -2659,7 +2659,8 @@ def test_a_failure_is_told_at_the_synchronize_it_concerns():
 def test_stream_destroyed_with_queued_work(dev):
     """destroy_stream with work queued runs it first (the destroy waits, as aclrtDestroyStream);
     afterwards launches on it -> 361001, synchronize / destroy -> 200005; the default stream
-    cannot be destroyed (100000)."""
+    cannot be destroyed (100000). Queued work that fails: 500003, the stream destroyed all the
+    same (as reset_device and finalize say of theirs)."""
     stream, _ = acl.rt.create_stream()
     outs = []
     for _ in range(3):
@@ -2678,6 +2679,17 @@ def test_stream_destroyed_with_queued_work(dev):
     assert msg.count("destroy_stream:") == 1, msg  # (it named the call twice: a breaker)
     for junk in ("s", 1.5, [1], Sentinel()):
         fail_msg(acl.rt.synchronize_stream(junk), 200005)
+    # (a breaker) queued work that fails: 500003 saying the stream was destroyed all the same (it
+    # said only that the task failed, as if the stream were still there)
+    stream, _ = acl.rt.create_stream()
+    src, dst = dev.malloc(16), dev.malloc(16)
+    assert acl.rt.memcpy_async(dst, 16, src, 16, acl.ACL_MEMCPY_DEVICE_TO_DEVICE, stream) == 0
+    _free(dev, src)
+    assert fail_msg(acl.rt.destroy_stream(stream), 500003) == (
+        "destroy_stream: the stream was destroyed, but queued work failed: stream task memcpy_async failed: "
+        f"the device memory at {src:#x} was freed before the copy ran")
+    assert fail_msg(acl.rt.destroy_stream(stream), 200005) == (
+        f"destroy_stream: stream {stream:#x} is not a live stream (create it with acl.rt.create_stream)")
 
 
 # ============================================================================================

@@ -269,7 +269,10 @@ class StreamTable:
 
     def destroy(self, handle) -> None:
         """Runs what is queued, then forgets the stream (like aclrtDestroyStream's wait). The
-        stream is closed first, so a task another thread tries to queue is refused, never lost."""
+        stream is closed first, so a task another thread tries to queue is refused, never lost.
+        A queued task's failure is 500003 saying the stream was destroyed all the same, as
+        reset_device and finalize say of theirs (it had named the task only, as if the stream
+        were still there); a Ctrl-C leaves it in place, closed, for the rest to run."""
         stream = self.get(handle)
         if stream.handle == 0:
             raise AclnnError(AclError.INVALID_PARAM, "destroy_stream: the default stream cannot be destroyed")
@@ -281,6 +284,8 @@ class StreamTable:
             stream.close()
         try:
             stream.synchronize()
+        except AclnnError as exc:
+            raise AclnnError(exc.status, f"the stream was destroyed, but queued work failed: {exc.message}") from None
         except BaseException as exc:
             if not isinstance(exc, Exception) and stream.pending:  # a Ctrl-C: what is left is not lost
                 with self._lock:  # (closed, back in the table: a destroy or synchronize runs the rest)

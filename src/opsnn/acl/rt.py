@@ -199,7 +199,8 @@ def create_stream():
 
 @_ret
 def destroy_stream(stream) -> int:
-    """aclrtDestroyStream: waits for the queued tasks, then destroys. Returns ret."""
+    """aclrtDestroyStream: waits for the queued tasks, then destroys. Returns ret (500003 when
+    queued work failed: the stream is destroyed all the same and the message names the task)."""
     STATE.require_device("destroy_stream")
     with _named("destroy_stream"):
         STATE.streams.destroy(stream)
