@@ -10,7 +10,15 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-from test_verify import csv_row, json_case, run_verify, small_files, write_csv, write_json
+from test_verify import (
+    DEEP_JSON,
+    csv_row,
+    json_case,
+    run_verify,
+    small_files,
+    write_csv,
+    write_json,
+)
 
 from opsnn import cli
 
@@ -191,6 +199,13 @@ def test_a_torch_golden_difference_a_decision_explains_is_doc(tmp_path, run_comp
     (lambda d, f: (d / "index.json").write_text('{"cases": []}'), "{d}/index.json lists no case folder"),
     (lambda d, f: (d / "index.json").write_text("[1]"), "{d}/index.json: expected an object whose 'cases' lists"),
     (lambda d, f: (f / "case.json").write_text("{"), "{f}/case.json: cannot read it as a case's manifest"),
+    # (a breaker: these were RecursionError tracebacks, exit 1)
+    (lambda d, f: (f / "case.json").write_text(DEEP_JSON),
+     ("{f}/case.json: cannot read it as a case's manifest (its arrays and objects nest more than 100 levels deep "
+      "(opsnn's JSON files nest a few; Python's JSON reader gives up near 1000))")),
+    (lambda d, f: (d / "index.json").write_text(DEEP_JSON),
+     ("{d}/index.json: cannot read it as a dump's index (its arrays and objects nest more than 100 levels deep "
+      "(opsnn's JSON files nest a few; Python's JSON reader gives up near 1000))")),
     (lambda d, f: (f / "golden.bin").write_bytes(b"1234"),
      "{f}/golden.bin holds 4 bytes, expected 8: {f}/case.json: golden.shape [2] of float32"),
     (lambda d, f: _edit(f, tolerance={"rtol": "x"}),

@@ -21,6 +21,7 @@ from opsnn import verify as V
 CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases" / "ops-nn"
 needs_cases = pytest.mark.skipif(not CASES.is_dir(), reason="../shared/cases is not present")
 BF16 = np.dtype(ml_dtypes.bfloat16)
+DEEP_JSON = "[" * 100_000 + "]" * 100_000  # (nested past the recursion limit of Python's JSON reader)
 
 CSV_HEADER = ("testcase_name,op_name,input_dtypes,input_ori_shapes,output_ori_shapes,input_ori_formats,"
               "output_ori_formats,attributes,input_shapes,output_dtypes,output_shapes,input_formats,"
@@ -643,6 +644,10 @@ def _edit_entry(folder: Path, **fields) -> None:
      "{m}: inputs.self.numpy_dtype is 'float32', expected 'float16' (its dtype 'DT_FLOAT16')"),
     (lambda f: (f / "self.bin").unlink(), "self.bin: No such file or directory ({m}: inputs.self.file names it)"),
     (lambda f: (f / "case.json").write_text("{"), "{m}: cannot read it as a case's manifest"),
+    # (a breaker: a plain RecursionError, not the GoldenFileError documented)
+    (lambda f: (f / "case.json").write_text(DEEP_JSON),
+     ("{m}: cannot read it as a case's manifest (its arrays and objects nest more than 100 levels deep (opsnn's "
+      "JSON files nest a few; Python's JSON reader gives up near 1000))")),
     # (a breaker: "holds 96 bytes, expected '96'"; and files outside the case folder were read)
     (lambda f: _edit_entry(f, bytes="96"), "{m}: inputs.self.bytes is '96'; expected an integer count of bytes"),
     (lambda f: _edit_entry(f, file="/etc/passwd"),
@@ -970,6 +975,29 @@ def test_a_json_file_that_is_no_list_is_a_usage_error(tmp_path, capsys):
     path.write_text(json.dumps({"cases": [json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 0.5)]}))
     assert cli.main(["verify", str(path)]) == 2
     assert "the file holds a dict; an aclnn ST json is a list of cases" in capsys.readouterr().err
+
+
+def test_json_nested_deeper_than_the_reader_follows_is_a_usage_error(tmp_path, capsys):
+    """(A breaker) a case file, or a --json results file to replace, nested deeper than Python's
+    JSON reader follows was a RecursionError traceback (exit 1). The case file is a usage error
+    naming it; the --json file is not a results file, so it is refused as any other."""
+    path = tmp_path / "atk_deep.json"
+    # (985 levels loaded, and quoting the case in the message then met the limit)
+    for depth in (101, 985, 100_000):
+        path.write_text("[" * depth + "]" * depth)
+        assert cli.main(["verify", str(path)]) == 2
+        assert capsys.readouterr().err == (
+            f"opsnn verify: error: {path}: not a readable atk aclnn ST json case file (its arrays and objects nest "
+            "more than 100 levels deep (opsnn's JSON files nest a few; Python's JSON reader gives up near 1000))\n")
+    path.write_text("[" * 100 + "]" * 100)
+    assert cli.main(["verify", str(path)]) == 2
+    assert "case 0: the case is [[[[" in capsys.readouterr().err
+    path.write_text(DEEP_JSON)
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    assert cli.main(["verify", str(case), "--json", str(path)]) == 2
+    assert f"--json {str(path)!r} exists and is not a results file of opsnn verify or compare" in \
+        capsys.readouterr().err
+    assert path.read_text() == DEEP_JSON
 
 
 def test_a_case_without_an_input_of_its_operator_is_a_usage_error(tmp_path, capsys):

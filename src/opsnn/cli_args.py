@@ -241,6 +241,34 @@ def strict_json(document, indent: int | None) -> str:
     return json.dumps(_finite(document), indent=indent, allow_nan=False)
 
 
+# How deep the JSON opsnn reads may nest: its own files nest a few levels, and Python's reader
+# recurses per level, failing near the interpreter's recursion limit (~1000), while a document
+# that loads just short of it left too little stack for the next step (a message quoting it)
+JSON_MAX_DEPTH = 100
+
+
+def read_json(text: str):
+    """``json.loads(text)``, where a document nested more than ``JSON_MAX_DEPTH`` levels deep is
+    a ValueError saying so, as any other malformed JSON is (``[[[...]]]`` 100 000 deep was a
+    RecursionError, a traceback of verify, compare and ``golden_files.load``). One reader for
+    every JSON file opsnn reads: case files, case.json, the dump's index, an earlier --json
+    results file."""
+    deep = ValueError(f"its arrays and objects nest more than {JSON_MAX_DEPTH} levels deep (opsnn's JSON files "
+                      "nest a few; Python's JSON reader gives up near 1000)")
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise deep from None
+    stack = [(document, 1)]
+    while stack:  # (iterative: a walk by recursion would meet the limit the reader met)
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            if depth > JSON_MAX_DEPTH:
+                raise deep
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return document
+
+
 def _finite(value):
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)

@@ -34,7 +34,7 @@ from opsnn import golden_files
 from opsnn import results as report
 from opsnn import verify as V
 from opsnn._core.dtypes import parse_name, to_numpy
-from opsnn.cli_args import PipeConsole
+from opsnn.cli_args import PipeConsole, read_json
 from opsnn.golden_files import GoldenFileError
 from opsnn.results import FAIL, SKIP, Result
 
@@ -116,7 +116,7 @@ def case_folders(root: Path) -> list[Path]:
         raise ValueError(f"{root} holds neither {golden_files.INDEX} (a folder opsnn verify --dump DIR wrote), "
                          "case.json (one of its case folders) nor case folders (one case file's folder)")
     try:
-        document = json.loads(index.read_text())
+        document = read_json(index.read_text())
     except (OSError, ValueError) as exc:
         raise ValueError(f"{index}: cannot read it as a dump's index ({exc})") from None
     cases = document.get("cases") if isinstance(document, dict) else None

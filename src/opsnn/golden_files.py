@@ -18,7 +18,6 @@ board's result beside the golden the same way.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import re
@@ -28,7 +27,7 @@ import numpy as np
 
 from ._core.dtypes import from_numpy, holds_data, parse_name, to_numpy
 from ._core.shape import INT64_MAX
-from .cli_args import make_writable_folder, strict_json
+from .cli_args import make_writable_folder, read_json, strict_json
 
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
 PARTIAL_INDEX = ".index.json.partial"  # the index while it is written (nor this one)
@@ -70,7 +69,7 @@ def probe(root: str | Path) -> None:
     make_writable_folder(folder)
     index = folder / INDEX
     try:
-        document = json.loads(index.read_text())
+        document = read_json(index.read_text())
     except (OSError, ValueError):  # none, or not one opsnn wrote: nothing to empty
         document = None
     ours = isinstance(document, dict) and isinstance(document.get("settings"), dict) \
@@ -92,7 +91,7 @@ def clear(folder: Path) -> None:
     beside them too)."""
     manifest = folder / "case.json"
     try:
-        document = json.loads(manifest.read_text())
+        document = read_json(manifest.read_text())
     except (OSError, ValueError):
         return
     entries = []
@@ -176,7 +175,7 @@ def read_manifest(folder: Path) -> dict:
     """``folder/case.json`` as an object whose ``inputs`` is an object (GoldenFileError otherwise)."""
     path = folder / "case.json"
     try:
-        manifest = json.loads(path.read_text())
+        manifest = read_json(path.read_text())
     except (OSError, ValueError) as exc:  # (JSONDecodeError, UnicodeDecodeError: ValueErrors)
         raise GoldenFileError(f"{path}: cannot read it as a case's manifest ({exc})") from exc
     if not isinstance(manifest, dict) or not isinstance(manifest.get("inputs"), dict):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import re
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from .cli_args import OutputError, strict_json
+from .cli_args import OutputError, read_json, strict_json
 
 PASS, FAIL, SKIP, DOC = "PASS", "FAIL", "SKIP", "DOC"
 
@@ -190,7 +189,7 @@ def check_writable(path: str, inputs: list[str]) -> None:
                          "the results are written to (or - for stdout)")
     if target.is_file() and target.stat().st_size:
         try:
-            previous = json.loads(target.read_text())
+            previous = read_json(target.read_text())
         except (OSError, UnicodeDecodeError, ValueError):
             previous = None
         if not (isinstance(previous, dict) and _RESULT_KEYS <= previous.keys()):

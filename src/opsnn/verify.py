@@ -77,7 +77,13 @@ from opsnn._core.dtypes import DataType, Format, from_numpy, promote_type, to_nu
 from opsnn._core.extras import install_hint
 from opsnn._core.shape import broadcast_shape
 from opsnn._core.status import Status
-from opsnn.cli_args import OutputError, PipeConsole, int_at_least, output_folder_refusal
+from opsnn.cli_args import (
+    OutputError,
+    PipeConsole,
+    int_at_least,
+    output_folder_refusal,
+    read_json,
+)
 from opsnn.results import DOC, FAIL, PASS, SKIP, Result
 
 # A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
@@ -495,7 +501,7 @@ _ATK_ROLES = {"x": "self", "a": "negativeSlope", "clipValueMin": "min", "clipVal
 def parse_json(path: str | Path) -> list[Case]:
     """All cases of an aclnn ST json (ValueError naming the case of a malformed one)."""
     with open(path, encoding=_ENCODING) as f:
-        cases = json.load(f)
+        cases = read_json(f.read())
     if cases and not isinstance(cases, list):  # ({} holds no case, as [] does)
         raise ValueError(f"the file holds a {type(cases).__name__}; an aclnn ST json is a list of cases")
     return [_parsed(f"case {i}", _json_case, str(path), i, case) for i, case in enumerate(cases)]
