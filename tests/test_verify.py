@@ -783,6 +783,23 @@ def _one_csv_row(tmp_path, **cells) -> Path:
                               "('float16',)"),
     ({"output_shapes": "(3)"}, "line 2 (case 0): output_shapes is '(3)'; expected a tuple of one entry per output"),
     ({"output_formats": "[]"}, "line 2 (case 0): output_formats is '[]'; expected a tuple of one entry per output"),
+    # (a breaker: numbers beyond a float were OverflowError tracebacks, exit 1; an integer past
+    # Python's digit limit was "not a Python literal"; a 10 KB field was quoted whole)
+    ({"attributes": "{'min_val': -1" + "0" * 400 + ", 'max_val': 1.0}"},
+     "line 2 (case 0): attribute min_val is -1" + "0" * 55 + "...: beyond a float's range (+-1.8e308), which no "
+     "dtype holds (kernel attrs are C floats)"),
+    ({"input_data_ranges": "((-" + "9" * 400 + ", 1),)"},
+     "line 2 (case 0): input_data_ranges holds -" + "9" * 56 + "...: beyond a float's range (+-1.8e308), which no "
+     "dtype holds"),
+    ({"input_data_ranges": "((-1, 1, " + "9" * 400 + "),)"},
+     "line 2 (case 0): input_data_ranges holds " + "9" * 57 + "...: beyond a float's range"),
+    ({"attributes": "{'min_val': -1" + "0" * 5000 + ", 'max_val': 1.0}"},
+     "line 2 (case 0): attributes \"{'min_val': -1" + "0" * 42 + "... holds an integer of more than 4300 digits, "
+     "more than Python reads (its int/str digit limit: sys.set_int_max_str_digits)"),
+    ({"input_data_ranges": "(" * 10_000}, "line 2 (case 0): input_data_ranges '" + "(" * 56 + "... is not a Python literal"),
+    ({"input_shapes": "((" + "9" * 400 + ",), (2,))", "output_shapes": "ELEWISE"},
+     "line 2 (case 0): self has shape [" + "9" * 56 + "...; dims must be non-negative integers"),
+    ({"op_name": "x" * 1000}, "line 2 (case 0): unknown kernel op '" + "x" * 56 + "... (known: leaky_relu_grad,"),
 ])
 def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, capsys, cells, words):
     """Found by a breaker: a cell that is no literal was a traceback (SyntaxError), and a downward

@@ -238,13 +238,33 @@ def shape_label(shapes: Iterable[Iterable[int]]) -> str:
 
 # ---- parsing: shared helpers --------------------------------------------------------------------
 
+def _cut(text: str, limit: int = 60) -> str:
+    """``text`` (what a case file holds, as a message quotes it: ``repr`` of a csv field,
+    ``json.dumps`` of a json value) cut to ``limit`` characters: a 10 KB field was quoted whole."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# A number read from a case file beyond this was an OverflowError where it met float()
+_BEYOND_FLOAT = "beyond a float's range (+-1.8e308), which no dtype holds"
+
+
+def _within_float(value) -> bool:
+    """Whether the number ``value`` converts to a float (a Python int of 309 digits or more does
+    not: OverflowError)."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
 def _dtype(name: str, where: str) -> np.dtype:
     """The dtype a case file's name gives (``_DTYPE_NAMES``, any case); ValueError naming
     ``where`` (the field or the input) and the names it takes otherwise."""
     try:
         return np.dtype(_DTYPE_NAMES[str(name).strip().lower()])
     except KeyError:
-        raise ValueError(f"{where}: unknown dtype name {name!r}; case files name them "
+        raise ValueError(f"{where}: unknown dtype name {_cut(repr(name))}; case files name them "
                          f"{', '.join(_DTYPE_NAMES)}") from None
 
 
@@ -254,19 +274,24 @@ def _format(name, field: str) -> str:
     otherwise (an unknown name had run as ND, saying nothing)."""
     text = name.strip().upper() if isinstance(name, str) else None
     if text not in Format.__members__ or text == Format.UNDEFINED.name:
-        raise ValueError(f"{field}: unknown format name {name!r}; case files name them "
+        raise ValueError(f"{field}: unknown format name {_cut(repr(name))}; case files name them "
                          f"{', '.join(f.name for f in Format if f != Format.UNDEFINED)}")
     return text
 
 
 def _literal(text: str, field: str):
     """A Python literal from a case file's ``field``; bare ``nan``/``inf``/``-inf`` are read as
-    floats. ValueError naming the field where the text is no literal."""
+    floats. ValueError naming the field where the text is no literal, or holds an integer of
+    more digits than Python converts (``sys.set_int_max_str_digits``: 4300 by default)."""
     quoted = re.sub(r"(-?)\b(nan|inf)\b", r'"\1\2"', text.strip())
     try:
         return _floats_in(ast.literal_eval(quoted)) if quoted else None
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-        raise ValueError(f"{field} {text.strip()!r} is not a Python literal (numbers, strings, "
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError) as exc:
+        if "integer string conversion" in str(exc):  # (CPython's words for its digit limit)
+            limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+            raise ValueError(f"{field} {_cut(repr(text.strip()))} holds an integer of more than {limit} digits, "
+                             "more than Python reads (its int/str digit limit: sys.set_int_max_str_digits)") from None
+        raise ValueError(f"{field} {_cut(repr(text.strip()))} is not a Python literal (numbers, strings, "
                          "tuples, lists, dicts; bare nan and inf)") from None
 
 
@@ -300,7 +325,7 @@ def _dims(shape, role: str) -> tuple[int, ...]:
     non-negative integer dims (ValueError naming ``role`` otherwise)."""
     if not golden_files.is_dims(shape):
         shown = list(shape) if isinstance(shape, (list, tuple)) else shape
-        raise ValueError(f"{role} has shape {shown}; dims must be non-negative integers up to 2**63 - 1 "
+        raise ValueError(f"{role} has shape {_cut(str(shown))}; dims must be non-negative integers up to 2**63 - 1 "
                          "(an aclTensor's dims are int64)")
     return tuple(shape)
 
@@ -362,7 +387,7 @@ def parse_csv(path: str | Path) -> list[Case]:
 def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     kernel = _KERNELS.get(row["op_name"].strip())
     if kernel is None:
-        raise ValueError(f"unknown kernel op {row['op_name']!r} (known: {', '.join(_KERNELS)})")
+        raise ValueError(f"unknown kernel op {_cut(repr(row['op_name']))} (known: {', '.join(_KERNELS)})")
     dtypes = [_dtype(d, "input_dtypes")
               for d in _entries(row["input_dtypes"], "input_dtypes", "input", "('float16', 'float16')")]
     shapes = _entries(row.get("input_shapes") or row["input_ori_shapes"], "input_shapes", "input", "((2, 3), (2, 3))")
@@ -401,7 +426,7 @@ def _entries(text: str, field: str, per: str, example: str) -> list:
     number, an empty tuple: these had raised a TypeError or IndexError naming no field)."""
     value = _literal(text, field)
     if not isinstance(value, (list, tuple)) or not value:
-        found = repr(text.strip()) if text.strip() else "empty"
+        found = _cut(repr(text.strip())) if text.strip() else "empty"
         raise ValueError(f"{field} is {found}; expected a tuple of one entry per {per}, such as {example}")
     return list(value)
 
@@ -432,8 +457,11 @@ def _csv_values(text: str, count: int, kernel: _Kernel) -> list[Values]:
         return [split.get(role, Values(low, high)) for role in kernel.inputs[:count]]
     if not isinstance(ranges, (list, tuple)) or not all(
             isinstance(r, (list, tuple)) and len(r) >= 2 and all(map(is_real, r)) for r in ranges):
-        raise ValueError(f"input_data_ranges {text.strip()!r} holds no (low, high[, special values]) range per "
+        raise ValueError(f"input_data_ranges {_cut(repr(text.strip()))} holds no (low, high[, special values]) range per "
                          "input; expected one per input or one for all, such as ((-1, 1),)")
+    huge = next((x for r in ranges for x in r if not _within_float(x)), None)
+    if huge is not None:  # (Values.is_constant's isnan and the specials' checks raised OverflowError)
+        raise ValueError(f"input_data_ranges holds {_cut(repr(huge))}: {_BEYOND_FLOAT}")
     if len(ranges) not in (1, count):
         raise ValueError(f"input_data_ranges gives {len(ranges)} ranges for {count} inputs "
                          "(one per input, or one for all)")
@@ -443,10 +471,10 @@ def _csv_values(text: str, count: int, kernel: _Kernel) -> list[Values]:
 
 def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
     if not isinstance(attrs, dict):  # a malformed file: ValueError, as every parsing refusal here
-        raise ValueError(f"attributes must be a dict of attr values, got {attrs!r}")  # noqa: TRY004
+        raise ValueError(f"attributes must be a dict of attr values, got {_cut(repr(attrs))}")  # noqa: TRY004
     unknown = set(attrs) - set(kernel.attrs)
     if unknown:
-        raise ValueError(f"attributes {sorted(map(str, unknown))} are not attrs of {kernel.op}'s kernel "
+        raise ValueError(f"attributes {_cut(repr(sorted(map(str, unknown))))} are not attrs of {kernel.op}'s kernel "
                          f"(it takes {sorted(kernel.attrs) or 'none'})")
     missing = [attr for attr, (_, default) in kernel.attrs.items() if default is None and attr not in attrs]
     if missing:
@@ -455,7 +483,9 @@ def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
     for attr, (role, default) in kernel.attrs.items():
         value = attrs.get(attr, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"attribute {attr} is {value!r}; a number expected")  # noqa: TRY004 - malformed file
+            raise ValueError(f"attribute {attr} is {_cut(repr(value))}; a number expected")  # noqa: TRY004 - malformed file
+        if not _within_float(value):
+            raise ValueError(f"attribute {attr} is {_cut(repr(value))}: {_BEYOND_FLOAT} (kernel attrs are C floats)")
         value = float(value)
         yield ScalarSpec(role, _ATTR_DTYPE, Values.constant(value))
 
@@ -476,7 +506,7 @@ def _csv_tolerance(row: dict[str, str]) -> Tolerance:
     if pairs:
         first = pairs[0] if isinstance(pairs, (list, tuple)) else None
         if not (isinstance(first, (list, tuple)) and len(first) == 2 and all(map(is_tolerance, first))):
-            raise ValueError(f"precision_tolerances {text.strip()!r} holds no (relative, absolute) pair of "
+            raise ValueError(f"precision_tolerances {_cut(repr(text.strip()))} holds no (relative, absolute) pair of "
                              "finite numbers >= 0 per output; expected such as ((0.001, 0.001),)")
         rtol, atol = map(float, first)
         return Tolerance(rtol, atol, "precision_tolerances")
@@ -487,7 +517,7 @@ def _csv_tolerance(row: dict[str, str]) -> Tolerance:
         except ValueError:
             value = math.nan
         if not is_tolerance(value):
-            raise ValueError(f"absolute_precision is {absolute!r}; expected a finite number >= 0 such as 1e-08")
+            raise ValueError(f"absolute_precision is {_cut(repr(absolute))}; expected a finite number >= 0 such as 1e-08")
         return Tolerance(value, value, "absolute_precision")
     return Tolerance(0.0, 0.0, "exact")
 
@@ -518,7 +548,7 @@ def _json_case(file: str, index: int, case: dict) -> Case:
                          'such as "aclnnLeakyReluBackward"')
     op = case["aclnn_name"].removeprefix("aclnn")  # the forward files name "LeakyRelu", "Hardtanh"
     if op not in OPS:
-        raise ValueError(f"unknown operator {case['aclnn_name']!r} (known: aclnn{', aclnn'.join(OPS)})")
+        raise ValueError(f"unknown operator {_cut(repr(case['aclnn_name']))} (known: aclnn{', aclnn'.join(OPS)})")
     items = case["inputs"]
     if not isinstance(items, list):
         raise ValueError(f"inputs is {_json_text(items)}; expected a list of objects, one per tensor, "  # noqa: TRY004
@@ -547,8 +577,7 @@ def _json_case(file: str, index: int, case: dict) -> Case:
 
 def _json_text(value, limit: int = 60) -> str:
     """``value`` as the file writes it, cut to ``limit`` characters (a message quotes it)."""
-    text = json.dumps(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return _cut(json.dumps(value), limit)
 
 
 def _json_values(spec, role: str) -> Values:
@@ -557,7 +586,7 @@ def _json_values(spec, role: str) -> Values:
     items = spec if isinstance(spec, list) else [spec]
     numbers = [_json_number(v) for v in items]
     if len(numbers) not in (1, 2) or None in numbers:
-        raise ValueError(f"{role}'s range_values is {json.dumps(spec)}; expected a [low, high] range or one value "
+        raise ValueError(f"{role}'s range_values is {_json_text(spec)}; expected a [low, high] range or one value "
                          '(a number, "nan", "inf" or "-inf", alone or in a one-element list)')
     return Values(*numbers) if len(numbers) == 2 else Values.constant(numbers[0])
 
@@ -581,7 +610,7 @@ def _json_flag(spec, role: str) -> bool:
     value = spec[0] if isinstance(spec, list) and len(spec) == 1 else spec
     number = value if isinstance(value, bool) else _json_number(value)
     if number is None:
-        raise ValueError(f"flag {role}'s range_values is {json.dumps(spec)}; expected true or false (a number, "
+        raise ValueError(f"flag {role}'s range_values is {_json_text(spec)}; expected true or false (a number, "
                          '"nan", "inf" or "-inf" counts as true unless it is 0)')
     return bool(number)
 
