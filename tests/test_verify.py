@@ -943,6 +943,21 @@ def test_a_csv_row_shorter_than_its_header_names_the_first_empty_field(tmp_path,
     assert "line 2 (case 0): input_dtypes is empty; expected a tuple" in capsys.readouterr().err
 
 
+def test_a_csv_field_longer_than_the_csv_reader_takes_is_a_usage_error(tmp_path, capsys):
+    """(A breaker) a field of more than 131072 characters, the csv module's limit, was a
+    _csv.Error traceback (exit 1): it is a malformed file naming the line its row begins on."""
+    path = _one_csv_row(tmp_path)
+    text = path.read_text()
+    path.write_text(text + text.splitlines()[1].replace("ht,", "x" * 200_000 + ",", 1) + "\n")
+    assert cli.main(["verify", str(path)]) == 2
+    assert capsys.readouterr().err == (f"opsnn verify: error: {path}: not a readable ttk kernel ST csv case file "
+                                       "(line 3 (case 1): field larger than field limit (131072))\n")
+    path.write_text("x" * 200_000 + "\n" + text)
+    assert cli.main(["verify", str(path)]) == 2
+    assert capsys.readouterr().err == (f"opsnn verify: error: {path}: not a readable ttk kernel ST csv case file "
+                                       "(line 1 (the header): field larger than field limit (131072))\n")
+
+
 @pytest.mark.parametrize("edit, words", [
     (lambda cases: cases.append(5),
      "case 1: the case is 5; expected an object with the fields aclnn_name and inputs"),

@@ -369,18 +369,23 @@ _KERNELS = {
 
 def parse_csv(path: str | Path) -> list[Case]:
     """All rows of a kernel ST csv as cases (ValueError naming the file line, case and field of
-    a malformed one). Header names are read stripped (``a, op_name``), and a row of empty cells
+    a malformed one, and the line of a row the csv module cannot read: a field of more than its
+    131072 characters). Header names are read stripped (``a, op_name``), and a row of empty cells
     (``,,,,``, which spreadsheets write) is skipped."""
     with open(path, newline="", encoding=_ENCODING) as f:
         # restval: a row shorter than the header reads its missing cells as empty, which each field's
         # reader names (they were None, a TypeError or AttributeError naming no field)
         rows = csv.DictReader(f, restval="")
-        rows.fieldnames = [str(name).strip() for name in rows.fieldnames or ()]
         cases = []
-        for row in rows:
-            if any(str(cell).strip() for cell in row.values()):
-                where = f"line {rows.line_num} (case {len(cases)})"  # (the line a row ends on)
-                cases.append(_parsed(where, _csv_case, str(path), len(cases), row))
+        try:
+            rows.fieldnames = [str(name).strip() for name in rows.fieldnames or ()]
+            for row in rows:
+                if any(str(cell).strip() for cell in row.values()):
+                    where = f"line {rows.line_num} (case {len(cases)})"  # (the line a row ends on)
+                    cases.append(_parsed(where, _csv_case, str(path), len(cases), row))
+        except csv.Error as exc:  # (a traceback, exit 1); line_num: the lines of the rows read whole
+            which = f"(case {len(cases)})" if rows.line_num else "(the header)"
+            raise ValueError(f"line {rows.line_num + 1} {which}: {exc}") from None
         return cases
 
 
