@@ -449,6 +449,36 @@ def test_dump_into_the_folder_holding_a_case_file_is_a_usage_error(tmp_path, cap
     assert (tmp_path / "d" / case.name).read_text() == "mine"
 
 
+def test_dump_never_replaces_an_index_json_opsnn_did_not_write(tmp_path, monkeypatch, capsys):
+    """(A breaker) ``--dump DIR`` replaced any DIR/index.json, a user's own too, where ``--json``
+    refuses a file that is no results file. An index.json that is not a dump index of opsnn
+    verify (another shape, unreadable JSON, a folder) is refused before anything runs or is
+    written; a dump's own index is replaced (an empty file, as --json takes one, too)."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    dump.mkdir()
+    index = dump / "index.json"
+    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    for text in ('{"my": "own index"}\n', '{"cases": ["sub"]}', DEEP_JSON, "not json"):
+        index.write_text(text)
+        assert cli.main(["verify", str(case), "--dump", str(dump)]) == 2
+        assert capsys.readouterr().err == (
+            f"opsnn verify: error: --dump: {str(index)!r} exists and is not the index of an opsnn verify --dump, "
+            "the only index.json --dump replaces; remove it or name another DIR\n")
+        assert index.read_text() == text and sorted(p.name for p in dump.iterdir()) == ["index.json"]
+    index.unlink()
+    index.mkdir()
+    assert cli.main(["verify", str(case), "--dump", str(dump)]) == 2
+    assert f"--dump: {str(index)!r} exists and is not the index of an opsnn verify --dump" in capsys.readouterr().err
+    index.rmdir()
+    monkeypatch.undo()
+    for _ in range(2):  # the second run replaces the first's index
+        assert run_verify(case, "--dump", dump) == 0
+        assert json.loads(index.read_text())["cases"] == [f"{case.name}/0000_aclnnLeakyReluBackward_0"]
+    index.write_text("")
+    assert run_verify(case, "--dump", dump) == 0 and json.loads(index.read_text())["cases"]
+
+
 def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     """(A breaker) a Latin-1 café.json on Linux (os.fsdecode holds its é as a surrogate) failed
     every case with "internal error: UnicodeEncodeError" (the seed hashed the name as UTF-8);
@@ -598,7 +628,7 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     assert not (dump / name).exists()
     assert json.loads((dump / "index.json").read_text())["cases"] == []
     # (a reviewer) only what opsnn wrote goes: a user's file beside a case's stays, with its
-    # folder, and an index.json of another shape is not read
+    # folder, and an index.json of another shape is not read (it is refused: a breaker)
     assert run_verify(first, second, "--dump", dump, "--cases", "0") == 1
     mine = dump / f"{name}-2" / "0000_aclnnLeakyReluBackward_0" / "npu_output.bin"
     mine.write_bytes(b"12")
@@ -609,8 +639,10 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     (tmp_path / "own" / "index.json").write_text('{"cases": ["sub"]}')
     assert run_verify(first, "--dump", dump) == 1
     assert mine.read_bytes() == b"12" and sorted(p.name for p in mine.parent.iterdir()) == ["npu_output.bin"]
-    G.probe(tmp_path / "own")
+    with pytest.raises(ValueError, match="exists and is not the index of an opsnn verify --dump"):
+        G.probe(tmp_path / "own")
     assert (tmp_path / "own" / "weights.bin").exists() and (tmp_path / "own" / "sub" / "x.bin").exists()
+    assert (tmp_path / "own" / "index.json").read_text() == '{"cases": ["sub"]}'
 
 
 def _edit_entry(folder: Path, **fields) -> None:

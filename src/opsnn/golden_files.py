@@ -63,19 +63,17 @@ def probe(root: str | Path) -> None:
     case folders an earlier run's index lists are emptied of what it wrote (``clear``) and
     removed where nothing else is in them, then the index itself (an interrupted run must not
     leave it describing new files; a new user's: a second run of fewer cases left the first
-    run's other folders beside its own). Only an index of opsnn's shape is read, and only
-    folders below ``root``."""
+    run's other folders beside its own). Only folders below ``root`` are touched. An
+    ``index.json`` there that is not of opsnn's shape (another program's, a folder) is a
+    ValueError, before anything is made or written: the run would replace it (a breaker), and
+    --dump replaces only its own, as --json replaces only a results file; an empty one is
+    replaced (as --json replaces an empty file)."""
     folder = Path(root)
-    make_writable_folder(folder)
     index = folder / INDEX
-    try:
-        document = read_json(index.read_text())
-    except (OSError, ValueError):  # none, or not one opsnn wrote: nothing to empty
-        document = None
-    ours = isinstance(document, dict) and isinstance(document.get("settings"), dict) \
-        and isinstance(document.get("cases"), list)
+    listed = _earlier_cases(index)
+    make_writable_folder(folder)
     inside = folder.resolve()
-    for case in document["cases"] if ours else []:
+    for case in listed:
         stale = (folder / str(case)).resolve()
         if stale != inside and stale.is_relative_to(inside):
             clear(stale)
@@ -83,6 +81,25 @@ def probe(root: str | Path) -> None:
                 if empty != inside and empty.is_dir() and not any(empty.iterdir()):
                     empty.rmdir()
     index.unlink(missing_ok=True)
+
+
+def _earlier_cases(index: Path) -> list:
+    """The case folders an earlier run's ``index`` lists (none where there is no index, or an
+    empty file); ValueError where ``index`` is not of the shape ``write_index`` writes. Another
+    OSError than its absence (a folder that cannot be read) is raised: the run cannot write."""
+    try:
+        text = index.read_text()
+        document = read_json(text) if text else {"settings": {}, "cases": []}
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except (IsADirectoryError, ValueError):  # a folder; no UTF-8, or no JSON
+        document = None
+    if not (isinstance(document, dict) and isinstance(document.get("settings"), dict)
+            and isinstance(document.get("cases"), list)):
+        raise ValueError(  # noqa: TRY004 - a file not opsnn's, as one that is no JSON
+            f"--dump: {str(index)!r} exists and is not the index of an opsnn verify --dump, the only {INDEX} "
+            "--dump replaces; remove it or name another DIR")
+    return document["cases"]
 
 
 def clear(folder: Path) -> None:
