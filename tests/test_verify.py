@@ -1395,6 +1395,33 @@ def test_cli_json_path_never_replaces_a_case_file_or_a_foreign_file(tmp_path, mo
     assert "1 case: 1 passed (1 bit-exact), 0 documented differences" in capsys.readouterr().out
 
 
+def test_cli_json_among_the_files_dump_writes_is_refused_before_the_run(tmp_path, monkeypatch, capsys):
+    """(A breaker) ``--json`` into a case folder of the --dump folder passed the pre-run check,
+    then the run emptied that folder and the results were lost at the end (exit 1); as the
+    dump's index.json, they would replace the index. A --json PATH in DIR's folders or at its
+    index is a usage error before the run; beside the index, in DIR itself, it is written."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1), json_case(1, "fp32", (3,), [-1, 1],
+                                                                                        [-1, 1], 1))
+    dump = tmp_path / "d"
+    assert run_verify(case, "--dump", dump) == 0
+    capsys.readouterr()
+    kept = {p: p.read_bytes() for p in dump.rglob("*") if p.is_file()}
+    folder = dump / case.name / "0001_aclnnLeakyReluBackward_1"
+    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    for path in (folder / "results.json", dump / case.name / "results.json", dump / "index.json",
+                 dump / "new" / "results.json"):
+        assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump), "--json", str(path)]) == 2
+        assert capsys.readouterr().err == (
+            f"opsnn verify: error: --json {str(path)!r} lies among the files --dump {str(dump)!r} writes (its "
+            "index.json and the folders below it, which a run empties and replaces); name a path elsewhere, such "
+            f"as {str(dump / 'results.json')!r}\n")
+    assert {p: p.read_bytes() for p in dump.rglob("*") if p.is_file()} == kept
+    monkeypatch.undo()
+    assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump), "--json", str(dump / "results.json")]) == 0
+    assert json.loads((dump / "results.json").read_text())["summary"]["total"] == 1
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/0000_aclnnLeakyReluBackward_0"]
+
+
 def test_cli_json_through_a_link_to_a_file_not_there_yet(tmp_path, capsys):
     """(A breaker, session 42) ``--json latest.json``, a link to ``run7.json`` not written yet:
     the writability probe removed the link and left an empty run7.json, even when the run was then

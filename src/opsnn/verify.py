@@ -1331,6 +1331,7 @@ def run(args: argparse.Namespace) -> int:
         files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     # the outputs are probed once the inputs have been read: a refused run leaves no folder behind
     if args.json_path:
+        _check_json_beside_dump(args.json_path, args.dump)
         report.check_writable(args.json_path, args.files)
     labels = golden_files.file_labels([path for path, _ in files])
     if args.dump:
@@ -1393,6 +1394,22 @@ def _check_dump_folders(dump: str, files, labels: dict[str, str]) -> None:
             what = "the case file itself (DIR is the folder holding it)" if folder.samefile(path) else "a file"
             raise ValueError(f"--dump: cannot write the cases of {path!r} into {str(folder)!r}: it is {what}, "
                              "not a folder; name another DIR (each case file's cases go to DIR/<file name>/)")
+
+
+def _check_json_beside_dump(json_path: str, dump: str | None) -> None:
+    """A usage error (ValueError) where ``--json`` names a file among those ``--dump DIR``
+    writes: DIR's index (the results would replace it) or anything in a folder below DIR, which
+    are the case files' folders (the run empties and removes them: a breaker's --json inside a
+    case folder passed the pre-run check and was lost at the end). DIR itself, beside the index,
+    takes it. Paths are compared resolved (links followed, as the files are written)."""
+    if not dump or json_path == "-":
+        return
+    root, target = Path(dump).resolve(), Path(json_path).resolve()
+    if target.is_relative_to(root) and (target.parent != root or target.name in (golden_files.INDEX,
+                                                                                  golden_files.PARTIAL_INDEX)):
+        raise ValueError(f"--json {json_path!r} lies among the files --dump {dump!r} writes (its {golden_files.INDEX} "
+                         "and the folders below it, which a run empties and replaces); name a path elsewhere, such "
+                         f"as {str(Path(dump) / 'results.json')!r}")
 
 
 def _write_index(settings: Settings, session: Session) -> str | None:
