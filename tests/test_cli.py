@@ -796,12 +796,21 @@ def test_tiling_of_tensors_too_large_for_the_host_still_tiles(capsys):
 
 def test_tiling_simulate_of_tensors_too_large_for_the_host_prints_the_tiling(capsys):
     """A breaker's: --simulate of a shape NumPy cannot hold ended as a usage error (exit 2, NumPy's
-    message alone). The tiling is printed and the simulation says why it did not run (exit 1)."""
+    message alone). The tiling is printed and the simulation says why it did not run. That is a
+    limit of this host, no failed check: exit 0, as the tiling of tensors phase 1 cannot allocate
+    here (a breaker: it was exit 1 with no FAILED line and no failures in --json); --json says
+    why under simulation.notRun."""
     for op in ("LeakyRelu", "aclnnLeakyReluBackward"):
         code, out = _run(capsys, "tiling", op, "--shape", str(2**56), "--dtype", "float32", "--simulate")
-        assert code == 1, out
-        assert "tiling key" in out and "block dim" in out
-        assert f"simulation   not run: simulate: cannot hold input 0 [{2**56}] on this host" in out
+        assert code == 0, out
+        assert "tiling key" in out and "block dim" in out and "FAILED" not in out
+        line = next(line for line in out.splitlines() if line.startswith("simulation"))
+        assert line.startswith(f"simulation   not run: simulate: cannot hold input 0 [{2**56}] on this host (")
+        assert line.endswith("): a limit of this host, not a failed check")
+        code, out = _run(capsys, "tiling", op, "--shape", str(2**56), "--dtype", "float32", "--simulate", "--json")
+        report = json.loads(out)
+        assert code == 0 and "failures" not in report and list(report["simulation"]) == ["notRun"]
+        assert report["simulation"]["notRun"].startswith(f"simulate: cannot hold input 0 [{2**56}] on this host (")
 
 
 def test_tiling_reads_an_aclnn_name_in_any_case(capsys):

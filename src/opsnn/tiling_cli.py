@@ -20,7 +20,7 @@ from . import opdef, registry, simulate
 from ._core import platform
 from ._core.dtypes import DataType
 from ._core.shape import MAX_DIM
-from ._core.status import AclnnError
+from ._core.status import AclError, AclnnError
 from ._core.tiling import flatten
 from .cli_args import ShapeList, data_type, int_at_least, strict_json
 from .opdef import AclnnAlias, OpDef, TensorDesc
@@ -165,7 +165,8 @@ def _attrs(args: argparse.Namespace, op: OpDef) -> dict[str, float]:
 def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None = None) -> tuple[dict, int]:
     """The whole answer as a JSON-ready dict, and the exit code: 0 ok (an aclnn call on an empty
     output included: it launches nothing; or one whose dtypes go to the op's AICPU kernel, which
-    has no AI Core tiling); 1 when the aclnn call fails in phase 1, no def row
+    has no AI Core tiling; or a simulation this host cannot hold, ``simulation.notRun``); 1 when
+    the aclnn call fails in phase 1, no def row
     matches the dtypes, or the infershape, tiling or simulation check fails. Raises _UsageError
     for arguments that do not fit the op."""
     report, code = _tile_and_check(args, aclnn_details)
@@ -281,6 +282,10 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     try:
         check = simulate.check_op(result, op, inputs, outputs, attrs, seed=args.seed or 0)
     except AclnnError as exc:
+        if exc.status == AclError.BAD_ALLOC:  # (simulate.host_array) a limit of this host, no failed check,
+            # as the tiling of tensors phase 1 cannot allocate here (a breaker: exit 1 with no FAILED line)
+            report["simulation"] = {"notRun": exc.message}
+            return report, 0
         report["simulation"] = {"error": exc.message}
         return report, 1
     report["simulation"] = {**check.to_dict(), "coveredOnce": check.sim.covered_once, "withinUb": check.sim.within_ub,
@@ -331,6 +336,8 @@ def _text(report: dict) -> str:
 def _simulation_text(sim: dict) -> list[str]:
     if "error" in sim:
         return [f"simulation   not run: {sim['error']}"]
+    if "notRun" in sim:
+        return [f"simulation   not run: {sim['notRun']}: a limit of this host, not a failed check"]
     run = sim["sim"]
     coverage = f"every one of {run['elements']} elements written exactly once" if sim["coveredOnce"] else "BROKEN"
     bounds = "no access leaves the tensors" if sim["inBounds"] else "accesses past the tensors (see findings)"
