@@ -551,7 +551,7 @@ def test_run_releases_everything_it_allocated(capsys):
     (["tiling", "LeakyRelu", "--shape", "4", "--simulate", "--seed", "-1"], 2, ["argument --seed", "'-1'"]),
     # (a breaker) --seed without --simulate had been taken and ignored
     (["tiling", "LeakyRelu", "--shape", "4", "--seed", "3"], 2,
-     ["opsnn tiling: --seed seeds --simulate's random data; without --simulate nothing is random\n"]),
+     ["opsnn tiling: error: --seed seeds --simulate's random data; without --simulate nothing is random\n"]),
     (["tiling", "HardtanhBackward", "--shape", "[[2,3]]"], 2, ["bad shape '[[2,3]]'"]),
     # no def row, phase 1 fails: exit 1 on every SoC, whether or not the tiling itself goes through
     (["tiling", "HardtanhBackward", "--shape", "2,3", "--dtype", "float64"], 1,
@@ -564,19 +564,19 @@ def test_run_releases_everything_it_allocated(capsys):
      ["phase 1 not run", "y = [-1, 4]", "needs static shapes"]),
     # other negative dims are no dynamic dims: usage errors (a breaker: -7 was "dynamic")
     (["tiling", "aclnnLeakyReluBackward", "--shape=-7"], 2,
-     ["opsnn tiling: shape [-7]: a dim is >= 0 or -1 (unknown), or the whole shape is [-2] (unknown rank)"]),
+     ["opsnn tiling: error: shape [-7]: a dim is >= 0 or -1 (unknown), or the whole shape is [-2] (unknown rank)"]),
     (["--soc", "Ascend950", "tiling", "LeakyReluGrad", "--shape=-2,3", "--shape2", "1,3"], 2, ["shape [-2, 3]: a dim"]),
     # a kernel op's 9-D shape: GE's gert::Shape holds 8 dims (a breaker: it tiled); an aclnn name's phase 1 refuses it
     (["--soc", "Ascend950", "tiling", "HardtanhGrad", "--shape", "1,2,3,4,5,6,7,8,9"], 2,
-     ["opsnn tiling: shape [1, 2, 3, 4, 5, 6, 7, 8, 9] has 9 dims; a kernel's shapes (GE's gert::Shape) hold at most 8\n"]),
+     ["opsnn tiling: error: shape [1, 2, 3, 4, 5, 6, 7, 8, 9] has 9 dims; a kernel's shapes (GE's gert::Shape) hold at most 8\n"]),
     (["--soc", "Ascend950", "tiling", "aclnnHardtanhBackward", "--shape", "1,2,3,4,5,6,7,8,9"], 1,
      ["aclnnHardtanhBackward fails in phase 1 with 161002"]),
     # --shape2 beside a second --shape: both name the second input (a breaker: the --shape was dropped)
     (["--soc", "Ascend950", "tiling", "LeakyReluGrad", "--shape", "3", "--shape", "4", "--shape2", "5"], 2,
-     [("opsnn tiling: --shape2 gives the second input's shape, which the second --shape gives too: give one of "
+     [("opsnn tiling: error: --shape2 gives the second input's shape, which the second --shape gives too: give one of "
        "them (got --shape [4] and --shape2 [5])\n")]),
     (["tiling", "LeakyReluBackward", "--shape", "3", "--shape", "3", "--shape2", "3"], 2,
-     ["opsnn tiling: --shape2 gives the second input's shape, which the second --shape gives too"]),
+     ["opsnn tiling: error: --shape2 gives the second input's shape, which the second --shape gives too"]),
     # an unknown operator name is a usage error in every command, with the names it knows
     (["describe", "Nope"], 2, ["opsnn describe: error: unknown operator 'Nope'; known: LeakyReluBackward "
                                "(leaky_relu_backward), HardtanhBackward (hardtanh_backward), LeakyRelu (leaky_relu), "
@@ -590,9 +590,25 @@ def test_run_releases_everything_it_allocated(capsys):
     (["tiling", "leakyrelugrd", "--shape", "2"], 2, ["no op definition for 'leakyrelugrd' (did you mean "
                                                      "LeakyReluGrad?): opsnn has the tilings of "]),
     (["tiling", "Hardtanh", "--shape", "2,3"], 2,  # no op_host def of ClipByValueV2 here
-     ["opsnn tiling: no op definition for 'Hardtanh' (ClipByValueV2, the kernel of aclnnHardtanh, aclnnInplaceHardtanh, "
+     ["opsnn tiling: error: no op definition for 'Hardtanh' (ClipByValueV2, the kernel of aclnnHardtanh, aclnnInplaceHardtanh, "
       "is ops-math's: opsnn runs it but does not model its tiling): opsnn has the tilings of HardtanhBackward, "
       "HardtanhGrad, InplaceLeakyRelu, LeakyRelu, LeakyReluBackward, LeakyReluGrad"]),
+    # (a breaker) tiling's own usage errors lacked argparse's "error:"; tiling read 1e400 as inf
+    # where run refuses it; bench refused 1e19 as "expected an integer >= 1" without the limit
+    (["tiling", "LeakyReluBackward", "--shape", "2", "--shape", "2", "--shape", "2"], 2,
+     ["opsnn tiling: error: LeakyReluBackward takes 2 input shape(s), got 3\n"]),
+    (["tiling", "LeakyReluBackward"], 2, ["opsnn tiling: error: give at least one --shape\n"]),
+    (["tiling", "HardtanhBackward", "--shape", "2", "--min-val", "1e400"], 2,
+     [("opsnn tiling: error: argument --min-val: '1e400' is beyond float64's range; write inf or -inf for an "
+       "infinity\n")]),
+    (["tiling", "LeakyRelu", "--shape", "2", "--negative-slope", "x"], 2,
+     ["opsnn tiling: error: argument --negative-slope: invalid float value: 'x'\n"]),
+    (["run", "HardtanhBackward", "--scalar", "1e400", "1"], 2,
+     [("opsnn run: error: argument --scalar '1e400 1': scalar '1e400' is beyond float64's range; write inf or -inf "
+       "for an infinity (a float travels as ACL_DOUBLE)\n")]),
+    (["bench", "--sizes", "1e19"], 2,
+     [("opsnn bench: error: argument --sizes: expected an integer >= 1, got '1e19' (written with an exponent, "
+       "at most 1e18: write the digits for more)\n")]),
 ])
 def test_cli_errors_are_messages_not_tracebacks(capsys, argv, code, words):
     """Bad arguments, impossible shapes, unsupported dtypes and missing files: a status line or

@@ -169,32 +169,55 @@ def _scalar(word: str) -> bool | int | float:
             raise ValueError(f"scalar {word!r} is an int beyond int64 and uint64 (what an aclScalar holds)")
         return value
     try:
-        value = float(word)
+        return float_word(word)
+    except OverflowError as exc:
+        raise ValueError(f"scalar {exc} (a float travels as ACL_DOUBLE)") from None
     except ValueError:
         raise ValueError(f"bad scalar {word!r}; write e.g. -1 1 or -1,1 (ints, floats, true, false)") from None
-    if math.isinf(value) and "inf" not in word.lower():  # 1e400: strtod's ERANGE, not a value
-        raise ValueError(f"scalar {word!r} is beyond float64's range (a float travels as ACL_DOUBLE); "
-                         "write inf or -inf for an infinity")
+
+
+def float_word(word: str) -> float:
+    """``float(word)``, but a finite spelling beyond float64 (``1e400``: strtod's ERANGE, not a
+    value) is an OverflowError saying so, where ``float`` makes it an infinity: one rule for
+    ``opsnn run --scalar`` and ``opsnn tiling``'s attrs (a breaker: tiling took 1e400 as inf)."""
+    value = float(word)
+    if math.isinf(value) and "inf" not in word.lower():
+        raise OverflowError(f"{word!r} is beyond float64's range; write inf or -inf for an infinity")
     return value
+
+
+def float_argument(text: str) -> float:
+    """The argparse type of a float option (``float_word``'s rule): a usage error naming the
+    option for a word that is no float or one beyond float64."""
+    try:
+        return float_word(text)
+    except OverflowError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
 
 
 def int_at_least(low: int):
     """The type of an integer option that must be >= ``low`` (a seed, a repeat count, an element
     count): ``100000``, ``100_000`` or, for counts written as the benchmarks write them, ``1e5``
-    (a whole number in exponent notation, read exactly)."""
+    (a whole number in exponent notation, read exactly, up to 1e18: a larger exponent would build
+    as many digits; the digits themselves are read whatever their count)."""
 
     def parse(text: str) -> int:
+        huge = False
         try:
             value = int(text)
         except ValueError:
             try:
                 exact = Decimal(text.strip())
-                whole = exact.is_finite() and exact.adjusted() <= 18 and exact == exact.to_integral_value()
-                value = int(exact) if whole else None  # 1e999999999 would build a billion digits
+                whole = exact.is_finite() and exact == exact.to_integral_value()
+                huge = whole and exact.adjusted() > 18 and exact > 0
+                value = int(exact) if whole and not huge else None  # 1e999999999 would build a billion digits
             except InvalidOperation:  # not a number, or an exponent Decimal cannot hold
                 value = None
         if value is None or value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+            limit = " (written with an exponent, at most 1e18: write the digits for more)" if huge else ""
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}{limit}")
         return value
 
     return parse

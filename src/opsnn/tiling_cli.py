@@ -22,7 +22,7 @@ from ._core.dtypes import DataType
 from ._core.shape import MAX_DIM
 from ._core.status import AclError, AclnnError
 from ._core.tiling import flatten
-from .cli_args import ShapeList, data_type, int_at_least, strict_json
+from .cli_args import ShapeList, data_type, float_argument, int_at_least, strict_json
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace, str], dict]
@@ -60,11 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--soc", default=argparse.SUPPRESS,
                         help="SoC profile (default: the current one if the op is built for it, "
                              "else the SoC the op is built for)")
-    parser.add_argument("--negative-slope", type=float,
+    parser.add_argument("--negative-slope", type=float_argument,
                         help="LeakyRelu/LeakyReluGrad attr (default 0.0, the op definition's; `opsnn run` "
                              "and the Pythonic API default to 0.01)")
-    parser.add_argument("--min-val", type=float, help="HardtanhGrad attr (default -1.0)")
-    parser.add_argument("--max-val", type=float, help="HardtanhGrad attr (default 1.0)")
+    parser.add_argument("--min-val", type=float_argument, help="HardtanhGrad attr (default -1.0)")
+    parser.add_argument("--max-val", type=float_argument, help="HardtanhGrad attr (default 1.0)")
     parser.add_argument("--transpose", action="store_true",
                         help="aclnn names: pass self as a view with its axes reversed (a transposed matrix), "
                              "so the executor steps and the host launch are those of a strided input; the "
@@ -370,8 +370,8 @@ def run(args: argparse.Namespace, *, aclnn_details: AclnnDetailsHook | None = No
     """
     try:
         report, code = build_report(args, aclnn_details)
-    except _UsageError as exc:
-        print(f"opsnn tiling: {exc}", file=sys.stderr)
+    except _UsageError as exc:  # (as argparse and the other commands write a usage error)
+        print(f"opsnn tiling: error: {exc}", file=sys.stderr)
         return 2
     except AclnnError as exc:  # no def of the op is built for the requested SoC: nothing to tile
         if args.json:  # a JSON reader gets the reason where a failed check's would be

@@ -1,13 +1,14 @@
 """The ``OPSNN_*`` byte-count tuning variables (``OPSNN_POOL_BYTES``, ``OPSNN_PARALLEL_MIN_BYTES``,
 ``OPSNN_STREAM_MIN_BYTES``), read one way.
 
-A value is a count of bytes: a whole number (``16777216``, ``16_777_216``, ``1e9``), optionally
-with a unit: ``B``, binary ``KiB``/``MiB``/``GiB``/``TiB`` (powers of 1024) or decimal
+A value is a count of bytes: a whole number (``16777216``, ``16_777_216``, ``1e9``, ``-0``),
+optionally with a unit: ``B``, binary ``KiB``/``MiB``/``GiB``/``TiB`` (powers of 1024) or decimal
 ``kB``/``MB``/``GB``/``TB`` (powers of 1000), case-insensitive, a space allowed before it
 (``16MiB``, ``1.5 GiB``); one above 2**63 - 1 reads as 2**63 - 1 ("set it huge" turns a
-threshold off). A value that is not one of these (or is negative, or not a whole
-number of bytes) is ignored with a ``RuntimeWarning`` naming the variable, the value and the
-forms accepted, and the default applies: these variables only tune speed and memory, so a typo
+threshold off), and so does ``inf`` (a breaker: ``1e999`` was taken so and ``inf`` refused). A
+value that is not one of these (or is negative, or not a whole number of bytes) is ignored with
+a ``RuntimeWarning`` naming the variable, the value, what is wrong and the forms accepted, and
+the default applies: these variables only tune speed and memory, so a typo
 must neither stop ``import opsnn`` nor turn every call into an error.
 """
 
@@ -21,21 +22,25 @@ from . import callsite
 
 _UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
           "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
-_VALUE = re.compile(r"\s*([0-9](?:_?[0-9])*(?:\.[0-9]*)?(?:e\+?[0-9]+)?)\s*([a-z]*)\s*", re.IGNORECASE)
+_VALUE = re.compile(r"\s*([-+]?[0-9](?:_?[0-9])*(?:\.[0-9]*)?(?:e\+?[0-9]+)?)\s*([a-z]*)\s*", re.IGNORECASE)
 LIMIT = 2**63 - 1
-ACCEPTED = "a whole number of bytes, optionally with a unit: 16777216, 1e9, 64MiB, 2 GiB, 500MB"
+ACCEPTED = "a whole number of bytes, optionally with a unit: 16777216, 1e9, 64MiB, 2 GiB, 500MB, or inf for no limit"
 
 
 def parse_bytes(text: str) -> int:
     """The byte count ``text`` spells (forms above), at most ``LIMIT`` (a larger one, "huge" for
     turning a threshold off, reads as ``LIMIT``: the kernels take int64); raises ValueError
     naming what is wrong."""
+    if text.strip().lower() in ("inf", "infinity"):
+        return LIMIT
     match = _VALUE.fullmatch(text)
     unit = _UNITS.get(match.group(2).lower()) if match else None
     if unit is None:
         raise ValueError(f"{text!r} is not {ACCEPTED}")
+    if match.group(1).startswith("-") and re.search(r"[1-9]", re.split(r"[eE]", match.group(1))[0]):
+        raise ValueError(f"{text!r} is negative; expected {ACCEPTED}")
     try:
-        number = Decimal(match.group(1).replace("_", ""))
+        number = Decimal(match.group(1).replace("_", "")).copy_abs()  # (-0 is 0)
     except InvalidOperation:  # an exponent beyond what Decimal holds: huge
         return LIMIT
     if number.adjusted() > 20:  # beyond LIMIT whatever the unit (and never a billion-digit int)
@@ -44,7 +49,7 @@ def parse_bytes(text: str) -> int:
         context.prec = 40
         value = number * unit  # exact: at most 21 + 13 digits
     if value != value.to_integral_value():
-        raise ValueError(f"{text!r} is not a whole number of bytes")
+        raise ValueError(f"{text!r} is no whole number of bytes; expected {ACCEPTED}")
     return min(int(value), LIMIT)
 
 
