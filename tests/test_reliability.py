@@ -1336,7 +1336,8 @@ def test_meta_messages_shorten_huge_values(acl_runtime):
                                              f"range for {int64}"),
                 (acl.create_float_array, big, "value[1]: value <an int of 16610 bits> does not fit a C double"),
                 (acl.create_int_array, [big], "value[1]: value <a list holding an int too long to print> cannot be "
-                                              "stored as ACL_INT64")]
+                                              "stored as ACL_INT64: it takes a bool, int or float (Python's or "
+                                              "NumPy's, ml_dtypes' bfloat16, or a 0-d NumPy array of one), got list")]
     for create, value, words in expected:
         assert check_null(create([1, value])) == f"{create.__name__}: {words}"
     assert check_null(acl.create_scalar(-big, acl.ACL_INT64)) == f"create_scalar: value <an int of 16610 bits> " \

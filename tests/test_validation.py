@@ -490,6 +490,71 @@ def test_create_scalar_rejects():
         assert acl.get_recent_err_msg().startswith("create_scalar: value" if dtype != 9999 else "create_scalar: ")
 
 
+def test_create_scalar_refuses_an_address_for_the_value(acl_env):
+    """Found by a breaker porting ``aclCreateScalar(&negativeSlopeValue, ACL_FLOAT)`` line by
+    line: the pointer numpy_to_ptr gave was taken as the value (a slope of 9.5e13, no error).
+    An int that is a live host or device address is refused, for any dtype, saying that
+    create_scalar takes the number itself and how to pass it (the value the host bytes hold)."""
+    slope = np.array([0.01], np.float32)
+    ptr = acl.util.numpy_to_ptr(slope)
+    take = ", not a number: create_scalar takes the value itself, not its address as aclCreateScalar does; "
+    for dtype in (acl.ACL_FLOAT, acl.ACL_INT64, acl.ACL_INT8, acl.ACL_DOUBLE):
+        assert acl.create_scalar(ptr, dtype) is None
+        assert acl.create_scalar(np.uint64(ptr + 2), dtype) is None  # inside it, as a NumPy int
+    assert acl.create_scalar(ptr, acl.ACL_FLOAT) is None
+    assert acl.get_recent_err_msg() == (
+        f"create_scalar: value {ptr:#x} is an address of host memory (acl.util.numpy_to_ptr / bytes_to_ptr)"
+        f"{take}pass the number: acl.create_scalar(0.01, acl.ACL_FLOAT) (0.01 is what the 4 bytes there "
+        "hold as ACL_FLOAT)")
+    data = np.array([-3], np.int64).tobytes()
+    bptr = acl.util.bytes_to_ptr(data)
+    assert acl.create_scalar(bptr, acl.ACL_INT64) is None
+    assert acl.get_recent_err_msg() == (
+        f"create_scalar: value {bptr:#x} is an address of host memory (acl.util.numpy_to_ptr / bytes_to_ptr)"
+        f"{take}pass the number: acl.create_scalar(-3, acl.ACL_INT64) (-3 is what the 8 bytes there hold "
+        "as ACL_INT64)")
+    host, ret = acl.rt.malloc_host(8)
+    assert ret == 0
+    dev = acl_env.malloc(8)
+    try:
+        assert acl.create_scalar(host, acl.ACL_INT8) is None
+        assert acl.get_recent_err_msg() == (
+            f"create_scalar: value {host:#x} is an address of pinned host memory (acl.rt.malloc_host){take}"
+            "pass the number: acl.create_scalar(0, acl.ACL_INT8) (0 is what the 1 byte there holds as ACL_INT8)")
+        assert acl.create_scalar(dev, acl.ACL_FLOAT) is None
+        assert acl.get_recent_err_msg() == (
+            f"create_scalar: value {dev:#x} is an address of device memory (acl.rt.malloc){take}"
+            "pass the number, as in acl.create_scalar(0.01, acl.ACL_FLOAT)")
+    finally:
+        assert acl.rt.free_host(host) == 0
+    # a plain int that is no live address is a value as before
+    s = acl.create_scalar(2**40, acl.ACL_INT64)
+    assert s is not None and s.value == 2**40 and acl.destroy_scalar(s) == 0
+    assert slope[0] == np.float32(0.01) and data == np.array([-3], np.int64).tobytes()
+
+
+def test_create_scalar_takes_a_0d_array_and_lists_the_types_it_takes():
+    """A 0-d NumPy array is taken as its item, as a NumPy scalar is (it was "cannot be stored as
+    ACL_FLOAT"); a value of another type is refused naming the types taken."""
+    s = acl.create_scalar(np.array(0.01, np.float32), acl.ACL_FLOAT)
+    assert s is not None and s.value == np.float32(0.01) and s.value.dtype == np.float32
+    assert acl.destroy_scalar(s) == 0
+    s = acl.create_scalar(np.array(7), acl.ACL_INT32)
+    assert s is not None and s.value == 7 and acl.destroy_scalar(s) == 0
+    assert acl.create_scalar(np.array([0.01]), acl.ACL_FLOAT) is None
+    assert acl.get_recent_err_msg() == (
+        "create_scalar: value array([0.01]) cannot be stored as ACL_FLOAT: it takes a bool, int or float "
+        "(Python's or NumPy's, ml_dtypes' bfloat16, or a 0-d NumPy array of one), got an ndarray of shape (1,)")
+    assert acl.create_scalar("0.01", acl.ACL_FLOAT) is None
+    assert acl.get_recent_err_msg() == (
+        "create_scalar: value '0.01' cannot be stored as ACL_FLOAT: it takes a bool, int or float "
+        "(Python's or NumPy's, ml_dtypes' bfloat16, or a 0-d NumPy array of one), got str")
+    assert acl.create_scalar("1", acl.ACL_COMPLEX64) is None
+    assert acl.get_recent_err_msg() == (
+        "create_scalar: value '1' cannot be stored as ACL_COMPLEX64: it takes an int, float or complex "
+        "(Python's or NumPy's, ml_dtypes' bfloat16, or a 0-d NumPy array of one), got str")
+
+
 def test_runtime_garbage_returns_status(acl_env):
     for r in (acl.rt.malloc("x", 0), acl.rt.malloc(-5, 0), acl.rt.malloc(16, "policy"),
               acl.rt.malloc_host("x")):

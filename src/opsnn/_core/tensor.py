@@ -285,7 +285,8 @@ class ArrayTensor(TensorBase):
 
 class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
     """A host scalar stored in its aclDataType (``aclCreateScalar``); dtype and value are fixed
-    once created (``_Fixed``)."""
+    once created (``_Fixed``). ``value`` is a number: a Python bool, int, float or complex, a
+    NumPy scalar (ml_dtypes' bfloat16 too), or a 0-d NumPy array, taken as its item."""
 
     _FIXED = frozenset({"dtype", "value"})
 
@@ -298,12 +299,14 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
             listed = ", ".join(sorted(d.acl_name.removeprefix("ACL_") for d in dtypes.SCALAR))
             raise _bad(f"dataType {self.dtype.acl_name} cannot hold an aclScalar (aclCreateScalar "
                        f"takes {listed})")
+        if isinstance(value, np.ndarray) and value.ndim == 0:  # its item, as a NumPy scalar
+            value = value[()]
         if isinstance(value, np.timedelta64):  # an np.integer subclass, but a duration
             raise _bad(f"value {brief(value)} is a duration, not a number")
         floats = dtypes.float_scalar_types()  # ml_dtypes' bfloat16 too (a breaker: was refused)
         if self.dtype in dtypes.COMPLEX:
             if not isinstance(value, (int, complex, np.number, *floats)) or isinstance(value, np.bool_):
-                raise _bad(f"value {brief(value)} is not a number")
+                raise _bad(_not_storable(value, self.dtype, "an int, float or complex"))
             try:
                 fields["value"] = complex(value)
             except OverflowError:
@@ -311,7 +314,7 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
         else:  # every other SCALAR dtype has a NumPy dtype
             np_dtype = dtypes.to_numpy(self.dtype)
             if not isinstance(value, (bool, int, np.bool_, np.integer, *floats)):
-                raise _bad(f"value {brief(value)} cannot be stored as {self.dtype.acl_name}")
+                raise _bad(_not_storable(value, self.dtype, "a bool, int or float"))
             if np_dtype.kind in "iu":
                 if isinstance(value, floats) and not math.isfinite(value):
                     raise _bad(f"value {brief(value)} has no {self.dtype.acl_name} representation")
@@ -406,6 +409,14 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
 
     def __repr__(self) -> str:
         return f"<aclScalar {self.dtype.acl_name} {self.value!r}>"
+
+
+def _not_storable(value, dtype: DataType, taken: str) -> str:
+    """aclScalar's refusal of a value of a type it does not take, naming the types it takes."""
+    got = (f"an ndarray of shape {value.shape}" if isinstance(value, np.ndarray)
+           else type(value).__name__)
+    return (f"value {brief(value)} cannot be stored as {dtype.acl_name}: it takes {taken} (Python's or "
+            f"NumPy's, ml_dtypes' bfloat16, or a 0-d NumPy array of one), got {got}")
 
 
 def _bad(message: str) -> AclnnError:

@@ -8,10 +8,14 @@ Constructors return the object or None (a C NULL); the other calls return ``ret`
 
 from __future__ import annotations
 
-from .._core import checks, forksafe, memory
+import numpy as np
+
+from .._core import checks, dtypes, forksafe, memory
 from .._core.arrays import HandleList, aclBoolArray, aclFloatArray, aclIntArray, aclScalarList, aclTensorList
+from .._core.dtypes import DataType
 from .._core.status import AclError, AclnnError, Status, boundary
 from .._core.tensor import aclScalar, aclTensor
+from . import _host
 from ._rt_state import named as _named  # (a refusal from the handle and container classes, prefixed once)
 
 _ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
@@ -63,9 +67,48 @@ def destroy_tensor(tensor) -> int:
 @_null
 def create_scalar(value, data_type) -> aclScalar:
     """aclCreateScalar: ``value`` stored as ``data_type`` (C conversion: float->int truncates,
-    float overflow -> inf). Returns the aclScalar, or None when the value cannot be stored."""
+    float overflow -> inf). Returns the aclScalar, or None when the value cannot be stored.
+
+    ``value`` is the number itself (a Python bool, int, float or complex, a NumPy scalar, a 0-d
+    NumPy array), not its address as C's ``aclCreateScalar(&value, ACL_FLOAT)`` takes: an int
+    that is a live host address (``acl.util.numpy_to_ptr`` / ``bytes_to_ptr``,
+    ``acl.rt.malloc_host``) or device address (``acl.rt.malloc``) is refused, for any dtype,
+    with the call to write instead (a port line by line had stored the pointer as the slope)."""
     with _named("create_scalar"):
+        _refuse_address(value, data_type)
         return aclScalar(value, data_type)
+
+
+def _refuse_address(value, data_type) -> None:
+    """AclnnError 100000 where ``value`` is an int inside live host or device memory opsnn
+    handed out (the registries tell it in a lookup; ints below 64 KiB, where no address lies,
+    are not looked up), saying what to pass: the number the host bytes there hold as
+    ``data_type``, where they can be read."""
+    if not checks.is_c_int(value) or value < 1 << 16:
+        return
+    addr = int(value)
+    if memory.DEVICE.find(addr) is not None:
+        where = "device memory (acl.rt.malloc)"
+    elif memory.HOST.find(addr) is not None:
+        where = "pinned host memory (acl.rt.malloc_host)"
+    elif _host.known(addr):
+        where = "host memory (acl.util.numpy_to_ptr / bytes_to_ptr)"
+    else:
+        return
+    how = ", as in acl.create_scalar(0.01, acl.ACL_FLOAT)"
+    if not where.startswith("device") and checks.is_c_int(data_type) and data_type in dtypes.SCALAR:
+        dtype = DataType(int(data_type))
+        np_dtype = dtypes.to_numpy(dtype)
+        try:
+            held = str(np.frombuffer(_host.lookup(addr, np_dtype.itemsize, "").tobytes(), np_dtype)[0])
+        except AclnnError:  # fewer bytes there than the dtype's
+            pass
+        else:
+            count = f"{np_dtype.itemsize} bytes there hold" if np_dtype.itemsize > 1 else "1 byte there holds"
+            how = f": acl.create_scalar({held}, acl.{dtype.acl_name}) ({held} is what the {count} as {dtype.acl_name})"
+    raise AclnnError(AclError.INVALID_PARAM,
+                     f"value {addr:#x} is an address of {where}, not a number: create_scalar takes the value "
+                     f"itself, not its address as aclCreateScalar does; pass the number{how}")
 
 
 @_ret
