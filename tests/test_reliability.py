@@ -1188,6 +1188,22 @@ def test_create_tensor_outside_allocation(dev):
         check_null(acl.create_tensor(*args))
     t = acl.create_tensor([2], F, [1], 2, ND, [4], addr)  # inside: fine
     assert t is not None and acl.destroy_tensor(t) == 0
+    # a storage past its allocation names the arguments and the arithmetic (a breaker: it said
+    # only "32 bytes at 0x... reach 16 bytes past the end", naming neither storageDims nor the dtype)
+    for args, need in (
+            (([4], acl.ACL_DOUBLE, [1], 0, ND, [4], addr),
+             f"storageDims [4] of ACL_DOUBLE (8 bytes each) need 32 bytes at tensorData {addr:#x}; they reach 16 bytes"),
+            (([5], F, [1], 0, ND, [5], addr),
+             f"storageDims [5] of ACL_FLOAT (4 bytes each) need 20 bytes at tensorData {addr:#x}; they reach 4 bytes"),
+            (([1], F, [1], 1, ND, [2], addr + 12),  # the offset lies in the storage: it does not count
+             (f"storageDims [2] of ACL_FLOAT (4 bytes each) need 8 bytes at tensorData {addr + 12:#x} (12 bytes "
+              "into the allocation); they reach 4 bytes")),
+            (([17], acl.ACL_INT8, [1], 0, ND, [17], addr),
+             f"storageDims [17] of ACL_INT8 (1 byte each) need 17 bytes at tensorData {addr:#x}; they reach 1 byte"),
+            (([34], acl.ACL_INT4, [1], 0, ND, [34], addr),
+             f"storageDims [34] of ACL_INT4 (4 bits each) need 17 bytes at tensorData {addr:#x}; they reach 1 byte")):
+        assert check_null(acl.create_tensor(*args)) == (
+            f"create_tensor: {need} past the end of the 16-byte allocation at {addr:#x}")
 
 
 def test_create_tensor_null_data(dev):

@@ -143,7 +143,27 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
                            f"{list(self.storage_shape)} of {storage_numel} elements{null}")
         fields["storage_nbytes"] = dtypes.nbytes(self.dtype, storage_numel)
         if self.storage_nbytes:
-            memory.DEVICE.region(self.addr, self.storage_nbytes, "create_tensor")  # bounds check now
+            try:
+                memory.DEVICE.region(self.addr, self.storage_nbytes, "create_tensor")  # bounds check now
+            except AclnnError as exc:
+                raise self._past_allocation() or exc from None
+
+    def _past_allocation(self) -> AclnnError | None:
+        """The refusal of a storage that starts in a live allocation and runs past its end, naming
+        the arguments that make its bytes (storageDims, dataType, tensorData) and the arithmetic
+        (a breaker's port was told "32 bytes at 0x... reach 16 bytes past the end", naming
+        neither); None where the address lies in no live allocation (``memory`` says so). The
+        view's offset does not count: it lies in the storage, checked above."""
+        alloc = memory.DEVICE.find(self.addr)
+        if alloc is None:
+            return None
+        bits, start = dtypes.BITS[self.dtype], self.addr - alloc.addr
+        each = _count(bits // 8, "byte") if bits % 8 == 0 else _count(bits, "bit")
+        into = f" ({_count(start, 'byte')} into the allocation)" if start else ""
+        return _bad(f"storageDims {list(self.storage_shape)} of {self.dtype.acl_name} ({each} each) need "
+                    f"{_count(self.storage_nbytes, 'byte')} at tensorData {hex(self.addr)}{into}; they reach "
+                    f"{_count(start + self.storage_nbytes - alloc.size, 'byte')} past the end of the "
+                    f"{alloc.size}-byte allocation at {hex(alloc.addr)}")
 
     def array(self) -> np.ndarray:
         """The live strided view; raises if the tensor or its memory is gone.
@@ -417,6 +437,11 @@ def _not_storable(value, dtype: DataType, taken: str) -> str:
            else type(value).__name__)
     return (f"value {brief(value)} cannot be stored as {dtype.acl_name}: it takes {taken} (Python's or "
             f"NumPy's, ml_dtypes' bfloat16, or a 0-d NumPy array of one), got {got}")
+
+
+def _count(amount: int, unit: str) -> str:
+    """"1 byte", "4 bytes"."""
+    return f"{amount} {unit}{'' if amount == 1 else 's'}"
 
 
 def _bad(message: str) -> AclnnError:
