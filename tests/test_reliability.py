@@ -628,6 +628,29 @@ def test_memcpy_misuse(dev):
         assert "internal error" not in fail_msg(acl.rt.memcpy(*args), 100000, "memcpy")
     np.testing.assert_array_equal(dev.read(d, (4,), F32), np.arange(4, dtype=F32))
     assert not ro.any() and not strided.any()
+    # a host array that cannot be written in place is told which condition failed, with the
+    # array's own (a breaker: each was "the host array must be C-contiguous and writable")
+    must = "the host array must be C-contiguous and writable, but it is"
+    fortran = np.zeros((2, 2), F32, order="F")
+    ro_strided = np.zeros(8, F32)[::2]
+    ro_strided.flags.writeable = False
+    copy_in = "copy into a C-contiguous array (np.empty(shape, dtype)) and assign that into"
+
+    def d2h(a):
+        return acl.rt.memcpy(a, 16, d, 16, D2H)
+    for call, target, where, why in (
+            (d2h, ro, "memcpy destination", "read-only (flags.writeable is False): pass a writable array"),
+            (d2h, strided, "memcpy destination", f"not C-contiguous (shape (4,), strides (8,) in bytes): {copy_in} it"),
+            (d2h, fortran, "memcpy destination",
+             f"not C-contiguous (shape (2, 2), strides (4, 8) in bytes): {copy_in} it"),
+            (d2h, ro_strided, "memcpy destination", (f"not C-contiguous (shape (4,), strides (8,) in bytes) and "
+                                                     f"read-only (flags.writeable is False): {copy_in} a writable one")),
+            (lambda a: acl.rt.memset(a, 16, 1, 16), ro,
+             "memset destination", "read-only (flags.writeable is False): pass a writable array"),
+            (lambda a: acl.rt.memcpy_async(a, 16, d, 16, D2H, 0), strided,
+             "memcpy_async destination", f"not C-contiguous (shape (4,), strides (8,) in bytes): {copy_in} it")):
+        assert fail_msg(call(target), 100000) == f"{where}: {must} {why}"
+    assert not ro.any() and not strided.any() and not fortran.any()
 
 
 def test_refusals_say_which_memory_and_which_call(dev):

@@ -283,8 +283,7 @@ def as_bytes(obj, what: str, writable: bool, expected: str = "a NumPy array, byt
         refuse_object_array(obj, what)
         if writable:
             if not (obj.flags.c_contiguous and obj.flags.writeable):
-                raise AclnnError(AclError.INVALID_PARAM,
-                                 f"{what}: the host array must be C-contiguous and writable")
+                raise AclnnError(AclError.INVALID_PARAM, f"{what}: {_not_writable_in_place(obj)}")
             return obj.reshape(-1).view(np.uint8)
         return np.ascontiguousarray(obj).reshape(-1).view(np.uint8)
     if isinstance(obj, (bytes, bytearray, memoryview)):
@@ -297,6 +296,23 @@ def as_bytes(obj, what: str, writable: bool, expected: str = "a NumPy array, byt
             raise AclnnError(AclError.INVALID_PARAM, f"{what}: bytes objects are read-only")
         return view
     raise AclnnError(AclError.INVALID_PARAM, f"{what}: expected {expected}, got {type(obj).__name__}")
+
+
+def _not_writable_in_place(array: np.ndarray) -> str:
+    """Why a host array given as a destination (memcpy's, memset's) cannot be written in place:
+    which of the two conditions fails, with the array's own shape and strides, and what to pass
+    (as the pointer form's "is read-only host memory" and numpy_to_ptr's warning tell theirs)."""
+    problems = []
+    if not array.flags.c_contiguous:
+        problems.append(f"not C-contiguous (shape {array.shape}, strides {array.strides} in bytes)")
+    if not array.flags.writeable:
+        problems.append("read-only (flags.writeable is False)")
+    if array.flags.c_contiguous:
+        how = "pass a writable array"
+    else:
+        how = ("copy into a C-contiguous array (np.empty(shape, dtype)) and assign that into "
+               + ("it" if array.flags.writeable else "a writable one"))
+    return f"the host array must be C-contiguous and writable, but it is {' and '.join(problems)}: {how}"
 
 
 def region(ptr, nbytes: int, what: str, writable: bool) -> np.ndarray:
