@@ -537,6 +537,29 @@ def test_malloc_beyond_capacity(dev):
     assert dev.malloc(128)
 
 
+def test_malloc_host_refusal_names_its_call_and_its_limit(acl_runtime, monkeypatch):
+    """Found by a breaker: malloc_host(2**40) was told of "aclrtMalloc's rounding" and "the
+    68719476736-byte emulated host memory", though README's 64 GiB is the emulated device's. It
+    names aclrtMallocHost and the limit that binds: the host's RAM, which pinned memory is
+    (less the live device and pinned allocations), or the 64 GiB cap opsnn puts on pinned host
+    memory where that is lower or the RAM cannot be read."""
+    head = ("malloc_host: cannot allocate {} bytes of pinned host memory (aclrtMallocHost; {} bytes as opsnn counts "
+            "it, padded as aclrtMalloc pads: rounded up to 32 B, plus 32 B): ")
+    monkeypatch.setattr(memory, "host_total", lambda: None)
+    in_use = sum(space.capacity - space.free_bytes for space in (memory.DEVICE, memory.HOST))  # live, padded
+    monkeypatch.setattr(memory, "host_total", lambda: in_use + (8 << 20))  # an 8 MiB host beside them
+    addr, ret = acl.rt.malloc_host(16 << 20)
+    assert addr == 0 and fail_msg(ret, 200000) == head.format(16 << 20, (16 << 20) + 32) + (
+        f"pinned host memory is the host's RAM, and the host's {in_use + (8 << 20)}-byte RAM, less the live device "
+        f"and pinned host allocations, leaves {8 << 20}")
+    for total in (None, 1 << 50):  # the RAM unread, or larger than the cap
+        monkeypatch.setattr(memory, "host_total", lambda total=total: total)
+        host_free = memory.HOST.free_bytes
+        addr, ret = acl.rt.malloc_host(2**40)
+        assert addr == 0 and fail_msg(ret, 200000) == head.format(2**40, 2**40 + 32) + (
+            f"{host_free} of the 68719476736 bytes (64 GiB) opsnn lets pinned host memory hold are free")
+
+
 def test_emulated_addresses_are_never_real_ones(dev):
     """Found by a breaker: pinned host allocations (then at 0x7e00...) came to cover the real
     address of a NumPy array that numpy_to_ptr had handed out, and memcpy read the emulated

@@ -51,8 +51,10 @@ def released() -> None:
         hook()
 
 
-# Capacity of the emulated memories (an Ascend910B carries 64 GiB of HBM). A request beyond what
-# is left is refused with ACL_ERROR_BAD_ALLOC before any host memory is touched.
+# Capacity of the emulated memories: the device's, an Ascend910B's 64 GiB of HBM (get_mem_info's
+# total); pinned host memory (aclrtMallocHost) is the host's RAM, which bounds it on a device
+# too, and opsnn caps it at as much again, a bound of its own. A request beyond what is left is
+# refused with ACL_ERROR_BAD_ALLOC before any host memory is touched.
 DEVICE_CAPACITY = 64 << 30
 HOST_CAPACITY = 64 << 30
 
@@ -155,14 +157,7 @@ class AddressSpace:
         padded = ((size + 31) // 32) * 32 + 32  # aclrtMalloc rounds up to 32 B and adds 32 B
         with self._lock:  # checked and reserved atomically: two threads cannot both pass
             if padded > self._free():
-                left = _host_left()
-                beside = (f"; the host's {host_total()}-byte RAM, which backs them, less the live device and "
-                          f"pinned host allocations, leaves {max(0, left)}"
-                          ) if left is not None and left < self.capacity - self._in_use else ""
-                raise AclnnError(AclError.BAD_ALLOC,
-                                 f"{call}: cannot allocate {size} bytes ({padded} with aclrtMalloc's rounding "
-                                 f"up to 32 B plus 32 B): {self.capacity - self._in_use} of the "
-                                 f"{self.capacity}-byte emulated {self._kind} memory are free{beside}")
+                raise AclnnError(AclError.BAD_ALLOC, self._refusal(call, size, padded))
             step = ((padded + ALIGN - 1) // ALIGN) * ALIGN + ALIGN  # a guard gap after it
             if self._next + step > self._end:
                 raise AclnnError(AclError.BAD_ALLOC,
@@ -180,6 +175,27 @@ class AddressSpace:
             self._allocs[addr] = Allocation(addr, size, buffer, self._kind)
             bisect.insort(self._starts, addr)
         return addr
+
+    def _refusal(self, call: str, size: int, padded: int) -> str:
+        """Why ``size`` bytes (``padded`` as counted) do not fit (under ``_lock``), naming the
+        call's own C name and the limits that bind: the device's emulated capacity (64 GiB, an
+        Ascend910B's HBM: what get_mem_info's total reports), then the host's RAM where it is
+        less; pinned host memory is the host's RAM, bound by it alone unless the cap opsnn puts
+        on it (``HOST_CAPACITY``) is lower or the RAM cannot be read (a breaker: malloc_host was
+        told of "aclrtMalloc's rounding" and an "emulated host memory" README does not have)."""
+        free, left = self.capacity - self._in_use, _host_left()
+        ram_binds = left is not None and left < free
+        ram, leaves = f"the host's {host_total()}-byte RAM", (
+            f"less the live device and pinned host allocations, leaves {max(0, left or 0)}")
+        if self._kind == "device":
+            return (f"{call}: cannot allocate {size} bytes ({padded} with aclrtMalloc's rounding up to 32 B plus "
+                    f"32 B): {free} of the {self.capacity}-byte emulated device memory are free"
+                    + (f"; {ram}, which backs them, {leaves}" if ram_binds else ""))
+        gib = f" ({self.capacity >> 30} GiB)" if self.capacity % (1 << 30) == 0 else ""
+        return (f"{call}: cannot allocate {size} bytes of pinned host memory (aclrtMallocHost; {padded} bytes as "
+                "opsnn counts it, padded as aclrtMalloc pads: rounded up to 32 B, plus 32 B): "
+                + (f"pinned host memory is the host's RAM, and {ram}, {leaves}" if ram_binds else
+                   f"{free} of the {self.capacity} bytes{gib} opsnn lets pinned host memory hold are free"))
 
     def free(self, addr: int, call: str = "free") -> None:
         with self._lock:

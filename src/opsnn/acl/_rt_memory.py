@@ -135,7 +135,10 @@ def _memset_region(call: str, dev_ptr, max_count, value, count) -> tuple:
 
 @_pair
 def malloc_host(size):
-    """aclrtMallocHost: ``(host_address, ret)`` of page-locked (here: registered) host memory."""
+    """aclrtMallocHost: ``(host_address, ret)`` of page-locked (here: registered) host memory.
+    ``(0, 200000)`` beyond the host's RAM less the live device and pinned host allocations, or
+    beyond the 64 GiB opsnn caps pinned host memory at (``memory.HOST_CAPACITY``), the message
+    naming the one that binds."""
     STATE.require_init("malloc_host")
     return memory.HOST.malloc(_int(size, "size", "malloc_host", minimum=1), "malloc_host"), 0
 
