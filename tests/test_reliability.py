@@ -437,63 +437,6 @@ def test_events_across_streams_and_threads(dev):
     assert acl.rt.destroy_stream(a) == 0 and acl.rt.destroy_stream(b) == 0 and acl.rt.destroy_stream(c) == 0
 
 
-def _chain_of_waits(n: int, cells: int, first_task) -> tuple[list[int], list[int]]:
-    """``n`` streams, each waiting for an event the one before recorded after its work: the first
-    runs ``first_task(stream)``, each other copies the device byte the one before wrote (``cells``
-    + i - 1) to its own (+ i). Returns (streams, events), in chain order."""
-    streams, events = [], []
-    for i in range(n):
-        stream, _ = acl.rt.create_stream()
-        if i == 0:
-            assert first_task(stream) == 0, acl.get_recent_err_msg()
-        else:
-            assert acl.rt.stream_wait_event(stream, events[-1]) == 0
-            assert acl.rt.memcpy_async(cells + i, 1, cells + i - 1, 1, acl.ACL_MEMCPY_DEVICE_TO_DEVICE, stream) == 0
-        event, _ = acl.rt.create_event()
-        assert acl.rt.record_event(event, stream) == 0
-        streams.append(stream), events.append(event)
-    return streams, events
-
-
-def test_a_long_chain_of_stream_waits_runs(dev):
-    """(A breaker) a wait ran the recorded stream's queue from inside the waiting stream's task,
-    so a chain of streams each waiting on the one before was as deep in Python calls: ~250
-    streams were RecursionError, 500003 with a message nested once per stream, and nothing ran.
-    A run now drains the streams its waits need with an explicit stack: 3000 streams run in
-    their dependency order (each byte copied from the one before it), and a failure at the
-    chain's start is one message at its end: the wait that failed and the task that failed."""
-    n = 3000
-    cells = dev.malloc(n)
-    streams, events = _chain_of_waits(n, cells, lambda s: acl.rt.memset_async(cells, 1, 7, 1, s))
-    assert acl.rt.synchronize_stream(streams[-1]) == 0, acl.get_recent_err_msg()
-    assert (dev.read(cells, (n,), np.uint8) == 7).all()
-    assert all(acl.rt.query_event_status(e) == (acl.ACL_EVENT_RECORDED_STATUS_COMPLETE, 0) for e in events)
-    assert acl.rt.synchronize_device() == 0
-    for s, e in zip(streams, events, strict=True):
-        assert acl.rt.destroy_stream(s) == 0 and acl.rt.destroy_event(e) == 0
-    # the first stream's copy fails: every wait fails, each with the first failure's words
-    assert acl.rt.memset(cells, n, 0, n) == 0
-    gone = dev.malloc(1)
-    streams, events = _chain_of_waits(
-        n, cells, lambda s: acl.rt.memcpy_async(cells, 1, gone, 1, acl.ACL_MEMCPY_DEVICE_TO_DEVICE, s))
-    _free(dev, gone)
-    root = f"stream task memcpy_async failed: the device memory at {gone:#x} was freed before the copy ran"
-    assert fail_msg(acl.rt.synchronize_stream(streams[-1]), 500003) == (
-        f"stream task stream_wait_event {events[-2]:#x} failed: {root}")
-    assert not dev.read(cells, (n,), np.uint8).any()
-    assert all(acl.rt.query_event_status(e) == (acl.ACL_EVENT_RECORDED_STATUS_NOT_READY, 0) for e in events)
-    # each stream the wait ran tells this thread, once, at its own synchronize (as one wait did)
-    told = "this thread queued on stream {:#x} failed or were dropped, not run: the failure was met by another " \
-           "thread (its synchronize or event wait) or by another stream's stream_wait_event ({})"
-    assert fail_msg(acl.rt.synchronize_stream(streams[0]), 500003) == "2 task(s) " + told.format(streams[0], root)
-    assert fail_msg(acl.rt.synchronize_stream(streams[1]), 500003) == "3 task(s) " + told.format(
-        streams[1], f"stream task stream_wait_event {events[0]:#x} failed: {root}")
-    for s, e in zip(streams, events, strict=True):
-        assert acl.rt.synchronize_stream(s) in (0, 500003) and acl.rt.synchronize_stream(s) == 0
-        assert acl.rt.destroy_stream(s) == 0 and acl.rt.destroy_event(e) == 0
-    acl.get_recent_err_msg()
-
-
 def test_events_end_with_the_device(runtime_guard):
     """The device's last reset_device (and finalize) drops its events: their handles are 200005
     after a new set_device, 107002 before it."""

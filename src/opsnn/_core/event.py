@@ -15,7 +15,7 @@ import time
 from . import forksafe
 from .checks import is_c_int, is_null, shown
 from .status import AclError, AclnnError
-from .stream import Blocked, Stream
+from .stream import Stream
 
 NOT_READY, COMPLETE = 0, 1  # aclrtEventRecordedStatus
 
@@ -61,40 +61,15 @@ class Event:
         """A task for another stream that waits for the latest record made so far (none: no wait)."""
         with self._changed:
             latest = self.latest
-        return lambda: self._wait_in_stream(latest)
+        return lambda: self._wait_for(latest, for_a_stream=True)
 
-    def _wait_in_stream(self, record: _Record | None) -> None:
-        """The stream_wait_event task: returns if ``record`` ran (or there is none), raises 500003
-        if a failure dropped it (``root``: that failure's first cause), else raises ``Blocked``:
-        the run that meets it runs the record's stream up to it first, or waits while another
-        thread does, then runs this again (``Stream._run_waits``: no run inside a run, so a chain
-        of waits is not as deep in Python calls). Returns as well where nothing left can run it:
-        the record's stream is idle, or is this thread's own run (a wait's record is queued
-        before the wait, so neither is expected)."""
-        if record is None:
-            return
-        with self._changed:
-            if record.stamp is not None:
-                return
-            if record.lost is not None:
-                failure = AclnnError(AclError.RT_FAILURE, self.dropped_text(record))
-                failure.root = record.root
-                raise failure
-        stream = record.stream
-        if not stream.busy or stream.runs_here():
-            return
-        raise Blocked(stream, record.settled, lambda: self._pause(record))
-
-    def _pause(self, record: _Record) -> None:
-        """Waits up to 50 ms for ``record`` to run or be dropped (another thread runs its stream)."""
-        with self._changed:
-            self._changed.wait_for(record.settled, 0.05)
-
-    def _wait_for(self, record: _Record | None) -> None:
-        """Returns once ``record`` ran (synchronize_event): runs its stream's queue up to it, or,
-        while another thread runs that stream, waits for it to get there. Raises the failure that
-        drops it (500003), then, for a record dropped earlier, says so; the caller asked about
-        the recorded stream itself, so is told by the raise."""
+    def _wait_for(self, record: _Record | None, for_a_stream: bool = False) -> None:
+        """Returns once ``record`` ran: runs its stream's queue up to it, or, while another
+        thread runs that stream, waits for it to get there. Raises the failure that drops it
+        (500003), then, for a record dropped earlier, says so. ``for_a_stream``: the wait is a
+        task of another stream (stream_wait_event), whose failure is that stream's, so a failure
+        met here is also told at the recorded stream's own next synchronize (``Stream.run_until``);
+        synchronize_event's caller asked about the recorded stream itself and is told by the raise."""
         if record is None:
             return
         settled = record.settled
@@ -104,8 +79,9 @@ class Event:
                     return
                 if record.lost is not None:
                     raise AclnnError(AclError.RT_FAILURE, self.dropped_text(record))
-            if not record.stream.run_until(settled):
-                self._pause(record)  # another thread runs the stream: it gets to the record
+            if not record.stream.run_until(settled, tell_caller=for_a_stream):
+                with self._changed:  # another thread runs the stream: it gets to the record
+                    self._changed.wait_for(settled, 0.05)
             elif not settled() and not record.stream.pending:
                 return  # the queue ran dry without it (not expected: every record is queued)
 
@@ -113,16 +89,15 @@ class Event:
 class _Record:
     """The task a record queues, its ``place`` in its stream's queue order, and its outcome:
     ``stamp`` (time.perf_counter() when it ran, seconds), or ``lost`` (why a failure before it
-    dropped it) and ``root`` (that failure's first cause: a failed wait's, the failure it met)."""
+    dropped it)."""
 
-    __slots__ = ("event", "lost", "place", "root", "stamp", "stream")
+    __slots__ = ("event", "lost", "place", "stamp", "stream")
 
     def __init__(self, event: Event, stream: Stream):
         self.event, self.stream = event, stream
         self.place = 0
         self.stamp: float | None = None
         self.lost: str | None = None
-        self.root: str | None = None
 
     def settled(self) -> bool:
         return self.stamp is not None or self.lost is not None
@@ -133,9 +108,9 @@ class _Record:
             self.stamp = now
             self.event._changed.notify_all()
 
-    def dropped(self, why: str, root: str) -> None:
+    def dropped(self, why: str) -> None:
         with self.event._changed:
-            self.lost, self.root = why, root
+            self.lost = why
             self.event._changed.notify_all()
 
 

@@ -6,12 +6,6 @@ failure are dropped, and a thread whose task failed or was dropped in a run it d
 (another thread's synchronize or event wait, or another stream's wait for an event recorded here)
 hears of it at its next synchronize of the stream. A host program that reads results without
 synchronizing sees the old data, as it could on a device.
-
-A task that waits for another stream (stream_wait_event's, ``event.py``) runs nothing itself: it
-raises ``Blocked``, goes back to the head of its queue, and the run that met it runs the stream it
-waits for first (``Stream._run_waits``, an explicit stack of streams), then tries it again. A
-chain of streams each waiting on the one before is as long a list, not as deep a Python call
-stack (a breaker's ~250 streams were RecursionError).
 """
 
 from __future__ import annotations
@@ -27,22 +21,6 @@ from collections.abc import Callable
 from . import forksafe
 from .checks import is_c_int, shown
 from .status import AclError, AclnnError
-
-
-class Blocked(Exception):
-    """Raised by a stream task that waits until ``done()`` holds, which running ``stream``'s
-    queue gets to (a stream_wait_event's record on another stream). ``pause()`` waits a little
-    for it while another thread runs that stream. The run that meets it puts the task back at
-    the head of its queue, ``left`` the tasks it may still run, that one included."""
-
-    def __init__(self, stream: Stream, done: Callable[[], bool], pause: Callable[[], None]):
-        super().__init__(stream.handle)
-        self.stream, self.done, self.pause = stream, done, pause
-        self.left = 0
-
-
-def _never() -> bool:
-    return False
 
 
 class Stream:
@@ -88,10 +66,6 @@ class Stream:
         """Whether a synchronize would wait: tasks are queued, or one is running on a thread."""
         return bool(self._tasks) or self._running is not None
 
-    def runs_here(self) -> bool:
-        """Whether the calling thread is running this stream's queue."""
-        return self._run._is_owned()
-
     def close(self) -> None:
         """Refuse further tasks (what is queued still runs at the next synchronize)."""
         with self._lock:
@@ -103,10 +77,9 @@ class Stream:
         earlier synchronize by another thread dropped tasks this thread had queued, raise that
         (once), so a caller whose work never ran is not told it succeeded."""
         with self._run:
-            try:  # as many tasks as are queued now
-                self._run_tasks(len(self._tasks))
-            except Blocked as blocked:  # a wait for another stream: that one runs first
-                self._run_waits(blocked, _never, False)
+            # as many tasks as are queued now (a nested run of this stream, an event wait's, may
+            # empty the queue first)
+            self._run_tasks(len(self._tasks))
             if self._dropped:  # (tested inline: the launch path's synchronize meets it every call)
                 self.report_dropped()
 
@@ -138,103 +111,41 @@ class Stream:
                              f"dropped, not run: the failure was met by another thread (its synchronize or event "
                              f"wait) or by another stream's stream_wait_event ({told[-1][1]})")
 
-    def run_until(self, done: Callable[[], bool]) -> bool:
-        """Run queued tasks in order until ``done()`` holds or the queue is empty (synchronize_event:
-        up to its record), unless another thread is running this stream: then run nothing and
-        return False (the caller waits for what it needs instead: blocking here while holding
-        another stream's run lock could deadlock two threads whose streams wait on each other's
-        events). A failure raises as in ``synchronize``, dropping the tasks queued up to where
-        ``done()`` holds (``_run_tasks``)."""
+    def run_until(self, done: Callable[[], bool], tell_caller: bool = False) -> bool:
+        """Run queued tasks in order until ``done()`` holds or the queue is empty, unless another
+        thread is running this stream: then run nothing and return False (the caller waits for
+        what it needs instead: blocking here while holding another stream's run lock could
+        deadlock two threads whose streams wait on each other's events). A failure raises as in
+        ``synchronize``, dropping the tasks queued up to where ``done()`` holds (``_run_tasks``);
+        with ``tell_caller`` (a stream_wait_event's run) the caller's failed or dropped tasks are
+        told again at its next synchronize of this stream, which would otherwise return 0 over a
+        launch that failed (a breaker: the waiting stream's synchronize told it, the failed
+        stream's said 0)."""
         if not self._run.acquire(blocking=False):
             return False
         try:
-            try:
-                self._run_tasks(math.inf, done)
-            except Blocked as blocked:
-                self._run_waits(blocked, done, False)
+            self._run_tasks(math.inf, done, tell_caller)
         finally:
             self._run.release()
         return True
 
-    def _run_waits(self, blocked: Blocked, done: Callable[[], bool], tell_caller: bool) -> None:
-        """Go on with this stream's run (the caller holds ``_run``; ``done``, ``tell_caller`` and
-        ``blocked.left`` as ``_run_tasks`` takes them), whose head task is ``blocked``: it waits
-        for another stream to get somewhere. That stream runs first, up to there, and so on for
-        any wait it meets in turn, with an explicit stack of the streams being run (each frame
-        holding its run lock; a wait's record is queued before the wait, so no stream comes on
-        the stack twice), then each run goes on where it stopped: a chain of thousands of
-        streams each waiting on the one before runs in its order without the Python call depth
-        it had (RecursionError past ~250). A stream another thread runs is not taken: the wait
-        pauses, then is tried again.
-
-        A wait's run of another stream tells its failed or dropped tasks again at the caller's
-        next synchronize of that stream, which would otherwise return 0 over a launch that
-        failed (a breaker: the waiting stream's synchronize told it, the failed stream's said 0).
-        Its failure fails the wait that needed it with that failure's first cause (``root``):
-        each stream's 500003 names its own wait and the task that first failed, one level deep
-        however long the chain (it had nested a level per stream)."""
-        frames = [(self, blocked.left, done, tell_caller, blocked)]
-        try:
-            while frames:
-                stream, left, until, tell, waiting = frames[-1]
-                if waiting is not None:  # its head task waits for another stream: run that first
-                    frames[-1] = (stream, left, until, tell, None)
-                    if waiting.stream._run.acquire(blocking=False):
-                        frames.append((waiting.stream, math.inf, waiting.done, True, None))
-                    else:
-                        waiting.pause()  # another thread runs it: then the wait is tried again
-                    continue
-                try:
-                    stream._run_tasks(left, until, tell)
-                except Blocked as again:
-                    frames[-1] = (stream, again.left, until, tell, again)
-                    continue
-                except AclnnError as exc:
-                    if len(frames) == 1:
-                        raise
-                    frames.pop()
-                    stream._run.release()
-                    frames[-1][0]._fail_head(getattr(exc, "root", exc.message))
-                    continue
-                frames.pop()
-                if frames:
-                    stream._run.release()
-        finally:
-            for stream, *_ in frames[1:]:  # (a Ctrl-C inside a task: the other streams' locks)
-                stream._run.release()
-
-    def _fail_head(self, root: str) -> None:
-        """The task at the head of the queue (a wait, put back) fails when run, with ``root``."""
-        label, _, owner, place = self._tasks[0]
-
-        def failed() -> None:
-            exc = AclnnError(AclError.RT_FAILURE, root)
-            exc.root = root
-            raise exc
-        self._tasks[0] = (label, failed, owner, place)
-
-    def _run_tasks(self, left: float, done: Callable[[], bool] = _never, tell_caller: bool = False) -> None:
+    def _run_tasks(self, left: float, done: Callable[[], bool] = lambda: False, tell_caller: bool = False) -> None:
         """Run queued tasks in order, the caller holding ``_run``: at most ``left`` of them
         (``math.inf``: no limit), until ``done()`` holds (asked before each task) or the queue is
         empty. A task's failure raises 500003 after dropping the tasks queued up to that same
         end, no further: later tasks wait for the stream's next synchronize, as tasks queued
         after a synchronize's start do. The threads whose tasks failed or were dropped hear of it
         at their next synchronize (``_tell``): the caller too where ``tell_caller``. A Ctrl-C (or
-        SystemExit) inside a task goes on to the caller (``_interrupted``). A task that raises
-        ``Blocked`` goes back to the head of the queue, not run, and the ``Blocked`` on to the
-        caller (``_run_waits``). (A count, not a predicate built per call, for synchronize: that
-        had cost the launch path ~0.4 us a synchronize.)"""
+        SystemExit) inside a task goes on to the caller (``_interrupted``). (A count, not a
+        predicate built per call, for synchronize: that had cost the launch path ~0.4 us a
+        synchronize.)"""
         tasks = self._tasks
-        outer = self._running
+        outer = self._running  # (a nested run's: the task that runs this one is still running)
         while left and tasks and not done():
             left -= 1
-            label, task, owner, place = entry = self._take(tasks)
+            label, task, owner, place = self._take(tasks)
             try:
                 task()
-            except Blocked as blocked:  # a wait for another stream, which must run first
-                tasks.appendleft(entry)
-                blocked.left = left + 1
-                raise
             except Exception as exc:  # a task bug must not escape the runtime: a status instead
                 raise self._failed(label, exc, (owner, place), left, done, tell_caller) from exc
             except BaseException:  # Ctrl-C (KeyboardInterrupt) or SystemExit inside the task
@@ -264,26 +175,21 @@ class Stream:
         place), after dropping queued tasks, at most ``left``, until ``done()`` holds."""
         why = exc.message if isinstance(exc, AclnnError) else f"internal error: {type(exc).__name__}: {exc}"
         why = f"stream task {label} failed: {why}"
-        root = getattr(exc, "root", why)  # the first failure, where a wait failed by it
         live = {t.ident: t for t in threading.enumerate()}
         self._tell(*queued, live, why, tell_caller)
-        self._drop(left, done, why, root, live, tell_caller)
-        failure = AclnnError(AclError.RT_FAILURE, why)
-        failure.root = root
-        return failure
+        self._drop(left, done, why, live, tell_caller)
+        return AclnnError(AclError.RT_FAILURE, why)
 
-    def _drop(self, left: float, done: Callable[[], bool], why: str, root: str, live: dict,
-              tell_caller: bool) -> None:
+    def _drop(self, left: float, done: Callable[[], bool], why: str, live: dict, tell_caller: bool) -> None:
         """Drops queued tasks after a failure, at most ``left``, until ``done()`` holds (asked
         before each): each task's ``dropped`` hook runs (an event's record then never
-        completes; it keeps ``why`` and the first failure, ``root``), and the thread that queued
-        it hears of it (``_tell``)."""
+        completes), and the thread that queued it hears of it (``_tell``)."""
         while left and self._tasks and not done():
             left -= 1
             _, task, owner, place = self._tasks.popleft()
             hook = getattr(task, "dropped", None)
             if hook is not None:
-                hook(why, root)
+                hook(why)
             self._tell(owner, place, live, why, tell_caller)
 
     def _tell(self, owner: int, place: int, live: dict, why: str, tell_caller: bool) -> None:
