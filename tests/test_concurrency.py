@@ -651,6 +651,23 @@ _, status = os.waitpid(pid, 0)
 print(os.waitstatus_to_exitcode(status), torch.get_num_threads())
 """
     assert run_python(script, 300).split() == ["0", "2"]
+    # (a regression breaker) a parent that never imported torch: the child's own torch import
+    # started on two threads of the parent's runtime and waited for good
+    later = """
+import os, signal, numpy as np, opsnn
+x = np.linspace(-3, 3, 4_000_000, dtype=np.float32)
+expected = opsnn.leaky_relu(x, 0.1)  # a parallel region of the shared runtime
+pid = os.fork()
+if pid == 0:
+    signal.alarm(30)
+    import torch
+    import torch.nn.functional as F
+    ok = torch.equal(F.leaky_relu(torch.from_numpy(x), 0.1), torch.from_numpy(expected))
+    os._exit(0 if ok and torch.get_num_threads() == 1 else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+    assert run_python(later, 300).split() == ["0"]
 
 
 _FORKED_ONE_THREAD = """

@@ -10,6 +10,7 @@ threshold is measured once per process on the host (``parallel_min_bytes``) unle
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import sys
@@ -89,14 +90,33 @@ def _one_thread_after_fork() -> None:
     opsnn's or torch's own, torch's next parallel op in the child waited for good on the parent's
     threads (a breaker: a fork-started Pool's workers hung in ``F.leaky_relu`` after one large
     opsnn.torch call in the parent). opsnn cannot see whether one ran and assumes it, as it does
-    for its own launches; torch then runs its ops on one thread, as in DataLoader's workers."""
+    for its own launches; torch then runs its ops on one thread, as in DataLoader's workers. A
+    torch the child imports later reads its thread count from the runtime, so the runtime's own
+    default is set to one thread too (``omp_set_num_threads``; a regression breaker: such a child
+    still started torch on two threads and waited for good)."""
     numba.set_num_threads(1)
+    for libgomp in _loaded_libgomps():
+        try:
+            ctypes.CDLL(libgomp).omp_set_num_threads(1)
+        except (OSError, AttributeError):  # not loadable here, or no such symbol: nothing to set
+            pass
     torch = sys.modules.get("torch")
     try:
         if torch is not None and torch.get_num_threads() > 1:
             torch.set_num_threads(1)
     except AttributeError:  # torch half-imported by another thread when the process forked
         pass
+
+
+def _loaded_libgomps() -> list[str]:
+    """The paths of the GNU OpenMP runtimes mapped into this process (``/proc/self/maps``; one,
+    or two where torch brought its copy: numba's pool then runs on one of them and torch on the
+    same one, but which cannot be told from here)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return sorted({line.split()[-1] for line in maps if "libgomp" in line and "/" in line})
+    except OSError:  # no /proc (not Linux)
+        return []
 
 
 if FORKED:
