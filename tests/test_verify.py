@@ -1422,6 +1422,30 @@ def test_cli_json_among_the_files_dump_writes_is_refused_before_the_run(tmp_path
     assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/0000_aclnnLeakyReluBackward_0"]
 
 
+def test_cli_json_at_a_case_file_folder_of_the_dump_is_refused_before_the_run(tmp_path, monkeypatch, capsys):
+    """(A regression breaker) ``--json DIR/<case file name>`` passed the pre-run check, then the
+    run made that path the case file's folder and the results were lost at the end ("Is a
+    directory", exit 1). A name in DIR that a case file's folder of this run takes is refused
+    before the run, as the folders below DIR are; another case file's name is not."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    for existing in (False, True):
+        if existing:
+            dump.mkdir()
+        path = dump / case.name
+        assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump), "--json", str(path)]) == 2
+        assert capsys.readouterr().err == (
+            f"opsnn verify: error: --json {str(path)!r} lies among the files --dump {str(dump)!r} writes (its "
+            "index.json and the folders below it, which a run empties and replaces); name a path elsewhere, such "
+            f"as {str(dump / 'results.json')!r}\n")
+        assert not path.exists()
+    monkeypatch.undo()
+    other = dump / "atk_aclnnLeakyRelu.json"
+    assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump), "--json", str(other)]) == 0
+    assert json.loads(other.read_text())["summary"]["total"] == 1
+
+
 def test_cli_json_through_a_link_to_a_file_not_there_yet(tmp_path, capsys):
     """(A breaker, session 42) ``--json latest.json``, a link to ``run7.json`` not written yet:
     the writability probe removed the link and left an empty run7.json, even when the run was then

@@ -1330,10 +1330,11 @@ def run(args: argparse.Namespace) -> int:
         args.cases.check_matches([c for _, cases in files for c in cases])
         files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     # the outputs are probed once the inputs have been read: a refused run leaves no folder behind
-    if args.json_path:
-        _check_json_beside_dump(args.json_path, args.dump)
-        report.check_writable(args.json_path, args.files)
     labels = golden_files.file_labels([path for path, _ in files])
+    if args.json_path:
+        _check_json_beside_dump(args.json_path, args.dump,
+                                {labels[str(Path(path).resolve())] for path, cases in files if cases})
+        report.check_writable(args.json_path, args.files)
     if args.dump:
         _check_dump_folders(args.dump, files, labels)
         refusal = output_folder_refusal("--dump", args.dump)
@@ -1396,17 +1397,21 @@ def _check_dump_folders(dump: str, files, labels: dict[str, str]) -> None:
                              "not a folder; name another DIR (each case file's cases go to DIR/<file name>/)")
 
 
-def _check_json_beside_dump(json_path: str, dump: str | None) -> None:
+def _check_json_beside_dump(json_path: str, dump: str | None, folders: set[str]) -> None:
     """A usage error (ValueError) where ``--json`` names a file among those ``--dump DIR``
-    writes: DIR's index (the results would replace it) or anything in a folder below DIR, which
-    are the case files' folders (the run empties and removes them: a breaker's --json inside a
-    case folder passed the pre-run check and was lost at the end). DIR itself, beside the index,
-    takes it. Paths are compared resolved (links followed, as the files are written)."""
+    writes: DIR's index (the results would replace it), a case file's folder of this run
+    (``folders``, the labels of the files with cases to run: the run makes DIR/<label>/ there, and
+    a regression breaker's results were lost at the end, 'Is a directory') or anything in a folder
+    below DIR, which are the case files' folders (the run empties and removes them: a breaker's
+    --json inside a case folder passed the pre-run check and was lost at the end). DIR itself,
+    beside the index, takes any other name. Paths are compared resolved (links followed, as the
+    files are written)."""
     if not dump or json_path == "-":
         return
     root, target = Path(dump).resolve(), Path(json_path).resolve()
     if target.is_relative_to(root) and (target.parent != root or target.name in (golden_files.INDEX,
-                                                                                  golden_files.PARTIAL_INDEX)):
+                                                                                  golden_files.PARTIAL_INDEX,
+                                                                                  *folders)):
         raise ValueError(f"--json {json_path!r} lies among the files --dump {dump!r} writes (its {golden_files.INDEX} "
                          "and the folders below it, which a run empties and replaces); name a path elsewhere, such "
                          f"as {str(Path(dump) / 'results.json')!r}")
