@@ -533,6 +533,34 @@ def test_create_scalar_refuses_an_address_for_the_value(acl_env):
     assert slope[0] == np.float32(0.01) and data == np.array([-3], np.int64).tobytes()
 
 
+def test_create_scalar_address_refusal_gaps(acl_env):
+    """(A regression breaker) a 0-d array holding a live address was stored, where the same
+    number as np.int64 was refused: it is unwrapped first, as aclScalar unwraps it. The call
+    suggested where the bytes cannot be read (device memory, a short buffer) names the caller's
+    dtype, not always ACL_FLOAT; a NaN or inf held is written as Python reads it."""
+    take = ", not a number: create_scalar takes the value itself, not its address as aclCreateScalar does; "
+    dev = acl_env.malloc(8)
+    assert acl.create_scalar(np.array(dev), acl.ACL_INT64) is None
+    assert acl.get_recent_err_msg() == (
+        f"create_scalar: value {dev:#x} is an address of device memory (acl.rt.malloc){take}"
+        "pass the number, as in acl.create_scalar(1, acl.ACL_INT64)")
+    for dtype, call in ((acl.ACL_BOOL, "True, acl.ACL_BOOL"), (acl.ACL_DOUBLE, "0.01, acl.ACL_DOUBLE"),
+                        (acl.ACL_COMPLEX64, "0.01, acl.ACL_COMPLEX64"), (acl.ACL_INT4, "0.01, acl.ACL_FLOAT")):
+        assert acl.create_scalar(dev, dtype) is None
+        assert acl.get_recent_err_msg().endswith(f"pass the number, as in acl.create_scalar({call})")
+    short = np.zeros(2, np.uint8)
+    ptr = acl.util.numpy_to_ptr(short)
+    assert acl.create_scalar(ptr, acl.ACL_INT32) is None
+    assert acl.get_recent_err_msg().endswith("pass the number, as in acl.create_scalar(1, acl.ACL_INT32)")
+    special = np.array([np.nan, np.inf, -np.inf], np.float32)
+    ptr = acl.util.numpy_to_ptr(special)
+    for i, literal in enumerate(("float('nan')", "float('inf')", "-float('inf')")):
+        assert acl.create_scalar(np.array(ptr + 4 * i), acl.ACL_FLOAT) is None
+        assert acl.get_recent_err_msg().endswith(
+            f"pass the number: acl.create_scalar({literal}, acl.ACL_FLOAT) ({literal} is what the 4 bytes there "
+            "hold as ACL_FLOAT)")
+
+
 def test_create_scalar_address_check_does_not_walk_the_registry(monkeypatch):
     """(A regression breaker) every int >= 64 KiB passed to create_scalar ran the host
     registry's prune, which reads every held registration (bytes_to_ptr's): 20 000 live ones

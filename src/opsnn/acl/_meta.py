@@ -8,6 +8,8 @@ Constructors return the object or None (a C NULL); the other calls return ``ret`
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .._core import checks, dtypes, forksafe, memory
@@ -71,9 +73,10 @@ def create_scalar(value, data_type) -> aclScalar:
 
     ``value`` is the number itself (a Python bool, int, float or complex, a NumPy scalar, a 0-d
     NumPy array), not its address as C's ``aclCreateScalar(&value, ACL_FLOAT)`` takes: an int
-    that is a live host address (``acl.util.numpy_to_ptr`` / ``bytes_to_ptr``,
-    ``acl.rt.malloc_host``) or device address (``acl.rt.malloc``) is refused, for any dtype,
-    with the call to write instead (a port line by line had stored the pointer as the slope)."""
+    (or a 0-d array of one) that is a live host address (``acl.util.numpy_to_ptr`` /
+    ``bytes_to_ptr``, ``acl.rt.malloc_host``) or device address (``acl.rt.malloc``) is refused,
+    for any dtype, with the call to write instead, in ``data_type`` (a port line by line had
+    stored the pointer as the slope)."""
     with _named("create_scalar"):
         _refuse_address(value, data_type)
         return aclScalar(value, data_type)
@@ -83,7 +86,12 @@ def _refuse_address(value, data_type) -> None:
     """AclnnError 100000 where ``value`` is an int inside live host or device memory opsnn
     handed out (the registries tell it in a lookup; ints below 64 KiB, where no address lies,
     are not looked up), saying what to pass: the number the host bytes there hold as
-    ``data_type``, where they can be read."""
+    ``data_type``, where they can be read, written as Python reads it (``float('nan')``), else
+    an example of ``data_type`` (ACL_FLOAT's where it is no scalar dtype). A 0-d array is its
+    item here too, as aclScalar takes it (a regression breaker: one holding an address was
+    stored)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
     if not checks.is_c_int(value) or value < 1 << 16:
         return
     addr = int(value)
@@ -96,19 +104,32 @@ def _refuse_address(value, data_type) -> None:
     else:
         return
     how = ", as in acl.create_scalar(0.01, acl.ACL_FLOAT)"
-    if not where.startswith("device") and checks.is_c_int(data_type) and data_type in dtypes.SCALAR:
+    if checks.is_c_int(data_type) and data_type in dtypes.SCALAR:
         dtype = DataType(int(data_type))
-        np_dtype = dtypes.to_numpy(dtype)
-        try:
-            held = str(np.frombuffer(_host.lookup(addr, np_dtype.itemsize, "").tobytes(), np_dtype)[0])
-        except AclnnError:  # fewer bytes there than the dtype's
-            pass
-        else:
+        example = "True" if dtype == DataType.BOOL else "1" if dtype in dtypes.INTEGRAL else "0.01"
+        how = f", as in acl.create_scalar({example}, acl.{dtype.acl_name})"
+        np_dtype, held = dtypes.to_numpy(dtype), None
+        if not where.startswith("device"):  # (device bytes are not read from the host)
+            with contextlib.suppress(AclnnError):  # fewer bytes there than the dtype's
+                held = _literal(np.frombuffer(_host.lookup(addr, np_dtype.itemsize, "").tobytes(), np_dtype)[0])
+        if held is not None:
             count = f"{np_dtype.itemsize} bytes there hold" if np_dtype.itemsize > 1 else "1 byte there holds"
             how = f": acl.create_scalar({held}, acl.{dtype.acl_name}) ({held} is what the {count} as {dtype.acl_name})"
     raise AclnnError(AclError.INVALID_PARAM,
                      f"value {addr:#x} is an address of {where}, not a number: create_scalar takes the value "
                      f"itself, not its address as aclCreateScalar does; pass the number{how}")
+
+
+def _literal(number) -> str:
+    """``number`` (a NumPy scalar) as Python source: NaN and infinities as ``float('nan')``,
+    ``float('inf')``, ``-float('inf')`` (str gives ``nan`` / ``inf``), a complex one's parts so."""
+    if isinstance(number, np.complexfloating):
+        if np.isfinite(number):
+            return str(number)
+        return f"complex({_literal(number.real)}, {_literal(number.imag)})"
+    if isinstance(number, (np.bool_, np.integer)) or np.isfinite(float(number)):
+        return str(number)
+    return "float('nan')" if np.isnan(float(number)) else f"{'-' if number < 0 else ''}float('inf')"
 
 
 @_ret
