@@ -349,7 +349,7 @@ def _aclnn_details(args, api: str) -> dict:
     and the host plan opsnn's kernel walks for it here."""
     from . import engine, tiling_cli
     from ._core.status import AclnnError
-    from ._core.tensor import ArrayTensor, aclScalar
+    from ._core.tensor import ArrayTensor, DataLessTensor, aclScalar
 
     spec = registry.get(api)
     shapes = tiling_cli.given_shapes(args)
@@ -362,15 +362,19 @@ def _aclnn_details(args, api: str) -> dict:
     except ValueError:  # not broadcastable: phase 1 reports it (161002)
         out_shape = shapes[-1]
 
-    def zeros(name, shape, dtype):
+    def zeros(name, shape, kind):
+        if not dtypes.holds_data(kind):  # (hifloat8, int4 ...: NumPy has no type) phase 1 refuses it, reading
+            # none; its own bytes (a byte an element at least) are what the out-overlap check reads
+            memory = np.zeros(shape, f"u{max(1, dtypes.BITS[kind] // 8)}")
+            return DataLessTensor(tuple(shape), kind, dtypes.name(kind), memory)
+        dtype = dtypes.to_numpy(kind)
         if name == "self" and args.transpose and len(shape) >= 2:  # the same shape, axes reversed in memory
-            return np.zeros(shape[::-1], dtype).T
-        return np.zeros(shape, dtype)
+            return ArrayTensor(np.zeros(shape[::-1], dtype).T)
+        return ArrayTensor(np.zeros(shape, dtype))
 
     try:  # phase 1 reads no data, but its overlap check and the host plan need real arrays
-        call = {p.name: ArrayTensor(zeros(p.name, tuple(shape), dtypes.to_numpy(kind)))
-                for p, shape, kind in zip(spec.inputs, shapes, kinds)}
-        call["out"] = ArrayTensor(np.zeros(out_shape, dtypes.to_numpy(kinds[len(spec.inputs)])))
+        call = {p.name: zeros(p.name, tuple(shape), kind) for p, shape, kind in zip(spec.inputs, shapes, kinds)}
+        call["out"] = zeros("out", tuple(out_shape), kinds[len(spec.inputs)])
     except (MemoryError, ValueError) as exc:  # more than this host can map: the tiling needs shapes only
         return {"executorSteps": [f"phase 1 not run here: its tensors cannot be allocated on this host ({exc})"]}
     for p in spec.params:
