@@ -13,7 +13,10 @@ GOOD = [("16777216", 16 << 20), ("16_777_216", 16 << 20), ("0", 0), (" 7 ", 7), 
         ("9223372036854775807", 2**63 - 1), ("1e20", 2**63 - 1), ("16TiB", 16 << 40),
         ("1e99999999", 2**63 - 1), ("1e9999999999999999999", 2**63 - 1), ("9" * 5000, 2**63 - 1),
         # (a breaker: 1e999 read as huge while inf was refused, and -0 was "not a whole number")
-        ("inf", 2**63 - 1), (" Infinity ", 2**63 - 1), ("-0", 0), ("+7", 7), ("-0 MiB", 0)]
+        ("inf", 2**63 - 1), (" Infinity ", 2**63 - 1), ("-0", 0), ("+7", 7), ("-0 MiB", 0),
+        # (a regression breaker: a zero with an exponent above 20 read as no limit; +inf was refused)
+        ("0e21", 0), ("-0e30", 0), ("0.000e25", 0), ("-0e21 KiB", 0), ("0e99999999999999999999", 0),
+        ("+inf", 2**63 - 1), ("+Infinity", 2**63 - 1), ("5e-1KiB", 512), ("2.5e-1 kB", 250)]
 BAD = ["abc", "-5", "1.5", "0.5KiB3", "16M", "1e-3", "1__0", "0x10", "16 MiB MiB", "nan", "-inf", "1,000", "-1e999"]
 
 
@@ -31,7 +34,11 @@ def test_parse_bytes_refuses(text):
 
 @pytest.mark.parametrize(("text", "why"), [
     ("1.5", "'1.5' is no whole number of bytes"), ("-5", "'-5' is negative"), ("-1e999", "'-1e999' is negative"),
-    ("abc", "'abc' is not a whole number of bytes")])
+    ("abc", "'abc' is not a whole number of bytes"),
+    # (a regression breaker) -inf and a negative exponent's number were 'not a whole number of bytes'
+    ("-inf", "'-inf' is negative"), (" -Infinity", "' -Infinity' is negative"), ("-1e-5", "'-1e-5' is negative"),
+    ("1e-5", "'1e-5' is no whole number of bytes"),
+    ("1e-99999999999999999999", "'1e-99999999999999999999' is no whole number of bytes")])
 def test_parse_bytes_refusals_give_the_forms_accepted(text, why):
     """(A breaker) the fraction's refusal lacked the forms the others give."""
     with pytest.raises(ValueError) as exc:
