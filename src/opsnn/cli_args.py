@@ -282,13 +282,15 @@ def read_json(text: str):
         document = json.loads(text)
     except RecursionError:
         raise deep from None
-    stack = [(document, 1)]
-    while stack:  # (iterative: a walk by recursion would meet the limit the reader met)
+    # (iterative: a walk by recursion would meet the limit the reader met); only arrays and
+    # objects are pushed: a regression breaker's million-number array had pushed each number
+    stack = [(document, 1)] if isinstance(document, (list, dict)) else []
+    while stack:
         value, depth = stack.pop()
-        if isinstance(value, (list, dict)):
-            if depth > JSON_MAX_DEPTH:
-                raise deep
-            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+        if depth > JSON_MAX_DEPTH:
+            raise deep
+        stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value)
+                     if isinstance(item, (list, dict)))
     return document
 
 
