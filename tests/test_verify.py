@@ -1446,6 +1446,24 @@ def test_cli_json_at_a_case_file_folder_of_the_dump_is_refused_before_the_run(tm
     assert json.loads(other.read_text())["summary"]["total"] == 1
 
 
+def test_cli_json_in_a_dump_folder_the_run_makes(tmp_path, capsys):
+    """(A regression breaker) the --dump refusal suggests DIR/results.json, but with DIR not there
+    yet the pre-run --json check failed ('No such file or directory', exit 1). A --json PATH in
+    the --dump DIR the run makes is checked once DIR is made; where it then cannot be written,
+    the folders made for it are removed, as a refused run leaves none behind."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "a" / "d"
+    out = dump / "results.json"
+    assert cli.main(["verify", str(case), "--dump", str(dump), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["summary"]["total"] == 1
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/0000_aclnnLeakyReluBackward_0"]
+    capsys.readouterr()
+    long = dump.parent / "e" / ("x" * 300 + ".json")
+    assert cli.main(["verify", str(case), "--dump", str(long.parent), "--json", str(long)]) == 2
+    assert capsys.readouterr().err == f"opsnn verify: error: [Errno 36] File name too long: {str(long)!r}\n"
+    assert not long.parent.exists() and dump.exists()
+
+
 def test_cli_json_through_a_link_to_a_file_not_there_yet(tmp_path, capsys):
     """(A breaker, session 42) ``--json latest.json``, a link to ``run7.json`` not written yet:
     the writability probe removed the link and left an empty run7.json, even when the run was then

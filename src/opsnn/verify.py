@@ -1331,19 +1331,33 @@ def run(args: argparse.Namespace) -> int:
         files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     # the outputs are probed once the inputs have been read: a refused run leaves no folder behind
     labels = golden_files.file_labels([path for path, _ in files])
+    # a --json PATH in a --dump DIR not there yet is checked once the probe has made DIR (the
+    # refusal below suggests DIR/results.json: a regression breaker's first run failed on it)
+    in_new_dump = bool(args.json_path and args.dump and args.json_path != "-" and not Path(args.dump).exists()
+                       and Path(args.json_path).resolve().parent == Path(args.dump).resolve())
     if args.json_path:
         _check_json_beside_dump(args.json_path, args.dump,
                                 {labels[str(Path(path).resolve())] for path, cases in files if cases})
-        report.check_writable(args.json_path, args.files)
+        if not in_new_dump:
+            report.check_writable(args.json_path, args.files)
     if args.dump:
         _check_dump_folders(args.dump, files, labels)
         refusal = output_folder_refusal("--dump", args.dump)
         if refusal:  # a misread option (usage); a folder the system will not make is an I/O failure
             raise ValueError(refusal)
+        made = _missing_folders(args.dump)
         try:
             golden_files.probe(args.dump)
         except OSError as exc:
             raise OutputError("--dump", args.dump, exc, "into the folder") from None
+        if in_new_dump:
+            try:
+                report.check_writable(args.json_path, args.files)
+            except BaseException:  # refused: the folders made for the run go (none is left behind)
+                for folder in made:
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+                raise
     start = time.perf_counter()
     with contextlib.ExitStack() as reporting:
         with platform.use_soc(settings.soc), Session() as session:
@@ -1395,6 +1409,16 @@ def _check_dump_folders(dump: str, files, labels: dict[str, str]) -> None:
             what = "the case file itself (DIR is the folder holding it)" if folder.samefile(path) else "a file"
             raise ValueError(f"--dump: cannot write the cases of {path!r} into {str(folder)!r}: it is {what}, "
                              "not a folder; name another DIR (each case file's cases go to DIR/<file name>/)")
+
+
+def _missing_folders(folder: str) -> list[Path]:
+    """``folder`` and those of its parents not there yet, deepest first (what making it makes)."""
+    missing = []
+    for path in (Path(folder).absolute(), *Path(folder).absolute().parents):
+        if path.exists() or path.is_symlink():
+            break
+        missing.append(path)
+    return missing
 
 
 def _check_json_beside_dump(json_path: str, dump: str | None, folders: set[str]) -> None:
