@@ -610,6 +610,11 @@ def test_run_releases_everything_it_allocated(capsys):
        "infinity\n")]),
     (["tiling", "LeakyRelu", "--shape", "2", "--negative-slope", "x"], 2,
      ["opsnn tiling: error: argument --negative-slope: invalid float value: 'x'\n"]),
+    # (a breaker) argparse drops the -- of --option=-- and calls no type function: a TypeError
+    (["tiling", "LeakyRelu", "--shape", "2", "--negative-slope=--"], 2,
+     ["opsnn tiling: error: argument --negative-slope: expected a value, got '--'\n"]),
+    (["run", "LeakyReluBackward", "--shape", "2", "--seed=--"], 2,
+     ["opsnn run: error: argument --seed: expected a value, got '--'\n"]),
     (["run", "HardtanhBackward", "--scalar", "1e400", "1"], 2,
      [("opsnn run: error: argument --scalar '1e400 1': scalar '1e400' is beyond float64's range; write inf or -inf "
        "for an infinity (a float travels as ACL_DOUBLE)\n")]),

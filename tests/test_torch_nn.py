@@ -262,7 +262,7 @@ def test_fx_traces_a_swapped_model_and_script_refuses_it_clearly():
     assert same_bits(traced(x), model(x))
     backward = torch.fx.symbolic_trace(lambda g, s: ot.leaky_relu_backward(g, s, 0.2) + ot.hardtanh_backward(g, s, -1.0, 1.0))
     assert same_bits(backward(x, -x), ot.leaky_relu_backward(x, -x, 0.2) + ot.hardtanh_backward(x, -x, -1.0, 1.0))
-    with pytest.raises(TypeError, match="torch.jit.script cannot compile opsnn.LeakyReLU: .* use torch.compile "
+    with pytest.raises(TypeError, match="torch.jit.script cannot compile opsnn.torch.nn.LeakyReLU: .* use torch.compile "
                                         "or torch.jit.trace"):
         torch.jit.script(model)
     with pytest.raises(NotImplementedError, match=r"^opsnn.torch.relu6: forward-mode AD"):

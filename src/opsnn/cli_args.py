@@ -62,6 +62,14 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = NEGATIVE_NUMBER  # the attribute argparse consults
 
+    def _get_values(self, action, arg_strings):
+        """argparse's, but ``--option=--`` is a usage error: argparse drops the ``--`` as its
+        end-of-options marker and hands the command an empty list, calling no type function
+        (``tiling --negative-slope=--`` was a TypeError traceback)."""
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            self.error(f"argument {'/'.join(action.option_strings)}: expected a value, got '--'")
+        return super()._get_values(action, arg_strings)
+
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """``1,64,2,64``, ``[1, 64]``, ``(1, 64)``, ``1x64``, ``1 64`` or ``[]``/empty for a 0-d shape

@@ -29,7 +29,8 @@ class _OnOpsnn:
         return "opsnn." + type(self).__name__
 
     def __prepare_scriptable__(self):
-        raise _not_scriptable(self._get_name())
+        # the importable name (the printed one, opsnn.LeakyReLU, is no module path)
+        raise _not_scriptable(f"{__name__}.{type(self).__name__}")
 
 
 class LeakyReLU(_OnOpsnn, torch.nn.LeakyReLU):
