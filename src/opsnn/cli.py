@@ -23,6 +23,7 @@ import numpy as np
 
 from . import registry
 from ._core import dtypes, memory, platform
+from ._core.checks import counted
 from ._core.status import AclnnError
 from .cli_args import (
     OutputError,
@@ -226,8 +227,9 @@ def _run_cache(args) -> int:
         for line in failed:
             print(line, file=sys.stderr)
         return 2 if failed else 0
-    versions = f"(this opsnn's, for numba {kernel_cache.numba_version()} and NumPy {np.__version__})"
-    if kernel_cache.numba_version() is None:  # (a breaker: a traceback, --clear's too)
+    numba_version = kernel_cache.numba_version()
+    versions = f"(this opsnn's, for numba {numba_version} and NumPy {np.__version__})"
+    if numba_version is None:  # (a breaker: a traceback, --clear's too)
         print("kernel cache  none: numba is not installed, so this opsnn compiles nothing")
     elif current is None:
         where = f"under {root}" if kernel_cache.root_takes_cache() else \
@@ -235,7 +237,7 @@ def _run_cache(args) -> int:
         print(f"kernel cache  none yet {versions}: the first call makes it {where}")
     else:
         modules = len(list(current.glob("k_*.py")))
-        print(f"kernel cache  {current}{where}: {modules} kernel module{'' if modules == 1 else 's'}, "
+        print(f"kernel cache  {current}{where}: {counted(modules, 'kernel module')}, "
               f"{_mib(_tree_bytes(current))} {versions}")
     if stale:
         print(f"other versions  {len(stale)} director{'y' if len(stale) == 1 else 'ies'}, "

@@ -631,10 +631,8 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
         if shared is not False:  # undecided counts as overlapping: refused, never computed wrong
             # where the two start, which is all that tells apart two views of one shape and strides
             apart = lay.start - out_layout.start  # in bits
-            amount, unit = (abs(apart) // 8, "byte") if apart % 8 == 0 else (abs(apart), "bit")
-            unit += "" if amount == 1 else "s"
             where = "at out's first" if apart == 0 else \
-                f"{amount} {unit} {'after' if apart > 0 else 'before'} out's first"
+                f"{checks.bit_size(abs(apart))} {'after' if apart > 0 else 'before'} out's first"
             verdict = "overlap in memory" if shared else \
                 "share an address range, and opsnn cannot prove their elements apart,"
             raise checks.fail(op, f"out and {p.api_name} {verdict} without being the same "

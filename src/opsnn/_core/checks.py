@@ -39,6 +39,17 @@ def shown(handle) -> str:
     return f"{int(handle):#x}" if is_c_int(handle) else repr(handle)
 
 
+def counted(amount: int, unit: str) -> str:
+    """``amount`` of ``unit`` as a message writes it: "1 byte", "4 bytes"."""
+    return f"{amount} {unit}{'' if amount == 1 else 's'}"
+
+
+def bit_size(bits: int) -> str:
+    """A size or distance of ``bits`` as a message writes it: in bytes where whole ("1 byte", "8
+    bytes"), else in bits (a sub-byte dtype's: "4 bits")."""
+    return counted(bits // 8, "byte") if bits % 8 == 0 else counted(bits, "bit")
+
+
 # Past this many bits an int is shown by its size: a decimal repr of it is quadratic in the digits,
 # and past sys.get_int_max_str_digits() (4300 by default, ~14 300 bits) it raises ValueError.
 _BRIEF_BITS = 4096

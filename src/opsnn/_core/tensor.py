@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import dtypes, memory
-from .checks import brief, is_c_int, is_null
+from .checks import bit_size, brief, counted, is_c_int, is_null
 from .dtypes import DataType, Format
 from .shape import INT64_MAX, contiguous_strides, is_contiguous, numel, opbase_contiguous_strides
 from .status import AclError, AclnnError, Status
@@ -157,12 +157,12 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         alloc = memory.DEVICE.find(self.addr)
         if alloc is None:
             return None
-        bits, start = dtypes.BITS[self.dtype], self.addr - alloc.addr
-        each = _count(bits // 8, "byte") if bits % 8 == 0 else _count(bits, "bit")
-        into = f" ({_count(start, 'byte')} into the allocation)" if start else ""
+        start = self.addr - alloc.addr
+        each = bit_size(dtypes.BITS[self.dtype])
+        into = f" ({counted(start, 'byte')} into the allocation)" if start else ""
         return _bad(f"storageDims {list(self.storage_shape)} of {self.dtype.acl_name} ({each} each) need "
-                    f"{_count(self.storage_nbytes, 'byte')} at tensorData {hex(self.addr)}{into}; they reach "
-                    f"{_count(start + self.storage_nbytes - alloc.size, 'byte')} past the end of the "
+                    f"{counted(self.storage_nbytes, 'byte')} at tensorData {hex(self.addr)}{into}; they reach "
+                    f"{counted(start + self.storage_nbytes - alloc.size, 'byte')} past the end of the "
                     f"{alloc.size}-byte allocation at {hex(alloc.addr)}")
 
     def array(self) -> np.ndarray:
@@ -437,11 +437,6 @@ def _not_storable(value, dtype: DataType, taken: str) -> str:
            else type(value).__name__)
     return (f"value {brief(value)} cannot be stored as {dtype.acl_name}: it takes {taken} (Python's or "
             f"NumPy's, ml_dtypes' bfloat16, or a 0-d NumPy array of one), got {got}")
-
-
-def _count(amount: int, unit: str) -> str:
-    """"1 byte", "4 bytes"."""
-    return f"{amount} {unit}{'' if amount == 1 else 's'}"
 
 
 def _bad(message: str) -> AclnnError:

@@ -229,8 +229,7 @@ def lookup(addr: int, nbytes: int, what: str) -> np.ndarray:
     with _lock:
         _drain()
         _prune()
-        low, high = bisect.bisect_left(_starts, addr - _longest), bisect.bisect_right(_starts, addr)
-        entries = [(start, entry) for start in _starts[low:high] for entry in _registered[start]]
+        entries = _near(addr)
     past = None  # the largest buffer holding addr but not all nbytes after it
     read_only = None  # one that holds them read-only, if no writable one does
     for start, entry in entries:  # buffers may overlap (an array and a view): any one that holds it
@@ -280,12 +279,16 @@ def known(addr: int) -> bool:
         return any(entry.held is not None for entry in _covering(addr))
 
 
-def _covering(addr: int) -> list[_Entry]:
-    """The entries whose bytes hold ``addr`` (under ``_lock``): those starting at most
-    ``_longest`` bytes below it, found by bisection."""
+def _near(addr: int) -> list[tuple[int, _Entry]]:
+    """``(start, entry)`` of the entries that may hold ``addr`` (under ``_lock``): those starting
+    at most ``_longest`` bytes below it, found by bisection."""
     low, high = bisect.bisect_left(_starts, addr - _longest), bisect.bisect_right(_starts, addr)
-    return [entry for start in _starts[low:high] for entry in _registered[start]
-            if start <= addr < start + max(entry.nbytes, 1)]
+    return [(start, entry) for start in _starts[low:high] for entry in _registered[start]]
+
+
+def _covering(addr: int) -> list[_Entry]:
+    """The entries whose bytes hold ``addr`` (under ``_lock``)."""
+    return [entry for start, entry in _near(addr) if start <= addr < start + max(entry.nbytes, 1)]
 
 
 def refuse_object_array(array: np.ndarray, what: str) -> None:
