@@ -18,6 +18,9 @@ Per operator:
 * CPU kernel: the tensors cross to NumPy as zero-copy views (``_bridge``), the Pythonic opsnn
   function runs both aclnn phases (CANN checks, PromoteType, the l2 chain, the kernel), and the
   result crosses back without a copy. In-place ops write through the view into the tensor.
+  What a functional op's kernel derives from metadata alone (its scalars as torch takes them,
+  the result's layout) is kept per dtypes, shapes, strides and scalar values (``_known``); the
+  crossings and the Pythonic call run every time.
 * Fake/meta kernel (functional ops): ``_bridge.infer_output`` runs the same phase-1 pipeline on
   metadata (``engine.infer_output``), so shape (broadcast or self's, per ``spec.broadcast``),
   dtype (``spec.promotion``) and the refusals come from the OpSpec. In-place ops make the CPU
@@ -128,15 +131,21 @@ def _iteration_order(shape, tensors) -> list[int]:
 
 def _torch_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | None:
     """An empty ``dtype`` result of the operands' broadcast shape with the strides torch's
-    TensorIterator gives an output it allocates for these operands (in TensorIterator's operand
-    order), or None where that is C-contiguous (opsnn allocates it) or the shapes do not
-    broadcast (opsnn's phase 1 reports that). Operands of one shape that are all contiguous, all
-    channels_last, or all dense with one set of strides keep that layout; otherwise the dims are
-    ordered as ``_iteration_order`` says (torch: TensorIteratorBase::reorder_dimensions and
-    allocate_or_resize_outputs). The kernel then walks inputs and result in memory order."""
+    TensorIterator gives an output it allocates for these operands (``_torch_strides``), or None
+    where that is C-contiguous (opsnn allocates it) or the shapes do not broadcast (opsnn's phase 1
+    reports that). The kernel then walks inputs and result in memory order."""
+    return _laid_out(_torch_strides(dtype, *tensors), tensors[0])
+
+
+def _torch_strides(dtype: torch.dtype, *tensors: torch.Tensor) -> tuple | None:
+    """How ``_torch_layout`` lays out the result, as ``_laid_out`` takes it (a function of the
+    operands' dtypes, shapes and strides alone, which the CPU kernels' memo keeps): torch's
+    TensorIterator order (in its operand order). Operands of one shape that are all contiguous,
+    all channels_last, or all dense with one set of strides keep that layout; otherwise the dims
+    are ordered as ``_iteration_order`` says (torch: TensorIteratorBase::reorder_dimensions and
+    allocate_or_resize_outputs)."""
     # on CPU torch converts an operand of another dtype first (.to(dtype), laid out like
     # empty_like) and orders the dims by the converted operands
-    device = tensors[0].device
     tensors = [t if t.dtype == dtype else torch.empty_strided(t.shape, _like_strides(t), dtype=dtype, device="meta")
                for t in tensors]
     first = tensors[0]
@@ -145,9 +154,9 @@ def _torch_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | 
         if all(t.is_contiguous() for t in tensors):
             return None
         if all(t.is_contiguous(memory_format=torch.channels_last) for t in tensors):
-            return torch.empty(shape, dtype=dtype, device=device, memory_format=torch.channels_last)
+            return _empty_channels_last, shape, None, dtype
         if all(t.stride() == first.stride() for t in tensors[1:]) and _dense(first):
-            return torch.empty_strided(shape, first.stride(), dtype=dtype, device=device)
+            return _empty_strided, shape, tuple(first.stride()), dtype
     else:
         for t in tensors[1:]:
             shape = broadcast_shape(shape, tuple(t.shape))
@@ -158,7 +167,29 @@ def _torch_layout(dtype: torch.dtype, *tensors: torch.Tensor) -> torch.Tensor | 
     perm = _iteration_order(shape, tensors)
     if perm == list(range(len(shape) - 1, -1, -1)):
         return None
-    return torch.empty_strided(shape, _dense_strides(shape, perm, grow_by_size_one=True), dtype=dtype, device=device)
+    return _empty_strided, shape, tuple(_dense_strides(shape, perm, grow_by_size_one=True)), dtype
+
+
+def _empty_channels_last(like: torch.Tensor, shape, strides, dtype: torch.dtype) -> torch.Tensor:
+    return torch.empty(shape, dtype=dtype, device=like.device, memory_format=torch.channels_last)
+
+
+def _empty_strided(like: torch.Tensor, shape, strides, dtype: torch.dtype) -> torch.Tensor:
+    return torch.empty_strided(shape, strides, dtype=dtype, device=like.device)
+
+
+def _new_empty_strided(like: torch.Tensor, shape, strides, dtype: torch.dtype) -> torch.Tensor:
+    return like.new_empty_strided(shape, strides, dtype=dtype)
+
+
+def _laid_out(layout: tuple | None, like: torch.Tensor) -> torch.Tensor | None:
+    """The empty result a layout (``_torch_strides``, ``_like_strides_of``: how to make it, its
+    shape, strides and dtype) describes, on the device of ``like`` (the first operand), or None
+    for a C-contiguous one (opsnn allocates it)."""
+    if layout is None:
+        return None
+    make, shape, strides, dtype = layout
+    return make(like, shape, strides, dtype)
 
 
 def _dense_strides(shape, perm, grow_by_size_one: bool) -> list[int]:
@@ -186,13 +217,19 @@ def _like_strides(t: torch.Tensor) -> list:
 def _like_layout(dtype: torch.dtype, self: torch.Tensor) -> torch.Tensor | None:
     """An empty ``dtype`` result laid out as ``torch.empty_like(self)``, which torch's hardtanh
     allocates before its out= kernel, or None where that is C-contiguous (opsnn allocates)."""
+    return _laid_out(_like_strides_of(dtype, self), self)
+
+
+def _like_strides_of(dtype: torch.dtype, self: torch.Tensor) -> tuple | None:
+    """How ``_like_layout`` lays out the ``dtype`` result, as ``_laid_out`` takes it (a function
+    of ``self``'s shape and strides alone)."""
     shape = tuple(self.shape)
     c_strides = list(contiguous_strides(shape))  # as c10's: a size-0 dim counts as 1
     # contiguous first: is_contiguous() decides a symbolic (torch.compile) shape without a guard
     if self.is_contiguous() and list(self.stride()) == c_strides:
         return None
     strides = _like_strides(self)
-    return None if strides == c_strides else self.new_empty_strided(shape, strides, dtype=dtype)
+    return None if strides == c_strides else (_new_empty_strided, shape, tuple(strides), dtype)
 
 
 def _result(compute, out: torch.Tensor | None) -> torch.Tensor:
@@ -207,10 +244,56 @@ def _result(compute, out: torch.Tensor | None) -> torch.Tensor:
     return result if result.numel() else torch.empty(result.shape, dtype=result.dtype)
 
 
+# ---- the CPU kernels' memo: what they derive from their arguments' metadata alone ----------
+# Per op, dtypes, shapes and strides of the tensors, and type, value (and the sign of a zero) of
+# the scalars and flags: the scalars as torch takes them and the result's layout (``_plan_*``).
+# A hit skips nothing that could come out otherwise: every check a plan makes reads only those
+# fields (never the SoC in force, grad mode, requires_grad, a storage offset or memory: the SoC's
+# dtype lists, the overlap and every other aclnn check are the Pythonic call's, which runs on
+# every call, with its own plan cache keyed on the SoC), and only a plan that succeeded is kept,
+# so a refused call is refused again, the same way. NaN and other scalar types (complex, symbolic)
+# are not kept. Thread safety: an entry is a tuple made once and stored whole (one dict store,
+# atomic under the GIL); two threads missing together both make it, equal.
+_MEMO: dict[tuple, tuple] = {}
+MEMO_ENTRIES = 512
+
+
+def _known(name: str, plan, tensors: tuple, scalars: tuple) -> tuple | None:
+    """``plan(*tensors, *scalars)``, from the memo where the same metadata met it before."""
+    key = [name]
+    for t in tensors:
+        key += (t.dtype, t.shape, t.stride())
+    for value in scalars:
+        kind = type(value)
+        if kind is float:
+            if math.isnan(value):
+                return plan(*tensors, *scalars)
+            key += (kind, value, None if value else math.copysign(1.0, value))  # -0.0 == 0.0
+        elif kind is int or kind is bool:
+            key += (kind, value)
+        else:
+            return plan(*tensors, *scalars)
+    key = tuple(key)
+    known = _MEMO.get(key)
+    if known is None:
+        known = plan(*tensors, *scalars)
+        if known is not None:
+            if len(_MEMO) >= MEMO_ENTRIES:  # the older half goes (insertion order)
+                for stale in list(_MEMO)[:MEMO_ENTRIES // 2]:
+                    _MEMO.pop(stale, None)
+            _MEMO[key] = known
+    return known
+
+
+def _plan_leaky_relu(self, negative_slope):
+    return (tuple(_torch_scalars("leaky_relu", self.dtype, negative_slope=negative_slope)),
+            _torch_strides(self.dtype, self))
+
+
 def _leaky_relu(self, negative_slope=0.01):
-    (negative_slope,) = _torch_scalars("leaky_relu", self.dtype, negative_slope=negative_slope)
+    (negative_slope,), layout = _known("leaky_relu", _plan_leaky_relu, (self,), (negative_slope,))
     return _result(lambda out: _opsnn("leaky_relu")(B.operand(self, "self"), negative_slope, out=out),
-                   _torch_layout(self.dtype, self))
+                   _laid_out(layout, self))
 
 
 def _leaky_relu_(self, negative_slope=0.01):
@@ -227,22 +310,45 @@ def _as_torch_promotes(grad_output: torch.Tensor, self: torch.Tensor) -> tuple:
     follows torch, whose kernel casts the operands the same way first, so results stay
     bit-identical to torch.ops.aten.leaky_relu_backward. Where torch cannot promote them (a
     float8 with another dtype), the dtype checks refuse them by name, as for any other call."""
+    dtype = _torch_cast(grad_output, self)
+    return (grad_output, self) if dtype is None else (grad_output.to(dtype), self.to(dtype))
+
+
+def _torch_cast(grad_output: torch.Tensor, self: torch.Tensor) -> torch.dtype | None:
+    """The dtype ``_as_torch_promotes`` casts both operands to, or None where it leaves them."""
     try:
         dtype = torch.result_type(grad_output, self)
     except RuntimeError as exc:  # "Promotion for Float8 Types is not supported"
         B.infer_output(SPECS["leaky_relu_backward"], grad_output, self, 0.0, False)  # raises
         raise B.refuse(f"leaky_relu_backward: {exc}") from None
-    if dtype == torch.promote_types(grad_output.dtype, self.dtype):
-        return grad_output, self
-    return grad_output.to(dtype), self.to(dtype)
+    return None if dtype == torch.promote_types(grad_output.dtype, self.dtype) else dtype
+
+
+def _plan_leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    """The slope and layout of operands ``_as_torch_promotes`` has cast."""
+    return ((_backward_slope(grad_output, self, negative_slope, self_is_result),),
+            _torch_strides(torch.promote_types(grad_output.dtype, self.dtype), self, grad_output))
+
+
+def _plan_uncast_leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    """The memo's plan: None (not kept; the kernel casts, then plans) where torch casts the
+    operands, and where one is 0-d: ``torch.result_type`` tells a 0-d tensor that wraps a number
+    (made in C++ from a Python scalar) from another, and the key does not."""
+    if not grad_output.dim() or not self.dim() or _torch_cast(grad_output, self) is not None:
+        return None
+    return _plan_leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
 
 
 def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
-    grad_output, self = _as_torch_promotes(grad_output, self)
-    negative_slope = _backward_slope(grad_output, self, negative_slope, self_is_result)
+    known = _known("leaky_relu_backward", _plan_uncast_leaky_relu_backward, (grad_output, self),
+                   (negative_slope, self_is_result))
+    if known is None:
+        grad_output, self = _as_torch_promotes(grad_output, self)
+        known = _plan_leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
+    (negative_slope,), layout = known
     return _result(lambda out: F.leaky_relu_backward(
         B.operand(grad_output, "grad_output"), B.operand(self, "self"), negative_slope, self_is_result,
-        out=out), _torch_layout(torch.promote_types(grad_output.dtype, self.dtype), self, grad_output))
+        out=out), _laid_out(layout, self))
 
 
 def _opmath(dtype: torch.dtype) -> torch.dtype:
@@ -370,10 +476,15 @@ def _backward_slope(grad_output, self, negative_slope, self_is_result):
     return slope
 
 
+def _plan_hardtanh(self, min_val, max_val):
+    return (tuple(_torch_scalars("hardtanh", self.dtype, min_val=min_val, max_val=max_val)),
+            _like_strides_of(self.dtype, self))
+
+
 def _hardtanh(self, min_val=-1, max_val=1):
-    min_val, max_val = _torch_scalars("hardtanh", self.dtype, min_val=min_val, max_val=max_val)
+    (min_val, max_val), layout = _known("hardtanh", _plan_hardtanh, (self,), (min_val, max_val))
     return _result(lambda out: _opsnn("hardtanh")(B.operand(self, "self"), min_val, max_val, out=out),
-                   _like_layout(self.dtype, self))
+                   _laid_out(layout, self))
 
 
 def _hardtanh_(self, min_val=-1, max_val=1):
@@ -392,11 +503,17 @@ def _backward_bounds(grad_output, self, min_val, max_val) -> list:
     return _torch_scalars("hardtanh_backward", dtype, min_val=min_val, max_val=max_val)
 
 
+def _plan_hardtanh_backward(grad_output, self, min_val, max_val):
+    return (tuple(_backward_bounds(grad_output, self, min_val, max_val)),
+            _torch_strides(self.dtype, grad_output, self))
+
+
 def _hardtanh_backward(grad_output, self, min_val, max_val):
-    min_val, max_val = _backward_bounds(grad_output, self, min_val, max_val)
+    (min_val, max_val), layout = _known("hardtanh_backward", _plan_hardtanh_backward, (grad_output, self),
+                                        (min_val, max_val))
     return _result(lambda out: F.hardtanh_backward(
         B.operand(grad_output, "grad_output"), B.operand(self, "self"), min_val, max_val, out=out),
-        _torch_layout(self.dtype, grad_output, self))
+        _laid_out(layout, grad_output))
 
 
 def _inplace_scalars(op: str, self: torch.Tensor, **scalars) -> tuple:
@@ -470,6 +587,9 @@ _SIGNATURES = {"leaky_relu": "TN", "hardtanh": "TNN", "leaky_relu_backward": "TT
 # per op, the positions of its tensors, scalars and flags among the arguments
 _POSITIONS = {name: tuple(tuple(i for i, k in enumerate(kinds) if k == kind) for kind in "TNB")
               for name, kinds in _SIGNATURES.items()}
+# the same as slices (each signature lists its tensors, then its scalars, then its flags): where the
+# tensors end and where the scalars end
+_SPLITS = {name: (kinds.count("T"), kinds.count("T") + kinds.count("N")) for name, kinds in _SIGNATURES.items()}
 
 
 def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
@@ -490,12 +610,17 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
             or torch._C._autograd._profiler_enabled() or torch._C._is_any_autocast_enabled()
             or has_torch_function(tensors)):
         return False
+    # loops, not any() / all() over generators: this runs on every call (~0.5 us less)
     for v in numbers:
         if not (type(v) is float or (type(v) is int and _INT_RANGE[0] <= v < _INT_RANGE[1])):
             return False
-    if any(type(f) is not bool for f in flags):
-        return False
-    return all(B.is_plain(t) for t in tensors)
+    for f in flags:
+        if type(f) is not bool:
+            return False
+    for t in tensors:
+        if not B.is_plain(t):
+            return False
+    return True
 
 
 def call(name: str, *args) -> torch.Tensor:
@@ -503,11 +628,14 @@ def call(name: str, *args) -> torch.Tensor:
     arguments, ``_SIGNATURES``), the CPU kernel runs itself, and where autograd must record the
     call, inside an autograd.Function with the op's own backward formula and saved tensors
     (``_FUNCTIONS``): the same result and gradients as through the op."""
-    tensors, numbers, flags = ([args[i] for i in positions] for positions in _POSITIONS[name])
+    tensors_end, numbers_end = _SPLITS[name]
+    tensors, numbers = args[:tensors_end], args[tensors_end:numbers_end]
     own = getattr(_OPS[name], "_backend_fns", {}).get("cpu") is _REGISTERED[name]  # no kernel registered over it
-    if direct(tensors, numbers, flags) and own:
-        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-            return _FUNCTIONS[name].apply(*args)
+    if own and direct(tensors, numbers, args[numbers_end:]):
+        if torch.is_grad_enabled():
+            for t in tensors:
+                if t.requires_grad:
+                    return _FUNCTIONS[name].apply(*args)
         return _CPU_KERNELS[name](*args)
     floats = _as_floats(tensors, numbers) if own and torch.compiler.is_compiling() else None
     if floats is not None:  # (inductor and Scalar arguments: _FLOAT_OPS)
