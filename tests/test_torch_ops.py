@@ -1471,6 +1471,24 @@ def test_recorded_direct_calls_give_the_ops_gradients(direct_calls):
     assert_same_bits(x.grad, torch.tensor([0.1, 0.2, -3.0, 0.5, 0.4]))
 
 
+def test_a_plain_tensor_used_inside_a_functorch_transform_goes_through_the_dispatcher(direct_calls):
+    """A plain tensor that requires grad, captured by a function torch.func.vmap / grad runs:
+    the functorch layer must see the op (the direct call's autograd.Function, which functorch
+    takes only with a setup_context, raised "In order to use an autograd.Function with functorch
+    transforms ..."); the result is the op's, through the dispatcher."""
+    x = torch.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    batch = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    for functional, op in ((lambda: ot.leaky_relu(x, 0.1), lambda: ops.leaky_relu(x, 0.1)),
+                           (lambda: ot.hardtanh(x, -1.0, 1.0), lambda: ops.hardtanh(x, -1.0, 1.0)),
+                           (lambda: ot.leaky_relu_backward(x, x, 0.1, False),
+                            lambda: ops.leaky_relu_backward(x, x, 0.1, False)),
+                           (lambda: ot.hardtanh_backward(x, x, -1.0, 1.0),
+                            lambda: ops.hardtanh_backward(x, x, -1.0, 1.0))):
+        got = torch.func.vmap(lambda t, f=functional: f() + t)(batch)
+        assert_same_bits(got.detach(), torch.func.vmap(lambda t, f=op: f() + t)(batch).detach())
+    assert direct_calls == []
+
+
 def test_what_the_dispatcher_would_resolve_or_convert_goes_through_it(direct_calls):
     """Found by a breaker: a lazy negative view (a gradient taken through a conjugate) is
     resolved by the dispatcher's fallback, autocast converts per its registrations, and the

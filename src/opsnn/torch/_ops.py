@@ -601,14 +601,16 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     bools for the flags (the schema converts or refuses anything else), and nothing that
     intercepts, converts or records ops (torch.compile, torch.jit.trace, the profiler, autocast,
     a torch function or dispatch mode such as FakeTensorMode or make_fx, functorch's vmap / grad
-    wrappers, a tensor subclass).
+    wrappers or a functorch transform running at all, a tensor subclass). (A plain tensor that
+    requires grad, captured by a function vmap runs, reached the autograd.Function, which functorch
+    refuses without a setup_context.)
     The dispatcher and torch.library's Python layers cost ~20-35 us a call (a 4-element
     forward: 24-44 -> 9-15 us on the Xeon VM of BENCHMARKS.md). Not seen from here: other
     RecordFunction observers than the profiler (``ExecutionTraceObserver``) and a CPU kernel
     registered over opsnn's with ``Library.impl``; ``torch.ops.opsnn.*`` reaches both."""
     if (torch.compiler.is_compiling() or torch.jit.is_tracing() or torch._C._len_torch_dispatch_stack()
             or torch._C._autograd._profiler_enabled() or torch._C._is_any_autocast_enabled()
-            or has_torch_function(tensors)):
+            or has_torch_function(tensors) or torch._C._are_functorch_transforms_active()):
         return False
     # loops, not any() / all() over generators: this runs on every call (~0.5 us less)
     for v in numbers:
