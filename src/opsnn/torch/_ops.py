@@ -232,16 +232,22 @@ def _like_strides_of(dtype: torch.dtype, self: torch.Tensor) -> tuple | None:
     return None if strides == c_strides else (_new_empty_strided, shape, tuple(strides), dtype)
 
 
-def _result(compute, out: torch.Tensor | None) -> torch.Tensor:
-    """``compute(out)``, an opsnn Pythonic call given ``out`` (a NumPy view of the result laid out
-    as torch lays it out, or None where that is C-contiguous: opsnn then allocates one), as a
-    torch tensor."""
-    with B.raising():
-        result = compute(None if out is None else B.operand(out, "out"))
+def _target(out: torch.Tensor | None):
+    """The ``out`` an opsnn Pythonic call gets: a NumPy view of ``out``, the result laid out as
+    torch lays it out (``_laid_out``), or None where that is C-contiguous (opsnn allocates one).
+    Made before the inputs' views, as a refusal of it would come first."""
+    return None if out is None else B.operand(out, "out")
+
+
+def _result(result: np.ndarray, out: torch.Tensor | None) -> torch.Tensor:
+    """The Pythonic call's result as a torch tensor: ``out`` where it was given one, else the
+    array opsnn allocated, without a copy."""
     if out is not None:
         return out
-    result = B.from_numpy(result)  # NumPy's strides of an empty array are not torch's
-    return result if result.numel() else torch.empty(result.shape, dtype=result.dtype)
+    if not result.size:  # NumPy's strides of an empty array are not torch's
+        result = B.from_numpy(result)
+        return torch.empty(result.shape, dtype=result.dtype)
+    return B.from_numpy(result)
 
 
 # ---- the CPU kernels' memo: what they derive from their arguments' metadata alone ----------
@@ -260,9 +266,12 @@ MEMO_ENTRIES = 512
 
 def _known(name: str, plan, tensors: tuple, scalars: tuple) -> tuple | None:
     """``plan(*tensors, *scalars)``, from the memo where the same metadata met it before."""
-    key = [name]
-    for t in tensors:
-        key += (t.dtype, t.shape, t.stride())
+    if len(tensors) == 1:  # (unrolled: ~0.1 us less a call)
+        (t,) = tensors
+        key = [name, t.dtype, t.shape, t.stride()]
+    else:
+        t, u = tensors
+        key = [name, t.dtype, t.shape, t.stride(), u.dtype, u.shape, u.stride()]
     for value in scalars:
         kind = type(value)
         if kind is float:
@@ -292,8 +301,11 @@ def _plan_leaky_relu(self, negative_slope):
 
 def _leaky_relu(self, negative_slope=0.01):
     (negative_slope,), layout = _known("leaky_relu", _plan_leaky_relu, (self,), (negative_slope,))
-    return _result(lambda out: _opsnn("leaky_relu")(B.operand(self, "self"), negative_slope, out=out),
-                   _laid_out(layout, self))
+    out = _laid_out(layout, self)
+    target = _target(out)
+    with B.raising():
+        result = _opsnn("leaky_relu")(B.operand(self, "self"), negative_slope, out=target)
+    return _result(result, out)
 
 
 def _leaky_relu_(self, negative_slope=0.01):
@@ -346,9 +358,12 @@ def _leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
         grad_output, self = _as_torch_promotes(grad_output, self)
         known = _plan_leaky_relu_backward(grad_output, self, negative_slope, self_is_result)
     (negative_slope,), layout = known
-    return _result(lambda out: F.leaky_relu_backward(
-        B.operand(grad_output, "grad_output"), B.operand(self, "self"), negative_slope, self_is_result,
-        out=out), _laid_out(layout, self))
+    out = _laid_out(layout, self)
+    target = _target(out)
+    with B.raising():
+        result = F.leaky_relu_backward(B.operand(grad_output, "grad_output"), B.operand(self, "self"),
+                                       negative_slope, self_is_result, out=target)
+    return _result(result, out)
 
 
 def _opmath(dtype: torch.dtype) -> torch.dtype:
@@ -483,8 +498,11 @@ def _plan_hardtanh(self, min_val, max_val):
 
 def _hardtanh(self, min_val=-1, max_val=1):
     (min_val, max_val), layout = _known("hardtanh", _plan_hardtanh, (self,), (min_val, max_val))
-    return _result(lambda out: _opsnn("hardtanh")(B.operand(self, "self"), min_val, max_val, out=out),
-                   _laid_out(layout, self))
+    out = _laid_out(layout, self)
+    target = _target(out)
+    with B.raising():
+        result = _opsnn("hardtanh")(B.operand(self, "self"), min_val, max_val, out=target)
+    return _result(result, out)
 
 
 def _hardtanh_(self, min_val=-1, max_val=1):
@@ -511,9 +529,12 @@ def _plan_hardtanh_backward(grad_output, self, min_val, max_val):
 def _hardtanh_backward(grad_output, self, min_val, max_val):
     (min_val, max_val), layout = _known("hardtanh_backward", _plan_hardtanh_backward, (grad_output, self),
                                         (min_val, max_val))
-    return _result(lambda out: F.hardtanh_backward(
-        B.operand(grad_output, "grad_output"), B.operand(self, "self"), min_val, max_val, out=out),
-        _laid_out(layout, grad_output))
+    out = _laid_out(layout, grad_output)
+    target = _target(out)
+    with B.raising():
+        result = F.hardtanh_backward(B.operand(grad_output, "grad_output"), B.operand(self, "self"), min_val,
+                                     max_val, out=target)
+    return _result(result, out)
 
 
 def _inplace_scalars(op: str, self: torch.Tensor, **scalars) -> tuple:
@@ -592,6 +613,13 @@ _POSITIONS = {name: tuple(tuple(i for i, k in enumerate(kinds) if k == kind) for
 _SPLITS = {name: (kinds.count("T"), kinds.count("T") + kinds.count("N")) for name, kinds in _SIGNATURES.items()}
 
 
+# what ``direct`` asks torch on every call, looked up once (~0.15 us a call): torch.jit.is_tracing()
+# is _is_tracing() outside TorchScript, which never runs these functions (they refuse scripting)
+_is_tracing, _dispatch_modes = torch._C._is_tracing, torch._C._len_torch_dispatch_stack
+_profiling, _autocasting = torch._C._autograd._profiler_enabled, torch._C._is_any_autocast_enabled
+_functorch_running, _grad_mode = torch._C._are_functorch_transforms_active, torch._C.is_grad_enabled
+
+
 def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     """Whether an op may run its CPU kernel (the function registered for CPU) without torch's
     dispatcher, which for these arguments would reach nothing but that kernel and, where a
@@ -608,9 +636,8 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     forward: 24-44 -> 9-15 us on the Xeon VM of BENCHMARKS.md). Not seen from here: other
     RecordFunction observers than the profiler (``ExecutionTraceObserver``) and a CPU kernel
     registered over opsnn's with ``Library.impl``; ``torch.ops.opsnn.*`` reaches both."""
-    if (torch.compiler.is_compiling() or torch.jit.is_tracing() or torch._C._len_torch_dispatch_stack()
-            or torch._C._autograd._profiler_enabled() or torch._C._is_any_autocast_enabled()
-            or has_torch_function(tensors) or torch._C._are_functorch_transforms_active()):
+    if (torch.compiler.is_compiling() or _is_tracing() or _dispatch_modes() or _profiling() or _autocasting()
+            or has_torch_function(tensors) or _functorch_running()):
         return False
     # loops, not any() / all() over generators: this runs on every call (~0.5 us less)
     for v in numbers:
@@ -619,8 +646,11 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     for f in flags:
         if type(f) is not bool:
             return False
+    plain = B._PLAIN_KEYS  # B.is_plain, inline: one call less a tensor
+    if not plain:
+        return False
     for t in tensors:
-        if not B.is_plain(t):
+        if type(t) is not torch.Tensor or torch._C._dispatch_keys(t).raw_repr() not in plain:
             return False
     return True
 
@@ -634,10 +664,10 @@ def call(name: str, *args) -> torch.Tensor:
     tensors, numbers = args[:tensors_end], args[tensors_end:numbers_end]
     own = getattr(_OPS[name], "_backend_fns", {}).get("cpu") is _REGISTERED[name]  # no kernel registered over it
     if own and direct(tensors, numbers, args[numbers_end:]):
-        if torch.is_grad_enabled():
+        if _grad_mode():
             for t in tensors:
                 if t.requires_grad:
-                    return _FUNCTIONS[name].apply(*args)
+                    return _RECORDED[name](*args)
         return _CPU_KERNELS[name](*args)
     floats = _as_floats(tensors, numbers) if own and torch.compiler.is_compiling() else None
     if floats is not None:  # (inductor and Scalar arguments: _FLOAT_OPS)
@@ -810,6 +840,12 @@ def _function(name: str, setup_context, backward) -> type:
 
 
 _FUNCTIONS = {name: _function(name, setup, backward) for name, (setup, backward) in _AUTOGRAD.items()}
+# Their ``apply`` as ``Function.apply`` reaches it for a direct call: the C one. The Python layer
+# before it binds arguments for a ``setup_context`` (these define none), hands a functorch
+# transform's call to functorch (``direct`` sends those through the dispatcher) and unwraps dead
+# functorch wrappers (no plain tensor is one); ~1 us a recorded call.
+_RECORDED = {name: torch._C._FunctionBase.__dict__["apply"].__get__(None, function)
+             for name, function in _FUNCTIONS.items()}
 
 
 # ---- autograd: in-place ops ----------------------------------------------------------------
