@@ -138,6 +138,28 @@ def test_hits_on_gapped_and_stepped_views(dt):
         assert not np.ascontiguousarray(wide_out[:, ::2]).view(np.uint8).any()
 
 
+@pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
+def test_hits_on_broadcast_inputs(dt):
+    """A broadcast input whose repeated slice is C-contiguous (an expanded scalar, as torch's
+    gradient of a sum is; a column or a row repeated) is taken as that slice on a hit
+    (``_repeated_slice``: the index base() would take, made once per key); one whose slice is
+    not (a gapped column repeated) through base(). Every call, the reference's bits."""
+    g, x = _data((6, 5), dt)
+    gapped = np.zeros((6, 3), dt)
+    gapped[:, ::2] = g[:, :2]
+    inputs = {"scalar": np.broadcast_to(g[0, :1].reshape(()), (6, 5)), "column": np.broadcast_to(g[:, :1].copy(), (6, 5)),
+              "row": np.broadcast_to(g[:1], (6, 5)), "gapped": np.broadcast_to(gapped[:, None, ::2], (6, 5, 2))[..., 0]}
+    assert [_fastpath._repeated_slice(a) is not None for a in inputs.values()] == [True, True, True, False]
+    for grad in inputs.values():
+        want = cases.ref_leaky(np.ascontiguousarray(grad), x, np.float32(0.3))
+        for _ in range(3):  # the first call fills the cache, the others hit
+            cases.assert_bits_equal(opsnn.leaky_relu_backward(grad, x, 0.3), want, nan_payload=True)
+            cases.assert_bits_equal(opsnn.leaky_relu_backward(x, grad, 0.3),
+                                    cases.ref_leaky(x, np.ascontiguousarray(grad), np.float32(0.3)), nan_payload=True)
+    if kernels.default_name() == "numba":
+        assert len(_fastpath.ENTRIES) == 2 * len(inputs)
+
+
 @pytest.mark.parametrize("dt", [F32, F16, BF16], ids=str)
 def test_hits_write_through_permuted_and_nd_outs(dt):
     """A hit flattens each operand in memory order (ravel / ravel('K')); for out that must be a

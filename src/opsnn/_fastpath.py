@@ -268,6 +268,18 @@ def clear() -> None:
         last[0] = (None, None)
 
 
+def _repeated_slice(template: np.ndarray) -> tuple | None:
+    """The index ``kernels.numba_backend.base`` takes of a broadcast array laid out like
+    ``template`` (its first element on each repeated dim), where the slice it leaves is
+    C-contiguous, so that base() returns ``a[index].reshape(-1)`` (half floats as their bits: the
+    caller views it as uint16, which base() does before reshaping, the same memory). None where
+    base() goes on from there. A function of shape, strides and dtype alone, which the key fixes."""
+    if template.flags.c_contiguous or not template.size or 0 not in template.strides:
+        return None
+    index = tuple(0 if s == 0 else slice(None) for s in template.strides) + (Ellipsis,)
+    return index if template[index].flags.c_contiguous else None
+
+
 class _Empty:
     """A cached empty-tensor call: nothing to launch."""
 
@@ -349,6 +361,11 @@ class _Entry:
             elif min(tmpl.strides) > 0:  # gapped or stepped: its memory span (half floats as bits)
                 env[f"SPAN{k}"] = self.impl.span_entry(tmpl)
                 flat.append(f"SPAN{k}({src})")
+            elif (repeated := _repeated_slice(tmpl)) is not None:
+                # broadcast from one C-contiguous slice (torch's gradient of a sum, an expanded
+                # scalar): what base() returns, its index made once (base() takes ~0.9 us, ~0.15)
+                env[f"ONE{k}"] = repeated
+                flat.append(f"{src}[ONE{k}].reshape(-1)")
             else:  # broadcast or reversed: its memory span from the lowest address
                 flat.append(f"base({src})")
         plan = launch.plan
