@@ -1598,3 +1598,139 @@ def test_a_dtype_no_soc_takes_is_refused_for_its_dtype_not_a_scalar(call, says):
     with pytest.raises(AclnnRuntimeError) as info:
         call()
     assert says in str(info.value) and "no SoC does" in str(info.value) and "does not fit" not in str(info.value)
+
+
+# ---- the CPU kernels' memo (_ops._known): a call that hits gives what an uncached one gives ----
+
+def _outcome(fn):
+    """What a call gives, as far as a caller can tell: the result's dtype, shape, strides, bits,
+    grad_fn type and requires_grad, or the error's type, status and message."""
+    try:
+        y = fn()
+    except Exception as exc:  # noqa: BLE001 - the outcome compared
+        return "raised", type(exc), getattr(exc, "status", None), str(exc)
+    bits = y.detach().contiguous().view(torch.uint8).tolist() if y.dtype != torch.bool else y.tolist()
+    return ("gave", y.dtype, tuple(y.shape), y.stride(), bits, type(y.grad_fn).__name__ if y.grad_fn else None,
+            y.requires_grad)
+
+
+def _under_soc(soc, fn):
+    with opsnn.use_soc(soc):
+        return fn()
+
+
+def _gradient(fn, x, order=1):
+    """x's gradient of order 1 or 2 through fn (seeded by a sum's broadcast gradient)."""
+    leaf = x.detach().clone().requires_grad_()
+    (g1,) = torch.autograd.grad(fn(leaf).sum(), leaf, create_graph=order > 1)
+    return g1 if order == 1 else torch.autograd.grad(g1.sum(), leaf, allow_unused=True, materialize_grads=True)[0]
+
+
+def _in_grad_mode(mode, fn):
+    with mode():
+        return fn()
+
+
+def _memo_steps():
+    x = torch.tensor([[-2.0, -0.0, 0.5, 7.0], [3.0, float("nan"), -float("inf"), -0.25], [1.5, -1.0, 0.0, 2.0]])
+    g = torch.tensor([[1.0, -2.0, 3.0, 0.5], [4.0, 5.0, -6.0, 1.0], [0.25, 2.0, 3.0, -1.0]])
+    xb, gb = x.bfloat16(), g.bfloat16()
+    wide = torch.zeros(3, 8)
+    wide[:, ::2] = x
+    return [
+        lambda: ot.leaky_relu(x, 0.1),
+        # a strided tensor, then a contiguous one of the same shape, then a gapped one
+        lambda: ot.leaky_relu(x.t(), 0.1), lambda: ot.leaky_relu(x.t().contiguous(), 0.1),
+        lambda: ot.leaky_relu(wide[:, ::2], 0.1), lambda: ot.hardtanh(x.t(), -1.0, 1.0),
+        lambda: ot.hardtanh(wide[:, ::2], -1.0, 1.0), lambda: ot.hardtanh(x.t().contiguous(), -1.0, 1.0),
+        # scalars: the sign of a zero, an int, a bool, NaN, one beyond float32 or float16
+        lambda: ot.leaky_relu(x, -0.0), lambda: ot.leaky_relu(x, 0.0), lambda: ot.leaky_relu(x, 1),
+        lambda: ot.leaky_relu_backward(g, x, True, False), lambda: ot.leaky_relu(x, float("nan")),
+        lambda: ot.leaky_relu(x.double(), 1e38), lambda: ot.leaky_relu(x.double(), 1e39),
+        lambda: ot.hardtanh(x.half(), -1.0, 1.0), lambda: ot.hardtanh(x.half(), -1e5, 1.0),
+        lambda: ot.hardtanh(x, 0, 1), lambda: ot.hardtanh(x, 0.0, 1.0), lambda: ot.hardtanh(x, 1, 2),
+        lambda: ot.hardtanh(x, True, 2), lambda: ot.hardtanh(x.long(), -1, 1),
+        lambda: ot.hardtanh(x.long(), -1.5, 1), lambda: ot.hardtanh_backward(g, x, -0.0, 0.5),
+        lambda: ot.hardtanh_backward(g, x, 0.0, 0.5),
+        # the SoC in force: bfloat16 taken, refused on Ascend910, taken again; LeakyRelu on Ascend310P
+        lambda: ot.leaky_relu(xb, 0.1), lambda: _under_soc("Ascend910", lambda: ot.leaky_relu(xb, 0.1)),
+        lambda: ot.leaky_relu(xb, 0.1), lambda: ot.hardtanh_backward(gb, xb, -1.0, 1.0),
+        lambda: _under_soc("Ascend910", lambda: ot.hardtanh_backward(gb, xb, -1.0, 1.0)),
+        lambda: _under_soc("Ascend310P", lambda: ot.leaky_relu(x, 0.1)),
+        lambda: _under_soc("Ascend310P", lambda: ot.leaky_relu_backward(g, x, 0.1, False)),
+        # the backward ops: the in-place rule, broadcast and promoted operands, 0-d ones torch casts
+        lambda: ot.leaky_relu_backward(g, x, 0.1, True), lambda: ot.leaky_relu_backward(g, x, -0.1, True),
+        lambda: ot.leaky_relu_backward(g, x, -0.1, False), lambda: ot.leaky_relu_backward(g, x, float("nan"), True),
+        lambda: ot.leaky_relu_backward(g[:1], x, 0.1, False), lambda: ot.leaky_relu_backward(g.t(), x.t(), 0.1, False),
+        lambda: ot.leaky_relu_backward(g.t().contiguous(), x.t(), 0.1, False),
+        lambda: ot.leaky_relu_backward(g.t().contiguous(), x.t().contiguous(), 0.1, False),
+        lambda: ot.hardtanh_backward(g.t(), x.t().contiguous(), -1.0, 1.0),
+        lambda: ot.hardtanh_backward(g.t().contiguous(), x.t().contiguous(), -1.0, 1.0),
+        lambda: ot.leaky_relu_backward(g.half(), x, 0.1, False),
+        lambda: ot.leaky_relu_backward(torch.tensor(2.0, dtype=torch.float64), x.half(), 0.1, False),
+        lambda: ot.leaky_relu_backward(torch.tensor(2.0), x, 0.1, False),
+        lambda: ot.hardtanh_backward(g, x.half(), -1.0, 1.0), lambda: ot.hardtanh_backward(g[:1], x, -1.0, 1.0),
+        # in place: a tensor of the same metadata, then an overlapping (expanded) view, refused
+        lambda: ot.leaky_relu(x.clone(), 0.1, inplace=True), lambda: ot.leaky_relu(x[:1].expand(3, 4), 0.1),
+        lambda: ot.leaky_relu(x[:1].clone().expand(3, 4), 0.1, inplace=True),
+        lambda: ot.hardtanh(x[:1].clone().expand(3, 4), -1.0, 1.0, inplace=True),
+        # grad mode and requires_grad: the same metadata recorded or not
+        lambda: ot.leaky_relu(x.clone().requires_grad_(), 0.1),
+        lambda: _in_grad_mode(torch.no_grad, lambda: ot.leaky_relu(x.clone().requires_grad_(), 0.1)),
+        lambda: _in_grad_mode(torch.inference_mode, lambda: ot.leaky_relu(x, 0.1)),
+        lambda: _in_grad_mode(torch.inference_mode, lambda: ot.hardtanh(x.clone(), -1.0, 1.0, inplace=True)),
+        lambda: ot.leaky_relu(x.clone().requires_grad_(), 0.1, inplace=True),
+        lambda: ot.hardtanh(x.clone().requires_grad_(), -1.0, 1.0),
+        lambda: _gradient(lambda t: ot.leaky_relu(t, 0.1), x), lambda: _gradient(lambda t: ot.leaky_relu(t, 0.1), x, 2),
+        lambda: _gradient(lambda t: ot.hardtanh(t, -1.0, 1.0), x), lambda: _gradient(lambda t: ot.relu6(t * 4), x),
+        lambda: _gradient(lambda t: ot.leaky_relu(t * 1, 0.2, inplace=True), x),
+        lambda: _gradient(lambda t: ot.leaky_relu(t * 1, -0.2, inplace=True), x),
+        lambda: _gradient(lambda t: ot.leaky_relu_backward(t, t * t, 0.1, False), x, 2),
+        lambda: ot.leaky_relu(x, 0.1),
+    ]
+
+
+def test_kernel_memo_hits_give_what_an_uncached_call_gives():
+    """The kernels keep what they derive from metadata (``_ops._known``); a sequence of calls
+    that vary one key field at a time (strides of the same shape, the sign of a zero slope, an int
+    or a NaN scalar, one out of range, the SoC in force, a broadcast or 0-d operand, grad mode,
+    a tensor that now requires grad, in place on an expanded view) gives, cached and repeated, each
+    outcome (bits, strides, grad_fn, error and message) that the call gives with every cache
+    cleared first."""
+    from opsnn import _fastpath
+    from opsnn.torch import _ops as kernels
+
+    steps = _memo_steps()
+    uncached = []
+    for step in steps:
+        kernels._MEMO.clear()
+        _fastpath.clear()
+        uncached.append(_outcome(step))
+    cached = [_outcome(step) for step in steps]
+    again = [_outcome(step) for step in steps]
+    assert len(kernels._MEMO) > 20  # the memo was used
+    for number, (want, got, hit) in enumerate(zip(uncached, cached, again)):
+        assert got == want, f"step {number}"
+        assert hit == want, f"step {number}, repeated"
+    assert sum(o[0] == "raised" for o in uncached) >= 12  # the refusals are still made
+
+
+def test_kernel_memo_keeps_no_refused_plan_and_stays_bounded(monkeypatch):
+    """A refused call is not kept (it is refused again, the same way); NaN scalars are never kept;
+    the memo keeps at most MEMO_ENTRIES plans, dropping its older half when full."""
+    from opsnn.torch import _ops as kernels
+
+    kernels._MEMO.clear()
+    x = torch.tensor([-2.0, 0.5, 3.0], dtype=torch.float64)
+    for _ in range(2):
+        with pytest.raises(AclnnRuntimeError, match="negative_slope 1e\\+39 is outside float32's range"):
+            ot.leaky_relu(x, 1e39)
+        ot.leaky_relu(x, float("nan"))
+    assert not kernels._MEMO
+    monkeypatch.setattr(kernels, "MEMO_ENTRIES", 8)
+    slopes = [0.5 + k / 64 for k in range(20)]
+    for slope in slopes:
+        assert_same_bits(ot.leaky_relu(x, slope), F.leaky_relu(x, slope))
+        assert len(kernels._MEMO) <= 8
+    assert [key[-2] for key in kernels._MEMO] == slopes[-len(kernels._MEMO):]  # the newest kept
+    kernels._MEMO.clear()
