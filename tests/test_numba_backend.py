@@ -1345,6 +1345,26 @@ def test_trace_records_numpy_dtypes():
     assert dag.dtype == BF16  # grad is native: where(..., bf16, 0) stays bf16 (bits copied)
 
 
+def test_numpy_backend_where_gets_no_python_number_beside_an_array(backend, monkeypatch):
+    """NumPy 2.0.x segfaults within ~1000 calls of np.where(mask, bfloat16 array, 0), which
+    HardtanhBackward's native bf16 grad beside ops.zero was: the NumPy backend hands np.where a zero
+    of the array's dtype instead, with the same bits."""
+    seen = []
+    where = np.where
+
+    def spy(cond, a, b):
+        seen.append(tuple(x.dtype.name if isinstance(x, np.ndarray) else type(x).__name__ for x in (a, b)))
+        return where(cond, a, b)
+
+    monkeypatch.setattr(np, "where", spy)
+    x = np.array([-2.0, -0.0, 0.5, np.nan, 3.0], BF16)
+    grad = np.array([1.5, -2.0, 3.0, 4.0, 5.0], BF16)
+    got = backend("numpy", opsnn.hardtanh_backward, grad, x)
+    assert got.dtype == BF16 and got.view(np.uint16).tolist() == [0, 0xC000, 0x4040, 0x4080, 0]
+    # the bounds' NaN screens (NumPy scalars and inf), then the grad beside a bfloat16 zero, no 'int'
+    assert seen == [("float32", "float"), ("float32", "float"), ("bfloat16", "bfloat16")]
+
+
 def test_value_inputs_leave_out_compared_only_operands():
     """HardtanhBackward only compares self, so its float16 loads need no NaN screen."""
     from opsnn.kernels import numpy_backend
