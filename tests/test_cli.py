@@ -1323,6 +1323,24 @@ def test_a_missing_extra_is_a_one_line_usage_error(capsys, monkeypatch, tmp_path
     assert f"--golden torch needs PyTorch: {install_hint('torch')}\n" in capsys.readouterr().err
 
 
+def test_the_train_example_names_the_install_that_fits(monkeypatch, tmp_path):
+    """(a packaging breaker) examples/train_digits.py without the train extra said `pip install -e
+    '.[train]'` wherever opsnn was installed from; it gives _core.extras' hint, as demo --train."""
+    import importlib.util
+    import runpy
+
+    from opsnn._core import extras
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "sklearn")
+                        else real(name, *a))
+    monkeypatch.setattr(extras, "_PACKAGE", tmp_path / "lib" / "site-packages" / "opsnn")
+    with pytest.raises(SystemExit) as exc:
+        runpy.run_path(str(Path(cli.__file__).resolve().parents[2] / "examples" / "train_digits.py"))
+    assert exc.value.code == ("this example needs the train extra (missing torch, sklearn): "
+                              "pip install 'opsnn[train]'")
+
+
 def test_install_hints_fit_a_clone_and_an_installed_copy(tmp_path, monkeypatch):
     """(a packaging breaker) Every install hint said `pip install -e '.[extra]'` in the clone, which
     an opsnn installed from a wheel or sdist has none of: there `pip install 'opsnn[extra]'` keeps
