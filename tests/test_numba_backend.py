@@ -1417,6 +1417,28 @@ def test_backend_named_by_the_environment_that_cannot_load_is_561003(monkeypatch
     assert "unknown kernel backend" in info.value.message
     assert np.array_equal(x, np.ones(3, F32))
 
+def test_backend_names_ignore_case_and_surrounding_whitespace(monkeypatch):
+    """(a packaging breaker) $OPSNN_BACKEND=NumPy or ' numpy' was 561003 on every call while
+    $OPSNN_SOC=ascend910b is taken: a backend name ignores case and surrounding whitespace too,
+    only whitespace is unset, and a real typo stays 561003 naming the value as given."""
+    monkeypatch.setattr(kernels, "DEFAULT", None)
+    x = np.array([-1.0, 2.0], F32)
+    for text in ("NumPy", " numpy", "NUMPY\t"):
+        monkeypatch.setenv(kernels.ENV_VAR, text)
+        assert kernels.default_name() == "numpy" and kernels.get().NAME == "numpy"
+        assert opsnn.leaky_relu_backward(x, x, 0.5).tolist() == [-0.5, 2.0]
+    monkeypatch.setenv(kernels.ENV_VAR, "  ")
+    assert kernels.default_name() == kernels.automatic_name()
+    monkeypatch.setenv(kernels.ENV_VAR, " NumPi")
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.leaky_relu_backward(x, x, 0.5)
+    assert info.value.status == 561003
+    assert info.value.message == ("LeakyReluBackward: $OPSNN_BACKEND=' NumPi' selects no usable kernel backend: "
+                                  "unknown kernel backend 'numpi'; known: numpy, numba")
+    kernels.set_default(" Numba ")
+    assert kernels.DEFAULT == "numba" and kernels.default_name() == "numba"
+
+
 def test_automatic_backend_falls_back_to_numpy_with_one_warning():
     code = (
         "import sys, warnings\n"

@@ -25,7 +25,9 @@ program of one step and its scalars (or None), which fresh aclnn executors run t
 Backends: ``numpy`` (the reference) and ``numba`` (compiled, multi-core; see numba_backend).
 The default is numba when it loads, else numpy with one warning (``BackendFallbackWarning``);
 ``set_default(name)`` or ``OPSNN_BACKEND`` pick one explicitly, and a named backend that cannot
-load raises ImportError.
+load raises ImportError. A name is read as ``OPSNN_SOC``'s is, ignoring case (``NumPy``) and
+surrounding whitespace (`` numpy``: a shell quoting slip); an ``OPSNN_BACKEND`` of only whitespace is
+unset.
 """
 
 from __future__ import annotations
@@ -58,11 +60,18 @@ _IMPORTING = threading.RLock()
 forksafe.waited_at_fork(sys.modules[__name__], "_IMPORTING")
 
 
-def _import(key: str):
+def canonical(name: str) -> str:
+    """The backend key a name spells: case and surrounding whitespace ignored, as platform's
+    SoC names ignore case (``NumPy`` and `` numpy`` were unknown backends: 561003 on every call)."""
+    return str(name).strip().lower()
+
+
+def _import(name: str):
+    key = canonical(name)
     module = _loaded.get(key)
     if module is None:
         if key not in _BACKENDS:
-            raise ValueError(f"unknown kernel backend {key!r}; known: {', '.join(_BACKENDS)}")
+            raise ValueError(f"unknown kernel backend {name!r}; known: {', '.join(_BACKENDS)}")
         try:
             with _IMPORTING:
                 module = importlib.import_module(_BACKENDS[key])
@@ -82,8 +91,9 @@ def _selection() -> str | None:
 
 
 def default_name() -> str:
-    """The backend ``get(None)`` returns: DEFAULT, else $OPSNN_BACKEND, else ``automatic_name()``."""
-    return _selection() or automatic_name()
+    """The backend ``get(None)`` returns: DEFAULT, else $OPSNN_BACKEND, else ``automatic_name()``
+    (as its key: ``canonical``)."""
+    return canonical(_selection() or "") or automatic_name()
 
 
 def automatic_name() -> str:
@@ -118,12 +128,12 @@ def selected(selection: str | None):
     """The backend module a selection read earlier names (DEFAULT or $OPSNN_BACKEND; None:
     automatic), as ``get(None)`` would return it then: AclnnError 561003 where it names no
     usable backend (``set_default`` checks its names, so that one came from the environment)."""
-    key = selection or automatic_name()
+    key = canonical(selection or "") or automatic_name()
     try:
         return _import(key)
     except (ValueError, ImportError) as exc:
         raise AclnnError(Status.ERR_INNER_FIND_KERNEL_ERROR,
-                         f"${ENV_VAR}={key!r} selects no usable kernel backend: {exc}") from None
+                         f"${ENV_VAR}={selection!r} selects no usable kernel backend: {exc}") from None
 
 
 def set_default(name: str | None) -> None:
@@ -132,4 +142,5 @@ def set_default(name: str | None) -> None:
     global DEFAULT
     if name is not None:
         _import(name)
+        name = canonical(name)
     DEFAULT = name
