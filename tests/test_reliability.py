@@ -3225,6 +3225,41 @@ def test_automatic_backend_falls_back_when_numba_fails_other_than_by_import():
     assert "ok" in run_python(code)
 
 
+def test_numba_disable_jit_falls_back_to_numpy_once():
+    """(a packaging breaker) Under NUMBA_DISABLE_JIT=1 numba compiles nothing: the first launch of
+    1 MiB or more stalled ~16 s (the threshold measurement's copy loops ran in Python), every
+    kernel logged that its walker 'did not compile' and default_name() still said numba. The
+    backend refuses to load there: one BackendFallbackWarning naming the variable, the NumPy
+    backend, no log line; naming numba raises ImportError."""
+    code = (
+        "import logging, warnings\n"
+        "import numpy as np, opsnn\n"
+        "from opsnn import kernels\n"
+        "records = []\n"
+        "logging.getLogger('opsnn').addHandler(logging.Handler())\n"
+        "logging.getLogger('opsnn').handlers[-1].emit = records.append\n"
+        "x = np.ones(1 << 19, np.float32)\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    r = opsnn.leaky_relu_backward(x, -x, 0.5)\n"
+        "    h = opsnn.hardtanh_backward(x, -x)\n"
+        "assert (r == 0.5).all() and (h == 0).all()\n"
+        "print(kernels.default_name(), len(records))\n"
+        "for warning in w:\n"
+        "    print(warning.category.__name__, warning.message)\n"
+        "try:\n"
+        "    kernels.get('numba')\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n")
+    out = run_python(code, env=dict(os.environ, NUMBA_DISABLE_JIT="1"))
+    reason = ("NUMBA_DISABLE_JIT is set: numba compiles nothing, and the compiled backend cannot run "
+              "uncompiled; unset NUMBA_DISABLE_JIT (or set it to 0) to use it")
+    assert out == ("numpy 0\n"
+                   f"BackendFallbackWarning opsnn: the numba kernel backend is not available (kernel backend "
+                   f"'numba' cannot be loaded: {reason}); using the NumPy backend\n"
+                   f"kernel backend 'numba' cannot be loaded: {reason}\n")
+
+
 def test_opsnn_own_compiled_helpers_are_cached_in_the_kernel_cache():
     """numba caches opsnn's own cache=True helpers in this version's kernel cache (support/), not
     beside the package or in ~/.cache/numba, which OPSNN_CACHE_DIR did not move: where neither

@@ -50,6 +50,15 @@ import numba
 import numpy as np
 from numba.core.sigutils import normalize_signature
 
+if numba.config.DISABLE_JIT:
+    # numba then hands back every njit function uncompiled: the walkers have no .compile (each
+    # launch logged that it ran on the NumPy backend) and parallelism's threshold measurement ran
+    # its copy loops in Python (~16 s at the first launch of 1 MiB or more). Refused at load, so
+    # the automatic choice takes the NumPy backend once, with its one warning, as for a
+    # NUMBA_NUM_THREADS=0 or a threading layer that cannot start (numba refuses those itself).
+    raise ImportError("NUMBA_DISABLE_JIT is set: numba compiles nothing, and the compiled backend "
+                      "cannot run uncompiled; unset NUMBA_DISABLE_JIT (or set it to 0) to use it")
+
 from .._core import dtypes, forksafe, interrupts, settings
 from . import _numba_support, kernel_cache, numpy_backend, parallelism
 from . import numba_codegen as cg
