@@ -1341,6 +1341,24 @@ def test_the_train_example_names_the_install_that_fits(monkeypatch, tmp_path):
                               "pip install 'opsnn[train]'")
 
 
+def test_warnings_under_the_console_script_are_plain_lines(tmp_path):
+    """(a packaging breaker) A warning under the `opsnn` console script printed the launcher's
+    location ('/.../bin/opsnn:8: BackendFallbackWarning: ...' and its 'sys.exit(main())' line):
+    main() called as the command prints it as one 'opsnn: warning: ...' line instead."""
+    launcher = tmp_path / "opsnn"  # what pip writes for [project.scripts]
+    launcher.write_text("import re\nimport sys\nfrom opsnn.cli import main\nif __name__ == '__main__':\n"
+                        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                        "    sys.exit(main())\n")
+    env = dict(os.environ, NUMBA_NUM_THREADS="0", OPSNN_BACKEND="")
+    done = subprocess.run([sys.executable, str(launcher), "run", "LeakyReluBackward", "--shape", "4"], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("opsnn: warning: the numba kernel backend is not available (kernel backend 'numba' "
+                           "cannot be loaded: ValueError: "), line
+    assert line.endswith("); using the NumPy backend"), line
+
+
 def test_install_hints_fit_a_clone_and_an_installed_copy(tmp_path, monkeypatch):
     """(a packaging breaker) Every install hint said `pip install -e '.[extra]'` in the clone, which
     an opsnn installed from a wheel or sdist has none of: there `pip install 'opsnn[extra]'` keeps

@@ -18,6 +18,7 @@ import math
 import os
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -75,13 +76,33 @@ class _Version(argparse.Action):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``opsnn`` command; ``argv`` None reads ``sys.argv``, as the console script and
+    ``python -m opsnn`` call it. There a warning raised while the command runs (a
+    BackendFallbackWarning, an ``OPSNN_*`` byte count ignored) prints as one ``opsnn: warning:
+    ...`` line: Python's form pointed at the launcher ('.../bin/opsnn:8: ... sys.exit(main())'),
+    no line of the user's. A caller passing ``argv`` keeps its own warning handling."""
+    command_line = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:  # Ctrl-C, wherever it came (a command's import of numba included)
-        command = next((word for word in argv if word in _COMMANDS), None)
-        print(f"opsnn{' ' + command if command else ''}: interrupted", file=sys.stderr)
-        return 130
+    with warnings.catch_warnings() if command_line else contextlib.nullcontext():
+        if command_line:
+            warnings.showwarning = _show_warning
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:  # Ctrl-C, wherever it came (a command's import of numba included)
+            command = next((word for word in argv if word in _COMMANDS), None)
+            print(f"opsnn{' ' + command if command else ''}: interrupted", file=sys.stderr)
+            return 130
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as the command line prints it: 'opsnn: warning: ' and the message (opsnn's own
+    begin 'opsnn: ', said once), the category named where it is not opsnn's."""
+    text = str(message)
+    if text.startswith("opsnn: "):
+        text = text[len("opsnn: "):]
+    else:  # another library's (numba's, torch's): its category says whose
+        text = f"{category.__name__}: {text}"
+    print(f"opsnn: warning: {text}", file=sys.stderr if file is None else file)
 
 
 def _main(argv: list[str]) -> int:
