@@ -430,7 +430,9 @@ def _quiet_in(values, compute, out_dtype) -> np.ndarray:
 
 @pytest.mark.parametrize("dt", [F32, F16, BF16, F64], ids=str)
 def test_nan_slope_with_nan_gradient_gives_one_of_the_two_nans(backend, dt):
-    """A NaN slope times a NaN gradient has two NaN operands, and IEEE 754 (6.2.3) leaves open
+    """A NaN slope times a NaN gradient (or, in the forward leaky_relu, a NaN self: a packaging
+    breaker found NumPy keeping self's payload there, numba the slope's) has two NaN operands,
+    and IEEE 754 (6.2.3) leaves open
     which one's payload the product carries; x86 returns the first operand's, and compilers
     reorder a multiply freely (NumPy's SIMD body and its scalar tail differ, numba's LLVM swaps
     operands to fold a load; torch's float32 kernel returns the slope's at some positions of an
@@ -451,15 +453,17 @@ def test_nan_slope_with_nan_gradient_gives_one_of_the_two_nans(backend, dt):
             shape = (n, 7) if transposed else (n,)
             g = np.resize(pattern, int(np.prod(shape))).reshape(shape)
             x = np.full(shape[::-1], -1.0, dt).T if transposed else np.full(shape, -1.0, dt)
-            results = [backend(name, opsnn.leaky_relu_backward, g, x, slope) for name in ("numpy", "numba")]
             both_nan = np.isnan(g.astype(compute)).reshape(-1)
             allowed = (_quiet_in(g, compute, dt), _quiet_in(np.full(g.shape, slope), compute, dt))
-            for got in results:
-                got_bits = cases.bits(got)
-                ok = (got_bits == allowed[0]) | (got_bits == allowed[1])
-                assert ok[both_nan].all(), (dt, n, transposed, [hex(v) for v in got_bits[both_nan & ~ok][:4]])
-            cases.assert_bits_equal(results[1].reshape(-1)[~both_nan], results[0].reshape(-1)[~both_nan],
-                                     nan_payload=True, what=f"{dt} n={n} transposed={transposed}")
+            for op, args in ((opsnn.leaky_relu_backward, (g, x, slope)), (opsnn.leaky_relu, (g, slope))):
+                results = [backend(name, op, *args) for name in ("numpy", "numba")]
+                for got in results:
+                    got_bits = cases.bits(got)
+                    ok = (got_bits == allowed[0]) | (got_bits == allowed[1])
+                    assert ok[both_nan].all(), (op.__name__, dt, n, transposed,
+                                                [hex(v) for v in got_bits[both_nan & ~ok][:4]])
+                cases.assert_bits_equal(results[1].reshape(-1)[~both_nan], results[0].reshape(-1)[~both_nan],
+                                         nan_payload=True, what=f"{op.__name__} {dt} n={n} transposed={transposed}")
 
 
 def test_bf16_products_round_on_every_gradient_pattern(backend):

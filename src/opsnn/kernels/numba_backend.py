@@ -26,8 +26,9 @@ are computed tile by tile into an L1 scratch row and written with non-temporal s
 float16/bfloat16 are read and written as uint16 bits and computed in float32 with one
 round-to-nearest-even (``_numba_support``), so results are bit-identical to the NumPy backend,
 NaN payloads included, but for an arithmetic op whose two operands are both NaN (a NaN slope
-times a NaN gradient): IEEE 754 leaves open which payload that carries, and neither NumPy nor
-LLVM keeps an operand order for it, so it is either operand's quiet NaN on both backends.
+times a NaN gradient, or times a NaN self in the forward leaky_relu): IEEE 754 leaves open which
+payload that carries, and neither NumPy nor LLVM keeps an operand order for it, so it is either
+operand's quiet NaN on both backends.
 Expressions, dtypes or layouts it cannot lower run on the NumPy backend instead (logged once).
 
 A Ctrl-C while numba compiles (or loads its disk cache) is held until that compile ends, then
