@@ -216,6 +216,50 @@ def test_zero_unless_keeps_bits_or_gives_zero_bits(dt):
 
 
 @numba.njit
+def _select_bits(keep, a, s, out):
+    for i in range(a.size):
+        out[i] = S.select_bits(keep[i], a[i], a[i] * s)  # the shape LLVM 14 folded
+
+
+@pytest.mark.parametrize("dt", [F32, F64], ids=str)
+def test_select_bits_keeps_the_chosen_operands_bits(dt):
+    """(a packaging breaker) numba 0.60's LLVM 14 folded `x if c else x * s` into
+    `x * (1.0 if c else s)`, quieting a signalling NaN x the selection passes (LeakyReluBackward's
+    0x7FA00001 came out 0x7FE00001). select_bits, the selection written under such an LLVM, keeps
+    the chosen operand's bits (signalling NaNs, payloads, -0.0) on every numba."""
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 256, 4096 * dt.itemsize, dtype=np.uint8).view(dt).copy()
+    u = f"u{dt.itemsize}"
+    a.view(u)[:4] = [0x7FA00001, 0xFFA00001, 0x7F800001, 0x80000000] if dt == F32 else \
+        [0x7FF4000000000001, 0xFFF4000000000001, 0x7FF0000000000001, 1 << 63]
+    keep = rng.integers(0, 2, a.size).astype(bool)
+    keep[:4] = True
+    got = np.empty_like(a)
+    _select_bits(keep, a, dt.type(0.5), got)
+    with np.errstate(all="ignore"):
+        want = np.where(keep, a.view(u), (a * dt.type(0.5)).view(u))
+    np.testing.assert_array_equal(got.view(u), want)
+
+
+def test_float_selections_are_written_as_bits_where_llvm_folds_them(monkeypatch):
+    """Under an LLVM that folds a float select into arithmetic (before 20: numba 0.60 / 0.61) the
+    element code selects with select_bits; numba 0.62 and later keep the plain select (their
+    kernels are unchanged)."""
+    from opsnn.kernels import numpy_backend
+    from opsnn.ops.activation import leaky_relu_backward_kernel
+
+    dag = numba_codegen.trace(leaky_relu_backward_kernel, numpy_backend.OPS, [F32, F32], {"negative_slope": F32})
+    monkeypatch.setattr(numba_codegen, "selects_fold", lambda: True)
+    assert numba_codegen.element_source(dag, (F32,)).lines[-1] == "e_2 = select_bits(e_0, x0, e_1)"
+    monkeypatch.setattr(numba_codegen, "selects_fold", lambda: False)
+    assert numba_codegen.element_source(dag, (F32,)).lines[-1] == "e_2 = (x0 if e_0 else e_1)"
+    from llvmlite import binding
+
+    monkeypatch.undo()
+    assert numba_codegen.selects_fold() == (binding.llvm_version_info < (20,))
+
+
+@numba.njit
 def _transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride, ahead):
     S.transpose_block(src, src_start, src_stride, dst, dst_start, dst_stride, ahead)
 

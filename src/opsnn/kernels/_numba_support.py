@@ -26,7 +26,8 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
   ``f2bf``).
 
 More helpers are LLVM IR because numba's own lowering is slower or has no such operation:
-``zero_unless`` (a select against +0.0 that keeps the load unconditional), ``bits_le`` /
+``zero_unless`` (a select against +0.0 that keeps the load unconditional), ``select_bits`` (a
+float select that LLVM before 20 cannot fold into arithmetic), ``bits_le`` /
 ``bits_ge`` / ``bits_lt`` / ``bits_gt`` (a float16/bfloat16 compared with a float32 on its own
 bits, against the bound ``half_bound`` computes), ``transpose_block`` (an
 L x L register transpose for the panels walker's gather of a transposed input, ``gather_tile``,
@@ -146,6 +147,32 @@ def zero_unless(typingctx, cond, value):
         return builder.bitcast(builder.call(umin, [bits, builder.sext(c, int_type)]), v.type)
 
     return value(cond, value), codegen
+
+
+@intrinsic
+def select_bits(typingctx, cond, a, b):
+    """``a if cond else b`` for floats of one type, selected as their bits (one unsigned min of
+    each with a mask, or'ed) so that LLVM before 20 (numba 0.60 / 0.61 ship 14 / 15) cannot fold
+    it into arithmetic: there ``x if c else x * s`` became ``x * (1.0 if c else s)``, which
+    quiets a signalling NaN x that the selection returns as it is (LeakyReluBackward's
+    gradient 0x7FA00001 came out 0x7FE00001, NumPy keeps it). numba_codegen uses it only under
+    such an LLVM: the plain select is cheaper (a masked move) and LLVM 20 keeps it."""
+    if not (isinstance(cond, types.Boolean) and isinstance(a, types.Float) and a == b):
+        return None
+
+    def codegen(context, builder, signature, args):
+        c, x, y = args
+        int_type = ir.IntType(a.bitwidth)
+        if c.type.width != 1:
+            c = builder.icmp_unsigned("!=", c, ir.Constant(c.type, 0))
+        mask = builder.sext(c, int_type)
+        umin = builder.module.declare_intrinsic("llvm.umin", [int_type],
+                                                ir.FunctionType(int_type, [int_type, int_type]))
+        picked = builder.or_(builder.call(umin, [builder.bitcast(x, int_type), mask]),
+                             builder.call(umin, [builder.bitcast(y, int_type), builder.not_(mask)]))
+        return builder.bitcast(picked, x.type)
+
+    return a(cond, a, b), codegen
 
 
 @intrinsic
@@ -979,6 +1006,6 @@ def ranges_clash(out_lo, out_hi, lo, hi, same_start):
 
 SUPPORT_NAMES = ("h2f", "f2h", "f2h_canonical", "h2f_hw", "f2h_hw", "f2d", "h2d", "d2h", "bf2f",
                  "f2bf", "f2bf_canonical", "f2bf_computed", "f2bf_rounding", "d2bf", "isnan16", "ranges_clash",
-                 "bits_f32", "bits_f64", "f32_bits", "f64_bits", "zero_unless", "transpose_block",
+                 "bits_f32", "bits_f64", "f32_bits", "f64_bits", "zero_unless", "select_bits", "transpose_block",
                  "transpose_block_half", "gather_tile", "scatter_tile", "index_buffer", "stream_copy", "store_fence",
                  "pool_threads", "bits_le", "bits_ge", "bits_lt", "bits_gt", "half_bound")

@@ -18,6 +18,7 @@ Anything this cannot express raises ``Unsupported``; the backend then runs the N
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import numbers
 
@@ -436,6 +437,17 @@ def _selects_bf16_input(node: Node, raw: dict) -> bool:
     return node.op == "input" and is_bf16(raw.get(node.attr))
 
 
+@functools.cache
+def selects_fold() -> bool:
+    """Whether numba's LLVM folds a float select into arithmetic (before 20: numba 0.60 and 0.61),
+    so that float selections are written ``select_bits`` (see there: a signalling NaN the
+    selection passes came out quiet). numba 0.62's LLVM 20 and later keep the select, and their
+    kernels' source is as before."""
+    from llvmlite import binding
+
+    return binding.llvm_version_info < (20,)
+
+
 def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> ElementCode:
     """Code for the DAG, then the casts of ``store_chain`` (dtypes from the DAG result's onwards).
     ``raw``: inputs whose raw float16/bfloat16 bits ``ld<k>`` the walker loads and widens exactly
@@ -489,6 +501,8 @@ def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> El
                 expr = f"zero_unless({cond}, {a})"
             elif node.dtype != BOOL and _zero_bits(node.args[1]):
                 expr = f"zero_unless(not {cond}, {b})"
+            elif node.dtype in (F32, F64) and selects_fold():
+                expr = f"select_bits({cond}, {a}, {b})"
             else:
                 expr = f"({a} if {cond} else {b})"
         else:  # pragma: no cover - trace builds no other node
