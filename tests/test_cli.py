@@ -1359,6 +1359,35 @@ def test_warnings_under_the_console_script_are_plain_lines(tmp_path):
     assert line.endswith("); using the NumPy backend"), line
 
 
+def test_the_command_lines_warnings_stay_pythons_to_print_or_record(tmp_path):
+    """(a regression breaker) The command's warning lines replaced warnings.showwarning: a stderr
+    that is full (/dev/full) made the warning's OSError the operator call's 561000 (exit 1), a
+    closed stderr printed it into stdout, and a caller recording warnings around main() recorded
+    none. Only the text is the command's (formatwarning): Python still drops a warning it cannot
+    write and records where asked."""
+    env = dict(os.environ, NUMBA_NUM_THREADS="0", OPSNN_BACKEND="")
+    command = [sys.executable, "-m", "opsnn", "run", "LeakyReluBackward", "--shape", "4"]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=full, text=True, timeout=300,
+                              check=False)
+    assert done.returncode == 0 and "ret 0" in done.stdout, done.stdout
+    closed = subprocess.run(command, env=env, capture_output=False, stdout=subprocess.PIPE, text=True,
+                            timeout=300, check=False, preexec_fn=lambda: os.close(2))
+    assert closed.returncode == 0 and "warning" not in closed.stdout, closed.stdout
+    script = ("import sys, warnings\n"
+              "from opsnn import cli\n"
+              "sys.argv = ['opsnn', 'run', 'LeakyReluBackward', '--shape', '4']\n"
+              "with warnings.catch_warnings(record=True) as seen:\n"
+              "    warnings.simplefilter('always')\n"
+              "    code = cli.main()\n"
+              "print(code, [w.category.__name__ for w in seen], warnings.formatwarning.__module__)\n")
+    recorded = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                              check=False)
+    assert recorded.returncode == 0, recorded.stderr
+    assert recorded.stdout.splitlines()[-1] == "0 ['BackendFallbackWarning'] warnings", recorded.stdout
+    assert "warning" not in recorded.stderr, recorded.stderr
+
+
 def test_install_hints_fit_a_clone_and_an_installed_copy(tmp_path, monkeypatch):
     """(a packaging breaker) Every install hint said `pip install -e '.[extra]'` in the clone, which
     an opsnn installed from a wheel or sdist has none of: there `pip install 'opsnn[extra]'` keeps

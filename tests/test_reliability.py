@@ -3098,12 +3098,15 @@ def test_bfloat16_dlpack_tensors():
 def test_malformed_variables_do_not_stop_opsnn():
     """A fresh process with all three variables malformed imports opsnn, runs a call on the
     compiled backend and keeps the defaults; each variable is named in a warning that points at
-    the caller's line that read it (the import of opsnn, of its kernel backend), not at opsnn's."""
+    the caller's line that read it (the import of its kernel backend; for the output pool's, the
+    first call whose output the pool could take: read at import, its warning pointed at the
+    console script's launcher under the opsnn command), not at opsnn's."""
     script = ("import numpy as np, opsnn\n"
               "from opsnn._core import outpool\n"
               "from opsnn.kernels import numba_backend as nb, parallelism as par\n"
-              "r = opsnn.hardtanh_backward(np.ones(3, np.float32), np.array([-2, 0.5, 2], np.float32), -1.0, 1.0)\n"
-              "print(r.tolist(), outpool.POOL.max_bytes, par.PARALLEL_MIN_BYTES is None or par.PARALLEL_MIN_BYTES,"
+              "r = opsnn.hardtanh_backward(np.ones(1 << 18, np.float32), np.resize(np.array([-2, 0.5, 2], np.float32), "
+              "1 << 18), -1.0, 1.0)[:3]\n"
+              "print(r.tolist(), outpool.POOL.max_bytes, par.PARALLEL_MIN_BYTES >= 1 << 20,"  # (measured: 1 MiB up)
               " nb.STREAM_MIN_BYTES)\n")
     env = dict(os.environ, OPSNN_POOL_BYTES="1e9x", OPSNN_PARALLEL_MIN_BYTES="16 megs",
                OPSNN_STREAM_MIN_BYTES="abc", OPSNN_BACKEND="numba")
@@ -3111,7 +3114,7 @@ def test_malformed_variables_do_not_stop_opsnn():
                           check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["[0.0,", "1.0,", "0.0]", str(2 << 30), "True", str(64 << 20)]
-    for name, line in (("OPSNN_POOL_BYTES='1e9x'", 1), ("OPSNN_PARALLEL_MIN_BYTES='16 megs'", 3),
+    for name, line in (("OPSNN_POOL_BYTES='1e9x'", 4), ("OPSNN_PARALLEL_MIN_BYTES='16 megs'", 3),
                        ("OPSNN_STREAM_MIN_BYTES='abc'", 3)):
         assert f"<string>:{line}: RuntimeWarning: opsnn: ignoring {name}" in done.stderr, done.stderr
 

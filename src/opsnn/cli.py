@@ -80,21 +80,25 @@ def main(argv: list[str] | None = None) -> int:
     ``python -m opsnn`` call it. There a warning raised while the command runs (a
     BackendFallbackWarning, an ``OPSNN_*`` byte count ignored) prints as one ``opsnn: warning:
     ...`` line: Python's form pointed at the launcher ('.../bin/opsnn:8: ... sys.exit(main())'),
-    no line of the user's. A caller passing ``argv`` keeps its own warning handling."""
+    no line of the user's. Only the text changes (``warnings.formatwarning``): where and whether it
+    prints stays Python's (a stderr that is closed or full drops it, a caller recording warnings
+    still records them). A caller passing ``argv`` keeps its own warning format."""
     command_line = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
-    with warnings.catch_warnings() if command_line else contextlib.nullcontext():
-        if command_line:
-            warnings.showwarning = _show_warning
-        try:
-            return _main(argv)
-        except KeyboardInterrupt:  # Ctrl-C, wherever it came (a command's import of numba included)
-            command = next((word for word in argv if word in _COMMANDS), None)
-            print(f"opsnn{' ' + command if command else ''}: interrupted", file=sys.stderr)
-            return 130
+    before = warnings.formatwarning
+    if command_line:
+        warnings.formatwarning = _format_warning
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C, wherever it came (a command's import of numba included)
+        command = next((word for word in argv if word in _COMMANDS), None)
+        print(f"opsnn{' ' + command if command else ''}: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        warnings.formatwarning = before
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _format_warning(message, category, filename, lineno, line=None) -> str:
     """A warning as the command line prints it: 'opsnn: warning: ' and the message (opsnn's own
     begin 'opsnn: ', said once), the category named where it is not opsnn's."""
     text = str(message)
@@ -102,7 +106,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
         text = text[len("opsnn: "):]
     else:  # another library's (numba's, torch's): its category says whose
         text = f"{category.__name__}: {text}"
-    print(f"opsnn: warning: {text}", file=sys.stderr if file is None else file)
+    return f"opsnn: warning: {text}\n"
 
 
 def _main(argv: list[str]) -> int:

@@ -51,9 +51,7 @@ class OutputPool:
     buffer of exactly that many bytes, or a new one."""
 
     def __init__(self, max_bytes: int | None = None):
-        if max_bytes is None:
-            max_bytes = settings.env_bytes("OPSNN_POOL_BYTES", DEFAULT_MAX_BYTES)
-        self.max_bytes = max_bytes
+        self._max_bytes = max_bytes  # None: OPSNN_POOL_BYTES, read when first needed (max_bytes)
         self._buffers: list[np.ndarray] = []  # in use and free, least recently handed out first
         self._lock = forksafe.lock()
         self.hits = 0
@@ -98,6 +96,16 @@ class OutputPool:
         """Forget every buffer (arrays the caller holds stay valid: they keep their memory)."""
         with self._lock:
             self._buffers = []
+
+    @property
+    def max_bytes(self) -> int:
+        """The bytes kept in all. ``OPSNN_POOL_BYTES`` is read by the first call that needs it,
+        not at import: a malformed value's warning then names that call's line, and under the
+        ``opsnn`` command prints as the command's warnings do (at import it pointed at the
+        console script's launcher, before the command took over the warnings' format)."""
+        if self._max_bytes is None:
+            self._max_bytes = settings.env_bytes("OPSNN_POOL_BYTES", DEFAULT_MAX_BYTES)
+        return self._max_bytes
 
     @property
     def pooled_bytes(self) -> int:
