@@ -142,6 +142,25 @@ def test_without_torch_a_clear_error(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_without_the_compiled_backend_a_clear_error(tmp_path):
+    """(a regression breaker) Where the numba backend cannot load (NUMBA_DISABLE_JIT=1 here, numba
+    missing alike) ``opsnn bench`` says it times that backend's kernels, and why it is missing,
+    instead of a traceback from its bandwidth kernel or a 16 s threshold measurement run uncompiled;
+    exit 2, nothing written."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    done = subprocess.run([sys.executable, "-m", "opsnn", "bench", "--quick", "--out-dir", str(tmp_path / "out")],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("opsnn bench: needs the numba backend, whose kernels it times (kernel backend 'numba' "
+                           "cannot be loaded: NUMBA_DISABLE_JIT is set: numba compiles nothing, and the compiled "
+                           "backend cannot run uncompiled; unset NUMBA_DISABLE_JIT (or set it to 0) to use it)\n")
+    assert not (tmp_path / "out").exists()
+
+
 def test_measure_shuffles_each_round():
     """Each sample round takes the methods in its own order (the after-effects of one method
     must not land on the same neighbour every round), and every method is timed once a round,

@@ -971,6 +971,13 @@ def run(args) -> int:
         print("opsnn bench: needs PyTorch (torch.ops.aten is the reference); install the bench extra "
               f"(torch==2.13.0 CPU and matplotlib): `{install_hint('bench')}`", file=sys.stderr)
         return 2
+    from . import kernels
+
+    try:  # what it times: opsnn's compiled kernels, beside a compiled bandwidth kernel
+        kernels.get("numba")
+    except ImportError as exc:  # (no numba, NUMBA_DISABLE_JIT ...: a traceback from inside the grid)
+        print(f"opsnn bench: needs the numba backend, whose kernels it times ({exc})", file=sys.stderr)
+        return 2
     check_selection(args)
     out_dir = out_folder(args.out_dir)
     data = run_grid(args)
