@@ -1964,6 +1964,81 @@ def test_out_partially_overlaps_input(dev):
     opsnn.leaky_relu_backward(buf[0::2], X, 0.5, out=buf[1::2])  # disjoint interleaved views: fine
 
 
+# (input's first element, its stride; out's first element, its stride) in elements of one storage
+# of 16 floats, 4 elements each: one shared element at either end of either view, or none
+_ONE_SHARED = [
+    ((0, 1), (3, 1), "12 bytes before"),   # input's last is out's first
+    ((3, 1), (0, 1), "12 bytes after"),    # input's first is out's last
+    ((0, 3), (9, 1), "36 bytes before"),   # strided input (0, 3, 6, 9): its last is out's first
+    ((9, 1), (0, 3), "36 bytes after"),    # strided out (0, 3, 6, 9): its last is input's first
+]
+_SIDE_BY_SIDE = [((0, 1), (4, 1)), ((4, 1), (0, 1)), ((0, 3), (10, 1)), ((10, 1), (0, 3))]
+
+
+@pytest.mark.parametrize("op", ["LeakyReluBackward", "HardtanhBackward"])
+def test_out_sharing_one_element_with_an_input(dev, op):
+    """An out and an input that share exactly one element (the last of one is the first of the
+    other, dense or strided views, either order; in NumPy reversed views too) -> 161002, nothing
+    written; views exactly side by side (the next element on) are computed. A view's address
+    range ends one element past its last element's start: a mutant ending it at that start took
+    the one shared element for no overlap (a mutation breaker)."""
+    storage = np.arange(16, dtype=F32)
+    s, lo, hi = dev.scalar(0.5), dev.scalar(-1.0), dev.scalar(5.0)
+    other = dev.tensor(X)
+
+    def phase1(inp, out):  # the overlapping input is gradOutput for LeakyReluBackward, self for Hardtanh's
+        if op == "LeakyReluBackward":
+            return aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(inp, other, s, False, out)[2]
+        return aclnn.aclnnHardtanhBackwardGetWorkspaceSize(other, inp, lo, hi, out)[2]
+
+    name = "gradOutput" if op == "LeakyReluBackward" else "self"
+    for (i0, istep), (o0, ostep), where in _ONE_SHARED:
+        addr = dev.upload(storage)
+        inp = dev.tensor(storage, addr, shape=[4], strides=[istep], offset=i0, storage=[16])
+        out = dev.tensor(storage, addr, shape=[4], strides=[ostep], offset=o0, storage=[16])
+        fail_msg(phase1(inp, out), 161002, f"{op}: out and {name} overlap in memory without being the same "
+                 "view", f"its first element {where} out's first")
+        assert dev.read(addr, (16,), F32).tobytes() == storage.tobytes()
+    for (i0, istep), (o0, ostep) in _SIDE_BY_SIDE:
+        addr = dev.upload(storage)
+        inp = dev.tensor(storage, addr, shape=[4], strides=[istep], offset=i0, storage=[16])
+        out = dev.tensor(storage, addr, shape=[4], strides=[ostep], offset=o0, storage=[16])
+        if op == "LeakyReluBackward":
+            assert _launch_leaky(dev, inp, other, s, False, out) == (0, 0, 0), acl.get_recent_err_msg()
+        else:
+            assert _launch_ht(dev, other, inp, lo, hi, out) == (0, 0, 0), acl.get_recent_err_msg()
+        expected = storage.copy()
+        g_in = storage[i0:i0 + 4 * istep:istep]
+        expected[o0:o0 + 4 * ostep:ostep] = (opsnn.leaky_relu_backward(g_in, X, 0.5) if op == "LeakyReluBackward"
+                                             else opsnn.hardtanh_backward(X, g_in, -1.0, 5.0))
+        assert dev.read(addr, (16,), F32).tobytes() == expected.tobytes()
+    # Pythonic: the same pairs, and reversed views (a negative stride reaches down: its range
+    # ends one element past its first element's start)
+    buf = np.arange(16, dtype=F32)
+
+    def call(inp, out):
+        if op == "LeakyReluBackward":
+            return opsnn.leaky_relu_backward(inp, X, 0.5, out=out)
+        return opsnn.hardtanh_backward(X, inp, -1.0, 5.0, out=out)
+
+    def views(pairs):
+        return [(buf[i0:i0 + 4 * istep:istep], buf[o0:o0 + 4 * ostep:ostep]) for (i0, istep), (o0, ostep) in pairs]
+
+    shared = views(pair[:2] for pair in _ONE_SHARED)
+    shared += [(buf[3::-1], buf[3:7]),     # reversed input (3, 2, 1, 0): its first is out's first
+               (buf[0:4], buf[6:2:-1]),    # reversed out (6, 5, 4, 3): its last is input's last
+               (buf[6:2:-1], buf[0:4]),
+               (buf[3::-1], buf[9:2:-2])]  # both reversed, out strided (9, 7, 5, 3)
+    for inp, out in shared:
+        py_fail(161002, call, inp, out, words=[f"out and {name} overlap in memory"], untouched=[buf])
+    apart = views(_SIDE_BY_SIDE)
+    apart += [(buf[3::-1], buf[4:8]), (buf[0:4], buf[7:3:-1]), (buf[7:3:-1], buf[0:4])]
+    for inp, out in apart:
+        expected = call(inp.copy(), np.empty(4, F32))
+        assert call(inp, out) is not None
+        assert out.tobytes() == expected.tobytes()
+
+
 _OUT_OVERLAP_CALLS = {  # name -> phase 1 of (self, a disjoint gradOutput, a scalar, out)
     "LeakyRelu": lambda x, g, s, out: aclnn.aclnnLeakyReluGetWorkspaceSize(x, s, out),
     "Hardtanh": lambda x, g, s, out: aclnn.aclnnHardtanhGetWorkspaceSize(x, s, s, out),
