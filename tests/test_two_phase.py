@@ -642,6 +642,46 @@ def test_exact_workspace_size_is_enough_for_every_layout(acl_env):
             cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.5), odt))
 
 
+_PHASE1 = {  # name -> phase 1 of (grad, self, out) in float32, slope 0.5 or bounds [-1, 1]
+    "LeakyReluBackward": lambda env, g, x, out: aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(
+        g, x, env.scalar(0.5, "DOUBLE"), False, out),
+    "HardtanhBackward": lambda env, g, x, out: aclnn.aclnnHardtanhBackwardGetWorkspaceSize(
+        g, x, env.scalar(-1.0, "DOUBLE"), env.scalar(1.0, "DOUBLE"), out),
+    "LeakyRelu": lambda env, g, x, out: aclnn.aclnnLeakyReluGetWorkspaceSize(x, env.scalar(0.5, "DOUBLE"), out),
+    "Hardtanh": lambda env, g, x, out: aclnn.aclnnHardtanhGetWorkspaceSize(
+        x, env.scalar(-1.0, "DOUBLE"), env.scalar(1.0, "DOUBLE"), out),
+}
+
+
+@pytest.mark.parametrize("op, contiguous, transposed", [
+    ("LeakyReluBackward", ["Kernel"], ["Kernel", "ViewCopy"]),
+    ("HardtanhBackward", ["Kernel"], ["Contiguous", "Kernel", "ViewCopy"]),  # ops-nn's copy of out first
+    ("LeakyRelu", ["Kernel"], ["Kernel", "ViewCopy"]),
+    ("Hardtanh", ["Kernel"], ["Kernel", "ViewCopy"]),
+])
+def test_a_strided_out_needing_no_cast_is_written_by_a_view_copy(acl_env, op, contiguous, transposed):
+    """An out of the promoted dtype (float32 here: no Cast) is the kernel's destination only where
+    it is contiguous (workspace 0, the one Kernel step); a transposed one takes the result through
+    the chain's ViewCopy from a contiguous temporary in the workspace (8 x 16 float32: 512 bytes),
+    as ops-nn's l0 chain does. (A mutation breaker: a plan writing the kernel straight into any
+    out of the promoted dtype, its steps and workspace off the chain, passed every test.)"""
+    g, x = cases.filled((8, 16), F32, 5), cases.filled((8, 16), F32, 6)
+    reference = {"LeakyReluBackward": lambda: cases.ref_leaky(g, x, np.float32(0.5)),
+                 "HardtanhBackward": lambda: cases.ref_hardtanh(g, x, -1.0, 1.0),
+                 "LeakyRelu": lambda: np.where(x > 0, x, x * np.float32(0.5)),
+                 "Hardtanh": lambda: np.clip(x, np.float32(-1.0), np.float32(1.0))}[op]()
+    for layout, steps, size in (("contig", contiguous, 0), ("transposed", transposed, 512)):
+        gt, xt = acl_env.put_layout(g, "contig"), acl_env.put_layout(x, "contig")
+        ot = acl_env.out(x.shape, F32, layout)
+        ws, ex, ret = _PHASE1[op](acl_env, gt.tensor, xt.tensor, ot.tensor)
+        assert ret == 0, acl.get_recent_err_msg()
+        assert (ws, [step.kind for step in ex.plan.steps]) == (size, steps), layout
+        run = getattr(aclnn, "aclnn" + op)
+        assert run(acl_env.malloc(ws) if ws else None, ws, ex, acl_env.stream) == 0, acl.get_recent_err_msg()
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0
+        cases.assert_bits_equal(ot.view(), reference)
+
+
 @pytest.mark.parametrize("dt", [F32, F16], ids=str)
 def test_hardtanh_strided_out_workspace(acl_env, dt):
     g, x = cases.grid(dt, dt, bounds=(-1.0, 1.0))
