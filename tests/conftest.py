@@ -63,15 +63,39 @@ HARDTANH = OpInfo("hardtanh", "aclnnHardtanhBackward", ("self", "gradOutput", "o
 OPS = {"leaky": LEAKY, "hardtanh": HARDTANH}
 
 
-def run_python(code: str, timeout: int = 120, env: dict | None = None) -> str:
+def sigint_default() -> None:
+    """``preexec_fn`` for a child a test sends SIGINT (Ctrl-C): SIGINT's default disposition, so
+    the child's Python installs its KeyboardInterrupt handler however pytest was started. A
+    background job (``nohup pytest ... &``) starts with SIGINT ignored, every child inherits that
+    through exec, and Python then installs no handler: the signal did nothing, and such a test
+    failed on how pytest was launched, not on opsnn."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler (``signal.default_int_handler``) in force for a test that sends
+    this process SIGINT, then the one before: under ``nohup pytest ... &`` SIGINT is ignored, and
+    opsnn rightly leaves a program that ignores it alone (``_core.interrupts``)."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def run_python(code: str, timeout: int = 120, env: dict | None = None, sigint: bool = False) -> str:
     """Run ``code`` in a fresh interpreter (``python -c``) and return its stdout; the test fails,
     showing both streams' ends, unless it exits 0. For what one process cannot show again: a
-    first import, a fork, a start with an empty kernel cache."""
+    first import, a fork, a start with an empty kernel cache. ``sigint``: the code sends itself
+    SIGINT (the child starts with its default: ``sigint_default``)."""
     import subprocess
     import sys
 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout,
-                          env=env, check=False)
+                          env=env, check=False, preexec_fn=sigint_default if sigint else None)
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
     return done.stdout
 

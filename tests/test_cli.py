@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_python
+from conftest import run_python, sigint_default
 
 from opsnn import cli, cli_args
 from opsnn._core.extras import install_hint
@@ -1285,7 +1285,8 @@ def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch, tmp_path):
             "    return run(c, *a)\n"
             "verify.verify_case = case\n"
             f"sys.exit(cli.main(['verify', {str(case)!r}]))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          preexec_fn=sigint_default)
     assert done.returncode == 130, done.stderr
     assert done.stderr == ("opsnn verify: interrupted after 1 of 3 cases; the summary above holds those 1 (a case "
                            "under way is not counted)\n"), done.stderr

@@ -3639,7 +3639,7 @@ print(sum(len(m.kernel_serial.overloads) for m in numba_backend._MODULES.values(
 print(bool((opsnn.leaky_relu_backward(g, x, 0.5) == 1.5).all()), numba_backend.COMPILE_FAILURES)
 print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)
 """
-    interrupted, compiled, runs, handler = run_python(code).split("\n")[:4]
+    interrupted, compiled, runs, handler = run_python(code, sigint=True).split("\n")[:4]
     assert interrupted == "interrupted"
     assert compiled == ("1" if presses == 1 else "0"), "held until the compile ended (once)"
     assert runs == "True []", "the next call ran compiled, no compile failure"
@@ -3710,7 +3710,7 @@ except KeyboardInterrupt:
     print("interrupted")
 print(len(outer.overloads), child, signal.getsignal(signal.SIGINT) in (signal.default_int_handler, mine))
 """
-    first, second = run_python(code).split("\n")[:2]
+    first, second = run_python(code, sigint=True).split("\n")[:2]
     if case == "fork while held":
         assert first == "4" and second == "1 [0] True", "the child had Python's handler back"
     elif case == "own handler":

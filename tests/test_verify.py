@@ -542,7 +542,7 @@ def test_ctrl_c_reports_the_cases_done_and_exits_130(tmp_path, monkeypatch, caps
 
 
 @pytest.mark.parametrize("where", ["write_index", "table"])
-def test_ctrl_c_after_the_last_case_still_reports_every_case(tmp_path, monkeypatch, capsys, where):
+def test_ctrl_c_after_the_last_case_still_reports_every_case(tmp_path, monkeypatch, capsys, python_sigint, where):
     """A breaker: one pressed as the dump's index was written, or as the tables printed, lost the
     whole report (no table, summary or --json), and the index. It is held until the report is out."""
     module = V.golden_files if where == "write_index" else V.report
