@@ -134,6 +134,15 @@ def test_null_wins_over_invalid(acl_env):
     py_hardtanh_fail(g=((2, 3), F64), null=("min",), status=NULLPTR, names=["min"])
 
 
+def test_a_destroyed_handle_is_invalid_not_null(acl_env):
+    """A destroyed tensor or scalar is no null pointer: 161002 'was already destroyed', not 161001."""
+    gt, xt, ot = acl_env.put(np.ones(3, F32)), acl_env.put(np.ones(3, F32)), acl_env.out((3,), F32)
+    gone = acl.create_scalar(0.5, acl.ACL_FLOAT)
+    assert acl.destroy_scalar(gone) == 0
+    expect_acl_failure(LEAKY.phase1(gt.tensor, xt.tensor, gone, False, ot.tensor)[2], INVALID,
+                       names=["negativeSlope"], words=["was already destroyed"])
+
+
 # ---- 161002: dtype not supported ----------------------------------------------------------------
 def test_a_dtype_without_acl_data_type_fails_in_the_dtype_checks():
     """A host array whose dtype no aclDataType describes (object, byte-swapped, an ml_dtypes type
@@ -473,8 +482,9 @@ def test_create_tensor_garbage(valid, garbage, pos):
     ([2.5, 2], acl.ACL_FLOAT, [2, 1], 0, 2, [4], 0),
     ([2, 2], 9999, [2, 1], 0, 2, [4], 0),
     ([2, 2], acl.ACL_FLOAT, [2], 0, 2, [4], 0),
+    ([2, 2], acl.ACL_FLOAT, [2, 1], 1, 2, [4], 0),  # its last element one past the storage's
 ], ids=["str-shape", "str-dtype", "str-addr", "neg-dim", "neg-stride", "neg-offset", "float-dim",
-        "bad-dtype", "stride-rank"])
+        "bad-dtype", "stride-rank", "one-past-storage"])
 def test_create_tensor_rejects(valid, args):
     args = list(args)
     if args[-1] == 0:
