@@ -57,11 +57,11 @@ class Event:
         if latest is not None:
             latest.stream.report_dropped(before=latest.place)
 
-    def waiter(self) -> _Waiter:
+    def waiter(self):
         """A task for another stream that waits for the latest record made so far (none: no wait)."""
         with self._changed:
             latest = self.latest
-        return _Waiter(self, latest)
+        return lambda: self._wait_for(latest, for_a_stream=True)
 
     def _wait_for(self, record: _Record | None, for_a_stream: bool = False) -> None:
         """Returns once ``record`` ran: runs its stream's queue up to it, or, while another
@@ -73,7 +73,6 @@ class Event:
         if record is None:
             return
         settled = record.settled
-        _far_end_first(record)
         while True:
             with self._changed:
                 if record.stamp is not None:
@@ -85,69 +84,6 @@ class Event:
                     self._changed.wait_for(settled, 0.05)
             elif not settled() and not record.stream.pending:
                 return  # the queue ran dry without it (not expected: every record is queued)
-
-
-class _Waiter:
-    """A stream_wait_event task: when its stream runs it, waits for ``record`` (None: no wait)."""
-
-    __slots__ = ("event", "record")
-
-    def __init__(self, event: Event, record: _Record | None):
-        self.event, self.record = event, record
-
-    def __call__(self) -> None:
-        self.event._wait_for(self.record, for_a_stream=True)
-
-
-def _far_end_first(record: _Record) -> None:
-    """Runs the streams ``record`` waits for through stream waits queued before it (and those they
-    wait for, and so on) up to each record waited for, the furthest below first, so that the
-    waits then find them run. Run nested instead, from inside each wait, such a chain took ~5
-    frames a stream: ~250 streams met Python's recursion limit (500003, a RecursionError, and
-    nothing ran). A device runs those streams without waiting for the waiting stream's own
-    earlier tasks, so they run even where one of those then fails. Each is run as its waiter
-    would run it (``Stream.run_until``: a stream another thread runs is left to it, the wait then
-    waits); a failure is kept by the record it drops (the wait then fails on it) and told at the
-    failed stream's next synchronize (``tell_caller``)."""
-    for below in _records_below(record):  # (post-order: each one after the records below it)
-        if not below.settled():
-            try:
-                below.stream.run_until(below.settled, tell_caller=True)
-            except AclnnError:  # (kept, as said: the wait that meets it reports it)
-                pass
-
-
-def _records_below(record: _Record) -> list[_Record]:
-    """The records not yet run that ``record`` waits for through the tasks queued before it,
-    transitively, each after the ones below it (a walk with its own stack: the chain may be as
-    deep as the nesting it avoids). Waits point at records made before them, so there is no cycle."""
-    order: list[_Record] = []
-    seen = {id(record)}
-    stack = [(record, iter(_waited_before(record)))]
-    while stack:
-        for found in stack[-1][1]:
-            if id(found) not in seen:
-                seen.add(id(found))
-                stack.append((found, iter(_waited_before(found))))
-                break
-        else:
-            done, _ = stack.pop()
-            if stack:  # (not ``record`` itself)
-                order.append(done)
-    return order
-
-
-def _waited_before(record: _Record) -> list[_Record]:
-    """The records not yet run that the stream waits queued before ``record`` wait for (none where
-    ``record`` has left its queue: what is queued then comes after it)."""
-    waited = []
-    for entry in tuple(record.stream._tasks):  # (a copy: other threads may queue meanwhile)
-        task = entry[1]
-        if task is record:
-            return waited
-        if type(task) is _Waiter and task.record is not None and not task.record.settled():
-            waited.append(task.record)
-    return []
 
 
 class _Record:
