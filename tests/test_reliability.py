@@ -437,52 +437,6 @@ def test_events_across_streams_and_threads(dev):
     assert acl.rt.destroy_stream(a) == 0 and acl.rt.destroy_stream(b) == 0 and acl.rt.destroy_stream(c) == 0
 
 
-def _chain_of_waits(dev, n: int, broken: int | None) -> tuple:
-    """Streams 0..n-1, stream k waiting for the event stream k - 1 records, a launch on the first
-    and on the last, and (``broken``) a launch whose output was freed on stream ``broken`` before
-    its wait. Synchronizes the last stream, then each stream in order: (the last one's ret, each
-    event's status, each stream's ret, the two launches' outputs)."""
-    streams = [acl.rt.create_stream()[0] for _ in range(n)]
-    events = [acl.rt.create_event()[0] for _ in range(n)]
-    first, last = planned(dev), planned(dev)
-    assert aclnn.aclnnLeakyReluBackward(None, first[0], first[1], streams[0]) == 0
-    for k in range(n):
-        if k:
-            if k == broken:
-                ws, ex, oa = planned(dev)
-                assert aclnn.aclnnLeakyReluBackward(None, ws, ex, streams[k]) == 0
-                _free(dev, oa)
-            assert acl.rt.stream_wait_event(streams[k], events[k - 1]) == 0
-        assert acl.rt.record_event(events[k], streams[k]) == 0
-    assert aclnn.aclnnLeakyReluBackward(None, last[0], last[1], streams[-1]) == 0
-    top = acl.rt.synchronize_stream(streams[-1])
-    statuses = [acl.rt.query_event_status(e)[0] for e in events]
-    rets = [acl.rt.synchronize_stream(s) for s in streams]
-    outs = [read_out(dev, first[2]).tolist(), read_out(dev, last[2]).tolist()]
-    assert all(acl.rt.destroy_event(e) == 0 for e in events)
-    assert all(acl.rt.destroy_stream(s) == 0 for s in streams)
-    return top, statuses, rets, outs
-
-
-def test_a_long_chain_of_stream_waits(dev):
-    """A wait runs the stream it waits for from inside itself, nested; past event.NESTED_WAITS
-    waits nested, the rest of the chain runs from its far end first: a chain of 600 stream waits
-    (stream k waits for the event stream k - 1 records; ~250 streams were a RecursionError, 500003,
-    with nothing run) runs every launch and record in one synchronize of the last stream. A launch
-    that fails on a stream in the middle, before its wait, drops the records from there up: each
-    wait above fails on the dropped record (told at its stream's next synchronize). Nested (20
-    streams), the streams below the failure have not run (the failing stream's own launch came
-    first); run from the far end (600), they have, as on a device."""
-    done = LEAKY_05.tolist()
-    top, statuses, rets, outs = _chain_of_waits(dev, 600, None)
-    assert (top, set(statuses), set(rets), outs) == (0, {1}, {0}, [done, done])
-    for n, ran_below in ((20, False), (600, True)):
-        top, statuses, rets, outs = _chain_of_waits(dev, n, n // 2)
-        assert top == 500003 and outs[0] == done and outs[1] != done
-        assert statuses == [int(ran_below)] * (n // 2) + [0] * (n - n // 2)
-        assert rets == [0] * (n // 2) + [500003] * (n - n // 2 - 1) + [0]
-
-
 def test_events_end_with_the_device(runtime_guard):
     """The device's last reset_device (and finalize) drops its events: their handles are 200005
     after a new set_device, 107002 before it."""

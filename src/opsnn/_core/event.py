@@ -10,7 +10,6 @@ latest record has run; a record dropped by an earlier task's failure never compl
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 
 from . import forksafe
@@ -58,11 +57,11 @@ class Event:
         if latest is not None:
             latest.stream.report_dropped(before=latest.place)
 
-    def waiter(self) -> _Waiter:
+    def waiter(self):
         """A task for another stream that waits for the latest record made so far (none: no wait)."""
         with self._changed:
             latest = self.latest
-        return _Waiter(self, latest)
+        return lambda: self._wait_for(latest, for_a_stream=True)
 
     def _wait_for(self, record: _Record | None, for_a_stream: bool = False) -> None:
         """Returns once ``record`` ran: runs its stream's queue up to it, or, while another
@@ -85,92 +84,6 @@ class Event:
                     self._changed.wait_for(settled, 0.05)
             elif not settled() and not record.stream.pending:
                 return  # the queue ran dry without it (not expected: every record is queued)
-
-
-class _Waiter:
-    """A stream_wait_event task: when its stream runs it, waits for ``record`` (None: no wait),
-    running the record's stream from inside this task (``Event._wait_for``), so that a chain of
-    waits (stream k waits for an event stream k - 1 records ...) nests ~5 frames a stream. Past
-    NESTED_WAITS waits nested on a thread, the rest of the chain is run from its far end first
-    (``_far_end_first``): nested on, ~250 streams met Python's recursion limit (500003, a
-    RecursionError, and nothing ran)."""
-
-    __slots__ = ("event", "record")
-
-    def __init__(self, event: Event, record: _Record | None):
-        self.event, self.record = event, record
-
-    def __call__(self) -> None:
-        record = self.record
-        if record is None or record.settled():
-            self.event._wait_for(record, for_a_stream=True)
-            return
-        depth = getattr(_NESTING, "depth", 0)
-        if depth >= NESTED_WAITS:
-            _far_end_first(record)
-        _NESTING.depth = depth + 1
-        try:
-            self.event._wait_for(record, for_a_stream=True)
-        finally:
-            _NESTING.depth = depth
-
-
-# Waits nested on a thread before the rest of a chain runs from its far end: far below the ~200
-# that Python's recursion limit allows, far above what a pipeline of a few streams nests. Below
-# it a wait runs its own stream's earlier tasks first, then the stream it waits for, so events
-# recorded on the two streams are stamped in that order; past it the order among the chain's
-# streams is the far end's first (a device runs them side by side, ordered only by the waits).
-NESTED_WAITS = 32
-_NESTING = threading.local()  # .depth: the waits the thread is inside (a count kept per thread)
-
-
-def _far_end_first(record: _Record) -> None:
-    """Runs the streams ``record`` waits for through stream waits queued before it (and those they
-    wait for, and so on) up to each record waited for, the furthest below first, so that the
-    nested waits then find them run. Each is run as its waiter would run it (``Stream.run_until``:
-    a stream another thread runs is left to it, the wait then waits); a failure is kept by the
-    record it drops (the wait then fails on it) and told at the failed stream's next synchronize
-    (``tell_caller``). Called from inside a waiter task, so a Ctrl-C here fails that task, as one
-    inside any task does (``Stream._interrupted``)."""
-    for below in _records_below(record):  # (post-order: each one after the records below it)
-        if not below.settled():
-            try:
-                below.stream.run_until(below.settled, tell_caller=True)
-            except AclnnError:  # (kept, as said: the wait that meets it reports it)
-                pass
-
-
-def _records_below(record: _Record) -> list[_Record]:
-    """The records not yet run that ``record`` waits for through the tasks queued before it,
-    transitively, each after the ones below it (a walk with its own stack: the chain may be as
-    deep as the nesting it avoids). Waits point at records made before them, so there is no cycle."""
-    order: list[_Record] = []
-    seen = {id(record)}
-    stack = [(record, iter(_waited_before(record)))]
-    while stack:
-        for found in stack[-1][1]:
-            if id(found) not in seen:
-                seen.add(id(found))
-                stack.append((found, iter(_waited_before(found))))
-                break
-        else:
-            done, _ = stack.pop()
-            if stack:  # (not ``record`` itself)
-                order.append(done)
-    return order
-
-
-def _waited_before(record: _Record) -> list[_Record]:
-    """The records not yet run that the stream waits queued before ``record`` wait for (none where
-    ``record`` has left its queue: what is queued then comes after it)."""
-    waited = []
-    for entry in tuple(record.stream._tasks):  # (a copy: other threads may queue meanwhile)
-        task = entry[1]
-        if task is record:
-            return waited
-        if type(task) is _Waiter and task.record is not None and not task.record.settled():
-            waited.append(task.record)
-    return []
 
 
 class _Record:
