@@ -192,8 +192,8 @@ def run(*, epochs: int = 30, max_steps: int | None = None, seed: int = 0, thread
     log(verdict)
     if results[1].seconds > results[0].seconds:  # a newcomer asked why opsnn's run is slower
         log("(opsnn's run is slower on these 64-sample batches: each activation call crosses from torch into "
-            "opsnn's Python layer, tens of microseconds where torch's own kernel takes a few, and a first call "
-            "of a shape plans it (docs/torch.md, \"Direct calls\"). The comparison here is of the numbers.)")
+            "opsnn's Python layer, a few microseconds more than torch's own kernel (docs/torch.md, \"Overhead\"), "
+            "and a first call of a shape plans it (\"Direct calls\"). The comparison here is of the numbers.)")
     written = None
     if plot_path:
         try:
