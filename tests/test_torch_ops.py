@@ -1517,8 +1517,8 @@ def test_what_the_dispatcher_would_resolve_or_convert_goes_through_it(direct_cal
 
 
 def test_autocast_and_kernel_overrides_are_honoured():
-    """An autocast registration for an opsnn op, and a CPU kernel registered over opsnn's,
-    apply to the functional API as to torch.ops.opsnn.*, the kernel inside torch.compile too
+    """An autocast registration for an opsnn op, and a CPU kernel registered over opsnn's (an
+    in-place op's too), apply to the functional API as to torch.ops.opsnn.*, the kernel inside torch.compile too
     (where the float twins must then stand aside; a reviewer) (run apart: both change the process)."""
     script = """
 import torch, opsnn.torch as ot, opsnn.torch._ops as K
@@ -1531,6 +1531,9 @@ K.hardtanh.register_kernel("cpu")(lambda self, min_val=-1, max_val=1: self * 0 +
 assert ot.hardtanh(x).tolist() == [42.0, 42.0, 42.0]
 compiled = torch.compile(lambda t, s: ot.hardtanh(t, -s, s), backend="aot_eager")
 assert compiled(x, 0.5).tolist() == [42.0, 42.0, 42.0]
+K.leaky_relu_.register_kernel("cpu")(lambda self, negative_slope=0.01: self.fill_(7.0))
+y = x.clone()
+assert ot.leaky_relu(y, 0.1, inplace=True) is y and y.tolist() == [7.0, 7.0, 7.0] and y._version == 1
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
@@ -1734,3 +1737,148 @@ def test_kernel_memo_keeps_no_refused_plan_and_stays_bounded(monkeypatch):
         assert len(kernels._MEMO) <= 8
     assert [key[-2] for key in kernels._MEMO] == slopes[-len(kernels._MEMO):]  # the newest kept
     kernels._MEMO.clear()
+
+
+# ---- direct in-place calls (_ops.call_inplace): what the dispatcher's path gives, call by call ----
+
+def _inplace_steps():
+    """Each step makes fresh tensors and returns (the tensors to watch, the in-place call on them):
+    leaves and non-leaves, views of tensors requiring grad, grad modes, inference tensors, refused
+    scalars, dtypes and SoCs, overlapping views."""
+    data = [[-2.0, -0.0, 0.5, 7.0], [3.0, float("nan"), -float("inf"), -0.25], [1.5, -1.0, 0.0, 2.0]]
+
+    def x(**kw):
+        return torch.tensor(data, **kw)
+
+    def leaf():
+        return x().requires_grad_()
+
+    def of_leaf(made):  # a leaf requiring grad, and the tensor ``made`` from it
+        def make():
+            base = leaf()
+            return base, made(base)
+        return make
+
+    nonleaf = of_leaf(lambda b: b * 1)
+
+    def inference():
+        with torch.inference_mode():
+            return x()
+
+    def lr(t, *s):
+        return lambda: ot.leaky_relu(t, *s, inplace=True)
+
+    def ht(t, *s):
+        return lambda: ot.hardtanh(t, *s, inplace=True)
+
+    def plain(make, call):
+        t = make()
+        return (t,), call(t)
+
+    def grad_of(make, call):
+        base, t = make()
+        return (base, t), call(t)
+
+    def under(ctx, step):  # the tensors made and the call made in ctx
+        def run():
+            with ctx():
+                watched, call = step()
+            return watched, _mode_call(ctx, call)
+        return run
+
+    steps = []
+    for call in (lambda t: lr(t, 0.1), lambda t: lr(t, -0.2), lambda t: lr(t, 0), lambda t: lr(t, float("nan")),
+                 lambda t: lr(t, -0.0), lambda t: ht(t, -1.0, 1.0), lambda t: ht(t, 0, 6),
+                 lambda t: ht(t, -0.5, float("nan"))):
+        steps += [lambda call=call: plain(x, call), lambda call=call: plain(lambda: x().t(), call),
+                  lambda call=call: plain(lambda: x(dtype=torch.bfloat16), call),
+                  lambda call=call: plain(leaf, call),  # a leaf requiring grad: refused
+                  lambda call=call: grad_of(nonleaf, call),  # recorded
+                  lambda call=call: grad_of(of_leaf(lambda b: (b * 1)[1:]), call),  # a view
+                  lambda call=call: grad_of(of_leaf(lambda b: b[1:]), call),  # a view of a leaf
+                  lambda call=call: grad_of(of_leaf(lambda b: (b * 1).unbind()[0]), call),
+                  under(torch.no_grad, lambda call=call: plain(leaf, call)),
+                  under(torch.no_grad, lambda call=call: grad_of(nonleaf, call)),
+                  lambda call=call: plain(inference, call),  # refused outside inference mode
+                  lambda call=call: plain(x, lambda t: _mode_call(torch.inference_mode, call(t))),
+                  under(torch.inference_mode, lambda call=call: plain(x, call)),
+                  under(torch.inference_mode, lambda call=call: plain(inference, call)),
+                  lambda call=call: plain(lambda: x()[:1].expand(3, 4), call),  # overlapping: refused
+                  lambda call=call: plain(lambda: x().as_strided((2, 2), (1, 1)), call),
+                  lambda call=call: plain(lambda: torch.empty(0, 4), call)]
+    steps += [
+        # a view made in no_grad of a tensor requiring grad: refused when modified with grad on
+        lambda: grad_of(of_leaf(lambda b: _in_grad_mode(torch.no_grad, lambda: (b * 1)[1:])), lambda t: lr(t, 0.1)),
+        # scalars torch refuses, dtypes no SoC takes, a SoC without the dtype or the operator
+        lambda: plain(lambda: x(dtype=torch.float64), lambda t: lr(t, 1e39)),
+        # where the dispatcher skips the Autograd kernel: in inference mode (ADInplaceOrView bumps the
+        # version before the kernel refuses), an inference tensor (the kernel's refusal comes first)
+        lambda: plain(lambda: x(dtype=torch.float64), lambda t: _mode_call(torch.inference_mode, lr(t, 1e39))),
+        lambda: plain(inference, lambda t: lr(t, 1e39)), lambda: plain(inference, lambda t: ht(t, 1, -1)),
+        lambda: plain(lambda: x(dtype=torch.float16), lambda t: ht(t, -1e5, 1.0)),
+        lambda: plain(lambda: x().long(), lambda t: ht(t, -1, 1)),
+        lambda: plain(lambda: x().long(), lambda t: ht(t, -1.5, 1)),
+        lambda: plain(lambda: x().long(), lambda t: lr(t, 0.1)),
+        lambda: plain(lambda: x().to(torch.uint8), lambda t: ht(t, 0, 300)),
+        lambda: plain(lambda: x(dtype=torch.bfloat16), lambda t: _soc_call("Ascend910", lr(t, 0.1))),
+        lambda: plain(x, lambda t: _soc_call("Ascend310P", lr(t, 0.1))),
+        lambda: plain(x, lambda t: lambda: ot.leaky_relu_(t, True)),  # a bool scalar (the dispatcher's)
+        lambda: plain(x, lambda t: lambda: ot.hardtanh_(t, 1, 1)),
+    ]
+    return steps
+
+
+def _soc_call(soc, call):
+    return lambda: _under_soc(soc, call)
+
+
+def _mode_call(mode, call):
+    return lambda: _in_grad_mode(mode, call)
+
+
+def _inplace_outcome(step):
+    """Of a fresh step: the call's result (bits, grad_fn, whether it is the tensor given) or
+    error; then each watched tensor's bits and version; and where the result is recorded, the
+    first watched tensor's gradient through it (or that backward's error)."""
+    watched, call = step()
+    try:
+        y = call()
+        got = ("gave", y is watched[-1], _outcome(lambda: y))
+    except Exception as exc:  # noqa: BLE001 - the outcome compared
+        got = ("raised", type(exc), getattr(exc, "status", None), str(exc))
+    seen = [(t.dtype, tuple(t.shape), None if t.is_inference() else t._version, t.detach().contiguous().view(torch.uint8).tolist(),
+             type(t.grad_fn).__name__ if t.grad_fn else None) for t in watched]
+    grad = None
+    if got[0] == "gave" and y.requires_grad:
+        grad = _outcome(lambda: torch.autograd.grad(y.sum(), watched[0], allow_unused=True,
+                                                    materialize_grads=True)[0])
+    return got, seen, grad
+
+
+def test_inplace_direct_calls_give_what_the_dispatcher_gives(monkeypatch):
+    """opsnn.torch's in-place calls run the ops' Autograd kernel themselves where ``direct``
+    allows (``_ops.call_inplace``); each step, with fresh tensors, gives through it what it gives
+    through torch.ops.opsnn.*_ and the dispatcher: the result's bits, the tensor itself, its version
+    (one bump, none where refused), grad_fn names, gradients, errors (type, status, message, and
+    nothing written): leaves refused, views of tensors requiring grad, no_grad, inference tensors
+    and mode, overlapping views, refused scalars, dtypes and SoCs. The direct path is taken."""
+    from opsnn.torch import _ops as kernels
+
+    taken = []
+    for name, kernel in list(kernels._INPLACE_AUTOGRAD.items()):
+        def counted(keyset, *args, kernel=kernel):
+            taken.append(keyset is None)
+            return kernel(keyset, *args)
+        monkeypatch.setitem(kernels._INPLACE_AUTOGRAD, name, counted)
+    steps = _inplace_steps()
+    directly = [_inplace_outcome(step) for step in steps]
+    assert taken.count(True) >= 100  # the direct path ran
+    taken.clear()
+    with monkeypatch.context() as patch:
+        patch.setattr(kernels, "direct", lambda *args: False)
+        dispatched = [_inplace_outcome(step) for step in steps]
+    assert not taken  # the dispatcher's Autograd kernel is the registered one
+    for number, (got, want) in enumerate(zip(directly, dispatched)):
+        assert got == want, f"step {number}"
+    assert sum(o[0][0] == "raised" for o in directly) >= 40  # the refusals are still made
+    assert sum(o[2] is not None for o in directly) >= 10  # and gradients compared

@@ -63,8 +63,6 @@ from . import _ops  # noqa: E402 - registers torch.ops.opsnn.*
 from ._ops import no_forward_ad as _no_forward_ad  # noqa: E402
 from ._bridge import AclnnRuntimeError, from_numpy, to_numpy  # noqa: E402
 
-_op = torch.ops.opsnn
-
 
 def _number(value, name: str, function: str):
     """``value`` as torch.nn.functional's argument parser reads a Scalar: a NumPy scalar or a 0-d
@@ -135,7 +133,7 @@ def _inplace(name: str, input: torch.Tensor, *scalars) -> torch.Tensor:
     called directly inside a compiled function still meets that bug (docs/torch.md)."""
     if torch.compiler.is_compiling():
         return input.copy_(_ops.call(name, input.clone(), *scalars))
-    return getattr(_op, name + "_")(input, *scalars)
+    return _ops.call_inplace(name + "_", input, *scalars)
 
 
 def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:

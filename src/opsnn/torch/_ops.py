@@ -856,8 +856,12 @@ _RECORDED = {name: torch._C._FunctionBase.__dict__["apply"].__get__(None, functi
 def _kernel_only(op, keyset, *args):
     """The op below autograd and ADInplaceOrView: the caller bumps the version counter once, as
     an ATen in-place op does (``mark_dirty`` in an autograd.Function, or ``_untracked_inplace``);
-    ADInplaceOrView would bump it again, and before the kernel."""
+    ADInplaceOrView would bump it again, and before the kernel. With no ``keyset`` (a direct
+    call, ``call_inplace``) the CPU kernel itself, under the same guard, so the tensor methods
+    it calls see what they see when the dispatcher redispatches."""
     with torch._C._AutoDispatchBelowADInplaceOrView():
+        if keyset is None:
+            return _INPLACE_KERNELS[op](*args)
         return op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, *args)
 
 
@@ -943,3 +947,31 @@ def _hardtanh_autograd(keyset, self, min_val=-1, max_val=1):
 _AUTOGRAD_LIB = torch.library.Library(NAMESPACE, "FRAGMENT")
 _AUTOGRAD_LIB.impl("leaky_relu_", _leaky_relu_autograd, "Autograd", with_keyset=True)
 _AUTOGRAD_LIB.impl("hardtanh_", _hardtanh_autograd, "Autograd", with_keyset=True)
+
+
+# ---- direct in-place calls: the Autograd kernel above, without the dispatcher ----------------
+_INPLACE_KERNELS = {_ops.leaky_relu_.default: _leaky_relu_, _ops.hardtanh_.default: _hardtanh_}
+_INPLACE_AUTOGRAD = {"leaky_relu_": _leaky_relu_autograd, "hardtanh_": _hardtanh_autograd}
+_INPLACE_OPS = {"leaky_relu_": leaky_relu_, "hardtanh_": hardtanh_}
+_INPLACE_REGISTERED = {name: getattr(op, "_backend_fns", {}).get("cpu") for name, op in _INPLACE_OPS.items()}
+# the dispatch keys of a plain tensor made outside inference mode (``_bridge._PLAIN_KEYS`` holds
+# the inference tensor's too)
+_NORMAL_KEYS = frozenset(B._PLAIN_KEYS and (torch._C._dispatch_keys(torch.empty(0)).raw_repr(),))
+_inference_mode = torch.is_inference_mode_enabled
+
+
+def call_inplace(name: str, self: torch.Tensor, *numbers) -> torch.Tensor:
+    """``torch.ops.opsnn.<name>(self, *numbers)`` for the in-place ops (``leaky_relu_``,
+    ``hardtanh_``). Where ``direct`` allows, for a tensor made outside inference mode and called
+    outside it, with opsnn's own CPU kernel registered, the Autograd kernel the dispatcher would
+    reach runs itself (``_leaky_relu_autograd`` / ``_hardtanh_autograd`` with no keyset): the
+    same scalar conversion, refusals and their order, ``_check_inplace``, autograd.Function
+    (grad_fn) or one version bump after the kernel, with the CPU kernel called where the
+    dispatcher would redispatch to it (``_kernel_only``). Inference mode and inference tensors
+    (no autograd keys: the dispatcher goes to ADInplaceOrView or the kernel, in its own order)
+    stay on the dispatcher, as does everything ``direct`` refuses."""
+    if (not _inference_mode() and direct((self,), numbers)
+            and torch._C._dispatch_keys(self).raw_repr() in _NORMAL_KEYS
+            and getattr(_INPLACE_OPS[name], "_backend_fns", {}).get("cpu") is _INPLACE_REGISTERED[name]):
+        return _INPLACE_AUTOGRAD[name](None, self, *numbers)
+    return getattr(_ops, name)(self, *numbers)
