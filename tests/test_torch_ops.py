@@ -1677,6 +1677,17 @@ def _memo_steps():
         lambda: ot.leaky_relu(x.clone(), 0.1, inplace=True), lambda: ot.leaky_relu(x[:1].expand(3, 4), 0.1),
         lambda: ot.leaky_relu(x[:1].clone().expand(3, 4), 0.1, inplace=True),
         lambda: ot.hardtanh(x[:1].clone().expand(3, 4), -1.0, 1.0, inplace=True),
+        # in place, the scalars as torch takes them (_ops._taken): a zero's sign, an int, NaN, refusals
+        lambda: ot.leaky_relu(x.clone(), -0.0, inplace=True), lambda: ot.leaky_relu(x.clone(), 0.0, inplace=True),
+        lambda: ot.leaky_relu(x.clone(), float("nan"), inplace=True),
+        lambda: ot.leaky_relu(x.double(), 1e39, inplace=True), lambda: ot.leaky_relu(x.double(), 1e38, inplace=True),
+        lambda: ot.hardtanh(x.clone(), -1e5, 1.0, inplace=True),  # then the same scalars, another dtype
+        lambda: ot.hardtanh(x.half(), -1e5, 1.0, inplace=True), lambda: ot.hardtanh(x.half(), -1.0, 1.0, inplace=True),
+        lambda: ot.hardtanh(x.half(), -1.0, 1 + 2**-11 + 2**-40, inplace=True),
+        lambda: ot.hardtanh(x.clone(), -1.5, 1, inplace=True), lambda: ot.hardtanh(x.long(), -1.5, 1, inplace=True), lambda: ot.hardtanh(x.long(), -1, 1, inplace=True),
+        lambda: ot.hardtanh(x.long(), -1.0, 1.0, inplace=True), lambda: ot.hardtanh(x.clone(), 0, 1, inplace=True),
+        lambda: ot.hardtanh(x.to(torch.uint8), 0, 300, inplace=True),
+        lambda: ot.hardtanh(x.to(torch.uint8), 0, 255, inplace=True),
         # grad mode and requires_grad: the same metadata recorded or not
         lambda: ot.leaky_relu(x.clone().requires_grad_(), 0.1),
         lambda: _in_grad_mode(torch.no_grad, lambda: ot.leaky_relu(x.clone().requires_grad_(), 0.1)),

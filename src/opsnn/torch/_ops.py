@@ -19,8 +19,9 @@ Per operator:
   function runs both aclnn phases (CANN checks, PromoteType, the l2 chain, the kernel), and the
   result crosses back without a copy. In-place ops write through the view into the tensor.
   What a functional op's kernel derives from metadata alone (its scalars as torch takes them,
-  the result's layout) is kept per dtypes, shapes, strides and scalar values (``_known``); the
-  crossings and the Pythonic call run every time.
+  the result's layout) is kept per dtypes, shapes, strides and scalar values (``_known``), and an
+  in-place op's scalars per dtype and scalar values (``_taken``); the crossings and the
+  Pythonic call run every time.
 * Fake/meta kernel (functional ops): ``_bridge.infer_output`` runs the same phase-1 pipeline on
   metadata (``engine.infer_output``), so shape (broadcast or self's, per ``spec.broadcast``),
   dtype (``spec.promotion``) and the refusals come from the OpSpec. In-place ops make the CPU
@@ -541,7 +542,36 @@ def _inplace_scalars(op: str, self: torch.Tensor, **scalars) -> tuple:
     """An in-place op's checks before its kernel's (the CPU kernel's and the fake's): ``self``
     may be written, and the scalars as torch takes them."""
     _check_writable(self, op)
-    return _torch_scalars(op, self.dtype, **scalars)
+    return _taken(op, self.dtype, **scalars)
+
+
+def _taken(op: str, dtype: torch.dtype, **values) -> list:
+    """``_torch_scalars(op, dtype, **values)``, from the kernels' memo (``_MEMO``) where the same
+    op, dtype and scalars (type, value, the sign of a zero) met it before: the in-place ops convert
+    their scalars twice a call (their Autograd kernel, then their CPU kernel, as through the
+    dispatcher), ~1 us each. It reads nothing else (the argument names only word a refusal, and
+    a refusal is never kept); NaN and other types (symbolic, complex) are not kept. (Keyed without
+    shapes, unlike ``_known``, so a fake tensor's symbolic sizes never meet a dict.)"""
+    key = ["taken", op, dtype]
+    for value in values.values():
+        kind = type(value)
+        if kind is float:
+            if math.isnan(value):
+                return _torch_scalars(op, dtype, **values)
+            key += (kind, value, None if value else math.copysign(1.0, value))
+        elif kind is int or kind is bool:
+            key += (kind, value)
+        else:
+            return _torch_scalars(op, dtype, **values)
+    key = tuple(key)
+    known = _MEMO.get(key)
+    if known is None:
+        known = tuple(_torch_scalars(op, dtype, **values))
+        if len(_MEMO) >= MEMO_ENTRIES:  # the older half goes (insertion order), as in _known
+            for stale in list(_MEMO)[:MEMO_ENTRIES // 2]:
+                _MEMO.pop(stale, None)
+        _MEMO[key] = known
+    return list(known)
 
 
 def _check_writable(t: torch.Tensor, op: str) -> None:
@@ -927,7 +957,7 @@ def _untracked_inplace(op, keyset, self, *args):
 
 def _leaky_relu_autograd(keyset, self, negative_slope=0.01):
     # before mark_dirty's version bump, as torch refuses
-    (negative_slope,) = _torch_scalars("leaky_relu_", self.dtype, negative_slope=negative_slope)
+    (negative_slope,) = _taken("leaky_relu_", self.dtype, negative_slope=negative_slope)
     if torch.is_grad_enabled() and self.requires_grad:
         _check_inplace(self)
         return _LeakyReluInplace.apply(self, negative_slope, keyset)
@@ -936,7 +966,7 @@ def _leaky_relu_autograd(keyset, self, negative_slope=0.01):
 
 def _hardtanh_autograd(keyset, self, min_val=-1, max_val=1):
     # before mark_dirty's version bump, as torch refuses
-    min_val, max_val = _torch_scalars("hardtanh_", self.dtype, min_val=min_val, max_val=max_val)
+    min_val, max_val = _taken("hardtanh_", self.dtype, min_val=min_val, max_val=max_val)
     if torch.is_grad_enabled() and self.requires_grad:
         _check_inplace(self)
         return _HardtanhInplace.apply(self, self.clone(), min_val, max_val, keyset)
