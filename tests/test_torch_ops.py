@@ -1893,3 +1893,28 @@ def test_inplace_direct_calls_give_what_the_dispatcher_gives(monkeypatch):
         assert got == want, f"step {number}"
     assert sum(o[0][0] == "raised" for o in directly) >= 40  # the refusals are still made
     assert sum(o[2] is not None for o in directly) >= 10  # and gradients compared
+
+
+def test_calls_below_autograd_go_as_the_dispatcher_takes_them():
+    """(a regression breaker) A thread running below autograd or ADInplaceOrView (torch's own
+    kernels, and Python kernels registered over aten ops, run so) has the dispatcher skip those
+    layers, as torch's F.leaky_relu_ / F.hardtanh_ skip them. The direct calls ran them anyway: a
+    leaf requiring grad was refused, a graph was recorded, a version bumped twice."""
+    x = torch.tensor([-1.0, 2.0], requires_grad=True)
+    a = torch.tensor([-1.0, 2.0], requires_grad=True)
+    z = a * 1
+    with torch._C._AutoDispatchBelowAutograd():
+        ot.leaky_relu_(x, 0.1)
+        assert torch.equal(x.detach(), torch.tensor([-0.1, 2.0])) and x._version == 1 and x.grad_fn is None
+        ot.hardtanh_(z, -0.5, 0.5)
+        assert type(z.grad_fn).__name__ == "MulBackward0"
+        y = ot.leaky_relu(a, 0.1)  # the functional call records nothing either, as F.leaky_relu there
+        assert y.grad_fn is None and torch.equal(y, torch.tensor([-0.1, 2.0]))
+    w = torch.tensor([-1.0, 2.0])
+    with torch._C._AutoDispatchBelowADInplaceOrView():
+        ot.hardtanh_(w, -0.5, 0.5)
+    assert w._version == 0 and torch.equal(w, torch.tensor([-0.5, 0.5]))
+    # the same calls as a thread normally runs them: direct, recorded as before
+    v = torch.tensor([-1.0, 2.0], requires_grad=True) * 1
+    ot.leaky_relu_(v, 0.1)
+    assert type(v.grad_fn).__name__ == "_LeakyReluInplaceBackward" and v._version == 1

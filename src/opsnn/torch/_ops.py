@@ -648,6 +648,15 @@ _SPLITS = {name: (kinds.count("T"), kinds.count("T") + kinds.count("N")) for nam
 _is_tracing, _dispatch_modes = torch._C._is_tracing, torch._C._len_torch_dispatch_stack
 _profiling, _autocasting = torch._C._autograd._profiler_enabled, torch._C._is_any_autocast_enabled
 _functorch_running, _grad_mode = torch._C._are_functorch_transforms_active, torch._C.is_grad_enabled
+_excluded, _inference_mode = torch._C._dispatch_tls_local_exclude_set, torch.is_inference_mode_enabled
+# The dispatch keys a thread excludes as it normally runs, and in inference mode (autograd's: the
+# same set as under torch._C._AutoDispatchBelowAutograd). Any other set (a kernel running below
+# autograd or ADInplaceOrView, as torch's own and Python kernels registered over aten ops do) goes
+# through the dispatcher, which skips those layers there: run directly, the call had recorded a
+# graph, refused a leaf or bumped a version the dispatcher skips (a regression breaker).
+_NORMAL_EXCLUDED = _excluded().raw_repr()
+with torch.inference_mode():
+    _INFERENCE_EXCLUDED = _excluded().raw_repr()
 
 
 def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
@@ -659,7 +668,8 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     bools for the flags (the schema converts or refuses anything else), and nothing that
     intercepts, converts or records ops (torch.compile, torch.jit.trace, the profiler, autocast,
     a torch function or dispatch mode such as FakeTensorMode or make_fx, functorch's vmap / grad
-    wrappers or a functorch transform running at all, a tensor subclass). (A plain tensor that
+    wrappers or a functorch transform running at all, a tensor subclass, a thread that runs below
+    autograd or ADInplaceOrView: ``_NORMAL_EXCLUDED``). (A plain tensor that
     requires grad, captured by a function vmap runs, reached the autograd.Function, which functorch
     refuses without a setup_context.)
     The dispatcher and torch.library's Python layers cost ~20-35 us a call (a 4-element
@@ -668,6 +678,9 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     registered over opsnn's with ``Library.impl``; ``torch.ops.opsnn.*`` reaches both."""
     if (torch.compiler.is_compiling() or _is_tracing() or _dispatch_modes() or _profiling() or _autocasting()
             or has_torch_function(tensors) or _functorch_running()):
+        return False
+    excluded = _excluded().raw_repr()
+    if excluded != _NORMAL_EXCLUDED and not (excluded == _INFERENCE_EXCLUDED and _inference_mode()):
         return False
     # loops, not any() / all() over generators: this runs on every call (~0.5 us less)
     for v in numbers:
@@ -987,7 +1000,6 @@ _INPLACE_REGISTERED = {name: getattr(op, "_backend_fns", {}).get("cpu") for name
 # the dispatch keys of a plain tensor made outside inference mode (``_bridge._PLAIN_KEYS`` holds
 # the inference tensor's too)
 _NORMAL_KEYS = frozenset(B._PLAIN_KEYS and (torch._C._dispatch_keys(torch.empty(0)).raw_repr(),))
-_inference_mode = torch.is_inference_mode_enabled
 
 
 def call_inplace(name: str, self: torch.Tensor, *numbers) -> torch.Tensor:
