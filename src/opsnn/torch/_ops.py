@@ -265,6 +265,31 @@ _MEMO: dict[tuple, tuple] = {}
 MEMO_ENTRIES = 512
 
 
+def _scalars_key(key: list, scalars) -> tuple | None:
+    """``key`` with each scalar's type and value (and the sign of a zero: -0.0 == 0.0) appended,
+    as a tuple; None where a scalar is not kept (NaN, or a type but float, int and bool:
+    complex, symbolic). The memo's one rule for scalars (``_known``, ``_taken``)."""
+    for value in scalars:
+        kind = type(value)
+        if kind is float:
+            if math.isnan(value):
+                return None
+            key += (kind, value, None if value else math.copysign(1.0, value))
+        elif kind is int or kind is bool:
+            key += (kind, value)
+        else:
+            return None
+    return tuple(key)
+
+
+def _remember(key: tuple, value: tuple) -> None:
+    """Store ``value`` under ``key``; past MEMO_ENTRIES the older half goes (insertion order)."""
+    if len(_MEMO) >= MEMO_ENTRIES:
+        for stale in list(_MEMO)[:MEMO_ENTRIES // 2]:
+            _MEMO.pop(stale, None)
+    _MEMO[key] = value
+
+
 def _known(name: str, plan, tensors: tuple, scalars: tuple) -> tuple | None:
     """``plan(*tensors, *scalars)``, from the memo where the same metadata met it before."""
     if len(tensors) == 1:  # (unrolled: ~0.1 us less a call)
@@ -273,25 +298,14 @@ def _known(name: str, plan, tensors: tuple, scalars: tuple) -> tuple | None:
     else:
         t, u = tensors
         key = [name, t.dtype, t.shape, t.stride(), u.dtype, u.shape, u.stride()]
-    for value in scalars:
-        kind = type(value)
-        if kind is float:
-            if math.isnan(value):
-                return plan(*tensors, *scalars)
-            key += (kind, value, None if value else math.copysign(1.0, value))  # -0.0 == 0.0
-        elif kind is int or kind is bool:
-            key += (kind, value)
-        else:
-            return plan(*tensors, *scalars)
-    key = tuple(key)
+    key = _scalars_key(key, scalars)
+    if key is None:
+        return plan(*tensors, *scalars)
     known = _MEMO.get(key)
     if known is None:
         known = plan(*tensors, *scalars)
         if known is not None:
-            if len(_MEMO) >= MEMO_ENTRIES:  # the older half goes (insertion order)
-                for stale in list(_MEMO)[:MEMO_ENTRIES // 2]:
-                    _MEMO.pop(stale, None)
-            _MEMO[key] = known
+            _remember(key, known)
     return known
 
 
@@ -552,25 +566,13 @@ def _taken(op: str, dtype: torch.dtype, **values) -> list:
     dispatcher), ~1 us each. It reads nothing else (the argument names only word a refusal, and
     a refusal is never kept); NaN and other types (symbolic, complex) are not kept. (Keyed without
     shapes, unlike ``_known``, so a fake tensor's symbolic sizes never meet a dict.)"""
-    key = ["taken", op, dtype]
-    for value in values.values():
-        kind = type(value)
-        if kind is float:
-            if math.isnan(value):
-                return _torch_scalars(op, dtype, **values)
-            key += (kind, value, None if value else math.copysign(1.0, value))
-        elif kind is int or kind is bool:
-            key += (kind, value)
-        else:
-            return _torch_scalars(op, dtype, **values)
-    key = tuple(key)
+    key = _scalars_key(["taken", op, dtype], values.values())
+    if key is None:
+        return _torch_scalars(op, dtype, **values)
     known = _MEMO.get(key)
     if known is None:
         known = tuple(_torch_scalars(op, dtype, **values))
-        if len(_MEMO) >= MEMO_ENTRIES:  # the older half goes (insertion order), as in _known
-            for stale in list(_MEMO)[:MEMO_ENTRIES // 2]:
-                _MEMO.pop(stale, None)
-        _MEMO[key] = known
+        _remember(key, known)
     return list(known)
 
 
