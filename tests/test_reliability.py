@@ -8,6 +8,7 @@ balanced afterwards (the ``dev`` fixture asserts it at teardown).
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import os
 import re
@@ -435,6 +436,105 @@ def test_events_across_streams_and_threads(dev):
     for e in (ea, eb):
         assert acl.rt.destroy_event(e) == 0
     assert acl.rt.destroy_stream(a) == 0 and acl.rt.destroy_stream(b) == 0 and acl.rt.destroy_stream(c) == 0
+
+
+def _chain(n, first=None):
+    """``n`` streams, each waiting for an event the one before recorded: stream j queues a wait
+    for event j - 1 (j > 0), ``first`` (stream 0 only, when given) or a task noting j, then
+    records event j. Returns (streams, events, what ran)."""
+    from opsnn.acl import rt
+
+    streams = [acl.rt.create_stream()[0] for _ in range(n)]
+    events = [acl.rt.create_event()[0] for _ in range(n)]
+    ran = []
+    for j, (stream, event) in enumerate(zip(streams, events)):
+        if j:
+            assert acl.rt.stream_wait_event(stream, events[j - 1]) == 0
+        rt.STATE.streams.get(stream).enqueue(f"task{j}", first if j == 0 and first else lambda j=j: ran.append(j))
+        assert acl.rt.record_event(event, stream) == 0
+    return streams, events, ran
+
+
+def _end_chain(streams, events):
+    for event in events:
+        assert acl.rt.destroy_event(event) == 0
+    for stream in streams:
+        acl.rt.destroy_stream(stream)  # (500003 for the chains a failure or Ctrl-C broke: told before)
+
+
+def test_a_long_chain_of_stream_waits_runs_in_order(dev):
+    """Streams each waiting for an event recorded by the one before, three times as many as
+    Python's recursion limit allows nested calls: synchronizing the last stream (or its event)
+    runs the whole chain in order, and every record is stamped in chain order (each wait's run of
+    the stream before had been a nested call: ~250 streams failed 500003 with a RecursionError)."""
+    from opsnn.acl import rt
+
+    n = 3 * sys.getrecursionlimit()
+    streams, events, ran = _chain(n)
+    assert acl.rt.synchronize_stream(streams[-1]) == 0
+    assert ran == list(range(n))
+    stamps = [rt.STATE.events.get(event).latest.stamp for event in events]
+    assert all(a <= b for a, b in itertools.pairwise(stamps))
+    assert all(acl.rt.synchronize_stream(stream) == 0 for stream in streams)
+    _end_chain(streams, events)
+    streams, events, ran = _chain(n)  # the same through synchronize_event
+    assert acl.rt.synchronize_event(events[-1]) == 0 and ran == list(range(n))
+    assert acl.rt.query_event_status(events[0]) == (1, 0)
+    _end_chain(streams, events)
+
+
+def test_a_failure_at_the_far_end_of_a_long_chain(dev):
+    """A task failing at the far end of a chain of stream waits fails every wait after it: 500003
+    at the last stream's synchronize, every record dropped. The message names the outermost
+    wait and the four deepest levels in full (down to the failed task and its cause) and counts
+    the ones between: each level's text had held the whole text of the one inside it (53 kB and
+    55 MB for a chain of 1000 streams)."""
+    def fails():
+        raise opsnn.AclnnError(161002, "the root cause")
+
+    for n in (4, 5, 6, 1500):
+        streams, events, _ = _chain(n, first=fails)
+        msg = fail_msg(acl.rt.synchronize_stream(streams[-1]), 500003)
+        deepest = ["stream task task0 failed: the root cause"]
+        for j in range(min(n, 4) - 1):
+            deepest.insert(0, f"stream task stream_wait_event {events[j]:#x} failed: ")
+        if n <= 4:
+            assert msg == "".join(deepest)
+        else:
+            between = f"[{n - 5} more stream_wait_event task(s), each failed by the one after it] " if n > 5 else ""
+            assert msg == f"stream task stream_wait_event {events[n - 2]:#x} failed: {between}{''.join(deepest)}"
+        for event in (events[0], events[-1]):
+            assert acl.rt.query_event_status(event) == (0, 0)
+            fail_msg(acl.rt.synchronize_event(event), 500003, "record was dropped", "the root cause")
+        _end_chain(streams, events)
+
+
+def test_ctrl_c_deep_in_a_long_chain(dev):
+    """A Ctrl-C (KeyboardInterrupt) in a task at the far end of a long chain of stream waits goes
+    on to the caller, leaves no stream's run lock held, and puts every wait it cut short back at
+    the head of its queue as a task that fails, as a Ctrl-C inside any task (the next synchronize
+    of each stream: 500003 naming it)."""
+    from opsnn.acl import rt
+
+    def ctrl_c():
+        raise KeyboardInterrupt
+
+    n = 2 * sys.getrecursionlimit()
+    streams, events, ran = _chain(n, first=ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        acl.rt.synchronize_stream(streams[-1])
+    locks, free = [rt.STATE.streams.get(s)._run for s in streams], []
+    probe = threading.Thread(target=lambda: free.extend(
+        lock.acquire(blocking=False) and (lock.release() or True) for lock in locks))
+    probe.start()
+    probe.join()
+    assert free == [True] * n and ran == []
+    fail_msg(acl.rt.synchronize_stream(streams[0]), 500003, "task0 was interrupted (KeyboardInterrupt)")
+    for j in (1, n // 2, n - 1):
+        fail_msg(acl.rt.synchronize_stream(streams[j]), 500003,
+                 f"stream_wait_event {events[j - 1]:#x} was interrupted (KeyboardInterrupt)")
+    assert ran == []
+    _end_chain(streams, events)
 
 
 def test_events_end_with_the_device(runtime_guard):

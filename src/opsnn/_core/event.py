@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Generator
 
 from . import forksafe
 from .checks import is_c_int, is_null, shown
 from .status import AclError, AclnnError
-from .stream import Stream
+from .stream import Stream, drive
 
 NOT_READY, COMPLETE = 0, 1  # aclrtEventRecordedStatus
 
@@ -53,7 +54,7 @@ class Event:
         had queued before the record (the record ran, but work before it did not)."""
         with self._changed:
             latest = self.latest
-        self._wait_for(latest)
+        drive(self._wait_for(latest))
         if latest is not None:
             latest.stream.report_dropped(before=latest.place)
 
@@ -61,10 +62,15 @@ class Event:
         """A task for another stream that waits for the latest record made so far (none: no wait)."""
         with self._changed:
             latest = self.latest
-        return lambda: self._wait_for(latest, for_a_stream=True)
 
-    def _wait_for(self, record: _Record | None, for_a_stream: bool = False) -> None:
-        """Returns once ``record`` ran: runs its stream's queue up to it, or, while another
+        def wait():  # a task: its run of the recorded stream, for Stream._run_tasks (none when it ran)
+            if latest is not None and latest.stamp is None:
+                return self._wait_for(latest, for_a_stream=True)
+        return wait
+
+    def _wait_for(self, record: _Record | None, for_a_stream: bool = False) -> Generator:
+        """A wait (a generator, for ``stream.drive``) that ends once ``record`` ran: runs its
+        stream's queue up to it (yielded: ``Stream.run_until``), or, while another
         thread runs that stream, waits for it to get there. Raises the failure that drops it
         (500003), then, for a record dropped earlier, says so. ``for_a_stream``: the wait is a
         task of another stream (stream_wait_event), whose failure is that stream's, so a failure
@@ -79,7 +85,7 @@ class Event:
                     return
                 if record.lost is not None:
                     raise AclnnError(AclError.RT_FAILURE, self.dropped_text(record))
-            if not record.stream.run_until(settled, tell_caller=for_a_stream):
+            if not (yield record.stream.run_until(settled, tell_caller=for_a_stream)):
                 with self._changed:  # another thread runs the stream: it gets to the record
                     self._changed.wait_for(settled, 0.05)
             elif not settled() and not record.stream.pending:

@@ -1,11 +1,13 @@
 """Emulated streams: in-order task queues, run when the stream is synchronized.
 
 Phase 2 of an aclnn call only enqueues (like an NPU launch). ``synchronize`` runs the queued
-tasks in order and reports the first failure, as ``aclrtSynchronizeStream`` does; tasks after a
-failure are dropped, and a thread whose task failed or was dropped in a run it did not ask for
-(another thread's synchronize or event wait, or another stream's wait for an event recorded here)
-hears of it at its next synchronize of the stream. A host program that reads results without
-synchronizing sees the old data, as it could on a device.
+tasks in order, on the calling thread (a run is a generator that ``drive`` runs, with the runs of
+other streams its event waits ask for), and reports the first failure, as
+``aclrtSynchronizeStream`` does; tasks after a failure are dropped, and a thread whose task
+failed or was dropped in a run it did not ask for (another thread's synchronize or event wait,
+or another stream's wait for an event recorded here) hears of it at its next synchronize of the
+stream. A host program that reads results without synchronizing sees the old data, as it could
+on a device.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import math
 import os
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from types import GeneratorType
 
 from . import forksafe
 from .checks import is_c_int, shown
@@ -79,7 +82,7 @@ class Stream:
         with self._run:
             # as many tasks as are queued now (a nested run of this stream, an event wait's, may
             # empty the queue first)
-            self._run_tasks(len(self._tasks))
+            drive(self._run_tasks(len(self._tasks)))
             if self._dropped:  # (tested inline: the launch path's synchronize meets it every call)
                 self.report_dropped()
 
@@ -111,44 +114,50 @@ class Stream:
                              f"dropped, not run: the failure was met by another thread (its synchronize or event "
                              f"wait) or by another stream's stream_wait_event ({told[-1][1]})")
 
-    def run_until(self, done: Callable[[], bool], tell_caller: bool = False) -> bool:
-        """Run queued tasks in order until ``done()`` holds or the queue is empty, unless another
-        thread is running this stream: then run nothing and return False (the caller waits for
-        what it needs instead: blocking here while holding another stream's run lock could
-        deadlock two threads whose streams wait on each other's events). A failure raises as in
-        ``synchronize``, dropping the tasks queued up to where ``done()`` holds (``_run_tasks``);
-        with ``tell_caller`` (a stream_wait_event's run) the caller's failed or dropped tasks are
-        told again at its next synchronize of this stream, which would otherwise return 0 over a
-        launch that failed (a breaker: the waiting stream's synchronize told it, the failed
-        stream's said 0)."""
+    def run_until(self, done: Callable[[], bool], tell_caller: bool = False) -> Generator:
+        """A run (a generator, for ``drive``) of queued tasks in order until ``done()`` holds or
+        the queue is empty, unless another thread is running this stream: then it runs nothing
+        and returns False (the caller waits for what it needs instead: blocking here while
+        holding another stream's run lock could deadlock two threads whose streams wait on each
+        other's events), else True. A failure raises as in ``synchronize``, dropping the tasks
+        queued up to where ``done()`` holds (``_run_tasks``); with ``tell_caller`` (a
+        stream_wait_event's run) the caller's failed or dropped tasks are told again at its next
+        synchronize of this stream, which would otherwise return 0 over a launch that failed (a
+        breaker: the waiting stream's synchronize told it, the failed stream's said 0)."""
         if not self._run.acquire(blocking=False):
             return False
         try:
-            self._run_tasks(math.inf, done, tell_caller)
+            yield self._run_tasks(math.inf, done, tell_caller)
         finally:
             self._run.release()
         return True
 
-    def _run_tasks(self, left: float, done: Callable[[], bool] = lambda: False, tell_caller: bool = False) -> None:
-        """Run queued tasks in order, the caller holding ``_run``: at most ``left`` of them
-        (``math.inf``: no limit), until ``done()`` holds (asked before each task) or the queue is
-        empty. A task's failure raises 500003 after dropping the tasks queued up to that same
-        end, no further: later tasks wait for the stream's next synchronize, as tasks queued
-        after a synchronize's start do. The threads whose tasks failed or were dropped hear of it
-        at their next synchronize (``_tell``): the caller too where ``tell_caller``. A Ctrl-C (or
-        SystemExit) inside a task goes on to the caller (``_interrupted``). (A count, not a
-        predicate built per call, for synchronize: that had cost the launch path ~0.4 us a
-        synchronize.)"""
+    def _run_tasks(self, left: float, done: Callable[[], bool] = lambda: False,
+                   tell_caller: bool = False) -> Generator:
+        """A run (a generator, for ``drive``; the caller holds ``_run``) of queued tasks in order:
+        at most ``left`` of them (``math.inf``: no limit), until ``done()`` holds (asked before
+        each task) or the queue is empty. A task that returns a generator (an event wait: its
+        run of the recorded stream; other tasks' results are ignored) has it run by yielding it
+        to ``drive``, which sends back what it returned or throws in what it raised (so this
+        run's frame is not below it on Python's stack). A task's failure raises 500003 after dropping
+        the tasks queued up to that same end, no further: later tasks wait for the stream's next
+        synchronize, as tasks queued after a synchronize's start do. The threads whose tasks
+        failed or were dropped hear of it at their next synchronize (``_tell``): the caller too
+        where ``tell_caller``. A Ctrl-C (or SystemExit) inside a task goes on to the caller
+        (``_interrupted``). (A count, not a predicate built per call, for synchronize: that had
+        cost the launch path ~0.4 us a synchronize.)"""
         tasks = self._tasks
         outer = self._running  # (a nested run's: the task that runs this one is still running)
         while left and tasks and not done():
             left -= 1
             label, task, owner, place = self._take(tasks)
             try:
-                task()
+                nested = task()
+                if type(nested) is GeneratorType:  # an event wait's run of another stream
+                    yield nested
             except Exception as exc:  # a task bug must not escape the runtime: a status instead
                 raise self._failed(label, exc, (owner, place), left, done, tell_caller) from exc
-            except BaseException:  # Ctrl-C (KeyboardInterrupt) or SystemExit inside the task
+            except BaseException:  # Ctrl-C (KeyboardInterrupt), SystemExit, or a close() of this run
                 self._interrupted(label, owner, place)
                 raise
             finally:
@@ -173,12 +182,13 @@ class Stream:
                 done: Callable[[], bool], tell_caller: bool) -> AclnnError:
         """The 500003 for task ``label``'s failure (``queued``: the thread that queued it and its
         place), after dropping queued tasks, at most ``left``, until ``done()`` holds."""
-        why = exc.message if isinstance(exc, AclnnError) else f"internal error: {type(exc).__name__}: {exc}"
-        why = f"stream task {label} failed: {why}"
+        why, levels = _failure_text(label, exc)
         live = {t.ident: t for t in threading.enumerate()}
         self._tell(*queued, live, why, tell_caller)
         self._drop(left, done, why, live, tell_caller)
-        return AclnnError(AclError.RT_FAILURE, why)
+        error = AclnnError(AclError.RT_FAILURE, why)
+        error.stream_levels = levels
+        return error
 
     def _drop(self, left: float, done: Callable[[], bool], why: str, live: dict, tell_caller: bool) -> None:
         """Drops queued tasks after a failure, at most ``left``, until ``done()`` holds (asked
@@ -201,12 +211,85 @@ class Stream:
                 self._dropped[owner] = (ref, [*failures, (place, why)])
 
 
+_LEVELS_SHOWN = 4  # a failure met through a chain of event waits names this many deepest runs in full
+
+
+def _failure_text(label: str, exc: Exception) -> tuple[str, tuple[int, str]]:
+    """What task ``label``'s failure ``exc`` says (``stream task <label> failed: <why>``) and its
+    ``stream_levels``: how many stream runs it failed, one inside the next (an event wait's run
+    of the recorded stream fails with the task it ran), and the text of the deepest
+    ``_LEVELS_SHOWN`` of them. Past those, the levels between the outermost and them are counted,
+    not written out: each level's text had held the whole text of the one inside it, so a
+    failure at the far end of a chain of 1000 streams held 53 kB of text and the chain took
+    55 MB (quadratic) to report it."""
+    why = exc.message if isinstance(exc, AclnnError) else f"internal error: {type(exc).__name__}: {exc}"
+    levels, deepest = getattr(exc, "stream_levels", (0, why))
+    levels += 1
+    if levels <= _LEVELS_SHOWN:
+        deepest = text = f"stream task {label} failed: {why}"
+    else:
+        skipped = levels - _LEVELS_SHOWN - 1
+        between = f"[{skipped} more stream_wait_event task(s), each failed by the one after it] " if skipped else ""
+        text = f"stream task {label} failed: {between}{deepest}"
+    return text, (levels, deepest)
+
+
 def _unfinished(label: str, why: str) -> Callable[[], None]:
     """A queue task that fails, saying that task ``label`` ``why`` (it stands for one that began
     and may not have finished: a Ctrl-C inside it, a fork while another thread ran it)."""
     def unfinished() -> None:
         raise AclnnError(AclError.RT_FAILURE, f"{label} {why}")
     return unfinished
+
+
+def drive(steps: Generator) -> None:
+    """Runs ``steps``, a stream's run (``Stream._run_tasks``) or an event wait, to its end, with
+    the nested runs it yields: a task that waits for an event runs the recorded stream's queue,
+    whose tasks may wait for other events in turn. Those nested runs go on an explicit stack, not
+    Python's, so a chain of any length of streams each waiting for an event of the one before
+    runs (nested calls had failed 500003 with a RecursionError at ~250 streams); each run is
+    resumed with what the run it yielded returned, or has what it raised thrown in where it
+    yielded, so order, failures and their messages are those of nested calls. A run that yields
+    nothing (no event waits) costs one generator."""
+    for nested in steps:  # (a plain for: no StopIteration raised for the run that yields nothing)
+        _drive_stack([steps, nested])
+        return
+
+
+_DONE = object()  # next()'s answer for a run that has ended
+
+
+def _drive_stack(stack: list[Generator]) -> None:
+    """``drive``'s stack machine. An exception raised by these lines themselves (a Ctrl-C between
+    two steps) is thrown into the run on top, as if raised where it stands, so every run on the
+    stack finishes through its own except and finally clauses (its locks released, an
+    interrupted task put back)."""
+    reply = thrown = None
+    while stack:
+        try:
+            top = stack[-1]
+            try:
+                if thrown is not None:
+                    error, thrown = thrown, None
+                    nested = top.throw(error)
+                elif reply is not None:
+                    nested, reply = top.send(reply), None
+                else:
+                    nested = next(top, _DONE)  # (returning None raises no StopIteration here)
+                    if nested is _DONE:
+                        stack.pop()
+                        continue
+            except StopIteration as end:
+                stack.pop()
+                reply = end.value
+                continue
+            stack.append(nested)
+        except BaseException as exc:
+            if stack and stack[-1].gi_frame is None:  # the run on top raised it: it has ended
+                stack.pop()
+            thrown, reply = exc, None
+            if not stack:
+                raise
 
 
 _STREAMS: weakref.WeakSet = weakref.WeakSet()  # every stream, for the at-fork handler below
