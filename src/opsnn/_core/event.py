@@ -70,7 +70,7 @@ class Event:
 
     def _wait_for(self, record: _Record | None, for_a_stream: bool = False) -> Generator:
         """A wait (a generator, for ``stream.drive``) that ends once ``record`` ran: runs its
-        stream's queue up to it (yielded: ``Stream.run_until``), or, while another
+        stream's queue up to it (yields ``Stream.run_until``'s run), or, while another
         thread runs that stream, waits for it to get there. Raises the failure that drops it
         (500003), then, for a record dropped earlier, says so. ``for_a_stream``: the wait is a
         task of another stream (stream_wait_event), whose failure is that stream's, so a failure
@@ -78,17 +78,22 @@ class Event:
         synchronize_event's caller asked about the recorded stream itself and is told by the raise."""
         if record is None:
             return
-        settled = record.settled
+        settled, stream = record.settled, record.stream
         while True:
             with self._changed:
                 if record.stamp is not None:
                     return
                 if record.lost is not None:
                     raise AclnnError(AclError.RT_FAILURE, self.dropped_text(record))
-            if not (yield record.stream.run_until(settled, tell_caller=for_a_stream)):
+            if not stream.claim():
                 with self._changed:  # another thread runs the stream: it gets to the record
                     self._changed.wait_for(settled, 0.05)
-            elif not settled() and not record.stream.pending:
+                continue
+            try:
+                yield stream.run_until(settled, tell_caller=for_a_stream)
+            finally:
+                stream.unclaim()
+            if not settled() and not stream.pending:
                 return  # the queue ran dry without it (not expected: every record is queued)
 
 

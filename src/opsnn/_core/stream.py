@@ -114,23 +114,25 @@ class Stream:
                              f"dropped, not run: the failure was met by another thread (its synchronize or event "
                              f"wait) or by another stream's stream_wait_event ({told[-1][1]})")
 
+    def claim(self) -> bool:
+        """Takes this stream's run for the calling thread, unless another thread is running it:
+        then False (a caller that needs a task of it to run waits for that instead: blocking here
+        while holding another stream's run could deadlock two threads whose streams wait on each
+        other's events). A True is given back by ``unclaim``, after ``run_until``'s run."""
+        return self._run.acquire(blocking=False)
+
+    def unclaim(self) -> None:
+        self._run.release()
+
     def run_until(self, done: Callable[[], bool], tell_caller: bool = False) -> Generator:
-        """A run (a generator, for ``drive``) of queued tasks in order until ``done()`` holds or
-        the queue is empty, unless another thread is running this stream: then it runs nothing
-        and returns False (the caller waits for what it needs instead: blocking here while
-        holding another stream's run lock could deadlock two threads whose streams wait on each
-        other's events), else True. A failure raises as in ``synchronize``, dropping the tasks
-        queued up to where ``done()`` holds (``_run_tasks``); with ``tell_caller`` (a
-        stream_wait_event's run) the caller's failed or dropped tasks are told again at its next
-        synchronize of this stream, which would otherwise return 0 over a launch that failed (a
-        breaker: the waiting stream's synchronize told it, the failed stream's said 0)."""
-        if not self._run.acquire(blocking=False):
-            return False
-        try:
-            yield self._run_tasks(math.inf, done, tell_caller)
-        finally:
-            self._run.release()
-        return True
+        """A run (a generator, for ``drive``; the caller has ``claim``ed the stream) of queued
+        tasks in order until ``done()`` holds or the queue is empty. A failure raises as in
+        ``synchronize``, dropping the tasks queued up to where ``done()`` holds (``_run_tasks``);
+        with ``tell_caller`` (a stream_wait_event's run) the caller's failed or dropped tasks are
+        told again at its next synchronize of this stream, which would otherwise return 0 over a
+        launch that failed (a breaker: the waiting stream's synchronize told it, the failed
+        stream's said 0)."""
+        return self._run_tasks(math.inf, done, tell_caller)
 
     def _run_tasks(self, left: float, done: Callable[[], bool] = lambda: False,
                    tell_caller: bool = False) -> Generator:
@@ -248,7 +250,7 @@ def drive(steps: Generator) -> None:
     whose tasks may wait for other events in turn. Those nested runs go on an explicit stack, not
     Python's, so a chain of any length of streams each waiting for an event of the one before
     runs (nested calls had failed 500003 with a RecursionError at ~250 streams); each run is
-    resumed with what the run it yielded returned, or has what it raised thrown in where it
+    resumed once the run it yielded has ended, or has what that raised thrown in where it
     yielded, so order, failures and their messages are those of nested calls. A run that yields
     nothing (no event waits) costs one generator."""
     for nested in steps:  # (a plain for: no StopIteration raised for the run that yields nothing)
@@ -263,31 +265,26 @@ def _drive_stack(stack: list[Generator]) -> None:
     """``drive``'s stack machine. An exception raised by these lines themselves (a Ctrl-C between
     two steps) is thrown into the run on top, as if raised where it stands, so every run on the
     stack finishes through its own except and finally clauses (its locks released, an
-    interrupted task put back)."""
-    reply = thrown = None
+    interrupted task put back). (Runs return nothing: a value would cost a StopIteration.)"""
+    thrown = None
     while stack:
         try:
-            top = stack[-1]
-            try:
-                if thrown is not None:
-                    error, thrown = thrown, None
-                    nested = top.throw(error)
-                elif reply is not None:
-                    nested, reply = top.send(reply), None
-                else:
-                    nested = next(top, _DONE)  # (returning None raises no StopIteration here)
-                    if nested is _DONE:
-                        stack.pop()
-                        continue
-            except StopIteration as end:
+            if thrown is None:
+                nested = next(stack[-1], _DONE)
+            else:
+                error, thrown = thrown, None
+                try:
+                    nested = stack[-1].throw(error)
+                except StopIteration:  # it caught what was thrown in, and ended
+                    nested = _DONE
+            if nested is _DONE:
                 stack.pop()
-                reply = end.value
-                continue
-            stack.append(nested)
+            else:
+                stack.append(nested)
         except BaseException as exc:
             if stack and stack[-1].gi_frame is None:  # the run on top raised it: it has ended
                 stack.pop()
-            thrown, reply = exc, None
+            thrown = exc
             if not stack:
                 raise
 
