@@ -7,6 +7,7 @@ balanced afterwards (the ``dev`` fixture asserts it at teardown).
 
 from __future__ import annotations
 
+import collections
 import gc
 import itertools
 import logging
@@ -534,6 +535,52 @@ def test_ctrl_c_deep_in_a_long_chain(dev):
         fail_msg(acl.rt.synchronize_stream(streams[j]), 500003,
                  f"stream_wait_event {events[j - 1]:#x} was interrupted (KeyboardInterrupt)")
     assert ran == []
+    _end_chain(streams, events)
+
+
+def test_ctrl_c_as_a_task_or_a_stream_run_is_taken(dev):
+    """A Ctrl-C landing just after a task left the queue, before it started, puts it back as it
+    was (it had been lost: the next synchronize returned 0 without running it); one landing just
+    after an event wait claimed the recorded stream gives the claim back (the stream's run lock
+    had stayed held, so another thread's synchronize of it would wait forever). Found by random
+    Ctrl-C trials over chains of stream waits."""
+    from opsnn.acl import rt
+
+    class CutAfterPop(collections.deque):  # a Ctrl-C right after the entry leaves the queue
+        def popleft(self):
+            entry = super().popleft()
+            type(self).popleft = collections.deque.popleft
+            raise KeyboardInterrupt
+            return entry
+
+    stream, ran = acl.rt.create_stream()[0], []
+    queue = rt.STATE.streams.get(stream)
+    queue.enqueue("first", lambda: ran.append(1))
+    queue._tasks = CutAfterPop(queue._tasks)
+    with pytest.raises(KeyboardInterrupt):
+        acl.rt.synchronize_stream(stream)
+    assert ran == [] and queue.pending == 1
+    assert acl.rt.synchronize_stream(stream) == 0 and ran == [1]
+
+    streams, events, ran = _chain(2)
+    recorded = rt.STATE.streams.get(streams[0])
+    claim = recorded.claim
+
+    def cut_claim():  # a Ctrl-C right after the claim is taken
+        claim()
+        raise KeyboardInterrupt
+    recorded.claim = cut_claim
+    with pytest.raises(KeyboardInterrupt):
+        acl.rt.synchronize_stream(streams[1])
+    del recorded.claim
+    free = []
+    probe = threading.Thread(target=lambda: free.append(
+        recorded._run.acquire(blocking=False) and (recorded._run.release() or True)))
+    probe.start()
+    probe.join()
+    assert free == [True] and ran == []
+    fail_msg(acl.rt.synchronize_stream(streams[1]), 500003, "interrupted (KeyboardInterrupt)")
+    assert acl.rt.synchronize_stream(streams[0]) == 0 and ran == [0]
     _end_chain(streams, events)
 
 

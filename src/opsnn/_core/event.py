@@ -85,15 +85,17 @@ class Event:
                     return
                 if record.lost is not None:
                     raise AclnnError(AclError.RT_FAILURE, self.dropped_text(record))
-            if not stream.claim():
+            claims = stream.claims()
+            try:
+                ran = stream.claim()
+                if ran:
+                    yield stream.run_until(settled, tell_caller=for_a_stream)
+            finally:
+                stream.unclaim_to(claims)
+            if not ran:
                 with self._changed:  # another thread runs the stream: it gets to the record
                     self._changed.wait_for(settled, 0.05)
-                continue
-            try:
-                yield stream.run_until(settled, tell_caller=for_a_stream)
-            finally:
-                stream.unclaim()
-            if not settled() and not stream.pending:
+            elif not settled() and not stream.pending:
                 return  # the queue ran dry without it (not expected: every record is queued)
 
 

@@ -114,15 +114,24 @@ class Stream:
                              f"dropped, not run: the failure was met by another thread (its synchronize or event "
                              f"wait) or by another stream's stream_wait_event ({told[-1][1]})")
 
+    def claims(self) -> int:
+        """How many claims of this stream's run the calling thread holds (0: none)."""
+        return self._run._recursion_count()
+
     def claim(self) -> bool:
         """Takes this stream's run for the calling thread, unless another thread is running it:
         then False (a caller that needs a task of it to run waits for that instead: blocking here
         while holding another stream's run could deadlock two threads whose streams wait on each
-        other's events). A True is given back by ``unclaim``, after ``run_until``'s run."""
+        other's events). Given back by ``unclaim_to``, after ``run_until``'s run."""
         return self._run.acquire(blocking=False)
 
-    def unclaim(self) -> None:
-        self._run.release()
+    def unclaim_to(self, claims: int) -> None:
+        """Gives back the calling thread's claims above ``claims`` (what ``claims()`` said before
+        the claim): a Ctrl-C that lands between the claim's acquire and the caller's try block
+        leaves none held (a claim given back by count, not by a flag the Ctrl-C could skip)."""
+        run = self._run
+        while run._recursion_count() > claims:
+            run.release()
 
     def run_until(self, done: Callable[[], bool], tell_caller: bool = False) -> Generator:
         """A run (a generator, for ``drive``; the caller has ``claim``ed the stream) of queued
@@ -152,33 +161,41 @@ class Stream:
         outer = self._running  # (a nested run's: the task that runs this one is still running)
         while left and tasks and not done():
             left -= 1
-            label, task, owner, place = self._take(tasks)
+            entry = started = None
             try:
+                # marked as running before it leaves the queue: a fork at any point finds it
+                # either still queued or marked (_lost_in_child)
+                self._running = entry = tasks[0]
+                tasks.popleft()
+                label, task, owner, place = entry
+                started = True
                 nested = task()
                 if type(nested) is GeneratorType:  # an event wait's run of another stream
                     yield nested
             except Exception as exc:  # a task bug must not escape the runtime: a status instead
                 raise self._failed(label, exc, (owner, place), left, done, tell_caller) from exc
             except BaseException:  # Ctrl-C (KeyboardInterrupt), SystemExit, or a close() of this run
-                self._interrupted(label, owner, place)
+                self._interrupted(entry, started)
                 raise
             finally:
                 self._running = outer
 
-    def _interrupted(self, label: str, owner: int, place: int) -> None:
-        """Task ``label`` was interrupted as it ran (Ctrl-C: the KeyboardInterrupt goes on to the
-        caller): it comes back to the head of the queue as a task that fails, so the next
-        synchronize reports it (500003) and drops what was queued after it, as after any
-        failure, where it had returned 0 over a launch that never wrote its output (a breaker)."""
-        self._tasks.appendleft((label, _unfinished(label, "was interrupted (KeyboardInterrupt) as it ran; "
-                                                         "it may have run in part or not at all"), owner, place))
-
-    def _take(self, tasks: collections.deque) -> tuple:
-        """The next queue entry, marked as running before it leaves the queue: a fork at any
-        point finds it either still queued or marked (``_lost_in_child``)."""
-        self._running = entry = tasks[0]
-        tasks.popleft()
-        return entry
+    def _interrupted(self, entry: tuple | None, started: bool | None) -> None:
+        """A Ctrl-C (the KeyboardInterrupt goes on to the caller) came as queue entry ``entry``
+        was taken. Taken but not ``started``, it goes back to the head of the queue as it was (a
+        Ctrl-C between the two had lost it unreported: a breaker); once started, it comes back
+        there as a task that fails, so the next synchronize reports it (500003) and drops what
+        was queued after it, as after any failure, where it had returned 0 over a launch that
+        never wrote its output (a breaker)."""
+        tasks = self._tasks
+        if entry is None or (tasks and tasks[0] is entry):  # (not taken yet)
+            return
+        if not started:
+            tasks.appendleft(entry)
+            return
+        label, _, owner, place = entry
+        tasks.appendleft((label, _unfinished(label, "was interrupted (KeyboardInterrupt) as it ran; "
+                                                    "it may have run in part or not at all"), owner, place))
 
     def _failed(self, label: str, exc: Exception, queued: tuple[int, int], left: float,
                 done: Callable[[], bool], tell_caller: bool) -> AclnnError:
