@@ -149,14 +149,14 @@ class Stream:
         at most ``left`` of them (``math.inf``: no limit), until ``done()`` holds (asked before
         each task) or the queue is empty. A task that returns a generator (an event wait: its
         run of the recorded stream; other tasks' results are ignored) has it run by yielding it
-        to ``drive``, which sends back what it returned or throws in what it raised (so this
-        run's frame is not below it on Python's stack). A task's failure raises 500003 after dropping
-        the tasks queued up to that same end, no further: later tasks wait for the stream's next
-        synchronize, as tasks queued after a synchronize's start do. The threads whose tasks
-        failed or were dropped hear of it at their next synchronize (``_tell``): the caller too
-        where ``tell_caller``. A Ctrl-C (or SystemExit) inside a task goes on to the caller
-        (``_interrupted``). (A count, not a predicate built per call, for synchronize: that had
-        cost the launch path ~0.4 us a synchronize.)"""
+        to ``drive``, which resumes this run once it has ended or throws in what it raised (so
+        this run's frame is not below it on Python's stack). A task's failure raises 500003
+        after dropping the tasks queued up to that same end, no further: later tasks wait for
+        the stream's next synchronize, as tasks queued after a synchronize's start do. The
+        threads whose tasks failed or were dropped hear of it at their next synchronize
+        (``_tell``): the caller too where ``tell_caller``. A Ctrl-C (or SystemExit) inside a
+        task goes on to the caller (``_interrupted``). (A count, not a predicate built per
+        call, for synchronize: that had cost the launch path ~0.4 us a synchronize.)"""
         tasks = self._tasks
         outer = self._running  # (a nested run's: the task that runs this one is still running)
         while left and tasks and not done():
@@ -183,10 +183,10 @@ class Stream:
     def _interrupted(self, entry: tuple | None, started: bool | None) -> None:
         """A Ctrl-C (the KeyboardInterrupt goes on to the caller) came as queue entry ``entry``
         was taken. Taken but not ``started``, it goes back to the head of the queue as it was (a
-        Ctrl-C between the two had lost it unreported: a breaker); once started, it comes back
-        there as a task that fails, so the next synchronize reports it (500003) and drops what
-        was queued after it, as after any failure, where it had returned 0 over a launch that
-        never wrote its output (a breaker)."""
+        Ctrl-C between the two had lost it unreported: random Ctrl-C trials); once started, it
+        comes back there as a task that fails, so the next synchronize reports it (500003) and
+        drops what was queued after it, as after any failure, where it had returned 0 over a
+        launch that never wrote its output (a breaker)."""
         tasks = self._tasks
         if entry is None or (tasks and tasks[0] is entry):  # (not taken yet)
             return
