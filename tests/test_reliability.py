@@ -3284,6 +3284,56 @@ def test_dlpack_pending_negation():
             words=["out cannot be read through DLPack", "conjugate bit"])
 
 
+def test_dlpack_tensors_without_memory():
+    """A torch tensor that holds no memory of its values crossed DLPack over memory that is not
+    its values (a breaker): a ZeroTensor (reads as zeros) and a FakeTensor read as garbage, and a
+    result written into one "succeeded" and was lost (a ZeroTensor is immutable). Refused, 161002
+    naming the argument, what it is and what is expected, as an input of either op family, as
+    ``out`` and as an in-place ``self``; nothing written (no version bump), the other arguments
+    untouched. A meta tensor and a wrapper subclass holding no storage are named alike."""
+    torch = pytest.importorskip("torch")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    class Hollow(torch.Tensor):  # a wrapper subclass: shape and dtype, no storage of its own
+        @staticmethod
+        def __new__(cls, shape):
+            return torch.Tensor._make_wrapper_subclass(cls, shape, dtype=torch.float32)
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise NotImplementedError(func)
+
+    with FakeTensorMode():
+        fake = torch.ones(4)
+    x, g = torch.tensor([-1.0, 0.0, 0.5, 2.0]), torch.ones(4)
+    said = {"ZeroTensor": ["ZeroTensor", "holds no memory", "expected a tensor with memory", "clone()"],
+            "FakeTensor": ["FakeTensor", "storage is on the meta device", "expected a tensor holding its data"]}
+    for kind, value in (("ZeroTensor", torch._efficientzerotensor(4)), ("FakeTensor", fake)):
+        words = said[kind]
+        py_fail(161002, opsnn.leaky_relu, value, words=["LeakyRelu: self is a torch", *words])
+        py_fail(161002, opsnn.hardtanh, value, words=["Hardtanh: self is a torch", *words])
+        py_fail(161002, opsnn.leaky_relu_backward, value, x, words=["gradOutput is a torch", *words], untouched=[x])
+        py_fail(161002, opsnn.hardtanh_backward, g, value, words=["HardtanhBackward: self is a torch", *words],
+                untouched=[g])
+        written = ["immutable", "result would be lost"] if kind == "ZeroTensor" else ["no memory to write the result"]
+        version = value._version
+        py_fail(161002, opsnn.leaky_relu, x, out=value, words=["LeakyRelu: out is a torch", kind, *written],
+                untouched=[x])
+        py_fail(161002, opsnn.leaky_relu_backward, g, x, out=value,
+                words=["LeakyReluBackward: out is a torch", kind, *written], untouched=[g, x])
+        py_fail(161002, opsnn.hardtanh_backward, g, x, out=value,
+                words=["HardtanhBackward: out is a torch", kind, *written], untouched=[g, x])
+        py_fail(161002, opsnn.hardtanh_, value, words=["InplaceHardtanh: self is a torch", kind, *written])
+        assert value._version == version, "a refused call bumped the version of its out"
+    zero = torch._efficientzerotensor(4)
+    assert zero._is_zerotensor() and torch.equal(zero, torch.zeros(4))
+    np.testing.assert_array_equal(opsnn.leaky_relu_backward(zero.clone(), x), np.zeros(4, F32))
+    py_fail(161002, opsnn.leaky_relu, torch.ones(4, device="meta"),
+            words=["self is a torch Tensor on device meta", "no values to read"])
+    py_fail(161002, opsnn.leaky_relu, Hollow((3,)), words=["self is a torch Hollow of 3 elements",
+                                                           "data pointer is null", "no values to read"])
+
+
 def test_recent_error_is_fetched_once(acl_runtime):
     """get_recent_err_msg returns the last failure's text once, then None; a success does not
     clear an earlier failure's text (CANN keeps the last error)."""

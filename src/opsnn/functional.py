@@ -242,7 +242,7 @@ def _write_target(spec: registry.OpSpec, value, name: str) -> tuple[np.ndarray |
                              f"{spec.name}: {name} is a torch inference tensor, which only code inside "
                              "torch.inference_mode() may update (torch's own rule for in-place writes)")
     try:
-        arr = _as_array(value, name)
+        arr = _as_array(value, name, written=True)
     except AclnnError as exc:  # name the operator, as phase 1's own messages do
         raise AclnnError(exc.status, f"{spec.name}: {exc.message}") from None
     if type(arr) is DataLessTensor:  # the dtype checks refuse it first
@@ -474,7 +474,9 @@ def _weak_scalar(value, dtype: np.dtype, api_name: str) -> np.ndarray:
 _WARN_ON_WRITE = 1 << 31
 
 
-def _as_array(value, api_name: str) -> np.ndarray | DataLessTensor | None:
+def _as_array(value, api_name: str, written: bool = False) -> np.ndarray | DataLessTensor | None:
+    """``value`` as an array, or a Python number's; ``written``: it is to receive the result
+    (``out``, an in-place ``self``), which a refusal's text says."""
     if type(value) is np.ndarray:
         if value.flags.num & _WARN_ON_WRITE:  # a view whose flag is set is quiet (it stays writeable,
             value = value.view()              # as the warning's own advice says)
@@ -497,6 +499,9 @@ def _as_array(value, api_name: str) -> np.ndarray | DataLessTensor | None:
                              f"z.conj().imag), which DLPack exports without applying it; pass "
                              f"{api_name}.resolve_neg() (a copy: an in-place update of it does not "
                              "reach the original)")
+        refusal = _without_memory(value, api_name, written)
+        if refusal is not None:
+            raise AclnnError(Status.ERR_PARAM_INVALID, refusal)
         try:
             return _from_dlpack(value)
         except Exception as exc:  # noqa: BLE001 - BufferError, TypeError, RuntimeError, ...
@@ -547,6 +552,41 @@ def _pending_negation(value) -> bool:
         return bool(value.is_neg())
     except Exception:  # noqa: BLE001 - not a torch tensor: nothing is pending
         return False
+
+
+def _without_memory(value, api_name: str, written: bool) -> str | None:
+    """The refusal of a torch tensor that holds no memory of its values, or None. DLPack exports
+    such a tensor without complaint, over memory that is not its values (a ZeroTensor's null data
+    pointer, a FakeTensor's stand-in): NumPy read garbage from it, and a result written there was
+    lost, or landed in memory the tensor does not own (a breaker). Such tensors: a ZeroTensor
+    (torch._efficientzerotensor, as autograd makes a gradient known to be zero: reads as zeros,
+    immutable); a FakeTensor or a meta tensor, whose storage is on the meta device (shape and
+    dtype only); a wrapper subclass holding no storage (a null data pointer)."""
+    if _torch_of(value) is None:
+        return None
+    try:
+        if value._is_zerotensor():
+            if written:
+                return (f"{api_name} is a torch ZeroTensor (_is_zerotensor()), which is immutable: it holds no "
+                        "memory, and torch refuses every write to it, so the result would be lost; expected a "
+                        f"tensor with memory to write into: pass {api_name}.clone() (its zeros, materialised)")
+            return (f"{api_name} is a torch ZeroTensor (_is_zerotensor(), e.g. torch._efficientzerotensor, as "
+                    "autograd makes a gradient known to be zero), which reads as zeros but holds no memory, "
+                    "and DLPack would hand over memory that is not its values; expected a tensor with memory: "
+                    f"pass {api_name}.clone() (its zeros, materialised)")
+        # the storage's device before data_ptr(): a FakeTensor's data_ptr() warns (deprecated)
+        if value.untyped_storage().device.type == "meta":
+            actual = (f"a torch {type(value).__name__} on device {value.device} whose storage is on the meta "
+                      "device (a FakeTensor or a meta tensor: shape and dtype only, no data)")
+        elif value.numel() and not value.data_ptr():  # (an empty tensor's may be null)
+            actual = (f"a torch {type(value).__name__} of {value.numel()} elements whose data pointer is null "
+                      "(a tensor subclass holding no memory of its own, as a wrapper subclass does)")
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - a tensor torch cannot tell this of: DLPack's own export reports it
+        return None
+    missing = "no memory to write the result into" if written else "no values to read"
+    return f"{api_name} is {actual}: it has {missing}; expected a tensor holding its data in CPU memory"
 
 
 _SCALAR_TYPES = ((bool, DataType.BOOL), (int, DataType.INT64), (float, DataType.DOUBLE),
