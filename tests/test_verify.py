@@ -95,7 +95,7 @@ def test_parse_hardtanh_grad_csv_maps_result_to_self():
     assert bounds == {"min": 0.0, "max": -975.7519701184842}  # min > max on purpose
     assert cases[4].tensors[0].dtype == BF16 and cases[4].numel == 16 * 192 * 64 * 64
     assert (cases[4].tensors[0].values.low, cases[4].tensors[0].values.high) == (-10, 10)
-    assert all(c.needs_bf16 for c in cases if c.tensors[0].dtype == BF16)
+    assert all(V.bf16_refusal(c, "Ascend910") for c in cases if c.tensors[0].dtype == BF16)
 
 
 @needs_cases
@@ -1219,11 +1219,33 @@ def test_missing_operator_is_skipped(tmp_path, monkeypatch):
 
 
 def test_bf16_case_skipped_on_soc_without_bf16(tmp_path):
+    """A case whose BF16 tensors or scalars the --soc's dtype lists refuse (its aclnn call would
+    return 161002) is a BF16-capable SoC's: a SKIP naming those arguments and the --soc values that
+    run it, also a float32 case whose only BF16 is its slope (a tester met "needs a BF16-capable
+    SoC" on fp32/fp64 rows unexplained). A BF16 argument the aclnn call does not check there runs,
+    as the call does: LeakyRelu's slope, LeakyReluBackward's out."""
     out = tmp_path / "results.json"
-    assert run_verify(*small_files(tmp_path), "--soc", "Ascend910", "--json", out) == 0
-    skipped = {c["name"] for c in json.loads(out.read_text())["cases"] if c["status"] == "SKIP"}
-    # case 0 has a bf16 slope: the scalar list without BF16 applies too (spec §3.2)
-    assert skipped == {"hardtanh_bf16", "aclnnLeakyReluBackward_0", "aclnnLeakyReluBackward_2"}
+    forward = tmp_path / "atk_aclnnLeakyRelu.json"
+    forward.write_text(json.dumps([{"id": 0, "aclnn_name": "LeakyRelu", "inputs": [
+        {"name": "x", "type": "tensor", "dtype": "fp32", "shape": [5], "range_values": [-7, 7]},
+        {"name": "a", "type": "scalar", "dtype": "bf16", "range_values": 0.25}]}]))
+    bf16_out = tmp_path / "out" / "ttk_kernel_test_st.csv"
+    bf16_out.parent.mkdir()
+    write_csv(bf16_out.parent, csv_row("leaky_f32_to_bf16", "leaky_relu_grad", "float32", (6,),
+                                       "{'negative_slope': 0.5}", "((-1, 1),)").replace("('float32',)", "('bfloat16',)"))
+    assert run_verify(*small_files(tmp_path), forward, bf16_out, "--soc", "Ascend910", "--json", out) == 0
+    cases = json.loads(out.read_text())["cases"]
+    skipped = {c["name"]: c["reason"] for c in cases if c["status"] == "SKIP"}
+    runs_it = "; --soc Ascend910B / Ascend910_93 / Ascend950 runs it"
+    refuses = "needs a BF16-capable SoC: Ascend910's dtype lists lack BF16, so its aclnn call refuses the BF16 "
+    assert skipped == {"hardtanh_bf16": refuses + "gradOutput, self, out (161002)" + runs_it,
+                       "aclnnLeakyReluBackward_0": refuses + "negativeSlope (161002)" + runs_it,
+                       "aclnnLeakyReluBackward_2": refuses + "gradOutput, self (161002)" + runs_it}
+    ran = {c["name"]: c["status"] for c in cases if c["name"] in ("LeakyRelu_0", "leaky_f32_to_bf16")}
+    assert ran == {"LeakyRelu_0": "PASS", "leaky_f32_to_bf16": "PASS"}
+    assert [c["dtype"] for c in cases if c["name"] == "aclnnLeakyReluBackward_0"] == ["float32"]
+    assert run_verify(*small_files(tmp_path), forward, bf16_out, "--soc", "Ascend910B", "--json", out) == 0
+    assert {c["status"] for c in json.loads(out.read_text())["cases"]} == {"PASS"}
 
 
 def test_case_of_an_operator_the_soc_has_no_kernel_for_is_skipped(tmp_path):

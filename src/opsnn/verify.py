@@ -28,7 +28,8 @@ kernel attrs become ``ACL_FLOAT`` scalars; an absent OPTIONAL attr takes the ker
 (slope 0.0), an absent REQUIRED one (HardtanhGrad's min_val and max_val) makes the row malformed.
 Operators that ``opsnn.aclnn`` does not provide yet are reported as SKIP, and so is a case
 that phase 1 refuses with 561003 because the ``--soc`` product line has no kernel for its
-operator (LeakyReluBackward on Ascend310B). A kernel row runs as
+operator (LeakyReluBackward on Ascend310B), and a case whose BF16 tensors or scalars the ``--soc``
+dtype lists refuse (Ascend910: "needs a BF16-capable SoC"; ``bf16_refusal``). A kernel row runs as
 the aclnn call would, casts included, so a dtype mix the kernel's own def has no binary for
 (ops-nn's tiling refuses it: LeakyReluGrad's float16 and float32 inputs) still runs, with a note
 saying so; so does a row whose ``soc_series`` names another SoC than the one run (``--soc`` picks
@@ -210,12 +211,6 @@ class Case:
     def numel(self) -> int:
         """Elements of the largest tensor (inputs and output)."""
         return max(math.prod(s) for s in [t.shape for t in self.tensors] + [self.out_shape])
-
-    @property
-    def needs_bf16(self) -> bool:
-        """BF16 tensors or scalars, or an ``ascend910B2`` name prefix: needs the BF16 dtype lists."""
-        dtypes = [t.dtype for t in self.tensors] + [s.dtype for s in self.scalars] + [self.out_dtype]
-        return np.dtype(ml_dtypes.bfloat16) in dtypes or self.name.lower().startswith("ascend910b2")
 
     @property
     def dtype_label(self) -> str:
@@ -1165,9 +1160,32 @@ def skip_reason(case: Case, settings: Settings, session: Session) -> str | None:
     unheld = _numpy_refusal(case)
     if unheld:
         return unheld
-    if case.needs_bf16 and not platform.get_profile(settings.soc).uses_910b_dtype_list:
-        return f"needs a BF16-capable SoC; {settings.soc} uses the dtype list without BF16"
-    return None
+    return bf16_refusal(case, settings.soc)
+
+
+def bf16_refusal(case: Case, soc: str) -> str | None:
+    """Why ``soc``, whose dtype lists lack BF16, does not run a case made for a BF16-capable SoC,
+    or None: its arguments whose BF16 those lists refuse (161002 from its aclnn call; the
+    scalars' lists too, spec §3.2), or an ``ascend910B2`` name prefix (spec §9.1: such a case
+    runs with the 910B lists). Such a case is another product line's, as a 561003 one is: its
+    FAIL would say nothing of opsnn. Read from the OpSpecs' lists, so a BF16 argument the call
+    does not check (LeakyRelu's slope, LeakyReluBackward's out) runs, as there the call does."""
+    profile = platform.get_profile(soc)
+    if profile.uses_910b_dtype_list:
+        return None
+    binding = OPS[case.op]
+    spec = registry.get(binding.aclnn)
+    params = dict(zip((*binding.tensors, *binding.scalars, "out"), (*spec.inputs, *spec.scalars, spec.output)))
+    dtypes = {x.role: x.dtype for x in (*case.tensors, *case.scalars)} | {"out": case.out_dtype}
+    refused = [role for role, param in params.items()  # in the aclnn call's order (a csv row's may differ)
+               if from_numpy(dtypes[role]) == DataType.BF16 and param.dtypes
+               and DataType.BF16 not in param.dtypes.for_profile(profile)]
+    why = [f"{soc}'s dtype lists lack BF16, so its aclnn call refuses the BF16 {', '.join(refused)} (161002)"
+           ] if refused else []
+    if case.name.lower().startswith("ascend910b2"):
+        why.append("its ascend910B2 name prefix marks it for the 910B dtype lists")
+    capable = [p.name for p in platform.PROFILES.values() if p.uses_910b_dtype_list]
+    return f"needs a BF16-capable SoC: {'; '.join(why)}; --soc {' / '.join(capable)} runs it" if why else None
 
 
 def verify_case(case: Case, settings: Settings, session: Session) -> Result:
