@@ -211,6 +211,18 @@ def test_a_torch_golden_difference_a_decision_explains_is_doc(tmp_path, run_comp
     (lambda d, f: _edit(f, tolerance={"rtol": "x"}),
      '{f}/case.json: tolerance is {{"rtol": "x"}}; expected {{"rtol": R, "atol": A}} of non-negative finite'),
     (lambda d, f: _edit(f, output=None), "{f}/case.json: output has no file, dtype, shape"),
+    # (a breaker: a PASS whose golden was deleted or nulled was a SKIP, exit 0; only a FAIL verdict
+    # of a call that failed, which made no result, goes without one)
+    (lambda d, f: _edit(f, golden=None), "{f}/case.json: golden is null, with no file, yet its verdict is \"PASS\""),
+    (lambda d, f: _edit(f, drop="golden"),
+     ("{f}/case.json: golden is missing, with no file, yet its verdict is \"PASS\"; verify --dump writes the golden "
+      "of every case whose aclnn call made a result")),
+    (lambda d, f: _edit(f, golden={"source": "reference"}),
+     '{f}/case.json: golden is {{"source": "reference"}}, with no file, yet its verdict is "PASS"'),
+    (lambda d, f: _edit(f, golden=None, verdict={"status": "FAIL", "bit_exact": False, "mismatches": 1}),
+     "yet its verdict is a FAIL that compared a result (mismatches: 1)"),
+    (lambda d, f: _edit(f, golden=None, drop="verdict"), "golden is null, with no file, yet verdict is missing;"),
+    (lambda d, f: _edit(f, golden=None, verdict="ok"), 'yet verdict is "ok"; verify --dump'),
     (lambda d, f: _edit(f, output={"file": "output.bin", "dtype": "ACL_FLOAT16", "shape": [4]}),
      "{f}/case.json: output is float16 [4], golden float32 [2]; expected the dtype and shape of both"),
 ])
@@ -241,10 +253,12 @@ def test_a_dump_whose_cases_could_not_be_written_says_so(tmp_path, run_compare, 
             "nothing to compare") in err, err
 
 
-def _edit(folder: Path, **fields) -> None:
+def _edit(folder: Path, drop: str | None = None, **fields) -> None:
+    """case.json with ``fields`` set, and the field ``drop`` removed."""
     path = folder / "case.json"
     manifest = json.loads(path.read_text())
     manifest.update(fields)
+    manifest.pop(drop, None)
     path.write_text(json.dumps(manifest))
 
 

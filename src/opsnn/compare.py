@@ -9,13 +9,15 @@ as verify judged opsnn's own result: ``verify.compare`` at the tolerance case.js
 ``verify.verdict`` (PASS, FAIL, or DOC for a difference from a torch golden that a documented
 decision explains). A FAIL names the first element outside the tolerance (C order), its index
 and both values. A case dumped without a golden (its aclnn call, or the torch golden, failed) is
-a SKIP giving the verdict recorded then.
+a SKIP giving the verdict recorded then; one whose case.json has no golden beside another
+verdict (a PASS, DOC, a FAIL that compared a result, none) lost it, and is damaged.
 
 DIR is a dump root (its ``index.json`` lists the case folders), one case file's folder in it,
 or one case folder. The exit status is 1 if any case fails, else 0; a DIR that is none of
 these, an index that lists no case (or folders outside DIR), and a case.json or golden file
-that cannot be read as written are usage errors (2): the dump itself is damaged, and
-``cli.main`` prints the ``GoldenFileError`` (a ValueError) naming file and field.
+that cannot be read as written, or lacks a golden its verdict needs, are usage errors (2): the
+dump itself is damaged, and ``cli.main`` prints the ``GoldenFileError`` (a ValueError) naming
+file and field.
 CANN publishes no such tool (its ST harness compares in memory); the layout is opsnn's.
 """
 
@@ -146,10 +148,9 @@ def check_case(folder: Path, name: str) -> Checked:
                      V.dtype_label(dtype for dtype, _ in inputs.values()), V.shape_label(shapes),
                      max((math.prod(s) for s in shapes), default=1), SKIP, folder=str(folder))
     if not golden_files.has_file(manifest, "golden"):
-        recorded = manifest.get("verdict") if isinstance(manifest.get("verdict"), dict) else {}
+        recorded = _failed_call(folder, manifest)
         result.reason = (f"no golden in {folder / 'case.json'}: the case failed before one was made when it was "
-                         f"dumped (its verdict: {recorded.get('status', 'not recorded')} "
-                         f"{recorded.get('reason', '')})").rstrip()
+                         f"dumped (its verdict: {recorded['status']} {recorded.get('reason', '')})").rstrip()
         return result
     golden = golden_files.read_entry(folder, "golden", manifest["golden"])
     dtype, shape = golden_files.entry_layout(folder, "output", manifest.get("output"))
@@ -175,6 +176,27 @@ def check_case(folder: Path, name: str) -> Checked:
         result.reason += (f"; the first at {result.first_index}: {result.first_output!r} in {folder / name}, "
                           f"golden {result.first_golden!r}")
     return result
+
+
+def _failed_call(folder: Path, manifest: dict) -> dict:
+    """The recorded verdict of a case folder without a golden: a FAIL that compared nothing (its
+    aclnn call, or the torch golden, failed before a result was made), the one case verify
+    --dump writes without a golden. GoldenFileError for any other: a PASS, DOC or compared FAIL
+    was dumped with its golden, since lost, and a missing verdict cannot tell (a breaker: a PASS
+    whose golden entry was deleted or nulled was reported as a SKIP, exit 0)."""
+    recorded = manifest.get("verdict")
+    if isinstance(recorded, dict) and recorded.get("status") == FAIL:
+        if recorded.get("bit_exact") is None and recorded.get("mismatches") is None:
+            return recorded
+        verdict = f"its verdict is a FAIL that compared a result (mismatches: {json.dumps(recorded.get('mismatches'))})"
+    elif isinstance(recorded, dict) and "status" in recorded:
+        verdict = f"its verdict is {json.dumps(recorded['status'])}"
+    else:
+        verdict = "verdict is " + (json.dumps(recorded) if "verdict" in manifest else "missing")
+    golden = f"golden is {json.dumps(manifest['golden'])}" if "golden" in manifest else "golden is missing"
+    raise GoldenFileError(f"{folder / 'case.json'}: {golden}, with no file, yet {verdict}; verify --dump writes the "
+                          "golden of every case whose aclnn call made a result, and leaves it out only beside a "
+                          "FAIL verdict of a call that failed: expected a golden entry with file, dtype and shape")
 
 
 def _tolerance(folder: Path, manifest: dict) -> V.Tolerance:
