@@ -584,6 +584,104 @@ def test_ctrl_c_as_a_task_or_a_stream_run_is_taken(dev):
     _end_chain(streams, events)
 
 
+def test_ctrl_c_between_two_steps_of_a_stream_run(dev):
+    """A Ctrl-C landing in stream.drive's own loop (between two steps of a stream's run, where
+    CPython checks for signals: here raised by a trace function at the loop's test) ends every
+    run left on its stack then and there, innermost first: the wait it cut short comes back to
+    its queue as a task that fails, and the recorded stream's run is free. A breaker: the runs
+    stayed suspended until the traceback was freed, so a retry in the handler ran the tasks
+    queued after the wait (returning 0) before the ones it waited for, and another thread found
+    the recorded stream's run held."""
+    import inspect
+
+    from opsnn._core import stream as stream_mod
+    from opsnn.acl import rt
+
+    a, b = acl.rt.create_stream()[0], acl.rt.create_stream()[0]
+    event = acl.rt.create_event()[0]
+    recorded, waiting, ran = rt.STATE.streams.get(a), rt.STATE.streams.get(b), []
+    recorded.enqueue("task_a", lambda: ran.append("a"))
+    assert acl.rt.record_event(event, a) == 0 and acl.rt.stream_wait_event(b, event) == 0
+    waiting.enqueue("task_b", lambda: ran.append("b"))
+    lines, first = inspect.getsourcelines(stream_mod._drive_stack)
+    test_line = first + next(i for i, line in enumerate(lines) if line.strip() == "while stack:")
+    tests = []
+
+    def tracer(frame, event, arg):
+        if frame.f_code is not stream_mod._drive_stack.__code__:
+            return None
+
+        def at_line(frame, event, arg):
+            if event == "line" and frame.f_lineno == test_line:
+                tests.append(1)
+                if len(tests) == 2:  # the wait has claimed stream a and yielded its run
+                    raise KeyboardInterrupt
+            return at_line
+        return at_line
+
+    sys.settrace(tracer)
+    try:
+        acl.rt.synchronize_stream(b)
+    except KeyboardInterrupt:  # checked in the handler, the traceback (and its frames) alive
+        sys.settrace(None)
+        assert len(tests) == 2 and not recorded._run._is_owned() and ran == []
+        free = []
+        probe = threading.Thread(target=lambda: free.append(
+            recorded._run.acquire(blocking=False) and (recorded._run.release() or True)))
+        probe.start()
+        probe.join()
+        assert free == [True]
+        fail_msg(acl.rt.synchronize_stream(b), 500003, f"stream_wait_event {event:#x} was interrupted")
+        assert ran == [] and acl.rt.synchronize_stream(a) == 0 and ran == ["a"]
+    else:
+        raise AssertionError("no KeyboardInterrupt")
+    finally:
+        sys.settrace(None)
+    assert acl.rt.destroy_event(event) == 0 and acl.rt.destroy_stream(a) == acl.rt.destroy_stream(b) == 0
+
+
+def test_a_failed_chain_leaves_no_garbage_and_reports_in_linear_time(dev):
+    """A failure through a chain of stream waits leaves no reference cycle for the collector (a
+    breaker: 47 objects a failed two-stream synchronize, 287 MB for a failed 100000-stream
+    chain, until gc ran) and its report does not walk the chain at each level (each level's
+    500003 is raised while handling the one inside it: its context chain had grown with the
+    depth, and Python walks that at every raise, quadratic: 40000 streams 7.8 s)."""
+    def fails():
+        raise opsnn.AclnnError(161002, "the root cause")
+
+    from opsnn.acl import rt
+
+    def garbage(first) -> int:  # what the collector finds after a chain's synchronize
+        streams, events, _ = _chain(2, first=first)
+        ret = acl.rt.synchronize_stream(streams[-1])
+        assert ret == (500003 if first else 0)
+        acl.get_recent_err_msg()
+        _end_chain(streams, events)
+        return gc.collect()
+
+    gc.collect()
+    gc.disable()
+    try:
+        # (an event and its record refer to each other: a cycle whether the chain fails or not;
+        # a failure adds the note for the thread whose task failed, a dict in the stream's cycle)
+        found = [(garbage(None), garbage(fails)) for _ in range(3)][1:]
+    finally:
+        gc.enable()
+    assert all(failed <= ok + 1 for ok, failed in found), found
+    streams, events, _ = _chain(300, first=fails)
+    with pytest.raises(opsnn.AclnnError) as info:
+        rt.STATE.streams.get(streams[-1]).synchronize()
+    depth, cause = 0, info.value
+    while cause.__context__ is not None:
+        depth, cause = depth + 1, cause.__context__
+    assert depth <= 2  # (each level's 500003 keeps its cause as __cause__)
+    depth, cause = 0, info.value
+    while cause.__cause__ is not None:
+        depth, cause = depth + 1, cause.__cause__
+    assert depth == 300 and cause.message == "the root cause"
+    _end_chain(streams, events)
+
+
 def test_events_end_with_the_device(runtime_guard):
     """The device's last reset_device (and finalize) drops its events: their handles are 200005
     after a new set_device, 107002 before it."""

@@ -201,6 +201,8 @@ class Stream:
                 done: Callable[[], bool], tell_caller: bool) -> AclnnError:
         """The 500003 for task ``label``'s failure (``queued``: the thread that queued it and its
         place), after dropping queued tasks, at most ``left``, until ``done()`` holds."""
+        if exc.__suppress_context__:  # a nested run's 500003, raised from the failure it met:
+            exc.__context__ = None       # each raise walks the context chain (quadratic in a chain's depth)
         why, levels = _failure_text(label, exc)
         live = {t.ident: t for t in threading.enumerate()}
         self._tell(*queued, live, why, tell_caller)
@@ -271,7 +273,17 @@ def drive(steps: Generator) -> None:
     yielded, so order, failures and their messages are those of nested calls. A run that yields
     nothing (no event waits) costs one generator."""
     for nested in steps:  # (a plain for: no StopIteration raised for the run that yields nothing)
-        _drive_stack([steps, nested])
+        stack = [steps, nested]
+        try:
+            _drive_stack(stack)
+        finally:
+            # a Ctrl-C between two steps leaves runs here: each ends now, innermost first, through
+            # its own except and finally clauses (the interrupted wait put back, its claim given
+            # back), not when the traceback is freed (a breaker: a retry in the handler ran the
+            # tasks after a wait before the ones it waited for, and another thread's synchronize
+            # found the recorded stream's run still held)
+            while stack:
+                stack.pop().close()
         return
 
 
@@ -279,31 +291,30 @@ _DONE = object()  # next()'s answer for a run that has ended
 
 
 def _drive_stack(stack: list[Generator]) -> None:
-    """``drive``'s stack machine. An exception raised by these lines themselves (a Ctrl-C between
-    two steps) is thrown into the run on top, as if raised where it stands, so every run on the
-    stack finishes through its own except and finally clauses (its locks released, an
-    interrupted task put back). (Runs return nothing: a value would cost a StopIteration.)"""
+    """``drive``'s stack machine: it resumes the run on top, pushes the run it yields, pops it
+    once it has ended, and throws what a run raised into the run below, where it yielded. (Runs
+    return nothing: a value would cost a StopIteration.)"""
     thrown = None
     while stack:
+        top = stack[-1]
         try:
-            if thrown is None:
-                nested = next(stack[-1], _DONE)
-            else:
-                error, thrown = thrown, None
-                try:
-                    nested = stack[-1].throw(error)
-                except StopIteration:  # it caught what was thrown in, and ended
-                    nested = _DONE
-            if nested is _DONE:
-                stack.pop()
-            else:
-                stack.append(nested)
+            nested = next(top, _DONE) if thrown is None else top.throw(thrown)
+        except StopIteration:  # it caught what was thrown in, and ended
+            nested = _DONE
         except BaseException as exc:
-            if stack and stack[-1].gi_frame is None:  # the run on top raised it: it has ended
-                stack.pop()
-            thrown = exc
-            if not stack:
+            if top.gi_frame is not None:  # not the run's: a Ctrl-C as next() returned (drive ends the runs)
                 raise
+            stack.pop()  # the run on top raised it, and has ended
+            if not stack:
+                thrown = None  # (no reference cycle through this frame: a breaker's 47 objects a failure)
+                raise
+            thrown = exc
+            continue
+        thrown = None
+        if nested is _DONE:
+            stack.pop()
+        else:
+            stack.append(nested)
 
 
 _STREAMS: weakref.WeakSet = weakref.WeakSet()  # every stream, for the at-fork handler below
