@@ -6,7 +6,10 @@ tensor that requires grad or an inference tensor, partial overlap) come after al
 Inputs may be NumPy arrays of any strides (bf16 is ``ml_dtypes.bfloat16``), objects with
 ``__dlpack__``, or Python scalars (a Python scalar tensor argument takes the other
 input's dtype, like NumPy's weak scalars, though a float beside an integer array too, where
-NumPy would make it float64; a NumPy scalar is a 0-d array of its own dtype).
+NumPy would make it float64; a NumPy scalar is a 0-d array of its own dtype). A plain torch CPU
+tensor is read as its NumPy view (``Tensor.numpy()``, the same memory: ``_torch_views``), so a
+repeated call with torch tensors hits the plan cache as a NumPy call does; any other DLPack
+object, and a torch tensor the full path treats otherwise, crosses through DLPack.
 Scalar attributes given as Python floats travel as ACL_DOUBLE scalars (as torch_npu sends them),
 ints as ACL_INT64 (ints in [2**63, 2**64) as ACL_DOUBLE; others outside int64 refused, as
 torch.Scalar refuses them), bools as ACL_BOOL.
@@ -23,6 +26,7 @@ import numpy as np
 
 from . import _fastpath, engine, registry
 from ._core import checks, dtypes, memory, outpool
+from ._core import torchplain as _plain
 from ._core.dtypes import DataType
 from ._core.status import AclError, AclnnError, Status, set_recent_error, warning_refused
 from ._core.tensor import ArrayTensor, DataLessTensor, aclScalar
@@ -185,9 +189,14 @@ def _call_inplace(spec: registry.OpSpec, self, **scalars):
     """Run an in-place spec on ``self``'s own memory (out = self) and return ``self``."""
     if self is None:  # the engine reports the null self (161001)
         return _call(spec, None, self=None, **scalars)
+    target = self  # a plain torch tensor: its NumPy view, which the plan cache takes (_torch_views)
+    if type(self) is not np.ndarray and (torch := _torch_for_views()) is not None:
+        target = _torch_view(torch, self, written=True)
+        if target is None:
+            target = self
     try:
         try:
-            arr, unwritable = _writable(spec, self, "self")
+            arr, unwritable = _writable(spec, target, "self")
         except AclnnError:
             _nulls_first(spec, scalars)  # a None scalar beside a self that is no array: 161001 first
             raise
@@ -269,7 +278,17 @@ def _pythonic_boundary(call):
             done = _fastpath.hit(spec, kwargs, out)  # the plan cache (see _fastpath): a hit skips phase 1
             if done is not None:
                 return done
-            return call(spec, out, **kwargs)
+            viewed = _torch_views(spec, kwargs, out)  # after a miss: a NumPy call's hit pays nothing
+            if viewed is None:
+                return call(spec, out, **kwargs)
+            kwargs, out, written = viewed
+            done = _fastpath.hit(spec, kwargs, out)
+            if done is None:
+                done = call(spec, out, **kwargs)
+            if written is None:
+                return done
+            _mark_written(written)  # as the full path marks a torch out it wrote, and returns it
+            return written
         except AclnnError as exc:
             named = _python_names(spec, exc, kwargs)
             set_recent_error(named.message)
@@ -370,6 +389,91 @@ def _call(spec: registry.OpSpec, out, unwritable=_UNSEEN, **kwargs):
         return result[0]
     _mark_written(out)
     return out
+
+
+# Whether a call reads each plain torch CPU tensor argument as its NumPy view (``_torch_views``);
+# off, every torch tensor takes the full path (DLPack) as before (the parity tests compare both)
+TORCH_VIEWS = True
+# per operator, its tensor inputs' names (``spec.inputs`` builds its tuple anew on each read)
+_INPUT_NAMES: dict[str, tuple[str, ...]] = {}
+
+
+def _torch_views(spec: registry.OpSpec, kwargs: dict, out):
+    """The call's arguments with each plain torch tensor among its tensor inputs and ``out``
+    replaced by its NumPy view (``_torch_view``), as ``(kwargs, out, the torch out or None)``;
+    None where none is replaced (no torch loaded, no such tensor, a torch function or dispatch
+    mode active). The views make the call the one it would make on NumPy arrays over the same
+    memory -- the same checks, results, errors and messages, as the full path reads those
+    tensors through DLPack as just those arrays -- so the plan cache (``_fastpath``, which takes
+    plain NumPy arrays only) keeps and hits it: a repeated 4-element call with torch tensors
+    took 40-59 us, 5-7 now (Zen 5 VM of BENCHMARKS.md). The caller bumps a torch ``out``'s version and returns it, as the full path
+    does. Scalar and flag arguments are never replaced: a 0-d torch tensor as a slope is refused
+    as it was, where its NumPy view would be read as a 0-d array's number."""
+    torch = _torch_for_views()
+    if torch is None:
+        return None
+    names = _INPUT_NAMES.get(spec.name)
+    if names is None:
+        names = _INPUT_NAMES[spec.name] = tuple(p.name for p in spec.inputs)
+    viewed = None
+    for name in names:
+        view = _torch_view(torch, kwargs.get(name), written=False)
+        if view is not None:
+            if viewed is None:
+                viewed = dict(kwargs)
+            viewed[name] = view
+    written = None
+    view = _torch_view(torch, out, written=True)
+    if view is not None:
+        written, out = out, view
+    if viewed is None and written is None:
+        return None
+    return viewed or kwargs, out, written
+
+
+def _torch_for_views():
+    """The torch module where ``_torch_view`` may replace tensors now, else None: torch loaded,
+    ``TORCH_VIEWS`` on, the plain-tensor tables bound (``_core.torchplain``), and no torch
+    function or dispatch mode active (one sees the full path's own torch calls, as before)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not TORCH_VIEWS:
+        return None
+    try:
+        C = torch._C
+        if C._is_torch_function_mode_enabled() or C._len_torch_dispatch_stack():
+            return None
+        if _plain.TENSOR is None and not _plain.bind(torch):
+            return None
+    except Exception:  # noqa: BLE001 - a torch without these: the full path, as before
+        return None
+    return torch if _plain.PLAIN_KEYS else None
+
+
+def _torch_view(torch, value, written: bool) -> np.ndarray | None:
+    """``value.numpy()`` (the same memory, shape, strides and storage offset) where ``value`` is a
+    plain torch CPU tensor (``torchplain.is_plain``) that the full path reads (or, ``written``,
+    writes) as exactly that array, else None: it takes no view of a tensor the full path treats
+    otherwise -- a subclass (FakeTensor, Parameter, a wrapper), a tensor off the CPU or not
+    strided, a lazy negative or conjugate view, a ZeroTensor (each with other dispatch keys), one
+    that requires grad (an input: DLPack refuses it; written: opsnn refuses it), an inference
+    tensor written outside inference mode (refused), a dtype NumPy has no view of (bfloat16,
+    float8: integer views; complex32, int1-int7 ...: data-less handles; ``dtypes.TORCH_VIEWS``)
+    or a tensor of elements whose data pointer is null (its storage resized away: refused) --
+    nor where ``numpy()`` refuses (a shape NumPy cannot hold: DLPack's message names it)."""
+    try:
+        keys = _plain.plain_keys(value)
+        if keys is None:
+            return None
+        if keys in _plain.INFERENCE_KEYS:
+            if written and not torch.is_inference_mode_enabled():
+                return None
+        elif value.requires_grad:
+            return None
+        if value.dtype not in _plain.NUMPY_DTYPES or (not value.data_ptr() and value.numel()):
+            return None
+        return value.numpy()
+    except Exception:  # noqa: BLE001 - the full path reads it, and says why it cannot
+        return None
 
 
 def _torch_of(value):

@@ -17,6 +17,7 @@ import torch
 
 from .. import engine, registry
 from .._core import dtypes
+from .._core import torchplain as _plain
 from .._core.dtypes import DataType
 from .._core.status import AclnnError, Status
 from .._core.tensor import DataLessTensor
@@ -45,7 +46,7 @@ _VIEW_OF_NUMPY: dict = {}
 # the dtypes ``operand`` hands over as ``to_numpy``'s view of the tensor: -> None (``t.numpy()``
 # itself) or, for those that cross as an integer view, (that torch dtype, the NumPy dtype), added
 # by ``to_numpy``'s first view of one (the NumPy dtype is ml_dtypes', imported on first use)
-_CROSSING = {t: None for t in _TORCH_TO_ACL if t not in _VIEWS and t not in _BYTES}
+_CROSSING = dict.fromkeys(_plain.numpy_dtypes(torch))
 
 
 def acl_dtype(dtype: torch.dtype) -> DataType:
@@ -58,30 +59,10 @@ def torch_dtype(dtype: DataType) -> torch.dtype:
     return _ACL_TO_TORCH[DataType(dtype)]
 
 
-def _plain_key_sets() -> frozenset:
-    """The dispatch key sets (as their bits) of a plain CPU tensor, made outside and inside
-    ``torch.inference_mode`` (which leaves out the autograd keys); empty where this torch cannot
-    tell them (no tensor is plain then, and every call goes through the dispatcher)."""
-    keys = getattr(torch._C, "_dispatch_keys", None)
-    if keys is None or not hasattr(keys(torch.empty(0)), "raw_repr"):
-        return frozenset()
-    with torch.inference_mode():
-        inference = torch.empty(0)
-    return frozenset(keys(t).raw_repr() for t in (torch.empty(0), inference))
-
-
-_PLAIN_KEYS = _plain_key_sets()
-
-
-def is_plain(t) -> bool:
-    """Whether ``t`` is a plain dense CPU tensor: ``torch.Tensor`` itself (no subclass) whose
-    dispatch keys are a plain tensor's (``_PLAIN_KEYS``), so on the CPU, strided (not sparse,
-    mkldnn or nested), not quantized, no lazy conjugate / negative view or zero tensor, not
-    wrapped by functorch (vmap, grad), each of which adds or swaps a key. One C call in place of
-    reading nine attributes: 0.4-1.5 us less a tensor (in-process A/B runs on the Xeon VM of
-    BENCHMARKS.md). It may require grad (every tensor made outside inference mode has the
-    autograd keys)."""
-    return bool(_PLAIN_KEYS) and type(t) is torch.Tensor and torch._C._dispatch_keys(t).raw_repr() in _PLAIN_KEYS
+# the plain-tensor test and its tables, shared with the Pythonic layer (``_core.torchplain``: one
+# C call on the dispatch keys, in place of reading nine attributes)
+_plain.bind(torch)
+is_plain = _plain.is_plain
 
 
 def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:

@@ -55,6 +55,7 @@ from torch.overrides import has_torch_function
 
 from .. import functional as F
 from .. import reference, registry
+from .._core import torchplain as _plain
 from .._core.shape import broadcast_shape, contiguous_strides
 from .._core.status import Status
 from . import _bridge as B
@@ -691,7 +692,7 @@ def direct(tensors: tuple, numbers: tuple, flags: tuple = ()) -> bool:
     for f in flags:
         if type(f) is not bool:
             return False
-    plain = B._PLAIN_KEYS  # B.is_plain, inline: one call less a tensor
+    plain = _plain.PLAIN_KEYS  # B.is_plain, inline: one call less a tensor
     if not plain:
         return False
     for t in tensors:
@@ -999,9 +1000,6 @@ _INPLACE_KERNELS = {_ops.leaky_relu_.default: _leaky_relu_, _ops.hardtanh_.defau
 _INPLACE_AUTOGRAD = {"leaky_relu_": _leaky_relu_autograd, "hardtanh_": _hardtanh_autograd}
 _INPLACE_OPS = {"leaky_relu_": leaky_relu_, "hardtanh_": hardtanh_}
 _INPLACE_REGISTERED = {name: getattr(op, "_backend_fns", {}).get("cpu") for name, op in _INPLACE_OPS.items()}
-# the dispatch keys of a plain tensor made outside inference mode (``_bridge._PLAIN_KEYS`` holds
-# the inference tensor's too)
-_NORMAL_KEYS = frozenset(B._PLAIN_KEYS and (torch._C._dispatch_keys(torch.empty(0)).raw_repr(),))
 
 
 def call_inplace(name: str, self: torch.Tensor, *numbers) -> torch.Tensor:
@@ -1015,7 +1013,7 @@ def call_inplace(name: str, self: torch.Tensor, *numbers) -> torch.Tensor:
     (no autograd keys: the dispatcher goes to ADInplaceOrView or the kernel, in its own order)
     stay on the dispatcher, as does everything ``direct`` refuses."""
     if (not _inference_mode() and direct((self,), numbers)
-            and torch._C._dispatch_keys(self).raw_repr() in _NORMAL_KEYS
+            and torch._C._dispatch_keys(self).raw_repr() in _plain.NORMAL_KEYS  # (made outside inference mode)
             and getattr(_INPLACE_OPS[name], "_backend_fns", {}).get("cpu") is _INPLACE_REGISTERED[name]):
         return _INPLACE_AUTOGRAD[name](None, self, *numbers)
     return getattr(_ops, name)(self, *numbers)
