@@ -572,7 +572,7 @@ def test_ctrl_c_as_a_task_or_a_stream_run_is_taken(dev):
     recorded.claim = cut_claim
     with pytest.raises(KeyboardInterrupt):
         acl.rt.synchronize_stream(streams[1])
-    del recorded.claim
+    recorded.claim = claim
     free = []
     probe = threading.Thread(target=lambda: free.append(
         recorded._run.acquire(blocking=False) and (recorded._run.release() or True)))

@@ -85,13 +85,14 @@ class Event:
                     return
                 if record.lost is not None:
                     raise AclnnError(AclError.RT_FAILURE, self.dropped_text(record))
-            claims = stream.claims()
+            claims, ran = stream.claims(), False
             try:
                 ran = stream.claim()
                 if ran:
                     yield stream.run_until(settled, tell_caller=for_a_stream)
-            finally:
-                stream.unclaim_to(claims)
+            finally:  # (by count where a Ctrl-C came between the claim and ``ran``)
+                if ran or stream.claims() > claims:
+                    stream.unclaim()
             if not ran:
                 with self._changed:  # another thread runs the stream: it gets to the record
                     self._changed.wait_for(settled, 0.05)

@@ -13,6 +13,7 @@ on a device.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import math
 import os
@@ -41,6 +42,12 @@ class Stream:
         self._places = itertools.count(1)
         self._lock = forksafe.lock()       # guards enqueue against close: nothing queued after
         self._run = forksafe.rlock()       # held while tasks run: keeps task order across threads
+        # an event wait's claim of the run: taken unless another thread runs it (a deadlock of two
+        # threads whose streams wait on each other's events otherwise), given back, and how many
+        # this thread holds; the lock's own C methods, so no Ctrl-C lands between a Python call's
+        # entry and the acquire or release it makes (breakers: a run left held)
+        self.claim = functools.partial(self._run.acquire, False)
+        self.unclaim, self.claims = self._run.release, self._run._recursion_count
         # by thread ident, tasks that thread queued and a run of the stream it did not ask for
         # (module docstring) failed or dropped: (the thread, weakly: an ident is reused once its
         # thread ends; [(each one's place, why)]), reported at its own next synchronize (under
@@ -114,27 +121,8 @@ class Stream:
                              f"dropped, not run: the failure was met by another thread (its synchronize or event "
                              f"wait) or by another stream's stream_wait_event ({told[-1][1]})")
 
-    def claims(self) -> int:
-        """How many claims of this stream's run the calling thread holds (0: none)."""
-        return self._run._recursion_count()
-
-    def claim(self) -> bool:
-        """Takes this stream's run for the calling thread, unless another thread is running it:
-        then False (a caller that needs a task of it to run waits for that instead: blocking here
-        while holding another stream's run could deadlock two threads whose streams wait on each
-        other's events). Given back by ``unclaim_to``, after ``run_until``'s run."""
-        return self._run.acquire(blocking=False)
-
-    def unclaim_to(self, claims: int) -> None:
-        """Gives back the calling thread's claims above ``claims`` (what ``claims()`` said before
-        the claim): a Ctrl-C that lands between the claim's acquire and the caller's try block
-        leaves none held (a claim given back by count, not by a flag the Ctrl-C could skip)."""
-        run = self._run
-        while run._recursion_count() > claims:
-            run.release()
-
     def run_until(self, done: Callable[[], bool], tell_caller: bool = False) -> Generator:
-        """A run (a generator, for ``drive``; the caller has ``claim``ed the stream) of queued
+        """A run (a generator, for ``drive``; the caller holds this stream's ``claim``) of queued
         tasks in order until ``done()`` holds or the queue is empty. A failure raises as in
         ``synchronize``, dropping the tasks queued up to where ``done()`` holds (``_run_tasks``);
         with ``tell_caller`` (a stream_wait_event's run) the caller's failed or dropped tasks are
@@ -281,9 +269,20 @@ def drive(steps: Generator) -> None:
             # its own except and finally clauses (the interrupted wait put back, its claim given
             # back), not when the traceback is freed (a breaker: a retry in the handler ran the
             # tasks after a wait before the ones it waited for, and another thread's synchronize
-            # found the recorded stream's run still held)
+            # found the recorded stream's run still held). A second Ctrl-C meanwhile (inside a
+            # run's cleanup, or between two) does not stop it: the runs below still end, then it
+            # is raised (closing an ended run again does nothing). Inline, not a function: a
+            # Ctrl-C at a call's entry would have skipped it all (a breaker)
+            second = None
             while stack:
-                stack.pop().close()
+                try:
+                    while stack:
+                        stack[-1].close()
+                        stack.pop()
+                except BaseException as exc:  # noqa: BLE001 - raised once every run has ended
+                    second = exc
+            if second is not None:
+                raise second
         return
 
 
