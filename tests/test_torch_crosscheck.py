@@ -832,6 +832,23 @@ def test_which_torch_tensors_are_read_as_numpy_views():
             assert functional._torch_view(torch, t, written=written) is None, t
 
 
+def test_torch_views_leave_the_tensors_resizable():
+    """A call that read (or wrote) torch tensors as their NumPy views leaves them resizable: the
+    views are DLPack's, where ``Tensor.numpy()`` had marked each storage not resizable for good,
+    so the caller's ``resize_()``, a storage freed by ``resize_(0)`` and a torch op resizing an
+    ``out=`` failed afterwards (a breaker)."""
+    x, g, o = torch.tensor([-1.0, 2.0, 3.0]), torch.ones(3), torch.empty(3)
+    for _ in range(3):  # the full path, then plan-cache hits
+        opsnn.leaky_relu_backward(g, x, 0.1, False, out=o)
+        opsnn.hardtanh(x, -1.0, 1.0)
+        opsnn.leaky_relu_(g, 0.1)
+    assert functional._torch_view(torch, x, written=False) is not None  # (these are viewed)
+    x.resize_(8)
+    o.untyped_storage().resize_(0)
+    torch.cat([torch.ones(2), torch.ones(4)], out=g.resize_(0))
+    assert x.shape == (8,) and o.untyped_storage().nbytes() == 0 and g.shape == (6,)
+
+
 class _Subclass(torch.Tensor):
     pass
 

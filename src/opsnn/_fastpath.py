@@ -7,10 +7,11 @@ zero included; NaN is never cached); flags: type and value -- and for ``out`` th
 tensor (or "allocate"). Only plain NumPy arrays and Python/NumPy numbers take part; anything
 else (DLPack objects, Python numbers passed as tensors, aclScalars) takes the full path. A plain
 torch CPU tensor takes part as its NumPy view: the Pythonic boundary replaces each one among the
-tensor inputs and ``out`` by ``Tensor.numpy()`` (the same memory, shape and strides;
-``functional._torch_views``, after a miss; an in-place ``self`` before the lookup), so a repeated 4-element call with torch
-tensors takes 5-7 us where the full path (DLPack, phase 1) took 40-59 (Zen 5 VM of
-BENCHMARKS.md); a torch out is then version-bumped and returned, as the full path does. Tensors
+tensor inputs and ``out`` by its DLPack view (the same memory, shape and strides;
+``functional._torch_views``, after a miss; an in-place ``self`` before the lookup), so a
+repeated 4-element call with torch tensors takes 5.5-11 us where the full path (DLPack, phase 1)
+took 40-59 (Zen 5 VM of BENCHMARKS.md); a torch out is then version-bumped and returned, as the
+full path does. Tensors
 the full path treats otherwise (a subclass, requires grad, bfloat16 ...) keep it.
 
 Why a hit may skip phase 1: every phase-1 check is a function of that metadata, except the ones

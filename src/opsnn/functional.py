@@ -7,7 +7,7 @@ Inputs may be NumPy arrays of any strides (bf16 is ``ml_dtypes.bfloat16``), obje
 ``__dlpack__``, or Python scalars (a Python scalar tensor argument takes the other
 input's dtype, like NumPy's weak scalars, though a float beside an integer array too, where
 NumPy would make it float64; a NumPy scalar is a 0-d array of its own dtype). A plain torch CPU
-tensor is read as its NumPy view (``Tensor.numpy()``, the same memory: ``_torch_views``), so a
+tensor is read as its NumPy view (through DLPack, the same memory: ``_torch_views``), so a
 repeated call with torch tensors hits the plan cache as a NumPy call does; any other DLPack
 object, and a torch tensor the full path treats otherwise, crosses through DLPack.
 Scalar attributes given as Python floats travel as ACL_DOUBLE scalars (as torch_npu sends them),
@@ -406,8 +406,8 @@ def _torch_views(spec: registry.OpSpec, kwargs: dict, out):
     memory -- the same checks, results, errors and messages, as the full path reads those
     tensors through DLPack as just those arrays -- so the plan cache (``_fastpath``, which takes
     plain NumPy arrays only) keeps and hits it: a repeated 4-element call with torch tensors
-    took 40-59 us, 5-7 now (Zen 5 VM of BENCHMARKS.md). The caller bumps a torch ``out``'s version and returns it, as the full path
-    does. Scalar and flag arguments are never replaced: a 0-d torch tensor as a slope is refused
+    took 40-59 us, 5.5-11 now (Zen 5 VM of BENCHMARKS.md). The caller bumps a torch ``out``'s
+    version and returns it, as the full path does. Scalar and flag arguments are never replaced: a 0-d torch tensor as a slope is refused
     as it was, where its NumPy view would be read as a 0-d array's number."""
     torch = _torch_for_views()
     if torch is None:
@@ -450,7 +450,7 @@ def _torch_for_views():
 
 
 def _torch_view(torch, value, written: bool) -> np.ndarray | None:
-    """``value.numpy()`` (the same memory, shape, strides and storage offset) where ``value`` is a
+    """``value``'s NumPy view (the same memory, shape, strides and storage offset) where ``value`` is a
     plain torch CPU tensor (``torchplain.is_plain``) that the full path reads (or, ``written``,
     writes) as exactly that array, else None: it takes no view of a tensor the full path treats
     otherwise -- a subclass (FakeTensor, Parameter, a wrapper), a tensor off the CPU or not
@@ -459,7 +459,7 @@ def _torch_view(torch, value, written: bool) -> np.ndarray | None:
     tensor written outside inference mode (refused), a dtype NumPy has no view of (bfloat16,
     float8: integer views; complex32, int1-int7 ...: data-less handles; ``dtypes.TORCH_VIEWS``)
     or a tensor of elements whose data pointer is null (its storage resized away: refused) --
-    nor where ``numpy()`` refuses (a shape NumPy cannot hold: DLPack's message names it)."""
+    nor where DLPack refuses (a shape NumPy cannot hold: the full path's message names it)."""
     try:
         keys = _plain.plain_keys(value)
         if keys is None:
@@ -471,7 +471,9 @@ def _torch_view(torch, value, written: bool) -> np.ndarray | None:
             return None
         if value.dtype not in _plain.NUMPY_DTYPES or (not value.data_ptr() and value.numel()):
             return None
-        return value.numpy()
+        # DLPack, as the full path reads it: Tensor.numpy() (~1.3 us less) marks the tensor's
+        # storage not resizable for good, so the caller's later resize_() failed (a breaker)
+        return np.from_dlpack(value)
     except Exception:  # noqa: BLE001 - the full path reads it, and says why it cannot
         return None
 
