@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ._core import dtypes
+from ._core import dtypes, memory
 from ._core.shape import contiguous_strides, numel
 from ._core.status import AclError, AclnnError, Status
 from ._core.tiling import Box, Launch, Printable
@@ -342,6 +342,29 @@ def formula_for(opdef: OpDef, attrs: Mapping[str, float]) -> Formula:
                    leaky_relu_tile(slope), _leaky_relu_reference(slope))
 
 
+# host bytes a simulation holds per output element beyond the tensors themselves: its write
+# counts (int32), a sample's float64 draw, and the float64 reference with its intermediates
+# (measured peaks at 2e7 elements: 19-44 bytes an element in all, this estimate 42-48)
+_SIMULATION_BYTES_PER_ELEMENT = 4 + 8 + 24
+
+
+def _fits_the_host(inputs: Sequence[TensorDesc], output: TensorDesc) -> None:
+    """ACL_ERROR_BAD_ALLOC (200000) where a simulation of these tensors would need more host
+    memory than is available now (``memory.host_available``): Linux overcommits, so the arrays
+    were made and the out-of-memory killer ended the process as they filled (a breaker: `opsnn
+    tiling --shape 3000000000 --simulate` exit 137, no output), where the CLI reports a
+    simulation this host cannot hold as not run."""
+    out_numel = numel(output.shape)
+    need = (sum(numel(d.shape) * dtypes.to_numpy(d.dtype).itemsize for d in inputs)
+            + out_numel * (dtypes.to_numpy(output.dtype).itemsize + _SIMULATION_BYTES_PER_ELEMENT))
+    available = memory.host_available()
+    if available is not None and need > available:
+        raise AclnnError(AclError.BAD_ALLOC,
+                         f"simulate: cannot hold the simulation of {out_numel} output elements on this host "
+                         f"(~{need} bytes: inputs, output, write counts, a float64 reference; {available} bytes "
+                         "available)")
+
+
 def host_array(make: Callable[[], np.ndarray], what: str) -> np.ndarray:
     """``make()``: an array the simulation holds on the host. ACL_ERROR_BAD_ALLOC (200000) naming
     ``what`` where the host has no memory for it or NumPy cannot hold its shape (ValueError:
@@ -408,6 +431,8 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
     float64-derived reference, broadcast to the output's shape as the kernel reads its inputs
     (an input dim of 1 with stride 0); elements a launch never writes count as mismatches."""
     formula = formula_for(opdef, attrs)
+    if arrays is None:
+        _fits_the_host(inputs, outputs[0])
     arrays = list(arrays) if arrays is not None else sample_inputs(opdef, inputs, attrs, seed)
     out_dtype = dtypes.to_numpy(outputs[0].dtype)
     launch = result.launch()

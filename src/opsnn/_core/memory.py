@@ -89,6 +89,20 @@ def host_total() -> int | None:
     return min(sizes) if sizes else None
 
 
+def host_available() -> int | None:
+    """Bytes of host RAM a new allocation may still get now: Linux's MemAvailable, at most
+    ``host_total()``; None where it cannot be read. Linux overcommits, so an allocation beyond it
+    succeeds and the kernel's out-of-memory killer ends the process once the pages are touched:
+    work that will touch that much checks this first."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            available = [int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemAvailable:")]
+    except (OSError, ValueError, IndexError):
+        return None
+    total = host_total()
+    return min([*available, total] if total is not None else available) if available else None
+
+
 def cgroup_limit_files(groups: str) -> list[str]:
     """The memory-limit files of the control groups that ``groups`` (the text of
     /proc/self/cgroup) names, each group's own first, then each parent up to the hierarchy's
