@@ -584,6 +584,28 @@ def test_ctrl_c_as_a_task_or_a_stream_run_is_taken(dev):
     _end_chain(streams, events)
 
 
+def test_a_stream_emptied_under_its_run_ends_it(dev):
+    """A signal handler that synchronizes the stream being run, on the same thread, landing just
+    before the run takes its next task, runs that task itself and empties the queue: the outer run
+    then has nothing left and ends, 0 (it had met an empty queue as a task failure with no task:
+    an UnboundLocalError, 561000; an IndexError before this session's driver)."""
+    from opsnn.acl import rt
+
+    stream, ran = acl.rt.create_stream()[0], []
+    queue = rt.STATE.streams.get(stream)
+
+    class Reentered(collections.deque):  # as a handler's synchronize landing at the take
+        def __getitem__(self, index):
+            if not ran:
+                queue.synchronize()
+            return super().__getitem__(index)
+
+    queue.enqueue("only", lambda: ran.append(1))
+    queue._tasks = Reentered(queue._tasks)
+    assert acl.rt.synchronize_stream(stream) == 0 and ran == [1] and queue.pending == 0
+    assert acl.rt.destroy_stream(stream) == 0
+
+
 def test_ctrl_c_between_two_steps_of_a_stream_run(dev):
     """A Ctrl-C landing in stream.drive's own loop (between two steps of a stream's run, where
     CPython checks for signals: here raised by a trace function at the loop's test) ends every

@@ -161,6 +161,8 @@ class Stream:
                 if type(nested) is GeneratorType:  # an event wait's run of another stream
                     yield nested
             except Exception as exc:  # a task bug must not escape the runtime: a status instead
+                if not started:  # the queue emptied under this run: a signal handler's synchronize of
+                    return       # this stream, on this thread, ran what was left (IndexError here)
                 raise self._failed(label, exc, (owner, place), left, done, tell_caller) from exc
             except BaseException:  # Ctrl-C (KeyboardInterrupt), SystemExit, or a close() of this run
                 self._interrupted(entry, started)
