@@ -407,8 +407,9 @@ def _torch_views(spec: registry.OpSpec, kwargs: dict, out):
     tensors through DLPack as just those arrays -- so the plan cache (``_fastpath``, which takes
     plain NumPy arrays only) keeps and hits it: a repeated 4-element call with torch tensors
     took 40-59 us, 5.5-11 now (Zen 5 VM of BENCHMARKS.md). The caller bumps a torch ``out``'s
-    version and returns it, as the full path does. Scalar and flag arguments are never replaced: a 0-d torch tensor as a slope is refused
-    as it was, where its NumPy view would be read as a 0-d array's number."""
+    version and returns it, as the full path does. Scalar and flag arguments are never replaced:
+    a 0-d torch tensor as a slope is refused as it was, where its NumPy view would be read as a
+    0-d array's number."""
     torch = _torch_for_views()
     if torch is None:
         return None
@@ -450,8 +451,8 @@ def _torch_for_views():
 
 
 def _torch_view(torch, value, written: bool) -> np.ndarray | None:
-    """``value``'s NumPy view (the same memory, shape, strides and storage offset) where ``value`` is a
-    plain torch CPU tensor (``torchplain.is_plain``) that the full path reads (or, ``written``,
+    """``value``'s NumPy view (the same memory, shape, strides and storage offset) where ``value``
+    is a plain torch CPU tensor (``torchplain.is_plain``) that the full path reads (or, ``written``,
     writes) as exactly that array, else None: it takes no view of a tensor the full path treats
     otherwise -- a subclass (FakeTensor, Parameter, a wrapper), a tensor off the CPU or not
     strided, a lazy negative or conjugate view, a ZeroTensor (each with other dispatch keys), one

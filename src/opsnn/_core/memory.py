@@ -99,8 +99,10 @@ def host_available() -> int | None:
             available = [int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemAvailable:")]
     except (OSError, ValueError, IndexError):
         return None
+    if not available:
+        return None
     total = host_total()
-    return min([*available, total] if total is not None else available) if available else None
+    return available[0] if total is None else min(available[0], total)
 
 
 def cgroup_limit_files(groups: str) -> list[str]:
