@@ -1542,6 +1542,33 @@ print("ok")
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
+def test_the_numpy_style_api_inside_torch_compile_says_what_compiles():
+    """torch.compile reaching the NumPy-style functions with torch tensors compiled opsnn's own
+    host code frame by frame after its graph break and failed inside (a frozen dataclass, numba's
+    typing): a 561000 "internal error" that named an opsnn line. It is still refused, but says
+    what does compile; the same call kept out of the graph with torch.compiler.disable runs, and
+    so does opsnn.torch's function (run apart: Dynamo keeps what it compiled of opsnn's frames)."""
+    script = """
+import torch, opsnn, opsnn.acl as acl, opsnn.torch as ot
+g, x = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([-1.0, 0.0, 2.0])
+want = torch.ops.aten.leaky_relu_backward(g, x, 0.1, False)
+try:
+    torch.compile(lambda a, b: opsnn.leaky_relu_backward(a, b, 0.1, False), backend="eager")(g, x)
+except opsnn.AclnnError as exc:
+    print(exc.status, "call opsnn.torch's" in exc.message, "internal error" in exc.message)
+    print(acl.get_recent_err_msg() == exc.message)
+kept_out = torch.compiler.disable(opsnn.leaky_relu_backward)
+got = torch.compile(lambda a, b: kept_out(a, b, 0.1, False), backend="eager")(g, x)
+print(got.tolist() == want.tolist())
+got = torch.compile(lambda a, b: ot.leaky_relu_backward(a, b, 0.1, False), backend="eager")(g, x)
+print(got.tolist() == want.tolist())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["561000", "True", "False", "True", "True", "True"], (done.stdout, done.stderr)
+
+
 def test_opsnn_leaves_torchs_thread_count_alone():
     """Found by a breaker: numba's OpenMP pool starts with omp_set_num_threads, which resolves to
     torch's libgomp where torch came first, so the first opsnn kernel set torch's intra-op

@@ -269,8 +269,9 @@ def _pythonic_boundary(call):
     """The Pythonic layer's counterpart of the aclnn boundary: only AclnnError leaves it, and its
     text is also what ``acl.get_recent_err_msg()`` returns next on this thread. A host
     MemoryError becomes 200000 (ACL_ERROR_BAD_ALLOC); a warning the caller's filter raises as an
-    error 161002, as the aclnn boundary returns it; anything else is an opsnn bug and becomes
-    561000 (ACLNN_ERR_INNER); the original exception chained (``__cause__``)."""
+    error 161002, as the aclnn boundary returns it; anything else becomes 561000
+    (ACLNN_ERR_INNER: an opsnn bug, or torch.compile reaching opsnn's host code, see
+    ``_internal_error``); the original exception chained (``__cause__``)."""
 
     @functools.wraps(call)
     def inner(spec, out, **kwargs):
@@ -300,10 +301,22 @@ def _pythonic_boundary(call):
         except Warning as exc:
             raise _recorded(AclnnError(Status.ERR_PARAM_INVALID, warning_refused(spec.name, exc))) from exc
         except Exception as exc:  # noqa: BLE001 - nothing but AclnnError may escape
-            raise _recorded(AclnnError(Status.ERR_INNER, f"{spec.name}: internal error: "
-                                                         f"{type(exc).__name__}: {exc}")) from exc
+            raise _recorded(AclnnError(Status.ERR_INNER, _internal_error(spec, exc))) from exc
 
     return inner
+
+
+def _internal_error(spec: registry.OpSpec, exc: Exception) -> str:
+    """The 561000 message of an exception that is no refusal. One raised by torch.compile's
+    frame compiler (``torch._dynamo``) is the caller's compiled function reaching opsnn's host
+    code: after a graph break at the call, Dynamo compiles each frame inside it in turn and fails
+    on one (the plan's frozen dataclasses, numba's typing); the message says what does compile."""
+    text = f"{type(exc).__name__}: {exc}"
+    if type(exc).__module__.startswith("torch._dynamo"):
+        return (f"{spec.name}: torch.compile cannot compile opsnn's NumPy-style functions; inside a "
+                f"compiled function call opsnn.torch's (torch.ops.opsnn.*, which it compiles), or "
+                f"leave the call outside (torch.compiler.disable): {text.splitlines()[0]}")
+    return f"{spec.name}: internal error: {text}"
 
 
 def _python_names(spec: registry.OpSpec, exc: AclnnError, kwargs: dict) -> AclnnError:
