@@ -44,7 +44,9 @@ ACL_DTYPE_VALUES = {
 }
 ACL_FORMAT_VALUES = {
     "NCHW": 0, "NHWC": 1, "ND": 2, "NC1HWC0": 3, "FRACTAL_Z": 4, "HWCN": 16, "NDHWC": 27,
-    "FRACTAL_NZ": 29, "NCDHW": 30, "NDC1HWC0": 32, "NC": 35, "NCL": 47,
+    "FRACTAL_NZ": 29, "NCDHW": 30, "NDC1HWC0": 32, "NC": 35, "NCL": 47, "NC1HWC0_C04": 12,
+    "FRACTAL_NZ_C0_16": 50, "FRACTAL_NZ_C0_32": 51, "FRACTAL_NZ_C0_2": 52, "FRACTAL_NZ_C0_4": 53,
+    "FRACTAL_NZ_C0_8": 54,
 }
 CARRIED_FORMATS = ("ND", "NCHW", "NHWC", "HWCN", "NDHWC", "NCDHW", "NC1HWC0")
 NOT_A_FORMAT = (5, 999, 12345)  # integers that are no aclFormat value
