@@ -548,6 +548,8 @@ def test_decision_13_unknown_format_rejected(acl_env, fmt):
     assert acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, fmt, [4], addr) is None
     msg = acl.get_recent_err_msg()
     assert isinstance(msg, str) and str(fmt) in msg
+    # the message gives what is expected too: every aclFormat by its constant name and value
+    assert "ACL_FORMAT_NCHW 0" in msg and "ACL_FRACTAL_Z_3D 33" in msg and "ACL_FORMAT_FRACTAL_NZ_C0_8 54" in msg
     assert acl.get_recent_err_msg() is None
     for name in cases.CARRIED_FORMATS:
         t = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl_format(name), [4], addr)

@@ -77,7 +77,7 @@ class Format(enum.IntEnum):
 
     @property
     def acl_name(self) -> str:
-        return "ACL_FORMAT_" + self.name
+        return "ACL_FRACTAL_Z_3D" if self is Format.FRACTAL_Z_3D else "ACL_FORMAT_" + self.name
 
 
 D = DataType

@@ -488,4 +488,7 @@ def _enum(enum_type, value, what: str):
     try:
         return enum_type(int(value))
     except ValueError:
-        raise _bad(f"{what} {brief(value)} is not a {enum_type.__name__} value") from None
+        # UNDEFINED (-1) is left out: it is a value, but no tensor or scalar can have it
+        listing = ", ".join(f"{m.acl_name} {int(m)}" for m in enum_type if m >= 0)
+        raise _bad(f"{what} {brief(value)} is not a {enum_type.__name__} value; it must be one of "
+                   f"{listing}") from None

@@ -211,6 +211,8 @@ def _allocations(*ptrs) -> list:
 
 _MEMCPY_SIDES = {ACL_MEMCPY_HOST_TO_HOST: ("host", "host"), ACL_MEMCPY_HOST_TO_DEVICE: ("host", "device"),
                  ACL_MEMCPY_DEVICE_TO_HOST: ("device", "host"), ACL_MEMCPY_DEVICE_TO_DEVICE: ("device", "device")}
+_MEMCPY_KINDS = ("ACL_MEMCPY_HOST_TO_HOST 0, ACL_MEMCPY_HOST_TO_DEVICE 1, ACL_MEMCPY_DEVICE_TO_HOST 2, "
+                 "ACL_MEMCPY_DEVICE_TO_DEVICE 3, ACL_MEMCPY_DEFAULT 4")  # what a refused kind may be
 
 
 def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
@@ -227,7 +229,8 @@ def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
     elif kind in _MEMCPY_SIDES:
         sides = _MEMCPY_SIDES[kind]
     else:
-        raise AclnnError(AclError.INVALID_PARAM, f"{call}: kind {kind} is not an aclrtMemcpyKind")
+        raise AclnnError(AclError.INVALID_PARAM, f"{call}: kind {kind} is not an aclrtMemcpyKind "
+                                                 f"({_MEMCPY_KINDS})")
     if "device" in sides:
         STATE.require_device(call)
     allocations = _allocations(dst, src)  # (before the checks: see _allocations)
