@@ -1466,11 +1466,16 @@ def test_create_tensor_outside_allocation(dev):
 
 def test_create_tensor_null_data(dev):
     """tensorData None (the null pointer) is 0: a view with no elements may have it (C callers
-    pass nullptr there); one with elements is refused like any address outside an allocation."""
+    pass nullptr there); one with elements is refused, the message saying the pointer is null
+    and what the storage needs (it had read "address 0x0 is not inside a live device
+    allocation (never allocated or already freed)", as for a freed address)."""
     empty = acl.create_tensor([0, 3], acl.ACL_FLOAT, [3, 1], 0, acl.ACL_FORMAT_ND, [0, 3], None)
     assert isinstance(empty, acl.aclTensor) and empty.shape == (0, 3)
     assert acl.destroy_tensor(empty) == 0
-    check_null(acl.create_tensor(*GOOD_TENSOR_ARGS, None))
+    for null in (None, 0):
+        assert check_null(acl.create_tensor(*GOOD_TENSOR_ARGS, null)) == (
+            "create_tensor: tensorData is a null pointer, but storageDims [4] of ACL_FLOAT need 16 bytes; "
+            "pass the device address from acl.rt.malloc (a null tensorData is for a storage of no elements)")
 
 
 def test_create_tensor_null_dims(dev):

@@ -146,6 +146,11 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
             try:
                 memory.DEVICE.region(self.addr, self.storage_nbytes, "create_tensor")  # bounds check now
             except AclnnError as exc:
+                if self.addr == 0:  # said as the caller wrote it, not as "address 0x0 is not live"
+                    raise _bad(f"tensorData is a null pointer, but storageDims {list(self.storage_shape)} of "
+                               f"{self.dtype.acl_name} need {counted(self.storage_nbytes, 'byte')}; pass the "
+                               "device address from acl.rt.malloc (a null tensorData is for a storage of "
+                               "no elements)") from None
                 raise self._past_allocation() or exc from None
 
     def _past_allocation(self) -> AclnnError | None:
