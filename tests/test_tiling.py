@@ -285,6 +285,16 @@ def test_ub_broadcast_choice_follows_opbase_439614c(shapes, dtype, mode, key, el
     assert (r.template, r.tiling_key, r.tiling_data.elem_num) == (f"arch35 broadcast (schMode {mode})", key, elem_num)
 
 
+def test_general_schedule_note_names_where_the_nddma_cache_size_is_read():
+    # the 8192 B IsBigNLastBrc halves is GetNddmaDcacheSize's constant, read from the source, not
+    # a guess (the note had called it inferred from a source comment)
+    notes = leaky_grad([(4, 1, 1024), (4, 8, 1024)], [D.FLOAT] * 3).notes
+    cache = [n for n in notes if "NDDMA data cache" in n]
+    expected = ("general schedule: the NDDMA data cache is 8192 B (GetNddmaDcacheSize, "
+                "BASE:pkg_inc/op_common/op_host/util/platform_util.h)")
+    assert cache == [expected]
+
+
 def test_general_schedule_fields_split_the_outer_dims():
     d = leaky_grad([(1000, 1, 64), (1000, 50, 64)], [D.FLOAT] * 3).tiling_data
     # 245760 B / (8 buffers x 4 B) = 7680 elements = 120 rows of 64; split on dim 1 (50 rows fit) -> dim 0

@@ -73,7 +73,8 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
         data, block_dim = base, base.block_num
         walk = functools.partial(t.broadcast_launch, base, sch_mode, collapsed, dag, ub)
         template = f"arch35 broadcast (schMode {sch_mode})"
-        notes.append("general schedule: the NDDMA data cache (8 KiB) is inferred from the source comment")
+        notes.append(f"general schedule: the NDDMA data cache is {t.NDDMA_DCACHE_BYTES} B (GetNddmaDcacheSize, "
+                     "BASE:pkg_inc/op_common/op_host/util/platform_util.h)")
     else:
         choice = t.noncontiguous_schedule(collapsed, contiguous, in_shapes, dtypes, cores, ub, dag)
         sch_mode, data, block_dim, walk = choice.sch_mode, choice, None, None
