@@ -322,6 +322,21 @@ def test_contiguous_strides_are_not_strided():
     assert r.template == "arch35 broadcast one-dim (schMode 201)"
 
 
+@pytest.mark.parametrize("strides", [(1,), (64, 8, 1)])
+def test_strides_not_one_per_dim_fail_the_tiling(strides):
+    # opbase IsTensorContiguous fails GRAPH_FAILED when a view's stride count is not its rank (had:
+    # (1,) read as contiguous -> 201, (64, 8, 1) as strided -> 301)
+    with pytest.raises(t.TilingError) as info:
+        leaky_grad([(8, 64), (8, 64)], [D.FLOAT] * 3, strides=(strides, None))
+    assert info.value.reason == (f"input 0 (gradients) has {len(strides)} strides {list(strides)} for its 2 dims "
+                                 "[8, 64]: a view needs one stride per dim (or none, contiguous)")
+
+
+def test_no_strides_is_contiguous():
+    r = leaky_grad([(8, 64), (8, 64)], [D.FLOAT] * 3, strides=((), None))  # a stride count of 0: contiguous
+    assert r.template == "arch35 broadcast one-dim (schMode 201)"
+
+
 # ---- generic template invariants -----------------------------------------------------------------
 
 DAG = t.DagParams(8, 32, 10, "test")

@@ -41,7 +41,7 @@ class AttrDef(Printable):
 @dataclasses.dataclass(frozen=True)
 class TensorDesc(Printable):
     """A kernel op tensor as tiling sees it: storage shape, dtype, and view strides in elements
-    (None = contiguous)."""
+    (None or empty = contiguous; otherwise one per dim, or a broadcast-template tiling fails)."""
 
     shape: Shape
     dtype: DataType

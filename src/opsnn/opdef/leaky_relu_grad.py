@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 
 from .._core import tiling as t
 from .._core.dtypes import DataType, Format
-from .._core.shape import is_contiguous
 from .._core.platform import SocProfile
 from .._core.tiling import BroadcastDagParams
 from .base import AttrDef, OpDef, TensorDesc, TilingResult, infer_broadcast, same_dtype_rows
 from .checks import require_float_dtype, require_same_dtype
 
 OP = "LeakyReluGrad"
+INPUTS = ("gradients", "features")
 
 # LeakyReluGradDag<T>: the compare mask is uint8 (8 bits) and the arithmetic float (32 bits) for
 # every T. Buffers (atvoss level-2 count: inputs x2 + outputs x2 + live temporaries):
@@ -53,7 +53,8 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
                        ("backprops", backprops.dtype))
     require_float_dtype(OP, "gradients", gradients.dtype)
     dag = DAGS[DataType(gradients.dtype)]
-    contiguous = [d.strides is None or is_contiguous(d.shape, d.strides) for d in inputs]
+    contiguous = [t.input_is_contiguous(OP, f"input {i} ({name})", d.shape, d.strides)
+                  for i, (name, d) in enumerate(zip(INPUTS, inputs))]
     in_shapes = [t.ensure_not_scalar(d.shape) if c else tuple(d.shape) for d, c in zip(inputs, contiguous)]
     strides = [None if c else tuple(d.strides) for d, c in zip(inputs, contiguous)]
     collapsed = t.collapse_dims(OP, in_shapes, t.ensure_not_scalar(backprops.shape), strides)
@@ -85,7 +86,7 @@ def tiling_arch35(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequen
                         tuple(notes), walk)
 
 
-OPDEF = OpDef(OP, "main", ("gradients", "features"), ("backprops",),
+OPDEF = OpDef(OP, "main", INPUTS, ("backprops",),
               (AttrDef("negative_slope", "float", False, 0.0),), same_dtype_rows(3), (Format.ND,), "ascend950",
               "leaky_relu_grad_apt", "NN:activation/leaky_relu_grad/op_host/leaky_relu_grad_def.cpp",
               functools.partial(infer_broadcast, OP), tiling_arch35,

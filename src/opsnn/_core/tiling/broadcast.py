@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 
 from ..dtypes import BITS, DataType
-from ..shape import contiguous_strides, numel
+from ..shape import contiguous_strides, is_contiguous, numel
 from .base import (Launch, Printable, TilingError, ceil_div, max_elem_num, pack_scalars, require_int64, round_up,
                    tile_runs, tpl_uint)
 
@@ -56,6 +56,18 @@ class Collapsed:
 
 def _pad(shape: Sequence[int], rank: int, fill: int) -> list[int]:
     return [fill] * (rank - len(shape)) + list(shape)
+
+
+def input_is_contiguous(op: str, name: str, shape: Sequence[int], strides: Sequence[int] | None) -> bool:
+    """opbase ``IsTensorContiguous`` for input ``name``: no strides (None or empty) is contiguous;
+    otherwise row-major dense over the dims that are not 1. Raises TilingError for a stride count
+    other than the rank, which the source fails (GRAPH_FAILED) rather than read one way or the other."""
+    if not strides:
+        return True
+    if len(strides) != len(shape):
+        raise TilingError(op, f"{name} has {len(strides)} strides {list(strides)} for its {len(shape)} dims "
+                              f"{list(shape)}: a view needs one stride per dim (or none, contiguous)")
+    return is_contiguous(tuple(shape), tuple(strides))
 
 
 def collapse_dims(op: str, in_shapes: Sequence[Sequence[int]], out_shape: Sequence[int],
