@@ -1041,6 +1041,25 @@ def test_a_json_file_that_is_no_list_is_a_usage_error(tmp_path, capsys):
     assert "the file holds a dict; an aclnn ST json is a list of cases" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("text", "held"), [("null", "null"), ("0", "0"), ("false", "false"), ('"x"', '"x"'),
+                                            ("2.5", "2.5")])
+def test_a_json_file_holding_one_value_is_a_usage_error_naming_it(tmp_path, capsys, text, held):
+    """(A new-user breaker) null, 0 and false, falsy, were taken as a list and met enumerate():
+    "not a readable ... (TypeError: 'NoneType' object is not iterable)"."""
+    path = tmp_path / "atk_x.json"
+    path.write_text(text)
+    assert cli.main(["verify", str(path)]) == 2
+    assert f"not a readable atk aclnn ST json case file (the file holds {held}; an aclnn ST json is a list of " \
+           "cases)" in " ".join(capsys.readouterr().err.split())
+
+
+def test_an_empty_json_object_holds_no_case(tmp_path, capsys):
+    path = tmp_path / "atk_x.json"
+    path.write_text("{}")
+    assert cli.main(["verify", str(path)]) == 2
+    assert "holds no case" in capsys.readouterr().err
+
+
 def test_json_nested_deeper_than_the_reader_follows_is_a_usage_error(tmp_path, capsys):
     """(A breaker) a case file, or a --json results file to replace, nested deeper than Python's
     JSON reader follows was a RecursionError traceback (exit 1). The case file is a usage error

@@ -532,8 +532,11 @@ def parse_json(path: str | Path) -> list[Case]:
     """All cases of an aclnn ST json (ValueError naming the case of a malformed one)."""
     with open(path, encoding=_ENCODING) as f:
         cases = read_json(f.read())
-    if cases and not isinstance(cases, list):  # ({} holds no case, as [] does)
-        raise ValueError(f"the file holds a {type(cases).__name__}; an aclnn ST json is a list of cases")
+    if cases == {}:  # holds no case, as [] does
+        return []
+    if not isinstance(cases, list):  # (null, 0 and false too: enumerate() met them as a TypeError)
+        held = f"a {type(cases).__name__}" if isinstance(cases, dict) else _json_text(cases)
+        raise ValueError(f"the file holds {held}; an aclnn ST json is a list of cases")  # noqa: TRY004
     return [_parsed(f"case {i}", _json_case, str(path), i, case) for i, case in enumerate(cases)]
 
 
