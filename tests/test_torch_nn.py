@@ -269,6 +269,24 @@ def test_fx_traces_a_swapped_model_and_script_refuses_it_clearly():
         torch.func.jvp(onn.ReLU6(), (x,), (x,))
 
 
+@pytest.mark.parametrize("bounds", [(0.0, 2.0), (-1.0, 6.0), (-0.0, 6.0), (0, 6), (torch.tensor(0.5), 6.0)])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_relu6_clamps_to_its_bounds_as_torchs_does(bounds, inplace):
+    """(A new-user breaker) torch's ReLU6 runs Hardtanh.forward with its min_val / max_val, which
+    code adjusting every Hardtanh (isinstance holds for ReLU6) sets; opsnn's ReLU6 clamped to
+    0 and 6 whatever they held (max_val 2: 5.0 stayed 5.0 where torch gives 2.0)."""
+    ours, theirs = onn.ReLU6(inplace), torch.nn.ReLU6(inplace)
+    for m in (ours, theirs):
+        m.min_val, m.max_val = bounds
+    x = torch.tensor([-7.0, -1.0, -0.5, 0.0, 1.5, 5.0, 9.0])
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ya, yb = ours(xa * 1), theirs(xb * 1)
+    assert same_bits(ya.detach(), yb.detach())
+    ya.backward(torch.ones_like(ya))
+    yb.backward(torch.ones_like(yb))
+    assert same_bits(xa.grad, xb.grad)
+
+
 class _CallsOpsnn(torch.nn.Module):
     def forward(self, x):
         return ot.hardtanh(x, -0.5, 0.5)

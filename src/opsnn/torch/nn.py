@@ -14,6 +14,8 @@ instead of ``+0.0``, ``-inf -> NaN`` instead of ``0``) and ``Hardtanh(0, inf)`` 
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -50,10 +52,21 @@ class Hardtanh(_OnOpsnn, torch.nn.Hardtanh):
 
 
 class ReLU6(_OnOpsnn, torch.nn.ReLU6):
-    """``torch.nn.ReLU6(inplace=False)``: Hardtanh(0, 6) on opsnn's kernels."""
+    """``torch.nn.ReLU6(inplace=False)``: Hardtanh(0, 6) on opsnn's kernels. As torch's, which
+    runs ``Hardtanh.forward``, it clamps to its ``min_val`` / ``max_val`` attributes: code that
+    adjusts every ``torch.nn.Hardtanh`` (``isinstance`` holds for ReLU6) changes them."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return relu6(input, self.inplace)
+        if _relu6_bounds(self.min_val, self.max_val):  # (relu6 names itself in refusals and fx graphs)
+            return relu6(input, self.inplace)
+        return hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+
+def _relu6_bounds(min_val, max_val) -> bool:
+    """Whether the bounds are ReLU6's own 0.0 and 6.0 (a -0.0 lower bound is not: the clamp
+    then gives -0.0)."""
+    return (type(min_val) is float and type(max_val) is float and (min_val, max_val) == (0.0, 6.0)
+            and math.copysign(1.0, min_val) > 0)
 
 
 # torch's activation -> opsnn's subclass of it (exact types: a user subclass may have its own forward)
