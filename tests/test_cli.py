@@ -854,6 +854,36 @@ def test_tiling_simulate_of_tensors_too_large_for_the_host_prints_the_tiling(cap
     assert code == 0 and "verdict    OK" in out
 
 
+def test_run_and_demo_of_inputs_too_large_for_the_host_are_usage_errors(capsys, monkeypatch):
+    """(A new-user breaker) `opsnn demo --shape 3000000000`, within the emulated device memory,
+    was ended by the out-of-memory killer as its arrays filled (Linux overcommits): exit 137,
+    nothing said; `opsnn run` alike. Both now estimate the host memory they will touch against
+    what is available and refuse before anything runs; where that cannot be read, they run."""
+    from opsnn._core import memory
+
+    def _run(capsys, *argv):  # stdout and stderr
+        code = cli.main(list(argv))
+        captured = capsys.readouterr()
+        return code, captured.out + captured.err
+
+    monkeypatch.setattr(memory, "host_available", lambda: 1 << 20)
+    code, out = _run(capsys, "demo", "--shape", "100000", "--repeat", "1")
+    assert code == 2 and "result[0]" not in out, out
+    assert ("opsnn demo: error: the dtype table of shape [100000] needs ~7200000 bytes of host memory, more than "
+            "the 1048576 bytes available now") in out
+    code, out = _run(capsys, "run", "LeakyReluBackward", "--shape", "100000", "--dtype", "f32")
+    assert code == 2 and "GetWorkspaceSize" not in out, out
+    assert ("opsnn run: error: aclnnLeakyReluBackward of gradOutput [100000], self [100000] needs ~6800000 bytes of host memory, more "
+            "than the 1048576 bytes available now") in out
+    code, out = _run(capsys, "run", "LeakyReluBackward", "--shape", "2", "--grad-shape", "100000,2")
+    assert code == 2 and "aclnnLeakyReluBackward of gradOutput [100000, 2], self [2] needs ~" in out, out
+    code, out = _run(capsys, "run", "Hardtanh", "--shape", "1000", "--dtype", "int8")  # fits: it runs
+    assert code == 0 and "aclnnHardtanh: ret 0" in out, out
+    monkeypatch.setattr(memory, "host_available", lambda: None)
+    code, out = _run(capsys, "run", "LeakyReluBackward", "--shape", "100000", "--dtype", "f32")
+    assert code == 0 and "aclnnLeakyReluBackward: ret 0" in out, out
+
+
 def test_tiling_reads_an_aclnn_name_in_any_case(capsys):
     """(a new user) `opsnn tiling leakyrelubackward` matched the def case-insensitively, then
     looked the aclnn API up by the word as typed: a KeyError traceback, exit 1."""

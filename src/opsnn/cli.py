@@ -512,7 +512,6 @@ def _run_run(args) -> int:
               f"--scalar gave {len(scalars)}", file=sys.stderr)
         return 2
     shapes = {"self": args.shape, "grad": args.shape if args.grad_shape is None else args.grad_shape}
-    host = {}
     for p in spec.inputs:
         shape = shapes["self" if p.name == "self" else "grad"]
         # NumPy's own refusal ("array is too big") names nothing
@@ -520,6 +519,14 @@ def _run_run(args) -> int:
                                        f"{p.api_name} of shape {list(shape)}")
         if refusal:
             raise ValueError(refusal)
+    what = ", ".join(f"{p.api_name} {list(shapes['self' if p.name == 'self' else 'grad'])}" for p in spec.inputs)
+    refusal = memory.beyond_available(_run_host_bytes(spec, shapes, input_dtypes, args.out_dtype),
+                                      f"{spec.api_name} of {what}")
+    if refusal:
+        raise ValueError(refusal)
+    host = {}
+    for p in spec.inputs:
+        shape = shapes["self" if p.name == "self" else "grad"]
         host[p.name] = random_input(rng, shape, input_dtypes[p.name], 2 if p.name == "self" else 4)
     if args.transpose and host["self"].ndim >= 2:
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
@@ -631,6 +638,19 @@ def _untransposed(rank: int) -> str:
 
 def _np_dtypes(text: str) -> tuple[np.dtype, ...]:
     return tuple(numpy_dtype(part.strip()) for part in text.split(","))
+
+
+def _run_host_bytes(spec, shapes: dict, input_dtypes: dict, out_dtype) -> int:
+    """About the host memory ``opsnn run`` touches: each input and the result three times (host
+    array, device copy, the copy back or the reference's cast) and ~32 bytes an element of the
+    float64 reference (measured peaks at 2e6 elements: 16-88 bytes an element, this estimate
+    above each). The result is taken as large as the largest input, in the widest dtype given."""
+    sizes = {p.name: math.prod(shapes["self" if p.name == "self" else "grad"]) for p in spec.inputs}
+    widest = max([np.dtype(d).itemsize for d in input_dtypes.values()]
+                 + ([np.dtype(out_dtype).itemsize] if out_dtype else []))
+    elements = max(sizes.values())
+    return (3 * sum(sizes[name] * np.dtype(d).itemsize for name, d in input_dtypes.items())
+            + elements * (3 * widest + 32))
 
 
 def _phase1_out(spec: registry.OpSpec, host: dict, scalars: list, self_is_result: bool) -> tuple:

@@ -136,6 +136,18 @@ def beyond_device(nbytes: int, what: str) -> str | None:
     return f"{what} needs {nbytes} bytes, more than the {DEVICE_CAPACITY}-byte emulated device memory"
 
 
+def beyond_available(nbytes: int, what: str) -> str | None:
+    """Why ``what``, host work that will touch about ``nbytes`` bytes, should not start, or None
+    where that fits what the host has available now (``host_available``; None where that cannot
+    be read): Linux overcommits, so the arrays are made and the out-of-memory killer ends the
+    process as they fill (exit 137, nothing said). The one wording of that refusal (a usage
+    error from ``opsnn run`` and ``opsnn demo``)."""
+    available = host_available()
+    if available is None or nbytes <= available:
+        return None
+    return f"{what} needs ~{nbytes} bytes of host memory, more than the {available} bytes available now"
+
+
 def beyond_host(nbytes: int, what: str) -> str | None:
     """Why ``what``, a host copy of ``nbytes`` bytes (an acl_meta.h constructor's C array), cannot
     be made, or None where it fits the host's RAM (``host_total``; where that cannot be read, the
