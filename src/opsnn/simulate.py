@@ -357,12 +357,10 @@ def _fits_the_host(inputs: Sequence[TensorDesc], output: TensorDesc) -> None:
     out_numel = numel(output.shape)
     need = (sum(numel(d.shape) * dtypes.to_numpy(d.dtype).itemsize for d in inputs)
             + out_numel * (dtypes.to_numpy(output.dtype).itemsize + _SIMULATION_BYTES_PER_ELEMENT))
-    available = memory.host_available()
-    if available is not None and need > available:
-        raise AclnnError(AclError.BAD_ALLOC,
-                         f"simulate: cannot hold the simulation of {out_numel} output elements on this host "
-                         f"(~{need} bytes: inputs, output, write counts, a float64 reference; {available} bytes "
-                         "available)")
+    refusal = memory.beyond_available(need, f"simulate: the simulation of {out_numel} output elements (inputs, "
+                                            "output, write counts, a float64 reference)")
+    if refusal:
+        raise AclnnError(AclError.BAD_ALLOC, refusal)
 
 
 def host_array(make: Callable[[], np.ndarray], what: str) -> np.ndarray:

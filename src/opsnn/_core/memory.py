@@ -141,7 +141,7 @@ def beyond_available(nbytes: int, what: str) -> str | None:
     where that fits what the host has available now (``host_available``; None where that cannot
     be read): Linux overcommits, so the arrays are made and the out-of-memory killer ends the
     process as they fill (exit 137, nothing said). The one wording of that refusal (a usage
-    error from ``opsnn run`` and ``opsnn demo``)."""
+    error from ``opsnn run`` and ``opsnn demo``, a simulation not run by ``opsnn tiling``)."""
     available = host_available()
     if available is None or nbytes <= available:
         return None
