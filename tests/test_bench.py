@@ -227,6 +227,33 @@ def test_cells_follow_the_emulated_soc_and_the_pool():
         assert bench.default_threads() == (1,)
 
 
+def test_a_grid_beyond_the_hosts_available_memory_is_a_usage_error(monkeypatch):
+    """(A breaker) `opsnn bench --quick --sizes 3000000000` made its arrays (Linux overcommits)
+    and the out-of-memory killer ended it as they filled: exit 137, nothing said. The largest
+    cell's estimate (9 arrays of its dtype) is checked against the memory available now; where
+    that cannot be read, the run goes on as before."""
+    import argparse
+
+    from opsnn._core import memory
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    args = parser.parse_args(["--ops", "LeakyReluBackward", "--dtypes", "f16", "f64", "--sizes", "4", "1000",
+                              "--layouts", "contiguous"])
+    monkeypatch.setattr(memory, "host_available", lambda: 9 * 8 * 1000 - 1)
+    with pytest.raises(ValueError) as refused:
+        bench.check_selection(args)
+    assert str(refused.value) == ("the largest cell (LeakyReluBackward f64 contiguous 1000 elements) needs ~72000 "
+                                  "bytes of host memory, more than the 71999 bytes available now")
+    for available in (lambda: 9 * 8 * 1000, lambda: None):
+        monkeypatch.setattr(memory, "host_available", available)
+        bench.check_selection(args)
+    monkeypatch.setattr(memory, "host_available", lambda: 2**30)
+    with pytest.raises(SystemExit) as exited:  # refused before any array or output folder is made
+        bench.main(["--sizes", "3000000000", "--quick", "--out", "unused"])
+    assert exited.value.code == 2
+
+
 def test_pool_wait_environment():
     """Passive waiting unless asked (a caller's own OMP_WAIT_POLICY kept); --spin-count N sets
     GOMP_SPINCOUNT and removes OMP_WAIT_POLICY, which libgomp would let override it."""

@@ -57,6 +57,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from ._core import memory
 from ._core.extras import install_hint
 from .cli_args import (
     Distinct,
@@ -510,10 +511,18 @@ def cells(args, op: OpBench) -> list[tuple[str, str, int]]:
             and not (len(op.inputs) == 1 and n > args.forward_max_size)]
 
 
+# the host memory a cell of n elements holds at once, in arrays of its dtype of n elements: inputs,
+# outputs of opsnn, torch and the NumPy expression, and the float32 draw (measured at 2e7
+# elements, contiguous, beside the bench's own ~0.45 GB: 7.7-8.5 arrays for every dtype)
+_CELL_ARRAYS = 9
+
+
 def check_selection(args) -> None:
     """Raise ValueError (a usage error) for a selection that would measure nothing for an operator
-    named in ``--ops`` (or for every operator, when none is named), or for more threads than
-    numba's pool has (torch would take them, opsnn could not)."""
+    named in ``--ops`` (or for every operator, when none is named), for a largest cell this
+    host's available memory cannot hold (Linux overcommits: the out-of-memory killer ended a
+    run of ``--sizes 3000000000`` as its arrays filled, exit 137, nothing said), or for more
+    threads than numba's pool has (torch would take them, opsnn could not)."""
     import numba
 
     ops = available_ops()
@@ -534,6 +543,12 @@ def check_selection(args) -> None:
             why = ("the layouts and sizes asked for leave no cell (broadcast is the backward pair's; "
                    "the forward operators stop at --forward-max-size)")
         raise ValueError(f"nothing to measure for {name}: {why}")
+    need, cell = max(((_CELL_ARRAYS * DTYPES[dname].itemsize * n, f"{name} {dname} {layout} {n}")
+                      for name in (args.ops or ops) for dname, layout, n in cells(args, ops[name])),
+                     default=(0, ""))
+    refusal = memory.beyond_available(need, f"the largest cell ({cell} elements)")
+    if refusal:
+        raise ValueError(refusal)
     most = numba.config.NUMBA_NUM_THREADS
     if args.threads and max(args.threads) > most:
         raise ValueError(f"--threads {max(args.threads)}: numba's pool has {most} threads here "
