@@ -902,6 +902,19 @@ print(held, os.waitstatus_to_exitcode(status))
     assert run_python(script, 300).split() == ["True", "0"]
 
 
+def test_the_backend_import_leaves_the_first_call_no_numpy_import():
+    """The test above hung now and then on a loaded machine (its child at exit 1, waiting on
+    numpy.ma's import lock): numba's typeof of an ndarray reads np.ma, which NumPy 2 imports on
+    first touch, so the first kernel call imported it, after the backend's import that a fork
+    waits for. The backend imports it itself now (run apart: a fresh process)."""
+    script = """
+import sys, opsnn.kernels as kernels
+kernels.get("numba")
+print("numpy.ma" in sys.modules)
+"""
+    assert run_python(script, 300).split() == ["True"]
+
+
 def test_fork_while_another_thread_compiles(tmp_path):
     """(a new user's breaker) A fork while another thread of the parent compiled a walker left the
     child holding numba's compiler lock, owned by a thread it does not have: its first call that

@@ -49,6 +49,12 @@ import weakref
 
 import numba
 import numpy as np
+
+# numba's typeof of an ndarray, at a process's first kernel call, reads np.ma, which NumPy 2 imports
+# on first touch: made here, inside the backend's import that os.fork waits for (kernels._IMPORTING),
+# where outside it a fork at that moment left the child waiting for good on numpy.ma's import lock
+# (test_fork_while_another_thread_imports_the_kernel_backend: 1 run in 14 with both cores kept busy)
+import numpy.ma
 from numba.core.sigutils import normalize_signature
 
 if numba.config.DISABLE_JIT:
