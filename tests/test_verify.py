@@ -1209,6 +1209,24 @@ def test_case_over_max_elements_is_skipped(tmp_path, capsys):
     assert "skipped" in capsys.readouterr().out
 
 
+def test_case_beyond_the_hosts_available_memory_is_skipped(tmp_path, monkeypatch):
+    """A case under --max-elements whose arrays the host cannot hold now (a smaller host than the
+    default is sized for, or a larger --max-elements) was made anyway (Linux overcommits) and the
+    out-of-memory killer ended the whole run as they filled; it is skipped, saying so, and where
+    the available memory cannot be read every case runs as before."""
+    from opsnn._core import memory
+
+    out = tmp_path / "results.json"
+    monkeypatch.setattr(memory, "host_available", lambda: 65 * V.CASE_BYTES_PER_ELEMENT - 1)
+    assert run_verify(*small_files(tmp_path), "--json", out) == 0
+    skipped = {c["name"]: c["reason"] for c in json.loads(out.read_text())["cases"] if c["status"] == "SKIP"}
+    assert skipped == {"leaky_f16": "the case (65 elements) needs ~5200 bytes of host memory, more than the "
+                                    "5199 bytes available now"}, skipped
+    monkeypatch.setattr(memory, "host_available", lambda: None)
+    assert run_verify(*small_files(tmp_path), "--json", out) == 0
+    assert not [c for c in json.loads(out.read_text())["cases"] if c["status"] == "SKIP"]
+
+
 @pytest.mark.parametrize("golden", ["reference", "torch"])
 def test_injected_wrong_result_fails(tmp_path, monkeypatch, capsys, golden):
     if golden == "torch":

@@ -73,7 +73,7 @@ from rich.progress import (
 
 from opsnn import golden_files, opdef, reference, registry
 from opsnn import results as report
-from opsnn._core import interrupts, platform
+from opsnn._core import interrupts, memory, platform
 from opsnn._core.dtypes import DataType, Format, from_numpy, promote_type, to_numpy
 from opsnn._core.extras import install_hint
 from opsnn._core.shape import broadcast_shape
@@ -93,6 +93,11 @@ from opsnn.results import DOC, FAIL, PASS, SKIP, Result
 # sizes in CANN's files (3.5e8 fp64 elements and up, ~28 GB) do not fit. With it the three
 # backward files run 249 of their 260 cases in ~70 s on 2 cores; pass a smaller value for speed.
 DEFAULT_MAX_ELEMENTS = 120_000_000
+# That peak per element of a case's largest tensor, rounded up: a case below --max-elements that
+# needs more than the host has available now is skipped too (Linux overcommits: its arrays were
+# made and the out-of-memory killer ended the run as they filled, on a host smaller than 24 GiB
+# or with a larger --max-elements)
+CASE_BYTES_PER_ELEMENT = 80
 # Fraction of a tensor's elements replaced by the special values of a range spec (at least one
 # of each when the tensor is large enough), assigned round-robin to the specials.
 SPECIAL_FRACTION = 0.05
@@ -1160,6 +1165,9 @@ def skip_reason(case: Case, settings: Settings, session: Session) -> str | None:
         return f"operator not implemented: no {binding.aclnn} in opsnn.aclnn"
     if case.numel > settings.max_elements:
         return f"{case.numel:,} elements > --max-elements {settings.max_elements:,}"
+    beyond = memory.beyond_available(case.numel * CASE_BYTES_PER_ELEMENT, f"the case ({case.numel:,} elements)")
+    if beyond:
+        return beyond
     unheld = _numpy_refusal(case)
     if unheld:
         return unheld
