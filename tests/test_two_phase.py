@@ -695,3 +695,32 @@ def test_hardtanh_strided_out_workspace(acl_env, dt):
     assert HARDTANH.phase2(acl_env.malloc(ws) if ws else None, ws, ex, acl_env.stream) == 0
     assert acl.rt.synchronize_stream(acl_env.stream) == 0
     assert_out_written(ot, cases.ref_hardtanh(g, x, -1.0, 1.0), before, "hardtanh strided out")
+
+
+@pytest.mark.parametrize("stride", [2**40, 2**61, 2**63 - 1])
+def test_a_size_one_dim_takes_any_int64_stride(acl_env, stride):
+    """A size-1 dim's stride is never stepped, and aclCreateTensor takes any int64 there. Found by
+    a numerics breaker: from 2**61 a float32 one is past 2**63 in bytes, which NumPy refused for
+    the device view, so the launch failed 561000 (an internal error). Now each launch is right:
+    a [1, 4] grad so strided broadcast against a [3, 4] self, and an in-place Hardtanh on it."""
+    F, ND = acl.ACL_FLOAT, acl.ACL_FORMAT_ND
+    g, x = np.array([1.0, -2.0, 3.0, -4.0], F32), np.arange(-6.0, 6.0, dtype=F32).reshape(3, 4)
+    ga, xa, oa = acl_env.malloc(16), acl_env.malloc(48), acl_env.malloc(48)
+    acl_env.write(ga, g)
+    acl_env.write(xa, x)
+    gt = acl.create_tensor([1, 4], F, [stride, 1], 0, ND, [4], ga)
+    xt = acl.create_tensor([3, 4], F, [4, 1], 0, ND, [12], xa)
+    ot = acl.create_tensor([3, 4], F, [4, 1], 0, ND, [12], oa)
+    acl_env._tensors += [gt, xt, ot]
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, acl_env.scalar(0.5, "DOUBLE"), False, ot)
+    assert (ret, ws) == (0, 0), acl.get_recent_err_msg()
+    assert aclnn.aclnnLeakyReluBackward(None, 0, ex, acl_env.stream) == 0, acl.get_recent_err_msg()
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(acl_env.read(oa, (3, 4), F32), np.where(x > 0, g, g * np.float32(0.5)))
+    ws, ex, ret = aclnn.aclnnInplaceHardtanhGetWorkspaceSize(gt, acl_env.scalar(-1.5, "DOUBLE"),
+                                                            acl_env.scalar(2.0, "DOUBLE"))
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnInplaceHardtanh(acl_env.malloc(ws) if ws else None, ws, ex, acl_env.stream) == 0, \
+        acl.get_recent_err_msg()
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(acl_env.read(ga, (4,), F32), np.array([1.0, -1.5, 2.0, -1.5], F32))

@@ -189,8 +189,11 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
             return np.empty(self.shape, dtype=np_dtype)
         alloc, start = memory.DEVICE.locate(addr, self.storage_nbytes, "tensor data")
         size = np_dtype.itemsize
+        # A size-1 dim's stride is never stepped, and opbase takes any int64 there: in bytes it
+        # could pass 2**63 (NumPy refused the view: a launch failed 561000), so it is 0 here, as
+        # byte_view and the overlap layouts take it
         view = np.ndarray(self.shape, np_dtype, buffer=alloc.buffer, offset=start + self.offset * size,
-                          strides=tuple(s * size for s in self.strides))
+                          strides=tuple(0 if d == 1 else s * size for d, s in zip(self.shape, self.strides)))
         self._view = (addr, alloc, view)
         return view
 
