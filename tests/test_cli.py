@@ -121,6 +121,12 @@ def test_python_m_opsnn_samples_runs_both_samples():
         bad = subprocess.run([sys.executable, "-m", "opsnn.samples.leaky_relu_backward", *argv], capture_output=True,
                              text=True, timeout=120, check=False)
         assert bad.returncode == 2 and bad.stdout == "" and "usage: python -m opsnn.samples.leaky_relu_backward" in bad.stderr
+    # run as the example file (a link to the sample), its usage names that file (a breaker: it
+    # gave the module form, which the example's reader had not typed)
+    example = Path(__file__).parent.parent / "examples" / "test_aclnn_leaky_relu_backward.py"
+    bad = subprocess.run([sys.executable, str(example), "--bogus"], capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert bad.returncode == 2 and bad.stderr.startswith("usage: test_aclnn_leaky_relu_backward.py [-h]"), bad.stderr
 
 
 @pytest.mark.parametrize("argv, steps", [

@@ -31,7 +31,9 @@ def run_as_script(main, module: str) -> None:
     stdout's reader went away (``| head``), as ``opsnn`` exits then, instead of a
     BrokenPipeError traceback."""
     doc = sys.modules[main.__module__].__doc__ or ""
-    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.split("\n")[0])
+    # run by path (examples/ links to these files), the usage names that file, as argparse does
+    by_path = getattr(sys.modules["__main__"], "__spec__", None) is None
+    parser = argparse.ArgumentParser(prog=None if by_path else f"python -m {module}", description=doc.split("\n")[0])
     add_soc_option(parser)
     soc = parser.parse_args().soc
     try:
