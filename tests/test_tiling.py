@@ -337,6 +337,18 @@ def test_no_strides_is_contiguous():
     assert r.template == "arch35 broadcast one-dim (schMode 201)"
 
 
+@pytest.mark.parametrize(("strides", "template"), [
+    ((64, 1), "arch35 broadcast one-dim (schMode 201)"),
+    ((1, 8), "arch35 broadcast, strided inputs (schMode 304)"),
+    ((), "arch35 broadcast one-dim (schMode 201)"),
+])
+def test_strides_as_a_numpy_array_are_read_as_a_tuple(strides, template):
+    # the stride-count check asked `not strides`, which a NumPy array of two strides cannot answer
+    # (ValueError: the truth value ... is ambiguous); the tiling had read one as it reads a tuple
+    r = leaky_grad([(8, 64), (8, 64)], [D.FLOAT] * 3, strides=(np.array(strides, dtype=np.int64), None))
+    assert r.template == template
+
+
 # ---- generic template invariants -----------------------------------------------------------------
 
 DAG = t.DagParams(8, 32, 10, "test")

@@ -62,7 +62,7 @@ def input_is_contiguous(op: str, name: str, shape: Sequence[int], strides: Seque
     """opbase ``IsTensorContiguous`` for input ``name``: no strides (None or empty) is contiguous;
     otherwise row-major dense over the dims that are not 1. Raises TilingError for a stride count
     other than the rank, which the source fails (GRAPH_FAILED) rather than read one way or the other."""
-    if not strides:
+    if strides is None or len(strides) == 0:  # (not `not strides`: a NumPy array has no truth value)
         return True
     if len(strides) != len(shape):
         raise TilingError(op, f"{name} has {len(strides)} strides {list(strides)} for its {len(shape)} dims "
