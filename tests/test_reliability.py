@@ -1630,6 +1630,28 @@ def test_meta_messages_shorten_huge_values(acl_runtime):
                                                      "got <an int of 16610 bits>"])
 
 
+def test_create_scalar_unknown_data_type_lists_what_a_scalar_takes(acl_runtime):
+    """create_scalar of a value that is no aclDataType lists the dataTypes an aclScalar can hold
+    (it had listed all 27, ACL_STRING and the float8 / float4 ones too, each then refused with
+    "cannot hold an aclScalar"); create_tensor's listing keeps every one (a tensor takes them)."""
+    scalar_types = ("ACL_FLOAT 0, ACL_FLOAT16 1, ACL_INT8 2, ACL_INT32 3, ACL_UINT8 4, ACL_INT16 6, ACL_UINT16 7, "
+                    "ACL_UINT32 8, ACL_INT64 9, ACL_UINT64 10, ACL_DOUBLE 11, ACL_BOOL 12, ACL_COMPLEX64 16, "
+                    "ACL_COMPLEX128 17, ACL_BF16 27")
+    assert check_null(acl.create_scalar(1.0, 999)) == (
+        f"create_scalar: dataType 999 is not a DataType value; it must be one of {scalar_types}")
+    for listed in scalar_types.split(", "):  # each listed value is taken
+        scalar = acl.create_scalar(1, int(listed.split()[1]))
+        assert scalar is not None, acl.get_recent_err_msg()
+        assert acl.destroy_scalar(scalar) == 0
+    addr, _ = acl.rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    try:
+        msg = check_null(acl.create_tensor([4], 999, [1], 0, acl.ACL_FORMAT_ND, [4], addr))
+    finally:
+        acl.rt.free(addr)
+    assert msg.startswith(f"create_tensor: dataType 999 is not a DataType value; it must be one of {scalar_types[:40]}")
+    assert "ACL_STRING 13" in msg and msg.endswith("ACL_FLOAT4_E1M2 41")
+
+
 def test_meta_arrays_beyond_host_memory(acl_runtime, monkeypatch):
     """Found by a breaker: create_int_array(range(10**20)) never returned (its memory grew without
     bound) and one of a 10**12-element broadcast array gave 561000 "internal error:

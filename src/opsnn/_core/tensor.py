@@ -321,7 +321,7 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
     def __init__(self, value, dtype):
         # fields straight into __dict__, as aclTensor's
         fields = self.__dict__
-        fields["dtype"] = _enum(DataType, dtype, "dataType")
+        fields["dtype"] = _enum(DataType, dtype, "dataType", dtypes.SCALAR)  # (the others are refused below)
         fields["destroyed"] = False
         if self.dtype not in dtypes.SCALAR:
             listed = ", ".join(sorted(d.acl_name.removeprefix("ACL_") for d in dtypes.SCALAR))
@@ -490,13 +490,15 @@ def host_copy(values, itemsize: int, what: str) -> None:
         raise AclnnError(AclError.BAD_ALLOC, refusal)
 
 
-def _enum(enum_type, value, what: str):
+def _enum(enum_type, value, what: str, takes=None):
+    """``value`` as an ``enum_type`` member; a refusal of a value that is none lists ``takes``
+    (the members the caller accepts; default: every one but UNDEFINED, -1, which no tensor or
+    scalar can have) by acl constant name and number."""
     if not is_c_int(value):
         raise _bad(f"{what} must be a {enum_type.__name__} value (int), got {brief(value)}")
     try:
         return enum_type(int(value))
     except ValueError:
-        # UNDEFINED (-1) is left out: it is a value, but no tensor or scalar can have it
-        listing = ", ".join(f"{m.acl_name} {int(m)}" for m in enum_type if m >= 0)
+        listing = ", ".join(f"{m.acl_name} {int(m)}" for m in sorted(takes or (m for m in enum_type if m >= 0)))
         raise _bad(f"{what} {brief(value)} is not a {enum_type.__name__} value; it must be one of "
                    f"{listing}") from None
