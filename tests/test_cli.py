@@ -891,6 +891,21 @@ def test_run_and_demo_of_inputs_too_large_for_the_host_are_usage_errors(capsys, 
     assert code == 0 and "aclnnLeakyReluBackward: ret 0" in out, out
 
 
+def test_run_of_a_broadcast_larger_than_its_inputs_counts_the_result(capsys, monkeypatch):
+    """`opsnn run`'s host-memory estimate took the result as large as the largest input, so a
+    broadcast of two small inputs to a large result (1 x 2000 with 2000 x 1: 4e6 elements) was
+    let run however little memory was available; the result's elements are now the broadcast
+    shape's: 3 x the inputs' 16000 bytes, plus 4e6 x (3 x 4 + 32) bytes."""
+    from opsnn._core import memory
+
+    monkeypatch.setattr(memory, "host_available", lambda: 1 << 20)
+    code = cli.main(["run", "LeakyReluBackward", "--shape", "1", "2000", "--grad-shape", "2000", "1"])
+    out = capsys.readouterr()
+    assert code == 2 and "GetWorkspaceSize" not in out.out, out
+    assert out.err == ("opsnn run: error: aclnnLeakyReluBackward of gradOutput [2000, 1], self [1, 2000] needs "
+                       "~176048000 bytes of host memory, more than the 1048576 bytes available now\n")
+
+
 def test_tiling_reads_an_aclnn_name_in_any_case(capsys):
     """(a new user) `opsnn tiling leakyrelubackward` matched the def case-insensitively, then
     looked the aclnn API up by the word as typed: a KeyError traceback, exit 1."""

@@ -25,6 +25,7 @@ import numpy as np
 from . import registry
 from ._core import dtypes, memory, platform
 from ._core.checks import counted
+from ._core.shape import broadcast_shape
 from ._core.status import AclnnError
 from .cli_args import (
     OutputError,
@@ -644,11 +645,16 @@ def _run_host_bytes(spec, shapes: dict, input_dtypes: dict, out_dtype) -> int:
     """About the host memory ``opsnn run`` touches: each input and the result three times (host
     array, device copy, the copy back or the reference's cast) and ~32 bytes an element of the
     float64 reference (measured peaks at 2e6 elements: 16-88 bytes an element, this estimate
-    above each). The result is taken as large as the largest input, in the widest dtype given."""
-    sizes = {p.name: math.prod(shapes["self" if p.name == "self" else "grad"]) for p in spec.inputs}
+    above each). The result has the inputs' broadcast shape (the largest input's size where they
+    do not broadcast: phase 1 refuses them), in the widest dtype given."""
+    in_shapes = {p.name: tuple(shapes["self" if p.name == "self" else "grad"]) for p in spec.inputs}
+    sizes = {name: math.prod(shape) for name, shape in in_shapes.items()}
     widest = max([np.dtype(d).itemsize for d in input_dtypes.values()]
                  + ([np.dtype(out_dtype).itemsize] if out_dtype else []))
-    elements = max(sizes.values())
+    result = ()  # (the broadcast of no shape)
+    for shape in in_shapes.values():
+        result = None if result is None else broadcast_shape(result, shape)
+    elements = max(sizes.values()) if result is None else math.prod(result)
     return (3 * sum(sizes[name] * np.dtype(d).itemsize for name, d in input_dtypes.items())
             + elements * (3 * widest + 32))
 
