@@ -230,24 +230,36 @@ def test_cells_follow_the_emulated_soc_and_the_pool():
 def test_a_grid_beyond_the_hosts_available_memory_is_a_usage_error(monkeypatch):
     """(A breaker) `opsnn bench --quick --sizes 3000000000` made its arrays (Linux overcommits)
     and the out-of-memory killer ended it as they filled: exit 137, nothing said. The largest
-    cell's estimate (9 arrays of its dtype) is checked against the memory available now; where
-    that cannot be read, the run goes on as before."""
+    cell's estimate (``cell_bytes``: the arrays its methods hold) is checked against the memory
+    available now; where that cannot be read, the run goes on as before. A second breaker: one
+    constant for every selection refused a run of one method that fits (--methods py_out 1e9
+    float32 holds 3 arrays, 12 GB) and let through a full run that does not."""
     import argparse
 
     from opsnn._core import memory
 
     parser = argparse.ArgumentParser()
     bench.add_arguments(parser)
+    leaky = bench.available_ops()["LeakyReluBackward"]
+    # inputs 2 + out 1, acl 3, numpy 1.5, bandwidth 3, several methods 2: 12.5 arrays of 8 bytes
+    assert bench.cell_bytes(leaky, "f64", "contiguous", 1000, bench.METHODS) == 100_000
+    assert bench.cell_bytes(leaky, "f64", "strided", 1000, bench.METHODS) == 108_000
+    assert bench.cell_bytes(leaky, "f32", "contiguous", 10**9, ["py_out"]) == 12 * 10**9
+    assert bench.cell_bytes(leaky, "f32", "broadcast", 10**6, ["py_out"]) == 4 * (10**6 + 2000)
+    assert bench.cell_bytes(bench.available_ops()["LeakyRelu"], "f16", "contiguous", 100, ["bandwidth"]) == 2 * 400
     args = parser.parse_args(["--ops", "LeakyReluBackward", "--dtypes", "f16", "f64", "--sizes", "4", "1000",
                               "--layouts", "contiguous"])
-    monkeypatch.setattr(memory, "host_available", lambda: 9 * 8 * 1000 - 1)
+    monkeypatch.setattr(memory, "host_available", lambda: 100_000 - 1)
     with pytest.raises(ValueError) as refused:
         bench.check_selection(args)
-    assert str(refused.value) == ("the largest cell (LeakyReluBackward f64 contiguous 1000 elements) needs ~72000 "
-                                  "bytes of host memory, more than the 71999 bytes available now")
-    for available in (lambda: 9 * 8 * 1000, lambda: None):
+    assert str(refused.value) == ("the largest cell (LeakyReluBackward f64 contiguous 1000 elements) needs ~100000 "
+                                  "bytes of host memory, more than the 99999 bytes available now")
+    for available in (lambda: 100_000, lambda: None):
         monkeypatch.setattr(memory, "host_available", available)
         bench.check_selection(args)
+    monkeypatch.setattr(memory, "host_available", lambda: 24_000)  # one method: 3 arrays
+    bench.check_selection(parser.parse_args(["--ops", "LeakyReluBackward", "--dtypes", "f64", "--sizes", "1000",
+                                             "--layouts", "contiguous", "--methods", "py_out"]))
     monkeypatch.setattr(memory, "host_available", lambda: 2**30)
     with pytest.raises(SystemExit) as exited:  # refused before any array or output folder is made
         bench.main(["--sizes", "3000000000", "--quick", "--out", "unused"])

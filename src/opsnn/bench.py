@@ -511,10 +511,25 @@ def cells(args, op: OpBench) -> list[tuple[str, str, int]]:
             and not (len(op.inputs) == 1 and n > args.forward_max_size)]
 
 
-# the host memory a cell of n elements holds at once, in arrays of its dtype of n elements: inputs,
-# outputs of opsnn, torch and the NumPy expression, and the float32 draw (measured at 2e7
-# elements, contiguous, beside the bench's own ~0.45 GB: 7.7-8.5 arrays for every dtype)
-_CELL_ARRAYS = 9
+def cell_bytes(op: OpBench, dname: str, layout: str, n: int, methods) -> int:
+    """About the host memory one cell holds at its peak, in bytes: its inputs and opsnn's out, then
+    per method the arrays it adds, in arrays of the cell's dtype and n elements: the aclnn calls'
+    device copies of the inputs and out, the NumPy expression's temporaries (1.5), the
+    bandwidth kernel's own inputs and out, 2 more where several methods keep theirs beside each
+    other, 1 more for a strided or permuted self. Measured (VmHWM, LeakyReluBackward float32,
+    1e7 elements, one method at a time): 3.0 arrays for py_out, py_alloc, torch_out, torch_alloc;
+    5.0 an acl method, 4.25 numpy, 5.15 bandwidth; 12.3 all of them, 13.0 strided; this is above each."""
+    rows, cols = factor(n)
+    inputs = (rows + cols) / n if layout == "broadcast" else len(op.inputs)
+    arrays = inputs + 1
+    if {"acl_fresh", "acl_repeat"} & set(methods):
+        arrays += inputs + 1
+    if "numpy" in methods:
+        arrays += 1.5
+    if "bandwidth" in methods:
+        arrays += len(op.inputs) + 1
+    arrays += (2 if len(methods) > 1 else 0) + (1 if layout in ("strided", "permuted") else 0)
+    return math.ceil(arrays * DTYPES[dname].itemsize * n)
 
 
 def check_selection(args) -> None:
@@ -543,7 +558,8 @@ def check_selection(args) -> None:
             why = ("the layouts and sizes asked for leave no cell (broadcast is the backward pair's; "
                    "the forward operators stop at --forward-max-size)")
         raise ValueError(f"nothing to measure for {name}: {why}")
-    need, cell = max(((_CELL_ARRAYS * DTYPES[dname].itemsize * n, f"{name} {dname} {layout} {n}")
+    methods = args.methods or METHODS
+    need, cell = max(((cell_bytes(ops[name], dname, layout, n, methods), f"{name} {dname} {layout} {n}")
                       for name in (args.ops or ops) for dname, layout, n in cells(args, ops[name])),
                      default=(0, ""))
     refusal = memory.beyond_available(need, f"the largest cell ({cell} elements)")
