@@ -20,6 +20,17 @@ def same_bits(a, b) -> bool:
                                               b.contiguous().view(INT_VIEW[b.dtype]))
 
 
+def assert_same_values_and_gradients(ours, theirs, x) -> None:
+    """The two modules' outputs on ``x`` and the gradients they give it, bit for bit (each on a
+    non-leaf copy, so an in-place module may write it)."""
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ya, yb = ours(xa * 1), theirs(xb * 1)
+    assert same_bits(ya.detach(), yb.detach())
+    ya.backward(torch.ones_like(ya))
+    yb.backward(torch.ones_like(yb))
+    assert same_bits(xa.grad, xb.grad)
+
+
 @pytest.mark.parametrize("ours, theirs", [
     (lambda: onn.LeakyReLU(), lambda: torch.nn.LeakyReLU()),
     (lambda: onn.LeakyReLU(0.2, inplace=True), lambda: torch.nn.LeakyReLU(0.2, inplace=True)),
@@ -39,13 +50,7 @@ def test_modules_match_torch_nn(ours, theirs):
     a, b = ours(), theirs()
     assert repr(a) == "opsnn." + repr(b) and a.extra_repr() == b.extra_repr()
     assert isinstance(a, type(b)) and type(a) is not type(b)
-    x = torch.randn(5, 7) * 4
-    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
-    ya, yb = a(xa * 1), b(xb * 1)
-    assert same_bits(ya.detach(), yb.detach())
-    ya.backward(torch.ones_like(ya))
-    yb.backward(torch.ones_like(yb))
-    assert same_bits(xa.grad, xb.grad)
+    assert_same_values_and_gradients(a, b, torch.randn(5, 7) * 4)
 
 
 def test_module_argument_checks_are_torchs():
@@ -278,13 +283,7 @@ def test_relu6_clamps_to_its_bounds_as_torchs_does(bounds, inplace):
     ours, theirs = onn.ReLU6(inplace), torch.nn.ReLU6(inplace)
     for m in (ours, theirs):
         m.min_val, m.max_val = bounds
-    x = torch.tensor([-7.0, -1.0, -0.5, 0.0, 1.5, 5.0, 9.0])
-    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
-    ya, yb = ours(xa * 1), theirs(xb * 1)
-    assert same_bits(ya.detach(), yb.detach())
-    ya.backward(torch.ones_like(ya))
-    yb.backward(torch.ones_like(yb))
-    assert same_bits(xa.grad, xb.grad)
+    assert_same_values_and_gradients(ours, theirs, torch.tensor([-7.0, -1.0, -0.5, 0.0, 1.5, 5.0, 9.0]))
 
 
 class _CallsOpsnn(torch.nn.Module):
