@@ -336,6 +336,41 @@ def test_two_streams(acl_env):
         assert acl.rt.destroy_stream(s2) == 0
 
 
+def test_a_streams_claim_count_without_rlock_recursion_count():
+    """An event wait reads how many times its thread holds a stream's run lock (``Stream.claims``)
+    with RLock._recursion_count, which CPython has only from 3.11: on 3.10 every stream's creation
+    raised AttributeError (``opsnn demo`` and the suite's collection failed). There the count is
+    read from the lock's repr; a lock that hides the method, as 3.10's does, gives the same
+    counts, per thread."""
+    import threading
+
+    from opsnn._core.stream import _claims_of
+
+    class Py310RLock:  # only the repr of a real lock: no _recursion_count
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __repr__(self):
+            return repr(self.lock)
+
+    lock = threading.RLock()
+    claims = _claims_of(Py310RLock(lock))
+    seen = [claims()]
+    lock.acquire()
+    seen.append(claims())
+    lock.acquire()
+    seen.append(claims())
+    other = []
+    t = threading.Thread(target=lambda: other.append(claims()))
+    t.start()
+    t.join()
+    lock.release()
+    seen.append(claims())
+    lock.release()
+    seen.append(claims())
+    assert seen == [0, 1, 2, 1, 0] and other == [0]
+
+
 def test_stream_and_event_handles_are_never_reused_and_their_ranges_never_meet():
     """A destroyed stream's handle is not given again (a stale handle stays refused, not taken for
     a later stream), and 2**38 streams can be created before their handles would reach the first

@@ -17,6 +17,7 @@ import functools
 import itertools
 import math
 import os
+import re
 import threading
 import weakref
 from collections.abc import Callable, Generator
@@ -25,6 +26,17 @@ from types import GeneratorType
 from . import forksafe
 from .checks import is_c_int, shown
 from .status import AclError, AclnnError
+
+
+def _claims_of(run: threading.RLock) -> Callable[[], int]:
+    """How many times the calling thread holds ``run`` (0: not its owner)."""
+    if hasattr(run, "_recursion_count"):  # CPython >= 3.11: the lock's own C method
+        return run._recursion_count
+
+    def claims() -> int:  # CPython 3.10's C RLock tells its owner and count only in its repr
+        owner, count = map(int, re.search(r"owner=(\d+) count=(\d+)", repr(run)).groups())
+        return count if owner == threading.get_ident() else 0
+    return claims
 
 
 class Stream:
@@ -45,9 +57,10 @@ class Stream:
         # an event wait's claim of the run: taken unless another thread runs it (a deadlock of two
         # threads whose streams wait on each other's events otherwise), given back, and how many
         # this thread holds; the lock's own C methods, so no Ctrl-C lands between a Python call's
-        # entry and the acquire or release it makes (breakers: a run left held)
+        # entry and the acquire or release it makes (breakers: a run left held); on CPython 3.10
+        # the count is read in Python (_claims_of), where only the claim and its give-back are C
         self.claim = functools.partial(self._run.acquire, False)
-        self.unclaim, self.claims = self._run.release, self._run._recursion_count
+        self.unclaim, self.claims = self._run.release, _claims_of(self._run)
         # by thread ident, tasks that thread queued and a run of the stream it did not ask for
         # (module docstring) failed or dropped: (the thread, weakly: an ident is reused once its
         # thread ends; [(each one's place, why)]), reported at its own next synchronize (under
