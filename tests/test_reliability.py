@@ -2055,7 +2055,7 @@ def test_a_timedelta64_is_no_stream_handle(dev):
     event, _ = acl.rt.create_event()
     addr = dev.malloc(16)
     calls = _stream_calls(dev, event, addr)
-    for junk in (np.timedelta64(0, "s"), np.timedelta64("NaT"), np.timedelta64(dev.stream, "ns")):
+    for junk in (np.timedelta64(0, "s"), np.timedelta64("NaT", "ns"), np.timedelta64(dev.stream, "ns")):
         said = f"stream {junk!r} is not a live stream (create it with acl.rt.create_stream)"
         for name, call in calls.items():
             if name.startswith("aclnn"):
