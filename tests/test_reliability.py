@@ -951,9 +951,9 @@ def test_memcpy_async_misuse(dev, monkeypatch):
              f"memcpy_async source: {d:#x} is device memory, but ACL_MEMCPY_HOST_TO_DEVICE takes host"),
             ((host, 16, freed, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream), 100000,
              f"memcpy_async source: address {freed:#x} is not inside a live device allocation"),
-            ((host, 16, d, 16, 7, dev.stream), 100000, "kind 7 is not an aclrtMemcpyKind (ACL_MEMCPY_HOST_TO_HOST 0, "
+            ((host, 16, d, 16, 7, dev.stream), 100000, ("kind 7 is not an aclrtMemcpyKind (ACL_MEMCPY_HOST_TO_HOST 0, "
              "ACL_MEMCPY_HOST_TO_DEVICE 1, ACL_MEMCPY_DEVICE_TO_HOST 2, ACL_MEMCPY_DEVICE_TO_DEVICE 3, "
-             "ACL_MEMCPY_DEFAULT 4)"),
+             "ACL_MEMCPY_DEFAULT 4)")),
             ((host, 16, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, stream), 200005,
              f"memcpy_async: stream {stream:#x} is not a live stream")):
         fail_msg(acl.rt.memcpy_async(*args), status, words)
