@@ -512,23 +512,22 @@ def _run_run(args) -> int:
         print(f"opsnn run: error: {spec.api_name} takes {len(spec.scalars)} scalar(s) ({names}); "
               f"--scalar gave {len(scalars)}", file=sys.stderr)
         return 2
-    shapes = {"self": args.shape, "grad": args.shape if args.grad_shape is None else args.grad_shape}
+    # self takes --shape, any other input (gradOutput) --grad-shape, else --shape
+    shapes = {p.name: tuple(args.shape if p.name == "self" or args.grad_shape is None else args.grad_shape)
+              for p in spec.inputs}
     for p in spec.inputs:
-        shape = shapes["self" if p.name == "self" else "grad"]
         # NumPy's own refusal ("array is too big") names nothing
-        refusal = memory.beyond_device(math.prod(shape) * np.dtype(input_dtypes[p.name]).itemsize,
-                                       f"{p.api_name} of shape {list(shape)}")
+        refusal = memory.beyond_device(math.prod(shapes[p.name]) * np.dtype(input_dtypes[p.name]).itemsize,
+                                       f"{p.api_name} of shape {list(shapes[p.name])}")
         if refusal:
             raise ValueError(refusal)
-    what = ", ".join(f"{p.api_name} {list(shapes['self' if p.name == 'self' else 'grad'])}" for p in spec.inputs)
-    refusal = memory.beyond_available(_run_host_bytes(spec, shapes, input_dtypes, args.out_dtype),
+    what = ", ".join(f"{p.api_name} {list(shapes[p.name])}" for p in spec.inputs)
+    refusal = memory.beyond_available(_run_host_bytes(shapes, input_dtypes, args.out_dtype),
                                       f"{spec.api_name} of {what}")
     if refusal:
         raise ValueError(refusal)
-    host = {}
-    for p in spec.inputs:
-        shape = shapes["self" if p.name == "self" else "grad"]
-        host[p.name] = random_input(rng, shape, input_dtypes[p.name], 2 if p.name == "self" else 4)
+    host = {name: random_input(rng, shape, input_dtypes[name], 2 if name == "self" else 4)
+            for name, shape in shapes.items()}
     if args.transpose and host["self"].ndim >= 2:
         host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
     elif args.transpose:
@@ -641,18 +640,18 @@ def _np_dtypes(text: str) -> tuple[np.dtype, ...]:
     return tuple(numpy_dtype(part.strip()) for part in text.split(","))
 
 
-def _run_host_bytes(spec, shapes: dict, input_dtypes: dict, out_dtype) -> int:
-    """About the host memory ``opsnn run`` touches: each input and the result three times (host
-    array, device copy, the copy back or the reference's cast) and ~32 bytes an element of the
-    float64 reference (measured peaks at 2e6 elements: 16-88 bytes an element, this estimate
-    above each). The result has the inputs' broadcast shape (the largest input's size where they
-    do not broadcast: phase 1 refuses them), in the widest dtype given."""
-    in_shapes = {p.name: tuple(shapes["self" if p.name == "self" else "grad"]) for p in spec.inputs}
-    sizes = {name: math.prod(shape) for name, shape in in_shapes.items()}
+def _run_host_bytes(shapes: dict, input_dtypes: dict, out_dtype) -> int:
+    """About the host memory ``opsnn run`` touches for inputs of ``shapes`` (by name): each input
+    and the result three times (host array, device copy, the copy back or the reference's cast)
+    and ~32 bytes an element of the float64 reference (measured peaks at 2e6 elements: 16-88
+    bytes an element, this estimate above each). The result has the inputs' broadcast shape (the
+    largest input's size where they do not broadcast: phase 1 refuses them), in the widest dtype
+    given."""
+    sizes = {name: math.prod(shape) for name, shape in shapes.items()}
     widest = max([np.dtype(d).itemsize for d in input_dtypes.values()]
                  + ([np.dtype(out_dtype).itemsize] if out_dtype else []))
     result = ()  # (the broadcast of no shape)
-    for shape in in_shapes.values():
+    for shape in shapes.values():
         result = None if result is None else broadcast_shape(result, shape)
     elements = max(sizes.values()) if result is None else math.prod(result)
     return (3 * sum(sizes[name] * np.dtype(d).itemsize for name, d in input_dtypes.items())

@@ -431,7 +431,8 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
     formula = formula_for(opdef, attrs)
     if arrays is None:
         _fits_the_host(inputs, outputs[0])
-    arrays = list(arrays) if arrays is not None else sample_inputs(opdef, inputs, attrs, seed)
+        arrays = sample_inputs(opdef, inputs, attrs, seed)
+    arrays = list(arrays)
     out_dtype = dtypes.to_numpy(outputs[0].dtype)
     launch = result.launch()
     held = [numel(d.shape) for d in (*inputs, outputs[0])]
