@@ -28,7 +28,6 @@ class SocProfile:
     Attributes:
         name: SoC name as CANN spells it (``Ascend910B``).
         npu_arch: NpuArch number (1001, 2002, 2201, 3002, 3510).
-        soc_order: position in opbase's SocVersion enum (910=0, 910B=1, 910_93=2, 950=3, ...).
         vector_core_num: AI Vector cores a kernel may use (``GetCoreNumAiv``).
         ub_size: Unified Buffer bytes per vector core.
         product_line: the product line as the ops-nn docs name it.
@@ -36,14 +35,9 @@ class SocProfile:
 
     name: str
     npu_arch: int
-    soc_order: int
     vector_core_num: int
     ub_size: int
     product_line: str
-
-    @property
-    def arch_name(self) -> str:
-        return f"DAV_{self.npu_arch}"
 
     @property
     def is_regbase(self) -> bool:
@@ -59,12 +53,12 @@ class SocProfile:
 PROFILES: dict[str, SocProfile] = {
     p.name: p
     for p in (
-        SocProfile("Ascend910", 1001, 0, 32, 262144, "Atlas training series"),
-        SocProfile("Ascend910B", 2201, 1, 48, 196608, "Atlas A2 training series / Atlas 800I A2 inference"),
-        SocProfile("Ascend910_93", 2201, 2, 48, 196608, "Atlas A3 training series / Atlas A3 inference series"),
-        SocProfile("Ascend950", 3510, 3, 64, 245760, "Ascend 950PR / Ascend 950DT"),
-        SocProfile("Ascend310P", 2002, 6, 8, 262144, "Atlas inference series"),
-        SocProfile("Ascend310B", 3002, 7, 1, 262144, "Atlas 200I/500 A2 inference products"),
+        SocProfile("Ascend910", 1001, 32, 262144, "Atlas training series"),
+        SocProfile("Ascend910B", 2201, 48, 196608, "Atlas A2 training series / Atlas 800I A2 inference"),
+        SocProfile("Ascend910_93", 2201, 48, 196608, "Atlas A3 training series / Atlas A3 inference series"),
+        SocProfile("Ascend950", 3510, 64, 245760, "Ascend 950PR / Ascend 950DT"),
+        SocProfile("Ascend310P", 2002, 8, 262144, "Atlas inference series"),
+        SocProfile("Ascend310B", 3002, 1, 262144, "Atlas 200I/500 A2 inference products"),
     )
 }
 
