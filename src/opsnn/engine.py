@@ -243,7 +243,9 @@ def _plan_uncached(spec: OpSpec, args: dict, selection: str, allocate=None) -> a
         check_out_overlap(spec, args)  # opsnn's own check, after all of CANN's
 
     tensors = {p.name: args[p.name] for p in spec.params if p.kind == "tensor"}
-    if 0 in out_shape:  # empty fast path: success, workspace 0, nothing launched
+    # Empty fast path: success, workspace 0, nothing launched. An empty input of any operator
+    # makes its (broadcast) output empty, so this covers DECISIONS 6 and 11 for every op.
+    if 0 in out_shape:
         return aclOpExecutor(Plan(op, (), (), out_shape, promoted), tensors)
     if profile.name in spec.unsupported_socs:
         supported = "; ".join(p.product_line for p in platform.PROFILES.values()

@@ -99,7 +99,6 @@ class OpSpec:
             with the dtype checks: DECISION 10's check, which CANN's code does not make, lets
             CANN's own shape checks speak first.
         extra_checks: op-specific checks ``check(args, profile)``, run after the shape checks.
-        empty_inputs: inputs whose emptiness takes the empty fast path (success, workspace 0).
         unsupported_socs: SoCs whose product line has no kernel for the op (561003).
         kernel: the elementwise expression ``kernel(ops, *kernel_inputs, **scalars)``.
         kernel_inputs: tensor names in the kernel's input order.
@@ -126,7 +125,6 @@ class OpSpec:
     out_equals_self: bool = False
     out_dtype_after_shapes: bool = False
     extra_checks: tuple[Callable, ...] = ()
-    empty_inputs: tuple[str, ...] = ("self",)
     unsupported_socs: frozenset[str] = frozenset()
     native_inputs: tuple[str, ...] = ()
     contiguous_out: bool = False

@@ -594,10 +594,5 @@ def convert_source(expr: str, chain: tuple) -> str:
     return expr
 
 
-def storage_dtype(dt: np.dtype) -> np.dtype:
-    """How an array of ``dt`` is handed to numba (f16/bf16 as uint16 views)."""
-    return np.dtype(np.uint16) if half(dt) else dt
-
-
 def digest(*parts) -> str:
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:20]
