@@ -17,6 +17,7 @@ import pytest
 
 from opsnn import cli, golden_files
 from opsnn import verify as V
+from opsnn.verify.cases import Case, ScalarSpec, Tolerance, Values, case_filter
 
 CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases" / "ops-nn"
 needs_cases = pytest.mark.skipif(not CASES.is_dir(), reason="../shared/cases is not present")
@@ -105,12 +106,12 @@ def test_parse_leaky_relu_backward_json():
     first = cases[0]
     grad, self_ = first.tensors
     assert (grad.role, self_.role) == ("gradOutput", "self")
-    assert grad.values.fill and math.isnan(grad.values.low) and self_.values == V.Values.constant(8)
+    assert grad.values.fill and math.isnan(grad.values.low) and self_.values == Values.constant(8)
     assert first.scalars[0].dtype == np.int32 and first.scalars[0].values.low == 1
     assert dict(first.flags) == {"selfIsResult": True} and first.tolerance.source == "single_bm"
     odd = next(c for c in cases if c.index == 29)  # selfIsResult given as ["inf"]
     assert dict(odd.flags)["selfIsResult"] is True
-    assert odd.scalars[0].values == V.Values(0, 1)
+    assert odd.scalars[0].values == Values(0, 1)
     assert max(c.numel for c in cases) == 848_601_600
 
 
@@ -131,7 +132,7 @@ def test_parse_forward_files(name, op, count):
 # ---- input generation ---------------------------------------------------------------------------
 
 def test_generate_honours_range_and_specials():
-    values = V.Values(-1, 1, (math.nan, -0.0, math.inf))
+    values = Values(-1, 1, (math.nan, -0.0, math.inf))
     data = V.generate(values, np.float16, (40, 50), np.random.default_rng(0)).astype(np.float64)
     finite = data[np.isfinite(data)]
     assert finite.min() >= -1 and finite.max() <= 1 and data.shape == (40, 50)
@@ -141,17 +142,17 @@ def test_generate_honours_range_and_specials():
 
 
 def test_generate_every_special_appears_in_small_tensors():
-    data = V.generate(V.Values(-1, 1, (math.nan, -0.0, math.inf)), BF16, (3,), np.random.default_rng(1))
+    data = V.generate(Values(-1, 1, (math.nan, -0.0, math.inf)), BF16, (3,), np.random.default_rng(1))
     as64 = data.astype(np.float64)
     assert np.isnan(as64).any() and np.isinf(as64).any() and (np.signbit(as64) & (as64 == 0)).any()
 
 
 def test_generate_fill_integer_and_scalar():
     rng = np.random.default_rng(2)
-    assert np.isneginf(V.generate(V.Values.constant(-math.inf), np.float32, (4,), rng)).all()
-    ints = V.generate(V.Values(0, 5), np.uint8, (1000,), rng)
+    assert np.isneginf(V.generate(Values.constant(-math.inf), np.float32, (4,), rng)).all()
+    ints = V.generate(Values(0, 5), np.uint8, (1000,), rng)
     assert ints.dtype == np.uint8 and set(np.unique(ints)) == set(range(6))
-    slope = V.pick_scalar(V.ScalarSpec("negativeSlope", BF16, V.Values(0, 1)), rng)
+    slope = V.pick_scalar(ScalarSpec("negativeSlope", BF16, Values(0, 1)), rng)
     assert slope.dtype == BF16 and 0 <= float(slope) <= 1
 
 
@@ -160,12 +161,12 @@ def test_generate_ranges_wider_than_a_float_or_the_integer_dtype():
     range beyond int32 were 'internal error' case failures. Now uniform over the range, and the
     integers over what the dtype holds of it (the operator then says what it takes)."""
     rng = np.random.default_rng(3)
-    wide = V.generate(V.Values(-1e308, 1e308), np.float64, (1000,), rng)
+    wide = V.generate(Values(-1e308, 1e308), np.float64, (1000,), rng)
     assert np.isfinite(wide).all() and (wide < -1e307).any() and (wide > 1e307).any()
     assert np.abs(wide).max() <= 1e308
-    ints = V.generate(V.Values(-1e10, 1e10), np.int32, (1000,), rng)
+    ints = V.generate(Values(-1e10, 1e10), np.int32, (1000,), rng)
     assert ints.dtype == np.int32 and ints.min() < -2**30 and ints.max() > 2**30
-    small = V.generate(V.Values(-3, 3), np.int8, (1000,), rng)  # inside the dtype: the range as given
+    small = V.generate(Values(-3, 3), np.int8, (1000,), rng)  # inside the dtype: the range as given
     assert set(np.unique(small)) == set(range(-3, 4))
 
 
@@ -174,7 +175,7 @@ def test_integer_inputs_get_their_special_values(tmp_path, capsys):
     nan special of an int input was dropped silently; now those an int holds are injected, the
     others a usage error naming the row and value."""
     rng = np.random.default_rng(0)
-    data = V.generate(V.Values(-5, 5, (100, -100, 2**62 + 1)), np.int64, (40,), rng)
+    data = V.generate(Values(-5, 5, (100, -100, 2**62 + 1)), np.int64, (40,), rng)
     assert {100, -100, 2**62 + 1} <= set(data.tolist()) and ((data >= -5) & (data <= 5)).sum() == 37
     row = ('int_specials,clip_by_value_v2,"(\'int32\', \'int32\', \'int32\')","((4, 8), (1,), (1,))",,,,{{}},'
            '"((4, 8), (1,), (1,))","(\'int32\',)",ELEWISE,,,"((-5, 5, {}), (-3, -3), (3, 3))",,,')
@@ -198,9 +199,9 @@ def test_case_data_depend_on_seed_and_case_only(tmp_path):
 
 
 def test_case_filter():
-    case = lambda i, name: V.Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",  # noqa: E731
-                                  V.Tolerance(0, 0, "exact"))
-    keep = V.case_filter("0-2,7,fuzz_4")
+    case = lambda i, name: Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",  # noqa: E731
+                                  Tolerance(0, 0, "exact"))
+    keep = case_filter("0-2,7,fuzz_4")
     assert [keep(case(i, "x")) for i in (0, 2, 3, 7)] == [True, True, False, True]
     assert keep(case(99, "leaky_relu_grad_fuzz_44")) and not keep(case(99, "other"))
 
@@ -214,38 +215,38 @@ def test_case_filter():
 ])
 def test_case_filter_refuses_malformed_selections(spec, words):
     with pytest.raises(argparse.ArgumentTypeError) as exc:
-        V.case_filter(spec)
+        case_filter(spec)
     for word in words:
         assert word in str(exc.value)
 
 
 def test_case_selection_names_the_items_that_match_nothing():
-    case = lambda i, name: V.Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",  # noqa: E731
-                                  V.Tolerance(0, 0, "exact"))
+    case = lambda i, name: Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",  # noqa: E731
+                                  Tolerance(0, 0, "exact"))
     cases = [case(i, f"fuzz_{i}") for i in range(5)]
-    V.case_filter("0-4,FUZZ_3").check_matches(cases)  # every item matches: no error
+    case_filter("0-4,FUZZ_3").check_matches(cases)  # every item matches: no error
     with pytest.raises(ValueError) as exc:
-        V.case_filter("1,99,nope").check_matches(cases)
+        case_filter("1,99,nope").check_matches(cases)
     assert str(exc.value) == ("--cases '1,99,nope': '99', 'nope' match no case; expected indexes 0-4 or a "
                               "substring of a case name such as 'fuzz_0'")
 
 
 def test_compare_nan_signed_zero_and_tolerance():
     golden = np.array([np.nan, 0.0, 1.0, np.inf], np.float32)
-    exact = V.compare(golden.copy(), golden, V.Tolerance(0, 0, "exact"))
+    exact = V.compare(golden.copy(), golden, Tolerance(0, 0, "exact"))
     assert exact.bit_exact and exact.mismatches == 0
     actual = np.array([np.nan, -0.0, 1.0 + 2**-20, np.inf], np.float32)
-    near = V.compare(actual, golden, V.Tolerance(1e-5, 0, "t"))
+    near = V.compare(actual, golden, Tolerance(1e-5, 0, "t"))
     assert not near.bit_exact and near.mismatches == 0 and near.max_rel == pytest.approx(2**-20, rel=0.1)
-    assert V.compare(actual, golden, V.Tolerance(0, 0, "exact")).mismatches == 2  # -0.0 too: bit-exact
+    assert V.compare(actual, golden, Tolerance(0, 0, "exact")).mismatches == 2  # -0.0 too: bit-exact
     # a number against NaN or inf fails whatever the tolerance; 0 against 1 is inside atol 1
-    assert V.compare(np.array([1.0, 0, 0, 0], np.float32), golden, V.Tolerance(1, 1, "t")).mismatches == 2
+    assert V.compare(np.array([1.0, 0, 0, 0], np.float32), golden, Tolerance(1, 1, "t")).mismatches == 2
 
 
 @pytest.mark.parametrize("source", ["md5", "exact"])
 def test_a_bit_exact_standard_fails_every_element_whose_bits_differ(source):
     # (a breaker: -0.0 against 0.0, and an int64 off by one at 2**53, passed "md5" through float64)
-    exact = V.Tolerance(0.0, 0.0, source)
+    exact = Tolerance(0.0, 0.0, source)
     golden = np.array([0.0, 1.0, np.nan, np.nan], np.float32)
     actual = np.array([-0.0, 1.0, -np.nan, np.nan], np.float32)
     actual[3:] = np.array([0x7FC00001], np.uint32).view(np.float32)  # another NaN payload: equal
@@ -257,7 +258,7 @@ def test_a_bit_exact_standard_fails_every_element_whose_bits_differ(source):
     off = V.compare(big + np.array([1, 0, 0], np.int64), big, exact)
     assert (off.mismatches, off.max_abs) == (1, 1.0)
     # a threshold standard passes -0.0 (|a - g| is 0), and a documented decision is still DOC
-    assert V.compare(actual, golden, V.Tolerance(0.0, 0.0, "precision_tolerances")).mismatches == 0
+    assert V.compare(actual, golden, Tolerance(0.0, 0.0, "precision_tolerances")).mismatches == 0
     assert V.verdict(comparison, exact, lambda: "DECISIONS 8: ...") == ("DOC", "DECISIONS 8: ...")
 
 
@@ -265,15 +266,15 @@ def test_integers_are_compared_as_integers_under_a_tolerance():
     # (through float64, 2**53 + 3 against 2**53 + 1 had differed by 4, and 2**53 + 1 by 0 from 2**53)
     golden = np.array([2**53 + 1, -(2**63), 2**63 - 1, 0], np.int64)
     actual = np.array([2**53 + 3, 2**63 - 1, 2**63 - 1, 3], np.int64)
-    comparison = V.compare(actual, golden, V.Tolerance(0.0, 2.5, "absolute_precision"))
+    comparison = V.compare(actual, golden, Tolerance(0.0, 2.5, "absolute_precision"))
     # the bound 2.5 allows a difference of 2: 2 passes, 3 and 2**64 - 1 fail
     assert comparison.outside.tolist() == [False, True, False, True]
     assert comparison.max_abs == 2.0**64 - 1
-    off = V.compare(np.array([2**53 + 1], np.int64), np.array([2**53], np.int64), V.Tolerance(0.0, 0.5, "t"))
+    off = V.compare(np.array([2**53 + 1], np.int64), np.array([2**53], np.int64), Tolerance(0.0, 0.5, "t"))
     assert (off.mismatches, off.max_abs) == (1, 1.0)
-    unsigned = V.compare(np.array([255, 0], np.uint8), np.array([0, 0], np.uint8), V.Tolerance(1.0, 0.0, "t"))
+    unsigned = V.compare(np.array([255, 0], np.uint8), np.array([0, 0], np.uint8), Tolerance(1.0, 0.0, "t"))
     assert unsigned.outside.tolist() == [True, False]
-    assert V.compare(np.array([5], np.int8), np.array([-5], np.int8), V.Tolerance(0, 1e300, "t")).mismatches == 0
+    assert V.compare(np.array([5], np.int8), np.array([-5], np.int8), Tolerance(0, 1e300, "t")).mismatches == 0
 
 
 # ---- end to end through the acl runtime ---------------------------------------------------------
@@ -868,8 +869,8 @@ def test_a_range_fills_only_where_its_two_ends_are_equal(tmp_path):
     with one NaN end is not, in either order (``[nan, 5]`` had been a NaN fill)."""
     from opsnn import golden_files
 
-    assert V.Values(math.nan, math.nan).is_constant and V.Values(3.0, 3.0).is_constant
-    assert not V.Values(math.nan, 5.0).is_constant and not V.Values(5.0, math.nan).is_constant
+    assert Values(math.nan, math.nan).is_constant and Values(3.0, 3.0).is_constant
+    assert not Values(math.nan, 5.0).is_constant and not Values(5.0, math.nan).is_constant
     dump = tmp_path / "d"
     path = write_json(tmp_path, json_case(0, "fp32", (4,), ["nan", "nan"], [-1, 1], 0.5))
     assert run_verify(path, "--dump", dump) == 0

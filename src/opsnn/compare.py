@@ -39,6 +39,7 @@ from opsnn._core.dtypes import parse_name, to_numpy
 from opsnn.cli_args import PipeConsole, read_json
 from opsnn.golden_files import GoldenFileError
 from opsnn.results import FAIL, SKIP, Result
+from opsnn.verify.cases import Tolerance, dtype_label, is_tolerance, shape_label
 
 
 @dataclasses.dataclass
@@ -145,7 +146,7 @@ def check_case(folder: Path, name: str) -> Checked:
     shapes = [shape for _, shape in inputs.values()]
     result = Checked(str(manifest.get("file", folder.parent)), manifest.get("index", 0),
                      str(manifest.get("name", folder.name)), str(manifest.get("aclnn", "")).removeprefix("aclnn"),
-                     V.dtype_label(dtype for dtype, _ in inputs.values()), V.shape_label(shapes),
+                     dtype_label(dtype for dtype, _ in inputs.values()), shape_label(shapes),
                      max((math.prod(s) for s in shapes), default=1), SKIP, folder=str(folder))
     if not golden_files.has_file(manifest, "golden"):
         recorded = _failed_call(folder, manifest)
@@ -199,13 +200,13 @@ def _failed_call(folder: Path, manifest: dict) -> dict:
                           "FAIL verdict of a call that failed: expected a golden entry with file, dtype and shape")
 
 
-def _tolerance(folder: Path, manifest: dict) -> V.Tolerance:
+def _tolerance(folder: Path, manifest: dict) -> Tolerance:
     entry = manifest.get("tolerance")
     values = [entry.get(key) for key in ("rtol", "atol")] if isinstance(entry, dict) else [None, None]
-    if not all(map(V.is_tolerance, values)):
+    if not all(map(is_tolerance, values)):
         raise GoldenFileError(f"{folder / 'case.json'}: tolerance is {json.dumps(entry)}; expected "
                               '{"rtol": R, "atol": A} of non-negative finite numbers')
-    return V.Tolerance(float(values[0]), float(values[1]), str(entry.get("source", "case.json")))
+    return Tolerance(float(values[0]), float(values[1]), str(entry.get("source", "case.json")))
 
 
 def _explain(folder: Path, manifest: dict, board: np.ndarray, golden: np.ndarray, differs: np.ndarray) -> str | None:

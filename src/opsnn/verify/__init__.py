@@ -86,6 +86,17 @@ from opsnn.cli_args import (
     read_json,
 )
 from opsnn.results import DOC, FAIL, PASS, SKIP, Result
+from opsnn.verify.cases import (
+    _CASES_EXPECTED,
+    Case,
+    ScalarSpec,
+    TensorSpec,
+    Tolerance,
+    Values,
+    case_filter,
+    is_real,
+    is_tolerance,
+)
 
 # A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
 # element for fp64 (inputs and output on host and "device", float64 golden and comparison
@@ -125,115 +136,6 @@ _DTYPE_NAMES = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "bool": np.bool_,
 }
-
-
-
-# ---- case model ---------------------------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class Values:
-    """How a tensor is filled or a scalar picked: one value, or uniform in [low, high] + specials.
-    A number the file writes as an integer stays a Python int (an int64 of 2**53 + 1, which a
-    float rounds to 2**53, is filled as itself)."""
-
-    low: int | float
-    high: int | float
-    specials: tuple[int | float, ...] = ()
-    fill: bool = False
-
-    @classmethod
-    def constant(cls, value: float) -> Values:
-        return cls(value, value, (), True)
-
-    @property
-    def is_constant(self) -> bool:
-        """One fill value: given as one, or a range whose two ends are equal, NaN and NaN counted
-        equal (``[nan, nan]`` fills with NaN). A range with one NaN end is no fill, in either
-        order: ``_checked`` refuses it as not finite (``[nan, 5]`` had filled with NaN while
-        ``[5, nan]`` was refused)."""
-        return self.fill or self.low == self.high or (math.isnan(self.low) and math.isnan(self.high))
-
-
-@dataclasses.dataclass(frozen=True)
-class TensorSpec:
-    """One tensor input: its aclnn argument role, dtype, shape, values and format name."""
-
-    role: str
-    dtype: np.dtype
-    shape: tuple[int, ...]
-    values: Values
-    format: str = "ND"
-
-
-@dataclasses.dataclass(frozen=True)
-class ScalarSpec:
-    """One aclScalar input: its aclnn argument role, dtype and value spec."""
-
-    role: str
-    dtype: np.dtype
-    values: Values
-
-
-# Tolerance sources that ask for every bit: the atk "md5" standard (CANN's check compares the
-# files' bytes) and a csv row that gives no tolerance (``_csv_tolerance``).
-BIT_EXACT_SOURCES = ("md5", "exact")
-
-
-@dataclasses.dataclass(frozen=True)
-class Tolerance:
-    """Element-wise criterion ``|actual - golden| <= atol + rtol * |golden|``; specials must match.
-    A bit-exact ``source`` (``BIT_EXACT_SOURCES``) asks for equal bits instead."""
-
-    rtol: float
-    atol: float
-    source: str
-
-    @property
-    def bit_exact(self) -> bool:
-        return self.source in BIT_EXACT_SOURCES
-
-
-@dataclasses.dataclass(frozen=True)
-class Case:
-    """One case, already mapped onto an opsnn aclnn operator (``op`` is a key of ``OPS``)."""
-
-    file: str
-    index: int
-    name: str
-    op: str
-    tensors: tuple[TensorSpec, ...]
-    scalars: tuple[ScalarSpec, ...]
-    flags: tuple[tuple[str, bool], ...]
-    out_dtype: np.dtype
-    out_shape: tuple[int, ...]
-    out_format: str
-    tolerance: Tolerance
-    unsupported: str | None = None  # why the case cannot map onto the aclnn API
-    note: str = ""  # what the row's kernel would do differently (a dtype mix it refuses)
-    soc_series: tuple[str, ...] = ()  # the SoCs a kernel row names
-
-    @property
-    def numel(self) -> int:
-        """Elements of the largest tensor (inputs and output)."""
-        return max(math.prod(s) for s in [t.shape for t in self.tensors] + [self.out_shape])
-
-    @property
-    def dtype_label(self) -> str:
-        return dtype_label(t.dtype for t in self.tensors)
-
-    @property
-    def shape_label(self) -> str:
-        return shape_label(t.shape for t in self.tensors)
-
-
-def dtype_label(dtypes: Iterable[np.dtype]) -> str:
-    """A row's dtype column (verify's and ``opsnn compare``'s): each input's dtype once."""
-    return "/".join(dict.fromkeys(d.name for d in dtypes))
-
-
-def shape_label(shapes: Iterable[Iterable[int]]) -> str:
-    """A row's shape column: each input's shape once, ``2x3``, ``()`` for 0-d."""
-    return " & ".join(dict.fromkeys("x".join(map(str, s)) or "()" for s in shapes))
 
 
 # ---- parsing: shared helpers --------------------------------------------------------------------
@@ -328,20 +230,6 @@ def _dims(shape, role: str) -> tuple[int, ...]:
         raise ValueError(f"{role} has shape {_cut(str(shown))}; dims must be non-negative integers up to 2**63 - 1 "
                          "(an aclTensor's dims are int64)")
     return tuple(shape)
-
-
-def is_real(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def is_tolerance(value) -> bool:
-    """Whether ``value`` may be a relative or absolute tolerance: a finite number >= 0 (a NaN one
-    would fail every element, an infinite one pass any, a negative one fail even exact output;
-    an int too large for a float is none: it raised OverflowError)."""
-    try:
-        return is_real(value) and math.isfinite(float(value)) and value >= 0
-    except OverflowError:
-        return False
 
 
 # ---- parsing: kernel ST csv ---------------------------------------------------------------------
@@ -734,54 +622,6 @@ def load_cases(path: str | Path) -> list[Case]:
     if not cases:  # an empty file, a header alone, '{}': a green run of nothing would hide it
         raise ValueError(f"{path}: holds no case; expected a case file ({kind}) with at least one")
     return cases
-
-
-# ---- case selection -----------------------------------------------------------------------------
-
-_CASES_EXPECTED = "indexes '7', ranges '0-9' or name substrings 'fuzz_4', comma-separated"
-
-
-class CaseSelection:
-    """``--cases``: which cases run. Each item is an index, an inclusive range or a name substring
-    (case-insensitive); a case runs when any item matches it."""
-
-    def __init__(self, spec: str, items: list[tuple[str, Callable[[Case], bool]]]):
-        self.spec, self.items = spec, items
-
-    def __call__(self, case: Case) -> bool:
-        return any(test(case) for _, test in self.items)
-
-    def check_matches(self, cases: list[Case]) -> None:
-        """Raise ValueError naming the items that match none of ``cases``: a typo must not turn
-        into a green run of 0 cases (or of fewer than meant)."""
-        missing = [text for text, test in self.items if not any(test(c) for c in cases)]
-        if not missing:
-            return
-        have = (f"indexes 0-{max(c.index for c in cases)} or a substring of a case name such as "
-                f"{cases[0].name!r}" if cases else "no case at all: the files hold none")
-        raise ValueError(f"--cases {self.spec!r}: {', '.join(map(repr, missing))} "
-                         f"{'matches' if len(missing) == 1 else 'match'} no case; expected {have}")
-
-
-def case_filter(spec: str) -> CaseSelection:
-    """The argparse type of ``--cases``: a malformed item (``3-``, ``-1``) or a reversed range
-    (``3-1``) is a usage error."""
-    items = []
-    for item in (part.strip() for part in spec.split(",") if part.strip()):
-        if re.fullmatch(r"[\d\s-]+", item):  # numeric: an index or a range, nothing looser
-            match = re.fullmatch(r"(\d+)\s*(?:-\s*(\d+))?", item)
-            if not match:
-                raise argparse.ArgumentTypeError(f"bad item {item!r} in {spec!r}; expected {_CASES_EXPECTED}")
-            lo, hi = int(match[1]), int(match[2] or match[1])
-            if lo > hi:
-                raise argparse.ArgumentTypeError(f"reversed range {item!r} in {spec!r}; "
-                                                 f"expected low-high, e.g. {hi}-{lo}")
-            items.append((item, lambda case, lo=lo, hi=hi: lo <= case.index <= hi))
-        else:
-            items.append((item, lambda case, word=item.lower(): word in case.name.lower()))
-    if not items:
-        raise argparse.ArgumentTypeError(f"expected {_CASES_EXPECTED}, got {spec!r}")
-    return CaseSelection(spec, items)
 
 
 # ---- input generation ---------------------------------------------------------------------------
