@@ -18,6 +18,8 @@ import pytest
 from opsnn import cli, golden_files
 from opsnn import verify as V
 from opsnn.verify.cases import Case, ScalarSpec, Tolerance, Values, case_filter
+from opsnn.verify.comparison import compare, verdict
+from opsnn.verify.inputs import SPECIAL_FRACTION, case_rng, generate, pick_scalar
 
 CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases" / "ops-nn"
 needs_cases = pytest.mark.skipif(not CASES.is_dir(), reason="../shared/cases is not present")
@@ -133,26 +135,26 @@ def test_parse_forward_files(name, op, count):
 
 def test_generate_honours_range_and_specials():
     values = Values(-1, 1, (math.nan, -0.0, math.inf))
-    data = V.generate(values, np.float16, (40, 50), np.random.default_rng(0)).astype(np.float64)
+    data = generate(values, np.float16, (40, 50), np.random.default_rng(0)).astype(np.float64)
     finite = data[np.isfinite(data)]
     assert finite.min() >= -1 and finite.max() <= 1 and data.shape == (40, 50)
-    per_special = round(data.size * V.SPECIAL_FRACTION / 3)
+    per_special = round(data.size * SPECIAL_FRACTION / 3)
     assert np.isnan(data).sum() >= per_special and np.isposinf(data).sum() >= per_special
     assert ((data == 0) & np.signbit(data)).sum() >= per_special
 
 
 def test_generate_every_special_appears_in_small_tensors():
-    data = V.generate(Values(-1, 1, (math.nan, -0.0, math.inf)), BF16, (3,), np.random.default_rng(1))
+    data = generate(Values(-1, 1, (math.nan, -0.0, math.inf)), BF16, (3,), np.random.default_rng(1))
     as64 = data.astype(np.float64)
     assert np.isnan(as64).any() and np.isinf(as64).any() and (np.signbit(as64) & (as64 == 0)).any()
 
 
 def test_generate_fill_integer_and_scalar():
     rng = np.random.default_rng(2)
-    assert np.isneginf(V.generate(Values.constant(-math.inf), np.float32, (4,), rng)).all()
-    ints = V.generate(Values(0, 5), np.uint8, (1000,), rng)
+    assert np.isneginf(generate(Values.constant(-math.inf), np.float32, (4,), rng)).all()
+    ints = generate(Values(0, 5), np.uint8, (1000,), rng)
     assert ints.dtype == np.uint8 and set(np.unique(ints)) == set(range(6))
-    slope = V.pick_scalar(ScalarSpec("negativeSlope", BF16, Values(0, 1)), rng)
+    slope = pick_scalar(ScalarSpec("negativeSlope", BF16, Values(0, 1)), rng)
     assert slope.dtype == BF16 and 0 <= float(slope) <= 1
 
 
@@ -161,12 +163,12 @@ def test_generate_ranges_wider_than_a_float_or_the_integer_dtype():
     range beyond int32 were 'internal error' case failures. Now uniform over the range, and the
     integers over what the dtype holds of it (the operator then says what it takes)."""
     rng = np.random.default_rng(3)
-    wide = V.generate(Values(-1e308, 1e308), np.float64, (1000,), rng)
+    wide = generate(Values(-1e308, 1e308), np.float64, (1000,), rng)
     assert np.isfinite(wide).all() and (wide < -1e307).any() and (wide > 1e307).any()
     assert np.abs(wide).max() <= 1e308
-    ints = V.generate(Values(-1e10, 1e10), np.int32, (1000,), rng)
+    ints = generate(Values(-1e10, 1e10), np.int32, (1000,), rng)
     assert ints.dtype == np.int32 and ints.min() < -2**30 and ints.max() > 2**30
-    small = V.generate(Values(-3, 3), np.int8, (1000,), rng)  # inside the dtype: the range as given
+    small = generate(Values(-3, 3), np.int8, (1000,), rng)  # inside the dtype: the range as given
     assert set(np.unique(small)) == set(range(-3, 4))
 
 
@@ -175,7 +177,7 @@ def test_integer_inputs_get_their_special_values(tmp_path, capsys):
     nan special of an int input was dropped silently; now those an int holds are injected, the
     others a usage error naming the row and value."""
     rng = np.random.default_rng(0)
-    data = V.generate(Values(-5, 5, (100, -100, 2**62 + 1)), np.int64, (40,), rng)
+    data = generate(Values(-5, 5, (100, -100, 2**62 + 1)), np.int64, (40,), rng)
     assert {100, -100, 2**62 + 1} <= set(data.tolist()) and ((data >= -5) & (data <= 5)).sum() == 37
     row = ('int_specials,clip_by_value_v2,"(\'int32\', \'int32\', \'int32\')","((4, 8), (1,), (1,))",,,,{{}},'
            '"((4, 8), (1,), (1,))","(\'int32\',)",ELEWISE,,,"((-5, 5, {}), (-3, -3), (3, 3))",,,')
@@ -193,7 +195,7 @@ def test_case_data_depend_on_seed_and_case_only(tmp_path):
     path = write_csv(tmp_path, *(csv_row(f"c{i}", "leaky_relu_grad", "float32", (8,), "{}", "((-1, 1),)")
                                  for i in range(2)))
     a, b = V.load_cases(path)
-    draw = lambda case, seed: V.generate(case.tensors[0].values, np.float32, (8,), V.case_rng(seed, case))  # noqa: E731
+    draw = lambda case, seed: generate(case.tensors[0].values, np.float32, (8,), case_rng(seed, case))  # noqa: E731
     assert np.array_equal(draw(a, 0), draw(a, 0))
     assert not np.array_equal(draw(a, 0), draw(b, 0)) and not np.array_equal(draw(a, 0), draw(a, 1))
 
@@ -233,14 +235,14 @@ def test_case_selection_names_the_items_that_match_nothing():
 
 def test_compare_nan_signed_zero_and_tolerance():
     golden = np.array([np.nan, 0.0, 1.0, np.inf], np.float32)
-    exact = V.compare(golden.copy(), golden, Tolerance(0, 0, "exact"))
+    exact = compare(golden.copy(), golden, Tolerance(0, 0, "exact"))
     assert exact.bit_exact and exact.mismatches == 0
     actual = np.array([np.nan, -0.0, 1.0 + 2**-20, np.inf], np.float32)
-    near = V.compare(actual, golden, Tolerance(1e-5, 0, "t"))
+    near = compare(actual, golden, Tolerance(1e-5, 0, "t"))
     assert not near.bit_exact and near.mismatches == 0 and near.max_rel == pytest.approx(2**-20, rel=0.1)
-    assert V.compare(actual, golden, Tolerance(0, 0, "exact")).mismatches == 2  # -0.0 too: bit-exact
+    assert compare(actual, golden, Tolerance(0, 0, "exact")).mismatches == 2  # -0.0 too: bit-exact
     # a number against NaN or inf fails whatever the tolerance; 0 against 1 is inside atol 1
-    assert V.compare(np.array([1.0, 0, 0, 0], np.float32), golden, Tolerance(1, 1, "t")).mismatches == 2
+    assert compare(np.array([1.0, 0, 0, 0], np.float32), golden, Tolerance(1, 1, "t")).mismatches == 2
 
 
 @pytest.mark.parametrize("source", ["md5", "exact"])
@@ -250,31 +252,31 @@ def test_a_bit_exact_standard_fails_every_element_whose_bits_differ(source):
     golden = np.array([0.0, 1.0, np.nan, np.nan], np.float32)
     actual = np.array([-0.0, 1.0, -np.nan, np.nan], np.float32)
     actual[3:] = np.array([0x7FC00001], np.uint32).view(np.float32)  # another NaN payload: equal
-    comparison = V.compare(actual, golden, exact)
+    comparison = compare(actual, golden, exact)
     assert comparison.outside.tolist() == [True, False, False, False]
-    assert V.verdict(comparison, exact, lambda: None) == (
+    assert verdict(comparison, exact, lambda: None) == (
         "FAIL", f"1 of 4 elements differ from the golden's bits ({source}: bit-exact, a NaN equal to any NaN)")
     big = np.array([2**53, -(2**63), 2**63 - 1], np.int64)
-    off = V.compare(big + np.array([1, 0, 0], np.int64), big, exact)
+    off = compare(big + np.array([1, 0, 0], np.int64), big, exact)
     assert (off.mismatches, off.max_abs) == (1, 1.0)
     # a threshold standard passes -0.0 (|a - g| is 0), and a documented decision is still DOC
-    assert V.compare(actual, golden, Tolerance(0.0, 0.0, "precision_tolerances")).mismatches == 0
-    assert V.verdict(comparison, exact, lambda: "DECISIONS 8: ...") == ("DOC", "DECISIONS 8: ...")
+    assert compare(actual, golden, Tolerance(0.0, 0.0, "precision_tolerances")).mismatches == 0
+    assert verdict(comparison, exact, lambda: "DECISIONS 8: ...") == ("DOC", "DECISIONS 8: ...")
 
 
 def test_integers_are_compared_as_integers_under_a_tolerance():
     # (through float64, 2**53 + 3 against 2**53 + 1 had differed by 4, and 2**53 + 1 by 0 from 2**53)
     golden = np.array([2**53 + 1, -(2**63), 2**63 - 1, 0], np.int64)
     actual = np.array([2**53 + 3, 2**63 - 1, 2**63 - 1, 3], np.int64)
-    comparison = V.compare(actual, golden, Tolerance(0.0, 2.5, "absolute_precision"))
+    comparison = compare(actual, golden, Tolerance(0.0, 2.5, "absolute_precision"))
     # the bound 2.5 allows a difference of 2: 2 passes, 3 and 2**64 - 1 fail
     assert comparison.outside.tolist() == [False, True, False, True]
     assert comparison.max_abs == 2.0**64 - 1
-    off = V.compare(np.array([2**53 + 1], np.int64), np.array([2**53], np.int64), Tolerance(0.0, 0.5, "t"))
+    off = compare(np.array([2**53 + 1], np.int64), np.array([2**53], np.int64), Tolerance(0.0, 0.5, "t"))
     assert (off.mismatches, off.max_abs) == (1, 1.0)
-    unsigned = V.compare(np.array([255, 0], np.uint8), np.array([0, 0], np.uint8), Tolerance(1.0, 0.0, "t"))
+    unsigned = compare(np.array([255, 0], np.uint8), np.array([0, 0], np.uint8), Tolerance(1.0, 0.0, "t"))
     assert unsigned.outside.tolist() == [True, False]
-    assert V.compare(np.array([5], np.int8), np.array([-5], np.int8), Tolerance(0, 1e300, "t")).mismatches == 0
+    assert compare(np.array([5], np.int8), np.array([-5], np.int8), Tolerance(0, 1e300, "t")).mismatches == 0
 
 
 # ---- end to end through the acl runtime ---------------------------------------------------------
@@ -499,7 +501,7 @@ def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
         pytest.skip("this file system takes only UTF-8 names")
     name = os.fsdecode(raw)
     case = V.load_cases(name)[0]
-    assert V.case_rng(3, case).random() == np.random.default_rng([3, zlib.crc32(b"caf\xe9.json"), 0]).random()
+    assert case_rng(3, case).random() == np.random.default_rng([3, zlib.crc32(b"caf\xe9.json"), 0]).random()
     out, dump = tmp_path / "results.json", tmp_path / "d"
     done = subprocess.run([sys.executable, "-m", "opsnn", "verify", name, "--json", str(out), "--dump", str(dump)],
                           capture_output=True, timeout=300, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
@@ -1115,10 +1117,10 @@ def test_json_integers_are_read_as_integers(tmp_path, capsys):
                                 case(2**63 - 1, -(2**63), 2**63 - 1)]))
     cases = V.load_cases(path)
     assert [s.values.low for s in cases[0].scalars] == [2**53 + 1, 2**53 + 3]
-    rng = V.case_rng(0, cases[0])
-    assert V.pick_scalar(cases[0].scalars[0], rng) == 2**53 + 1
-    assert V.generate(cases[1].tensors[0].values, np.dtype(np.int64), (2,), rng).tolist() == [2**63 - 1] * 2
-    data = V.generate(cases[0].tensors[0].values, np.dtype(np.int64), (4, 8), rng)
+    rng = case_rng(0, cases[0])
+    assert pick_scalar(cases[0].scalars[0], rng) == 2**53 + 1
+    assert generate(cases[1].tensors[0].values, np.dtype(np.int64), (2,), rng).tolist() == [2**63 - 1] * 2
+    data = generate(cases[0].tensors[0].values, np.dtype(np.int64), (4, 8), rng)
     assert data.min() >= 2**53 and data.max() <= 2**53 + 8 and np.any(data % 2 == 1)
     assert run_verify(path, "--dump", tmp_path / "d") == 0
     manifest = json.loads(next((tmp_path / "d").glob("*/0000_*/case.json")).read_text())

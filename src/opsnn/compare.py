@@ -40,6 +40,8 @@ from opsnn.cli_args import PipeConsole, read_json
 from opsnn.golden_files import GoldenFileError
 from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.cases import Tolerance, dtype_label, is_tolerance, shape_label
+from opsnn.verify.comparison import compare, verdict
+from opsnn.verify.inputs import python_number
 
 
 @dataclasses.dataclass
@@ -165,15 +167,15 @@ def check_case(folder: Path, name: str) -> Checked:
     except GoldenFileError as exc:  # this board file: the case fails, and the others are still checked
         result.status, result.reason = FAIL, str(exc)
         return result
-    comparison = V.compare(board, golden, tolerance)
+    comparison = compare(board, golden, tolerance)
     result.max_abs, result.max_rel = comparison.max_abs, comparison.max_rel
     result.bit_exact, result.mismatches = comparison.bit_exact, comparison.mismatches
-    result.status, result.reason = V.verdict(comparison, tolerance,
-                                             lambda: _explain(folder, manifest, board, golden, comparison.differs))
+    result.status, result.reason = verdict(comparison, tolerance,
+                                           lambda: _explain(folder, manifest, board, golden, comparison.differs))
     if result.status == FAIL:
         first = np.unravel_index(np.argmax(comparison.outside), comparison.outside.shape)
         result.first_index = [int(i) for i in first]
-        result.first_output, result.first_golden = V.python_number(board[first]), V.python_number(golden[first])
+        result.first_output, result.first_golden = python_number(board[first]), python_number(golden[first])
         result.reason += (f"; the first at {result.first_index}: {result.first_output!r} in {folder / name}, "
                           f"golden {result.first_golden!r}")
     return result

@@ -52,11 +52,9 @@ import dataclasses
 import importlib.util
 import json
 import math
-import os
 import re
 import sys
 import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -85,7 +83,7 @@ from opsnn.cli_args import (
     output_folder_refusal,
     read_json,
 )
-from opsnn.results import DOC, FAIL, PASS, SKIP, Result
+from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.cases import (
     _CASES_EXPECTED,
     Case,
@@ -97,6 +95,8 @@ from opsnn.verify.cases import (
     is_real,
     is_tolerance,
 )
+from opsnn.verify.comparison import _bits, compare, verdict
+from opsnn.verify.inputs import case_rng, generate, pick_scalar, python_number
 
 # A case with more elements than this (its largest tensor) is skipped. Measured peak: ~80 B per
 # element for fp64 (inputs and output on host and "device", float64 golden and comparison
@@ -109,9 +109,6 @@ DEFAULT_MAX_ELEMENTS = 120_000_000
 # made and the out-of-memory killer ended the run as they filled, on a host smaller than 24 GiB
 # or with a larger --max-elements)
 CASE_BYTES_PER_ELEMENT = 80
-# Fraction of a tensor's elements replaced by the special values of a range spec (at least one
-# of each when the tensor is large enough), assigned round-robin to the specials.
-SPECIAL_FRACTION = 0.05
 # ClipByValueV2 rows give no range; x uses this one, min its lower half and max its upper half,
 # so that aclnnHardtanh (which rejects min > max, spec §6.1) can run them.
 DEFAULT_RANGE = (-10.0, 10.0)
@@ -624,138 +621,6 @@ def load_cases(path: str | Path) -> list[Case]:
     return cases
 
 
-# ---- input generation ---------------------------------------------------------------------------
-
-def case_rng(seed: int, case: Case) -> np.random.Generator:
-    """A generator per case: the data of a case do not depend on which other cases run. The file
-    name enters as the bytes it is on disk (``os.fsencode``: a Latin-1 name, which Python holds
-    with surrogates, had failed every case with UnicodeEncodeError)."""
-    return np.random.default_rng([seed, zlib.crc32(os.fsencode(Path(case.file).name)), case.index])
-
-
-def generate(values: Values, dtype: np.dtype, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """A C-contiguous array: uniform in the range (integers inclusive) with the specials injected."""
-    n = math.prod(shape)
-    dtype = np.dtype(dtype)
-    if values.is_constant:  # (an integer dtype's constant as itself: as a float, 2**53 + 1 was 2**53)
-        data = np.full(n, values.low if dtype.kind in "iu" else float(values.low),
-                       dtype=dtype if dtype.kind in "iu" else np.float64)
-    elif dtype.kind in "iu":  # the range as far as the dtype holds it (an int32 case of +-1e10)
-        bounds = np.iinfo(dtype)
-        data = rng.integers(max(math.ceil(values.low), int(bounds.min)), min(math.floor(values.high), int(bounds.max)),
-                            size=n, endpoint=True)
-    elif dtype.kind == "b":
-        data = rng.integers(0, 2, size=n)
-    elif math.isinf(float(values.high) - float(values.low)):  # (-1e308, 1e308): the width overflows, its ends do not
-        u = rng.random(n)
-        data = (1.0 - u) * float(values.low) + u * float(values.high)
-    else:
-        data = rng.uniform(float(values.low), float(values.high), size=n)
-    _inject(data, values.specials, rng)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return data.astype(dtype).reshape(shape)
-
-
-def _inject(data: np.ndarray, specials: tuple[float, ...], rng: np.random.Generator) -> None:
-    if not specials or data.size == 0:
-        return
-    count = min(data.size, max(len(specials), round(data.size * SPECIAL_FRACTION)))
-    positions = rng.choice(data.size, size=count, replace=False)
-    # (an integer input's as integers: _check_integer_specials found each one its dtype holds)
-    data[positions] = np.resize(np.array(specials, dtype=data.dtype if data.dtype.kind in "iu" else np.float64),
-                                count)
-
-
-def pick_scalar(spec: ScalarSpec, rng: np.random.Generator) -> np.generic:
-    """The scalar value, already rounded to its dtype (so every consumer sees the same value)."""
-    return generate(spec.values, spec.dtype, (), rng)[()]
-
-
-# ---- comparison ---------------------------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class Comparison:
-    """Element-wise comparison of a result with its golden."""
-
-    max_abs: float
-    max_rel: float
-    bit_exact: bool
-    mismatches: int  # elements outside the tolerance
-    differs: np.ndarray  # bool mask: bits differ (NaN equals NaN)
-    outside: np.ndarray  # bool mask: outside the tolerance (``mismatches`` of them)
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    # (np.ascontiguousarray would make a 0-d array 1-d, and the masks with it)
-    return np.asarray(a, order="C").view(f"u{a.dtype.itemsize}")
-
-
-def compare(actual: np.ndarray, golden: np.ndarray, tolerance: Tolerance) -> Comparison:
-    """Compare two arrays of the same shape and dtype; NaN matches NaN, infinities must match.
-
-    Under a bit-exact tolerance (``Tolerance.bit_exact``) an element is outside it where its bits
-    differ: -0.0 against 0.0 too, which ``|a - g| <= 0`` had let pass under "md5". A NaN still
-    equals any NaN, its sign and payload aside: the backends and goldens may write either NaN's
-    payload where two meet (docs/torch.md section 5). Integers are compared as integers
-    (``_integer_error``): through float64, an int64 off by one at 2**53 had passed "md5"."""
-    a = actual.astype(np.float64)
-    g = golden.astype(np.float64)
-    differs = (_bits(actual) != _bits(golden)) & ~(np.isnan(a) & np.isnan(g))
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        if actual.dtype.kind in "iu":
-            exact_error = _integer_error(actual, golden)
-            error = np.where(differs, exact_error.astype(np.float64), 0.0)
-        else:
-            error = np.where(differs, np.abs(a - g), 0.0)
-            error = np.where(np.isnan(error), np.inf, error)  # NaN against a number, inf against -inf
-        relative = np.where(error > 0, error / np.abs(g), 0.0)
-        relative = np.where(np.isnan(relative), np.inf, relative)
-        bound = tolerance.atol + tolerance.rtol * np.abs(g)
-        if tolerance.bit_exact:
-            within = np.zeros(differs.shape, bool)
-        elif actual.dtype.kind in "iu":
-            within = _integer_within(exact_error, bound)
-        else:
-            within = np.isfinite(a) & np.isfinite(g) & (error <= bound)
-        outside = differs & ~within
-    return Comparison(float(error.max(initial=0.0)), float(relative.max(initial=0.0)),
-                      not differs.any(), int(outside.sum()), differs, outside)
-
-
-def _integer_error(actual: np.ndarray, golden: np.ndarray) -> np.ndarray:
-    """``|actual - golden|`` of two integer arrays, exactly, as uint64 (every such difference
-    fits: the subtraction wraps modulo 2**64 and the larger operand comes first)."""
-    wide = np.int64 if actual.dtype.kind == "i" else np.uint64
-    aw, gw = actual.astype(wide), golden.astype(wide)
-    a, g = aw.astype(np.uint64), gw.astype(np.uint64)
-    return np.where(aw >= gw, a - g, g - a)
-
-
-def _integer_within(error: np.ndarray, bound: np.ndarray) -> np.ndarray:
-    """Whether each exact integer ``error`` is inside its float ``bound``: compared with the
-    bound rounded down to an integer, in uint64 (a bound of 2**64 or more holds any error)."""
-    whole = np.floor(bound)
-    huge = whole >= 2.0**64
-    return huge | (error <= np.where(huge, 0.0, whole).astype(np.uint64))
-
-
-def verdict(comparison: Comparison, tolerance: Tolerance, explain: Callable[[], str | None]) -> tuple[str, str]:
-    """``(status, reason)`` of a compared result: DOC where it is not bit-exact and ``explain()``
-    names the documented decision behind the difference (even one inside the tolerance: it is
-    labelled), else PASS, or FAIL with the count outside the tolerance. ``verify`` and
-    ``opsnn compare`` judge by it."""
-    explanation = None if comparison.bit_exact else explain()
-    if explanation:
-        return DOC, explanation
-    if comparison.mismatches and tolerance.bit_exact:
-        return FAIL, (f"{comparison.mismatches:,} of {comparison.outside.size:,} elements differ from the golden's "
-                      f"bits ({tolerance.source}: bit-exact, a NaN equal to any NaN)")
-    if comparison.mismatches:
-        return FAIL, (f"{comparison.mismatches:,} of {comparison.outside.size:,} elements outside "
-                      f"rtol {tolerance.rtol:g} / atol {tolerance.atol:g}")
-    return PASS, ""
-
-
 # ---- operator bindings --------------------------------------------------------------------------
 
 Arrays = dict[str, np.ndarray]
@@ -976,11 +841,6 @@ def _scalar(stack: contextlib.ExitStack, acl, value: np.generic):
                         f"{acl.get_recent_err_msg()}")
     stack.callback(acl.destroy_scalar, handle)
     return handle
-
-
-def python_number(value: np.generic) -> bool | int | float:
-    """The Python number of a NumPy scalar (ml_dtypes scalars have no usable ``item``)."""
-    return value.item() if value.dtype.kind in "biuf" else float(value)
 
 
 # ---- one case, end to end -----------------------------------------------------------------------

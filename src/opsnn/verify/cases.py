@@ -42,7 +42,6 @@ class Values:
         return self.fill or self.low == self.high or (math.isnan(self.low) and math.isnan(self.high))
 
 
-
 @dataclasses.dataclass(frozen=True)
 class TensorSpec:
     """One tensor input: its aclnn argument role, dtype, shape, values and format name."""
@@ -54,7 +53,6 @@ class TensorSpec:
     format: str = "ND"
 
 
-
 @dataclasses.dataclass(frozen=True)
 class ScalarSpec:
     """One aclScalar input: its aclnn argument role, dtype and value spec."""
@@ -64,11 +62,9 @@ class ScalarSpec:
     values: Values
 
 
-
 # Tolerance sources that ask for every bit: the atk "md5" standard (CANN's check compares the
 # files' bytes) and a csv row that gives no tolerance (``_csv_tolerance``).
 BIT_EXACT_SOURCES = ("md5", "exact")
-
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +79,6 @@ class Tolerance:
     @property
     def bit_exact(self) -> bool:
         return self.source in BIT_EXACT_SOURCES
-
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,11 +114,9 @@ class Case:
         return shape_label(t.shape for t in self.tensors)
 
 
-
 def dtype_label(dtypes: Iterable[np.dtype]) -> str:
     """A row's dtype column (verify's and ``opsnn compare``'s): each input's dtype once."""
     return "/".join(dict.fromkeys(d.name for d in dtypes))
-
 
 
 def shape_label(shapes: Iterable[Iterable[int]]) -> str:
@@ -131,10 +124,8 @@ def shape_label(shapes: Iterable[Iterable[int]]) -> str:
     return " & ".join(dict.fromkeys("x".join(map(str, s)) or "()" for s in shapes))
 
 
-
 def is_real(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
 
 
 def is_tolerance(value) -> bool:
@@ -147,11 +138,9 @@ def is_tolerance(value) -> bool:
         return False
 
 
-
 # ---- case selection -----------------------------------------------------------------------------
 
 _CASES_EXPECTED = "indexes '7', ranges '0-9' or name substrings 'fuzz_4', comma-separated"
-
 
 
 class CaseSelection:
@@ -174,7 +163,6 @@ class CaseSelection:
                 f"{cases[0].name!r}" if cases else "no case at all: the files hold none")
         raise ValueError(f"--cases {self.spec!r}: {', '.join(map(repr, missing))} "
                          f"{'matches' if len(missing) == 1 else 'match'} no case; expected {have}")
-
 
 
 def case_filter(spec: str) -> CaseSelection:
