@@ -34,11 +34,11 @@ import numpy as np
 
 from opsnn import golden_files
 from opsnn import results as report
-from opsnn import verify as V
 from opsnn._core.dtypes import parse_name, to_numpy
 from opsnn.cli_args import PipeConsole, read_json
 from opsnn.golden_files import GoldenFileError
 from opsnn.results import FAIL, SKIP, Result
+from opsnn.verify.bindings import OPS
 from opsnn.verify.cases import Tolerance, dtype_label, is_tolerance, shape_label
 from opsnn.verify.comparison import compare, verdict
 from opsnn.verify.inputs import python_number
@@ -214,7 +214,7 @@ def _tolerance(folder: Path, manifest: dict) -> Tolerance:
 def _explain(folder: Path, manifest: dict, board: np.ndarray, golden: np.ndarray, differs: np.ndarray) -> str | None:
     """The documented decision behind a difference from a torch golden, as verify finds it
     (``OpBinding.explain``, from the case's inputs and scalars); None for another golden."""
-    binding = V.OPS.get(str(manifest.get("aclnn", "")).removeprefix("aclnn"))
+    binding = OPS.get(str(manifest.get("aclnn", "")).removeprefix("aclnn"))
     if binding is None or manifest["golden"].get("source") != "torch":
         return None
     inputs = {role: golden_files.read_entry(folder, f"inputs.{role}", entry)
