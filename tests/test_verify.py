@@ -17,8 +17,10 @@ import pytest
 
 from opsnn import cli, golden_files
 from opsnn import verify as V
+from opsnn.verify.casefiles import load_cases
 from opsnn.verify.cases import Case, ScalarSpec, Tolerance, Values, case_filter
 from opsnn.verify.comparison import compare, verdict
+from opsnn.verify.fields import _broadcast
 from opsnn.verify.inputs import SPECIAL_FRACTION, case_rng, generate, pick_scalar
 
 CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases" / "ops-nn"
@@ -74,7 +76,7 @@ def run_verify(*argv) -> int:
 
 @needs_cases
 def test_parse_leaky_relu_grad_csv():
-    cases = V.load_cases(CASES / "ttk_kernel_leaky_relu_grad_st.csv")
+    cases = load_cases(CASES / "ttk_kernel_leaky_relu_grad_st.csv")
     assert len(cases) == 5 and {c.op for c in cases} == {"LeakyReluBackward"}
     first = cases[0]
     assert [t.role for t in first.tensors] == ["gradOutput", "self"]  # gradients, features
@@ -91,7 +93,7 @@ def test_parse_leaky_relu_grad_csv():
 @needs_cases
 def test_parse_hardtanh_grad_csv_maps_result_to_self():
     """HardtanhGrad takes (result, grad): result is aclnn self, grad is gradOutput (spec §7.1)."""
-    cases = V.load_cases(CASES / "ttk_kernel_hardtanh_grad_st.csv")
+    cases = load_cases(CASES / "ttk_kernel_hardtanh_grad_st.csv")
     assert len(cases) == 5 and {c.op for c in cases} == {"HardtanhBackward"}
     assert [t.role for t in cases[0].tensors] == ["self", "gradOutput"]
     bounds = {s.role: s.values.low for s in cases[1].scalars}
@@ -103,7 +105,7 @@ def test_parse_hardtanh_grad_csv_maps_result_to_self():
 
 @needs_cases
 def test_parse_leaky_relu_backward_json():
-    cases = V.load_cases(CASES / "atk_aclnnLeakyReluBackward.json")
+    cases = load_cases(CASES / "atk_aclnnLeakyReluBackward.json")
     assert len(cases) == 250
     first = cases[0]
     grad, self_ = first.tensors
@@ -123,7 +125,7 @@ def test_parse_leaky_relu_backward_json():
     ("ttk_kernel_leaky_relu_st.csv", "LeakyRelu", 5), ("ttk_kernel_clip_by_value_v2_st.csv", "Hardtanh", 100),
 ])
 def test_parse_forward_files(name, op, count):
-    cases = V.load_cases(CASES / name)
+    cases = load_cases(CASES / name)
     assert len(cases) == count and {c.op for c in cases} == {op}
     if name.startswith("ttk_kernel_clip"):
         assert any(c.unsupported for c in cases) and not all(c.unsupported for c in cases)
@@ -194,7 +196,7 @@ def test_integer_inputs_get_their_special_values(tmp_path, capsys):
 def test_case_data_depend_on_seed_and_case_only(tmp_path):
     path = write_csv(tmp_path, *(csv_row(f"c{i}", "leaky_relu_grad", "float32", (8,), "{}", "((-1, 1),)")
                                  for i in range(2)))
-    a, b = V.load_cases(path)
+    a, b = load_cases(path)
     draw = lambda case, seed: generate(case.tensors[0].values, np.float32, (8,), case_rng(seed, case))  # noqa: E731
     assert np.array_equal(draw(a, 0), draw(a, 0))
     assert not np.array_equal(draw(a, 0), draw(b, 0)) and not np.array_equal(draw(a, 0), draw(a, 1))
@@ -500,7 +502,7 @@ def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     except (OSError, UnicodeError):
         pytest.skip("this file system takes only UTF-8 names")
     name = os.fsdecode(raw)
-    case = V.load_cases(name)[0]
+    case = load_cases(name)[0]
     assert case_rng(3, case).random() == np.random.default_rng([3, zlib.crc32(b"caf\xe9.json"), 0]).random()
     out, dump = tmp_path / "results.json", tmp_path / "d"
     done = subprocess.run([sys.executable, "-m", "opsnn", "verify", name, "--json", str(out), "--dump", str(dump)],
@@ -937,8 +939,8 @@ def test_inputs_that_do_not_broadcast_fail_as_the_aclnn_call_refuses_them(tmp_pa
     assert (row["status"], row["reason"]) == ("FAIL", "aclnnHardtanhBackwardGetWorkspaceSize returned 161002: "
                                               "HardtanhBackward: gradOutput shape must equal self shape [3], got [4]")
     # the out of inputs that do not broadcast is the largest input's shape: no larger than it
-    assert V._broadcast([(3,), (2, 4)]) == (2, 4) and V._broadcast([(5, 1), (1, 3)]) == (5, 3)
-    assert V._broadcast([(2**40, 2**30), (1,)]) == (2**40, 2**30) and V._broadcast([(4,), (3,)]) == (4,)
+    assert _broadcast([(3,), (2, 4)]) == (2, 4) and _broadcast([(5, 1), (1, 3)]) == (5, 3)
+    assert _broadcast([(2**40, 2**30), (1,)]) == (2**40, 2**30) and _broadcast([(4,), (3,)]) == (4,)
 
 
 def test_format_names_are_read_as_dtype_names_and_recorded_in_case_json(tmp_path, monkeypatch):
@@ -946,7 +948,7 @@ def test_format_names_are_read_as_dtype_names_and_recorded_in_case_json(tmp_path
     case.json records each tensor's, which a board test needs to make the same tensors."""
     row = csv_row("ht", "hardtanh_grad", "float32", (2, 3), "{'min_val': -0.5, 'max_val': 0.5}", "((-1, 1),)")
     path = write_csv(tmp_path, row.replace("\"('ND', 'ND')\",\"('ND',)\",\"((", "\"(' NCHW', 'nchw ')\",\"('NHWC',)\",\"(("))
-    (case,) = V.load_cases(path)
+    (case,) = load_cases(path)
     assert [t.format for t in case.tensors] + [case.out_format] == ["NCHW", "NCHW", "NHWC"]
     made = []
     create = V.Session().acl.create_tensor
@@ -964,7 +966,7 @@ def test_csv_blank_rows_spaced_header_names_and_file_lines(tmp_path, capsys):
     row = csv_row("ht", "hardtanh_grad", "float32", (2, 3), "{'min_val': -0.5, 'max_val': 0.5}", "((-1, 1),)")
     path = write_csv(tmp_path, row, "," * 16, " , ,", row.replace("ht,", "ht2,"), "," * 16)
     path.write_text(path.read_text().replace(",op_name,", ", op_name ,", 1))
-    assert [(c.index, c.name) for c in V.load_cases(path)] == [(0, "ht"), (1, "ht2")]
+    assert [(c.index, c.name) for c in load_cases(path)] == [(0, "ht"), (1, "ht2")]
     path.write_text(path.read_text().replace("ht2,hardtanh_grad", "ht2,gelu_grad"))
     assert cli.main(["verify", str(path)]) == 2
     assert "not a readable ttk kernel ST csv case file (line 5 (case 1): unknown kernel op 'gelu_grad'" in \
@@ -1031,7 +1033,7 @@ def test_case_files_with_a_byte_order_mark_are_read(tmp_path):
     csv_path = _one_csv_row(tmp_path)
     for path in (json_path, csv_path):
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    assert [c.name for c in V.load_cases(json_path) + V.load_cases(csv_path)] == ["aclnnLeakyReluBackward_0", "ht"]
+    assert [c.name for c in load_cases(json_path) + load_cases(csv_path)] == ["aclnnLeakyReluBackward_0", "ht"]
     out = tmp_path / "r.json"
     assert run_verify(json_path, csv_path, "--json", out) == 0
     assert [c["status"] for c in json.loads(out.read_text())["cases"]] == ["PASS", "PASS"]
@@ -1115,7 +1117,7 @@ def test_json_integers_are_read_as_integers(tmp_path, capsys):
     path = tmp_path / "atk_aclnnHardtanh.json"
     path.write_text(json.dumps([case([2**53, 2**53 + 8], 2**53 + 1, 2**53 + 3),
                                 case(2**63 - 1, -(2**63), 2**63 - 1)]))
-    cases = V.load_cases(path)
+    cases = load_cases(path)
     assert [s.values.low for s in cases[0].scalars] == [2**53 + 1, 2**53 + 3]
     rng = case_rng(0, cases[0])
     assert pick_scalar(cases[0].scalars[0], rng) == 2**53 + 1
@@ -1563,7 +1565,7 @@ def test_readme_states_the_verify_skips_of_the_backward_files():
     """The README's verify paragraph: default and sizes of the skipped cases, from the files."""
     readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
     files = ["ttk_kernel_leaky_relu_grad_st.csv", "ttk_kernel_hardtanh_grad_st.csv", "atk_aclnnLeakyReluBackward.json"]
-    sizes = sorted(c.numel for f in files for c in V.load_cases(CASES / f))
+    sizes = sorted(c.numel for f in files for c in load_cases(CASES / f))
     big = [n for n in sizes if n > V.DEFAULT_MAX_ELEMENTS]
     assert V.DEFAULT_MAX_ELEMENTS == 1.2e8 and "(default 1.2e8 elements" in readme
     claim = f"{len(sizes) - len(big)} of {len(sizes)} cases pass, all bit-exact, {len(big)} skipped for size " \
