@@ -22,6 +22,7 @@ from opsnn.verify.cases import Case, ScalarSpec, Tolerance, Values, case_filter
 from opsnn.verify.comparison import compare, verdict
 from opsnn.verify.fields import _broadcast
 from opsnn.verify.inputs import SPECIAL_FRACTION, case_rng, generate, pick_scalar
+from opsnn.verify.runtime import Session
 
 CASES = Path(__file__).resolve().parents[1] / ".." / "shared" / "cases" / "ops-nn"
 needs_cases = pytest.mark.skipif(not CASES.is_dir(), reason="../shared/cases is not present")
@@ -951,8 +952,8 @@ def test_format_names_are_read_as_dtype_names_and_recorded_in_case_json(tmp_path
     (case,) = load_cases(path)
     assert [t.format for t in case.tensors] + [case.out_format] == ["NCHW", "NCHW", "NHWC"]
     made = []
-    create = V.Session().acl.create_tensor
-    monkeypatch.setattr(V.Session().acl, "create_tensor", lambda *a: made.append(a[4]) or create(*a))
+    create = Session().acl.create_tensor
+    monkeypatch.setattr(Session().acl, "create_tensor", lambda *a: made.append(a[4]) or create(*a))
     assert run_verify(path, "--dump", tmp_path / "d") == 0
     assert made == [0, 0, 1]  # ACL_FORMAT_NCHW twice, ACL_FORMAT_NHWC
     manifest = json.loads(next((tmp_path / "d").glob("*/0000_*/case.json")).read_text())
