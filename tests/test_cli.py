@@ -1343,12 +1343,12 @@ def test_ctrl_c_is_one_line_and_exit_130(capsys, monkeypatch, tmp_path):
     from test_verify import json_case, write_json
 
     case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
-    code = ("import os, signal, sys; from opsnn import cli, verify\n"
-            "run = verify.verify_case\n"
+    code = ("import os, signal, sys; from opsnn import cli; from opsnn.verify import command\n"
+            "run = command.verify_case\n"
             "def case(c, *a):\n"
             "    if c.index == 1: os.kill(os.getpid(), signal.SIGINT)\n"
             "    return run(c, *a)\n"
-            "verify.verify_case = case\n"
+            "command.verify_case = case\n"
             f"sys.exit(cli.main(['verify', {str(case)!r}]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           preexec_fn=sigint_default)

@@ -15,8 +15,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from opsnn import cli, golden_files
-from opsnn import verify as V
+from opsnn import cli, golden_files, results
+from opsnn.verify import command
 from opsnn.verify.casefiles import load_cases
 from opsnn.verify.cases import Case, ScalarSpec, Tolerance, Values, case_filter
 from opsnn.verify.comparison import compare, verdict
@@ -69,8 +69,8 @@ def write_json(tmp_path: Path, *cases: dict) -> Path:
 
 def run_verify(*argv) -> int:
     parser = argparse.ArgumentParser()
-    V.add_arguments(parser)
-    return V.run(parser.parse_args([str(a) for a in argv]))
+    command.add_arguments(parser)
+    return command.run(parser.parse_args([str(a) for a in argv]))
 
 
 # ---- parsing the real files ---------------------------------------------------------------------
@@ -101,7 +101,7 @@ def test_parse_hardtanh_grad_csv_maps_result_to_self():
     assert bounds == {"min": 0.0, "max": -975.7519701184842}  # min > max on purpose
     assert cases[4].tensors[0].dtype == BF16 and cases[4].numel == 16 * 192 * 64 * 64
     assert (cases[4].tensors[0].values.low, cases[4].tensors[0].values.high) == (-10, 10)
-    assert all(V.bf16_refusal(c, "Ascend910") for c in cases if c.tensors[0].dtype == BF16)
+    assert all(command.bf16_refusal(c, "Ascend910") for c in cases if c.tensors[0].dtype == BF16)
 
 
 @needs_cases
@@ -464,7 +464,7 @@ def test_dump_never_replaces_an_index_json_opsnn_did_not_write(tmp_path, monkeyp
     dump = tmp_path / "d"
     dump.mkdir()
     index = dump / "index.json"
-    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
     for text in ('{"my": "own index"}\n', '{"cases": ["sub"]}', DEEP_JSON, "not json"):
         index.write_text(text)
         assert cli.main(["verify", str(case), "--dump", str(dump)]) == 2
@@ -522,7 +522,7 @@ def test_ctrl_c_reports_the_cases_done_and_exits_130(tmp_path, monkeypatch, caps
     The cases done are reported (tables, summary, --json with the count not run) and the run
     ends with one line and 128 + SIGINT."""
     done = []
-    verify_case = V.verify_case
+    verify_case = command.verify_case
 
     def interrupted_at_the_third(*args):
         if len(done) == 2:
@@ -530,7 +530,7 @@ def test_ctrl_c_reports_the_cases_done_and_exits_130(tmp_path, monkeypatch, caps
         done.append(verify_case(*args))
         return done[-1]
 
-    monkeypatch.setattr(V, "verify_case", interrupted_at_the_third)
+    monkeypatch.setattr(command, "verify_case", interrupted_at_the_third)
     out = tmp_path / "results.json"
     try:
         code = cli.main(["verify", *map(str, small_files(tmp_path)), "--json", str(out)])
@@ -551,7 +551,7 @@ def test_ctrl_c_reports_the_cases_done_and_exits_130(tmp_path, monkeypatch, caps
 def test_ctrl_c_after_the_last_case_still_reports_every_case(tmp_path, monkeypatch, capsys, python_sigint, where):
     """A breaker: one pressed as the dump's index was written, or as the tables printed, lost the
     whole report (no table, summary or --json), and the index. It is held until the report is out."""
-    module = V.golden_files if where == "write_index" else V.report
+    module = golden_files if where == "write_index" else results
     original, presses = getattr(module, where), []
 
     def pressed_then(*args, **kwargs):
@@ -934,7 +934,7 @@ def test_inputs_that_do_not_broadcast_fail_as_the_aclnn_call_refuses_them(tmp_pa
     assert cases[1]["reason"] == ("aclnnLeakyReluBackwardGetWorkspaceSize returned 161002: LeakyReluBackward: the "
                                   "shape of gradOutput [3] and the shape of self [4] cannot broadcast (each aligned "
                                   "dim must be equal or 1)")
-    assert cases[2]["reason"] == f"{2**70:,} elements > --max-elements {V.DEFAULT_MAX_ELEMENTS:,}"
+    assert cases[2]["reason"] == f"{2**70:,} elements > --max-elements {command.DEFAULT_MAX_ELEMENTS:,}"
     assert run_verify(_one_csv_row(tmp_path, input_shapes="((3,), (4,))", output_shapes="ELEWISE"), "--json", out) == 1
     [row] = json.loads(out.read_text())["cases"]
     assert (row["status"], row["reason"]) == ("FAIL", "aclnnHardtanhBackwardGetWorkspaceSize returned 161002: "
@@ -1223,7 +1223,7 @@ def test_case_beyond_the_hosts_available_memory_is_skipped(tmp_path, monkeypatch
     from opsnn._core import memory
 
     out = tmp_path / "results.json"
-    monkeypatch.setattr(memory, "host_available", lambda: 65 * V.CASE_BYTES_PER_ELEMENT - 1)
+    monkeypatch.setattr(memory, "host_available", lambda: 65 * command.CASE_BYTES_PER_ELEMENT - 1)
     assert run_verify(*small_files(tmp_path), "--json", out) == 0
     skipped = {c["name"]: c["reason"] for c in json.loads(out.read_text())["cases"] if c["status"] == "SKIP"}
     assert skipped == {"leaky_f16": "the case (65 elements) needs ~5200 bytes of host memory, more than the "
@@ -1237,7 +1237,7 @@ def test_case_beyond_the_hosts_available_memory_is_skipped(tmp_path, monkeypatch
 def test_injected_wrong_result_fails(tmp_path, monkeypatch, capsys, golden):
     if golden == "torch":
         pytest.importorskip("torch")
-    real = V.run_aclnn
+    real = command.run_aclnn
 
     def sign_flipped(*args):
         result = real(*args)
@@ -1245,7 +1245,7 @@ def test_injected_wrong_result_fails(tmp_path, monkeypatch, capsys, golden):
         bits ^= bits.dtype.type(1 << (8 * result.dtype.itemsize - 1))
         return result
 
-    monkeypatch.setattr(V, "run_aclnn", sign_flipped)
+    monkeypatch.setattr(command, "run_aclnn", sign_flipped)
     out = tmp_path / "results.json"
     assert run_verify(*small_files(tmp_path), "--cases", "0", "--golden", golden, "--json", out) == 1
     statuses = [c["status"] for c in json.loads(out.read_text())["cases"]]
@@ -1387,7 +1387,7 @@ def test_cli_cases_matching_nothing_is_a_usage_error(capsys, spec, code, words):
 def test_cli_unwritable_json_path_fails_before_running(tmp_path, monkeypatch, capsys):
     from opsnn import cli
 
-    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
     missing_dir = tmp_path / "no" / "such" / "dir" / "x.json"
     # (a new user) an I/O failure, not a usage error: exit 1, one line naming the option, the path
     # and the reason, as --dump's index on a full disk (it was exit 2, as a usage error)
@@ -1437,7 +1437,7 @@ def test_cli_json_path_never_replaces_a_case_file_or_a_foreign_file(tmp_path, mo
     kept = {f: Path(f).read_bytes() for f in files}
     notes = tmp_path / "notes.txt"
     notes.write_text("mine\n")
-    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
     for argv, says in (([*files, "--json", files[1]], "is one of the case files this run reads"),
                        (["--json", *files], "exists and is not a results file of opsnn verify"),
                        ([*files, "--json", str(notes)], "exists and is not a results file of opsnn verify")):
@@ -1472,7 +1472,7 @@ def test_cli_json_among_the_files_dump_writes_is_refused_before_the_run(tmp_path
     capsys.readouterr()
     kept = {p: p.read_bytes() for p in dump.rglob("*") if p.is_file()}
     folder = dump / case.name / "0001_aclnnLeakyReluBackward_1"
-    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
     for path in (folder / "results.json", dump / case.name / "results.json", dump / "index.json",
                  dump / "new" / "results.json"):
         assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump), "--json", str(path)]) == 2
@@ -1494,7 +1494,7 @@ def test_cli_json_at_a_case_file_folder_of_the_dump_is_refused_before_the_run(tm
     before the run, as the folders below DIR are; another case file's name is not."""
     case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
     dump = tmp_path / "d"
-    monkeypatch.setattr(V, "verify_case", lambda *a: pytest.fail("a case ran"))
+    monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
     for existing in (False, True):
         if existing:
             dump.mkdir()
@@ -1558,7 +1558,7 @@ def test_cli_verify_help_prints_the_default_exactly(capsys):
 
     with pytest.raises(SystemExit):
         cli.main(["verify", "--help"])
-    assert f"(default {V.DEFAULT_MAX_ELEMENTS}," in " ".join(capsys.readouterr().out.split())
+    assert f"(default {command.DEFAULT_MAX_ELEMENTS}," in " ".join(capsys.readouterr().out.split())
 
 
 @needs_cases
@@ -1567,8 +1567,8 @@ def test_readme_states_the_verify_skips_of_the_backward_files():
     readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
     files = ["ttk_kernel_leaky_relu_grad_st.csv", "ttk_kernel_hardtanh_grad_st.csv", "atk_aclnnLeakyReluBackward.json"]
     sizes = sorted(c.numel for f in files for c in load_cases(CASES / f))
-    big = [n for n in sizes if n > V.DEFAULT_MAX_ELEMENTS]
-    assert V.DEFAULT_MAX_ELEMENTS == 1.2e8 and "(default 1.2e8 elements" in readme
+    big = [n for n in sizes if n > command.DEFAULT_MAX_ELEMENTS]
+    assert command.DEFAULT_MAX_ELEMENTS == 1.2e8 and "(default 1.2e8 elements" in readme
     claim = f"{len(sizes) - len(big)} of {len(sizes)} cases pass, all bit-exact, {len(big)} skipped for size " \
             f"({big[0]:.3g} to {big[-1]:.3g} elements)".replace("e+0", "e")
     assert claim in readme, claim
