@@ -5,12 +5,13 @@ into the case's folder as a raw file laid out as ``output.bin`` is (``ndarray.to
 little-endian, no header; case.json's ``output`` entry gives its dtype and shape). ``opsnn compare
 DIR --output NAME`` reads that file (``golden_files.read_entry``: a missing file, or one of
 another size, is that case's FAIL naming the file and the bytes expected and found) and judges it
-as verify judged opsnn's own result: ``verify.compare`` at the tolerance case.json records, then
-``verify.verdict`` (PASS, FAIL, or DOC for a difference from a torch golden that a documented
-decision explains). A FAIL names the first element outside the tolerance (C order), its index
-and both values. A case dumped without a golden (its aclnn call, or the torch golden, failed) is
-a SKIP giving the verdict recorded then; one whose case.json has no golden beside another
-verdict (a PASS, DOC, a FAIL that compared a result, none) lost it, and is damaged.
+as verify judged opsnn's own result: ``verify.comparison.compare`` at the tolerance case.json
+records, then ``verify.comparison.verdict`` (PASS, FAIL, or DOC for a difference from a torch
+golden that a documented decision explains). A FAIL names the first element outside the
+tolerance (C order), its index and both values. A case dumped without a golden (its aclnn call,
+or the torch golden, failed) is a SKIP giving the verdict recorded then; one whose case.json has
+no golden beside another verdict (a PASS, DOC, a FAIL that compared a result, none) lost it, and
+is damaged.
 
 DIR is a dump root (its ``index.json`` lists the case folders), one case file's folder in it,
 or one case folder. The exit status is 1 if any case fails, else 0; a DIR that is none of

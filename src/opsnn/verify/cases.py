@@ -37,8 +37,8 @@ class Values:
     def is_constant(self) -> bool:
         """One fill value: given as one, or a range whose two ends are equal, NaN and NaN counted
         equal (``[nan, nan]`` fills with NaN). A range with one NaN end is no fill, in either
-        order: ``_checked`` refuses it as not finite (``[nan, 5]`` had filled with NaN while
-        ``[5, nan]`` was refused)."""
+        order: ``fields._checked`` refuses it as not finite (``[nan, 5]`` had filled with NaN
+        while ``[5, nan]`` was refused)."""
         return self.fill or self.low == self.high or (math.isnan(self.low) and math.isnan(self.high))
 
 
@@ -63,7 +63,7 @@ class ScalarSpec:
 
 
 # Tolerance sources that ask for every bit: the atk "md5" standard (CANN's check compares the
-# files' bytes) and a csv row that gives no tolerance (``_csv_tolerance``).
+# files' bytes) and a csv row that gives no tolerance (``casefiles._csv_tolerance``).
 BIT_EXACT_SOURCES = ("md5", "exact")
 
 
@@ -83,7 +83,7 @@ class Tolerance:
 
 @dataclasses.dataclass(frozen=True)
 class Case:
-    """One case, already mapped onto an opsnn aclnn operator (``op`` is a key of ``OPS``)."""
+    """One case, already mapped onto an opsnn aclnn operator (``op`` is a key of ``bindings.OPS``)."""
 
     file: str
     index: int
