@@ -58,7 +58,7 @@ def _inject(data: np.ndarray, specials: tuple[float, ...], rng: np.random.Genera
         return
     count = min(data.size, max(len(specials), round(data.size * SPECIAL_FRACTION)))
     positions = rng.choice(data.size, size=count, replace=False)
-    # (an integer input's as integers: _check_integer_specials found each one its dtype holds)
+    # (an integer input's as integers: fields._check_integer_specials found each one its dtype holds)
     data[positions] = np.resize(np.array(specials, dtype=data.dtype if data.dtype.kind in "iu" else np.float64),
                                 count)
 

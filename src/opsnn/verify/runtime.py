@@ -107,7 +107,7 @@ def _device_tensor(stack: contextlib.ExitStack, acl, host: np.ndarray, fmt: str,
         _check(acl.rt.memcpy(addr, host.nbytes, np.ascontiguousarray(host), host.nbytes,
                              acl.ACL_MEMCPY_HOST_TO_DEVICE), "acl.rt.memcpy (host to device)", acl)
     strides = [math.prod(host.shape[i + 1:]) for i in range(host.ndim)]
-    acl_format = int(Format[fmt])  # (a name _format read)
+    acl_format = int(Format[fmt])  # (a name casefiles._format read)
     tensor = acl.create_tensor(list(host.shape), int(from_numpy(host.dtype)), strides, 0, acl_format,
                                list(host.shape), addr)
     if tensor is None:
