@@ -42,7 +42,8 @@ def leaky_relu_backward(grad_output, self, negative_slope=0.01, self_is_result=F
     """Gradient of LeakyReLU: ``grad_output if self > 0 else grad_output * float32(negative_slope)``.
 
     Args:
-        grad_output: array, float16/bfloat16/float32/float64, 0-8 dims, broadcastable with self.
+        grad_output: array, float16/bfloat16/float32/float64 (bfloat16 only on the SoCs of the
+            910B list: Ascend910B, Ascend910_93, Ascend950), 0-8 dims, broadcastable with self.
         self: array, same dtypes (promoted with grad_output by CANN's PromoteType); the forward
             input, or the forward result when ``self_is_result``.
         negative_slope: number, NumPy scalar or 0-d array (used as float32, DECISION 2); default
@@ -57,8 +58,10 @@ def leaky_relu_backward(grad_output, self, negative_slope=0.01, self_is_result=F
 
     Raises:
         AclnnError: 161001 (None argument), 161002 (dtype, rank > 8, shape, out, in-place rule),
-        561003 (SoC without the operator). Source: aclnnLeakyReluBackward (ops-nn);
-        torch.ops.aten.leaky_relu_backward numerics.
+        200000 (a result larger than the emulated device memory, before anything is allocated),
+        561003 (Ascend310B, which lacks the operator, or an ``OPSNN_BACKEND`` that names no
+        usable backend), 561103 (an out dtype no Cast reaches, e.g. float8). Source:
+        aclnnLeakyReluBackward (ops-nn); torch.ops.aten.leaky_relu_backward numerics.
     """
     done = _HIT["LeakyReluBackward"](grad_output, self, negative_slope, self_is_result, out)
     if done is not None:
@@ -72,10 +75,12 @@ def hardtanh_backward(grad_output, self, min_val=-1.0, max_val=1.0, *, out=None)
     else +0.0``; grad bits are copied unchanged.
 
     Args:
-        grad_output: array, float16/bfloat16/float32, 0-8 dims.
-        self: the forward input, same dtype and shape as grad_output.
-        min_val, max_val: numbers (used as float32); min_val > max_val gives zeros but where
-            self is NaN (DECISION 8: a NaN self passes the gradient whatever the bounds).
+        grad_output: array, float16/bfloat16/float32 (bfloat16 only on the SoCs of the 910B
+            list; float64 on none: DECISION 11), 0-8 dims.
+        self: the forward input, same dtype and shape as grad_output (no broadcasting).
+        min_val, max_val: numbers, NumPy scalars or 0-d arrays (used as float32); min_val >
+            max_val, or a NaN bound, gives zeros but where self is NaN (DECISION 8: a NaN self
+            passes the gradient whatever the bounds).
         out: optional NumPy array or DLPack tensor (any strides; written in place) with self's
             dtype and shape.
 
@@ -83,8 +88,10 @@ def hardtanh_backward(grad_output, self, min_val=-1.0, max_val=1.0, *, out=None)
         ``out``, or a new C-contiguous array like self.
 
     Raises:
-        AclnnError: 161001 (None argument), 161002 (dtype, shape, rank > 8, out).
-        Source: aclnnHardtanhBackward (ops-nn, arch35 kernel); torch.ops.aten.hardtanh_backward.
+        AclnnError: 161001 (None argument), 161002 (dtype, shape, rank > 8, out), 200000 (a
+        result larger than the emulated device memory), 561003 (an ``OPSNN_BACKEND`` that names
+        no usable backend; every SoC has the operator). Source: aclnnHardtanhBackward (ops-nn,
+        arch35 kernel); torch.ops.aten.hardtanh_backward.
     """
     done = _HIT["HardtanhBackward"](grad_output, self, min_val, max_val, out)
     if done is not None:
@@ -97,9 +104,10 @@ def leaky_relu(self, negative_slope=0.01, *, out=None):
     """LeakyReLU: ``self if self > 0 else self * float32(negative_slope)``.
 
     Args:
-        self: array, float16/bfloat16/float32/float64, 0-8 dims.
-        negative_slope: number (used as float32, also for float64 input). The default 0.01 is
-            torch's; the aclnn API has no default.
+        self: array, float16/bfloat16/float32/float64 (bfloat16 only on the SoCs of the 910B
+            list), 0-8 dims.
+        negative_slope: number, NumPy scalar or 0-d array (used as float32, also for float64
+            input: DECISION 2). The default 0.01 is torch's; the aclnn API has no default.
         out: optional NumPy array or DLPack tensor (any strides; written in place) of self's
             shape and a float or complex dtype; it may be ``self`` itself but must not partially
             overlap it.
@@ -110,8 +118,10 @@ def leaky_relu(self, negative_slope=0.01, *, out=None):
 
     Raises:
         AclnnError: 161001 (None argument), 161002 (dtype, rank > 8, out shape/dtype, partial
-        overlap), 561003 (Ascend310P / Ascend310B). Source: aclnnLeakyRelu (ops-nn);
-        torch.ops.aten.leaky_relu numerics.
+        overlap), 200000 (a result larger than the emulated device memory), 561003 (Ascend310P /
+        Ascend310B, or an ``OPSNN_BACKEND`` that names no usable backend), 561103 (an out dtype
+        no Cast reaches, e.g. float8). Source: aclnnLeakyRelu (ops-nn); torch.ops.aten.leaky_relu
+        numerics.
     """
     done = _HIT["LeakyRelu"](self, negative_slope, out)
     if done is not None:
@@ -132,8 +142,9 @@ def leaky_relu_(self, negative_slope=0.01):
         self_is_result=True)``, which refuses a negative slope.)
 
     Raises:
-        AclnnError: 161001 (None), 161002 (dtype, rank > 8, not a writable array),
-        561003 (Ascend310P / Ascend310B). Source: aclnnInplaceLeakyRelu (ops-nn).
+        AclnnError: 161001 (None), 161002 (dtype, rank > 8, not a writable array, elements
+        sharing memory as in a broadcast view), 561003 (Ascend310P / Ascend310B, or an
+        ``OPSNN_BACKEND`` that names no usable backend). Source: aclnnInplaceLeakyRelu (ops-nn).
     """
     return _call_inplace(registry.get("InplaceLeakyRelu"), self, negative_slope=negative_slope)
 
@@ -142,8 +153,9 @@ def hardtanh(self, min_val=-1.0, max_val=1.0, *, out=None):
     """Hardtanh: ``min(max(self, min_val), max_val)`` in self's dtype (ClipByValueV2).
 
     Args:
-        self: array, float16/bfloat16/float32/float64 or int8/int16/int32/int64/uint8, 0-8 dims.
-        min_val, max_val: numbers (Python floats travel as DOUBLE scalars, ints as INT64; bools
+        self: array, float16/bfloat16/float32/float64 or int8/int16/int32/int64/uint8
+            (bfloat16 only on the SoCs of the 910B list), 0-8 dims.
+        min_val, max_val: numbers, NumPy scalars or 0-d arrays (Python floats travel as DOUBLE scalars, ints as INT64; bools
             are refused), converted to self's dtype: rounded for floats; for integer self a float
             is truncated toward zero and must fit (so the default -1.0 is refused for uint8),
             an int wraps like a C cast. min_val > max_val is refused; a NaN bound (floating
@@ -157,8 +169,10 @@ def hardtanh(self, min_val=-1.0, max_val=1.0, *, out=None):
 
     Raises:
         AclnnError: 161001 (None argument), 161002 (dtype, rank > 8, out, min > max, a bound
-        with no value in self's dtype, partial overlap), 561003 (Ascend310B). Source:
-        aclnnHardtanh (ops-math); torch.clamp / torch.ops.aten.hardtanh numerics.
+        with no value in self's dtype, partial overlap), 200000 (a result larger than the
+        emulated device memory), 561003 (Ascend310B, or an ``OPSNN_BACKEND`` that names no
+        usable backend). Source: aclnnHardtanh (ops-math); torch.clamp /
+        torch.ops.aten.hardtanh numerics.
     """
     done = _HIT["Hardtanh"](self, min_val, max_val, out)
     if done is not None:
@@ -180,7 +194,9 @@ def hardtanh_(self, min_val=-1.0, max_val=1.0):
 
     Raises:
         AclnnError: 161001 (None), 161002 (dtype, rank > 8, min > max, bound conversion, not a
-        writable array), 561003 (Ascend310B). Source: aclnnInplaceHardtanh (ops-math).
+        writable array, elements sharing memory as in a broadcast view), 561003 (Ascend310B, or
+        an ``OPSNN_BACKEND`` that names no usable backend). Source: aclnnInplaceHardtanh
+        (ops-math).
     """
     return _call_inplace(registry.get("InplaceHardtanh"), self, min_val=min_val, max_val=max_val)
 
