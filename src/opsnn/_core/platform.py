@@ -125,8 +125,10 @@ _ENV_KEYS: dict[str, object] = {}
 
 def set_soc(name: str | None) -> SocProfile:
     """Select the emulated SoC for the whole process (None: back to $OPSNN_SOC or the default);
-    returns the profile now in force for the calling thread. Raises ValueError for an unknown
-    name."""
+    returns the profile now in force for the calling thread (a ``use_soc`` block around the call
+    still wins there). ``name`` is a profile name in any case: Ascend910, Ascend910B,
+    Ascend910_93, Ascend950, Ascend310P or Ascend310B. Raises ValueError, listing them, for an
+    unknown name."""
     global _process_soc
     _process_soc = None if name is None else get_profile(name).name
     return current()
@@ -134,7 +136,14 @@ def set_soc(name: str | None) -> SocProfile:
 
 @contextlib.contextmanager
 def use_soc(name: str) -> Iterator[SocProfile]:
-    """Select the emulated SoC for the calling thread (or asyncio task) inside a with-block."""
+    """Select the emulated SoC for the calling thread (or asyncio task) inside a with-block,
+    which gets its profile (``with use_soc("Ascend310P") as profile:``).
+
+    ``name`` is taken as ``set_soc`` takes it (an unknown one raises ValueError before the block
+    runs). Inside the block it wins over ``set_soc`` and ``$OPSNN_SOC``; blocks nest, the outer
+    selection coming back when the inner ends. ``asyncio.to_thread`` carries it; a thread
+    started inside the block does not (it sees the process's selection), as the selection is a
+    context variable."""
     profile = get_profile(name)
     token = SELECTED.set(profile.name)
     try:
