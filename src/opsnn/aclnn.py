@@ -272,7 +272,8 @@ def aclnnLeakyReluBackwardGetWorkspaceSize(grad_output, self, negative_slope, se
 
     Returns:
         ``(workspace_size_bytes, executor, ret)``; ret 0, 161001 (a null argument), 161002
-        (dtype, rank > 8, shape, out, in-place rule), 561003 (Ascend310B) or 561103.
+        (dtype, rank > 8, shape, out, in-place rule), 561003 (Ascend310B, or $OPSNN_BACKEND
+        naming no usable kernel backend) or 561103 (an out dtype no Cast reaches, e.g. FLOAT8).
         Source: ops-nn aclnnLeakyReluBackward; numbers as torch.ops.aten.leaky_relu_backward.
     """
     return _phase1("LeakyReluBackward", grad_output=grad_output, self=self,
@@ -306,7 +307,9 @@ def aclnnHardtanhBackwardGetWorkspaceSize(grad_output, self, min, max, out):  # 
 
     Returns:
         ``(workspace_size_bytes, executor, ret)``; ret 0, 161001 (null, checked in the order self,
-        gradOutput, out, min, max) or 161002. Source: ops-nn aclnnHardtanhBackward (arch35
+        gradOutput, out, min, max), 161002 (dtype, rank > 8, shape, out, partial overlap) or
+        561003 ($OPSNN_BACKEND naming no usable kernel backend; every SoC has the operator).
+        Source: ops-nn aclnnHardtanhBackward (arch35
         kernel: strict bounds); numbers as torch.ops.aten.hardtanh_backward.
     """
     return _phase1("HardtanhBackward", grad_output=grad_output, self=self, min_val=min,
@@ -333,7 +336,8 @@ def aclnnLeakyReluGetWorkspaceSize(self, negative_slope, out):
     Returns:
         ``(workspace_size_bytes, executor, ret)``; ret 0, 161001 (null, in the order self,
         negativeSlope, out), 161002 (dtype, CanCast, rank > 8, shape, partial overlap), 561003
-        (Ascend310P / Ascend310B: not supported there) or 561103. Source: ops-nn aclnnLeakyRelu;
+        (Ascend310P / Ascend310B: not supported there; or $OPSNN_BACKEND naming no usable kernel
+        backend) or 561103 (an out dtype no Cast reaches, e.g. FLOAT8). Source: ops-nn aclnnLeakyRelu;
         numbers as torch.ops.aten.leaky_relu.
     """
     return _phase1("LeakyRelu", self=self, negative_slope=negative_slope, out=out)
@@ -379,7 +383,8 @@ def aclnnHardtanhGetWorkspaceSize(self, min, max, out):  # noqa: A002 - CANN nam
     Returns:
         ``(workspace_size_bytes, executor, ret)``; ret 0, 161001 (null, in the order self,
         clipValueMin, clipValueMax, out), 161002 (dtype, rank > 8, shape, min > max, a bound with
-        no value in self's dtype, partial overlap), 561003 (Ascend310B) or 561103. Source:
+        no value in self's dtype, partial overlap), 561003 (Ascend310B, or $OPSNN_BACKEND
+        naming no usable kernel backend) or 561103. Source:
         ops-math aclnnHardtanh; numbers as torch.clamp / torch.ops.aten.hardtanh.
     """
     return _phase1("Hardtanh", self=self, min_val=min, max_val=max, out=out)
