@@ -34,7 +34,13 @@ _POLICY_FLAGS = _BANDWIDTH_FLAGS | 0x100000
 
 @_pair
 def malloc(size, policy):
-    """aclrtMalloc: ``(device_address, ret)``. ``size`` in bytes, > 0."""
+    """aclrtMalloc: ``(device_address, ret)``, an int address, 64-byte aligned, of ``size``
+    bytes (an int >= 1) of emulated device memory; ``policy`` an aclrtMemMallocPolicy
+    (``ACL_MEM_MALLOC_HUGE_FIRST`` ..., with CANN's OR-able flags). The address is 0 when ret is
+    not: 100001 before ``init``, 107002 with no device set, 100000 for a bad size or policy,
+    200000 beyond the emulated 64 GiB, the host's RAM (less the live device and pinned host
+    allocations: both are host memory here) or the device address range, the message naming
+    the limit that binds."""
     STATE.require_device("malloc")
     nbytes = _int(size, "size", "malloc", minimum=1)
     mode = _int(policy, "policy", "malloc")
@@ -48,7 +54,9 @@ def malloc(size, policy):
 
 @_ret
 def free(dev_ptr) -> int:
-    """aclrtFree: release device memory allocated by ``malloc``. Returns ret."""
+    """aclrtFree: release device memory allocated by ``malloc``. Returns ret: 0; 100001 before
+    ``init``, 107002 with no device set, 100000 for an address that is not the start of a live
+    device allocation (never allocated, interior, freed already, None, pinned host memory)."""
     STATE.require_device("free")
     memory.DEVICE.free(_int(dev_ptr, "devPtr", "free"))
     return 0
@@ -138,14 +146,17 @@ def malloc_host(size):
     """aclrtMallocHost: ``(host_address, ret)`` of page-locked (here: registered) host memory.
     ``(0, 200000)`` beyond the host's RAM less the live device and pinned host allocations, or
     beyond the 64 GiB opsnn caps pinned host memory at (``memory.HOST_CAPACITY``), the message
-    naming the one that binds."""
+    naming the one that binds; 100000 for a ``size`` that is no int >= 1, 100001 before
+    ``init`` (no device is needed)."""
     STATE.require_init("malloc_host")
     return memory.HOST.malloc(_int(size, "size", "malloc_host", minimum=1), "malloc_host"), 0
 
 
 @_ret
 def free_host(host_ptr) -> int:
-    """aclrtFreeHost. Returns ret."""
+    """aclrtFreeHost: release pinned host memory allocated by ``malloc_host``. Returns ret: 0;
+    100001 before ``init``, 100000 for an address that is not the start of a live
+    ``malloc_host`` allocation (a device address included)."""
     STATE.require_init("free_host")
     memory.HOST.free(_int(host_ptr, "hostPtr", "free_host"), "free_host")
     return 0

@@ -34,7 +34,10 @@ def _device(device_id, call: str) -> int:
 
 @_ret
 def set_device(device_id) -> int:
-    """aclrtSetDevice: make ``device_id`` current (reference counted). Returns ret."""
+    """aclrtSetDevice: make ``device_id`` current (reference counted: each call is one
+    reference, which ``reset_device`` drops). Returns ret: 0; 100001 before ``init``, 200002
+    for a device that does not exist (opsnn emulates device 0 only), 100000 for an id that is
+    no non-negative integer."""
     STATE.require_init("set_device")
     device = _device(device_id, "set_device")
     with STATE.lock:
@@ -191,7 +194,9 @@ def synchronize_device() -> int:
 
 @_pair
 def create_stream():
-    """aclrtCreateStream: ``(stream, ret)``; the stream is an int handle."""
+    """aclrtCreateStream: ``(stream, ret)``; the stream is an int handle (0 with ret 100001
+    before ``init``, 107002 with no device set). It lives until ``destroy_stream`` or the
+    device's last ``reset_device``."""
     with STATE.lock:  # checked and made under the lock a last reset_device takes to drop them all
         STATE.require_device("create_stream")
         return STATE.streams.create(), 0
@@ -209,7 +214,9 @@ def destroy_stream(stream) -> int:
 
 @_ret
 def synchronize_stream(stream) -> int:
-    """aclrtSynchronizeStream: run the queued tasks in order; ret is the first failure's code."""
+    """aclrtSynchronizeStream: run the queued tasks in order. Returns ret: 0; 500003 when a
+    task failed (the message names it; the tasks queued after it are dropped), 200005 for a
+    stream that is not live, 107002 with no device set. None or 0 is the default stream."""
     STATE.require_device("synchronize_stream")
     _stream(stream, "synchronize_stream").synchronize()
     return 0
@@ -269,7 +276,8 @@ def _check_budget(call: str, timeout: int, start: float, status: int, what: str)
 
 @_pair
 def create_event():
-    """aclrtCreateEvent: ``(event, ret)``; the event is an int handle."""
+    """aclrtCreateEvent: ``(event, ret)``; the event is an int handle (0 with ret 100001
+    before ``init``, 107002 with no device set), waitable by ``stream_wait_event``."""
     return _new_event("create_event"), 0
 
 
@@ -324,7 +332,8 @@ def destroy_event(event) -> int:
 @_ret
 def record_event(event, stream) -> int:
     """aclrtRecordEvent: queue a marker on ``stream``; the event completes, stamped with the
-    host's clock, when the stream's queue runs it. Returns ret."""
+    host's clock, when the stream's queue runs it. Returns ret: 0; 100000 for a NULL event
+    (None, 0), 200005 for an event or stream that is not live, 107002 with no device set."""
     STATE.require_device("record_event")
     target = _stream(stream, "record_event")
     with _named("record_event"):  # (a stream another thread destroys meanwhile refuses the task)
