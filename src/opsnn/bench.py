@@ -918,8 +918,15 @@ def bench_op(text: str) -> str:
     return name
 
 
+def _size_words(sizes) -> str:
+    """Sizes as the help writes them (``4 1e4 1e5``): the grids' sizes are powers of ten from 1e4."""
+    return " ".join(str(n) if n < 10**4 else f"1e{round(math.log10(n))}" for n in sizes)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a small grid: seconds once its kernels are compiled (a minute or two the first time)")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"a small grid (sizes {_size_words(QUICK_SIZES)}, dtypes {' '.join(QUICK_DTYPES)}, "
+                             "unless given): seconds once its kernels are compiled (a minute or two the first time)")
     parser.add_argument("--out-dir", default="bench-results",
                         help="where bench.json / bench.md / bench.png go (default ./bench-results; the "
                              "recorded run of BENCHMARKS.md is benchmarks/results)")
@@ -927,9 +934,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"operators: {' '.join(available_ops())}, by any name opsnn run takes "
                              "(hardtanh_backward, aclnnHardtanhBackward ...; default: all of them)")
     parser.add_argument("--dtypes", nargs="+", action=Distinct, type=bench_dtype, metavar="DTYPE",
-                        help="dtypes: f32 f16 bf16 f64, or as `opsnn run --dtype` names them (default: each op's)")
+                        help="dtypes: f32 f16 bf16 f64, or as `opsnn run --dtype` names them (default: each op's; "
+                             f"--quick: {' '.join(QUICK_DTYPES)})")
     parser.add_argument("--sizes", nargs="+", action=Distinct, type=int_at_least(1),
-                        help="element counts (1e5 or 100000)")
+                        help=f"element counts (1e5 or 100000; default {_size_words(FULL_SIZES)}, "
+                             f"--quick: {_size_words(QUICK_SIZES)})")
     parser.add_argument("--threads", nargs="+", action=Distinct, type=int_at_least(1),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
     parser.add_argument("--layouts", nargs="+", action=Distinct, choices=LAYOUTS,

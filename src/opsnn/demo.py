@@ -34,7 +34,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--shape", action=ShapeWords, nargs="*", default=DEMO_SHAPE,
                         help="shape of the random inputs for the dtype table: 256 1024, 256,1024, 256x1024 or [256, 1024] "
                              "(default 256 1024; nothing or [] for 0-d)")
-    parser.add_argument("--repeat", type=int_at_least(1), default=20, help="timed calls per row (median shown)")
+    parser.add_argument("--repeat", type=int_at_least(1), default=20, help="timed calls per row, the median shown (default %(default)s)")
     parser.add_argument("--seed", type=int_at_least(0), default=0,
                         help="seed of the random inputs of the dtype table (default 0)")
     parser.add_argument("--train", nargs=argparse.REMAINDER, metavar="...",
