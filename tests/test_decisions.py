@@ -475,6 +475,41 @@ def test_decision_12_profile_from_env_and_use_soc_wins(acl_env, monkeypatch):
     cases.assert_bits_equal(opsnn.leaky_relu_backward(b, b, 0.5), np.array([1.0, -0.5], BF16))
 
 
+def test_decision_12_soc_names_ignore_surrounding_whitespace(acl_env, monkeypatch):
+    """(Found by the docs audit) README reads $OPSNN_BACKEND "case and surrounding spaces
+    ignored, as OPSNN_SOC's; only spaces is unset", but $OPSNN_SOC=' ascend910 ' (a shell quoting
+    slip) was an unknown SoC, every call 361001, and one of only spaces was one too. A SoC name
+    is read ignoring case and surrounding whitespace, wherever it comes from; $OPSNN_SOC of only
+    whitespace is unset; an unknown name is still refused naming the value as given."""
+    from opsnn._core import platform
+
+    b, x = np.array([1.0, -1.0], BF16), np.array([1.0, -1.0], F32)
+    monkeypatch.setenv("OPSNN_SOC", " ascend910\t")
+    assert platform.current().name == "Ascend910" and acl.get_soc_name() == "Ascend910"
+    ret = leaky_phase1(acl_env, b, b, 0.5)[2]
+    expect_acl_failure(ret, INVALID, names=["gradOutput"], dtypes=["BF16"])
+    for _ in range(2):  # the second call takes the plan cache's front door, which reads the raw value
+        expect_py_failure(opsnn.leaky_relu_backward, b, b, 0.5, status=INVALID, names=["gradOutput"], dtypes=["BF16"])
+        assert opsnn.leaky_relu_backward(x, x, 0.5).tolist() == [1.0, -0.5]
+    monkeypatch.setenv("OPSNN_SOC", "  ")
+    assert platform.current().name == "Ascend910B" and platform.current_name() == "  "
+    for _ in range(2):
+        cases.assert_bits_equal(opsnn.leaky_relu_backward(b, b, 0.5), np.array([1.0, -0.5], BF16))
+    monkeypatch.setenv("OPSNN_SOC", " Ascend999 ")
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.leaky_relu_backward(x, x, 0.5)
+    assert info.value.status == 361001
+    assert info.value.message == ("LeakyReluBackward: $OPSNN_SOC: unknown SoC ' Ascend999 '; known: Ascend910, "
+                                  "Ascend910B, Ascend910_93, Ascend950, Ascend310P, Ascend310B")
+    monkeypatch.delenv("OPSNN_SOC")
+    try:
+        assert opsnn.set_soc(" ascend310P ").name == "Ascend310P"
+        with opsnn.use_soc("Ascend950 ") as profile:
+            assert profile.name == "Ascend950" and platform.current_name() == "Ascend950"
+    finally:
+        opsnn.set_soc(None)
+
+
 def test_decision_12_use_soc_is_per_asyncio_task():
     """(A breaker) use_soc kept its selection per thread: two coroutines whose blocks overlapped
     across an await each restored the other's, so neither's SoC was in force inside its block and

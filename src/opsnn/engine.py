@@ -179,13 +179,8 @@ def current_profile(op: str, selection: str | None = None) -> platform.SocProfil
     value). An unknown name can only come from $OPSNN_SOC (set_soc and use_soc check theirs): the
     runtime cannot say which SoC it runs on, ACLNN_ERR_RUNTIME_ERROR (361001), as a failed
     runtime query is in CANN; not an opsnn bug (561000)."""
-    try:
-        if not selection:
-            return platform.current()  # (its message names $OPSNN_SOC)
-        try:
-            return platform.get_profile(selection)
-        except ValueError as exc:
-            raise ValueError(f"${platform.ENV_VAR}: {exc}") from None
+    try:  # (the message names $OPSNN_SOC)
+        return platform.profile_of(selection) if selection else platform.current()
     except ValueError as exc:
         raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: {exc}") from None
 

@@ -73,9 +73,12 @@ SELECTED: contextvars.ContextVar[str | None] = contextvars.ContextVar("opsnn_soc
 
 
 def get_profile(name: str) -> SocProfile:
-    """Profile by name (case-insensitive); raises ValueError listing the known names."""
+    """Profile by name, ignoring case and surrounding whitespace (`` ascend910 ``: a shell
+    quoting slip, read as ``$OPSNN_BACKEND``'s backend names are); raises ValueError naming the
+    value as given and listing the known names."""
+    wanted = str(name).strip().lower()
     for key, profile in PROFILES.items():
-        if key.lower() == str(name).lower():
+        if key.lower() == wanted:
             return profile
     raise ValueError(f"unknown SoC {name!r}; known: {', '.join(PROFILES)}")
 
@@ -83,14 +86,18 @@ def get_profile(name: str) -> SocProfile:
 def current() -> SocProfile:
     """The profile in force for the calling thread (or asyncio task). ValueError for an unknown
     name; one that came from the environment says so (the user typed no SoC)."""
-    name = SELECTED.get() or _process_soc
-    if name:
-        return get_profile(name)
-    from_env = os.environ.get(ENV_VAR)
-    if not from_env:
+    return profile_of(current_name())
+
+
+def profile_of(selection: str) -> SocProfile:
+    """The profile a selection names (``current_name()``'s value, perhaps read earlier): a
+    ``use_soc`` / ``set_soc`` name, already checked, or ``$OPSNN_SOC``'s text as given, of which
+    only whitespace is unset (the default), as an ``$OPSNN_BACKEND`` of only whitespace is.
+    ValueError naming ``$OPSNN_SOC`` for an unknown name (only the environment's can be)."""
+    if selection.isspace():
         return get_profile(DEFAULT_SOC)
     try:
-        return get_profile(from_env)
+        return get_profile(selection)
     except ValueError as exc:
         raise ValueError(f"${ENV_VAR}: {exc}") from None
 
