@@ -1313,7 +1313,10 @@ def test_host_pointer_misuse(dev):
     for shape in ([0, 2**63], [1] * 65):  # no bytes to read, but no NumPy array either (was 561000)
         assert "NumPy cannot make an array of shape" in check_null(acl.util.ptr_to_numpy(ptr, shape, 11))
     assert acl.util.bytes_to_ptr(5) == 0 and "expected bytes, a bytearray or a NumPy array, got int" in check_null(None)
-    for junk, name in ((None, "NoneType"), (object(), "object")):  # (said "an object array" of them)
+    # (said "an object array" of None / an object; a str or bytes was taken as a text array and its
+    # UTF-32 or ASCII bytes handed out, where pyACL takes arrays only and bytes_to_ptr takes bytes)
+    for junk, name in ((None, "NoneType"), (object(), "object"), ("abc", "str"), (b"abc", "bytes"),
+                       (["1", "2"], "list")):
         assert acl.util.numpy_to_ptr(junk) == 0 and f"expected a NumPy array (or a list of numbers), got {name}" \
             in check_null(None)
     check_null(acl.util.ptr_to_bytes(0x1234, 4))

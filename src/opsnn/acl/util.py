@@ -25,9 +25,12 @@ NPY_TYPES = {0: np.bool_, 1: np.int8, 2: np.uint8, 3: np.int16, 4: np.uint16, 5:
 
 @_boundary(lambda code: 0, invalid=AclError.INVALID_PARAM)
 def numpy_to_ptr(array: np.ndarray) -> int:
-    """Address of a C-contiguous array's data. A non-contiguous array is copied first, with a
-    RuntimeWarning (pyACL warns there too): writes through the pointer, such as a device-to-host
-    memcpy, land in that private copy, not in the array."""
+    """Address of a C-contiguous array's data (an int), valid while the caller keeps the array.
+    A non-contiguous array is copied first, with a RuntimeWarning (pyACL warns there too): writes
+    through the pointer, such as a device-to-host memcpy, land in that private copy, not in the
+    array. A list or tuple of numbers is taken too (NumPy's conversion of it, kept while the list
+    lives). 0, with the message in ``get_recent_err_msg()``, for anything else: None, a str or
+    bytes (``bytes_to_ptr`` takes bytes), an object array."""
     given = isinstance(array, np.ndarray)
     original = array
     if not given:
@@ -36,7 +39,9 @@ def numpy_to_ptr(array: np.ndarray) -> int:
         except Exception as exc:  # noqa: BLE001 - whatever the object's conversion raises
             raise AclnnError(AclError.INVALID_PARAM, f"numpy_to_ptr: {type(array).__name__} is not "
                                                      f"an array: {exc}") from None
-    if not given and array.dtype.hasobject:  # (np.asarray wraps None, or any object, as one)
+    # np.asarray wraps None, or any object, as an object array, and reads a str or bytes (or a list
+    # of them) as text: none is a list of numbers
+    if not given and (array.dtype.hasobject or array.dtype.kind in "US"):
         raise AclnnError(AclError.INVALID_PARAM, f"numpy_to_ptr: expected a NumPy array (or a list of "
                                                  f"numbers), got {type(original).__name__}")
     _host.refuse_object_array(array, "numpy_to_ptr")
