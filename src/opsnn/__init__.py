@@ -10,7 +10,12 @@ Three ways in:
 * ``opsnn.acl``: the pyACL-shaped runtime the aclnn API runs on (device memory, streams,
   tensors, scalars).
 
-The emulated SoC (default Ascend910B) is chosen with ``set_soc`` / ``use_soc`` or ``OPSNN_SOC``.
+Beside them: ``opsnn.torch`` (the operators as torch custom ops with autograd, and nn modules;
+needs the torch extra) and the ``opsnn`` command (``opsnn demo``, ``run``, ``verify``,
+``tiling``, ``describe`` ...; ``opsnn --help``).
+
+The emulated SoC (default Ascend910B) is chosen with ``set_soc`` / ``use_soc`` or ``OPSNN_SOC``;
+``current_soc()`` is the one in force.
 """
 
 from ._core.platform import current as current_soc

@@ -84,8 +84,10 @@ def get_profile(name: str) -> SocProfile:
 
 
 def current() -> SocProfile:
-    """The profile in force for the calling thread (or asyncio task). ValueError for an unknown
-    name; one that came from the environment says so (the user typed no SoC)."""
+    """The ``SocProfile`` in force for the calling thread (or asyncio task), ``opsnn.current_soc()``:
+    a ``use_soc`` block's, else ``set_soc``'s, else ``$OPSNN_SOC``'s, else Ascend910B (its
+    ``name``, ``vector_core_num``, ``ub_size`` in bytes, ...). ValueError for an unknown
+    ``$OPSNN_SOC``, naming the variable (the user typed no SoC)."""
     return profile_of(current_name())
 
 
