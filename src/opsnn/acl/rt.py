@@ -205,7 +205,9 @@ def create_stream():
 @_ret
 def destroy_stream(stream) -> int:
     """aclrtDestroyStream: waits for the queued tasks, then destroys. Returns ret (500003 when
-    queued work failed: the stream is destroyed all the same and the message names the task)."""
+    queued work failed: the stream is destroyed all the same and the message names the task;
+    100000 for NULL, the default stream, which cannot be destroyed; 200005 for a stream that is
+    not live; 107002 with no device set)."""
     STATE.require_device("destroy_stream")
     with _named("destroy_stream"):
         STATE.streams.destroy(stream)
@@ -346,7 +348,8 @@ def synchronize_event(event) -> int:
     """aclrtSynchronizeEvent: wait for the event's latest record (runs its stream's queue up to
     it, or waits while another thread does; returns at once for an event never recorded).
     Returns ret: 500003 when a task before the record fails (the record is dropped with it and
-    the event stays not ready; later calls say so until it is recorded again)."""
+    the event stays not ready; later calls say so until it is recorded again); 100000 for a
+    NULL event (None, 0), 200005 for one not live, 107002 with no device set."""
     STATE.require_device("synchronize_event")
     target = STATE.events.get(event, "synchronize_event: event")
     with _named("synchronize_event"):
@@ -385,7 +388,8 @@ def synchronize_event_with_timeout(event, timeout) -> int:
 def query_event_status(event):
     """aclrtQueryEventStatus: ``(status, ret)``, ACL_EVENT_RECORDED_STATUS_COMPLETE (1) once the
     latest record has run, else ACL_EVENT_RECORDED_STATUS_NOT_READY (0: never recorded, still
-    queued, or dropped by a failure). Runs nothing."""
+    queued, or dropped by a failure). Runs nothing. ret 100000 for a NULL event (None, 0),
+    200005 for one not live, 107002 with no device set."""
     STATE.require_device("query_event_status")
     return STATE.events.get(event, "query_event_status: event").status, 0
 
@@ -395,7 +399,8 @@ def event_elapsed_time(start, end):
     """aclrtEventElapsedTime: ``(ms, ret)``, milliseconds (a float) from ``start``'s record to
     ``end``'s, as the host's clock stamped them when the queue ran. Returns 107006
     (ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID) when either has not completed (synchronize first, as
-    CANN's call order says), 107007 (..._TIMESTAMP_REVERSAL) when end ran before start."""
+    CANN's call order says), 107007 (..._TIMESTAMP_REVERSAL) when end ran before start, 100000
+    for a NULL event (None, 0), 200005 for one not live, 107002 with no device set."""
     STATE.require_device("event_elapsed_time")
     first = STATE.events.get(start, "event_elapsed_time: start")
     last = STATE.events.get(end, "event_elapsed_time: end")
