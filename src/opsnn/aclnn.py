@@ -4,9 +4,10 @@
         grad_output, self, negative_slope, self_is_result, out)
     ret = aclnnLeakyReluBackward(workspace, workspace_size, executor, stream)
 
-Phase 1 does every check and plans the steps (statuses 161001, 161002, 561003, 561103); phase 2
-checks the executor, workspace and stream (161001, 161002, 361001, 561003; a null workspace with
-a size > 0 deletes the executor, as CANN's does), then queues the work on ``stream`` (run by
+Phase 1 does every check and plans the steps (statuses 161001, 161002, 561003, 561103; 361001
+where $OPSNN_SOC names no emulated SoC); phase 2 checks the executor, workspace and stream
+(161001, 161002, 361001, 561003; a null workspace with a size > 0 deletes the executor, as
+CANN's does), then queues the work on ``stream`` (run by
 ``acl.rt.synchronize_stream``). An executor made repeatable (aclSetAclOpExecutorRepeatable) runs
 until aclDestroyAclOpExecutor; aclSetInputTensorAddr / aclSetOutputTensorAddr move its tensors
 to other device memory between launches. ``None``, or the int 0 of a pyACL-style handle variable, stands

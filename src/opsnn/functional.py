@@ -13,6 +13,8 @@ object, and a torch tensor the full path treats otherwise, crosses through DLPac
 Scalar attributes given as Python floats travel as ACL_DOUBLE scalars (as torch_npu sends them),
 ints as ACL_INT64 (ints in [2**63, 2**64) as ACL_DOUBLE; others outside int64 refused, as
 torch.Scalar refuses them), bools as ACL_BOOL.
+Every function also raises ``AclnnError`` 361001 where ``$OPSNN_SOC`` names no emulated SoC (the
+runtime cannot say which it runs on), as phase 1 of the aclnn API returns it.
 """
 
 from __future__ import annotations
