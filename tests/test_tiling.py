@@ -612,3 +612,15 @@ def test_cli_failures_and_usage_errors(capsys):
 def test_cli_picks_the_soc_the_op_is_built_for(capsys):
     code, out, _ = cli(capsys, "LeakyRelu", "--shape", "[]", "--dtype", "bf16")
     assert code == 0 and "Ascend950" in out and "tiling key   5" in out
+
+
+def test_cli_empty_soc_is_a_usage_error_like_any_unknown_soc(capsys):
+    """(A breaker) `--soc ''` (an unset shell variable: --soc "$SOC") was read as no --soc and
+    tiled for the current profile, exit 0, while `--soc ' '` and any other unknown name are a
+    usage error; the empty name is refused alike, naming it."""
+    for soc in ("", " "):
+        code, out, err = cli(capsys, "HardtanhGrad", "--shape", "8", "--soc", soc)
+        assert (code, out) == (2, "")
+        assert err.startswith(f"opsnn tiling: error: unknown SoC {soc!r}; known: Ascend910, Ascend910B"), err
+    code, out, _ = cli(capsys, "HardtanhGrad", "--shape", "8", "--soc", " ascend950 ")
+    assert code == 0 and "soc          Ascend950: 64 vector cores" in out

@@ -82,9 +82,11 @@ def _resolve(args: argparse.Namespace) -> tuple[OpDef, AclnnAlias | None, platfo
     name on a SoC the op is not built for, the AclnnError to raise if the call launches a kernel
     (``_tile_and_check``: one that launches none needs no op_host config). Arguments that do not
     fit the op are usage errors before a kernel op's SoC fails (AclnnError)."""
+    soc = getattr(args, "soc", None)
     try:
         op, alias = opdef.find(args.op)
-        profile = platform.get_profile(args.soc) if getattr(args, "soc", None) else None
+        # `is not None`: an empty --soc (an unset "$SOC") is an unknown name, not "no --soc"
+        profile = platform.get_profile(soc) if soc is not None else None
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
     if profile is not None:
