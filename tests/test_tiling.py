@@ -210,11 +210,19 @@ def test_leaky_relu_grad_one_dim_refuses_where_the_c_int64_tile_count_wraps():
     # (a breaker) DoOneDimFormerTiling counts ubOuter = (dimLength + ubFormer - 1) / ubFormer in int64;
     # with ubFormer 7680 (fp32) the sum wraps from dimLength 2**63 - 7679 on, so opsnn refuses there,
     # as the elementwise tiling refuses its own int64 wrap (base.require_int64)
+    # (the template itself: opdef.tile refuses such a tensor before, its bytes being beyond int64)
+    from opsnn.opdef.leaky_relu_grad import DAGS
+
+    def one_dim(n, m):
+        collapsed = t.collapse_dims("LeakyReluGrad", [(n,), (m,)], (n,))
+        return t.broadcast_one_dim_tiling("LeakyReluGrad", collapsed, A950.vector_core_num, A950.ub_size,
+                                          DAGS[D.FLOAT])
+
     most = 2**63 - 7680
-    d = leaky_grad([(most,), (most,)], [D.FLOAT] * 3).tiling_data
+    d = one_dim(most, most)
     assert (d.ub_former, d.block_former, d.block_num) == (7680, t.ceil_div(t.ceil_div(most, 7680), 64), 64)
     with pytest.raises(t.TilingError) as err:
-        leaky_grad([(most + 1,), (1,)], [D.FLOAT] * 3)
+        one_dim(most + 1, 1)
     assert err.value.reason == (f"output of {most + 1} elements (collapsed shape [{most + 1}]) in tiles of 7680: "
                                 f"ubOuter's (dimLength + ubFormer - 1) = {2**63} overflows DoOneDimFormerTiling's int64")
 
@@ -624,3 +632,35 @@ def test_cli_empty_soc_is_a_usage_error_like_any_unknown_soc(capsys):
         assert err.startswith(f"opsnn tiling: error: unknown SoC {soc!r}; known: Ascend910, Ascend910B"), err
     code, out, _ = cli(capsys, "HardtanhGrad", "--shape", "8", "--soc", " ascend950 ")
     assert code == 0 and "soc          Ascend950: 64 vector cores" in out
+
+
+@pytest.mark.parametrize("dtype, itemsize", [(D.FLOAT16, 2), (D.BF16, 2), (D.FLOAT, 4)])
+def test_tile_refuses_tensors_whose_bytes_exceed_int64(dtype, itemsize):
+    """(A breaker) 2**62 float16 elements (2**63 bytes) tiled on LeakyReluGrad's one-dim schedule and
+    the experimental 910B tiling, exit 0, though no such tensor exists: GE's GetSizeInBytes fails
+    (-1) where count * element size overflows int64, so no launch has it. opdef.tile refuses it
+    for every def, exactly from (2**63 - 1) // itemsize + 1 elements on, naming the bytes."""
+    most = (2**63 - 1) // itemsize
+    for name, soc in (("LeakyReluGrad", A950), ("HardtanhGrad", A910B)):
+        op, _ = opdef.find(name, soc)
+        assert opdef.tile(op, soc, [T((most,), dtype)] * 2, [T((most,), dtype)], {}).block_dim >= 1
+    for name, soc in (("LeakyReluGrad", A950), ("HardtanhGrad", A910B), ("HardtanhGrad", A950), ("LeakyRelu", A950)):
+        op, _ = opdef.find(name, soc)
+        for n in (most + 1, 2**62):
+            ins = [T((n,), dtype)] * len(op.inputs)
+            with pytest.raises(t.TilingError) as err:
+                opdef.tile(op, soc, ins, [T((n,), dtype)], {})
+            assert err.value.reason == (f"{op.inputs[0]} of shape [{n}] holds {n} elements of {itemsize} bytes, "
+                                        f"{n * itemsize} bytes: more than GE's int64 tensor size counts "
+                                        "(GetSizeInBytes fails), so no launch has such a tensor")
+
+
+def test_cli_2_62_elements_say_no_tiling_and_why(capsys):
+    """The CLI reports it as a failed tiling (exit 1, error in --json) and simulates nothing."""
+    for argv in (("LeakyReluGrad", "--soc", "Ascend950"), ("HardtanhGrad", "--soc", "Ascend910B"),
+                 ("aclnnLeakyReluBackward", "--soc", "Ascend950")):
+        code, out, _ = cli(capsys, *argv, "--shape", str(2**62), "--json", "--simulate")
+        report = json.loads(out)
+        assert code == 1 and "tilingData" not in report and "simulation" not in report
+        assert report["error"].endswith(f"holds {2**62} elements of 2 bytes, {2**63} bytes: more than GE's int64 "
+                                        "tensor size counts (GetSizeInBytes fails), so no launch has such a tensor")

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .._core.platform import SocProfile
-from .._core.shape import numel
+from .._core.dtypes import BITS, DataType
+from .._core.shape import INT64_MAX, numel
 from .._core.status import AclnnError, Status
 from .._core.tiling import TilingError
 from . import hardtanh_grad, leaky_relu, leaky_relu_grad
@@ -96,7 +97,17 @@ def tile(opdef: OpDef, profile: SocProfile, inputs: Sequence[TensorDesc], output
         if any(d < 0 for d in desc.shape):
             raise TilingError(opdef.name, f"{role} has the dynamic shape {list(desc.shape)}: tiling runs on "
                                           "static shapes (every dim >= 0)")
-        if numel(desc.shape) >= 2**63:
-            raise TilingError(opdef.name, f"{role} of shape {list(desc.shape)} holds {numel(desc.shape)} "
+        count = numel(desc.shape)
+        if count >= 2**63:
+            raise TilingError(opdef.name, f"{role} of shape {list(desc.shape)} holds {count} "
                                           "elements, more than an int64 counts")
+        # GE sizes every tensor with GetSizeInBytes, which fails (-1) where count * element size
+        # (in bits for a sub-byte dtype) overflows int64: no launch holds such a tensor
+        bits = BITS.get(DataType(desc.dtype), 8)
+        size, unit = (count * bits, "bits") if bits < 8 else (count * (bits // 8), "bytes")
+        if size > INT64_MAX:
+            per = bits if bits < 8 else bits // 8
+            raise TilingError(opdef.name, f"{role} of shape {list(desc.shape)} holds {count} elements of {per} "
+                                          f"{unit}, {size} {unit}: more than GE's int64 tensor size counts "
+                                          "(GetSizeInBytes fails), so no launch has such a tensor")
     return opdef.tiling(profile, inputs, outputs, opdef.attr_values(attrs or {}))
