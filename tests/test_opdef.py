@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 from opsnn import opdef
@@ -142,3 +145,32 @@ def test_hardtanh_grad_infershape_main_uses_input_0_experimental_input_1():
 def test_leaky_relu_infershape_copies_the_input(shape):
     op, _ = opdef.find("LeakyRelu")
     assert op.infer_shape([shape]) == shape
+
+
+def test_tensor_desc_reads_ints_and_data_types_and_refuses_the_rest():
+    """(A breaker) TensorDesc took anything: (4.0, 4) tiled with block_dim 1.0, NumPy int dims made
+    NumPy ints of the tiling fields (json.dumps of to_dict() failed), 'float16' as dtype was a
+    TilingError naming '<unknown aclDataType float16>' on the main def and a bare ValueError on
+    the experimental one, and ('4', '4') a TypeError. Dims, strides and dtype are now read once:
+    Python ints (any index-like int, dynamic -1/-2 kept), a DataType or its value; else ValueError."""
+    desc = TensorDesc([np.int64(4), np.int32(4)], 1, np.array([4, 1]))
+    assert desc == TensorDesc((4, 4), D.FLOAT16, (4, 1))
+    assert all(type(v) is int for v in (*desc.shape, *desc.strides)) and type(desc.dtype) is D
+    assert TensorDesc((-1, 8), D.FLOAT).shape == (-1, 8) and TensorDesc((), D.FLOAT, ()).strides == ()
+    op, _ = opdef.find("HardtanhGrad", A950)
+    t = TensorDesc([np.int64(4), np.int64(4)], D.FLOAT16)
+    result = opdef.tile(op, A950, [t, t], [t], {})
+    assert type(result.block_dim) is int and json.loads(json.dumps(result.tiling_data.to_dict()))["baseTiling"]["dim0"] == 16
+    for shape, what in (((4.0, 4), "shape[0] must be an int, got 4.0"), (("4", "4"), "shape[0] must be an int, got '4'"),
+                        ((True, 4), "shape[0] must be an int, got True"), (None, "shape must be a sequence of ints, got None"),
+                        (4, "shape must be a sequence of ints, got 4")):
+        with pytest.raises(ValueError) as err:
+            TensorDesc(shape, D.FLOAT16)
+        assert str(err.value) == f"TensorDesc {what}"
+    with pytest.raises(ValueError) as err:
+        TensorDesc((4,), D.FLOAT16, (1.5,))
+    assert str(err.value) == "TensorDesc strides[0] must be an int, got 1.5"
+    for dtype, shown in (("float16", "'float16'"), (np.float16, "<class 'numpy.float16'>"), (999, "999"), (1.0, "1.0")):
+        with pytest.raises(ValueError) as err:
+            TensorDesc((4,), dtype)
+        assert str(err.value) == f"TensorDesc dtype must be a DataType (or its int value), got {shown}"

@@ -9,7 +9,10 @@ dim and ``(-2,)`` an unknown rank (graph-mode conventions, infershape only).
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
 
 from .._core.dtypes import DataType, Format
 from .._core.platform import SocProfile
@@ -41,11 +44,42 @@ class AttrDef(Printable):
 @dataclasses.dataclass(frozen=True)
 class TensorDesc(Printable):
     """A kernel op tensor as tiling sees it: storage shape, dtype, and view strides in elements
-    (None or empty = contiguous; otherwise one per dim, or a broadcast-template tiling fails)."""
+    (None or empty = contiguous; otherwise one per dim, or a broadcast-template tiling fails).
+
+    Read once here: dims and strides as Python ints from any sequence of index-like ints (NumPy's
+    too; -1 and ``(-2,)`` are graph-mode dynamic dims, which tiling refuses), the dtype as a
+    ``DataType`` from one or its int value. Anything else (a float or bool dim, a dtype name) is
+    a ValueError naming the field, so the tiling fields are plain ints.
+    """
 
     shape: Shape
     dtype: DataType
     strides: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "shape", _ints("shape", self.shape))
+        if self.strides is not None:
+            object.__setattr__(self, "strides", _ints("strides", self.strides))
+        try:
+            dtype = DataType(operator.index(self.dtype))
+        except (TypeError, ValueError):
+            raise ValueError(f"TensorDesc dtype must be a DataType (or its int value), got {self.dtype!r}") from None
+        object.__setattr__(self, "dtype", dtype)
+
+
+def _ints(field: str, values) -> tuple[int, ...]:
+    """``values`` as a tuple of Python ints; ValueError naming ``field`` and the first bad item."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"TensorDesc {field} must be a sequence of ints, got {values!r}")
+    out = []
+    for i, value in enumerate(values):
+        try:
+            if isinstance(value, (bool, np.bool_)):  # an index-like int, but no dim anyone means
+                raise TypeError
+            out.append(operator.index(value))
+        except TypeError:
+            raise ValueError(f"TensorDesc {field}[{i}] must be an int, got {value!r}") from None
+    return tuple(out)
 
 
 @dataclasses.dataclass(frozen=True)
