@@ -664,3 +664,18 @@ def test_cli_2_62_elements_say_no_tiling_and_why(capsys):
         assert code == 1 and "tilingData" not in report and "simulation" not in report
         assert report["error"].endswith(f"holds {2**62} elements of 2 bytes, {2**63} bytes: more than GE's int64 "
                                         "tensor size counts (GetSizeInBytes fails), so no launch has such a tensor")
+
+
+def test_experimental_note_counts_tensors_larger_than_the_walk_as_left_short():
+    """(A breaker) with grad and y larger than result's padded length L, the note counted
+    'past grad -872, y -872': the kernel walks L elements of each, so it leaves their last
+    elements unread and unwritten, which the note now says with positive counts."""
+    op, _ = opdef.find("HardtanhGrad", A910B)
+    result = T((4, 4), D.FLOAT)
+    notes = opdef.tile(op, A910B, [result, T((1000,), D.FLOAT)], [T((1000,), D.FLOAT)], {}).notes
+    assert notes[1] == ("the kernel processes the padded length L = 128 (N = 16): elements read or written past "
+                        "result 112; the last 872 elements of grad left unread, the last 872 elements of y left "
+                        "unwritten; op_host does not check that the shapes agree (spec §7.4)")
+    notes = opdef.tile(op, A910B, [result, T((128,), D.FLOAT)], [T((1,), D.FLOAT)], {}).notes
+    assert notes[1] == ("the kernel processes the padded length L = 128 (N = 16): elements read or written past "
+                        "result 112, y 127; op_host does not check that the shapes agree (spec §7.4)")

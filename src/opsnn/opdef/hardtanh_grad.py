@@ -159,9 +159,14 @@ def tiling_910b(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence
     # every tensor is walked for L elements; op_host does not check that grad and y hold N
     past = {name: padded - numel(desc.shape)
             for name, desc in (("result", result), ("grad", grad), ("y", outputs[0]))}
-    overrun = (f"{past['result']} elements read and written past the tensors" if len(set(past.values())) == 1
-               else "elements read or written past " + ", ".join(f"{name} {k}" for name, k in past.items())
-               + "; op_host does not check that the shapes agree")
+    if len(set(past.values())) == 1:
+        overrun = f"{past['result']} elements read and written past the tensors"
+    else:  # a tensor larger than L keeps its last elements out of the walk: unread, or for y unwritten
+        beyond = [f"{name} {k}" for name, k in past.items() if k > 0]
+        short = [f"the last {-k} elements of {name} left {'unwritten' if name == 'y' else 'unread'}"
+                 for name, k in past.items() if k < 0]
+        overrun = "; ".join(filter(None, ["elements read or written past " + ", ".join(beyond) if beyond else "",
+                                          ", ".join(short)])) + "; op_host does not check that the shapes agree"
     notes = ("workspace: the AscendC system workspace only (user part 0); its size is not fixed by ops-nn",
              f"the kernel processes the padded length L = {padded} (N = {n}): {overrun} (spec §7.4)")
     walk = functools.partial(launch_910b, data, cores, n, type_len, ub)
