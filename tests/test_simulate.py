@@ -353,3 +353,24 @@ def test_bf16_formula_rounds_once_to_nearest_even():
     x = np.array([-1.0, 1.0], dtype=ml_dtypes.bfloat16)
     out = simulate.leaky_relu_grad_tile(1.0 + 2.0**-8)(g, x)
     assert out.tolist() == [1.0, 1.0] and out.dtype == ml_dtypes.bfloat16
+
+
+def test_check_op_says_which_tensors_a_mismatched_910b_launch_overruns_or_leaves_short():
+    """(A breaker) the experimental tiling walks result's padded length whatever grad and y hold;
+    with a larger grad and y, check_op said the kernel 'would read and write past the smaller
+    ones', though none is smaller: it leaves the end of grad unread and of y unwritten."""
+    op, _ = opdef.find("HardtanhGrad", A910B)
+    result, big = T((4, 4), D.FLOAT), T((1000,), D.FLOAT)
+    tiling = opdef.tile(op, A910B, [result, big], [big], {})
+    with pytest.raises(simulate.AclnnError) as err:
+        simulate.check_op(tiling, op, [result, big], [big], {})
+    assert err.value.message == (
+        "HardtanhGrad: the launch walks [16, 16] input and 16 output elements but the tensors hold [16, 1000] and "
+        "1000: on a device the kernel would leave the end of grad unread and the end of y unwritten (op_host "
+        "does not check that the shapes agree); the simulator runs launches within their tensors only")
+    small = T((1,), D.FLOAT)
+    tiling = opdef.tile(op, A910B, [result, small], [small], {})
+    with pytest.raises(simulate.AclnnError) as err:
+        simulate.check_op(tiling, op, [result, small], [small], {})
+    assert ": on a device the kernel would read past the end of grad and write past the end of y (op_host" in \
+        err.value.message

@@ -427,7 +427,10 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
     """Simulate ``result``'s launch on ``arrays`` (random ``sample_inputs`` when None) with
     ``tile_fn`` (the op's own formula when None) and compare the output bit for bit with the
     float64-derived reference, broadcast to the output's shape as the kernel reads its inputs
-    (an input dim of 1 with stride 0); elements a launch never writes count as mismatches."""
+    (an input dim of 1 with stride 0); elements a launch never writes count as mismatches.
+    Raises AclnnError 161002 where the launch walks other element counts than the tensors hold
+    (the experimental 910B tiling sizes its walk from result alone), naming the tensors it would
+    overrun or leave short, and 200000 where this host cannot hold the simulation."""
     formula = formula_for(opdef, attrs)
     if arrays is None:
         _fits_the_host(inputs, outputs[0])
@@ -436,12 +439,20 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
     out_dtype = dtypes.to_numpy(outputs[0].dtype)
     launch = result.launch()
     held = [numel(d.shape) for d in (*inputs, outputs[0])]
-    if held != [*launch.in_numel, launch.out_numel]:
+    walked = [*launch.in_numel, launch.out_numel]
+    if held != walked:
+        # the inputs are read, the output written: past the end of a smaller tensor, short of a larger one's
+        names = [*opdef.inputs, opdef.outputs[0]]
+        verbs = ["read"] * len(opdef.inputs) + ["write"]
+        past = [f"{verb} past the end of {name}" for name, verb, h, w in zip(names, verbs, held, walked) if h < w]
+        left = {"read": "unread", "write": "unwritten"}
+        short = [f"the end of {name} {left[verb]}" for name, verb, h, w in zip(names, verbs, held, walked) if h > w]
+        effects = " and ".join(filter(None, [" and ".join(past), ("leave " + " and ".join(short)) if short else ""]))
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{opdef.name}: the launch walks {list(launch.in_numel)} input and {launch.out_numel} "
                          f"output elements but the tensors hold {held[:-1]} and {held[-1]}: on a device the "
-                         "kernel would read and write past the smaller ones (op_host does not check that the "
-                         "shapes agree); the simulator runs launches within their tensors only")
+                         f"kernel would {effects} (op_host does not check that the shapes agree); the "
+                         "simulator runs launches within their tensors only")
     sim = simulate(launch, arrays, tile_fn or formula.tile, out_dtype)
     out_shape = tuple(outputs[0].shape)
     out = sim.output.reshape(out_shape)
