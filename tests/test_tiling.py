@@ -679,3 +679,16 @@ def test_experimental_note_counts_tensors_larger_than_the_walk_as_left_short():
     notes = opdef.tile(op, A910B, [result, T((128,), D.FLOAT)], [T((1,), D.FLOAT)], {}).notes
     assert notes[1] == ("the kernel processes the padded length L = 128 (N = 16): elements read or written past "
                         "result 112, y 127; op_host does not check that the shapes agree (spec §7.4)")
+
+
+@pytest.mark.parametrize("op, kernel", [("HardtanhGrad", "HardtanhGrad"), ("hardtanhgrad", "HardtanhGrad"),
+                                        ("aclnnLeakyReluBackward", "LeakyReluGrad")])
+def test_cli_json_of_a_soc_without_the_config_names_the_op_and_soc_as_every_report(capsys, op, kernel):
+    """(A breaker) that one report gave the SoC and op as typed (' ascend910 ', 'hardtanhgrad',
+    'aclnnLeakyReluBackward') where every other report gives the profile's name and the kernel
+    op: a reader matching report['soc']['name'] == 'Ascend910' missed it."""
+    code, out, _ = cli(capsys, op, "--soc", " ascend910 ", "--shape", "8", "--json")
+    report = json.loads(out)
+    assert code == 1 and list(report) == ["op", "soc", "failures"]
+    assert (report["op"], report["soc"]) == (kernel, {"name": "Ascend910"})
+    assert report["failures"][0].startswith(f"{kernel} has no op_host config for Ascend910 (configs: ")

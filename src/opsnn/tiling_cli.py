@@ -376,8 +376,11 @@ def run(args: argparse.Namespace, *, aclnn_details: AclnnDetailsHook | None = No
         print(f"opsnn tiling: error: {exc}", file=sys.stderr)
         return 2
     except AclnnError as exc:  # no def of the op is built for the requested SoC: nothing to tile
-        if args.json:  # a JSON reader gets the reason where a failed check's would be
-            print(strict_json({"op": args.op, "soc": {"name": getattr(args, "soc", None) or platform.current().name},
+        if args.json:  # a JSON reader gets the reason where a failed check's would be, with the
+            # kernel op and the profile's name as every report has them, not the words typed
+            soc = getattr(args, "soc", None)
+            profile = platform.get_profile(soc) if soc is not None else platform.current()
+            print(strict_json({"op": opdef.find(args.op)[0].name, "soc": {"name": profile.name},
                                "failures": [exc.message]}, indent=2))
         else:
             print(f"opsnn tiling: {exc.message}", file=sys.stderr)
