@@ -692,3 +692,17 @@ def test_cli_json_of_a_soc_without_the_config_names_the_op_and_soc_as_every_repo
     assert code == 1 and list(report) == ["op", "soc", "failures"]
     assert (report["op"], report["soc"]) == (kernel, {"name": "Ascend910"})
     assert report["failures"][0].startswith(f"{kernel} has no op_host config for Ascend910 (configs: ")
+
+
+def test_tile_refuses_shapes_of_more_than_8_dims_as_the_cli_does():
+    """(A breaker) `opsnn tiling HardtanhGrad --shape` of 9 dims is refused (GE's gert::Shape holds
+    8), but opdef.tile, which docs/tiling.md shows, tiled (2,) * 9 on every def; it raises
+    TilingError now, naming the tensor, and 8 dims still tile."""
+    for name, soc in (("HardtanhGrad", A950), ("HardtanhGrad", A910B), ("LeakyReluGrad", A950), ("LeakyRelu", A950)):
+        op, _ = opdef.find(name, soc)
+        n = len(op.inputs)
+        assert opdef.tile(op, soc, [T((2,) * 8, D.FLOAT)] * n, [T((2,) * 8, D.FLOAT)], {}).block_dim == 1
+        with pytest.raises(t.TilingError) as err:
+            opdef.tile(op, soc, [T((2,) * 8, D.FLOAT)] * n, [T((2,) * 9, D.FLOAT)], {})
+        assert err.value.reason == (f"{op.outputs[0]} has 9 dims [2, 2, 2, 2, 2, 2, 2, 2, 2]; a kernel's shapes "
+                                    "(GE's gert::Shape) hold at most 8")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from .._core.platform import SocProfile
 from .._core.dtypes import BITS, DataType
-from .._core.shape import INT64_MAX, numel
+from .._core.shape import INT64_MAX, MAX_DIM, numel
 from .._core.status import AclnnError, Status
 from .._core.tiling import TilingError
 from . import hardtanh_grad, leaky_relu, leaky_relu_grad
@@ -82,8 +82,10 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
 def tile(opdef: OpDef, profile: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence[TensorDesc],
          attrs: Mapping[str, float] | None = None) -> TilingResult:
     """Run ``opdef``'s tiling for ``profile`` (core count, UB bytes). Attrs by kernel name; missing
-    ones take the def's default. Raises TilingError with the reason, or AclnnError 561003 for a
-    SoC the def is not built for."""
+    ones take the def's default. Raises TilingError (561103) with the reason (a shape of more than
+    8 dims, a dynamic dim, more elements than an int64 counts or more bytes than GE sizes, then
+    the op's own checks), ValueError for a tensor or attr count the def does not take, or
+    AclnnError 561003 for a SoC the def is not built for."""
     if not opdef.supports(profile):
         raise AclnnError(Status.ERR_INNER_FIND_KERNEL_ERROR,
                          f"{opdef.name} ({opdef.variant}) is built for {opdef.soc}, not {profile.name}; "
@@ -94,6 +96,9 @@ def tile(opdef: OpDef, profile: SocProfile, inputs: Sequence[TensorDesc], output
     for role, desc in zip(opdef.inputs + opdef.outputs, (*inputs, *outputs)):
         # tiling runs on the shapes a launch has (GE resolves -1 / -2 before it), and its
         # element counts are int64s (a count beyond one would wrap in the tiling struct)
+        if len(desc.shape) > MAX_DIM:
+            raise TilingError(opdef.name, f"{role} has {len(desc.shape)} dims {list(desc.shape)}; a kernel's shapes "
+                                          f"(GE's gert::Shape) hold at most {MAX_DIM}")
         if any(d < 0 for d in desc.shape):
             raise TilingError(opdef.name, f"{role} has the dynamic shape {list(desc.shape)}: tiling runs on "
                                           "static shapes (every dim >= 0)")
