@@ -174,3 +174,20 @@ def test_tensor_desc_reads_ints_and_data_types_and_refuses_the_rest():
         with pytest.raises(ValueError) as err:
             TensorDesc((4,), dtype)
         assert str(err.value) == f"TensorDesc dtype must be a DataType (or its int value), got {shown}"
+
+
+def test_attr_values_refuse_what_is_no_real_number_naming_the_attr():
+    """(A breaker) opdef.tile's attrs raised what float() raised: ValueError "could not convert
+    string to float: 'abc'" (and read '-2' as -2.0), TypeError for None, OverflowError for
+    10**400, none naming the attr, where `opsnn tiling --min-val abc` is a usage error. A real
+    number (int, float, NumPy's) is read as float; anything else is a ValueError naming it."""
+    op, _ = opdef.find("HardtanhGrad", A950)
+    assert op.attr_values({"min_val": np.float32(-2), "max_val": 3}) == {"min_val": -2.0, "max_val": 3.0}
+    assert np.isnan(op.attr_values({"min_val": float("nan")})["min_val"])
+    for value, shown in (("abc", "'abc'"), ("-2", "'-2'"), (None, "None"), (True, "True"), (10**400, "an int of 1329 bits")):
+        with pytest.raises(ValueError) as err:
+            op.attr_values({"min_val": value})
+        assert str(err.value) == f"HardtanhGrad attr min_val must be a real number within float64's range, got {shown}"
+    t = TensorDesc((4,), D.FLOAT16)
+    with pytest.raises(ValueError, match="attr max_val must be a real number"):
+        opdef.tile(op, A950, [t, t], [t], {"max_val": "1"})

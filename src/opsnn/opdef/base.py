@@ -9,6 +9,7 @@ dim and ``(-2,)`` an unknown rank (graph-mode conventions, infershape only).
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import operator
 from collections.abc import Callable, Mapping, Sequence
 
@@ -172,12 +173,27 @@ class OpDef(Printable):
         return next((i for i, row in enumerate(self.dtype_rows) if row == key), None)
 
     def attr_values(self, given: Mapping[str, float]) -> dict[str, float]:
-        """Attr values by name, defaults filled in; an unknown name raises ValueError."""
+        """Attr values by name as floats, defaults filled in. ValueError for an unknown name, or a
+        value that is no real number within float64's range (a string, None, a bool, 10**400),
+        naming the attr, as ``opsnn tiling``'s options refuse such words."""
         known = {a.name for a in self.attrs}
         unknown = set(given) - known
         if unknown:
             raise ValueError(f"{self.name} has no attr {sorted(unknown)}; attrs: {sorted(known)}")
-        return {a.name: float(given.get(a.name, a.default)) for a in self.attrs}
+        values = {}
+        for attr in self.attrs:
+            value = given.get(attr.name, attr.default)
+            try:
+                if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+                    raise TypeError
+                values[attr.name] = float(value)
+            except (TypeError, OverflowError):
+                # (an int's repr can be thousands of digits, or more than str() writes)
+                big = isinstance(value, int) and not isinstance(value, bool)
+                shown = f"an int of {value.bit_length()} bits" if big else repr(value)
+                raise ValueError(f"{self.name} attr {attr.name} must be a real number within float64's range, "
+                                 f"got {shown}") from None
+        return values
 
 
 def same_dtype_rows(n_tensors: int) -> tuple[tuple[DataType, ...], ...]:
