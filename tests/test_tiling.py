@@ -706,3 +706,12 @@ def test_tile_refuses_shapes_of_more_than_8_dims_as_the_cli_does():
             opdef.tile(op, soc, [T((2,) * 8, D.FLOAT)] * n, [T((2,) * 9, D.FLOAT)], {})
         assert err.value.reason == (f"{op.outputs[0]} has 9 dims [2, 2, 2, 2, 2, 2, 2, 2, 2]; a kernel's shapes "
                                     "(GE's gert::Shape) hold at most 8")
+
+
+def test_plan_host_refuses_bools_as_it_refuses_floats():
+    """(A breaker) plan_host(True, 2, 2) planned one element and plan_host(10, 4, True) one
+    thread: a bool is an int to operator.index, but no count anyone means; it is refused as a
+    float is, naming the arguments."""
+    for bad in ((True, 2, 2), (10, 4, True), (10, True, 2), (10, 4, 2, False)):
+        with pytest.raises(ValueError, match="plan_host takes ints, got numel="):
+            t.plan_host(*bad)

@@ -51,9 +51,11 @@ def plan_host(numel: int, itemsize_bytes: int, n_threads: int, tile_bytes: int =
     no more blocks than tiles' worth of elements (``ceil(numel / tile)``), so small tensors use
     fewer threads. Block starts are whole cache lines of elements (on 64-byte boundaries for
     itemsizes that divide 64: every aclDataType's). Pure and O(1); ValueError for arguments that
-    are no ints in range.
+    are no ints (a bool included) or out of range.
     """
-    try:  # ints (NumPy's too); a float thread count split nothing sensible
+    try:  # ints (NumPy's too); a float thread count split nothing sensible, nor a bool (an int to index())
+        if any(isinstance(v, bool) for v in (numel, itemsize_bytes, n_threads, tile_bytes)):
+            raise TypeError
         numel, itemsize_bytes, n_threads, tile_bytes = map(operator.index, (numel, itemsize_bytes, n_threads,
                                                                             tile_bytes))
     except TypeError:
