@@ -191,3 +191,13 @@ def test_attr_values_refuse_what_is_no_real_number_naming_the_attr():
     t = TensorDesc((4,), D.FLOAT16)
     with pytest.raises(ValueError, match="attr max_val must be a real number"):
         opdef.tile(op, A950, [t, t], [t], {"max_val": "1"})
+
+
+def test_find_reads_a_name_with_surrounding_whitespace_as_run_and_describe_do():
+    """(A breaker) `opsnn tiling ' LeakyRelu'` (a quoting slip) was 'no op definition ... (did you
+    mean LeakyRelu?)' where `opsnn run` and `opsnn describe` take the name, and --soc reads
+    ' ascend950 ': find strips the name before reading it, the error still shows it as given."""
+    assert opdef.find(" HardtanhGrad\t", A950)[0] is opdef.find("HardtanhGrad", A950)[0]
+    assert opdef.find(" aclnnLeakyRelu ")[1].api == "LeakyRelu" and opdef.find(" LeakyRelu ")[1] is None
+    with pytest.raises(ValueError, match=r"no op definition for ' Nope '"):
+        opdef.find(" Nope ")

@@ -42,18 +42,20 @@ ALIASES: tuple[AclnnAlias, ...] = (
 
 def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlias | None]:
     """The def for a kernel op name (``HardtanhGrad``) or an aclnn name (``HardtanhBackward``,
-    ``aclnnHardtanhBackward``), case-insensitive, and the alias used (None for a kernel name; a
-    name that is both, like ``LeakyRelu``, is the kernel op unless written ``aclnnLeakyRelu``).
+    ``aclnnHardtanhBackward``), case-insensitive, surrounding whitespace ignored, and the alias
+    used (None for a kernel name; a name that is both, like ``LeakyRelu``, is the kernel op
+    unless written ``aclnnLeakyRelu``).
 
     With a profile, the def built for that SoC (HardtanhGrad has one per SoC config); without,
     the main def. Raises ValueError for an unknown name and AclnnError 561003 when no def of the
     op is built for the SoC (other SoCs run CANN built-in kernels that ops-nn does not hold).
     """
-    key = name.lower().removeprefix("aclnn")
-    is_kernel = key == name.lower() and any(d.name.lower() == key for d in OPDEFS)
+    typed = name.strip().lower()  # surrounding whitespace (a quoting slip), as run, describe and --soc read it
+    key = typed.removeprefix("aclnn")
+    is_kernel = key == typed and any(d.name.lower() == key for d in OPDEFS)
     alias = None if is_kernel else next((a for a in ALIASES if a.api.lower() == key), None)
-    if alias is None and key != name.lower() and any(d.name.lower() == key for d in OPDEFS):
-        raise ValueError(f"no aclnn API named {name!r}: {name[5:]} is a kernel op (name it without 'aclnn'); "
+    if alias is None and key != typed and any(d.name.lower() == key for d in OPDEFS):
+        raise ValueError(f"no aclnn API named {name!r}: {name.strip()[5:]} is a kernel op (name it without 'aclnn'); "
                          f"the aclnn APIs opsnn tiles: {', '.join('aclnn' + a.api for a in ALIASES)}")
     kernel = alias.kernel.lower() if alias else key
     defs = [d for d in OPDEFS if d.name.lower() == kernel]
