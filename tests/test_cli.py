@@ -1498,3 +1498,25 @@ def test_demo_on_the_numpy_backend_announces_no_compiling():
     assert "\nEvery out-of-place operator and dtype through the Pythonic API ...\n" in done.stdout
     assert "compiles" not in done.stdout and "bit-exact" in done.stdout
     assert done.stderr.count("BackendFallbackWarning: opsnn: the numba kernel backend is not available") == 1
+
+
+@pytest.mark.parametrize("argv, step", [
+    (["aclnnHardtanhBackward", "--soc", "Ascend910_93", "--dtype", "int32", "--shape", "3"],
+     "phase 1 fails: 161002 HardtanhBackward: tensor gradOutput has dtype DT_INT32"),
+    (["aclnnLeakyReluBackward", "--soc", "Ascend910", "--shape", "3", "--shape2", "4"],
+     "phase 1 fails: 161002 LeakyReluBackward: the shape of gradOutput [3] and the shape of self [4] cannot broadcast"),
+])
+def test_tiling_of_an_aclnn_call_that_fails_in_phase_1_on_a_soc_without_the_config(capsys, argv, step):
+    """(A breaker) such a call said only 'no op_host config ...; on other SoCs CANN runs a built-in
+    kernel', as if it ran there, though it fails in phase 1 (161002) before any kernel is looked
+    for: the report now gives the phase 1 failure (exit 1, no tiling: no def is built there)."""
+    code, out = _run(capsys, "tiling", *argv, "--json")
+    report = json.loads(out)
+    assert code == 1 and "tilingData" not in report
+    assert report["executorSteps"][0].startswith(step) and report["phase1Status"] == 161002
+    assert report["failures"][0] == f"{argv[0]} fails in phase 1 with 161002 (see the step above): no kernel is launched"
+    assert report["soc"]["note"] == (f"{report['op']} has no op_host config for it; this call fails in phase 1, "
+                                     "before any kernel is looked for")
+    code, out = _run(capsys, "tiling", *argv)
+    assert code == 1 and f"FAILED       {report['failures'][0]}" in out.splitlines()
+    assert "no op_host config for it; this call fails in phase 1" in out and "tiling key" not in out

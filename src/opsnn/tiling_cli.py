@@ -243,10 +243,15 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     if dtypes != typed:
         report["defMatch"]["typed"] = [d.name for d in typed]
     nothing_launched = _launches_nothing(op, alias, report, shapes, dtypes, row)
+    phase1_fails = "phase1Status" in report
     if not_built is not None:
-        if not nothing_launched:  # (a breaker: an empty call on Ascend910 exited 1 saying a built-in kernel runs)
+        # (breakers: an empty call on Ascend910 exited 1 saying a built-in kernel runs; a call
+        # phase 1 refuses said only that, as if it ran there)
+        if not nothing_launched and not phase1_fails:
             raise not_built
-        report["soc"]["note"] = f"{op.name} has no op_host config for it; this call launches no kernel, so needs none"
+        report["soc"]["note"] = (f"{op.name} has no op_host config for it; "
+                                 + ("this call fails in phase 1, before any kernel is looked for" if phase1_fails
+                                    else "this call launches no kernel, so needs none"))
     try:
         out_shape = op.infer_shape(shapes)
     except opdef.InferShapeError as exc:
@@ -261,6 +266,8 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     if nothing_launched:
         report.update(nothing_launched)
         return report, 0
+    if not_built is not None:  # phase 1 fails (build_report says so): no def here, so no tiling to show
+        return report, 1
     inputs = [TensorDesc(s, d) for s, d in zip(shapes, dtypes)]
     outputs = [TensorDesc(out_shape, d) for d in dtypes[len(inputs):]]
     try:
