@@ -366,11 +366,27 @@ def test_check_op_says_which_tensors_a_mismatched_910b_launch_overruns_or_leaves
         simulate.check_op(tiling, op, [result, big], [big], {})
     assert err.value.message == (
         "HardtanhGrad: the launch walks [16, 16] input and 16 output elements but the tensors hold [16, 1000] and "
-        "1000: on a device the kernel would leave the end of grad unread and the end of y unwritten (op_host "
-        "does not check that the shapes agree); the simulator runs launches within their tensors only")
+        "1000: on a device the kernel would read past the end of result and leave the end of grad unread and leave "
+        "the end of y unwritten (op_host does not check that the shapes agree); the simulator runs launches within "
+        "their tensors only")
     small = T((1,), D.FLOAT)
     tiling = opdef.tile(op, A910B, [result, small], [small], {})
     with pytest.raises(simulate.AclnnError) as err:
         simulate.check_op(tiling, op, [result, small], [small], {})
-    assert ": on a device the kernel would read past the end of grad and write past the end of y (op_host" in \
+    assert ": on a device the kernel would read past the end of result and grad and write past the end of y (op_host" in \
         err.value.message
+
+
+def test_check_op_judges_overrun_or_short_by_how_far_the_launch_reaches():
+    """(A breaker) check_op compared each tensor with the element count the launch assumes (result's
+    N = 3) instead of how far its tiles reach (the padded L = 128): a grad and y of 4 elements
+    were said to be left short, where the kernel reads and writes 124 elements past their end,
+    as the tiling's own note says."""
+    op, _ = opdef.find("HardtanhGrad", A910B)
+    result, four = T((3,), D.FLOAT), T((4,), D.FLOAT)
+    tiling = opdef.tile(op, A910B, [result, four], [four], {})
+    assert "past result 125, grad 124, y 124;" in tiling.notes[1]
+    with pytest.raises(simulate.AclnnError) as err:
+        simulate.check_op(tiling, op, [result, four], [four], {})
+    assert (": on a device the kernel would read past the end of result and grad and write past the end of y "
+            "(op_host does not check") in err.value.message

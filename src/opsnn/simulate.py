@@ -421,6 +421,17 @@ class OpCheck(Printable):
         return self.sim.covered_once and self.sim.within_ub and self.reference_mismatches == 0
 
 
+def _reach(launch: Launch, strides: Sequence[int]) -> int:
+    """How many elements of a tensor read through ``strides`` the launch's tiles span: one past
+    the largest offset any box touches."""
+    return max((1 + sum((stop - 1) * stride for (_, stop), stride in zip(box, strides))
+                for tiles in launch.blocks for box in tiles), default=0)
+
+
+def _listing(what: str, names: Sequence[str], after: str = "") -> str:
+    return f"{what} {' and '.join(names)}{after}" if names else ""
+
+
 def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], outputs: Sequence[TensorDesc],
              attrs: Mapping[str, float], arrays: Sequence[np.ndarray] | None = None, seed: int = 0,
              tile_fn: TileFn | None = None) -> OpCheck:
@@ -441,13 +452,16 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
     held = [numel(d.shape) for d in (*inputs, outputs[0])]
     walked = [*launch.in_numel, launch.out_numel]
     if held != walked:
-        # the inputs are read, the output written: past the end of a smaller tensor, short of a larger one's
-        names = [*opdef.inputs, opdef.outputs[0]]
-        verbs = ["read"] * len(opdef.inputs) + ["write"]
-        past = [f"{verb} past the end of {name}" for name, verb, h, w in zip(names, verbs, held, walked) if h < w]
-        left = {"read": "unread", "write": "unwritten"}
-        short = [f"the end of {name} {left[verb]}" for name, verb, h, w in zip(names, verbs, held, walked) if h > w]
-        effects = " and ".join(filter(None, [" and ".join(past), ("leave " + " and ".join(short)) if short else ""]))
+        # each tensor against how far the tiles reach into it (the 910B walk: the padded length),
+        # not the count the launch assumes: past the end of a smaller one, short of a larger one's
+        reach = [_reach(launch, s) for s in (*launch.in_strides, contiguous_strides(launch.out_dims))]
+        ins = list(zip(opdef.inputs, held, reach))
+        out = (opdef.outputs[0], held[-1], reach[-1])
+        effects = " and ".join(part for part in (
+            _listing("read past the end of", [n for n, h, r in ins if h < r]),
+            _listing("write past the end of", [out[0]] if out[1] < out[2] else []),
+            _listing("leave the end of", [n for n, h, r in ins if h > r], " unread"),
+            _listing("leave the end of", [out[0]] if out[1] > out[2] else [], " unwritten")) if part)
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{opdef.name}: the launch walks {list(launch.in_numel)} input and {launch.out_numel} "
                          f"output elements but the tensors hold {held[:-1]} and {held[-1]}: on a device the "
