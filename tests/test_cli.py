@@ -392,8 +392,10 @@ def test_tiling_simulate_where_no_kernel_runs(capsys, op, dtypes):
     alike (a new user's finding: the simulator raised TypeError on mixed dtypes)."""
     argv = ("--soc", "Ascend910B", "tiling", op, "--shape", "5", "--dtype", dtypes, "--simulate")
     code, out = _run(capsys, *argv)
-    reason = "phase 1 fails, so no kernel is launched" if op == "HardtanhBackward" else \
-        "ops-nn builds no kernel for these dtypes"
+    kernel = ", ".join(cli_args.data_type(d).name for d in dtypes.split(","))
+    reason = "phase 1 fails, so no kernel is launched" if op == "HardtanhBackward" else (
+        f"HardtanhGrad: no binary row of the def matches {kernel}: ops-nn builds no kernel for these dtypes, so "
+        "there is no launch to simulate")  # (simulate.check_op's refusal)
     assert code == 1 and f"simulation   not run: {reason}" in out
     assert "FAILED       no binary row of the HardtanhGrad def matches" in out
     code, out = _run(capsys, *argv, "--json")

@@ -390,3 +390,21 @@ def test_check_op_judges_overrun_or_short_by_how_far_the_launch_reaches():
         simulate.check_op(tiling, op, [result, four], [four], {})
     assert (": on a device the kernel would read past the end of result and grad and write past the end of y "
             "(op_host does not check") in err.value.message
+
+
+@pytest.mark.parametrize("dtypes", [(D.INT8, D.INT32, D.INT32), (D.FLOAT16, D.FLOAT16, D.FLOAT),
+                                    (D.FLOAT6_E2M3, D.FLOAT16, D.FLOAT16), (D.UINT1, D.INT64, D.INT64)])
+def test_check_op_refuses_dtypes_no_binary_row_has(dtypes):
+    """(A breaker) the experimental 910B tiling checks no dtypes, and check_op then raised
+    TypeError ('tile_fn must return a (128,) float32 array, got int32') or KeyError (a dtype
+    NumPy has no type for): opsnn tiling refuses to simulate these, the Python API did not.
+    check_op now raises AclnnError 561003 first: ops-nn builds no kernel for them."""
+    op, _ = opdef.find("HardtanhGrad", A910B)
+    ins, outs = [T((3, 7), dtypes[0]), T((3, 7), dtypes[1])], [T((3, 7), dtypes[2])]
+    tiling = opdef.tile(op, A910B, ins, outs, {})
+    with pytest.raises(simulate.AclnnError) as err:
+        simulate.check_op(tiling, op, ins, outs, {})
+    names = ", ".join(d.name for d in dtypes)
+    assert (err.value.status, err.value.message) == (561003, (
+        f"HardtanhGrad: no binary row of the def matches {names}: ops-nn builds no kernel for these dtypes, so "
+        "there is no launch to simulate"))

@@ -439,9 +439,15 @@ def check_op(result: TilingResult, opdef: OpDef, inputs: Sequence[TensorDesc], o
     ``tile_fn`` (the op's own formula when None) and compare the output bit for bit with the
     float64-derived reference, broadcast to the output's shape as the kernel reads its inputs
     (an input dim of 1 with stride 0); elements a launch never writes count as mismatches.
-    Raises AclnnError 161002 where the launch walks other element counts than the tensors hold
+    Raises AclnnError 561003 for dtypes no binary row of ``opdef`` has (no kernel is built for
+    them), 161002 where the launch walks other element counts than the tensors hold
     (the experimental 910B tiling sizes its walk from result alone), naming the tensors it would
     overrun or leave short, and 200000 where this host cannot hold the simulation."""
+    tensors = [d.dtype for d in (*inputs, *outputs)]
+    if opdef.match_dtypes(tensors) is None:  # (the 910B tiling checks none; the formulas are the rows')
+        raise AclnnError(Status.ERR_INNER_FIND_KERNEL_ERROR,
+                         f"{opdef.name}: no binary row of the def matches {', '.join(d.name for d in tensors)}: "
+                         "ops-nn builds no kernel for these dtypes, so there is no launch to simulate")
     formula = formula_for(opdef, attrs)
     if arrays is None:
         _fits_the_host(inputs, outputs[0])
