@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .._core.platform import SocProfile
-from .._core.dtypes import BITS, DataType
+from .._core.dtypes import BITS
 from .._core.shape import INT64_MAX, MAX_DIM, numel
 from .._core.status import AclnnError, Status
 from .._core.tiling import TilingError
@@ -110,11 +110,11 @@ def tile(opdef: OpDef, profile: SocProfile, inputs: Sequence[TensorDesc], output
                                           "elements, more than an int64 counts")
         # GE sizes every tensor with GetSizeInBytes, which fails (-1) where count * element size
         # (in bits for a sub-byte dtype) overflows int64: no launch holds such a tensor
-        bits = BITS.get(DataType(desc.dtype), 8)
-        size, unit = (count * bits, "bits") if bits < 8 else (count * (bits // 8), "bytes")
-        if size > INT64_MAX:
-            per = bits if bits < 8 else bits // 8
+        # (DT_UNDEFINED has no size; the op's dtype checks refuse it)
+        bits = BITS.get(desc.dtype)
+        per, unit = (bits, "bits") if bits is not None and bits < 8 else ((bits or 0) // 8, "bytes")
+        if count * per > INT64_MAX:
             raise TilingError(opdef.name, f"{role} of shape {list(desc.shape)} holds {count} elements of {per} "
-                                          f"{unit}, {size} {unit}: more than GE's int64 tensor size counts "
+                                          f"{unit}, {count * per} {unit}: more than GE's int64 tensor size counts "
                                           "(GetSizeInBytes fails), so no launch has such a tensor")
     return opdef.tiling(profile, inputs, outputs, opdef.attr_values(attrs or {}))
