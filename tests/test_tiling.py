@@ -715,3 +715,14 @@ def test_plan_host_refuses_bools_as_it_refuses_floats():
     for bad in ((True, 2, 2), (10, 4, True), (10, True, 2), (10, 4, 2, False)):
         with pytest.raises(ValueError, match="plan_host takes ints, got numel="):
             t.plan_host(*bad)
+
+
+def test_experimental_tiling_refuses_a_dtype_of_no_size():
+    """(A breaker) the experimental 910B tiling, which checks no dtypes, looked DT_UNDEFINED's
+    size up in BITS and raised KeyError; it is refused as a sub-byte dtype is, by a TilingError."""
+    op, _ = opdef.find("HardtanhGrad", A910B)
+    t_ = T((4,), D.DT_UNDEFINED)
+    with pytest.raises(t.TilingError) as err:
+        opdef.tile(op, A910B, [t_, t_], [t_], {})
+    assert err.value.reason == ("grad's dtype DT_UNDEFINED has no whole-byte element size; the 512-byte unit is "
+                                "counted in whole elements")

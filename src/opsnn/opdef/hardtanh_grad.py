@@ -132,7 +132,7 @@ def tiling_910b(soc: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence
     if n == 0:
         raise TilingError(OP, "result has no elements: the padded length minus one underflows and the "
                               "source would leave the core count unset (the aclnn empty fast path never gets here)")
-    type_len = BITS[DataType(grad.dtype)] // 8
+    type_len = BITS.get(grad.dtype, 0) // 8  # (DT_UNDEFINED has no size at all)
     if type_len == 0:  # the source's division by it would fault
         raise TilingError(OP, f"grad's dtype {DataType(grad.dtype).name} has no whole-byte element size; "
                               "the 512-byte unit is counted in whole elements")
