@@ -275,6 +275,21 @@ def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
         assert code == 0 and "--transpose leaves a 1-d self as it is" in out and "Contiguous" not in out, out
 
 
+def test_tiling_of_an_inplace_call_writes_into_selfref(capsys):
+    """(A breaker) an in-place call's out is selfRef itself (registry.inplace_variant), but the
+    tiling's executor steps were those of a separate contiguous out: a transposed selfRef showed
+    its kernel writing '-> out' with no copy back into the strided selfRef."""
+    code, out = _run(capsys, "tiling", "aclnnInplaceLeakyRelu", "--shape", "3,5", "--transpose")
+    assert code == 0
+    steps = [line.split(None, 1)[1] for line in out.splitlines() if line.startswith("  step ")]
+    assert steps[1:4] == ["Contiguous(self) -> ws[0]",
+                          "LeakyRelu(ws[0]; negative_slope=0.0) -> ws[1] [DT_FLOAT16, computed in DT_FLOAT]",
+                          "ViewCopy(ws[1]) -> out"], out
+    code, out = _run(capsys, "tiling", "aclnnInplaceLeakyRelu", "--shape", "3,5")
+    assert code == 0 and "Contiguous" not in out and "ViewCopy" not in out, out
+    assert "step       LeakyRelu(self; negative_slope=0.0) -> out" in out, out
+
+
 def test_tiling_executor_steps_show_a_phase_1_failure(capsys):
     # DECISION 10: opsnn refuses the mismatched out in phase 1, where CANN's tiling would fail
     code, out = _run(capsys, "--soc", "Ascend950", "tiling", "HardtanhBackward", "--shape", "4",

@@ -402,7 +402,8 @@ def _aclnn_details(args, api: str) -> dict:
 
     try:  # phase 1 reads no data, but its overlap check and the host plan need real arrays
         call = {p.name: zeros(p.name, tuple(shape), kind) for p, shape, kind in zip(spec.inputs, shapes, kinds)}
-        call["out"] = zeros("out", tuple(out_shape), kinds[len(spec.inputs)])
+        # an in-place call writes into selfRef (registry.inplace_variant): no out of its own
+        call["out"] = call["self"] if spec.inplace else zeros("out", tuple(out_shape), kinds[len(spec.inputs)])
     except (MemoryError, ValueError) as exc:  # more than this host can map: the tiling needs shapes only
         return {"executorSteps": [f"phase 1 not run here: its tensors cannot be allocated on this host ({exc})"]}
     for p in spec.params:
