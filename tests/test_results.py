@@ -63,3 +63,24 @@ def test_the_title_counts_one_case_as_one():
         console.print(results.table("c.csv", rows))
         return console.export_text().splitlines()[0]
     assert [title(n) for n in (1, 2)] == ["c.csv: Hardtanh (1 case)", "c.csv: Hardtanh (2 cases)"]
+
+
+def test_text_from_a_case_file_or_case_json_is_printed_as_written():
+    """(A breaker) a case name, reason or recorded SoC holding Rich markup was read as markup:
+    ``case[/bad]`` raised MarkupError (a traceback, exit 1, no summary or --json) and
+    ``[red]x[/red]`` lost its brackets. Each shows as the file writes it."""
+    names = ["case[/bad]", "[red]x[/red] [bold]", "tail\\"]
+    rows = [results.Result(file=f"runs/[red]f{i}.csv", index=i, name=name, op="Hardtanh", dtype="int32", shape="4",
+                           numel=4, status=results.FAIL, reason=f"{name} [/x] refused", note="[i]note")
+            for i, name in enumerate(names)]
+    console = Console(width=results.LOG_WIDTH, record=True, color_system=None)
+    console.print(results.table("c.csv", rows))
+    for line in results.failures(rows):
+        console.print(line, soft_wrap=True)
+    console.print(results.summary_line(results.summary(rows, 0.0), "[/g]", "[b]soc", "[/s]"))
+    text = console.export_text()
+    for name in names:
+        assert f"│ {name} " in text, text
+    assert "FAIL [red]f0.csv #0 case[/bad]: case[/bad] [/x] refused; [i]note" in text
+    assert "FAIL [red]f2.csv #2 tail\\: tail\\ [/x] refused; [i]note" in text
+    assert text.rstrip().endswith("(golden [/g], SoC [b]soc, seed [/s])"), text

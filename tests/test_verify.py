@@ -9,6 +9,8 @@ import json
 import math
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -1213,6 +1215,28 @@ def test_case_over_max_elements_is_skipped(tmp_path, capsys):
     assert {c["name"] for c in skipped} == {"leaky_f16", "hardtanh_bf16"}
     assert all("--max-elements 50" in c["reason"] for c in skipped)
     assert "skipped" in capsys.readouterr().out
+
+
+def test_case_names_holding_markup_run_and_print_as_written(tmp_path):
+    """(A breaker) a case name is the file's text: ``case[/bad]`` reached Rich as markup, in the
+    progress line and the table, and the run ended in a MarkupError traceback (exit 1, no
+    --json); ``[red]x[/red]`` showed as x. Both run and print as written."""
+    failing = csv_row("case[/bad]", "leaky_relu_grad", "float32", (2, 3), "{'negative_slope': 0.1}", "((-1, 1),)")
+    failing = failing.replace('"((2, 3), (2, 3))"', '"((2, 4), (2, 3))"', 1)  # input_ori_shapes only
+    failing = failing.replace('"((2, 3), (2, 3))"', '"((2, 4), (2, 3))"', 1)  # input_shapes: no broadcast
+    path = write_csv(tmp_path, failing, csv_row("[red]x[/red]", "leaky_relu_grad", "float32", (2, 3),
+                                                "{'negative_slope': 0.1}", "((-1, 1),)"))
+    out = tmp_path / "results.json"
+    # (a process of its own: Rich draws the progress line, which read the name, when its output is
+    # no terminal too, and not under pytest's capture)
+    done = subprocess.run([sys.executable, "-m", "opsnn", "verify", str(path), "--json", str(out)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    report = json.loads(out.read_text())
+    assert [(c["name"], c["status"]) for c in report["cases"]] == [("case[/bad]", "FAIL"), ("[red]x[/red]", "PASS")]
+    printed = done.stdout
+    assert "│ case[/bad] " in printed and "│ [red]x[/red] " in printed, printed
+    assert "FAIL ttk_kernel_test_st.csv #0 case[/bad]: aclnnLeakyReluBackwardGetWorkspaceSize returned 161002" in printed
 
 
 def test_case_beyond_the_hosts_available_memory_is_skipped(tmp_path, monkeypatch):

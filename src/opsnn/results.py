@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -106,8 +107,10 @@ class ResultsTable:
             table.add_column(column, justify="right" if column in ("#", "elements") else "left",
                              no_wrap=column not in ("case", "shape", "note"), overflow="fold")
         for r, row in zip(self.results, rows):
-            row["result"] = f"[{_STYLE[r.status]}]{r.status}"
-            table.add_row(*(row[c] for c in shown))
+            # as Text, never markup: a cell holds the case file's own words (a breaker: a case
+            # named "case[/bad]" raised MarkupError, "[red]x[/red]" showed as x)
+            cells = {c: Text(row[c]) for c in shown} | {"result": Text(r.status, style=_STYLE[r.status])}
+            table.add_row(*(cells[c] for c in shown))
         yield table
 
 
@@ -120,8 +123,8 @@ def failures(results: list[Result]) -> Iterator[str]:
     """Full text of every failure, printed once below the table (whose note column shows the
     start of it: ``_short_note``)."""
     for r in results:
-        if r.status == FAIL:
-            yield f"[bold red]FAIL[/] {Path(r.file).name} #{r.index} {r.name}: {_full_note(r)}"
+        if r.status == FAIL:  # (markup: what the case file and case.json give is escaped, as the table's Text)
+            yield f"[bold red]FAIL[/] {escape(f'{Path(r.file).name} #{r.index} {r.name}: {_full_note(r)}')}"
 
 
 # A FAIL's note in the table, at most this many characters: its full text (a compare FAIL's names
@@ -164,12 +167,14 @@ def summary(results: list[Result], elapsed: float) -> dict:
 
 
 def summary_line(summary: dict, golden: str, soc: str, seed) -> str:
-    """The run's last line: counts, time, and what the results were judged against."""
+    """The run's last line: counts, time, and what the results were judged against (as
+    compare reads them from case.json: printed as written, never as markup)."""
     cases, docs = summary["total"], summary[DOC]
+    judged = escape(f"golden {golden}, SoC {soc}, seed {seed}")
     return (f"[bold]{cases} case{'s' * (cases != 1)}[/]: [green]{summary[PASS]} passed[/] "
             f"({summary['bit_exact']} bit-exact), [cyan]{docs} documented difference{'s' * (docs != 1)}[/], "
             f"[yellow]{summary[SKIP]} skipped[/], [bold red]{summary[FAIL]} failed[/] "
-            f"in {summary['seconds']:.1f} s (golden {golden}, SoC {soc}, seed {seed})")
+            f"in {summary['seconds']:.1f} s ({judged})")
 
 
 _RESULT_KEYS = {"settings", "summary", "cases"}  # what write_json writes (and a rerun may replace)

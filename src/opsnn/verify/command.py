@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -416,7 +417,8 @@ def _run_all(files, settings: Settings, session: Session,
             for _, cases in files:
                 per_file.append([])
                 for case in cases:
-                    progress.update(task, description=f"{Path(case.file).name} #{case.index} {case.name}")
+                    # (the column reads markup: the file's and case's names as written, escaped)
+                    progress.update(task, description=escape(f"{Path(case.file).name} #{case.index} {case.name}"))
                     per_file[-1].append(verify_case(case, settings, session))
                     progress.advance(task)
         except KeyboardInterrupt:
