@@ -983,6 +983,23 @@ def test_a_csv_row_shorter_than_its_header_names_the_first_empty_field(tmp_path,
     assert "line 2 (case 0): input_dtypes is empty; expected a tuple" in capsys.readouterr().err
 
 
+def test_a_csv_header_naming_a_column_twice_is_a_usage_error(tmp_path, capsys):
+    """(A breaker) a header naming op_name twice (a pasted column, ``op_name`` and `` op_name``)
+    ran each row with its later cell, silently: here hardtanh_grad, refused for a LeakyReluGrad
+    row's attributes, and a row that fit both would have run the wrong operator. A name given
+    twice is a usage error naming it and its columns; empty names (trailing commas) are none."""
+    row = csv_row("lr", "leaky_relu_grad", "float32", (2, 3), "{'negative_slope': 0.1}", "((-1, 1),)")
+    path = write_csv(tmp_path, row)
+    lines = path.read_text().splitlines()
+    path.write_text(f"{lines[0]}, op_name,,\n{lines[1]},hardtanh_grad,,\n")
+    assert cli.main(["verify", str(path)]) == 2
+    assert capsys.readouterr().err == (f"opsnn verify: error: {path}: not a readable ttk kernel ST csv case file "
+                                       "(line 1 (the header): it names op_name twice, columns 2 and 18; expected "
+                                       "each column once)\n")
+    path.write_text(f"{lines[0]},,\n{lines[1]},,\n")
+    assert [c.name for c in load_cases(path)] == ["lr"]
+
+
 def test_a_csv_field_longer_than_the_csv_reader_takes_is_a_usage_error(tmp_path, capsys):
     """(A breaker) a field of more than 131072 characters, the csv module's limit, was a
     _csv.Error traceback (exit 1): it is a malformed file naming the line its row begins on."""

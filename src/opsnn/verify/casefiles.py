@@ -137,8 +137,9 @@ _KERNELS = {
 def parse_csv(path: str | Path) -> list[Case]:
     """All rows of a kernel ST csv as cases (ValueError naming the file line, case and field of
     a malformed one, and the line of a row the csv module cannot read: a field of more than its
-    131072 characters). Header names are read stripped (``a, op_name``), and a row of empty cells
-    (``,,,,``, which spreadsheets write) is skipped."""
+    131072 characters). Header names are read stripped (``a, op_name``), a name given twice is a
+    ValueError (``_check_header``), and a row of empty cells (``,,,,``, which spreadsheets write)
+    is skipped."""
     with open(path, newline="", encoding=_ENCODING) as f:
         # restval: a row shorter than the header reads its missing cells as empty, which each field's
         # reader names (they were None, a TypeError or AttributeError naming no field)
@@ -146,6 +147,7 @@ def parse_csv(path: str | Path) -> list[Case]:
         cases = []
         try:
             rows.fieldnames = [str(name).strip() for name in rows.fieldnames or ()]
+            _check_header(rows.fieldnames)
             for row in rows:
                 if any(str(cell).strip() for cell in row.values()):
                     where = f"line {rows.line_num} (case {len(cases)})"  # (the line a row ends on)
@@ -154,6 +156,17 @@ def parse_csv(path: str | Path) -> list[Case]:
             which = f"(case {len(cases)})" if rows.line_num else "(the header)"
             raise ValueError(f"line {rows.line_num + 1} {which}: {exc}") from None
         return cases
+
+
+def _check_header(names: list[str]) -> None:
+    """ValueError where the header names a column twice: each row would be read with the later
+    cell alone, saying nothing (a breaker's pasted op_name column ran another operator). Empty
+    names (a spreadsheet's trailing commas) name no column a case reads."""
+    for name in dict.fromkeys(filter(None, names)):
+        columns = [i + 1 for i, other in enumerate(names) if other == name]
+        if len(columns) > 1:
+            raise ValueError(f"line 1 (the header): it names {_cut(name)} {'twice' if len(columns) == 2 else f'{len(columns)} times'}, columns "
+                             f"{', '.join(map(str, columns[:-1]))} and {columns[-1]}; expected each column once")
 
 
 def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
