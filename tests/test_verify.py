@@ -783,6 +783,10 @@ def _one_csv_row(tmp_path, **cells) -> Path:
                                               "them NCHW, NHWC, ND, NC1HWC0, FRACTAL_Z,")),
     ({"output_formats": "('BAR',)"}, "line 2 (case 0): output_formats: unknown format name 'BAR'"),
     ({"input_formats": "('UNDEFINED', 'ND')"}, "line 2 (case 0): input_formats: unknown format name 'UNDEFINED'"),
+    # (a breaker: an input without its format ran as ND, a format past the inputs was ignored)
+    ({"input_formats": "('NCHW',)"}, "line 2 (case 0): hardtanh_grad takes 2 inputs; input_formats names 1"),
+    ({"input_formats": "('NCHW', 'NCHW', 'NHWC')", "input_ori_formats": ""},
+     "line 2 (case 0): hardtanh_grad takes 2 inputs; input_formats names 3"),
     ({"input_data_ranges": "((-inf, inf),)"}, "line 2 (case 0): self's range [-inf, inf] is not finite"),
     ({"input_data_ranges": "((nan, 5), (-1, 1))"}, "line 2 (case 0): self's range [nan, 5] is not finite"),
     ({"input_data_ranges": "((5, nan), (-1, 1))"}, "line 2 (case 0): self's range [5, nan] is not finite"),

@@ -183,8 +183,11 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     formats_text = row.get("input_formats") or row.get("input_ori_formats") or ""
     formats = ([_format(f, "input_formats") for f in _entries(formats_text, "input_formats", "input", "('ND', 'ND')")]
                if formats_text.strip() else [])
+    if formats and len(formats) != len(kernel.inputs):  # (as the dtypes': one ran as ND, a third was ignored)
+        raise ValueError(f"{row['op_name'].strip()} takes {len(kernel.inputs)} inputs; input_formats names "
+                         f"{len(formats)} (one per input, or the cell left empty: ND)")
     values = _csv_values(row.get("input_data_ranges", ""), len(dtypes), kernel)
-    specs = [TensorSpec(role, dt, shape, val, formats[i] if i < len(formats) else "ND")
+    specs = [TensorSpec(role, dt, shape, val, formats[i] if formats else "ND")
              for i, (role, dt, shape, val) in enumerate(zip(kernel.inputs, dtypes, shapes, values))]
     tensors = tuple(s for s in specs if s.role not in kernel.bound_inputs)
     scalars = tuple(_csv_attr_scalars(kernel, _literal(row.get("attributes") or "{}", "attributes") or {}))
