@@ -160,6 +160,19 @@ def test_a_board_file_of_another_size_or_missing_fails_that_case_only(tmp_path, 
     assert "4 cases: 1 passed (1 bit-exact), 0 documented differences, 0 skipped, 3 failed" in err
 
 
+def test_a_case_files_folder_is_compared_in_index_order_past_9999(tmp_path, run_compare):
+    """(A breaker) a case file's folder (no index.json) was read in name order, which is the
+    index order only while the 4-digit prefix holds: case 10000's folder, 10000_x, sorted before
+    9999_x. The folders are taken by their index prefix, as numbers."""
+    dump = dump_json_case(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
+    _, second, third = sorted((dump / LEAKY).iterdir())
+    second.rename(second.with_name("9999_" + second.name.split("_", 1)[1]))
+    third.rename(third.with_name("10000_" + third.name.split("_", 1)[1]))
+    code, report, _ = run_compare(dump / LEAKY)
+    assert code == 0
+    assert [c["name"] for c in report["cases"]] == [f"aclnnLeakyReluBackward_{i}" for i in range(3)]
+
+
 def test_a_case_dumped_without_a_golden_is_a_skip_with_its_verdict(tmp_path, run_compare):
     """(The aclnn call refused the case at dump time: selfIsResult with a negative slope, 161002.)"""
     dump = tmp_path / "d"

@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 def case_folders(root: Path) -> list[Path]:
     """The case folders of a dump root (its index.json, in order), of one case file's folder in
-    it (its case folders, by name: the index's order), or ``root`` itself, a case folder;
+    it (its case folders, by their index prefix: the index's order), or ``root`` itself, a case folder;
     ValueError (a usage error) for a root that is none of these or an index that lists none."""
     if not root.is_dir():
         raise ValueError(f"{root}: {'not a folder' if root.exists() else 'no such folder'}; expected a folder "
@@ -115,8 +115,8 @@ def case_folders(root: Path) -> list[Path]:
     if not index.exists():
         if (root / "case.json").exists():
             return [root]
-        # one case file's folder of a dump (DIR/<file>/): its case folders, in their order
-        cases = sorted(folder for folder in root.iterdir() if (folder / "case.json").is_file())
+        # one case file's folder of a dump (DIR/<file>/): its case folders, in their index order
+        cases = sorted((folder for folder in root.iterdir() if (folder / "case.json").is_file()), key=_index_order)
         if cases:
             return cases
         raise ValueError(f"{root} holds neither {golden_files.INDEX} (a folder opsnn verify --dump DIR wrote), "
@@ -139,6 +139,14 @@ def case_folders(root: Path) -> list[Path]:
         raise ValueError(f"{index} lists case folders outside {root}: {', '.join(outside)}; a dump's index lists "
                          "its own (opsnn verify --dump writes them below DIR)")
     return folders
+
+
+def _index_order(folder: Path) -> tuple:
+    """A case folder's place among its file's: by its index prefix as a number (a name's order is
+    the index order only up to 9999: ``golden_files.case_folder`` pads to 4 digits, not beyond),
+    then by name; a folder without one last."""
+    prefix = folder.name.split("_", 1)[0]
+    return (0, int(prefix), folder.name) if prefix.isdecimal() else (1, 0, folder.name)
 
 
 def check_case(folder: Path, name: str) -> Checked:
