@@ -761,6 +761,23 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     return path
 
 
+def test_case_files_take_canns_dtype_names_with_their_prefixes(tmp_path):
+    """(A breaker) DT_FLOAT16, ACL_BF16, DT_FLOAT (CANN's aclDataType / ge::DataType names, which a
+    dump's case.json takes) were "unknown dtype name" in a case file, where FLOAT16, bf16 and
+    float were read: the prefixed names read as the names without it (FLOAT is float32)."""
+    for prefix in ("DT_", "acl_"):
+        for name, dtype in (("FLOAT16", np.float16), ("BF16", BF16), ("FLOAT", np.float32), ("DOUBLE", np.float64)):
+            spelled = prefix + name
+            (case,) = load_cases(_one_csv_row(tmp_path, input_dtypes=repr((spelled, spelled)),
+                                              output_dtypes=repr((spelled,))))
+            assert [t.dtype for t in case.tensors] == [dtype, dtype] and case.out_dtype == dtype, spelled
+            (case,) = load_cases(write_json(tmp_path, json_case(0, spelled, (2,), [-1, 1], [-1, 1], 1,
+                                                                 prefix + "INT32")))
+            assert [t.dtype for t in case.tensors] == [dtype, dtype] and case.scalars[0].dtype == np.int32
+    with pytest.raises(ValueError, match="unknown dtype name 'DT_'"):
+        load_cases(_one_csv_row(tmp_path, input_dtypes="('DT_', 'DT_')"))
+
+
 @pytest.mark.parametrize("cells, words", [
     ({"attributes": "not a dict"}, "line 2 (case 0): attributes 'not a dict' is not a Python literal"),
     ({"attributes": "[1, 2]"}, "line 2 (case 0): attributes must be a dict"),

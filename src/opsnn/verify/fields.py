@@ -39,13 +39,16 @@ def _cut(text: str, limit: int = 60) -> str:
 
 
 def _dtype(name: str, where: str) -> np.dtype:
-    """The dtype a case file's name gives (``_DTYPE_NAMES``, any case); ValueError naming
-    ``where`` (the field or the input) and the names it takes otherwise."""
+    """The dtype a case file's name gives (``_DTYPE_NAMES``, any case, also after CANN's ``ACL_``
+    or ``DT_`` prefix: DT_FLOAT16, ACL_FLOAT, which a dump's case.json takes too); ValueError
+    naming ``where`` (the field or the input) and the names it takes otherwise."""
+    word = str(name).strip().lower()
+    word = word.removeprefix("acl_") if word.startswith("acl_") else word.removeprefix("dt_")
     try:
-        return np.dtype(_DTYPE_NAMES[str(name).strip().lower()])
+        return np.dtype(_DTYPE_NAMES[word])
     except KeyError:
         raise ValueError(f"{where}: unknown dtype name {_cut(repr(name))}; case files name them "
-                         f"{', '.join(_DTYPE_NAMES)}") from None
+                         f"{', '.join(_DTYPE_NAMES)}, each also after ACL_ or DT_") from None
 
 
 def _broadcast(shapes: Iterable[tuple[int, ...]]) -> tuple[int, ...]:
