@@ -342,3 +342,21 @@ def test_hand_edited_dumps_and_odd_board_files(tmp_path, run_compare, capsys):
     index.write_text(json.dumps({**listed, "cases": [*listed["cases"], str(tmp_path)]}))
     code, _, err = run_compare(dump)
     assert code == 2 and f"{index} lists case folders outside {dump}: {tmp_path}" in err
+
+
+def test_a_complex_golden_is_a_damaged_dump_not_a_pass(tmp_path, run_compare):
+    """(A breaker) case.json edited to a complex golden and output (float32 [4] read as complex64
+    [2]) was compared through float64, which drops the imaginary part: a board result whose
+    imaginary parts differ passed (a ComplexWarning aside). opsnn compares real results only
+    (verify makes no complex case), so such a case.json is refused, naming the field."""
+    dump = dump_json_case(tmp_path, json_case(0, "fp32", (4,), [-1, 1], [-1, 1], 1))
+    (folder,) = (dump / LEAKY).iterdir()
+    entry = {"dtype": "ACL_COMPLEX64", "numpy_dtype": "complex64", "shape": [2]}
+    manifest = json.loads((folder / "case.json").read_text())
+    _edit(folder, golden={**manifest["golden"], **entry}, output={**manifest["output"], **entry})
+    board = np.fromfile(folder / "golden.bin", np.complex64)
+    (board + 1j).tofile(folder / "npu.bin")
+    code, report, err = run_compare(dump, "--output", "npu.bin")
+    assert (code, report) == (2, None), err
+    assert (f"{folder / 'case.json'}: golden.dtype is 'ACL_COMPLEX64'; opsnn compare judges real results "
+            "(floating point, integer or bool), as opsnn verify dumps them") in err, err

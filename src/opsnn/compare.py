@@ -16,7 +16,8 @@ is damaged.
 DIR is a dump root (its ``index.json`` lists the case folders), one case file's folder in it,
 or one case folder. The exit status is 1 if any case fails, else 0; a DIR that is none of
 these, an index that lists no case (or folders outside DIR), and a case.json or golden file
-that cannot be read as written, or lacks a golden its verdict needs, are usage errors (2): the
+that cannot be read as written, lacks a golden its verdict needs, or gives a complex golden
+(verify dumps real results only, and ``compare`` judges those), are usage errors (2): the
 dump itself is damaged, and ``cli.main`` prints the ``GoldenFileError`` (a ValueError) naming
 file and field.
 CANN publishes no such tool (its ST harness compares in memory); the layout is opsnn's.
@@ -165,6 +166,9 @@ def check_case(folder: Path, name: str) -> Checked:
                          f"dumped (its verdict: {recorded['status']} {recorded.get('reason', '')})").rstrip()
         return result
     golden = golden_files.read_entry(folder, "golden", manifest["golden"])
+    if golden.dtype.kind == "c":  # (compared through float64, the imaginary parts were dropped: a breaker)
+        raise GoldenFileError(f"{folder / 'case.json'}: golden.dtype is {manifest['golden']['dtype']!r}; opsnn compare "
+                              "judges real results (floating point, integer or bool), as opsnn verify dumps them")
     dtype, shape = golden_files.entry_layout(folder, "output", manifest.get("output"))
     if (dtype, tuple(shape)) != (golden.dtype, golden.shape):
         raise GoldenFileError(f"{folder / 'case.json'}: output is {dtype.name} {shape}, golden "
