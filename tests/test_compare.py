@@ -360,3 +360,29 @@ def test_a_complex_golden_is_a_damaged_dump_not_a_pass(tmp_path, run_compare):
     assert (code, report) == (2, None), err
     assert (f"{folder / 'case.json'}: golden.dtype is 'ACL_COMPLEX64'; opsnn compare judges real results "
             "(floating point, integer or bool), as opsnn verify dumps them") in err, err
+
+
+def test_a_board_value_that_is_an_f5_bound_only_by_chance_fails(tmp_path, run_compare):
+    """(A breaker) decisions-forward F5 explained every differing element of a float16 Hardtanh
+    whose value was opbase's -0.0 bound (an int8 -128 min): a board writing -0.0 where the
+    input lies above it (torch and opsnn keep the input there) was a DOC, exit 0. Only an
+    element where opsnn's reference is that bound too (it clamps there) is explained."""
+    pytest.importorskip("torch")
+    def scalar(name, value):
+        return {"name": name, "type": "scalar", "required": True, "dtype": "int8", "shape": None, "range_values": value}
+    hardtanh = tmp_path / "atk_aclnnHardtanh.json"
+    hardtanh.write_text(json.dumps([{"id": 0, "name": "aclnnHardtanh", "aclnn_name": "Hardtanh", "inputs": [
+        {"name": "self", "type": "tensor", "required": True, "dtype": "fp16", "shape": [64], "range_values": [-200, 5]},
+        scalar("clipValueMin", -128), scalar("clipValueMax", 100)]}]))
+    dump = tmp_path / "d"
+    assert run_verify(hardtanh, "--golden", "torch", "--dump", dump) == 0
+    (folder,) = (dump / "atk_aclnnHardtanh.json").iterdir()
+    code, report, _ = run_compare(dump)
+    assert code == 0 and report["cases"][0]["reason"].startswith("F5: opbase's fp16_t")  # opsnn's own: DOC
+    inside = np.flatnonzero(np.fromfile(folder / "self.bin", np.float16) > 0)[0]  # (F5 clamps below -0.0)
+    golden = board_file(folder, lambda board: board.__setitem__(inside, -0.0))
+    assert golden[inside] > 0
+    code, report, _ = run_compare(dump, "--output", "npu.bin")
+    assert code == 1 and report["cases"][0]["status"] == "FAIL", report["cases"][0]
+    # (one element more than opsnn's own DOC differs from torch's golden)
+    assert report["cases"][0]["mismatches"] == json.loads((folder / "case.json").read_text())["verdict"]["mismatches"] + 1
