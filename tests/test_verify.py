@@ -1255,6 +1255,18 @@ def test_case_over_max_elements_is_skipped(tmp_path, capsys):
     assert "skipped" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("text, words", [("1.9", "expected a whole number of elements, got '1.9'"),
+                                         ("2.55e1", "expected a whole number of elements, got '2.55e1'"),
+                                         ("0.5", "expected a whole number of elements, got '0.5'")])
+def test_a_fractional_max_elements_is_a_usage_error(capsys, text, words):
+    """(A breaker) --max-elements 1.9 ran as 1 and 0.5 was refused as "must be at least 1", the
+    fraction cut off unsaid; 1.2e8 (the default's spelling) is a whole number and stays."""
+    with pytest.raises(SystemExit) as exited:
+        run_verify("x.json", "--max-elements", text)
+    assert exited.value.code == 2 and words in capsys.readouterr().err
+    assert command._positive_count("1.2e8") == 120_000_000
+
+
 def test_case_names_holding_markup_run_and_print_as_written(tmp_path):
     """(A breaker) a case name is the file's text: ``case[/bad]`` reached Rich as markup, in the
     progress line and the table, and the run ended in a MarkupError traceback (exit 1, no

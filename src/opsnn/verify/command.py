@@ -230,10 +230,15 @@ def _dump_folder(case: Case, settings: Settings, session: Session) -> Path:
 # ---- CLI ----------------------------------------------------------------------------------------
 
 def _positive_count(text: str) -> int:
+    """``--max-elements``: a whole number, written as an integer or as 1.2e8 (a fraction was cut
+    off unsaid: 1.9 ran as 1)."""
     try:
-        value = int(float(text))
+        number = float(text)
+        value = int(number)
     except (ValueError, OverflowError):
         raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}") from None
+    if value != number:
+        raise argparse.ArgumentTypeError(f"expected a whole number of elements, got {text!r}")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     return value
