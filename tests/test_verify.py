@@ -1055,8 +1055,15 @@ def test_a_csv_field_longer_than_the_csv_reader_takes_is_a_usage_error(tmp_path,
     (lambda cases: cases[0].update(standard={"acc": "bogus_standard"}),
      'case 0: standard.acc is "bogus_standard"; expected one of "md5", "single_bm", "default"'),
     (lambda cases: cases[0].update(standard={"acc": None}), 'case 0: standard.acc is null; expected one of'),
+    # (a breaker: a type other than tensor or scalar was read as an attr: "flag gradOutput's
+    # range_values is [-1, 1]; expected true or false" for a TENSOR, and a "bool" one ran)
+    (lambda cases: cases[0]["inputs"][0].update(type="TENSOR"),
+     'case 0: inputs[0] (gradOutput) has type "TENSOR"; expected "tensor", "scalar" or "attr" (as written)'),
+    (lambda cases: cases[0]["inputs"][3].update(type="bool"),
+     'case 0: inputs[3] (selfIsResult) has type "bool"; expected "tensor", "scalar" or "attr"'),
+    (lambda cases: cases[0]["inputs"][2].pop("type"), "case 0: no 'type' field"),
 ], ids=["case-no-object", "name-no-string", "inputs-no-list", "input-no-object", "input-name-list", "standard-text",
-        "standard-miscased", "standard-unknown", "standard-null"])
+        "standard-miscased", "standard-unknown", "standard-null", "type-miscased", "type-unknown", "type-missing"])
 def test_json_cases_verify_cannot_read_name_the_case_and_field(tmp_path, capsys, edit, words):
     """(A breaker) ``[<a case>, 5]`` was "case 1: TypeError: 'int' object is not subscriptable",
     and the others TypeErrors or AttributeErrors alike, naming no field."""

@@ -314,6 +314,8 @@ def _csv_tolerance(row: dict[str, str]) -> Tolerance:
 
 # json input names -> aclnn argument roles (names not listed are already roles: gradOutput, self)
 _ATK_ROLES = {"x": "self", "a": "negativeSlope", "clipValueMin": "min", "clipValueMax": "max"}
+# The kinds of input an aclnn ST json names (its "type"): an aclTensor, an aclScalar, a bool attr
+_ATK_TYPES = ("tensor", "scalar", "attr")
 
 
 def parse_json(path: str | Path) -> list[Case]:
@@ -348,6 +350,9 @@ def _json_case(file: str, index: int, case: dict) -> Case:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise ValueError(f"inputs[{i}] is {_json_text(item)}; expected an object whose name is a string "  # noqa: TRY004
                              'such as "gradOutput"')
+        if "type" in item and item["type"] not in _ATK_TYPES:  # (any other had been read as an attr)
+            raise ValueError(f"inputs[{i}] ({_cut(item['name'])}) has type {_json_text(item['type'])}; expected "
+                             f"{', '.join(map(json.dumps, _ATK_TYPES[:-1]))} or {json.dumps(_ATK_TYPES[-1])} (as written)")
     tensors, scalars, flags = [], [], []
     for item in items:
         role = _ATK_ROLES.get(item["name"], item["name"])
@@ -357,7 +362,7 @@ def _json_case(file: str, index: int, case: dict) -> Case:
         elif item["type"] == "scalar":
             scalars.append(ScalarSpec(role, _dtype(item["dtype"], f"{role}'s dtype"),
                                       _json_values(item["range_values"], role)))
-        else:
+        elif item["type"] == "attr":
             flags.append((role, _json_flag(item["range_values"], role)))
     _check_arguments(op, tensors, scalars, flags)  # (before the out dtype, which reads them)
     out_dtype = _json_out_dtype(op, tensors)
