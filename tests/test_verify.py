@@ -684,6 +684,8 @@ def _edit_entry(folder: Path, **fields) -> None:
      "{m}: inputs.self.numpy_dtype is 'float32', expected 'float16' (its dtype 'DT_FLOAT16')"),
     (lambda f: (f / "self.bin").unlink(), "self.bin: No such file or directory ({m}: inputs.self.file names it)"),
     (lambda f: (f / "case.json").write_text("{"), "{m}: cannot read it as a case's manifest"),
+    (lambda f: (f / "case.json").write_text((f / "case.json").read_text().replace('"inputs": {', '"inputs": {}, "inputs": {', 1)),
+     "{m}: cannot read it as a case's manifest (an object names the key 'inputs' twice"),
     # (a breaker: a plain RecursionError, not the GoldenFileError documented)
     (lambda f: (f / "case.json").write_text(DEEP_JSON),
      ("{m}: cannot read it as a case's manifest (its arrays and objects nest more than 100 levels deep (opsnn's "
@@ -1111,6 +1113,19 @@ def test_an_empty_json_object_holds_no_case(tmp_path, capsys):
     path.write_text("{}")
     assert cli.main(["verify", str(path)]) == 2
     assert "holds no case" in capsys.readouterr().err
+
+
+def test_a_json_key_given_twice_in_one_object_is_a_usage_error(tmp_path, capsys):
+    """(A breaker) Python's JSON reader keeps the last of two equal keys: a case whose aclnn_name
+    was written twice ran the second operator, exit 0, and a hand-edited case.json read its last
+    entry alike. Every JSON file opsnn reads (cli_args.read_json) refuses it, naming the key."""
+    case = json.dumps(json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 0.5))
+    path = tmp_path / "atk_twice.json"
+    path.write_text("[" + case.replace("{", '{"aclnn_name": "aclnnLeakyRelu", ', 1) + "]")
+    assert cli.main(["verify", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"opsnn verify: error: {path}: not a readable atk aclnn ST json case file (an object names the key "
+        "'aclnn_name' twice; a JSON reader would keep one of them silently)\n")
 
 
 def test_json_nested_deeper_than_the_reader_follows_is_a_usage_error(tmp_path, capsys):

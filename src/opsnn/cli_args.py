@@ -283,11 +283,12 @@ def read_json(text: str):
     a ValueError saying so, as any other malformed JSON is (``[[[...]]]`` 100 000 deep was a
     RecursionError, a traceback of verify, compare and ``golden_files.load``). One reader for
     every JSON file opsnn reads: case files, case.json, the dump's index, an earlier --json
-    results file."""
+    results file. An object naming a key twice is a ValueError too: the reader would keep the
+    last silently (a case's aclnn_name written twice ran the second operator)."""
     deep = ValueError(f"its arrays and objects nest more than {JSON_MAX_DEPTH} levels deep (opsnn's JSON files "
                       "nest a few; Python's JSON reader gives up near 1000)")
     try:
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise deep from None
     # (iterative: a walk by recursion would meet the limit the reader met); only arrays and
@@ -299,6 +300,16 @@ def read_json(text: str):
             raise deep
         stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value)
                      if isinstance(item, (list, dict)))
+    return document
+
+
+def _unique_keys(pairs: list) -> dict:
+    """``read_json``'s objects: a dict of ``pairs``, refused where a key comes twice."""
+    document = dict(pairs)
+    if len(document) < len(pairs):
+        seen = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise ValueError(f"an object names the key {twice!r} twice; a JSON reader would keep one of them silently")
     return document
 
 
