@@ -1297,6 +1297,51 @@ def test_cache_command_without_numba(tmp_path):
     assert "removed 1 kernel cache directory" in cleared.stdout and not stale.exists()
 
 
+def test_no_writable_directory_for_the_kernel_cache_is_said_plainly(tmp_path):
+    """Where neither the cache root (here a file) nor any temporary directory takes a file (a
+    read-only container: HOME, /tmp, /var/tmp and the working directory all read-only), the numba
+    backend cannot load and the automatic choice runs on NumPy, the numbers unchanged; its
+    warning said only numba's "cannot cache function 'gather_tile': no locator available for
+    file .../_numba_support.py", and `opsnn cache` ended in "error: [Errno 2] No usable temporary
+    directory found". Both now name the root, why it is unusable and OPSNN_CACHE_DIR."""
+    root = tmp_path / "a-file"
+    root.write_text("not a directory")
+    # the state tempfile finds on a read-only system (as root, no directory here refuses a file)
+    unusable = ("import tempfile\n"
+                "def _none(): raise FileNotFoundError(2, 'No usable temporary directory found in [\\'/tmp\\']')\n"
+                "tempfile._get_default_tempdir = _none\n"
+                "tempfile.tempdir = None\n")
+    call = unusable + """
+import warnings
+import numpy as np
+import opsnn
+from opsnn import kernels
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    got = opsnn.leaky_relu(np.array([-2.0, 3.0], np.float32), 0.5)
+print(kernels.default_name(), got.tolist())
+for w in caught:
+    print(type(w.message).__name__, w.message)
+"""
+    env = {**os.environ, "OPSNN_CACHE_DIR": str(root)}
+    env.pop("OPSNN_BACKEND", None)
+    done = subprocess.run([sys.executable, "-c", call], capture_output=True, text=True, env=env, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    why = (f"no directory takes the compiled-kernel cache: {root} is not a directory and no temporary "
+           f"directory is usable (No usable temporary directory found in ['/tmp']); set OPSNN_CACHE_DIR "
+           f"to a writable directory")
+    assert done.stdout == ("numpy [-1.0, 3.0]\n"
+                           f"BackendFallbackWarning opsnn: the numba kernel backend is not available (kernel "
+                           f"backend 'numba' cannot be loaded: {why}); using the NumPy backend\n")
+    listing = subprocess.run([sys.executable, "-c", unusable + "import sys; from opsnn.cli import main; "
+                              "sys.exit(main(['cache']))"], capture_output=True, text=True, env=env, timeout=120,
+                             check=False)
+    assert listing.returncode == 0 and listing.stderr == "", listing.stderr
+    assert listing.stdout.startswith(f"kernel cache  none: {why}; kernels run on the NumPy backend\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
 def test_cache_root_expands_a_home_directory(monkeypatch, tmp_path):
     """OPSNN_CACHE_DIR='~/...' (quoted, so the shell left the ~) is under the home directory, not
     a directory named ``~`` in the working directory (a new user's)."""

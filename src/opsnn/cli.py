@@ -230,8 +230,7 @@ def _run_cache(args) -> int:
     root = kernel_cache.cache_root()
     current = kernel_cache.existing_cache_dir()
     stale = kernel_cache.stale_cache_dirs()
-    # (a breaker: a root that is a file was said to be "not writable")
-    unusable = "is not a directory" if root.exists() and not root.is_dir() else "is not writable"
+    unusable = kernel_cache.root_problem()
     where = "" if current is None or current.parent == root else f" (a temporary directory: {root} {unusable})"
     if args.prune or args.clear:
         doomed = stale + ([current] if args.clear and current and not current.is_symlink() else [])
@@ -258,9 +257,13 @@ def _run_cache(args) -> int:
     if numba_version is None:  # (a breaker: a traceback, --clear's too)
         print("kernel cache  none: numba is not installed, so this opsnn compiles nothing")
     elif current is None:
-        where = f"under {root}" if kernel_cache.root_takes_cache() else \
-            f"in {tempfile.gettempdir()} ({root} {unusable})"
-        print(f"kernel cache  none yet {versions}: the first call makes it {where}")
+        try:
+            where = f"under {root}" if kernel_cache.root_takes_cache() else \
+                f"in {tempfile.gettempdir()} ({root} {unusable})"
+        except OSError as exc:  # no temporary directory either: the numba backend does not load
+            print(f"kernel cache  none: {kernel_cache.nowhere(exc)}; kernels run on the NumPy backend")
+        else:
+            print(f"kernel cache  none yet {versions}: the first call makes it {where}")
     else:
         modules = len(list(current.glob("k_*.py")))
         print(f"kernel cache  {current}{where}: {counted(modules, 'kernel module')}, "

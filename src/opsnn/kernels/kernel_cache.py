@@ -79,7 +79,8 @@ def stale_cache_dirs() -> list[Path]:
 def cache_dir() -> Path:
     """Where generated kernel modules (and numba's cache beside them) live: a directory of
     ``cache_root()`` named by the support version (created), or one in the temporary directory
-    where that is not writable."""
+    where that is not writable; OSError (``nowhere``'s message) where no temporary directory is
+    usable either."""
     path = _versioned(cache_root())
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -99,8 +100,28 @@ def existing_cache_dir() -> Path | None:
         return path if path.is_dir() else None
     if _TEMPORARY_CACHE:
         return _TEMPORARY_CACHE[0]
-    name = _versioned(Path(tempfile.gettempdir()), temporary=True)
+    try:
+        name = _versioned(Path(tempfile.gettempdir()), temporary=True)
+    except OSError:  # no temporary directory at all: no cache anywhere
+        return None
     return name if _private(name) else _own_temporary(name)
+
+
+def root_problem() -> str:
+    """Why ``cache_root()`` takes no cache, as a sentence's end: a file there was said to be "not
+    writable" (a breaker's)."""
+    root = cache_root()
+    return "is not a directory" if root.exists() and not root.is_dir() else "is not writable"
+
+
+def nowhere(exc: OSError) -> str:
+    """What to tell where neither ``cache_root()`` nor a temporary directory takes the cache
+    (``exc``: the temporary directory's failure): numba had said only "cannot cache function
+    'gather_tile': no locator available for file ...", and ``opsnn cache`` ended in tempfile's
+    error (a read-only container's breaker)."""
+    reason = exc.strerror if isinstance(exc, FileNotFoundError) and exc.strerror else exc
+    return (f"no directory takes the compiled-kernel cache: {cache_root()} {root_problem()} and no "
+            f"temporary directory is usable ({reason}); set OPSNN_CACHE_DIR to a writable directory")
 
 
 def root_takes_cache() -> bool:
@@ -152,13 +173,16 @@ def _temporary_cache() -> Path:
     after it with a suffix, else a fresh one so named (``mkdtemp``): later processes find and
     reuse it, where each made its own and compiled every kernel again (a new user's breaker)."""
     if not _TEMPORARY_CACHE:
-        path = _versioned(Path(tempfile.gettempdir()), temporary=True)
         try:
-            path.mkdir(mode=0o700)
-        except OSError:  # there already, or the temporary directory is not writable either
-            pass
-        if not _private(path):
-            path = _own_temporary(path) or Path(tempfile.mkdtemp(prefix=path.name + "-"))
+            path = _versioned(Path(tempfile.gettempdir()), temporary=True)
+            try:
+                path.mkdir(mode=0o700)
+            except OSError:  # there already, or the temporary directory is not writable either
+                pass
+            if not _private(path):
+                path = _own_temporary(path) or Path(tempfile.mkdtemp(prefix=path.name + "-"))
+        except OSError as exc:
+            raise OSError(nowhere(exc)) from exc
         _TEMPORARY_CACHE.append(path)
     return _TEMPORARY_CACHE[0]
 
@@ -179,6 +203,12 @@ def claim_package_sources() -> None:
     locator puts them, also where NUMBA_CACHE_DIR names another place)."""
     if _CLAIMED:
         return
+    # every walker is a module written there: with no directory for it the backend could run no
+    # kernel (each fell back to NumPy, logged), and numba's own locators took these helpers
+    try:
+        cache_dir()
+    except OSError as exc:
+        raise ImportError(str(exc)) from exc
     from numba.core import caching
 
     class Locator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
@@ -229,4 +259,4 @@ def claim_package_sources() -> None:
 
 
 __all__ = ["CACHE_PREFIX", "SUPPORT_VERSION", "cache_dir", "cache_root", "claim_package_sources", "existing_cache_dir",
-           "numba_version", "root_takes_cache", "stale_cache_dirs"]
+           "nowhere", "numba_version", "root_problem", "root_takes_cache", "stale_cache_dirs"]
