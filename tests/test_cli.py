@@ -53,6 +53,35 @@ def test_demo_prints_both_samples_results_and_a_bit_exact_table():
     assert leaky == ["DT_FLOAT", "DT_FLOAT16", "DT_DOUBLE", "DT_BF16"], leaky
 
 
+@pytest.mark.parametrize("columns", ["20", "40"])
+def test_demo_table_in_a_narrow_terminal_keeps_every_name_and_verdict(columns):
+    """A terminal narrower than the dtype table (a split pane, COLUMNS=40; or COLUMNS=20 with the
+    output piped) had rich cut every cell to fit: "Hard…", "DT_I…", and at 20 columns the
+    bit-exact column was "…", the demo's verdict gone. There the table is one line a row, columns
+    aligned, which the terminal wraps and nothing cuts."""
+    env = {**os.environ, "COLUMNS": columns, "OPSNN_BACKEND": "numpy"}  # (NumPy: nothing to compile)
+    done = subprocess.run([sys.executable, "-m", "opsnn", "demo", "--shape", "8", "--repeat", "1"],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    out = done.stdout
+    assert "…" not in out and "│" not in out, out
+    table = out[out.index("Pythonic API on random [8] inputs vs the float64 reference\n"):].splitlines()[1:]
+    assert table[0].split() == ["operator", "dtype", "bit-exact", "median", "time", "throughput"]
+    lines = [line for line in table[1:] if line.split()[:1] in (["LeakyReluBackward"], ["HardtanhBackward"],
+                                                                  ["LeakyRelu"], ["Hardtanh"])]
+    rows = [line.split() for line in lines]  # (a row that waited for a core ends in " *", as in the box)
+    assert all(row[2:3] == ["yes"] and row[4] == "µs" and row[6] == "GB/s" and row[7:] in ([], ["*"])
+               for row in rows), rows
+    assert [row[:2] for row in rows] == (
+        [["LeakyReluBackward", d] for d in ("DT_FLOAT", "DT_FLOAT16", "DT_DOUBLE", "DT_BF16")]
+        + [["HardtanhBackward", d] for d in ("DT_FLOAT", "DT_FLOAT16", "DT_BF16")]
+        + [["LeakyRelu", d] for d in ("DT_FLOAT", "DT_FLOAT16", "DT_DOUBLE", "DT_BF16")]
+        + [["Hardtanh", d] for d in ("DT_FLOAT", "DT_FLOAT16", "DT_DOUBLE", "DT_BF16", "DT_INT8", "DT_UINT8",
+                                     "DT_INT16", "DT_INT32", "DT_INT64")])
+    assert table[1:len(lines) + 1] == lines  # the rows right under the header, then any caption
+    assert {len(line) for line in lines} == {len(table[0])}, table  # aligned: as long as the header
+
+
 def test_demo_on_ascend310b_prints_the_samples_status_and_goes_on():
     """LeakyReluBackward has no kernel on Ascend310B: its sample prints the 561003 line, as the C
     sample does, and the demo goes on with the HardtanhBackward sample and the operators there;
