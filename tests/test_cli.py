@@ -53,6 +53,19 @@ def test_demo_prints_both_samples_results_and_a_bit_exact_table():
     assert leaky == ["DT_FLOAT", "DT_FLOAT16", "DT_DOUBLE", "DT_BF16"], leaky
 
 
+@pytest.mark.parametrize("command", [["opsnn", "list"], ["opsnn", "describe", "LeakyReluBackward"],
+                                     ["opsnn.samples"]])
+def test_a_command_started_with_stdout_closed_runs_as_into_dev_null(command):
+    """Started with descriptor 1 closed (``opsnn list >&-``, a service's shut stdout), Python
+    sets sys.stdout to None; print() then writes nothing, but the flush after the command was an
+    AttributeError traceback on stderr, exit 1, though the command had run. It runs as if its
+    output went to /dev/null now: exit 0 (the samples' status), nothing on stderr."""
+    env = {**os.environ, "OPSNN_BACKEND": "numpy"}  # (the samples: nothing to compile)
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", *command],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 @pytest.mark.parametrize("columns", ["20", "40"])
 def test_demo_table_in_a_narrow_terminal_keeps_every_name_and_verdict(columns):
     """A terminal narrower than the dtype table (a split pane, COLUMNS=40; or COLUMNS=20 with the

@@ -37,6 +37,7 @@ from .cli_args import (
     int_at_least,
     numpy_dtype,
     random_input,
+    stdout_or_devnull,
 )
 
 # subcommand -> module providing add_arguments(parser) and run(args) -> int
@@ -111,6 +112,7 @@ def _format_warning(message, category, filename, lineno, line=None) -> str:
 
 
 def _main(argv: list[str]) -> int:
+    stdout_or_devnull()
     for stream in (sys.stdout, sys.stderr):
         # a character the stream cannot encode prints as ?, where it ended the command with
         # UnicodeEncodeError: in an ASCII or Latin-1 locale the µ of µs or the § of a spec

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -384,6 +385,16 @@ def random_input(rng, shape: tuple[int, ...], dtype, spread: float = 2.0):
         return rng.uniform(-spread, spread, shape).astype(dtype)
     values = (0, 1) if dtype.kind == "b" else _UNSIGNED_VALUES if dtype.kind == "u" else _SIGNED_VALUES
     return rng.permutation(np.resize(np.array(values), math.prod(shape))).reshape(shape).astype(dtype)
+
+
+def stdout_or_devnull() -> None:
+    """Make ``sys.stdout`` /dev/null where the process started without one (descriptor 1 closed:
+    ``opsnn list >&-``, a service's shut stdout; Python then sets it to None). print() writes
+    nothing there, but the flush after a command raised AttributeError, a traceback and exit 1
+    though the command had run (a breaker's); /dev/null takes descriptor 1 again, as the lowest
+    free one, so the command runs as if its output were discarded."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the process's stdout, open to its end
 
 
 class PipeConsole(Console):

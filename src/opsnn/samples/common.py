@@ -11,7 +11,7 @@ import numpy as np
 
 import opsnn.acl as acl
 from opsnn._core import platform
-from opsnn.cli_args import add_soc_option
+from opsnn.cli_args import add_soc_option, stdout_or_devnull
 
 
 class SampleError(Exception):
@@ -30,6 +30,7 @@ def run_as_script(main, module: str) -> None:
     that ret modulo 256, 561003 as 107, as a C ``return ret`` from main gives), or 141 when
     stdout's reader went away (``| head``), as ``opsnn`` exits then, instead of a
     BrokenPipeError traceback."""
+    stdout_or_devnull()
     doc = sys.modules[main.__module__].__doc__ or ""
     # run by path (examples/ links to these files), the usage names that file, as argparse does
     by_path = getattr(sys.modules["__main__"], "__spec__", None) is None
