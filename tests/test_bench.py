@@ -161,6 +161,21 @@ def test_without_the_compiled_backend_a_clear_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_help_under_python_oo():
+    """``python -OO benchmarks/bench.py --help`` (or PYTHONOPTIMIZE=2, which some images set) strips
+    docstrings, and the parser's description, the module docstring's first line, was
+    ``None.splitlines()``: an AttributeError traceback before any option was read. It prints the
+    usage, exit 0."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-OO", "-m", "opsnn.bench", "--help"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"}, timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("usage: opsnn bench [-h] [--quick]")
+
+
 def test_measure_shuffles_each_round():
     """Each sample round takes the methods in its own order (the after-effects of one method
     must not land on the same neighbour every round), and every method is timed once a round,

@@ -1053,7 +1053,8 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="opsnn bench", description=__doc__.splitlines()[0])
+    # (python -OO strips the docstring: None there, and None.splitlines() was a traceback)
+    parser = argparse.ArgumentParser(prog="opsnn bench", description=(__doc__ or "").partition("\n")[0] or None)
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:
