@@ -2034,3 +2034,27 @@ def test_ml_dtypes_is_imported_by_the_first_bfloat16_not_by_opsnn():
             "assert dtypes.to_numpy(DataType.BF16).name == 'bfloat16' and 'ml_dtypes' in sys.modules\n"
             "print('ok')\n")
     assert "ok" in run_python(code)
+
+
+def test_numba_cpu_name_generic_compiles_float16_without_f16c():
+    """NUMBA_CPU_NAME=generic (numba's setting for machine code portable across hosts, a cache
+    built into an image: it sets NUMBA_CPU_FEATURES empty) has numba compile for a target without
+    F16C. opsnn chose its F16C conversions from the host's features, so LLVM lowered them to
+    calls of __extendhfsf2 that the JIT cannot link: "LLVM ERROR: Symbol not found", the process
+    aborted (SIGABRT) at the first float16 kernel. The features are numba's target's now: the
+    bit formulas there, NumPy's bits (a signalling NaN kept as one)."""
+    import os
+
+    code = """
+import numpy as np
+import opsnn
+from opsnn.kernels import _numba_support as S
+x = np.array([-2.0, 3.0, -0.0, 65504.0, -np.inf, 6e-08], np.float16)
+x = np.concatenate([x, np.array([0x7D01, 0xFC00 | 0x0201], np.uint16).view(np.float16)])  # signalling NaNs
+got = opsnn.leaky_relu(x, 0.5)
+expected = np.where(x > 0, x, (x.astype(np.float32) * np.float32(0.5)).astype(np.float16))
+print(S.HAS_F16C, S.VECTOR_BYTES, got.view(np.uint16).tolist() == expected.view(np.uint16).tolist())
+"""
+    env = {**os.environ, "NUMBA_CPU_NAME": "generic", "OPSNN_BACKEND": "numba"}
+    env.pop("NUMBA_CPU_FEATURES", None)
+    assert run_python(code, 300, env).split() == ["False", "16", "True"]

@@ -193,8 +193,16 @@ def pool_threads(typingctx):
     return types.int64(), codegen
 
 
-def _host_features() -> set:
-    """The host CPU's features as LLVM names them ('+avx2', '+f16c', ...); none if unknown."""
+def _target_features() -> set:
+    """The CPU features numba compiles for, as LLVM names them ('+avx2', '+f16c', ...): its
+    NUMBA_CPU_FEATURES where set (NUMBA_CPU_NAME=generic sets it empty: machine code portable
+    across hosts), else the host CPU's; none if unknown. Not the host's alone: under
+    NUMBA_CPU_NAME=generic the F16C conversions became calls of __extendhfsf2, which numba's JIT
+    cannot link ("LLVM ERROR: Symbol not found", the process aborted at its first float16 kernel)."""
+    from numba.core import config
+
+    if config.CPU_FEATURES is not None:
+        return set(config.CPU_FEATURES.split(","))
     try:
         from llvmlite import binding
 
@@ -203,9 +211,9 @@ def _host_features() -> set:
         return set()
 
 
-_HOST_FEATURES = _host_features()
-# bytes in one of the host's vector registers: 64 with AVX-512, 32 with AVX2, else 16 (SSE, NEON)
-VECTOR_BYTES = 64 if "+avx512f" in _HOST_FEATURES else 32 if "+avx2" in _HOST_FEATURES else 16
+_TARGET_FEATURES = _target_features()
+# bytes in one of the target CPU's vector registers: 64 with AVX-512, 32 with AVX2, else 16 (SSE, NEON)
+VECTOR_BYTES = 64 if "+avx512f" in _TARGET_FEATURES else 32 if "+avx2" in _TARGET_FEATURES else 16
 
 
 def transpose_lanes(itemsize: int) -> int:
@@ -734,7 +742,7 @@ def span_view(a):
 
 # F16C (vcvtph2ps / vcvtps2ph) converts exactly like NumPy except that it quiets signalling NaNs;
 # h2f/f2h use it and take NaN lanes from the bit formulas, so the result is still NumPy's.
-HAS_F16C = "+f16c" in _HOST_FEATURES
+HAS_F16C = "+f16c" in _TARGET_FEATURES
 
 
 @njit(cache=True, nogil=True)
