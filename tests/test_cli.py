@@ -1384,6 +1384,27 @@ for w in caught:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
+def test_cache_root_without_any_home_directory(capsys, monkeypatch):
+    """HOME unset and no password-database entry for the uid (a container run as a --user its
+    image does not know): Path.home() raised RuntimeError, so the numba backend failed to load
+    (every kernel on NumPy, ~17x slower) and `opsnn cache` ended in a traceback. The home is then
+    read as Python reads an empty HOME, "/": a root only the superuser may write, so kernels go
+    to the private temporary directory."""
+    import pwd
+
+    from opsnn.kernels import kernel_cache as kc
+
+    def unknown(uid):
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    for name in ("HOME", "XDG_CACHE_HOME", "OPSNN_CACHE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    assert kc.cache_root() == Path("/.cache/opsnn")
+    code, out = _run(capsys, "cache")
+    assert code == 0 and out.startswith("kernel cache  "), out
+
+
 def test_cache_root_expands_a_home_directory(monkeypatch, tmp_path):
     """OPSNN_CACHE_DIR='~/...' (quoted, so the shell left the ~) is under the home directory, not
     a directory named ``~`` in the working directory (a new user's)."""

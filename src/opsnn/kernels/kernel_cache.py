@@ -51,7 +51,19 @@ def cache_root() -> Path:
     if root:
         return _absolute(root)
     xdg = os.environ.get("XDG_CACHE_HOME")
-    return (_absolute(xdg) if xdg else Path.home() / ".cache") / "opsnn"
+    return (_absolute(xdg) if xdg else _home() / ".cache") / "opsnn"
+
+
+def _home() -> Path:
+    """The home directory; "/" where none can be found (HOME unset and no password-database entry
+    for this uid: a container run as a --user its image does not know), as Python reads an empty
+    HOME. Path.home() raised RuntimeError there: the numba backend failed to load, every kernel
+    ran on NumPy, and `opsnn cache` ended in a traceback; "/" takes no cache but the superuser's,
+    so the kernels go to the private temporary directory (``cache_dir``)."""
+    try:
+        return Path.home()
+    except RuntimeError:
+        return Path("/")
 
 
 @functools.cache
