@@ -66,6 +66,25 @@ def test_a_command_started_with_stdout_closed_runs_as_into_dev_null(command):
     assert (done.returncode, done.stderr) == (0, "")
 
 
+def test_columns_zero_reads_as_an_unknown_width():
+    """COLUMNS=0 (what a script exporting `tput cols` of no terminal sets) made rich's consoles 0
+    wide: `opsnn run` and `opsnn demo` printed nothing at all, exit 0, the samples' results and
+    the verdicts gone. 0 reads as unset, as Python's shutil.get_terminal_size reads it: the
+    terminal's width, else 80."""
+    def run(*argv, **env):
+        environ = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+        done = subprocess.run([sys.executable, "-m", "opsnn", *argv], capture_output=True, text=True,
+                              env={**environ, "OPSNN_BACKEND": "numpy", **env}, timeout=300, check=False)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return done.stdout
+
+    command = ("run", "leaky_relu_backward", "--shape", "2", "3")
+    assert run(*command, COLUMNS="0") == run(*command)
+    assert "aclnnLeakyReluBackward: ret 0 (ACLNN_SUCCESS)" in run(*command)
+    out = run("demo", "--shape", "8", "--repeat", "1", COLUMNS="0")
+    assert "result[0] is: 2.000000" in out and "│ LeakyReluBackward │ DT_FLOAT   │ yes" in out, out
+
+
 @pytest.mark.parametrize("columns", ["20", "40"])
 def test_demo_table_in_a_narrow_terminal_keeps_every_name_and_verdict(columns):
     """A terminal narrower than the dtype table (a split pane, COLUMNS=40; or COLUMNS=20 with the

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -401,6 +402,14 @@ class PipeConsole(Console):
     """rich's console, but a closed stdout (``opsnn ... | head``) raises BrokenPipeError for
     ``cli.main`` to end the command with status 141, where rich's own handling exits with 1,
     the status of a failed operator call."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.width < 1:
+            # COLUMNS=0 (a script's `tput cols` of no terminal) made it 0 wide: `opsnn run` and
+            # `opsnn demo` printed nothing at all; read as unset, as shutil reads it (the
+            # terminal's width, else 80)
+            self.width = shutil.get_terminal_size().columns
 
     def on_broken_pipe(self) -> None:
         raise BrokenPipeError
