@@ -90,13 +90,17 @@ def test_demo_table_in_a_narrow_terminal_keeps_every_name_and_verdict(columns):
     """A terminal narrower than the dtype table (a split pane, COLUMNS=40; or COLUMNS=20 with the
     output piped) had rich cut every cell to fit: "Hard…", "DT_I…", and at 20 columns the
     bit-exact column was "…", the demo's verdict gone. There the table is one line a row, columns
-    aligned, which the terminal wraps and nothing cuts."""
+    aligned, which the terminal wraps and nothing cuts; the samples' lines likewise."""
     env = {**os.environ, "COLUMNS": columns, "OPSNN_BACKEND": "numpy"}  # (NumPy: nothing to compile)
     done = subprocess.run([sys.executable, "-m", "opsnn", "demo", "--shape", "8", "--repeat", "1"],
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     out = done.stdout
     assert "…" not in out and "│" not in out, out
+    # the samples' lines whole too, as the C samples print them (they were folded at the width:
+    # "result[0] is: " and "2.000000" on two lines in a file)
+    assert "\naclnnLeakyReluBackward sample (test_aclnn_leaky_relu_backward)\nresult[0] is: 2.000000\n" in out, out
+    assert "\naclnnHardtanhBackward sample (test_aclnn_hardtanh_grad)\nresult[0] is: 0.000000\n" in out, out
     table = out[out.index("Pythonic API on random [8] inputs vs the float64 reference\n"):].splitlines()[1:]
     assert table[0].split() == ["operator", "dtype", "bit-exact", "median", "time", "throughput"]
     lines = [line for line in table[1:] if line.split()[:1] in (["LeakyReluBackward"], ["HardtanhBackward"],

@@ -7,6 +7,7 @@ LeakyReluBackward, its sample's GetWorkspaceSize returns 561003), else 0."""
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import math
 import statistics
@@ -70,9 +71,11 @@ def run(args) -> int:
     failed = False
     for title, sample in (("aclnnLeakyReluBackward sample (test_aclnn_leaky_relu_backward)", leaky_sample),
                           ("aclnnHardtanhBackward sample (test_aclnn_hardtanh_grad)", hardtanh_sample)):
-        console.print(f"[bold]{title}[/bold]")
+        # each line whole, as the C sample prints it (a narrow COLUMNS had folded "result[0] is: 2.000000"
+        # in two, in a file too); the terminal wraps it
+        console.print(f"[bold]{title}[/bold]", soft_wrap=True)
         # (a new user's: a failed sample had exited 0, where python -m opsnn.samples exits with its ret)
-        failed = run_sample(sample.main, console.print) != 0 or failed
+        failed = run_sample(sample.main, functools.partial(console.print, soft_wrap=True)) != 0 or failed
         console.print()
     # a first run on the numba backend compiles each kernel here (tens of seconds on 2 cores): say
     # so before the wait; the NumPy backend (numba missing, or OPSNN_BACKEND=numpy) compiles nothing
