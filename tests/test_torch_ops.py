@@ -1631,7 +1631,7 @@ def test_a_dtype_no_soc_takes_is_refused_for_its_dtype_not_a_scalar(call, says):
     assert says in str(info.value) and "no SoC does" in str(info.value) and "does not fit" not in str(info.value)
 
 
-# ---- the CPU kernels' memo (_ops._known): a call that hits gives what an uncached one gives ----
+# ---- the CPU kernels' memo (_memo._known): a call that hits gives what an uncached one gives ----
 
 def _outcome(fn):
     """What a call gives, as far as a caller can tell: the result's dtype, shape, strides, bits,
@@ -1705,7 +1705,7 @@ def _memo_steps():
         lambda: ot.leaky_relu(x.clone(), 0.1, inplace=True), lambda: ot.leaky_relu(x[:1].expand(3, 4), 0.1),
         lambda: ot.leaky_relu(x[:1].clone().expand(3, 4), 0.1, inplace=True),
         lambda: ot.hardtanh(x[:1].clone().expand(3, 4), -1.0, 1.0, inplace=True),
-        # in place, the scalars as torch takes them (_ops._taken): a zero's sign, an int, NaN, refusals
+        # in place, the scalars as torch takes them (_checks._taken): a zero's sign, an int, NaN, refusals
         lambda: ot.leaky_relu(x.clone(), -0.0, inplace=True), lambda: ot.leaky_relu(x.clone(), 0.0, inplace=True),
         lambda: ot.leaky_relu(x.clone(), float("nan"), inplace=True),
         lambda: ot.leaky_relu(x.double(), 1e39, inplace=True), lambda: ot.leaky_relu(x.double(), 1e38, inplace=True),
@@ -1733,24 +1733,24 @@ def _memo_steps():
 
 
 def test_kernel_memo_hits_give_what_an_uncached_call_gives():
-    """The kernels keep what they derive from metadata (``_ops._known``); a sequence of calls
+    """The kernels keep what they derive from metadata (``_memo._known``); a sequence of calls
     that vary one key field at a time (strides of the same shape, the sign of a zero slope, an int
     or a NaN scalar, one out of range, the SoC in force, a broadcast or 0-d operand, grad mode,
     a tensor that now requires grad, in place on an expanded view) gives, cached and repeated, each
     outcome (bits, strides, grad_fn, error and message) that the call gives with every cache
     cleared first."""
     from opsnn import _fastpath
-    from opsnn.torch import _ops as kernels
+    from opsnn.torch import _memo
 
     steps = _memo_steps()
     uncached = []
     for step in steps:
-        kernels._MEMO.clear()
+        _memo._MEMO.clear()
         _fastpath.clear()
         uncached.append(_outcome(step))
     cached = [_outcome(step) for step in steps]
     again = [_outcome(step) for step in steps]
-    assert len(kernels._MEMO) > 20  # the memo was used
+    assert len(_memo._MEMO) > 20  # the memo was used
     for number, (want, got, hit) in enumerate(zip(uncached, cached, again)):
         assert got == want, f"step {number}"
         assert hit == want, f"step {number}, repeated"
@@ -1760,25 +1760,25 @@ def test_kernel_memo_hits_give_what_an_uncached_call_gives():
 def test_kernel_memo_keeps_no_refused_plan_and_stays_bounded(monkeypatch):
     """A refused call is not kept (it is refused again, the same way); NaN scalars are never kept;
     the memo keeps at most MEMO_ENTRIES plans, dropping its older half when full."""
-    from opsnn.torch import _ops as kernels
+    from opsnn.torch import _memo
 
-    kernels._MEMO.clear()
+    _memo._MEMO.clear()
     x = torch.tensor([-2.0, 0.5, 3.0], dtype=torch.float64)
     for _ in range(2):
         with pytest.raises(AclnnRuntimeError, match="negative_slope 1e\\+39 is outside float32's range"):
             ot.leaky_relu(x, 1e39)
         ot.leaky_relu(x, float("nan"))
-    assert not kernels._MEMO
-    monkeypatch.setattr(kernels, "MEMO_ENTRIES", 8)
+    assert not _memo._MEMO
+    monkeypatch.setattr(_memo, "MEMO_ENTRIES", 8)
     slopes = [0.5 + k / 64 for k in range(20)]
     for slope in slopes:
         assert_same_bits(ot.leaky_relu(x, slope), F.leaky_relu(x, slope))
-        assert len(kernels._MEMO) <= 8
-    assert [key[-2] for key in kernels._MEMO] == slopes[-len(kernels._MEMO):]  # the newest kept
-    kernels._MEMO.clear()
+        assert len(_memo._MEMO) <= 8
+    assert [key[-2] for key in _memo._MEMO] == slopes[-len(_memo._MEMO):]  # the newest kept
+    _memo._MEMO.clear()
 
 
-# ---- direct in-place calls (_ops.call_inplace): what the dispatcher's path gives, call by call ----
+# ---- direct in-place calls (_inplace_autograd.call_inplace): what the dispatcher's path gives ----
 
 def _inplace_steps():
     """Each step makes fresh tensors and returns (the tensors to watch, the in-place call on them):
@@ -1896,25 +1896,25 @@ def _inplace_outcome(step):
 
 def test_inplace_direct_calls_give_what_the_dispatcher_gives(monkeypatch):
     """opsnn.torch's in-place calls run the ops' Autograd kernel themselves where ``direct``
-    allows (``_ops.call_inplace``); each step, with fresh tensors, gives through it what it gives
-    through torch.ops.opsnn.*_ and the dispatcher: the result's bits, the tensor itself, its version
+    allows (``_inplace_autograd.call_inplace``); each step, with fresh tensors, gives through it
+    what it gives through torch.ops.opsnn.*_ and the dispatcher: the result's bits, the tensor itself, its version
     (one bump, none where refused), grad_fn names, gradients, errors (type, status, message, and
     nothing written): leaves refused, views of tensors requiring grad, no_grad, inference tensors
     and mode, overlapping views, refused scalars, dtypes and SoCs. The direct path is taken."""
-    from opsnn.torch import _ops as kernels
+    from opsnn.torch import _inplace_autograd
 
     taken = []
-    for name, kernel in list(kernels._INPLACE_AUTOGRAD.items()):
+    for name, kernel in list(_inplace_autograd._INPLACE_AUTOGRAD.items()):
         def counted(keyset, *args, kernel=kernel):
             taken.append(keyset is None)
             return kernel(keyset, *args)
-        monkeypatch.setitem(kernels._INPLACE_AUTOGRAD, name, counted)
+        monkeypatch.setitem(_inplace_autograd._INPLACE_AUTOGRAD, name, counted)
     steps = _inplace_steps()
     directly = [_inplace_outcome(step) for step in steps]
     assert taken.count(True) >= 100  # the direct path ran
     taken.clear()
     with monkeypatch.context() as patch:
-        patch.setattr(kernels, "direct", lambda *args: False)
+        patch.setattr(_inplace_autograd, "direct", lambda *args: False)
         dispatched = [_inplace_outcome(step) for step in steps]
     assert not taken  # the dispatcher's Autograd kernel is the registered one
     for number, (got, want) in enumerate(zip(directly, dispatched)):

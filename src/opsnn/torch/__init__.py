@@ -57,10 +57,12 @@ except ImportError as exc:  # an explicitly requested optional part: fail loudly
     raise ImportError("opsnn.torch needs PyTorch; install the torch extra (torch==2.13.0 CPU): "
                       f"`{install_hint('torch')}`") from exc
 
-from torch.overrides import handle_torch_function  # noqa: E402, I001 - after the guarded torch import
+from torch.overrides import handle_torch_function  # noqa: E402 - after the guarded torch import
 
-from . import _ops  # noqa: E402 - registers torch.ops.opsnn.*
-from ._ops import no_forward_ad as _no_forward_ad  # noqa: E402
+# importing these registers torch.ops.opsnn.*: _ops (which they import) defines the ops and their
+# fake kernels, then _autograd and _inplace_autograd register the ops' autograd
+from . import _autograd, _inplace_autograd  # noqa: E402
+from ._autograd import no_forward_ad as _no_forward_ad  # noqa: E402
 from ._bridge import AclnnRuntimeError, from_numpy, to_numpy  # noqa: E402
 
 
@@ -132,8 +134,8 @@ def _inplace(name: str, input: torch.Tensor, *scalars) -> torch.Tensor:
     defined with ``torch.library.custom_op`` alone is off the same way). ``torch.ops.opsnn.*_``
     called directly inside a compiled function still meets that bug (docs/torch.md)."""
     if torch.compiler.is_compiling():
-        return input.copy_(_ops.call(name, input.clone(), *scalars))
-    return _ops.call_inplace(name + "_", input, *scalars)
+        return input.copy_(_autograd.call(name, input.clone(), *scalars))
+    return _inplace_autograd.call_inplace(name + "_", input, *scalars)
 
 
 def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:
@@ -149,7 +151,7 @@ def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool 
         negative_slope = _number(negative_slope, "negative_slope", "leaky_relu")
     if inplace:
         return _inplace("leaky_relu", input, negative_slope)
-    return _ops.call("leaky_relu", input, negative_slope)
+    return _autograd.call("leaky_relu", input, negative_slope)
 
 
 def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
@@ -178,7 +180,7 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
         min_val, max_val = _number(min_val, "min_val", "hardtanh"), _number(max_val, "max_val", "hardtanh")
     if inplace:
         return _inplace("hardtanh", input, min_val, max_val)
-    return _ops.call("hardtanh", input, min_val, max_val)
+    return _autograd.call("hardtanh", input, min_val, max_val)
 
 
 def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
@@ -210,7 +212,7 @@ def leaky_relu_backward(grad_output: torch.Tensor, self: torch.Tensor, negative_
                                          negative_slope, self_is_result)
         _tensors("leaky_relu_backward", grad_output=grad_output, self=self)
     _no_forward_ad("leaky_relu_backward", grad_output, self)
-    return _ops.call("leaky_relu_backward", grad_output, self, negative_slope, self_is_result)
+    return _autograd.call("leaky_relu_backward", grad_output, self, negative_slope, self_is_result)
 
 
 def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: float,
@@ -223,7 +225,7 @@ def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: fl
                                          max_val)
         _tensors("hardtanh_backward", grad_output=grad_output, self=self)
     _no_forward_ad("hardtanh_backward", grad_output, self)
-    return _ops.call("hardtanh_backward", grad_output, self, min_val, max_val)
+    return _autograd.call("hardtanh_backward", grad_output, self, min_val, max_val)
 
 
 def _refuse_script(function) -> None:
