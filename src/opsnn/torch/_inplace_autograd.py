@@ -23,6 +23,7 @@ from ._ops import NAMESPACE, hardtanh_, leaky_relu_
 # torch.library's register_autograd takes functional ops only, so the in-place ops get an
 # Autograd-key kernel of their own: an autograd.Function that runs the op below autograd and
 # marks ``self`` dirty (its history is rebased onto the new node, as for ATen's in-place ops).
+# (``_ops`` here is torch's namespace of the ops, as the dispatcher reaches them, not the module.)
 _ops = torch.ops.opsnn
 
 
