@@ -1426,6 +1426,24 @@ def test_cli_verify_runs_on_the_soc_asked_for(tmp_path, monkeypatch, capsys, arg
     assert skipped == {"hardtanh_bf16", "aclnnLeakyReluBackward_0", "aclnnLeakyReluBackward_2"}
 
 
+def test_cli_verify_empty_soc_is_a_usage_error_like_any_unknown_soc(tmp_path, monkeypatch, capsys):
+    """(A breaker) `opsnn verify --soc ''` (an unset shell variable: --soc "$SOC") was read as no
+    --soc and ran every case on the current profile, exit 0, while `--soc ' '` and any other
+    unknown name are a usage error, as `opsnn tiling --soc ''` now is: the empty name is refused
+    alike, naming it, before any case runs."""
+    from opsnn import cli
+
+    monkeypatch.setenv("OPSNN_SOC", "Ascend910")
+    path = small_files(tmp_path)[0]
+    for soc in ("", " "):
+        assert cli.main(["verify", str(path), "--soc", soc]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith(f"opsnn verify: error: unknown SoC {soc!r}; known: Ascend910, "), captured.err
+    assert cli.main(["verify", str(path), "--soc", " ascend910_93 ", "--cases", "0"]) == 0
+    assert "(golden reference, SoC Ascend910_93, seed 0)" in capsys.readouterr().out
+
+
 def test_torch_golden_reports_documented_differences(tmp_path):
     """DECISIONS 8 (NaN self, SIMD-sized tensor) and DECISIONS 2 (double slope) are DOC, not FAIL."""
     pytest.importorskip("torch")

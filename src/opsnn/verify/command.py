@@ -277,8 +277,10 @@ def run(args: argparse.Namespace) -> int:
         console.width = max(console.width, report.LOG_WIDTH)
     if args.golden == "torch" and importlib.util.find_spec("torch") is None:  # before running anything
         raise ValueError(f"--golden torch needs PyTorch: {install_hint('torch')}")
-    soc = getattr(args, "soc", None) or platform.current().name
-    settings = Settings(args.golden, args.seed, args.max_elements, platform.get_profile(soc).name, args.dump)
+    # `is not None`: an empty --soc (an unset "$SOC") is an unknown name, not "no --soc"
+    soc = getattr(args, "soc", None)
+    profile = platform.current() if soc is None else platform.get_profile(soc)
+    settings = Settings(args.golden, args.seed, args.max_elements, profile.name, args.dump)
     files = [(path, load_cases(path)) for path in args.files]
     if args.cases:
         args.cases.check_matches([c for _, cases in files for c in cases])
