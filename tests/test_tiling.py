@@ -634,6 +634,30 @@ def test_cli_empty_soc_is_a_usage_error_like_any_unknown_soc(capsys):
     assert code == 0 and "soc          Ascend950: 64 vector cores" in out
 
 
+def test_cli_an_inplace_call_takes_no_out_dtype_of_its_own(capsys):
+    """(A breaker) an in-place call writes into selfRef (its out is selfRef itself, as the tiling's
+    phase 1 now plans it), so `aclnnInplaceLeakyRelu --dtype float16,float32` had no out of
+    float32 to write: the float32 was dropped unsaid, the steps showing the kernel writing float16
+    into out and the def match 'typed FLOAT16, FLOAT' with 'the executor's casts' of no Cast step.
+    An out dtype other than selfRef's is a usage error naming both; selfRef's own is taken. (The
+    whole command, as the user runs it: its phase-1 steps are the CLI's.)"""
+    from opsnn import cli as command
+
+    def tiling(*argv):
+        code = command.main(["tiling", *argv])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    code, out, err = tiling("aclnnInplaceLeakyRelu", "--shape", "4,4", "--dtype", "float16,float32")
+    assert (code, out) == (2, "")
+    assert err == ("opsnn tiling: error: aclnnInplaceLeakyRelu writes its result into selfRef, so its out "
+                   "dtype is selfRef's DT_FLOAT16; got DT_FLOAT (give one dtype)\n")
+    code, out, _ = tiling("aclnnInplaceLeakyRelu", "--shape", "4,4", "--dtype", "float16,float16")
+    assert code == 0 and "def match    FLOAT16, FLOAT16: binary row 2 of 3" in out, out
+    code, out, _ = tiling("aclnnLeakyRelu", "--shape", "4,4", "--dtype", "float16,float32")
+    assert code == 0 and "step       Cast(ws[0] -> DT_FLOAT) -> out" in out, out  # (the out-of-place call casts)
+
+
 @pytest.mark.parametrize("dtype, itemsize", [(D.FLOAT16, 2), (D.BF16, 2), (D.FLOAT, 4)])
 def test_tile_refuses_tensors_whose_bytes_exceed_int64(dtype, itemsize):
     """(A breaker) 2**62 float16 elements (2**63 bytes) tiled on LeakyReluGrad's one-dim schedule and

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from . import opdef, registry, simulate
 from ._core import platform
 from ._core.dtypes import DataType
+from ._core.dtypes import name as dtype_name
 from ._core.shape import MAX_DIM
 from ._core.status import AclError, AclnnError
 from ._core.tiling import flatten
@@ -153,6 +154,11 @@ def _tensors(args: argparse.Namespace, op: OpDef, alias: AclnnAlias | None) -> t
     dtypes = list(args.dtype) * n_all if len(args.dtype) == 1 else list(args.dtype)
     if len(dtypes) != n_all:
         raise _UsageError(f"--dtype takes 1 or {n_all} dtypes (inputs then output), got {len(dtypes)}")
+    if alias is not None and registry.get(alias.api).inplace and dtypes[n_in] != dtypes[0]:
+        # its out is selfRef itself (registry.inplace_variant): an out dtype of its own would be
+        # dropped unsaid, the steps and the def match reading as if it were taken
+        raise _UsageError(f"aclnn{alias.api} writes its result into selfRef, so its out dtype is selfRef's "
+                          f"{dtype_name(dtypes[0])}; got {dtype_name(dtypes[n_in])} (give one dtype)")
     return _kernel_order(shapes, alias), _kernel_order(dtypes[:n_in], alias) + dtypes[n_in:]
 
 
