@@ -176,6 +176,18 @@ def test_tensor_desc_reads_ints_and_data_types_and_refuses_the_rest():
         assert str(err.value) == f"TensorDesc dtype must be a DataType (or its int value), got {shown}"
 
 
+def test_tensor_desc_refuses_a_bool_dtype_as_it_refuses_a_bool_dim():
+    """(A breaker) TensorDesc refused True as a dim, 'no dim anyone means', but took True as a
+    dtype: bool is an int to operator.index, so TensorDesc((4,), True) was DT_FLOAT16 and False
+    DT_FLOAT (and np.True_ was refused), where plan_host and attr_values refuse bools too. A
+    bool dtype is now the ValueError any other non-DataType is; 0 and 1 stay their DataTypes."""
+    for dtype in (True, False, np.True_):
+        with pytest.raises(ValueError) as err:
+            TensorDesc((4,), dtype)
+        assert str(err.value) == f"TensorDesc dtype must be a DataType (or its int value), got {dtype!r}"
+    assert TensorDesc((4,), 0).dtype is D.FLOAT and TensorDesc((4,), np.int32(1)).dtype is D.FLOAT16
+
+
 def test_attr_values_refuse_what_is_no_real_number_naming_the_attr():
     """(A breaker) opdef.tile's attrs raised what float() raised: ValueError "could not convert
     string to float: 'abc'" (and read '-2' as -2.0), TypeError for None, OverflowError for

@@ -49,8 +49,8 @@ class TensorDesc(Printable):
 
     Read once here: dims and strides as Python ints from any sequence of index-like ints (NumPy's
     too; -1 and ``(-2,)`` are graph-mode dynamic dims, which tiling refuses), the dtype as a
-    ``DataType`` from one or its int value. Anything else (a float or bool dim, a dtype name) is
-    a ValueError naming the field, so the tiling fields are plain ints.
+    ``DataType`` from one or its int value. Anything else (a float or bool dim, a bool or a name
+    as dtype) is a ValueError naming the field, so the tiling fields are plain ints.
     """
 
     shape: Shape
@@ -62,6 +62,8 @@ class TensorDesc(Printable):
         if self.strides is not None:
             object.__setattr__(self, "strides", _ints("strides", self.strides))
         try:
+            if isinstance(self.dtype, bool):  # an int to operator.index (True is DT_FLOAT16), no dtype meant
+                raise TypeError
             dtype = DataType(operator.index(self.dtype))
         except (TypeError, ValueError):
             raise ValueError(f"TensorDesc dtype must be a DataType (or its int value), got {self.dtype!r}") from None
