@@ -188,6 +188,17 @@ def test_tensor_desc_refuses_a_bool_dtype_as_it_refuses_a_bool_dim():
     assert TensorDesc((4,), 0).dtype is D.FLOAT and TensorDesc((4,), np.int32(1)).dtype is D.FLOAT16
 
 
+def test_tensor_desc_refuses_a_0d_array_as_shape_naming_the_field():
+    """(A breaker) a NumPy 0-d array has __iter__, so TensorDesc took it for a sequence and raised
+    NumPy's bare TypeError 'iteration over a 0-d array', where 4 is refused as 'shape must be a
+    sequence of ints'. It is now that ValueError, for strides too; a 1-d array stays a shape."""
+    for field, desc in (("shape", lambda v: TensorDesc(v, D.FLOAT16)), ("strides", lambda v: TensorDesc((4,), D.FLOAT16, v))):
+        with pytest.raises(ValueError) as err:
+            desc(np.array(4))
+        assert str(err.value) == f"TensorDesc {field} must be a sequence of ints, got array(4)"
+    assert TensorDesc(np.array([4, 2]), D.FLOAT16).shape == (4, 2)
+
+
 def test_attr_values_refuse_what_is_no_real_number_naming_the_attr():
     """(A breaker) opdef.tile's attrs raised what float() raised: ValueError "could not convert
     string to float: 'abc'" (and read '-2' as -2.0), TypeError for None, OverflowError for

@@ -72,10 +72,14 @@ class TensorDesc(Printable):
 
 def _ints(field: str, values) -> tuple[int, ...]:
     """``values`` as a tuple of Python ints; ValueError naming ``field`` and the first bad item."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+    try:  # (a NumPy 0-d array has __iter__, and raises TypeError once iterated)
+        items = None if isinstance(values, (str, bytes)) else list(values)
+    except TypeError:
+        items = None
+    if items is None:
         raise ValueError(f"TensorDesc {field} must be a sequence of ints, got {values!r}")
     out = []
-    for i, value in enumerate(values):
+    for i, value in enumerate(items):
         try:
             if isinstance(value, (bool, np.bool_)):  # an index-like int, but no dim anyone means
                 raise TypeError
