@@ -1289,6 +1289,28 @@ def test_a_fractional_max_elements_is_a_usage_error(capsys, text, words):
     assert command._positive_count("1.2e8") == 120_000_000
 
 
+def test_max_elements_is_read_exactly_not_through_a_float():
+    """(A breaker) --max-elements was read through float(): 100.0000000000000001, no whole number,
+    rounded to 100.0 and ran as 100, and 9007199254740993 ran as 9007199254740992 (float64 has
+    53 bits). The text is read exactly: a fraction however small is refused, an integer kept as
+    written; 1.2e8, 1_000, ' 100 ' and 1e20 stay whole numbers, nan / inf / 1e400 no number."""
+    with pytest.raises(argparse.ArgumentTypeError) as err:
+        command._positive_count("100.0000000000000001")
+    assert str(err.value) == "expected a whole number of elements, got '100.0000000000000001'"
+    assert command._positive_count("9007199254740993") == 9007199254740993
+    read = {text: command._positive_count(text) for text in ("1.2e8", "1_000", " 100 ", "1e20", "+5", "5.")}
+    assert read == {"1.2e8": 120_000_000, "1_000": 1000, " 100 ": 100, "1e20": 10**20, "+5": 5, "5.": 5}
+    assert all(type(v) is int for v in read.values())
+    for text in ("nan", "inf", "1e400", "0x10", ""):
+        with pytest.raises(argparse.ArgumentTypeError) as err:
+            command._positive_count(text)
+        assert str(err.value) == f"expected a number of elements, got {text!r}"
+    for text in ("0", "-1", "-0"):
+        with pytest.raises(argparse.ArgumentTypeError) as err:
+            command._positive_count(text)
+        assert str(err.value) == f"must be at least 1, got {text!r}"
+
+
 def test_case_names_holding_markup_run_and_print_as_written(tmp_path):
     """(A breaker) a case name is the file's text: ``case[/bad]`` reached Rich as markup, in the
     progress line and the table, and the run ended in a MarkupError traceback (exit 1, no

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import decimal
 import importlib.util
 import math
 import sys
@@ -229,16 +230,23 @@ def _dump_folder(case: Case, settings: Settings, session: Session) -> Path:
 
 # ---- CLI ----------------------------------------------------------------------------------------
 
+_FLOAT64_MAX_EXPONENT = 308  # 1.8e308: the largest float64
+
+
 def _positive_count(text: str) -> int:
     """``--max-elements``: a whole number, written as an integer or as 1.2e8 (a fraction was cut
-    off unsaid: 1.9 ran as 1)."""
+    off unsaid: 1.9 ran as 1). Read exactly, as a Decimal: through a float, 100.0000000000000001
+    was whole and 2**53 + 1 was 2**53. No number beyond float64's range (1e400), as before (its
+    int would have as many digits as its exponent says)."""
     try:
-        number = float(text)
-        value = int(number)
-    except (ValueError, OverflowError):
-        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}") from None
-    if value != number:
+        number = decimal.Decimal(text.strip())
+    except decimal.InvalidOperation:
+        number = None
+    if number is None or not number.is_finite() or number.adjusted() > _FLOAT64_MAX_EXPONENT:
+        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}")
+    if number != number.to_integral_value():
         raise argparse.ArgumentTypeError(f"expected a whole number of elements, got {text!r}")
+    value = int(number)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     return value
