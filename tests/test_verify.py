@@ -806,6 +806,12 @@ def test_case_files_take_canns_dtype_names_with_their_prefixes(tmp_path):
     ({"input_formats": "('NCHW',)"}, "line 2 (case 0): hardtanh_grad takes 2 inputs; input_formats names 1"),
     ({"input_formats": "('NCHW', 'NCHW', 'NHWC')", "input_ori_formats": ""},
      "line 2 (case 0): hardtanh_grad takes 2 inputs; input_formats names 3"),
+    # (a breaker) input_formats left empty reads input_ori_formats: the refusal names that field,
+    # not the empty one ("input_formats names 1", "input_formats: unknown format name 'FOO'")
+    ({"input_formats": "", "input_ori_formats": "('NCHW',)"},
+     "line 2 (case 0): hardtanh_grad takes 2 inputs; input_ori_formats names 1 (one per input, or the cell left empty"),
+    ({"input_formats": "", "input_ori_formats": "('FOO', 'ND')"},
+     "line 2 (case 0): input_ori_formats: unknown format name 'FOO'"),
     ({"input_data_ranges": "((-inf, inf),)"}, "line 2 (case 0): self's range [-inf, inf] is not finite"),
     ({"input_data_ranges": "((nan, 5), (-1, 1))"}, "line 2 (case 0): self's range [nan, 5] is not finite"),
     ({"input_data_ranges": "((5, nan), (-1, 1))"}, "line 2 (case 0): self's range [5, nan] is not finite"),

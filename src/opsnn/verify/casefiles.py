@@ -180,11 +180,13 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
         raise ValueError(f"{row['op_name'].strip()} takes {len(kernel.inputs)} inputs; input_dtypes names "
                          f"{len(dtypes)}, input_shapes {len(shapes)}")
     shapes = [_dims(shape, role) for shape, role in zip(shapes, kernel.inputs)]
-    formats_text = row.get("input_formats") or row.get("input_ori_formats") or ""
-    formats = ([_format(f, "input_formats") for f in _entries(formats_text, "input_formats", "input", "('ND', 'ND')")]
+    # an empty input_formats reads input_ori_formats: a refusal names the field read, not the empty one
+    formats_field = "input_formats" if row.get("input_formats") else "input_ori_formats"
+    formats_text = row.get(formats_field) or ""
+    formats = ([_format(f, formats_field) for f in _entries(formats_text, formats_field, "input", "('ND', 'ND')")]
                if formats_text.strip() else [])
     if formats and len(formats) != len(kernel.inputs):  # (as the dtypes': one ran as ND, a third was ignored)
-        raise ValueError(f"{row['op_name'].strip()} takes {len(kernel.inputs)} inputs; input_formats names "
+        raise ValueError(f"{row['op_name'].strip()} takes {len(kernel.inputs)} inputs; {formats_field} names "
                          f"{len(formats)} (one per input, or the cell left empty: ND)")
     values = _csv_values(row.get("input_data_ranges", ""), len(dtypes), kernel)
     specs = [TensorSpec(role, dt, shape, val, formats[i] if formats else "ND")
