@@ -207,7 +207,11 @@ def test_attr_values_refuse_what_is_no_real_number_naming_the_attr():
     op, _ = opdef.find("HardtanhGrad", A950)
     assert op.attr_values({"min_val": np.float32(-2), "max_val": 3}) == {"min_val": -2.0, "max_val": 3.0}
     assert np.isnan(op.attr_values({"min_val": float("nan")})["min_val"])
-    for value, shown in (("abc", "'abc'"), ("-2", "'-2'"), (None, "None"), (True, "True"), (10**400, "an int of 1329 bits")):
+    # a 0-d array is its number, as opsnn.functional's scalars take it (a regression breaker: refused)
+    assert op.attr_values({"min_val": np.array(-2.5), "max_val": np.array(3, np.int8)}) == {"min_val": -2.5,
+                                                                                             "max_val": 3.0}
+    for value, shown in (("abc", "'abc'"), ("-2", "'-2'"), (None, "None"), (True, "True"), (10**400, "an int of 1329 bits"),
+                         (np.array([1.0]), "array([1.])"), (np.array(True), "array(True)")):
         with pytest.raises(ValueError) as err:
             op.attr_values({"min_val": value})
         assert str(err.value) == f"HardtanhGrad attr min_val must be a real number within float64's range, got {shown}"

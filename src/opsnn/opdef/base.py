@@ -181,7 +181,8 @@ class OpDef(Printable):
     def attr_values(self, given: Mapping[str, float]) -> dict[str, float]:
         """Attr values by name as floats, defaults filled in. ValueError for an unknown name, or a
         value that is no real number within float64's range (a string, None, a bool, 10**400),
-        naming the attr, as ``opsnn tiling``'s options refuse such words."""
+        naming the attr, as ``opsnn tiling``'s options refuse such words; a 0-d array is read as
+        the number it holds, as ``opsnn.functional``'s scalars are."""
         known = {a.name for a in self.attrs}
         unknown = set(given) - known
         if unknown:
@@ -189,10 +190,11 @@ class OpDef(Printable):
         values = {}
         for attr in self.attrs:
             value = given.get(attr.name, attr.default)
+            held = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value  # its number
             try:
-                if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+                if isinstance(held, (bool, np.bool_)) or not isinstance(held, numbers.Real):
                     raise TypeError
-                values[attr.name] = float(value)
+                values[attr.name] = float(held)
             except (TypeError, OverflowError):
                 # (an int's repr can be thousands of digits, or more than str() writes)
                 big = isinstance(value, int) and not isinstance(value, bool)
