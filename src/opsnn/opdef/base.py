@@ -62,7 +62,9 @@ class TensorDesc(Printable):
         if self.strides is not None:
             object.__setattr__(self, "strides", _ints("strides", self.strides))
         try:
-            if isinstance(self.dtype, bool):  # an int to operator.index (True is DT_FLOAT16), no dtype meant
+            # an int to operator.index (True is DT_FLOAT16; np.True_ too on NumPy 2.0, with a
+            # DeprecationWarning), no dtype meant
+            if isinstance(self.dtype, (bool, np.bool_)):
                 raise TypeError
             dtype = DataType(operator.index(self.dtype))
         except (TypeError, ValueError):
