@@ -735,8 +735,9 @@ def test_tile_refuses_shapes_of_more_than_8_dims_as_the_cli_does():
 def test_plan_host_refuses_bools_as_it_refuses_floats():
     """(A breaker) plan_host(True, 2, 2) planned one element and plan_host(10, 4, True) one
     thread: a bool is an int to operator.index, but no count anyone means; it is refused as a
-    float is, naming the arguments."""
-    for bad in ((True, 2, 2), (10, 4, True), (10, True, 2), (10, 4, 2, False)):
+    float is, naming the arguments. NumPy's bools too, which NumPy 2.0 (the minimum) still
+    hands operator.index as ints."""
+    for bad in ((True, 2, 2), (10, 4, True), (10, True, 2), (10, 4, 2, False), (np.True_, 2, 2)):
         with pytest.raises(ValueError, match="plan_host takes ints, got numel="):
             t.plan_host(*bad)
 

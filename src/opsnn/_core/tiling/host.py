@@ -6,6 +6,8 @@ import dataclasses
 import operator
 from collections.abc import Iterator
 
+import numpy as np
+
 from .base import Printable, ceil_div, round_up
 
 CACHE_LINE_BYTES = 64
@@ -54,7 +56,7 @@ def plan_host(numel: int, itemsize_bytes: int, n_threads: int, tile_bytes: int =
     are no ints (a bool included) or out of range.
     """
     try:  # ints (NumPy's too); a float thread count split nothing sensible, nor a bool (an int to index())
-        if any(isinstance(v, bool) for v in (numel, itemsize_bytes, n_threads, tile_bytes)):
+        if any(isinstance(v, (bool, np.bool_)) for v in (numel, itemsize_bytes, n_threads, tile_bytes)):
             raise TypeError
         numel, itemsize_bytes, n_threads, tile_bytes = map(operator.index, (numel, itemsize_bytes, n_threads,
                                                                             tile_bytes))
