@@ -2058,3 +2058,31 @@ print(S.HAS_F16C, S.VECTOR_BYTES, got.view(np.uint16).tolist() == expected.view(
     env = {**os.environ, "NUMBA_CPU_NAME": "generic", "OPSNN_BACKEND": "numba"}
     env.pop("NUMBA_CPU_FEATURES", None)
     assert run_python(code, 300, env).split() == ["False", "16", "True"]
+
+
+@pytest.mark.parametrize("tail", [",-f16c", ",-avx"])
+def test_numba_cpu_features_turning_f16c_off_after_the_hosts_string_takes_the_bit_formulas(tail):
+    """NUMBA_CPU_FEATURES is read by LLVM in order, a later flag overriding an earlier one, and
+    turning a feature off turns off those that need it (F16C needs AVX): the host's own string with
+    ',-f16c' (or ',-avx') appended, the way one feature is switched off, is a target without F16C.
+    opsnn read the string as a set, saw '+f16c' and used the F16C conversions: "LLVM ERROR: Symbol
+    not found: __extendhfsf2", the process aborted at its first float16 kernel. Whether the target
+    converts half in instructions is now asked of LLVM itself."""
+    import os
+
+    from llvmlite import binding
+
+    code = """
+import numpy as np
+import opsnn
+from opsnn.kernels import _numba_support as S
+x = np.array([-2.0, 3.0, -0.0, 65504.0, -np.inf, 6e-08], np.float16)
+x = np.concatenate([x, np.array([0x7D01, 0xFC00 | 0x0201], np.uint16).view(np.float16)])  # signalling NaNs
+got = opsnn.leaky_relu(x, 0.5)
+expected = np.where(x > 0, x, (x.astype(np.float32) * np.float32(0.5)).astype(np.float16))
+print(S.HAS_F16C, got.view(np.uint16).tolist() == expected.view(np.uint16).tolist())
+"""
+    host = binding.get_host_cpu_features().flatten()
+    env = {**os.environ, "NUMBA_CPU_FEATURES": host + tail, "OPSNN_BACKEND": "numba"}
+    env.pop("NUMBA_CPU_NAME", None)
+    assert run_python(code, 300, env).split() == ["False", "True"]

@@ -193,22 +193,56 @@ def pool_threads(typingctx):
     return types.int64(), codegen
 
 
-def _target_features() -> set:
-    """The CPU features numba compiles for, as LLVM names them ('+avx2', '+f16c', ...): its
+def _feature_string() -> str:
+    """The CPU features numba compiles for, as LLVM spells them ('+avx2,-avx512f,+f16c,...'): its
     NUMBA_CPU_FEATURES where set (NUMBA_CPU_NAME=generic sets it empty: machine code portable
-    across hosts), else the host CPU's; none if unknown. Not the host's alone: under
-    NUMBA_CPU_NAME=generic the F16C conversions became calls of __extendhfsf2, which numba's JIT
-    cannot link ("LLVM ERROR: Symbol not found", the process aborted at its first float16 kernel)."""
+    across hosts), as numba's own codegen reads it, else the host CPU's; empty if unknown. Not the
+    host's alone: under NUMBA_CPU_NAME=generic the F16C conversions became calls of __extendhfsf2,
+    which numba's JIT cannot link ("LLVM ERROR: Symbol not found", the process aborted at its first
+    float16 kernel)."""
     from numba.core import config
 
     if config.CPU_FEATURES is not None:
-        return set(config.CPU_FEATURES.split(","))
+        return config.CPU_FEATURES
     try:
         from llvmlite import binding
 
-        return set(binding.get_host_cpu_features().flatten().split(","))
+        return binding.get_host_cpu_features().flatten()
     except Exception:  # noqa: BLE001 - unknown host: the portable code
-        return set()
+        return ""
+
+
+def _target_features() -> set:
+    """The features ``_feature_string`` turns on, read as LLVM reads the string: in order, a
+    later '-f16c' turning off an earlier '+f16c' (the host's string with a feature switched off
+    after it is how one is disabled)."""
+    flags = {}
+    for flag in _feature_string().split(","):
+        if flag[:1] in "+-" and flag[1:]:
+            flags[flag[1:]] = flag[0]
+    return {"+" + name for name, sign in flags.items() if sign == "+"}
+
+
+def _target_converts_half(features: str) -> bool:
+    """Whether LLVM, compiling for numba's target CPU with ``features``, converts half <-> float in
+    instructions (no call of __extendhfsf2 / __truncsfhf2, which numba's JIT cannot link: the
+    process aborts). Asked of LLVM itself because a feature turned off turns off those that need
+    it ('-avx' takes F16C too), which no reading of the string's names follows."""
+    try:
+        from llvmlite import binding
+        from numba.core import config
+
+        binding.initialize_native_target()
+        binding.initialize_native_asmprinter()
+        module = binding.parse_assembly(
+            "define float @h2f(half %h) {\n  %f = fpext half %h to float\n  ret float %f\n}\n"
+            "define half @f2h(float %f) {\n  %h = fptrunc float %f to half\n  ret half %h\n}\n")
+        machine = binding.Target.from_default_triple().create_target_machine(
+            cpu=config.CPU_NAME or binding.get_host_cpu_name(), features=features)
+        assembly = machine.emit_assembly(module)
+    except Exception:  # noqa: BLE001 - LLVM cannot say: the bit formulas, right on every target
+        return False
+    return "__extendhfsf2" not in assembly and "__truncsfhf2" not in assembly
 
 
 _TARGET_FEATURES = _target_features()
@@ -742,7 +776,7 @@ def span_view(a):
 
 # F16C (vcvtph2ps / vcvtps2ph) converts exactly like NumPy except that it quiets signalling NaNs;
 # h2f/f2h use it and take NaN lanes from the bit formulas, so the result is still NumPy's.
-HAS_F16C = "+f16c" in _TARGET_FEATURES
+HAS_F16C = "+f16c" in _TARGET_FEATURES and _target_converts_half(_feature_string())
 
 
 @njit(cache=True, nogil=True)
