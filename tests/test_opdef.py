@@ -211,7 +211,11 @@ def test_attr_values_refuse_what_is_no_real_number_naming_the_attr():
     assert op.attr_values({"min_val": np.array(-2.5), "max_val": np.array(3, np.int8)}) == {"min_val": -2.5,
                                                                                              "max_val": 3.0}
     for value, shown in (("abc", "'abc'"), ("-2", "'-2'"), (None, "None"), (True, "True"), (10**400, "an int of 1329 bits"),
-                         (np.array([1.0]), "array([1.])"), (np.array(True), "array(True)")):
+                         (np.array([1.0]), "array([1.])"), (np.array(True), "array(True)"),
+                         # a 0-d array's int is shown as a bare one is: its repr, thousands of digits,
+                         # past 4300 raised int's own ValueError naming no attr
+                         (np.array(10**400, dtype=object), "an int of 1329 bits"),
+                         (np.array(10**5000, dtype=object), "an int of 16610 bits")):
         with pytest.raises(ValueError) as err:
             op.attr_values({"min_val": value})
         assert str(err.value) == f"HardtanhGrad attr min_val must be a real number within float64's range, got {shown}"

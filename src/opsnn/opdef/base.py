@@ -199,8 +199,9 @@ class OpDef(Printable):
                 values[attr.name] = float(held)
             except (TypeError, OverflowError):
                 # (an int's repr can be thousands of digits, or more than str() writes)
-                big = isinstance(value, int) and not isinstance(value, bool)
-                shown = f"an int of {value.bit_length()} bits" if big else repr(value)
+                # (a 0-d array's too: its repr is the int's)
+                big = isinstance(held, int) and not isinstance(held, bool)
+                shown = f"an int of {held.bit_length()} bits" if big else repr(value)
                 raise ValueError(f"{self.name} attr {attr.name} must be a real number within float64's range, "
                                  f"got {shown}") from None
         return values
