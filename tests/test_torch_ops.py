@@ -1901,7 +1901,7 @@ def test_inplace_direct_calls_give_what_the_dispatcher_gives(monkeypatch):
     (one bump, none where refused), grad_fn names, gradients, errors (type, status, message, and
     nothing written): leaves refused, views of tensors requiring grad, no_grad, inference tensors
     and mode, overlapping views, refused scalars, dtypes and SoCs. The direct path is taken."""
-    from opsnn.torch import _inplace_autograd
+    from opsnn.torch import _autograd, _inplace_autograd
 
     taken = []
     for name, kernel in list(_inplace_autograd._INPLACE_AUTOGRAD.items()):
@@ -1915,6 +1915,8 @@ def test_inplace_direct_calls_give_what_the_dispatcher_gives(monkeypatch):
     taken.clear()
     with monkeypatch.context() as patch:
         patch.setattr(_inplace_autograd, "direct", lambda *args: False)
+        # and the gradient formulas' ``call`` (``_autograd`` looks direct up on its own since the split)
+        patch.setattr(_autograd, "direct", lambda *args: False)
         dispatched = [_inplace_outcome(step) for step in steps]
     assert not taken  # the dispatcher's Autograd kernel is the registered one
     for number, (got, want) in enumerate(zip(directly, dispatched)):
