@@ -66,6 +66,19 @@ def test_a_command_started_with_stdout_closed_runs_as_into_dev_null(command):
     assert (done.returncode, done.stderr) == (0, "")
 
 
+def test_dev_null_takes_descriptor_1_with_stdin_closed_too():
+    """(A regression breaker) with stdin closed as well (``<&- >&-``), /dev/null took descriptor
+    0, the lowest free one, and 1 stayed free: the next file opsnn opened became descriptor 1,
+    where anything writing to the process's stdout at the C level would land in it. /dev/null
+    is descriptor 1 now, whichever one the open got."""
+    code = ("import os, sys; from opsnn.cli_args import stdout_or_devnull; stdout_or_devnull(); "
+            "f = open(os.devnull); os.write(2, f'{sys.stdout.fileno()} {f.fileno() != 1} "
+            "{os.path.samestat(os.fstat(1), os.stat(os.devnull))}'.encode())")
+    done = subprocess.run(["sh", "-c", 'exec "$@" <&- >&-', "sh", sys.executable, "-c", code],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (0, "1 True True")
+
+
 def test_columns_zero_reads_as_an_unknown_width():
     """COLUMNS=0 (what a script exporting `tput cols` of no terminal sets) made rich's consoles 0
     wide: `opsnn run` and `opsnn demo` printed nothing at all, exit 0, the samples' results and

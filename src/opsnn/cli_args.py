@@ -392,10 +392,24 @@ def stdout_or_devnull() -> None:
     """Make ``sys.stdout`` /dev/null where the process started without one (descriptor 1 closed:
     ``opsnn list >&-``, a service's shut stdout; Python then sets it to None). print() writes
     nothing there, but the flush after a command raised AttributeError, a traceback and exit 1
-    though the command had run (a breaker's); /dev/null takes descriptor 1 again, as the lowest
-    free one, so the command runs as if its output were discarded."""
+    though the command had run (a breaker's); /dev/null takes descriptor 1, so the command runs
+    as if its output were discarded. (The lowest free descriptor is 0 where stdin is closed too:
+    /dev/null is moved onto 1, or the next file opened would become the process's stdout.)"""
     if sys.stdout is None:
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the process's stdout, open to its end
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 1 and not _is_open(1):  # (one a library opened since start is left alone)
+            os.dup2(fd, 1)
+            os.close(fd)
+            fd = 1
+        sys.stdout = open(fd, "w")  # noqa: SIM115 - the process's stdout, open to its end
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
 
 
 class PipeConsole(Console):
