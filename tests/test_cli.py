@@ -1452,6 +1452,10 @@ def test_cache_root_expands_a_home_directory(monkeypatch, tmp_path):
     monkeypatch.delenv("OPSNN_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", "~/xdg")
     assert kc.cache_root() == tmp_path / "xdg" / "opsnn"
+    # a relative XDG_CACHE_HOME is invalid to the XDG spec, which says to ignore it (it made
+    # ./relxdg/opsnn in whatever directory a first call ran: an environment breaker's)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relxdg")
+    assert kc.cache_root() == tmp_path / ".cache" / "opsnn"
 
 
 def test_cache_clear_leaves_a_linked_cache_and_names_what_it_could_not_remove(capsys, monkeypatch, tmp_path):

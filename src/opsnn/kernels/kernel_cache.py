@@ -45,13 +45,14 @@ CACHE_PREFIX = "numba-kernels-"  # + the first 8 hex digits of SUPPORT_VERSION
 def cache_root() -> Path:
     """The directory that holds one kernel cache per support version: ``$OPSNN_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/opsnn``, else ``~/.cache/opsnn`` (a leading ``~`` expanded: a quoted one
-    reaches opsnn as it is, and made a directory named ``~``). A relative path is taken from the
-    working directory of the first call that reads it, once per process."""
+    reaches opsnn as it is, and made a directory named ``~``). A relative OPSNN_CACHE_DIR is
+    taken from the working directory of the first call that reads it, once per process; a
+    relative XDG_CACHE_HOME is ignored, as the XDG Base Directory spec says."""
     root = os.environ.get("OPSNN_CACHE_DIR")
     if root:
         return _absolute(root)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (_absolute(xdg) if xdg else _home() / ".cache") / "opsnn"
+    xdg = Path(os.environ.get("XDG_CACHE_HOME") or ".").expanduser()
+    return (xdg if xdg.is_absolute() else _home() / ".cache") / "opsnn"
 
 
 def _home() -> Path:
