@@ -855,6 +855,18 @@ def test_parse_shape_refuses_stray_brackets(text):
         parse_shape(text)
 
 
+@pytest.mark.parametrize("text", ["\u0663,\u0662", "\uff12x\uff13", "2,\u0663"])
+def test_parse_shape_takes_ascii_digits_only(text):
+    """(A tiling breaker) Arabic-Indic and full-width digits, which re's \\d and int() read,
+    made "\u0663,\uff12" the shape [3, 2]: a dim is written in ASCII digits, as CANN writes it."""
+    import argparse
+
+    from opsnn.cli_args import parse_shape
+
+    with pytest.raises(argparse.ArgumentTypeError, match="bad shape"):
+        parse_shape(text)
+
+
 @pytest.mark.parametrize("argv, shape", [([], (256, 1024)), (["--shape", "2x3"], (2, 3)),
                                          (["--shape", "2,3", "4"], (2, 3, 4)), (["--shape", "[]"], ()),
                                          (["--shape"], ()), (["--shape", "[2,", "3]"], (2, 3))])

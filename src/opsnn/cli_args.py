@@ -81,9 +81,10 @@ def parse_shape(text: str) -> tuple[int, ...]:
     body = text.strip()
     if body[:1] + body[-1:] in ("[]", "()"):  # one matching pair at most: "[[2,3))" is a typo
         body = body[1:-1].strip()
-    if body and not re.fullmatch(r"-?\d+(?:(?:\s*[,x]\s*|\s+)-?\d+)*", body):
+    # ASCII digits only: \d and int() read other scripts' digits too ("\u0663,\uff12" was [3, 2])
+    if body and not re.fullmatch(r"-?[0-9]+(?:(?:\s*[,x]\s*|\s+)-?[0-9]+)*", body):
         raise argparse.ArgumentTypeError(f"bad shape {text!r}; write e.g. 1,64,2,64 or [] for 0-d")
-    dims = tuple(int(p) for p in re.findall(r"-?\d+", body))
+    dims = tuple(int(p) for p in re.findall(r"-?[0-9]+", body))
     if any(not -2**63 <= d < 2**63 for d in dims):  # aclTensor dims are int64_t
         raise argparse.ArgumentTypeError(f"bad shape {text!r}; dims are int64 (< 2**63)")
     return dims
