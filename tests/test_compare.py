@@ -238,6 +238,12 @@ def test_a_torch_golden_difference_a_decision_explains_is_doc(tmp_path, run_comp
     (lambda d, f: _edit(f, golden=None, verdict="ok"), 'yet verdict is "ok"; verify --dump'),
     (lambda d, f: _edit(f, output={"file": "output.bin", "dtype": "ACL_FLOAT16", "shape": [4]}),
      "{f}/case.json: output is float16 [4], golden float32 [2]; expected the dtype and shape of both"),
+    # (a breaker: an input file truncated or gone passed, exit 0: compare read inputs only to
+    # explain a torch golden; their files are checked as the golden's are, without reading them)
+    (lambda d, f: (f / "self.bin").write_bytes(b"12345"),
+     "{f}/self.bin holds 5 bytes, expected 8: {f}/case.json: inputs.self.shape [2] of float32"),
+    (lambda d, f: (f / "gradOutput.bin").unlink(),
+     "{f}/gradOutput.bin: No such file or directory ({f}/case.json: inputs.gradOutput.file names it)"),
 ])
 def test_a_damaged_dump_is_a_usage_error_naming_the_file(tmp_path, run_compare, damage, words):
     dump = dump_json_case(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))

@@ -153,7 +153,7 @@ def _index_order(folder: Path) -> tuple:
 def check_case(folder: Path, name: str) -> Checked:
     """The file ``name`` of a case folder judged against its golden (see the module's text)."""
     manifest = golden_files.read_manifest(folder)
-    inputs = {role: golden_files.entry_layout(folder, f"inputs.{role}", entry)
+    inputs = {role: golden_files.checked_entry(folder, f"inputs.{role}", entry)[1:]
               for role, entry in manifest["inputs"].items()}
     shapes = [shape for _, shape in inputs.values()]
     result = Checked(str(manifest.get("file", folder.parent)), manifest.get("index", 0),

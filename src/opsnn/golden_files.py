@@ -255,6 +255,17 @@ def read_entry(folder: Path, key: str, entry, file: str | None = None) -> np.nda
     it; ``file``: read that file of the folder instead, laid out as the entry says (a board's
     result written as ``output.bin`` is: ``opsnn compare --output``). GoldenFileError for a
     malformed entry (``entry_layout``) and for a file that is missing or of another size."""
+    path, dtype, shape = checked_entry(folder, key, entry, file)
+    try:
+        return np.fromfile(path, dtype=dtype).reshape(shape)
+    except OSError as exc:  # unreadable, or gone since the check
+        raise GoldenFileError(f"{path}: {exc.strerror}") from None
+
+
+def checked_entry(folder: Path, key: str, entry, file: str | None = None) -> tuple[Path, np.dtype, list[int]]:
+    """``read_entry``'s checks without reading the data: the file's path, dtype and shape, or
+    GoldenFileError (``opsnn compare`` checks the input files so, which it reads only to explain
+    a torch golden: a truncated one had passed)."""
     dtype, shape = entry_layout(folder, key, entry)
     where = f"{folder / 'case.json'}: {key}"
     path = folder / str(entry["file"] if file is None else file)
@@ -271,9 +282,9 @@ def read_entry(folder: Path, key: str, entry, file: str | None = None) -> np.nda
                                   f"{dtype.name}, {dtype.itemsize} bytes each")
         if entry.get("bytes", size) != size:
             raise GoldenFileError(f"{path} holds {size} bytes, expected {entry['bytes']!r}: {where}.bytes")
-        return np.fromfile(path, dtype=dtype).reshape(shape)
-    except OSError as exc:  # missing, unreadable, or gone between the checks
+    except OSError as exc:  # missing, or gone between the checks
         raise GoldenFileError(f"{path}: {exc.strerror} ({named})") from None
+    return path, dtype, shape
 
 
 def _tofile(folder: Path, stem: str, array: np.ndarray, made: list[Path]) -> dict:
