@@ -212,12 +212,12 @@ def _feature_string() -> str:
         return ""
 
 
-def _target_features() -> set:
-    """The features ``_feature_string`` turns on, read as LLVM reads the string: in order, a
-    later '-f16c' turning off an earlier '+f16c' (the host's string with a feature switched off
-    after it is how one is disabled)."""
+def _target_features(features: str) -> set:
+    """The features the string ``features`` turns on, read as LLVM reads it: in order, a later
+    '-f16c' turning off an earlier '+f16c' (the host's string with a feature switched off after
+    it is how one is disabled)."""
     flags = {}
-    for flag in _feature_string().split(","):
+    for flag in features.split(","):
         if flag[:1] in "+-" and flag[1:]:
             flags[flag[1:]] = flag[0]
     return {"+" + name for name, sign in flags.items() if sign == "+"}
@@ -245,7 +245,17 @@ def _target_converts_half(features: str) -> bool:
     return "__extendhfsf2" not in assembly and "__truncsfhf2" not in assembly
 
 
-_TARGET_FEATURES = _target_features()
+def _target_overridden() -> bool:
+    """Whether numba compiles for another target than this host's (NUMBA_CPU_NAME or
+    NUMBA_CPU_FEATURES set): only then can its features say F16C where LLVM lowers the half
+    conversions to calls (``_target_converts_half``); the host's own features never do."""
+    from numba.core import config
+
+    return config.CPU_NAME is not None or config.CPU_FEATURES is not None
+
+
+_FEATURE_STRING = _feature_string()
+_TARGET_FEATURES = _target_features(_FEATURE_STRING)
 # bytes in one of the target CPU's vector registers: 64 with AVX-512, 32 with AVX2, else 16 (SSE, NEON)
 VECTOR_BYTES = 64 if "+avx512f" in _TARGET_FEATURES else 32 if "+avx2" in _TARGET_FEATURES else 16
 
@@ -776,7 +786,7 @@ def span_view(a):
 
 # F16C (vcvtph2ps / vcvtps2ph) converts exactly like NumPy except that it quiets signalling NaNs;
 # h2f/f2h use it and take NaN lanes from the bit formulas, so the result is still NumPy's.
-HAS_F16C = "+f16c" in _TARGET_FEATURES and _target_converts_half(_feature_string())
+HAS_F16C = "+f16c" in _TARGET_FEATURES and (not _target_overridden() or _target_converts_half(_FEATURE_STRING))
 
 
 @njit(cache=True, nogil=True)
