@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-import operator
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -18,7 +17,7 @@ import numpy as np
 from .._core.dtypes import DataType, Format
 from .._core.platform import SocProfile
 from .._core.status import AclnnError, Status
-from .._core.tiling import Launch, Printable, TilingError
+from .._core.tiling import Launch, Printable, TilingError, index_int
 
 Shape = tuple[int, ...]
 UNKNOWN_RANK: Shape = (-2,)
@@ -61,12 +60,8 @@ class TensorDesc(Printable):
         object.__setattr__(self, "shape", _ints("shape", self.shape))
         if self.strides is not None:
             object.__setattr__(self, "strides", _ints("strides", self.strides))
-        try:
-            # an int to operator.index (True is DT_FLOAT16; np.True_ too on NumPy 2.0, with a
-            # DeprecationWarning), no dtype meant
-            if isinstance(self.dtype, (bool, np.bool_)):
-                raise TypeError
-            dtype = DataType(operator.index(self.dtype))
+        try:  # (a bool, an int to operator.index, would be DT_FLOAT16: no dtype meant)
+            dtype = DataType(index_int(self.dtype))
         except (TypeError, ValueError):
             raise ValueError(f"TensorDesc dtype must be a DataType (or its int value), got {self.dtype!r}") from None
         object.__setattr__(self, "dtype", dtype)
@@ -83,9 +78,7 @@ def _ints(field: str, values) -> tuple[int, ...]:
     out = []
     for i, value in enumerate(items):
         try:
-            if isinstance(value, (bool, np.bool_)):  # an index-like int, but no dim anyone means
-                raise TypeError
-            out.append(operator.index(value))
+            out.append(index_int(value))
         except TypeError:
             raise ValueError(f"TensorDesc {field}[{i}] must be an int, got {value!r}") from None
     return tuple(out)

@@ -7,8 +7,9 @@ kernel walks that tiling. Units: element counts unless a name ends in ``_bytes``
 """
 
 from .base import (DEFAULT_TILING_WORKSPACE_SIZE, INT64_MAX, Box, DagParams, Launch, Printable, TilingError,
-                   TilingKeyDecl, TplArg, ceil_div, ensure_not_scalar, flatten, max_elem_num, pack_scalars,
-                   require_int64, round_up, tile_runs, to_float32, tpl_bool, tpl_dtype, tpl_format, tpl_uint)
+                   TilingKeyDecl, TplArg, ceil_div, ensure_not_scalar, flatten, index_int, max_elem_num,
+                   pack_scalars, require_int64, round_up, tile_runs, to_float32, tpl_bool, tpl_dtype, tpl_format,
+                   tpl_uint)
 from .broadcast import (BRC_TEMP_SCH_MODE_KEY_DECL, NDDMA_DCACHE_BYTES, SCH_MODE_ONE_DIM, BroadcastBaseTilingData,
                         BroadcastDagParams, BroadcastOneDimTilingData, Collapsed, broadcast_launch,
                         broadcast_one_dim_launch, broadcast_one_dim_tiling, broadcast_sch_mode, broadcast_tiling,
@@ -26,7 +27,7 @@ __all__ = [
     "Printable", "TilingError", "TilingKeyDecl", "TplArg",
     "broadcast_launch", "broadcast_one_dim_launch", "broadcast_one_dim_tiling", "broadcast_sch_mode",
     "broadcast_tiling", "ceil_div", "collapse_dims", "elementwise_launch", "elementwise_tiling",
-    "elementwise_tiling_24b", "elewise_split", "ensure_not_scalar", "flatten", "input_is_contiguous",
+    "elementwise_tiling_24b", "elewise_split", "ensure_not_scalar", "flatten", "index_int", "input_is_contiguous",
     "is_ub_broadcast", "max_elem_num",
     "noncontiguous_schedule", "pack_scalars", "plan_host", "require_int64", "round_up", "same_elewise_shape",
     "tile_runs", "to_float32", "tpl_bool", "tpl_dtype", "tpl_format", "tpl_uint",

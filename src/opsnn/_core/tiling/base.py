@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -37,6 +38,16 @@ def require_int64(op: str, value: int, subject: str, expression: str, function: 
     ``subject`` and the expression instead of reporting a tiling the C code never computes."""
     if value > INT64_MAX:
         raise TilingError(op, f"{subject}: {expression} = {value} overflows {function}'s int64")
+
+
+def index_int(value) -> int:
+    """``operator.index(value)``, but a bool is a TypeError, Python's or NumPy's (NumPy 2.0, the
+    minimum, still indexes np.True_ as 1): an int to index(), but no count, dim or dtype code
+    anyone means. What the tiling inputs (plan_host's counts, TensorDesc's dims and dtype) read
+    ints with."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"a bool, {value!r}, is no int here")
+    return operator.index(value)
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import operator
 from collections.abc import Iterator
 
-import numpy as np
-
-from .base import Printable, ceil_div, round_up
+from .base import Printable, ceil_div, index_int, round_up
 
 CACHE_LINE_BYTES = 64
 DEFAULT_TILE_BYTES = 16 * 1024  # per operand; three operands (two inputs, one output) stay in L1/L2
@@ -56,10 +53,7 @@ def plan_host(numel: int, itemsize_bytes: int, n_threads: int, tile_bytes: int =
     are no ints (a bool included) or out of range.
     """
     try:  # ints (NumPy's too); a float thread count split nothing sensible, nor a bool (an int to index())
-        if any(isinstance(v, (bool, np.bool_)) for v in (numel, itemsize_bytes, n_threads, tile_bytes)):
-            raise TypeError
-        numel, itemsize_bytes, n_threads, tile_bytes = map(operator.index, (numel, itemsize_bytes, n_threads,
-                                                                            tile_bytes))
+        numel, itemsize_bytes, n_threads, tile_bytes = map(index_int, (numel, itemsize_bytes, n_threads, tile_bytes))
     except TypeError:
         raise ValueError(f"plan_host takes ints, got numel={numel!r}, itemsize_bytes={itemsize_bytes!r}, "
                          f"n_threads={n_threads!r}, tile_bytes={tile_bytes!r}") from None
