@@ -558,7 +558,7 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> tuple[dict, dict[str, str]]
         if p.kind == "scalar":
             args[p.name] = _as_scalar(kwargs[p.name], p.api_name)
         elif p.kind == "flag":
-            args[p.name] = _held(kwargs[p.name])
+            args[p.name] = checks.held(kwargs[p.name])
     return args, weak
 
 
@@ -731,16 +731,10 @@ _SCALAR_TYPES = ((bool, DataType.BOOL), (int, DataType.INT64), (float, DataType.
                  (complex, DataType.COMPLEX128))
 
 
-def _held(value):
-    """A 0-d array's NumPy scalar (a scalar or flag argument given as one, as np.float32(x) or
-    np.True_ would be); anything else as it is."""
-    return value[()] if type(value) is np.ndarray and value.ndim == 0 else value
-
-
 def _as_scalar(value, api_name: str) -> aclScalar | None:
     if value is None or isinstance(value, aclScalar):
         return value
-    value = _held(value)
+    value = checks.held(value)
     if isinstance(value, int) and not -2**63 <= value < 2**64:  # torch.Scalar: int64 or uint64
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be an int in [-2**63, 2**64) "
                                                    f"(int64 or uint64, as torch takes), got {checks.brief(value)}")

@@ -21,6 +21,12 @@ def is_c_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.timedelta64))
 
 
+def held(value):
+    """A 0-d array's NumPy scalar (a scalar, flag or attr given as one, as np.float32(x) or
+    np.True_ would be); anything else as it is."""
+    return value[()] if type(value) is np.ndarray and value.ndim == 0 else value
+
+
 def c_bool(value) -> bool | None:
     """``value`` as a C ``bool`` parameter (aclnnLeakyReluBackward's selfIsResult) receives it: a
     bool or NumPy bool, or the int 0 or 1 (Python or NumPy), which C converts to false / true as

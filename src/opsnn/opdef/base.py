@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from .._core import checks
 from .._core.dtypes import DataType, Format
 from .._core.platform import SocProfile
 from .._core.status import AclnnError, Status
@@ -185,7 +186,7 @@ class OpDef(Printable):
         values = {}
         for attr in self.attrs:
             value = given.get(attr.name, attr.default)
-            held = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value  # its number
+            held = checks.held(value)  # a 0-d array's number
             try:
                 if isinstance(held, (bool, np.bool_)) or not isinstance(held, numbers.Real):
                     raise TypeError
