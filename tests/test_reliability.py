@@ -1408,11 +1408,13 @@ GOOD_TENSOR_ARGS = ([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [4])
 
 @pytest.mark.parametrize("position, junk", [(i, j) for i in range(7) for j in (
     None, "4", 4.0, [4.0], [None], {}, Sentinel(), Exploding(), (x for x in [4]), np.array([[4]]), True)
-    if (i, j) != (2, None)])  # a null stride is the view's row-major strides: test_create_tensor_null_dims
+    # a null stride is the view's row-major strides (test_create_tensor_null_dims); a null
+    # tensorData a tensor with no memory yet (test_create_tensor_null_data)
+    if (i, j) not in ((2, None), (6, None))])
 def test_create_tensor_wrong_types(dev, position, junk):
     """Any parameter of create_tensor of a wrong Python type -> None (C NULL) + message (None,
-    the null pointer, for viewDims [4] with stride [1], for storageDims under a 4-element view,
-    and for the data of a view with elements)."""
+    the null pointer, for viewDims [4] with stride [1], and for storageDims under a 4-element
+    view)."""
     addr = dev.malloc(16)
     args = list(GOOD_TENSOR_ARGS) + [addr]
     args[position] = junk
@@ -1468,17 +1470,20 @@ def test_create_tensor_outside_allocation(dev):
 
 
 def test_create_tensor_null_data(dev):
-    """tensorData None (the null pointer) is 0: a view with no elements may have it (C callers
-    pass nullptr there); one with elements is refused, the message saying the pointer is null
-    and what the storage needs (it had read "address 0x0 is not inside a live device
-    allocation (never allocated or already freed)", as for a freed address)."""
+    """tensorData None (the null pointer) is 0, and is taken for any storage, as opbase's
+    aclCreateTensor stores the pointer as given: a view with no elements (C callers pass nullptr
+    there), and a tensor with elements but no memory yet, which gets an address from
+    aclSetInputTensorAddr / set_raw_tensor_addr before a launch (CANN's aclSetInputTensorAddr
+    sample; create_tensor had refused it). Its launch before then is refused:
+    test_two_phase::test_tensors_made_without_memory_get_it_from_set_tensor_addr."""
     empty = acl.create_tensor([0, 3], acl.ACL_FLOAT, [3, 1], 0, acl.ACL_FORMAT_ND, [0, 3], None)
-    assert isinstance(empty, acl.aclTensor) and empty.shape == (0, 3)
+    assert isinstance(empty, acl.aclTensor) and empty.shape == (0, 3) and not empty.unbacked
     assert acl.destroy_tensor(empty) == 0
     for null in (None, 0):
-        assert check_null(acl.create_tensor(*GOOD_TENSOR_ARGS, null)) == (
-            "create_tensor: tensorData is a null pointer, but storageDims [4] of ACL_FLOAT need 16 bytes; "
-            "pass the device address from acl.rt.malloc (a null tensorData is for a storage of no elements)")
+        t = acl.create_tensor(*GOOD_TENSOR_ARGS, null)
+        assert isinstance(t, acl.aclTensor), acl.get_recent_err_msg()
+        assert acl.get_raw_tensor_addr(t) == (0, 0) and t.unbacked
+        assert acl.destroy_tensor(t) == 0
 
 
 def test_create_tensor_null_dims(dev):
@@ -2802,12 +2807,16 @@ def test_tensor_addr_not_live_memory(dev):
     assert acl.rt.free(freed) == 0
     small, host = dev.malloc(8), acl.util.numpy_to_ptr(np.zeros(4, F32))
     for addr, words in ((freed, "not inside a live device allocation"), (0x7777, "not inside a live"),
-                        (small, "past the end"), (dev.addrs[0] + 8, "past the end"), (host, "not inside"),
-                        (None, "0x0")):
+                        (small, "past the end"), (dev.addrs[0] + 8, "past the end"), (host, "not inside")):
         assert aclnn.aclSetInputTensorAddr(ex, 1, xt, addr) == 0
         fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002,
                  "self's address, given by aclSetInputTensorAddr / aclSetOutputTensorAddr / aclSetRawTensorAddr, "
                  "is not live device memory holding its storage", words)
+    for null in (None, 0):  # the null pointer: a tensor with no memory, said so
+        assert aclnn.aclSetInputTensorAddr(ex, 1, xt, null) == 0
+        fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002,
+                 "self has no device memory: its tensorData is a null pointer; give it its storage's address "
+                 "with aclSetInputTensorAddr")
     assert acl.rt.synchronize_stream(dev.stream) == 0 and not read_out(dev, oa).any()
     assert aclnn.aclSetInputTensorAddr(ex, 1, xt, dev.upload(X)) == 0
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0

@@ -759,3 +759,38 @@ def test_a_size_one_dim_takes_any_int64_stride(acl_env, stride):
         acl.get_recent_err_msg()
     assert acl.rt.synchronize_stream(acl_env.stream) == 0
     cases.assert_bits_equal(acl_env.read(ga, (4,), F32), np.array([1.0, -1.5, 2.0, -1.5], F32))
+
+
+def test_tensors_made_without_memory_get_it_from_set_tensor_addr(acl_env):
+    """The aclSetInputTensorAddr documentation's sample: every aclTensor made with a null
+    tensorData, phase 1, aclSetAclOpExecutorRepeatable, then the addresses set before the first
+    launch. opbase's aclCreateTensor stores the pointer as given and phase 1 reads no memory, so
+    all of it passes (create_tensor had refused the null tensorData; a broadcast phase 1 over
+    null tensors then failed the out-overlap check, reading address 0). A launch while a tensor
+    still has no memory is 161002, naming it and the calls that give it an address."""
+    def unbacked(shape):
+        t = acl.create_tensor(shape, acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, shape, None)
+        assert t is not None, acl.get_recent_err_msg()
+        acl_env._tensors.append(t)
+        return t
+
+    gt, xt, ot = unbacked([2, 3]), unbacked([1, 3]), unbacked([2, 3])
+    assert acl.get_raw_tensor_addr(gt) == (0, 0)
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, acl_env.scalar(0.5, "FLOAT"), False, ot)
+    assert ret == 0 and ws == 0, acl.get_recent_err_msg()
+    assert aclnn.aclSetAclOpExecutorRepeatable(ex) == 0
+    g = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], F32)
+    x = np.array([[-1.0, 0.0, 2.0]], F32)
+    gd, xd = acl_env.put(g), acl_env.put(x)
+    assert aclnn.aclSetInputTensorAddr(ex, 0, gt, gd.addr) == 0
+    assert aclnn.aclSetInputTensorAddr(ex, 1, xt, xd.addr) == 0
+    msg = expect_acl_failure(aclnn.aclnnLeakyReluBackward(None, 0, ex, acl_env.stream), 161002)
+    assert msg == ("LeakyReluBackward: out has no device memory: its tensorData is a null pointer; give it "
+                   "its storage's address with aclSetOutputTensorAddr (a repeatable executor) or "
+                   "acl.set_raw_tensor_addr before the launch")
+    od = acl_env.out((2, 3), F32)
+    assert aclnn.aclSetOutputTensorAddr(ex, 0, ot, od.addr) == 0
+    assert aclnn.aclnnLeakyReluBackward(None, 0, ex, acl_env.stream) == 0
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    cases.assert_bits_equal(od.view(), np.array([[0.5, 1.0, 3.0], [2.0, 2.5, 6.0]], F32))
+    assert aclnn.aclDestroyAclOpExecutor(ex) == 0

@@ -215,6 +215,11 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
                       "destroy tensors only after the launch")
             raise AclnnError(161002, f"{op}: {name} was destroyed (aclDestroyTensor or aclDestroyTensorList) "
                                      f"after GetWorkspaceSize; {advice}")
+        if isinstance(tensor, aclTensor) and tensor.unbacked:
+            setter = "aclSetOutputTensorAddr" if key == spec.output.name else "aclSetInputTensorAddr"
+            raise AclnnError(161002, f"{op}: {name} has no device memory: its tensorData is a null pointer; "
+                                     f"give it its storage's address with {setter} (a repeatable executor) "
+                                     "or acl.set_raw_tensor_addr before the launch")
         if isinstance(tensor, aclTensor) and tensor.storage_nbytes:
             try:  # the tensor's cached view answers while its allocation is live
                 alloc = tensor.allocation or memory.DEVICE.locate(tensor.addr, tensor.storage_nbytes,

@@ -614,9 +614,11 @@ def check_out_overlap(spec: OpSpec, args: dict) -> None:
         name = spec.call_name(spec.output)  # in place the caller passed self (selfRef), not an out
         raise checks.fail(op, f"{name} {out.describe()} is not a valid output: {reason}; pass a "
                               f"dense or sliced {name} whose elements are distinct")
+    if getattr(out, "unbacked", False):
+        return  # no memory yet to overlap: a launch checks again once it has an address (it moved)
     for p in spec.inputs:
         tensor = args[p.name]
-        if tensor is out or tensor.is_empty:
+        if tensor is out or tensor.is_empty or getattr(tensor, "unbacked", False):
             continue
         lay = overlap.layout(tensor)
         if overlap.same_view(out_layout, lay) or overlap.disjoint_ranges(out_layout, lay):

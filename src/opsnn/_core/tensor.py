@@ -142,15 +142,13 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
                            f"{list(self.strides)}) reaches element {reach - 1}, outside storage "
                            f"{list(self.storage_shape)} of {storage_numel} elements{null}")
         fields["storage_nbytes"] = dtypes.nbytes(self.dtype, storage_numel)
-        if self.storage_nbytes:
+        # A null tensorData is a tensor with no memory yet (``unbacked``): opbase stores the pointer
+        # as given, and CANN's aclSetInputTensorAddr sample makes its tensors so, runs phase 1 (which
+        # reads no memory) and sets the addresses before the launch, which refuses it until then.
+        if self.storage_nbytes and self.addr:
             try:
                 memory.DEVICE.region(self.addr, self.storage_nbytes, "create_tensor")  # bounds check now
             except AclnnError as exc:
-                if self.addr == 0:  # said as the caller wrote it, not as "address 0x0 is not live"
-                    raise _bad(f"tensorData is a null pointer, but storageDims {list(self.storage_shape)} of "
-                               f"{self.dtype.acl_name} need {counted(self.storage_nbytes, 'byte')}; pass the "
-                               "device address from acl.rt.malloc (a null tensorData is for a storage of "
-                               "no elements)") from None
                 raise self._past_allocation() or exc from None
 
     def _past_allocation(self) -> AclnnError | None:
@@ -219,6 +217,12 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
                               tuple(s // 8 for s in strides)), True
         last = first + sum((d - 1) * s for d, s in zip(self.shape, strides))  # strides are >= 0
         return np.ndarray((last // 8 - first // 8 + 1,), "V1", alloc.buffer, start + first // 8), self.is_contiguous
+
+    @property
+    def unbacked(self) -> bool:
+        """Whether the tensor has elements but no memory: its address is the null pointer
+        (created with a null tensorData, or moved to it), so it shares memory with nothing."""
+        return self.addr == 0 and self.storage_nbytes != 0 and not self.is_empty
 
     @property
     def allocation(self) -> memory.Allocation | None:

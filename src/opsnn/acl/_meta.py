@@ -44,7 +44,10 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
             is a 0-d storage (one element), as opbase reads it, so a view reaching past element
             0 is then refused.
         tensor_data: device address from ``acl.rt.malloc`` (or inside such an allocation);
-            None or 0, the null pointer, for a view with no elements (as C callers pass it).
+            None or 0, the null pointer, for a view with no elements (as C callers pass it), or
+            for a tensor with no memory yet, as opbase stores any pointer: phase 1 takes it, a
+            launch refuses it (161002) until aclSetInputTensorAddr / aclSetOutputTensorAddr /
+            ``set_raw_tensor_addr`` gives it an address (CANN's aclSetInputTensorAddr sample).
 
     Returns:
         The aclTensor, or None when an argument is invalid or the view reaches outside the
