@@ -794,3 +794,27 @@ def test_tensors_made_without_memory_get_it_from_set_tensor_addr(acl_env):
     assert acl.rt.synchronize_stream(acl_env.stream) == 0
     cases.assert_bits_equal(od.view(), np.array([[0.5, 1.0, 3.0], [2.0, 2.5, 6.0]], F32))
     assert aclnn.aclDestroyAclOpExecutor(ex) == 0
+
+
+def test_in_place_launch_refusals_name_self_ref(acl_env):
+    """An in-place operator's caller passed selfRef: the launch's refusals of its tensor (no
+    memory yet, destroyed after phase 1) name selfRef, as its phase-1 refusals do (they had
+    said "self", the out-of-place operator's name)."""
+    unbacked = acl.create_tensor([4], acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, [4], None)
+    acl_env._tensors.append(unbacked)
+    ws, ex, ret = aclnn.aclnnInplaceLeakyReluGetWorkspaceSize(unbacked, acl_env.scalar(0.5, "FLOAT"))
+    assert ret == 0, acl.get_recent_err_msg()
+    msg = expect_acl_failure(aclnn.aclnnInplaceLeakyRelu(None, ws, ex, acl_env.stream), 161002)
+    assert msg == ("InplaceLeakyRelu: selfRef has no device memory: its tensorData is a null pointer; give it "
+                   "its storage's address with aclSetInputTensorAddr (a repeatable executor) or "
+                   "acl.set_raw_tensor_addr before the launch")
+    x = np.array([-2.0, 0.5, 1.0, -1.0], F32)
+    xt = acl_env.put(x)
+    lo, hi = acl_env.scalar(-1.0, "FLOAT"), acl_env.scalar(1.0, "FLOAT")
+    ws, ex, ret = aclnn.aclnnInplaceHardtanhGetWorkspaceSize(xt.tensor, lo, hi)
+    assert ret == 0 and acl.destroy_tensor(xt.tensor) == 0
+    acl_env._tensors.remove(xt.tensor)
+    msg = expect_acl_failure(aclnn.aclnnInplaceHardtanh(None, ws, ex, acl_env.stream), 161002)
+    assert msg == ("InplaceHardtanh: selfRef was destroyed (aclDestroyTensor or aclDestroyTensorList) after "
+                   "GetWorkspaceSize; destroy tensors only after the launch")
+    cases.assert_bits_equal(xt.view(), x)

@@ -205,7 +205,7 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
     Returns ``(what, allocation)`` for each tensor's data, then for the workspace (when ``size``):
     what the queued task checks again when it runs."""
     op = spec.name
-    names = {p.name: p.api_name for p in spec.params}
+    names = {p.name: spec.call_name(p) for p in spec.params}  # as the caller wrote it: selfRef in place
     found = []  # (api name, allocation, tensor)
     for key, tensor in executor.tensors.items():
         name = names.get(key, key)
