@@ -1484,6 +1484,15 @@ def test_create_tensor_null_data(dev):
         assert isinstance(t, acl.aclTensor), acl.get_recent_err_msg()
         assert acl.get_raw_tensor_addr(t) == (0, 0) and t.unbacked
         assert acl.destroy_tensor(t) == 0
+    # it must still fit the device, where an address will hold it: a storage no allocation can
+    # hold was taken (phase 1 then asked for a workspace of 55340232221128654848 bytes, past
+    # uint64_t, for a [3, 2**62] view and its transposed out)
+    fits = acl.create_tensor([2**34], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [2**34], None)
+    assert isinstance(fits, acl.aclTensor) and acl.destroy_tensor(fits) == 0
+    assert check_null(acl.create_tensor([1], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [2**34 + 1], None)) == (
+        "create_tensor: tensorData is a null pointer (a tensor with no memory yet), but its storage "
+        "(storageDims [17179869185] of ACL_FLOAT) needs 68719476740 bytes, more than the 68719476736-byte "
+        "emulated device memory: no address could hold it")
 
 
 def test_create_tensor_null_dims(dev):

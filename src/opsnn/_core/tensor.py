@@ -145,7 +145,15 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         # A null tensorData is a tensor with no memory yet (``unbacked``): opbase stores the pointer
         # as given, and CANN's aclSetInputTensorAddr sample makes its tensors so, runs phase 1 (which
         # reads no memory) and sets the addresses before the launch, which refuses it until then.
-        if self.storage_nbytes and self.addr:
+        # Such a tensor must still fit the device, so that an address can hold it (and the
+        # workspace phase 1 sizes after it stays a uint64_t).
+        if self.storage_nbytes and not self.addr:
+            beyond = memory.beyond_device(self.storage_nbytes, f"its storage (storageDims "
+                                                               f"{list(self.storage_shape)} of {self.dtype.acl_name})")
+            if beyond:
+                raise _bad(f"tensorData is a null pointer (a tensor with no memory yet), but {beyond}: no "
+                           "address could hold it")
+        elif self.storage_nbytes:
             try:
                 memory.DEVICE.region(self.addr, self.storage_nbytes, "create_tensor")  # bounds check now
             except AclnnError as exc:
