@@ -51,8 +51,9 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
 
     Returns:
         The aclTensor, or None when an argument is invalid or the view reaches outside the
-        storage or the storage outside its allocation, or a dims list's C copy would exceed the
-        host's RAM (message in ``get_recent_err_msg()``, naming the entry).
+        storage or the storage outside its allocation (under a null tensorData: beyond the
+        emulated device's 64 GiB), or a dims list's C copy would exceed the host's RAM (message
+        in ``get_recent_err_msg()``, naming the entry).
     """
     with _named("create_tensor"):
         return aclTensor(view_dims, data_type, stride, offset, fmt, storage_dims,
