@@ -295,7 +295,7 @@ def aclnnLeakyReluBackward(workspace, workspace_size, executor, stream) -> int:
     Returns ret: 0, 161001 (no executor; a null workspace with workspaceSize > 0, which deletes
     the executor as CANN does), 161002 (executor already run, destroyed or
     of another op; workspace too small, freed or overlapping a tensor; a tensor destroyed or its
-    memory freed since phase 1), 361001 (no such stream, or the runtime is not initialised),
+    memory freed since phase 1, or still without memory: a null tensorData), 361001 (no such stream, or the runtime is not initialised),
     561003 ($OPSNN_BACKEND changed since phase 1 to name no usable kernel backend).
     """
     return _phase2("LeakyReluBackward", workspace, workspace_size, executor, stream)
