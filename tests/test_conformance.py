@@ -34,6 +34,35 @@ def test_acl_constants_have_cann_values():
     assert acl.ACLNN_ERR_PARAM_NULLPTR == 161001
     assert acl.ACLNN_ERR_PARAM_INVALID == 161002
     assert acl.ACLNN_ERR_INNER_NULLPTR == 561103
+    # CANN's whole aclnnStatus table (ops-nn aclnn_return_codes_nn.md) and acl_base.h's general
+    # codes, by name, as ported code compares against them (several were missing)
+    aclnn_codes = {"RUNTIME_ERROR": 361001, "INNER": 561000, "INNER_INFERSHAPE_ERROR": 561001,
+                   "INNER_TILING_ERROR": 561002, "INNER_FIND_KERNEL_ERROR": 561003,
+                   "INNER_CREATE_EXECUTOR": 561101, "INNER_NOT_TRANS_EXECUTOR": 561102,
+                   "INNER_WRONG_ATTR_INFO_SIZE": 561104, "INNER_KEY_CONFILICT": 561105,
+                   "INNER_INVALID_IMPL_MODE": 561106, "INNER_OPP_PATH_NOT_FOUND": 561107,
+                   "INNER_LOAD_JSON_FAILED": 561108, "INNER_JSON_VALUE_NOT_FOUND": 561109,
+                   "INNER_JSON_FORMAT_INVALID": 561110, "INNER_JSON_DTYPE_INVALID": 561111,
+                   "INNER_OPP_KERNEL_PKG_NOT_FOUND": 561112, "INNER_OP_FILE_INVALID": 561113,
+                   "INNER_ATTR_NUM_OUT_OF_BOUND": 561114, "INNER_ATTR_LEN_NOT_ENOUGH": 561115,
+                   "INNER_INPUT_NUM_IN_JSON_TOO_LARGE": 561116, "INNER_INPUT_JSON_IS_NULL": 561117,
+                   "INNER_STATIC_WORKSPACE_INVALID": 561118, "INNER_STATIC_BLOCK_DIM_INVALID": 561119}
+    for name, value in aclnn_codes.items():
+        assert getattr(acl, "ACLNN_ERR_" + name) == value, name
+        assert opsnn.AclnnError(value, "m").args[0] == f"[{value} ACLNN_ERR_{name}] m"
+    acl_codes = {"INVALID_PARAM": 100000, "UNINITIALIZE": 100001, "REPEAT_INITIALIZE": 100002,
+                 "UNSUPPORTED_DATA_TYPE": 100026, "FORMAT_NOT_MATCH": 100027, "REPEAT_FINALIZE": 100037,
+                 "INVALID_OPP_PATH": 148049, "BAD_ALLOC": 200000, "API_NOT_SUPPORT": 200001,
+                 "INVALID_DEVICE": 200002, "MEMORY_ADDRESS_UNALIGNED": 200003,
+                 "RESOURCE_NOT_MATCH": 200004, "INVALID_RESOURCE_HANDLE": 200005,
+                 "FEATURE_UNSUPPORTED": 200006, "STORAGE_OVER_LIMIT": 300000, "INTERNAL_ERROR": 500000,
+                 "FAILURE": 500001, "GE_FAILURE": 500002, "RT_FAILURE": 500003, "DRV_FAILURE": 500004,
+                 "PROFILING_FAILURE": 500005}
+    for name, value in acl_codes.items():
+        assert getattr(acl, "ACL_ERROR_" + name) == value, name
+    # and every code opsnn knows has its constant
+    from opsnn._core.status import AclError, Status
+    assert all(getattr(acl, code.acl_name) == code for code in (*Status, *AclError) if code)
     assert acl.ACL_MEM_MALLOC_HUGE_FIRST == 0
     assert (acl.ACL_MEMCPY_HOST_TO_HOST, acl.ACL_MEMCPY_HOST_TO_DEVICE, acl.ACL_MEMCPY_DEVICE_TO_HOST,
             acl.ACL_MEMCPY_DEVICE_TO_DEVICE) == (0, 1, 2, 3)

@@ -25,7 +25,24 @@ class Status(enum.IntEnum):
     ERR_INNER_CREATE_EXECUTOR = 561101
     ERR_INNER_NOT_TRANS_EXECUTOR = 561102
     ERR_INNER_NULLPTR = 561103
+    # the rest of CANN's table: opsnn never returns these (they report GE's operator-info JSON and
+    # kernel packages, which an emulation has not), but ported code compares against their names
+    ERR_INNER_WRONG_ATTR_INFO_SIZE = 561104
+    ERR_INNER_KEY_CONFILICT = 561105  # CANN's spelling
+    ERR_INNER_INVALID_IMPL_MODE = 561106
+    ERR_INNER_OPP_PATH_NOT_FOUND = 561107
+    ERR_INNER_LOAD_JSON_FAILED = 561108
+    ERR_INNER_JSON_VALUE_NOT_FOUND = 561109
+    ERR_INNER_JSON_FORMAT_INVALID = 561110
+    ERR_INNER_JSON_DTYPE_INVALID = 561111
+    ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND = 561112
+    ERR_INNER_OP_FILE_INVALID = 561113
+    ERR_INNER_ATTR_NUM_OUT_OF_BOUND = 561114
+    ERR_INNER_ATTR_LEN_NOT_ENOUGH = 561115
+    ERR_INNER_INPUT_NUM_IN_JSON_TOO_LARGE = 561116
+    ERR_INNER_INPUT_JSON_IS_NULL = 561117
     ERR_INNER_STATIC_WORKSPACE_INVALID = 561118
+    ERR_INNER_STATIC_BLOCK_DIM_INVALID = 561119
 
     @property
     def acl_name(self) -> str:
@@ -34,17 +51,26 @@ class Status(enum.IntEnum):
 
 
 class AclError(enum.IntEnum):
-    """AscendCL runtime ``aclError`` values used by the emulated runtime (``acl_base.h``)."""
+    """AscendCL runtime ``aclError`` values (``acl_base.h``): the ones the emulated runtime returns,
+    and the general ones ported code names (unsupported feature, unaligned address...)."""
 
     SUCCESS = 0
     INVALID_PARAM = 100000
     UNINITIALIZE = 100001
     REPEAT_INITIALIZE = 100002
     INVALID_FILE = 100003
+    UNSUPPORTED_DATA_TYPE = 100026
+    FORMAT_NOT_MATCH = 100027
     REPEAT_FINALIZE = 100037
+    INVALID_OPP_PATH = 148049
     BAD_ALLOC = 200000
+    API_NOT_SUPPORT = 200001
     INVALID_DEVICE = 200002
+    MEMORY_ADDRESS_UNALIGNED = 200003
+    RESOURCE_NOT_MATCH = 200004
     INVALID_RESOURCE_HANDLE = 200005
+    FEATURE_UNSUPPORTED = 200006
+    STORAGE_OVER_LIMIT = 300000
     RT_PARAM_INVALID = 107000
     RT_CONTEXT_NULL = 107002
     RT_EVENT_TIMESTAMP_INVALID = 107006
@@ -52,7 +78,11 @@ class AclError(enum.IntEnum):
     RT_INVALID_MEMORY_TYPE = 107016
     RT_FEATURE_NOT_SUPPORT = 207000
     INTERNAL_ERROR = 500000
+    FAILURE = 500001
+    GE_FAILURE = 500002
     RT_FAILURE = 500003
+    DRV_FAILURE = 500004
+    PROFILING_FAILURE = 500005
     RT_STREAM_SYNC_TIMEOUT = 507046
     RT_EVENT_SYNC_TIMEOUT = 507047
 
