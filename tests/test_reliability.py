@@ -1896,6 +1896,11 @@ def test_wrong_argument_count(dev):
     fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s)[2], 161002, "missing 2 required")
     fail_msg(aclnn.aclnnHardtanhBackwardGetWorkspaceSize(gt, xt, s, s, ot, ot)[2], 161002, "takes 5")
     fail_msg(aclnn.aclnnLeakyReluBackward(None, 0), 161002, "aclnnLeakyReluBackward()")
+    # C's form, out-parameters passed: the message says what the pyACL form returns instead
+    msg = fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot, [0], [None])[2], 161002)
+    assert msg == ("aclnnLeakyReluBackwardGetWorkspaceSize() takes 5 positional arguments but 7 were given"
+                   " (pyACL form: the call returns (workspace_size, executor, ret); C's workspaceSize and"
+                   " executor out-parameters are not passed)")
     fail_msg(aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot, bogus=1)[2], 161002, "bogus")
     fail_msg(acl.rt.malloc(16)[1], 100000, "malloc()")
     fail_msg(acl.rt.synchronize_stream(dev.stream, 1), 100000, "synchronize_stream()")

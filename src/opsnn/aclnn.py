@@ -26,7 +26,10 @@ from ._core.executor import aclOpExecutor
 from ._core.tensor import aclTensor
 from .acl import rt
 
-_phase1_failure = boundary(lambda code: (0, None, code))
+# a port of C code passes the out-parameters too: pyACL returns them instead
+_phase1_failure = boundary(lambda code: (0, None, code), unbound_hint=(
+    " (pyACL form: the call returns (workspace_size, executor, ret); C's workspaceSize and"
+    " executor out-parameters are not passed)"))
 _ret = boundary(lambda code: code)
 
 

@@ -150,7 +150,8 @@ def warning_refused(where: str, exc: Warning) -> str:
     return f"{where}: {type(exc).__name__} raised as an error by the warnings filter: {exc}"
 
 
-def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status.ERR_PARAM_INVALID):
+def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status.ERR_PARAM_INVALID,
+             unbound_hint: str = ""):
     """Decorator for the C-shaped boundary: turn any exception into a status return.
 
     ``failure(code)`` builds the function's failure return value (e.g. ``(0, None, code)``).
@@ -160,6 +161,8 @@ def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status
     (``warnings.simplefilter("error")``, pytest's ``-W error``: the call refuses what it would
     have warned about); any other exception is an opsnn bug and is reported as ``fallback``
     (ACLNN_ERR_INNER) with the exception text, so nothing escapes to the caller.
+    ``unbound_hint`` follows Python's text where the arguments do not bind (how the call differs
+    from its C form).
     """
 
     def wrap(fn):
@@ -178,7 +181,8 @@ def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status
             except Exception as exc:  # noqa: BLE001 - the boundary must never raise
                 if isinstance(exc, TypeError) and exc.__traceback__.tb_next is None:
                     # raised by the call itself, before fn's first line: the arguments do not bind
-                    set_recent_error(str(exc))  # names the function: "f() missing 2 required ..."
+                    # names the function: "f() missing 2 required ..."
+                    set_recent_error(f"{exc}{unbound_hint}")
                     return failure(int(invalid))
                 set_recent_error(f"{fn.__name__}: internal error: {type(exc).__name__}: {exc}")
                 return failure(int(fallback))
