@@ -190,6 +190,22 @@ def test_a_case_dumped_without_a_golden_is_a_skip_with_its_verdict(tmp_path, run
     assert "2 cases: 1 passed (1 bit-exact), 0 documented differences, 1 skipped, 0 failed" in err
 
 
+def test_a_dump_of_skips_only_compares_nothing_and_exits_5(tmp_path, run_compare, capsys):
+    """(A CI user) a dump whose every case was dumped without a golden (each aclnn call failed)
+    compared nothing and exited 0; it exits 5, as verify's run of skips does."""
+    dump = tmp_path / "d"
+    assert run_verify(write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], -1, "fp32", True)),
+                      "--dump", dump) == 1
+    code, report, err = run_compare(dump)
+    assert code == 5 and [c["status"] for c in report["cases"]] == ["SKIP"]
+    assert err.endswith("opsnn compare: no case compared: its 1 case skipped (the table gives each reason); "
+                        "exit status 5, not 0: a run that checked nothing is no pass\n"), err
+    with pytest.raises(SystemExit):
+        cli.main(["compare", "--help"])
+    assert "5 every case skipped (dumped without a golden: nothing compared)" in " ".join(
+        capsys.readouterr().out.split())
+
+
 def test_a_torch_golden_difference_a_decision_explains_is_doc(tmp_path, run_compare):
     """As verify labels it: DECISIONS 8 (NaN self) and DECISIONS 2 (double slope), not FAIL."""
     pytest.importorskip("torch")

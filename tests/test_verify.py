@@ -632,7 +632,7 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     assert run_verify(first, first, "--dump", dump) == 1  # (its case is the refused one above)
     assert json.loads((dump / "index.json").read_text())["cases"] == [f"{name}/0000_aclnnLeakyReluBackward_0"]
     # (alone in this run, the second file's folder is the plain name: the index says which is which)
-    assert run_verify(second, "--dump", dump, "--max-elements", "10") == 0  # its 15-element case: skipped
+    assert run_verify(second, "--dump", dump, "--max-elements", "10") == 5  # its 15-element case: skipped
     assert not (dump / name).exists()
     assert json.loads((dump / "index.json").read_text())["cases"] == []
     # (a reviewer) only what opsnn wrote goes: a user's file beside a case's stays, with its
@@ -1264,7 +1264,7 @@ def test_empty_cases_numpy_cannot_hold_are_skipped_and_dims_past_int64_refused(t
     dimension exceeded"."""
     path = write_json(tmp_path, json_case(0, "fp32", (2**63 - 1, 0), [-1, 1], 8, 1),
                       json_case(1, "fp32", (0, 2**62, 2**62), [-1, 1], 8, 1))
-    assert run_verify(path, "--json", tmp_path / "r.json") == 0
+    assert run_verify(path, "--json", tmp_path / "r.json") == 5  # (no case verified)
     reasons = [c["reason"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]]
     assert [r.split(" (")[0] for r in reasons] == [
         "NumPy cannot hold gradOutput's empty shape [9223372036854775807, 0]",
@@ -1281,6 +1281,35 @@ def test_case_over_max_elements_is_skipped(tmp_path, capsys):
     assert {c["name"] for c in skipped} == {"leaky_f16", "hardtanh_bf16"}
     assert all("--max-elements 50" in c["reason"] for c in skipped)
     assert "skipped" in capsys.readouterr().out
+
+
+def test_a_run_that_verifies_no_case_exits_5(tmp_path, capsys):
+    """(A CI user) a run whose every case was skipped (each past --max-elements, or each of an
+    operator the --soc has no kernel for) exited 0, so a CI job that verified nothing passed. It
+    exits 5, pytest's status for a run of no test, with a line saying why (the table, summary
+    and --json as before); one case verified beside the skipped keeps 0, a FAIL beside them 1."""
+    files = small_files(tmp_path)
+    out = tmp_path / "results.json"
+    capsys.readouterr()
+    assert run_verify(*files, "--max-elements", "5", "--json", out) == 5  # the smallest case: 6 elements
+    report = json.loads(out.read_text())
+    assert (report["summary"]["SKIP"], report["summary"]["total"]) == (6, 6)
+    captured = capsys.readouterr()
+    assert "6 cases: 0 passed (0 bit-exact), 0 documented differences, 6 skipped, 0 failed" in captured.out
+    assert captured.err == ("opsnn verify: no case verified: all 6 cases skipped (the table gives each reason); "
+                            "exit status 5, not 0: a run that checked nothing is no pass\n")
+    assert run_verify(files[1], "--soc", "Ascend310B") == 5  # (LeakyReluBackward only: no kernel there)
+    assert capsys.readouterr().err.startswith("opsnn verify: no case verified: all 3 cases skipped")
+    assert run_verify(*files, "--max-elements", "6", "--json", out) == 0
+    assert [c["status"] for c in json.loads(out.read_text())["cases"]].count("PASS") == 1
+    assert capsys.readouterr().err == ""
+    assert cli.main(["verify", str(files[1]), "--cases", "2", "--max-elements", "5"]) == 5
+    refused = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], -1, "fp32", True),
+                         json_case(1, "fp32", (20,), [-1, 1], [-1, 1], 1))
+    assert run_verify(refused, "--max-elements", "10") == 1  # a FAIL (161002) and a SKIP
+    parser = argparse.ArgumentParser()
+    command.add_arguments(parser)
+    assert "; 5 every case skipped (nothing verified);" in " ".join(parser.format_help().split())
 
 
 @pytest.mark.parametrize("text, words", [("1.9", "expected a whole number of elements, got '1.9'"),

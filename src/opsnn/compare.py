@@ -14,7 +14,8 @@ no golden beside another verdict (a PASS, DOC, a FAIL that compared a result, no
 is damaged.
 
 DIR is a dump root (its ``index.json`` lists the case folders), one case file's folder in it,
-or one case folder. The exit status is 1 if any case fails, else 0; a DIR that is none of
+or one case folder. The exit status is 1 if any case fails, 5 if every case is a SKIP
+(nothing compared: ``results.exit_status``), else 0; a DIR that is none of
 these, an index that lists no case (or folders outside DIR), and a case.json or golden file
 that cannot be read as written, lacks a golden its verdict needs, or gives a complex golden
 (verify dumps real results only, and ``compare`` judges those), are usage errors (2): the
@@ -58,7 +59,12 @@ class Checked(Result):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``opsnn compare``."""
+    """Options of ``opsnn compare``, and its exit statuses (``--help``'s epilog)."""
+    parser.epilog = ("exit status: 0 every case compared passed or differs as a decision documents (DOC), any "
+                     "others skipped; 1 a case failed, or --json could not be written; 2 usage error: DIR no "
+                     "dump, or a damaged case.json, golden or input file; "
+                     f"{report.NOTHING_CHECKED} every case skipped (dumped without a golden: nothing compared); "
+                     "130 interrupted (Ctrl-C)")
     parser.add_argument("dir", metavar="DIR", type=report.path_argument,
                         help="a folder opsnn verify --dump wrote (its index.json lists the cases), one case file's "
                              "folder in it, or one case folder")
@@ -78,7 +84,8 @@ def _file_name(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``opsnn compare``; returns the exit status (1 if any case failed, else 0)."""
+    """Run ``opsnn compare``; returns the exit status (1 if any case failed, 5 if every case was
+    skipped: ``results.exit_status``; else 0)."""
     console = PipeConsole(stderr=args.json_path == "-")  # (as verify's: --json - keeps stdout JSON)
     if not console.is_terminal:
         console.width = max(console.width, report.LOG_WIDTH)
@@ -102,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     console.print(report.summary_line(summary, **dumped))
     if args.json_path:
         report.write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
-    return 1 if summary[FAIL] else 0
+    return report.exit_status("compare", summary)
 
 
 def case_folders(root: Path) -> list[Path]:

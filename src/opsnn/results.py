@@ -177,6 +177,28 @@ def summary_line(summary: dict, golden: str, soc: str, seed) -> str:
             f"in {summary['seconds']:.1f} s ({judged})")
 
 
+# The exit status of a verify or compare run that checked no case, each skipped: pytest's for a
+# run of no test (its 5, "no tests collected"), so a CI job that verified nothing does not pass
+# and a script can tell it from a failure (1) and a usage error (2).
+NOTHING_CHECKED = 5
+
+
+def exit_status(command: str, summary: dict) -> int:
+    """The exit status of a verify or compare run that ended (not interrupted) with ``summary``:
+    1 where a case failed, ``NOTHING_CHECKED`` where every case was skipped (a line on stderr
+    says so), else 0 (a DOC is a case checked: its difference is a documented one)."""
+    if summary[FAIL]:
+        return 1
+    if summary["total"] and summary[SKIP] == summary["total"]:
+        count = summary["total"]
+        skipped = f"all {count} cases" if count > 1 else "its 1 case"
+        verb = {"verify": "verified", "compare": "compared"}[command]
+        print(f"opsnn {command}: no case {verb}: {skipped} skipped (the table gives each reason); exit status "
+              f"{NOTHING_CHECKED}, not 0: a run that checked nothing is no pass", file=sys.stderr)
+        return NOTHING_CHECKED
+    return 0
+
+
 _RESULT_KEYS = {"settings", "summary", "cases"}  # what write_json writes (and a rerun may replace)
 
 

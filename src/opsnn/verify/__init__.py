@@ -39,7 +39,8 @@ too, and FAILs as the aclnn call refuses it (161002).
 Results: PASS (within tolerance), FAIL, SKIP (with the reason; never silently dropped) and DOC (a
 ``--golden torch`` difference that a documented decision explains element by element:
 DECISIONS 2, the float32 slope for DOUBLE tensors; DECISIONS 8, NaN in self for HardtanhBackward).
-The exit status is 1 if any case fails, else 0; a file that holds no case is a usage error (2).
+The exit status is 1 if any case fails, 5 if every case is a SKIP (nothing verified, so a CI job
+does not pass: ``results.exit_status``), else 0; a file that holds no case is a usage error (2).
 
 The package, in the order a case travels through it (each module's docstring says more):
 ``cases`` (the case model and ``--cases``), ``casefiles`` and ``fields`` (reading the two formats

@@ -253,7 +253,11 @@ def _positive_count(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``opsnn verify``."""
+    """Options of ``opsnn verify``, and its exit statuses (``--help``'s epilog)."""
+    parser.epilog = ("exit status: 0 every case run passed or differs as a decision documents (DOC), any others "
+                     "skipped; 1 a case failed, or --json or --dump could not be written; 2 usage error or a "
+                     f"malformed case file; {report.NOTHING_CHECKED} every case skipped (nothing verified); "
+                     "130 interrupted (Ctrl-C: the cases done are reported)")
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="case files: kernel ST .csv (ttk_kernel_*) or aclnn ST .json (atk_aclnn*)")
     parser.add_argument("--golden", choices=("reference", "torch"), default="reference",
@@ -278,7 +282,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``opsnn verify``; returns the exit status (1 if any case failed or the dump's index could
-    not be written, 130 after Ctrl-C, which still reports the cases done, else 0)."""
+    not be written, 5 if every case was skipped: ``results.exit_status``; 130 after Ctrl-C, which
+    still reports the cases done; else 0)."""
     # with --json -, stdout holds the JSON alone and the tables go to stderr
     console = PipeConsole(stderr=args.json_path == "-")
     if not console.is_terminal:  # a log or pipe: wide enough that every row stays on one line
@@ -331,20 +336,20 @@ def run(args: argparse.Namespace) -> int:
             # the tables printed lost the whole report, and the index); the run then ends with 130
             pressed = reporting.enter_context(interrupts.held(reraise=False))
             index_error = _write_index(settings, session) if settings.dump else None
-        results, total, failed = _report(args, console, settings, files, per_file, interrupted, index_error,
-                                         time.perf_counter() - start)
+        results, total, summary = _report(args, console, settings, files, per_file, interrupted, index_error,
+                                          time.perf_counter() - start)
     if interrupted or pressed:
         held = "the summary above and --json hold" if args.json_path else "the summary above holds"
         print(f"opsnn verify: interrupted after {len(results)} of {total} cases; {held} those "
               f"{len(results)} (a case under way is not counted)", file=sys.stderr)
         return 130
-    return 1 if failed or index_error else 0
+    return 1 if index_error else report.exit_status("verify", summary)
 
 
 def _report(args: argparse.Namespace, console: Console, settings: Settings, files, per_file: list[list[Result]],
-            interrupted: bool, index_error: str | None, elapsed: float) -> tuple[list[Result], int, int]:
+            interrupted: bool, index_error: str | None, elapsed: float) -> tuple[list[Result], int, dict]:
     """Print the tables, the failures and the summary line, and write ``--json``; returns the
-    results, the count of cases and the count failed."""
+    results, the count of cases and the summary (``report.summary``)."""
     for (path, _), file_results in zip(files, per_file):  # (a file given twice: a table per run)
         if file_results or not interrupted:
             console.print(report.table(path, file_results))
@@ -360,7 +365,7 @@ def _report(args: argparse.Namespace, console: Console, settings: Settings, file
         report.write_json(args.json_path, dataclasses.asdict(settings), summary, results)
     if index_error:  # after the results: a full disk at the end must not lose the run's table and --json
         print(f"opsnn verify: {index_error}", file=sys.stderr)
-    return results, total, summary[FAIL]
+    return results, total, summary
 
 
 def _check_dump_folders(dump: str, files, labels: dict[str, str]) -> None:
