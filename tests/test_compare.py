@@ -408,3 +408,57 @@ def test_a_board_value_that_is_an_f5_bound_only_by_chance_fails(tmp_path, run_co
     assert code == 1 and report["cases"][0]["status"] == "FAIL", report["cases"][0]
     # (one element more than opsnn's own DOC differs from torch's golden)
     assert report["cases"][0]["mismatches"] == json.loads((folder / "case.json").read_text())["verdict"]["mismatches"] + 1
+
+
+def test_ctrl_c_reports_the_cases_compared_and_exits_130(tmp_path, monkeypatch, capsys, python_sigint):
+    """(A CI user) Ctrl-C in compare printed one line and wrote no --json: the cases compared were
+    lost, where verify reports its cases done. It does as verify does: the tables and summary of
+    the cases compared, --json with the count not run, one line, 128 + SIGINT; a press while the
+    report is written is held until it is out."""
+    import signal
+
+    from opsnn import compare as compare_command
+    from opsnn import results
+
+    dump = dump_json_case(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
+    check_case, done = compare_command.check_case, []
+
+    def interrupted_at_the_third(*args):
+        if len(done) == 2:
+            raise KeyboardInterrupt
+        done.append(check_case(*args))
+        return done[-1]
+
+    monkeypatch.setattr(compare_command, "check_case", interrupted_at_the_third)
+    out = tmp_path / "results.json"
+    capsys.readouterr()
+    try:
+        code = cli.main(["compare", str(dump), "--json", str(out)])
+    except KeyboardInterrupt:  # (escaping, it would stop the whole test session)
+        pytest.fail("KeyboardInterrupt escaped cli.main")
+    assert code == 130
+    captured = capsys.readouterr()
+    assert captured.err == ("opsnn compare: interrupted after 2 of 3 cases; the summary above and --json hold those "
+                            "2 (a case under way is not counted)\n")
+    assert "2 cases: 2 passed (2 bit-exact)" in captured.out
+    report = json.loads(out.read_text())
+    assert [c["name"] for c in report["cases"]] == ["aclnnLeakyReluBackward_0", "aclnnLeakyReluBackward_1"]
+    assert report["summary"]["total"] == 2 and report["summary"]["not_run"] == 1
+    monkeypatch.setattr(compare_command, "check_case", check_case)
+    write_json_file, presses = results.write_json, []
+
+    def pressed_then(*args, **kwargs):
+        if not presses:  # (once: a second press is raised at once)
+            presses.append(signal.raise_signal(signal.SIGINT))
+        return write_json_file(*args, **kwargs)
+
+    monkeypatch.setattr(results, "write_json", pressed_then)
+    try:
+        code = cli.main(["compare", str(dump), "--json", str(out)])
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped cli.main")
+    assert code == 130 and presses
+    assert capsys.readouterr().err == ("opsnn compare: interrupted after 3 of 3 cases; the summary above and --json "
+                                       "hold those 3 (a case under way is not counted)\n")
+    assert json.loads(out.read_text())["summary"]["total"] == 3
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -5,7 +5,7 @@ runs out, or an output file cannot be written: ``cli_args.OutputError``), 2 for 
 input files, 141 (128 + SIGPIPE, as for other command-line tools) when the reader of stdout
 went away before the output ended (``opsnn ... | head``), 5 when ``verify`` or ``compare`` checked
 no case, each skipped (``results.exit_status``: pytest's status for a run of no test), 130 (128 + SIGINT) when interrupted
-(Ctrl-C: one line, no traceback; verify still reports the cases done). Operator statuses (161002, ...) are
+(Ctrl-C: one line, no traceback; verify and compare still report the cases done). Operator statuses (161002, ...) are
 printed, not used as exit codes: they do not fit in 0-255.
 """
 

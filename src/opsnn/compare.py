@@ -21,6 +21,8 @@ that cannot be read as written, lacks a golden its verdict needs, or gives a com
 (verify dumps real results only, and ``compare`` judges those), are usage errors (2): the
 dump itself is damaged, and ``cli.main`` prints the ``GoldenFileError`` (a ValueError) naming
 file and field.
+Ctrl-C reports the cases compared (tables, summary, ``--json`` with ``not_run``) and exits 130,
+as verify does; one pressed while that report is written is held until it is out.
 CANN publishes no such tool (its ST harness compares in memory); the layout is opsnn's.
 """
 
@@ -30,6 +32,7 @@ import argparse
 import dataclasses
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -37,6 +40,7 @@ import numpy as np
 
 from opsnn import golden_files
 from opsnn import results as report
+from opsnn._core import interrupts
 from opsnn._core.dtypes import parse_name, to_numpy
 from opsnn.cli_args import PipeConsole, read_json
 from opsnn.golden_files import GoldenFileError
@@ -64,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "others skipped; 1 a case failed, or --json could not be written; 2 usage error: DIR no "
                      "dump, or a damaged case.json, golden or input file; "
                      f"{report.NOTHING_CHECKED} every case skipped (dumped without a golden: nothing compared); "
-                     "130 interrupted (Ctrl-C)")
+                     "130 interrupted (Ctrl-C: the cases compared are reported)")
     parser.add_argument("dir", metavar="DIR", type=report.path_argument,
                         help="a folder opsnn verify --dump wrote (its index.json lists the cases), one case file's "
                              "folder in it, or one case folder")
@@ -95,20 +99,33 @@ def run(args: argparse.Namespace) -> int:
         report.check_writable(args.json_path, [str(root / golden_files.INDEX),
                                                *(str(file) for f in folders if f.is_dir() for file in f.iterdir())])
     start = time.perf_counter()
-    results = [check_case(folder, args.output) for folder in folders]
-    elapsed = time.perf_counter() - start
-    groups: dict[Path, list[Checked]] = {}
-    for folder, result in zip(folders, results):  # a table per case file of the dump, as verify prints them
-        groups.setdefault(folder.parent, []).append(result)
-    for parent, group in groups.items():
-        console.print(report.table(parent, group))
-    for line in report.failures(results):
-        console.print(line, soft_wrap=True)
-    summary = report.summary(results, elapsed)
-    dumped = _dumped([golden_files.read_manifest(folder) for folder in folders])
-    console.print(report.summary_line(summary, **dumped))
-    if args.json_path:
-        report.write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
+    results: list[Checked] = []
+    try:  # Ctrl-C: the cases compared are reported, as verify reports its cases done
+        for folder in folders:
+            results.append(check_case(folder, args.output))
+        interrupted = False
+    except KeyboardInterrupt:
+        interrupted = True
+    # held while the report is written, as verify's (a press then would lose it); then 130
+    with interrupts.held(reraise=False) as pressed:
+        elapsed = time.perf_counter() - start
+        groups: dict[Path, list[Checked]] = {}
+        for folder, result in zip(folders, results):  # a table per case file of the dump, as verify prints them
+            groups.setdefault(folder.parent, []).append(result)
+        for parent, group in groups.items():
+            console.print(report.table(parent, group))
+        for line in report.failures(results):
+            console.print(line, soft_wrap=True)
+        summary = report.summary(results, elapsed)
+        if interrupted:
+            summary["not_run"] = len(folders) - len(results)
+        dumped = _dumped([golden_files.read_manifest(folder) for folder in folders])
+        console.print(report.summary_line(summary, **dumped))
+        if args.json_path:
+            report.write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
+    if interrupted or pressed:
+        print(report.interrupted_line("compare", len(results), len(folders), args.json_path), file=sys.stderr)
+        return 130
     return report.exit_status("compare", summary)
 
 

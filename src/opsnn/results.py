@@ -199,6 +199,14 @@ def exit_status(command: str, summary: dict) -> int:
     return 0
 
 
+def interrupted_line(command: str, done: int, total: int, json_path: str | None) -> str:
+    """The line a verify or compare run stopped by Ctrl-C ends with (exit 130), its report of
+    the ``done`` cases printed and written before it."""
+    held = "the summary above and --json hold" if json_path else "the summary above holds"
+    return (f"opsnn {command}: interrupted after {done} of {total} cases; {held} those {done} "
+            "(a case under way is not counted)")
+
+
 _RESULT_KEYS = {"settings", "summary", "cases"}  # what write_json writes (and a rerun may replace)
 
 

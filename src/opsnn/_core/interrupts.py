@@ -1,7 +1,8 @@
 """Holding Ctrl-C (SIGINT) over work that must not stop halfway: a numba compile (raised inside
 numba's first compile of a process, a KeyboardInterrupt left its typing registries part-loaded,
-and every later compile failed onto the NumPy backend), and ``opsnn verify``'s report once its
-cases have run (one pressed as the dump's index was written lost the report and the index).
+and every later compile failed onto the NumPy backend), and ``opsnn verify``'s and ``opsnn
+compare``'s report once their cases have run (one pressed as the dump's index was written lost
+the report and the index).
 
 ``held`` is the one place that does it, and its rules are the same for both: only where Python's
 own handler is in force (``signal.default_int_handler``: a program's own, asyncio's or one that
@@ -28,7 +29,7 @@ def held(reraise: bool) -> Iterator[list[int]]:
     """Hold SIGINT over the block (see the module docstring): yields the list of the presses
     held. With ``reraise`` a held press is raised when the block ends (as a KeyboardInterrupt,
     through Python's handler, or through one the block set); without, the caller reads the list
-    and acts on it (``opsnn verify`` ends with 130, its report whole). Where no hold is taken the
+    and acts on it (``opsnn verify`` and ``compare`` end with 130, their report whole). Where no hold is taken the
     list stays empty and the signal works as it would."""
     if (_HOLDING or threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):

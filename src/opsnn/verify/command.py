@@ -339,9 +339,7 @@ def run(args: argparse.Namespace) -> int:
         results, total, summary = _report(args, console, settings, files, per_file, interrupted, index_error,
                                           time.perf_counter() - start)
     if interrupted or pressed:
-        held = "the summary above and --json hold" if args.json_path else "the summary above holds"
-        print(f"opsnn verify: interrupted after {len(results)} of {total} cases; {held} those "
-              f"{len(results)} (a case under way is not counted)", file=sys.stderr)
+        print(report.interrupted_line("verify", len(results), total, args.json_path), file=sys.stderr)
         return 130
     return 1 if index_error else report.exit_status("verify", summary)
 
