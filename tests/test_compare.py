@@ -462,3 +462,36 @@ def test_ctrl_c_reports_the_cases_compared_and_exits_130(tmp_path, monkeypatch, 
                                        "hold those 3 (a case under way is not counted)\n")
     assert json.loads(out.read_text())["summary"]["total"] == 3
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_damaged_dump_is_refused_before_any_case_is_judged_and_writes_no_json(tmp_path, monkeypatch, capsys):
+    """(A CI user) a damaged case.json among many was found only when its turn came: every case
+    before it had been read and compared, its golden and board files whole, for nothing (a
+    usage error reports no case). Every case folder is now read and checked, all but its files'
+    data, before any is judged, as verify reads every case file before it runs one: the run is
+    refused at once, and --json, as on any usage error of either command, is not written (a
+    results file already at PATH is left as it was: the exit status says the run did not
+    happen). A torch golden's case needs its scalars to explain a difference: a damaged
+    scalars field is refused so too, not only when a difference comes."""
+    from opsnn import compare as compare_command
+
+    dump = dump_json_case(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
+    folders = [dump / LEAKY / f"000{i}_aclnnLeakyReluBackward_{i}" for i in range(3)]
+    out = tmp_path / "results.json"
+    assert cli.main(["compare", str(dump), "--json", str(out)]) == 0
+    earlier = out.read_text()
+    judged, original = [], compare_command.compare
+    monkeypatch.setattr(compare_command, "compare", lambda *args: judged.append(args) or original(*args))
+    _edit(folders[2], tolerance=None)
+    capsys.readouterr()
+    assert cli.main(["compare", str(dump), "--json", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert (judged, captured.out) == ([], "")
+    assert captured.err.startswith(f"opsnn compare: error: {folders[2] / 'case.json'}: tolerance is null;")
+    assert out.read_text() == earlier
+    _edit(folders[2], tolerance={"rtol": 0, "atol": 0}, golden={**json.loads(
+        (folders[2] / "case.json").read_text())["golden"], "source": "torch"}, scalars={"negativeSlope": 1})
+    assert cli.main(["compare", str(dump)]) == 2
+    assert (f"{folders[2] / 'case.json'}: scalars is {{\"negativeSlope\": 1}}; expected aclnnLeakyReluBackward's "
+            "['negativeSlope'], each as {\"dtype\": ..., \"value\": ...}") in capsys.readouterr().err
+    assert judged == []

@@ -18,9 +18,12 @@ or one case folder. The exit status is 1 if any case fails, 5 if every case is a
 (nothing compared: ``results.exit_status``), else 0; a DIR that is none of
 these, an index that lists no case (or folders outside DIR), and a case.json or golden file
 that cannot be read as written, lacks a golden its verdict needs, or gives a complex golden
-(verify dumps real results only, and ``compare`` judges those), are usage errors (2): the
-dump itself is damaged, and ``cli.main`` prints the ``GoldenFileError`` (a ValueError) naming
-file and field.
+(verify dumps real results only, and ``compare`` judges those), or damaged scalars where the
+golden is torch's (``_explain`` needs them), are usage errors (2): the dump itself is damaged,
+and ``cli.main`` prints the ``GoldenFileError`` (a ValueError) naming file and field. Every case
+folder is checked so (``read_case``: all but its files' data) before any case is judged, as
+verify reads every case file before it runs one; such a run prints and writes nothing else (no
+``--json``: a file at PATH is left as it was, as on a usage error of verify).
 Ctrl-C reports the cases compared (tables, summary, ``--json`` with ``not_run``) and exits 130,
 as verify does; one pressed while that report is written is held until it is out.
 CANN publishes no such tool (its ST harness compares in memory); the layout is opsnn's.
@@ -77,7 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default output.bin: opsnn's own result)")
     parser.add_argument("--json", dest="json_path", type=report.path_argument, default=None, metavar="PATH",
                         help="also write machine-readable results to PATH (- for stdout, the tables then going "
-                             "to stderr); an existing PATH must be a results file of opsnn verify or compare")
+                             "to stderr); an existing PATH must be a results file of opsnn verify or compare; a usage "
+                             "error writes none")
 
 
 def _file_name(text: str) -> str:
@@ -95,14 +99,17 @@ def run(args: argparse.Namespace) -> int:
         console.width = max(console.width, report.LOG_WIDTH)
     root = Path(args.dir)
     folders = case_folders(root)
+    # every case folder checked before any is judged, as verify reads every case file first: a
+    # damaged one is a usage error at once, not after the cases before it were compared for nothing
+    cases = [read_case(folder) for folder in folders]
     if args.json_path:  # never one of the dump's own files (a breaker: an empty golden.bin took the results)
         report.check_writable(args.json_path, [str(root / golden_files.INDEX),
                                                *(str(file) for f in folders if f.is_dir() for file in f.iterdir())])
     start = time.perf_counter()
     results: list[Checked] = []
     try:  # Ctrl-C: the cases compared are reported, as verify reports its cases done
-        for folder in folders:
-            results.append(check_case(folder, args.output))
+        for case in cases:
+            results.append(check_case(case, args.output))
         interrupted = False
     except KeyboardInterrupt:
         interrupted = True
@@ -119,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         summary = report.summary(results, elapsed)
         if interrupted:
             summary["not_run"] = len(folders) - len(results)
-        dumped = _dumped([golden_files.read_manifest(folder) for folder in folders])
+        dumped = _dumped([case.manifest for case in cases])
         console.print(report.summary_line(summary, **dumped))
         if args.json_path:
             report.write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
@@ -174,30 +181,54 @@ def _index_order(folder: Path) -> tuple:
     return (0, int(prefix), folder.name) if prefix.isdecimal() else (1, 0, folder.name)
 
 
-def check_case(folder: Path, name: str) -> Checked:
-    """The file ``name`` of a case folder judged against its golden (see the module's text)."""
+@dataclasses.dataclass(frozen=True)
+class DumpedCase:
+    """A case folder as its case.json describes it, checked (``read_case``) but for the data of
+    its files, which ``check_case`` reads."""
+
+    folder: Path
+    manifest: dict
+    inputs: dict[str, tuple[np.dtype, list[int]]]  # role -> the dtype and shape of its file
+    tolerance: Tolerance | None  # None: dumped without a golden (its aclnn call failed), a SKIP
+    scalars: dict | None  # a torch golden's case: its scalars (as verify handed them), to explain a difference
+
+
+def read_case(folder: Path) -> DumpedCase:
+    """A case folder's case.json read and checked with every file it names (their sizes, not
+    their data): GoldenFileError (a usage error) for a damaged one, as the module's text says,
+    and for the scalars of a torch golden's case (``_scalars``), which a difference needs."""
     manifest = golden_files.read_manifest(folder)
-    inputs = {role: golden_files.checked_entry(folder, f"inputs.{role}", entry)[1:]
+    inputs = {role: tuple(golden_files.checked_entry(folder, f"inputs.{role}", entry)[1:])
               for role, entry in manifest["inputs"].items()}
-    shapes = [shape for _, shape in inputs.values()]
+    if not golden_files.has_file(manifest, "golden"):
+        _failed_call(folder, manifest)  # (raises where the golden was lost)
+        return DumpedCase(folder, manifest, inputs, None, None)
+    _, golden_dtype, golden_shape = golden_files.checked_entry(folder, "golden", manifest["golden"])
+    if golden_dtype.kind == "c":  # (compared through float64, the imaginary parts were dropped: a breaker)
+        raise GoldenFileError(f"{folder / 'case.json'}: golden.dtype is {manifest['golden']['dtype']!r}; opsnn compare "
+                              "judges real results (floating point, integer or bool), as opsnn verify dumps them")
+    dtype, shape = golden_files.entry_layout(folder, "output", manifest.get("output"))
+    if (dtype, list(shape)) != (golden_dtype, list(golden_shape)):
+        raise GoldenFileError(f"{folder / 'case.json'}: output is {dtype.name} {shape}, golden "
+                              f"{golden_dtype.name} {list(golden_shape)}; expected the dtype and shape of both")
+    return DumpedCase(folder, manifest, inputs, _tolerance(folder, manifest), _scalars(folder, manifest))
+
+
+def check_case(case: DumpedCase, name: str) -> Checked:
+    """The file ``name`` of a case folder judged against its golden (see the module's text)."""
+    folder, manifest = case.folder, case.manifest
+    shapes = [shape for _, shape in case.inputs.values()]
     result = Checked(str(manifest.get("file", folder.parent)), manifest.get("index", 0),
                      str(manifest.get("name", folder.name)), str(manifest.get("aclnn", "")).removeprefix("aclnn"),
-                     dtype_label(dtype for dtype, _ in inputs.values()), shape_label(shapes),
+                     dtype_label(dtype for dtype, _ in case.inputs.values()), shape_label(shapes),
                      max((math.prod(s) for s in shapes), default=1), SKIP, folder=str(folder))
-    if not golden_files.has_file(manifest, "golden"):
+    tolerance = case.tolerance
+    if tolerance is None:
         recorded = _failed_call(folder, manifest)
         result.reason = (f"no golden in {folder / 'case.json'}: the case failed before one was made when it was "
                          f"dumped (its verdict: {recorded['status']} {recorded.get('reason', '')})").rstrip()
         return result
     golden = golden_files.read_entry(folder, "golden", manifest["golden"])
-    if golden.dtype.kind == "c":  # (compared through float64, the imaginary parts were dropped: a breaker)
-        raise GoldenFileError(f"{folder / 'case.json'}: golden.dtype is {manifest['golden']['dtype']!r}; opsnn compare "
-                              "judges real results (floating point, integer or bool), as opsnn verify dumps them")
-    dtype, shape = golden_files.entry_layout(folder, "output", manifest.get("output"))
-    if (dtype, tuple(shape)) != (golden.dtype, golden.shape):
-        raise GoldenFileError(f"{folder / 'case.json'}: output is {dtype.name} {shape}, golden "
-                              f"{golden.dtype.name} {list(golden.shape)}; expected the dtype and shape of both")
-    tolerance = _tolerance(folder, manifest)
     result.numel = max(result.numel, golden.size)
     try:
         board = golden_files.read_entry(folder, "output", manifest["output"], file=name)
@@ -208,7 +239,7 @@ def check_case(folder: Path, name: str) -> Checked:
     result.max_abs, result.max_rel = comparison.max_abs, comparison.max_rel
     result.bit_exact, result.mismatches = comparison.bit_exact, comparison.mismatches
     result.status, result.reason = verdict(comparison, tolerance,
-                                           lambda: _explain(folder, manifest, board, golden, comparison.differs))
+                                           lambda: _explain(case, board, golden, comparison.differs))
     if result.status == FAIL:
         first = np.unravel_index(np.argmax(comparison.outside), comparison.outside.shape)
         result.first_index = [int(i) for i in first]
@@ -248,23 +279,32 @@ def _tolerance(folder: Path, manifest: dict) -> Tolerance:
     return Tolerance(float(values[0]), float(values[1]), str(entry.get("source", "case.json")))
 
 
-def _explain(folder: Path, manifest: dict, board: np.ndarray, golden: np.ndarray, differs: np.ndarray) -> str | None:
-    """The documented decision behind a difference from a torch golden, as verify finds it
-    (``OpBinding.explain``, from the case's inputs and scalars); None for another golden."""
+def _scalars(folder: Path, manifest: dict) -> dict | None:
+    """The scalars of a torch golden's case of a known operator, as verify handed them (NumPy
+    scalars of their dtype), which ``_explain`` needs; GoldenFileError naming the field where
+    case.json does not give them so; None for another golden (nothing to explain)."""
     binding = OPS.get(str(manifest.get("aclnn", "")).removeprefix("aclnn"))
     if binding is None or manifest["golden"].get("source") != "torch":
         return None
-    inputs = {role: golden_files.read_entry(folder, f"inputs.{role}", entry)
-              for role, entry in manifest["inputs"].items()}
     recorded = manifest.get("scalars")
-    try:  # (as verify hands them: NumPy scalars of their dtype)
-        scalars = {role: to_numpy(parse_name(str(recorded[role]["dtype"]))).type(recorded[role]["value"])
-                   for role in binding.scalars}
+    try:
+        return {role: to_numpy(parse_name(str(recorded[role]["dtype"]))).type(recorded[role]["value"])
+                for role in binding.scalars}
     except (KeyError, TypeError, ValueError, OverflowError):
         raise GoldenFileError(f"{folder / 'case.json'}: scalars is {json.dumps(recorded)}; expected "
                               f"{binding.aclnn}'s {list(binding.scalars)}, each as "
                               '{"dtype": ..., "value": ...}') from None
-    return binding.explain(inputs, scalars, board, golden, differs)
+
+
+def _explain(case: DumpedCase, board: np.ndarray, golden: np.ndarray, differs: np.ndarray) -> str | None:
+    """The documented decision behind a difference from a torch golden, as verify finds it
+    (``OpBinding.explain``, from the case's inputs and scalars); None for another golden."""
+    if case.scalars is None:
+        return None
+    binding = OPS[str(case.manifest["aclnn"]).removeprefix("aclnn")]
+    inputs = {role: golden_files.read_entry(case.folder, f"inputs.{role}", entry)
+              for role, entry in case.manifest["inputs"].items()}
+    return binding.explain(inputs, case.scalars, board, golden, differs)
 
 
 def _dumped(manifests: list[dict]) -> dict:

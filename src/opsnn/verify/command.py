@@ -273,7 +273,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"select cases: {_CASES_EXPECTED}; each must match a case")
     parser.add_argument("--json", dest="json_path", type=report.path_argument, default=None, metavar="PATH",
                         help="also write machine-readable results to PATH (- for stdout, the tables "
-                             "then going to stderr); an existing PATH must be such a results file")
+                             "then going to stderr); an existing PATH must be such a results file; a usage error "
+                             "writes none")
     parser.add_argument("--dump", type=report.path_argument, default=None, metavar="DIR",
                         help="also write each run case's inputs, golden and output as raw .bin files "
                              "(ndarray.tofile, as CANN's gen_data.py) with a case.json, under "
