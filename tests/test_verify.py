@@ -763,6 +763,44 @@ def _one_csv_row(tmp_path, **cells) -> Path:
     return path
 
 
+_KNOWN_KERNELS = "known: leaky_relu_grad, hardtanh_grad, leaky_relu, clip_by_value_v2"
+_AS_WRITTEN = ("op_name is read as written, as CANN reads an op name: the kernel's snake_case name, the one "
+               "CANN's ST csv files give")
+
+
+@pytest.mark.parametrize("op_name, words", [
+    ("HardtanhGrad", f"unknown kernel op 'HardtanhGrad' (did you mean 'hardtanh_grad'? {_AS_WRITTEN}); {_KNOWN_KERNELS}"),
+    ("hardtanhgrad", f"unknown kernel op 'hardtanhgrad' (did you mean 'hardtanh_grad'? {_AS_WRITTEN}); {_KNOWN_KERNELS}"),
+    ("HARDTANH_GRAD", f"unknown kernel op 'HARDTANH_GRAD' (did you mean 'hardtanh_grad'? {_AS_WRITTEN})"),
+    ("Hardtanh_Grad", f"unknown kernel op 'Hardtanh_Grad' (did you mean 'hardtanh_grad'? {_AS_WRITTEN})"),
+    ("hardtanh_gard", f"unknown kernel op 'hardtanh_gard' (did you mean 'hardtanh_grad'?); {_KNOWN_KERNELS}"),
+    ("gelu_grad", f"unknown kernel op 'gelu_grad'; {_KNOWN_KERNELS}"),
+])
+def test_a_kernel_op_name_is_read_as_written_and_a_near_miss_named(tmp_path, op_name, words):
+    """(A CANN developer) dtype and format names are read in any case, the kernel op name only as
+    written: LeakyReluGrad, CANN's op type, was 'unknown kernel op' beside a list of the snake_case
+    names, leaving the user to see why. op_name stays case-sensitive, as CANN's op names are
+    (a file opsnn took in another spelling would not be one CANN's harness runs), and a name
+    that misses a known one only in case and underscores, or by a typo, names it."""
+    with pytest.raises(ValueError) as exc:
+        load_cases(_one_csv_row(tmp_path, op_name=op_name))
+    assert f"line 2 (case 0): {words}" in str(exc.value), str(exc.value)
+
+
+def test_an_aclnn_name_is_read_as_written_and_a_near_miss_named(tmp_path):
+    """As the csv's op_name: the json's aclnn_name is an aclnn API's name, case-sensitive."""
+    for written, meant in (("aclnnleakyrelubackward", "aclnnLeakyReluBackward"), ("hardtanh", "Hardtanh"),
+                           ("aclnnLeakyReluBackwrd", "aclnnLeakyReluBackward")):
+        case = json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1)
+        with pytest.raises(ValueError) as exc:
+            load_cases(write_json(tmp_path, {**case, "aclnn_name": written}))
+        why = "" if written == "aclnnLeakyReluBackwrd" else (" aclnn_name is read as written, as CANN reads an "
+                                                              "op name: the aclnn API's name")
+        assert (f"case 0: unknown operator {written!r} (did you mean {meant!r}?{why}); known: "
+                "aclnnLeakyReluBackward, aclnnHardtanhBackward, aclnnLeakyRelu, aclnnHardtanh") in str(exc.value), \
+            str(exc.value)
+
+
 def test_case_files_take_canns_dtype_names_with_their_prefixes(tmp_path):
     """(A breaker) DT_FLOAT16, ACL_BF16, DT_FLOAT (CANN's aclDataType / ge::DataType names, which a
     dump's case.json takes) were "unknown dtype name" in a case file, where FLOAT16, bf16 and
@@ -792,7 +830,6 @@ def test_case_files_take_canns_dtype_names_with_their_prefixes(tmp_path):
     ({"input_dtypes": "('float16',)"}, "line 2 (case 0): hardtanh_grad takes 2 inputs; input_dtypes names 1, input_shapes 2"),
     ({"input_shapes": "((-4,), (-4,))"}, "line 2 (case 0): self has shape [-4]; dims must be non-negative integers"),
     ({"input_dtypes": "('float99', 'float32')"}, "line 2 (case 0): input_dtypes: unknown dtype name 'float99'; case files name them float32, fp32, float,"),
-    ({"op_name": "gelu_grad"}, "line 2 (case 0): unknown kernel op 'gelu_grad'"),
     # (a second breaker: these ran and FAILed with "internal error", or passed)
     ({"output_shapes": "((-1, 3),)"}, "line 2 (case 0): out has shape [-1, 3]; dims must be non-negative integers"),
     ({"output_shapes": "((2.0, 3),)"}, "line 2 (case 0): out has shape [2.0, 3]"),
@@ -868,7 +905,7 @@ def test_case_files_take_canns_dtype_names_with_their_prefixes(tmp_path):
     ({"input_data_ranges": "(" * 10_000}, "line 2 (case 0): input_data_ranges '" + "(" * 56 + "... is not a Python literal"),
     ({"input_shapes": "((" + "9" * 400 + ",), (2,))", "output_shapes": "ELEWISE"},
      "line 2 (case 0): self has shape [" + "9" * 56 + "...; dims must be non-negative integers"),
-    ({"op_name": "x" * 1000}, "line 2 (case 0): unknown kernel op '" + "x" * 56 + "... (known: leaky_relu_grad,"),
+    ({"op_name": "x" * 1000}, "line 2 (case 0): unknown kernel op '" + "x" * 56 + "...; known: leaky_relu_grad,"),
 ])
 def test_malformed_case_data_is_a_usage_error_naming_row_and_field(tmp_path, capsys, cells, words):
     """Found by a breaker: a cell that is no literal was a traceback (SyntaxError), and a downward

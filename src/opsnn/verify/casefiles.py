@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import csv
 import dataclasses
+import difflib
 import json
 import math
 import re
@@ -113,6 +114,33 @@ def _floats_in(value):
     return value
 
 
+# How close a misspelt op name must come to a known one (difflib's ratio, in lower case without
+# underscores) to be named: 'hardtanh_gard' is 0.92 from hardtanh_grad, while gelu_grad, another
+# op, is 0.67 from leaky_relu_grad and must not be called a slip of it (difflib's default, 0.6)
+_NEAR_MISS = 0.8
+
+
+def _unknown_op(what: str, written: str, field: str, spelling: str, candidates: list[str],
+                known: list[str]) -> ValueError:
+    """The refusal of an op name ``field`` gives that is none of ``candidates`` (the spellings
+    taken, ``known`` those listed). Op names are read as written: CANN's are case-sensitive
+    identifiers, and a file opsnn ran under another spelling would not be one CANN's harness
+    runs (dtype and format names, which CANN's files spell several ways, are read in any case).
+    So that the fix is one edit, the message names the candidate ``written`` misses only in
+    letter case and underscores (the op type LeakyReluGrad for leaky_relu_grad), saying how
+    ``field`` is spelt (``spelling``), or one it misses by a slip (``_NEAR_MISS``)."""
+    def key(name: str) -> str:
+        return name.strip().lower().replace("_", "")
+    keys = {key(name): name for name in reversed(candidates)}  # (the first candidate of a key wins)
+    if key(written) in keys:
+        hint = (f" (did you mean {keys[key(written)]!r}? {field} is read as written, as CANN reads an op name: "
+                f"{spelling})")
+    else:
+        close = difflib.get_close_matches(key(written), keys, n=1, cutoff=_NEAR_MISS)
+        hint = f" (did you mean {keys[close[0]]!r}?)" if close else ""
+    return ValueError(f"unknown {what} {_cut(repr(written))}{hint}; known: {', '.join(known)}")
+
+
 @dataclasses.dataclass(frozen=True)
 class _Kernel:
     """How a kernel op's row maps onto an aclnn operator."""
@@ -172,7 +200,8 @@ def _check_header(names: list[str]) -> None:
 def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     kernel = _KERNELS.get(row["op_name"].strip())
     if kernel is None:
-        raise ValueError(f"unknown kernel op {_cut(repr(row['op_name']))} (known: {', '.join(_KERNELS)})")
+        raise _unknown_op("kernel op", row["op_name"], "op_name",
+                          "the kernel's snake_case name, the one CANN's ST csv files give", [*_KERNELS], [*_KERNELS])
     dtypes = [_dtype(d, "input_dtypes")
               for d in _entries(row["input_dtypes"], "input_dtypes", "input", "('float16', 'float16')")]
     shapes = _entries(row.get("input_shapes") or row["input_ori_shapes"], "input_shapes", "input", "((2, 3), (2, 3))")
@@ -343,7 +372,8 @@ def _json_case(file: str, index: int, case: dict) -> Case:
                          'such as "aclnnLeakyReluBackward"')
     op = case["aclnn_name"].removeprefix("aclnn")  # the forward files name "LeakyRelu", "Hardtanh"
     if op not in OPS:
-        raise ValueError(f"unknown operator {_cut(repr(case['aclnn_name']))} (known: aclnn{', aclnn'.join(OPS)})")
+        named = [f"aclnn{name}" for name in OPS]
+        raise _unknown_op("operator", case["aclnn_name"], "aclnn_name", "the aclnn API's name", [*named, *OPS], named)
     items = case["inputs"]
     if not isinstance(items, list):
         raise ValueError(f"inputs is {_json_text(items)}; expected a list of objects, one per tensor, "  # noqa: TRY004
