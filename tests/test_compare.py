@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -495,3 +496,26 @@ def test_a_damaged_dump_is_refused_before_any_case_is_judged_and_writes_no_json(
     assert (f"{folders[2] / 'case.json'}: scalars is {{\"negativeSlope\": 1}}; expected aclnnLeakyReluBackward's "
             "['negativeSlope'], each as {\"dtype\": ..., \"value\": ...}") in capsys.readouterr().err
     assert judged == []
+
+
+def test_a_shape_numpy_cannot_hold_is_a_damaged_dump_naming_the_field(tmp_path, run_compare):
+    """(A breaker) case.json edited to an empty shape whose other dims overflow NumPy's size
+    ([2**63 - 1, 0], 0 bytes as its file holds) or to more dims than NumPy's 64 was NumPy's own
+    words, naming no file ("array is too big; ...", "maximum supported dimension ..."), found
+    only as the case was judged. Such a shape is refused as every malformed entry is, before
+    any case is judged (verify never dumps one: it skips such a case)."""
+    dump = dump_json_case(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    (folder,) = (dump / LEAKY).iterdir()
+    manifest = json.loads((folder / "case.json").read_text())
+    for shape, why in (([2**63 - 1, 0], "array is too big"), ([2] + [1] * 70, "maximum supported dimension")):
+        entries = {key: {**manifest[key], "shape": shape} for key in ("golden", "output")}
+        _edit(folder, **entries)
+        if not math.prod(shape):
+            for key in ("golden", "output"):
+                _edit(folder, **{key: {**entries[key], "bytes": 0}})
+                entries[key]["bytes"] = 0
+                (folder / f"{key}.bin").write_bytes(b"")
+        code, report, err = run_compare(dump)
+        assert (code, report) == (2, None), err
+        assert err.startswith(f"opsnn compare: error: {folder / 'case.json'}: golden.shape {shape} is a shape NumPy "
+                              f"cannot hold ({why}"), err

@@ -178,7 +178,8 @@ def load(folder: str | Path) -> dict:
     or as NumPy does (``float16``); ``numpy_dtype``, where given, must name the same type. Each
     file must hold exactly its shape's elements and, where given, ``bytes`` bytes. Raises
     GoldenFileError (a ValueError) for a case.json that is missing or unreadable, an entry
-    without ``file``, ``dtype`` or ``shape``, a dtype with no NumPy type, and a file that is
+    without ``file``, ``dtype`` or ``shape``, a dtype with no NumPy type or a shape NumPy cannot
+    hold (more than its 64 dims, an empty one whose size overflows), and a file that is
     missing or of another size (a truncated or padded file is never read as if whole)."""
     folder = Path(folder)
     manifest = read_manifest(folder)
@@ -247,6 +248,11 @@ def entry_layout(folder: Path, key: str, entry) -> tuple[np.dtype, list[int]]:
     if entry.get("numpy_dtype", dtype.name) != dtype.name:
         raise GoldenFileError(f"{where}.numpy_dtype is {entry['numpy_dtype']!r}, expected {dtype.name!r} "
                               f"(its dtype {text!r})")
+    try:  # (allocating nothing: an empty shape as it is, another's rank alone, its size the file's to match)
+        np.empty(shape if math.prod(shape) == 0 else [0] * len(shape), dtype)
+    except ValueError as exc:  # more dims than NumPy's limit, an empty one whose size overflows (a breaker)
+        raise GoldenFileError(f"{where}.shape {shape} is a shape NumPy cannot hold ({exc}); verify --dump writes "
+                              "only shapes it holds") from None
     return dtype, shape
 
 
