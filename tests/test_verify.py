@@ -801,6 +801,37 @@ def test_an_aclnn_name_is_read_as_written_and_a_near_miss_named(tmp_path):
             str(exc.value)
 
 
+@pytest.mark.parametrize("cells, reason", [
+    ({"is_enabled": "False"}, "is_enabled is False: CANN's harness does not run this row"),
+    ({"is_enabled": " false ", "manual_input_binaries": "('a.bin', 'b.bin')"},
+     "is_enabled is False: CANN's harness does not run this row"),
+    ({"is_enabled": "True", "manual_input_binaries": "('a.bin', 'b.bin')"},
+     ("its inputs are given as binary files (manual_input_binaries ('a.bin', 'b.bin')), which verify does not "
+      "read: it would run on data it generated instead")),
+    ({"manual_golden_binaries": "['g.bin']"},
+     ("its golden is given as binary files (manual_golden_binaries ['g.bin']), which verify does not read: it "
+      "would run on data it generated instead")),
+])
+def test_a_csv_row_disabled_or_given_binaries_is_skipped_saying_why(tmp_path, capsys, cells, reason):
+    """(A CANN developer) CANN's ttk csv has columns verify did not read (ops-math's files carry
+    them): a row with is_enabled False, one CANN's harness does not run (a known failure is
+    disabled so), ran and was judged, and one giving its inputs or golden as binary files
+    (manual_input_binaries, manual_golden_binaries) ran on generated data, judged against another
+    golden. Both are SKIPs saying why; True, an empty cell, an empty tuple or no such column runs."""
+    (case,) = load_cases(_one_csv_row(tmp_path, **cells))
+    assert case.unsupported == reason
+    assert run_verify(_one_csv_row(tmp_path, **cells)) == 5
+    for enabled in ({"is_enabled": "True"}, {"is_enabled": "TRUE", "manual_input_binaries": "()"},
+                    {"is_enabled": "", "manual_golden_binaries": ""}):
+        (case,) = load_cases(_one_csv_row(tmp_path, **enabled))
+        assert case.unsupported is None, enabled
+    for value in ("yes", "0"):
+        with pytest.raises(ValueError, match=f"line 2 \\(case 0\\): is_enabled is '{value}'; expected True or False"):
+            load_cases(_one_csv_row(tmp_path, is_enabled=value))
+    with pytest.raises(ValueError, match="line 2 \\(case 0\\): manual_input_binaries is \"'a.bin'\"; expected a tuple"):
+        load_cases(_one_csv_row(tmp_path, manual_input_binaries="'a.bin'"))
+
+
 def test_case_files_take_canns_dtype_names_with_their_prefixes(tmp_path):
     """(A breaker) DT_FLOAT16, ACL_BF16, DT_FLOAT (CANN's aclDataType / ge::DataType names, which a
     dump's case.json takes) were "unknown dtype name" in a case file, where FLOAT16, bf16 and

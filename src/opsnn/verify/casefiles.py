@@ -223,7 +223,7 @@ def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
     tensors = tuple(s for s in specs if s.role not in kernel.bound_inputs)
     scalars = tuple(_csv_attr_scalars(kernel, _literal(row.get("attributes") or "{}", "attributes") or {}))
     scalars += tuple(ScalarSpec(s.role, s.dtype, s.values) for s in specs if s.role in kernel.bound_inputs)
-    unsupported = _per_element_bounds(specs, kernel)
+    unsupported = _not_run(row) or _per_element_bounds(specs, kernel)
     out_shapes = row.get("output_shapes", "")
     out_shape = (_dims(_entries(out_shapes, "output_shapes", "output", "((2, 3),)")[0], "out")
                  if out_shapes[:1] in ("(", "[")
@@ -307,6 +307,29 @@ def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
             raise ValueError(f"attribute {attr} is {_cut(repr(value))}: {_BEYOND_FLOAT} (kernel attrs are C floats)")
         value = float(value)
         yield ScalarSpec(role, _ATTR_DTYPE, Values.constant(value))
+
+
+def _not_run(row: dict[str, str]) -> str | None:
+    """Why a row is not run as the file means it, or None: ``is_enabled`` False (CANN's harness
+    skips such a row: a known failure is disabled so), or inputs or golden given as binary files
+    (``manual_input_binaries`` / ``manual_golden_binaries``: verify generates its data and judges
+    it against its own golden, so it would check another case). An empty cell, or no such column
+    as in ops-nn's files, runs; ValueError naming the field for a value of neither form."""
+    enabled = (row.get("is_enabled") or "").strip()
+    if enabled.lower() not in ("", "true", "false"):
+        raise ValueError(f"is_enabled is {_cut(repr(enabled))}; expected True or False (or the cell left empty: True)")
+    if enabled.lower() == "false":
+        return "is_enabled is False: CANN's harness does not run this row"
+    for field, what in (("manual_input_binaries", "inputs"), ("manual_golden_binaries", "golden")):
+        text = (row.get(field) or "").strip()
+        files = _literal(text, field) if text else ()
+        if not isinstance(files, (list, tuple)):
+            raise ValueError(f"{field} is {_cut(repr(text))}; expected a tuple of file names, such as "  # noqa: TRY004
+                             "('x.bin',), or () for none")
+        if files:
+            return (f"its {what} {'are' if what == 'inputs' else 'is'} given as binary files ({field} {_cut(text)}), "
+                    "which verify does not read: it would run on data it generated instead")
+    return None
 
 
 def _per_element_bounds(specs: list[TensorSpec], kernel: _Kernel) -> str | None:

@@ -96,7 +96,7 @@ class Case:
     out_shape: tuple[int, ...]
     out_format: str
     tolerance: Tolerance
-    unsupported: str | None = None  # why the case cannot map onto the aclnn API
+    unsupported: str | None = None  # why the case is a SKIP as read: no aclnn mapping, disabled, binary data
     note: str = ""  # what the row's kernel would do differently (a dtype mix it refuses)
     soc_series: tuple[str, ...] = ()  # the SoCs a kernel row names
 
