@@ -832,6 +832,24 @@ def test_a_csv_row_disabled_or_given_binaries_is_skipped_saying_why(tmp_path, ca
         load_cases(_one_csv_row(tmp_path, manual_input_binaries="'a.bin'"))
 
 
+@pytest.mark.parametrize("separator, name", [(";", "semicolons"), ("\t", "tabs")])
+def test_a_csv_of_another_separator_is_named_so(tmp_path, separator, name):
+    """(A CANN developer) a case file saved by a spreadsheet set to another list separator read
+    as one column, and was refused with "line 2 (case 0): no 'op_name' field" beside a header
+    that visibly names op_name. The refusal says the header is one column and what separates it."""
+    rows = list(csv.reader(write_csv(tmp_path, csv_row("a", "leaky_relu_grad", "float32", (2,), "{}", "((-1, 1),)"))
+                           .open(newline="")))
+    path = tmp_path / "ttk_kernel_other_st.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f, delimiter=separator).writerows(rows)
+    with pytest.raises(ValueError) as exc:
+        load_cases(path)
+    assert str(exc.value) == (f"{path}: not a readable ttk kernel ST csv case file (line 1 (the header): it is one "
+                              f"column, {rows[0][0] + separator + rows[0][1]}...: its fields are separated by "
+                              f"{name}; a ttk csv separates them by commas (a spreadsheet set to another list "
+                              "separator writes so))"), str(exc.value)
+
+
 def test_case_files_take_canns_dtype_names_with_their_prefixes(tmp_path):
     """(A breaker) DT_FLOAT16, ACL_BF16, DT_FLOAT (CANN's aclDataType / ge::DataType names, which a
     dump's case.json takes) were "unknown dtype name" in a case file, where FLOAT16, bf16 and

@@ -189,7 +189,15 @@ def parse_csv(path: str | Path) -> list[Case]:
 def _check_header(names: list[str]) -> None:
     """ValueError where the header names a column twice: each row would be read with the later
     cell alone, saying nothing (a breaker's pasted op_name column ran another operator). Empty
-    names (a spreadsheet's trailing commas) name no column a case reads."""
+    names (a spreadsheet's trailing commas) name no column a case reads. A header of one column
+    split by semicolons or tabs is a file a spreadsheet saved with another list separator: said
+    so (each row had been refused as having "no 'op_name' field")."""
+    for separator, word in ((";", "semicolons"), ("\t", "tabs")):
+        if len(names) == 1 and separator in names[0]:
+            head = separator.join(names[0].split(separator)[:2])
+            raise ValueError(f"line 1 (the header): it is one column, {_cut(head)}...: its fields are separated by "
+                             f"{word}; a ttk csv separates them by commas (a spreadsheet set to another list "
+                             "separator writes so)")
     for name in dict.fromkeys(filter(None, names)):
         columns = [i + 1 for i, other in enumerate(names) if other == name]
         if len(columns) > 1:
