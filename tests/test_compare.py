@@ -519,3 +519,18 @@ def test_a_shape_numpy_cannot_hold_is_a_damaged_dump_naming_the_field(tmp_path, 
         assert (code, report) == (2, None), err
         assert err.startswith(f"opsnn compare: error: {folder / 'case.json'}: golden.shape {shape} is a shape NumPy "
                               f"cannot hold ({why}"), err
+
+
+def test_output_naming_the_golden_or_an_input_file_is_a_usage_error(tmp_path, run_compare):
+    """(A breaker) --output golden.bin judged each golden against itself, and --output self.bin an
+    input against the golden: a green run that checked no board result (a slip in a CI job's
+    command line). A board's result is a file of its own; NAME naming a case's golden or input
+    file is a usage error before any case is judged."""
+    dump = dump_json_case(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    (folder,) = (dump / LEAKY).iterdir()
+    for name, what in (("golden.bin", "its golden"), ("self.bin", "its input self"),
+                       ("gradOutput.bin", "its input gradOutput")):
+        code, report, err = run_compare(dump, "--output", name)
+        assert (code, report) == (2, None), err
+        assert err == (f"opsnn compare: error: --output {name} names {what} in {folder}, not a board's result: write "
+                       "the board's result to a file of its own (such as npu_output.bin) and name it\n"), err

@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "folder in it, or one case folder")
     parser.add_argument("--output", default="output.bin", type=_file_name, metavar="NAME",
                         help="the file in each case folder holding the result to check, laid out as output.bin "
-                             "(default output.bin: opsnn's own result)")
+                             "(default output.bin: opsnn's own result; never the case's golden or an input file)")
     parser.add_argument("--json", dest="json_path", type=report.path_argument, default=None, metavar="PATH",
                         help="also write machine-readable results to PATH (- for stdout, the tables then going "
                              "to stderr); an existing PATH must be a results file of opsnn verify or compare; a usage "
@@ -102,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     # every case folder checked before any is judged, as verify reads every case file first: a
     # damaged one is a usage error at once, not after the cases before it were compared for nothing
     cases = [read_case(folder) for folder in folders]
+    for case in cases:
+        _check_board_name(case, args.output)
     if args.json_path:  # never one of the dump's own files (a breaker: an empty golden.bin took the results)
         report.check_writable(args.json_path, [str(root / golden_files.INDEX),
                                                *(str(file) for f in folders if f.is_dir() for file in f.iterdir())])
@@ -212,6 +214,18 @@ def read_case(folder: Path) -> DumpedCase:
         raise GoldenFileError(f"{folder / 'case.json'}: output is {dtype.name} {shape}, golden "
                               f"{golden_dtype.name} {list(golden_shape)}; expected the dtype and shape of both")
     return DumpedCase(folder, manifest, inputs, _tolerance(folder, manifest), _scalars(folder, manifest))
+
+
+def _check_board_name(case: DumpedCase, name: str) -> None:
+    """A usage error (ValueError) where ``--output NAME`` names a file the case was dumped with,
+    its golden or an input: judged against the golden, it would pass or fail saying nothing of
+    a board (a breaker: --output golden.bin was a green run of goldens against themselves)."""
+    own = {entry.get("file"): f"its input {role}" for role, entry in case.manifest["inputs"].items()}
+    if case.tolerance is not None:
+        own[case.manifest["golden"]["file"]] = "its golden"
+    if name in own:
+        raise ValueError(f"--output {name} names {own[name]} in {case.folder}, not a board's result: write the "
+                         "board's result to a file of its own (such as npu_output.bin) and name it")
 
 
 def check_case(case: DumpedCase, name: str) -> Checked:
