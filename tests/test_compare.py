@@ -239,7 +239,16 @@ def test_a_torch_golden_difference_a_decision_explains_is_doc(tmp_path, run_comp
     (lambda d, f: (f / "golden.bin").write_bytes(b"1234"),
      "{f}/golden.bin holds 4 bytes, expected 8: {f}/case.json: golden.shape [2] of float32"),
     (lambda d, f: _edit(f, tolerance={"rtol": "x"}),
-     '{f}/case.json: tolerance is {{"rtol": "x"}}; expected {{"rtol": R, "atol": A}} of non-negative finite'),
+     '{f}/case.json: tolerance is {{"rtol": "x"}}; expected {{"rtol": R, "atol": A, "source": S}} of non-negative'),
+    # (a breaker: the source alone decides bit-exact or within the bound, so an edited or missing
+    # one silently compared an md5 case within a bound, -0.0 passing for 0.0)
+    (lambda d, f: _edit(f, tolerance={"rtol": 0.0, "atol": 0.0, "source": "MD5"}),
+     '{f}/case.json: tolerance is {{"rtol": 0.0, "atol": 0.0, "source": "MD5"}}; expected {{"rtol": R, "atol": A, '
+     '"source": S}} of non-negative finite numbers and S one of "md5", "exact", "precision_tolerances", '
+     '"absolute_precision", "single_bm", "default" (as verify --dump writes it: "md5" and "exact" compare bits, '
+     'the others within the bound)'),
+    (lambda d, f: _edit(f, tolerance={"rtol": 0.0, "atol": 0.0}),
+     '{f}/case.json: tolerance is {{"rtol": 0.0, "atol": 0.0}}; expected'),
     (lambda d, f: _edit(f, output=None), "{f}/case.json: output has no file, dtype, shape"),
     # (a breaker: a PASS whose golden was deleted or nulled was a SKIP, exit 0; only a FAIL verdict
     # of a call that failed, which made no result, goes without one)
@@ -353,8 +362,8 @@ def test_hand_edited_dumps_and_odd_board_files(tmp_path, run_compare, capsys):
         f"{four / 'fifo.bin'} is not a regular file (a FIFO, socket or device) (expected 16 bytes")
     _edit(four, seed=7, tolerance={"rtol": 1e-4, "atol": 10**400})
     code, _, err = run_compare(four)
-    assert code == 2 and "tolerance is" in err and "expected {\"rtol\": R, \"atol\": A} of non-negative" in err
-    _edit(four, tolerance={"rtol": 1e-4, "atol": 1e-4})
+    assert code == 2 and "tolerance is" in err and "expected {\"rtol\": R, \"atol\": A, \"source\": S} of" in err
+    _edit(four, tolerance={"rtol": 1e-4, "atol": 1e-4, "source": "single_bm"})
     code, report, err = run_compare(dump)  # seeds 0 and 7: "mixed"
     assert code == 0 and report["settings"]["seed"] == "mixed" and "seed mixed)" in err
     index = dump / "index.json"
@@ -490,7 +499,7 @@ def test_a_damaged_dump_is_refused_before_any_case_is_judged_and_writes_no_json(
     assert (judged, captured.out) == ([], "")
     assert captured.err.startswith(f"opsnn compare: error: {folders[2] / 'case.json'}: tolerance is null;")
     assert out.read_text() == earlier
-    _edit(folders[2], tolerance={"rtol": 0, "atol": 0}, golden={**json.loads(
+    _edit(folders[2], tolerance={"rtol": 0, "atol": 0, "source": "md5"}, golden={**json.loads(
         (folders[2] / "case.json").read_text())["golden"], "source": "torch"}, scalars={"negativeSlope": 1})
     assert cli.main(["compare", str(dump)]) == 2
     assert (f"{folders[2] / 'case.json'}: scalars is {{\"negativeSlope\": 1}}; expected aclnnLeakyReluBackward's "

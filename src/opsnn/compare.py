@@ -49,7 +49,7 @@ from opsnn.cli_args import PipeConsole, read_json
 from opsnn.golden_files import GoldenFileError
 from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.bindings import OPS
-from opsnn.verify.cases import Tolerance, dtype_label, is_tolerance, shape_label
+from opsnn.verify.cases import BIT_EXACT_SOURCES, TOLERANCE_SOURCES, Tolerance, dtype_label, is_tolerance, shape_label
 from opsnn.verify.comparison import compare, verdict
 from opsnn.verify.inputs import python_number
 
@@ -286,11 +286,14 @@ def _failed_call(folder: Path, manifest: dict) -> dict:
 
 def _tolerance(folder: Path, manifest: dict) -> Tolerance:
     entry = manifest.get("tolerance")
-    values = [entry.get(key) for key in ("rtol", "atol")] if isinstance(entry, dict) else [None, None]
-    if not all(map(is_tolerance, values)):
+    values = [entry.get(key) for key in ("rtol", "atol", "source")] if isinstance(entry, dict) else [None] * 3
+    if not all(map(is_tolerance, values[:2])) or values[2] not in TOLERANCE_SOURCES:
         raise GoldenFileError(f"{folder / 'case.json'}: tolerance is {json.dumps(entry)}; expected "
-                              '{"rtol": R, "atol": A} of non-negative finite numbers')
-    return Tolerance(float(values[0]), float(values[1]), str(entry.get("source", "case.json")))
+                              '{"rtol": R, "atol": A, "source": S} of non-negative finite numbers and S one of '
+                              f"{', '.join(map(json.dumps, TOLERANCE_SOURCES))} (as verify --dump writes it: "
+                              f"{' and '.join(map(json.dumps, BIT_EXACT_SOURCES))} compare bits, the others "
+                              "within the bound)")
+    return Tolerance(float(values[0]), float(values[1]), values[2])
 
 
 def _scalars(folder: Path, manifest: dict) -> dict | None:

@@ -65,6 +65,9 @@ class ScalarSpec:
 # Tolerance sources that ask for every bit: the atk "md5" standard (CANN's check compares the
 # files' bytes) and a csv row that gives no tolerance (``casefiles._csv_tolerance``).
 BIT_EXACT_SOURCES = ("md5", "exact")
+# Every source casefiles gives a tolerance: compare refuses a dump naming another, since the name
+# alone decides between bit-exact and threshold (an edited "MD5" would pass -0.0 against 0.0).
+TOLERANCE_SOURCES = (*BIT_EXACT_SOURCES, "precision_tolerances", "absolute_precision", "single_bm", "default")
 
 
 @dataclasses.dataclass(frozen=True)
