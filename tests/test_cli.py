@@ -924,15 +924,117 @@ def test_tiling_of_a_float64_aclnn_call_names_the_aicpu_kernel(capsys, api, kern
     assert code == 1 and "no binary row of the" in out
 
 
-def test_tiling_of_tensors_too_large_for_the_host_still_tiles(capsys):
-    """The tiling needs shapes only; phase 1 here needs arrays (its overlap check, the host plan):
-    2**45 float16 elements (64 TiB) cannot be allocated, which the step line says, and the
-    tiling is printed with exit 0 (it was 'out of host memory', exit 1)."""
-    code, out = _run(capsys, "--soc", "Ascend910B", "tiling", "aclnnHardtanhBackward", "--shape", str(2**45),
+def test_tiling_of_tensors_past_the_address_space_still_tiles(capsys):
+    """The tiling needs shapes only; phase 1 runs on described storages (reserved address
+    ranges): 2**50 float16 elements (2 PiB each) are more than this host's address space holds,
+    which the step line says, and the tiling is printed with exit 0 (it was 'out of host
+    memory', exit 1)."""
+    code, out = _run(capsys, "--soc", "Ascend910B", "tiling", "aclnnHardtanhBackward", "--shape", str(2**50),
                      "--dtype", "fp16")
     assert code == 0, out
-    assert "  step       phase 1 not run here: its tensors cannot be allocated on this host" in out
+    assert "  step       phase 1 not run here: its tensors cannot be described in this host's address space (" \
+        f"{2**51} bytes of address space cannot be reserved on this host" in out
     assert "tiling key   1" in out and "block dim    48" in out
+
+
+HUGE = 2**20  # a side of the 2**40-element tensors below: 2 TiB of float16 each, which this host cannot allocate
+
+
+def test_tiling_of_a_huge_aclnn_call_runs_phase_1_and_tiles_by_the_formula(capsys):
+    """An open item: phase 1 was skipped (exit 0, 'phase 1 not run here') for tensors the host
+    cannot allocate. It runs on described storages now, whatever the size: its steps and host
+    plan are printed, and the tiling is opdef.tile's for the kernel's shapes and dtypes."""
+    from opsnn import opdef
+    from opsnn._core import platform
+    from opsnn._core.dtypes import DataType
+    from opsnn.opdef import TensorDesc
+
+    code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", f"{HUGE},{HUGE}", "--json")
+    report = json.loads(out)
+    assert code == 0 and "failures" not in report and "phase1Status" not in report, out
+    assert report["executorSteps"] == ["workspace 0 B", ("LeakyReluGrad(grad_output, self; negative_slope=0.0) -> out "
+                                                         "[DT_FLOAT16, computed in DT_FLOAT]")]
+    assert report["kernelDtypes"] == ["FLOAT16"] * 3
+    # (its thread and block counts are this host's)
+    assert f" threads ({3 * 2 * HUGE**2} bytes moved): flat walk over dims [{HUGE**2}], " in report["hostPlan"][0]
+    op, _ = opdef.find("LeakyReluGrad")
+    desc = TensorDesc((HUGE, HUGE), DataType.FLOAT16)
+    formula = opdef.tile(op, platform.get_profile(report["soc"]["name"]), [desc] * 2, [desc], {"negative_slope": 0.0})
+    assert report["tilingData"] == formula.tiling_data.to_dict() and report["tilingKey"] == formula.tiling_key
+    assert report["blockDim"] == formula.block_dim == 64
+    # a transposed self: phase 1's Contiguous step and its 2 TiB workspace slot
+    code, out = _run(capsys, "tiling", "aclnnInplaceLeakyRelu", "--shape", f"{HUGE},{HUGE}", "--transpose")
+    assert code == 0, out
+    assert f"  step       workspace {4 * HUGE**2} B" in out and "  step       Contiguous(self) -> ws[0]" in out
+
+
+@pytest.mark.parametrize("args, small", [
+    (["aclnnLeakyReluBackward", "--dtype", "float16,float32,int32"], None),
+    (["aclnnLeakyReluBackward", "--dtype", "float32,float32,float8_e5m2"], None),
+    (["aclnnLeakyReluBackward", "--dtype", "hifloat8"], None),
+    (["aclnnHardtanhBackward", "--dtype", "complex64"], None),
+    (["aclnnHardtanhBackward", "--dtype", "float16,float16,complex32"], None),
+    (["aclnnLeakyRelu", "--dtype", "int8"], None),
+    (["aclnnLeakyReluBackward", "--shape2", f"{HUGE},{HUGE - 1}"],
+     (f"LeakyReluBackward: the shape of gradOutput [{HUGE}, {HUGE}] and the shape of self [{HUGE}, {HUGE - 1}] "
+      "cannot broadcast (each aligned dim must be equal or 1)")),
+    (["aclnnLeakyReluBackward", "--shape", "1,1,1,1,1,1,1"],
+     (f"LeakyReluBackward: gradOutput has 9 dimensions [{HUGE}, {HUGE}, 1, 1, 1, 1, 1, 1, 1]; at most 8 are "
+      "supported")),
+])
+def test_tiling_of_a_huge_aclnn_call_phase_1_refuses_says_what_a_small_one_says(capsys, args, small):
+    """The open item's other half: a call phase 1 refuses exited 0 when its tensors were too large
+    to allocate. Now the same status and message as a 4 x 4 call (or, where the message shows
+    the shapes, the message of the shapes given), exit 1, the tiling still shown where the
+    kernel op has one."""
+    op, *rest = args
+    tail = rest[2:] if rest[0] == "--shape" else rest  # a 9-d shape: the 2**40 elements and seven 1s
+    dims = ",".join([str(HUGE), str(HUGE), *rest[1].split(",")]) if rest[0] == "--shape" else f"{HUGE},{HUGE}"
+    code, out = _run(capsys, "tiling", op, "--shape", dims, *tail, "--json")
+    report = json.loads(out)
+    if small is None:
+        code_small, out_small = _run(capsys, "tiling", op, "--shape", "4,4", *tail, "--json")
+        assert code_small == 1
+        expected = json.loads(out_small)["executorSteps"]
+    else:
+        expected = [f"phase 1 fails: 161002 {small}"]
+    assert code == 1 and report["executorSteps"] == expected, out
+    assert report["phase1Status"] == int(expected[0].split()[3])
+    assert report["failures"][0] == (f"{op} fails in phase 1 with {report['phase1Status']} (see the step above): "
+                                     "no kernel is launched")
+
+
+def test_phase_1_refuses_an_out_overlapping_its_input_on_described_storages_as_on_arrays():
+    """Phase 1's out-overlap check runs unchanged on described storages (reserved address
+    ranges, what opsnn tiling's phase 1 uses): an out one element past self on self's 2 TiB
+    storage is refused with the message the same views of a small array get, and an out of a
+    storage of its own, or self itself, passes."""
+    from opsnn import engine, registry
+    from opsnn._core import reserved
+    from opsnn._core.status import AclnnError
+    from opsnn._core.tensor import ArrayTensor, aclScalar
+
+    spec = registry.get("LeakyRelu")
+
+    def refusal(storage, n):
+        call = {"self": ArrayTensor(storage[:n]), "out": ArrayTensor(storage[1:n + 1]),
+                "negative_slope": aclScalar(0.0, 0)}
+        with pytest.raises(AclnnError) as info:
+            engine.plan(spec, call)
+        return info.value
+
+    n = 2**40
+    huge = refusal(reserved.described((n + 1,), np.float32), n)
+    small = refusal(np.zeros(17, np.float32), 16)
+    assert huge.status == small.status == 161002
+    assert huge.message == small.message.replace("[16]", f"[{n}]")
+    assert huge.message == (f"LeakyRelu: out and self overlap in memory without being the same view (out DT_FLOAT "
+                            f"[{n}] strides [1] ND, self DT_FLOAT [{n}] strides [1] ND with its first element 4 bytes "
+                            "before out's first); pass self itself as out for an in-place update, or an out that "
+                            "shares no memory with it")
+    own = ArrayTensor(reserved.described((n,), np.float32))
+    for out in (ArrayTensor(reserved.described((n,), np.float32)), own):
+        assert engine.plan(spec, {"self": own, "out": out, "negative_slope": aclScalar(0.0, 0)}).plan.out_shape == (n,)
 
 
 def test_tiling_simulate_of_tensors_too_large_for_the_host_prints_the_tiling(capsys, monkeypatch):

@@ -383,6 +383,7 @@ def _aclnn_details(args, api: str) -> dict:
     """The steps phase 1 of the aclnn call records for these shapes and dtypes (or its error),
     and the host plan opsnn's kernel walks for it here."""
     from . import engine, tiling_cli
+    from ._core import reserved
     from ._core.status import AclnnError
     from ._core.tensor import ArrayTensor, DataLessTensor, aclScalar
 
@@ -397,22 +398,27 @@ def _aclnn_details(args, api: str) -> dict:
     except ValueError:  # not broadcastable: phase 1 reports it (161002)
         out_shape = shapes[-1]
 
-    def zeros(name, shape, kind):
+    # Phase 1 and the host plan read metadata only (shapes, strides, dtypes, and for the out-overlap
+    # check each storage's address range), so every tensor is described, not allocated
+    # (reserved.described: addresses of its own, no byte committed): a call of any size runs the
+    # very checks a small one does.
+    def tensor(name, shape, kind):
         if not dtypes.holds_data(kind):  # (hifloat8, int4 ...: NumPy has no type) phase 1 refuses it, reading
             # none; its own bytes (a byte an element at least) are what the out-overlap check reads
-            memory = np.zeros(shape, f"u{max(1, dtypes.BITS[kind] // 8)}")
+            memory = reserved.described(shape, f"u{max(1, dtypes.BITS[kind] // 8)}")
             return DataLessTensor(tuple(shape), kind, dtypes.name(kind), memory)
         dtype = dtypes.to_numpy(kind)
         if name == "self" and args.transpose and len(shape) >= 2:  # the same shape, axes reversed in memory
-            return ArrayTensor(np.zeros(shape[::-1], dtype).T)
-        return ArrayTensor(np.zeros(shape, dtype))
+            return ArrayTensor(reserved.described(shape[::-1], dtype).T)
+        return ArrayTensor(reserved.described(shape, dtype))
 
-    try:  # phase 1 reads no data, but its overlap check and the host plan need real arrays
-        call = {p.name: zeros(p.name, tuple(shape), kind) for p, shape, kind in zip(spec.inputs, shapes, kinds)}
+    try:
+        call = {p.name: tensor(p.name, tuple(shape), kind) for p, shape, kind in zip(spec.inputs, shapes, kinds)}
         # an in-place call writes into selfRef (registry.inplace_variant): no out of its own
-        call["out"] = call["self"] if spec.inplace else zeros("out", tuple(out_shape), kinds[len(spec.inputs)])
-    except (MemoryError, ValueError) as exc:  # more than this host can map: the tiling needs shapes only
-        return {"executorSteps": [f"phase 1 not run here: its tensors cannot be allocated on this host ({exc})"]}
+        call["out"] = call["self"] if spec.inplace else tensor("out", tuple(out_shape), kinds[len(spec.inputs)])
+    except (MemoryError, ValueError) as exc:  # past this host's address space (or NumPy's 2**63 bytes)
+        return {"executorSteps": [(f"phase 1 not run here: its tensors cannot be described in this host's "
+                                   f"address space ({exc})")]}
     for p in spec.params:
         if p.kind == "scalar":
             value = getattr(args, p.name, None)
