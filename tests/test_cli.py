@@ -926,14 +926,14 @@ def test_tiling_of_a_float64_aclnn_call_names_the_aicpu_kernel(capsys, api, kern
 
 def test_tiling_of_tensors_past_the_address_space_still_tiles(capsys):
     """The tiling needs shapes only; phase 1 runs on described storages (reserved address
-    ranges): 2**50 float16 elements (2 PiB each) are more than this host's address space holds,
-    which the step line says, and the tiling is printed with exit 0 (it was 'out of host
-    memory', exit 1)."""
-    code, out = _run(capsys, "--soc", "Ascend910B", "tiling", "aclnnHardtanhBackward", "--shape", str(2**50),
+    ranges): 2**60 float16 elements (2 EiB each) are more than any 64-bit host's address space
+    holds (57 bits with 5-level paging), which the step line says, and the tiling is printed with
+    exit 0 (it was 'out of host memory', exit 1)."""
+    code, out = _run(capsys, "--soc", "Ascend910B", "tiling", "aclnnHardtanhBackward", "--shape", str(2**60),
                      "--dtype", "fp16")
     assert code == 0, out
     assert "  step       phase 1 not run here: its tensors cannot be described in this host's address space (" \
-        f"{2**51} bytes of address space cannot be reserved on this host" in out
+        f"{2**61} bytes of address space cannot be reserved on this host" in out
     assert "tiling key   1" in out and "block dim    48" in out
 
 
