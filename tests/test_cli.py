@@ -1004,6 +1004,20 @@ def test_tiling_of_a_huge_aclnn_call_phase_1_refuses_says_what_a_small_one_says(
                                      "no kernel is launched")
 
 
+@pytest.mark.parametrize("rank", [9, 65])
+def test_tiling_of_an_aclnn_call_of_more_dims_than_numpy_holds_says_phase_1_refuses_it(capsys, rank):
+    """A 65-d shape (NumPy holds 64 dims) said "phase 1 not run here" where phase 1 refuses any
+    rank past 8 (161002) before it reads an address: the refusal a 9-d shape gets, in --json and
+    in the failures."""
+    dims = [1] * (rank - 1) + [3]
+    code, out = _run(capsys, "tiling", "aclnnLeakyRelu", "--shape", ",".join(map(str, dims)), "--json")
+    report = json.loads(out)
+    assert code == 1 and report["phase1Status"] == 161002, out
+    assert report["executorSteps"] == [(f"phase 1 fails: 161002 LeakyRelu: self has {rank} dimensions {dims}; at "
+                                        "most 8 are supported")]
+    assert report["failures"][0] == "aclnnLeakyRelu fails in phase 1 with 161002 (see the step above): no kernel is launched"
+
+
 def test_phase_1_refuses_an_out_overlapping_its_input_on_described_storages_as_on_arrays():
     """Phase 1's out-overlap check runs unchanged on described storages (reserved address
     ranges, what opsnn tiling's phase 1 uses): an out one element past self on self's 2 TiB

@@ -26,7 +26,7 @@ import numpy as np
 from . import registry
 from ._core import dtypes, memory, platform
 from ._core.checks import counted
-from ._core.shape import broadcast_shape
+from ._core.shape import MAX_DIM, broadcast_shape
 from ._core.status import AclnnError
 from .cli_args import (
     OutputError,
@@ -403,6 +403,9 @@ def _aclnn_details(args, api: str) -> dict:
     # (reserved.described: addresses of its own, no byte committed): a call of any size runs the
     # very checks a small one does.
     def tensor(name, shape, kind):
+        if len(shape) > MAX_DIM:  # phase 1's rank check refuses it (161002) before anything reads an address,
+            # and NumPy holds at most 64 dims (a 65-d shape said "phase 1 not run here")
+            return DataLessTensor(tuple(shape), kind, dtypes.name(kind))
         if not dtypes.holds_data(kind):  # (hifloat8, int4 ...: NumPy has no type) phase 1 refuses it, reading
             # none; its own bytes (a byte an element at least) are what the out-overlap check reads
             memory = reserved.described(shape, f"u{max(1, dtypes.BITS[kind] // 8)}")
