@@ -660,7 +660,7 @@ def test_run_releases_everything_it_allocated(capsys):
       "FAILED       no binary row of the HardtanhGrad def matches DOUBLE, DOUBLE, DOUBLE"]),
     # (a breaker) a dtype NumPy has no type for was a KeyError traceback (exit 1): phase 1 refuses it as int8
     *((["tiling", "aclnnLeakyReluBackward", "--shape", "3,5", "--dtype", name], 1,
-       [(f"phase 1 fails: 161002 LeakyReluBackward: tensor gradOutput has dtype DT_{name.upper()}, which Ascend910B "
+       [(f"phase 1 fails: 161002 LeakyReluBackward: tensor gradOutput has dtype DT_{name.upper()}, which Ascend950 "
          "does not support"), "FAILED       aclnnLeakyReluBackward fails in phase 1 with 161002"])
       for name in ("hifloat8", "int4", "complex32", "float4_e2m1")),
     (["tiling", "aclnnLeakyReluBackward", "--shape", "3,5", "--dtype", "f32,f32,hifloat8"], 1,
@@ -1016,6 +1016,30 @@ def test_tiling_of_an_aclnn_call_of_more_dims_than_numpy_holds_says_phase_1_refu
     assert report["executorSteps"] == [(f"phase 1 fails: 161002 LeakyRelu: self has {rank} dimensions {dims}; at "
                                         "most 8 are supported")]
     assert report["failures"][0] == "aclnnLeakyRelu fails in phase 1 with 161002 (see the step above): no kernel is launched"
+
+
+def test_tiling_runs_phase_1_for_the_soc_it_tiles_for_when_it_picks_the_ops_own(capsys):
+    """With no --soc and an op not built for the current SoC, the tiling is the op's own SoC's
+    (the soc line says so), but phase 1 ran for the current one: on Ascend310P aclnnLeakyRelu
+    'failed in phase 1 with 561003' (exit 1) beside Ascend950's tiling, and on Ascend910B a dtype
+    refusal named Ascend910B's list. Phase 1 now runs for the SoC tiled."""
+    from opsnn._core import platform
+
+    with platform.use_soc("Ascend310P"):
+        code, out = _run(capsys, "tiling", "aclnnLeakyRelu", "--shape", "4", "--json")
+    report = json.loads(out)
+    assert code == 0 and "failures" not in report, out
+    assert report["soc"] == {"name": "Ascend950", "vectorCoreNum": 64, "ubSize": 245760,
+                             "note": "LeakyRelu is not built for the current Ascend310P; using Ascend950"}
+    assert report["executorSteps"] == ["workspace 0 B", ("LeakyRelu(self; negative_slope=0.0) -> out [DT_FLOAT16, "
+                                                         "computed in DT_FLOAT]")]
+    with platform.use_soc("Ascend910B"):
+        code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", "4", "--dtype", "int32", "--json")
+    steps = json.loads(out)["executorSteps"]
+    assert code == 1 and steps == [(
+        "phase 1 fails: 161002 LeakyReluBackward: tensor gradOutput has dtype DT_INT32, which Ascend950 does not "
+        "support; it must be one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16]; no SoC does (LeakyReluBackward has "
+        "no DT_INT32 kernel)")], out
 
 
 def test_phase_1_refuses_an_out_overlapping_its_input_on_described_storages_as_on_arrays():

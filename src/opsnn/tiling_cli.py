@@ -238,7 +238,10 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     if alias:
         report["aclnn"] = alias.to_dict()
         if aclnn_details is not None:
-            report.update(aclnn_details(args, alias.api))  # (the API's own name: OP is read in any case)
+            # phase 1 for the SoC tiled, which is not the current one where the op is not built for it
+            # (a breaker's: its steps named the current SoC's dtype list, or failed there, beside another's tiling)
+            with platform.use_soc(profile.name):
+                report.update(aclnn_details(args, alias.api))  # (the API's own name: OP is read in any case)
         if "kernelDtypes" in report:  # phase 1 succeeded: the kernel gets what the executor hands
             # it (inputs cast to the promoted dtype, the result cast to out's after it:
             # DECISIONS 3), not the dtypes typed
