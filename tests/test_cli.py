@@ -968,40 +968,39 @@ def test_tiling_of_a_huge_aclnn_call_runs_phase_1_and_tiles_by_the_formula(capsy
     assert f"  step       workspace {4 * HUGE**2} B" in out and "  step       Contiguous(self) -> ws[0]" in out
 
 
-@pytest.mark.parametrize("args, small", [
-    (["aclnnLeakyReluBackward", "--dtype", "float16,float32,int32"], None),
-    (["aclnnLeakyReluBackward", "--dtype", "float32,float32,float8_e5m2"], None),
-    (["aclnnLeakyReluBackward", "--dtype", "hifloat8"], None),
-    (["aclnnHardtanhBackward", "--dtype", "complex64"], None),
-    (["aclnnHardtanhBackward", "--dtype", "float16,float16,complex32"], None),
-    (["aclnnLeakyRelu", "--dtype", "int8"], None),
-    (["aclnnLeakyReluBackward", "--shape2", f"{HUGE},{HUGE - 1}"],
+_SQUARE, _SMALL = f"{HUGE},{HUGE}", "4,4"
+_NINE_D = ",1" * 7  # seven 1s: nine dims
+
+
+@pytest.mark.parametrize("op, extra, huge_shapes, small_shapes, said", [
+    ("aclnnLeakyReluBackward", ["--dtype", "float16,float32,int32"], [_SQUARE], [_SMALL], None),
+    ("aclnnLeakyReluBackward", ["--dtype", "float32,float32,float8_e5m2"], [_SQUARE], [_SMALL], None),
+    ("aclnnLeakyReluBackward", ["--dtype", "hifloat8"], [_SQUARE], [_SMALL], None),
+    ("aclnnHardtanhBackward", ["--dtype", "complex64"], [_SQUARE], [_SMALL], None),
+    ("aclnnHardtanhBackward", ["--dtype", "float16,float16,complex32"], [_SQUARE], [_SMALL], None),
+    ("aclnnLeakyRelu", ["--dtype", "int8"], [_SQUARE], [_SMALL], None),
+    ("aclnnLeakyReluBackward", [], [_SQUARE, f"{HUGE},{HUGE - 1}"], [_SMALL, "4,3"],
      (f"LeakyReluBackward: the shape of gradOutput [{HUGE}, {HUGE}] and the shape of self [{HUGE}, {HUGE - 1}] "
       "cannot broadcast (each aligned dim must be equal or 1)")),
-    (["aclnnLeakyReluBackward", "--shape", "1,1,1,1,1,1,1"],
-     (f"LeakyReluBackward: gradOutput has 9 dimensions [{HUGE}, {HUGE}, 1, 1, 1, 1, 1, 1, 1]; at most 8 are "
-      "supported")),
+    ("aclnnLeakyReluBackward", [], [_SQUARE + _NINE_D], [_SMALL + _NINE_D],
+     f"LeakyReluBackward: gradOutput has 9 dimensions [{HUGE}, {HUGE}, 1, 1, 1, 1, 1, 1, 1]; at most 8 are supported"),
 ])
-def test_tiling_of_a_huge_aclnn_call_phase_1_refuses_says_what_a_small_one_says(capsys, args, small):
+def test_tiling_of_a_huge_aclnn_call_phase_1_refuses_says_what_a_small_one_says(capsys, op, extra, huge_shapes,
+                                                                                small_shapes, said):
     """The open item's other half: a call phase 1 refuses exited 0 when its tensors were too large
-    to allocate. Now the same status and message as a 4 x 4 call (or, where the message shows
-    the shapes, the message of the shapes given), exit 1, the tiling still shown where the
-    kernel op has one."""
-    op, *rest = args
-    tail = rest[2:] if rest[0] == "--shape" else rest  # a 9-d shape: the 2**40 elements and seven 1s
-    dims = ",".join([str(HUGE), str(HUGE), *rest[1].split(",")]) if rest[0] == "--shape" else f"{HUGE},{HUGE}"
-    code, out = _run(capsys, "tiling", op, "--shape", dims, *tail, "--json")
-    report = json.loads(out)
-    if small is None:
-        code_small, out_small = _run(capsys, "tiling", op, "--shape", "4,4", *tail, "--json")
-        assert code_small == 1
-        expected = json.loads(out_small)["executorSteps"]
-    else:
-        expected = [f"phase 1 fails: 161002 {small}"]
-    assert code == 1 and report["executorSteps"] == expected, out
-    assert report["phase1Status"] == int(expected[0].split()[3])
-    assert report["failures"][0] == (f"{op} fails in phase 1 with {report['phase1Status']} (see the step above): "
-                                     "no kernel is launched")
+    to allocate. Now exit 1 with the status and message of the same call on 4 x 4 tensors (where
+    the message shows the shapes, ``said``: the huge shapes', with the small call's status)."""
+    def phase_1(shapes):
+        code, out = _run(capsys, "tiling", op, *[a for shape in shapes for a in ("--shape", shape)], *extra, "--json")
+        report = json.loads(out)
+        assert code == 1 and report["failures"][0] == (f"{op} fails in phase 1 with {report['phase1Status']} (see "
+                                                       "the step above): no kernel is launched"), out
+        return report["phase1Status"], report["executorSteps"]
+
+    status, steps = phase_1(huge_shapes)
+    small_status, small_steps = phase_1(small_shapes)
+    assert status == small_status
+    assert steps == ([f"phase 1 fails: {status} {said}"] if said else small_steps)
 
 
 @pytest.mark.parametrize("rank", [9, 65])
