@@ -1168,6 +1168,23 @@ def test_tiling_reads_an_aclnn_name_in_any_case(capsys):
     assert "unknown operator 'leaky_relu_grad_'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("kernel", ["HardtanhGrad", "LeakyReluGrad"])
+def test_tiling_reads_a_kernel_ops_name_in_snake_case_as_the_kernel_op(capsys, kernel):
+    """`opsnn tiling hardtanh_grad` tiled aclnnHardtanhBackward, whose tensors come in another
+    order (gradOutput, self for HardtanhGrad's result, grad) and whose phase 1 runs (float64: the
+    API's 161002 where the kernel op has no DOUBLE row): a snake-case kernel name is the kernel op,
+    as the kernel name in any case is; aclnn_hardtanh_grad is no API, as aclnnHardtanhGrad is not."""
+    snake = "_".join(re.findall("[A-Z][a-z]+", kernel)).lower()
+    for argv in (["--shape", "2,3", "--shape2", "2,3"], ["--shape", "4", "--dtype", "float64"]):
+        reports = []
+        for name in (kernel, snake):
+            code, out = _run(capsys, "tiling", name, *argv, "--json")
+            reports.append((code, json.loads(out)))
+        assert reports[0] == reports[1] and "aclnn" not in reports[1][1], reports[1]
+    assert cli.main(["tiling", f"aclnn_{snake}", "--shape", "4"]) == 2
+    assert f"no aclnn API named 'aclnn{snake.replace('_', '')}': " in capsys.readouterr().err
+
+
 def test_an_unknown_option_gets_the_commands_usage_and_its_own_spelling(capsys):
     """(a new user) `run ... --min-val -2` and `tiling ... --scalar 0.1` printed opsnn's top-level
     usage and "unrecognized arguments" alone: the command's usage is shown, and an option another

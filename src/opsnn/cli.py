@@ -375,7 +375,13 @@ def _run_tiling(args) -> int:
     from . import tiling_cli
 
     if "_" in args.op:  # a Pythonic name (hardtanh_backward, leaky_relu_): its aclnn API's tiling
-        args.op = "aclnn" + _spec_or_usage_error(args.op).name
+        spec = _spec_or_usage_error(args.op)
+        # a kernel op's name in snake case (hardtanh_grad) is the kernel op, as HardtanhGrad is: it
+        # was its aclnn API's, which takes its tensors in another order (gradOutput, self) and runs phase 1
+        typed = args.op.strip().lower()
+        word = typed.replace("_", "")
+        kernel = typed != spec.python_name and word.removeprefix("aclnn") == spec.kernel_name.lower() != spec.name.lower()
+        args.op = word if kernel else spec.api_name  # (aclnn_hardtanh_grad: no such API, as aclnnHardtanhGrad)
     return tiling_cli.run(args, aclnn_details=_aclnn_details)
 
 
