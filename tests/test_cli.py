@@ -5,6 +5,7 @@ import json
 import math
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -938,6 +939,14 @@ def test_tiling_of_tensors_past_the_address_space_still_tiles(capsys):
 
 
 HUGE = 2**20  # a side of the 2**40-element tensors below: 2 TiB of float16 each, which this host cannot allocate
+# Their phase 1 reserves up to 24 TiB of address space (reserved.described: 2**40 complex64 elements
+# thrice); under a process limit on it (ulimit -v) phase 1 is not run, which the step line says.
+_AS_LIMIT = resource.getrlimit(resource.RLIMIT_AS)[0]
+needs_address_space = pytest.mark.skipif(_AS_LIMIT != resource.RLIM_INFINITY and _AS_LIMIT < 2**45,
+                                         reason=f"the address space is limited to {_AS_LIMIT} bytes (ulimit -v)")
+
+
+@needs_address_space
 
 
 def test_tiling_of_a_huge_aclnn_call_runs_phase_1_and_tiles_by_the_formula(capsys):
@@ -972,6 +981,7 @@ _SQUARE, _SMALL = f"{HUGE},{HUGE}", "4,4"
 _NINE_D = ",1" * 7  # seven 1s: nine dims
 
 
+@needs_address_space
 @pytest.mark.parametrize("op, extra, huge_shapes, small_shapes, said", [
     ("aclnnLeakyReluBackward", ["--dtype", "float16,float32,int32"], [_SQUARE], [_SMALL], None),
     ("aclnnLeakyReluBackward", ["--dtype", "float32,float32,float8_e5m2"], [_SQUARE], [_SMALL], None),
@@ -1041,6 +1051,7 @@ def test_tiling_runs_phase_1_for_the_soc_it_tiles_for_when_it_picks_the_ops_own(
         "no DT_INT32 kernel)")], out
 
 
+@needs_address_space
 def test_phase_1_refuses_an_out_overlapping_its_input_on_described_storages_as_on_arrays():
     """Phase 1's out-overlap check runs unchanged on described storages (reserved address
     ranges, what opsnn tiling's phase 1 uses): an out one element past self on self's 2 TiB
