@@ -938,6 +938,23 @@ def test_tiling_of_tensors_past_the_address_space_still_tiles(capsys):
     assert "tiling key   1" in out and "block dim    48" in out
 
 
+
+def test_tiling_without_a_posix_mmap_runs_phase_1_on_zeroed_arrays(capsys, monkeypatch):
+    """Windows' mmap reserves no address range without committing it (it takes neither flags nor
+    prot; the module failed there at its first line): reserved.described makes a zeroed array
+    instead, so a small call's phase 1 reports as on Linux, and one past the host's memory is
+    refused as past its address space."""
+    from opsnn._core import reserved
+
+    args = ("tiling", "aclnnLeakyReluBackward", "--shape", "4,4", "--transpose")
+    expected = _run(capsys, *args)
+    monkeypatch.setattr(reserved, "_POSIX", False)
+    assert _run(capsys, *args) == expected and expected[0] == 0
+    array = reserved.described((2, 3), np.float16)
+    assert array.shape == (2, 3) and array.dtype == np.float16 and not array.any()
+    with pytest.raises(MemoryError, match=f"^{2**61} bytes of address space cannot be reserved on this host"):
+        reserved.described((2**60,), np.float16)
+
 HUGE = 2**20  # a side of the 2**40-element tensors below: 2 TiB of float16 each, which this host cannot allocate
 # Their phase 1 reserves up to 24 TiB of address space (reserved.described: 2**40 complex64 elements
 # thrice); under a process limit on it (ulimit -v) phase 1 is not run, which the step line says.

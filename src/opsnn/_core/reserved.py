@@ -19,9 +19,12 @@ import mmap
 import numpy as np
 
 # PROT_NONE (no access; the mmap module names no constant for it): the pages are never
-# committed. MAP_NORESERVE (Linux) keeps the range out of the commit charge as well.
+# committed. MAP_NORESERVE (Linux) keeps the range out of the commit charge as well. Windows'
+# mmap takes neither flags nor prot: there the storage is a zeroed array (pages committed as
+# touched, which nothing here does), and a size past the host's memory is refused.
 _PROT_NONE = 0
-_FLAGS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
+_POSIX = hasattr(mmap, "MAP_ANONYMOUS")
+_FLAGS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0) if _POSIX else 0
 
 
 def described(shape: tuple[int, ...], dtype) -> np.ndarray:
@@ -35,8 +38,10 @@ def described(shape: tuple[int, ...], dtype) -> np.ndarray:
     if nbytes == 0:
         return np.empty(shape, dtype)  # no storage: NumPy allocates nothing for it
     try:
+        if not _POSIX:
+            return np.zeros(shape, dtype)  # (its MemoryError, or ValueError past 2**63 bytes)
         region = mmap.mmap(-1, nbytes, flags=_FLAGS, prot=_PROT_NONE)
-    except (OSError, OverflowError) as exc:
+    except (OSError, OverflowError, ValueError, MemoryError) as exc:
         raise MemoryError(f"{nbytes} bytes of address space cannot be reserved on this host ({exc})") from None
     return np.frombuffer(region, dtype).reshape(shape)
 
