@@ -1654,6 +1654,23 @@ def test_cache_root_expands_a_home_directory(monkeypatch, tmp_path):
     assert kc.cache_root() == tmp_path / ".cache" / "opsnn"
 
 
+def test_cache_dir_ignores_surrounding_whitespace_as_the_soc_and_backend_do(monkeypatch, tmp_path):
+    """OPSNN_CACHE_DIR=' /path ' (a shell-quoting slip) made a directory named ' ' in the working
+    directory, while OPSNN_SOC and OPSNN_BACKEND ignore such spaces: the three read one rule
+    (platform.env_value). Spaces inside a path stay; only whitespace is unset (the default)."""
+    from opsnn.kernels import kernel_cache as kc
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("OPSNN_CACHE_DIR", f" \t{tmp_path}/my kernels \n")
+    assert kc.cache_root() == tmp_path / "my kernels"
+    assert kc.cache_dir().parent == tmp_path / "my kernels"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["my kernels"]
+    monkeypatch.setenv("OPSNN_CACHE_DIR", " \t ")
+    assert kc.cache_root() == tmp_path / "home" / ".cache" / "opsnn"
+
+
 def test_cache_clear_leaves_a_linked_cache_and_names_what_it_could_not_remove(capsys, monkeypatch, tmp_path):
     """This version's cache as a symbolic link (moved to another disk): --clear leaves the link
     and its target and says so; the stale caches go."""

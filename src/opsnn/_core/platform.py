@@ -94,9 +94,9 @@ def current() -> SocProfile:
 def profile_of(selection: str) -> SocProfile:
     """The profile a selection names (``current_name()``'s value, perhaps read earlier): a
     ``use_soc`` / ``set_soc`` name, already checked, or ``$OPSNN_SOC``'s text as given, of which
-    only whitespace is unset (the default), as an ``$OPSNN_BACKEND`` of only whitespace is.
+    only whitespace is unset (the default, ``env_value``).
     ValueError naming ``$OPSNN_SOC`` for an unknown name (only the environment's can be)."""
-    if selection.isspace():
+    if env_value(selection) is None:
         return get_profile(DEFAULT_SOC)
     try:
         return get_profile(selection)
@@ -116,6 +116,18 @@ try:  # os.environ.get encodes the key on every call; read CPython's mapping dir
     _decode = os.environ.decodevalue  # type: ignore[attr-defined]
 except AttributeError:  # pragma: no cover - another Python
     _ENV_DATA = None
+
+
+def env_value(text: str | None) -> str | None:
+    """What an ``OPSNN_SOC``, ``OPSNN_BACKEND`` or ``OPSNN_CACHE_DIR`` text means, the one rule for
+    the three: surrounding whitespace dropped, and None (unset: the default) where nothing else is
+    left. Whitespace around such a value is a shell-quoting slip (``OPSNN_CACHE_DIR=" /data/k"``),
+    never meant: a cache directory had been made under one named " " in the working directory while
+    the SoC and backend names ignored it. A path may hold spaces inside; it cannot begin or end with
+    one here. Messages still show the variable's text as given."""
+    if text is None:
+        return None
+    return text.strip() or None
 
 
 def getenv(name: str) -> str | None:

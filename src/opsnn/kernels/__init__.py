@@ -27,7 +27,7 @@ The default is numba when it loads, else numpy with one warning (``BackendFallba
 ``set_default(name)`` or ``OPSNN_BACKEND`` pick one explicitly, and a named backend that cannot
 load raises ImportError. A name is read as ``OPSNN_SOC``'s is, ignoring case (``NumPy``) and
 surrounding whitespace (`` numpy``: a shell quoting slip); an ``OPSNN_BACKEND`` of only whitespace is
-unset.
+unset (``platform.env_value``, the rule of the three OPSNN_* variables that name something).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def _selection() -> str | None:
 def default_name() -> str:
     """The backend ``get(None)`` returns: DEFAULT, else $OPSNN_BACKEND, else ``automatic_name()``
     (as its key: ``canonical``)."""
-    return canonical(_selection() or "") or automatic_name()
+    return canonical(platform.env_value(_selection()) or automatic_name())
 
 
 def automatic_name() -> str:
@@ -128,7 +128,7 @@ def selected(selection: str | None):
     """The backend module a selection read earlier names (DEFAULT or $OPSNN_BACKEND; None:
     automatic), as ``get(None)`` would return it then: AclnnError 561003 where it names no
     usable backend (``set_default`` checks its names, so that one came from the environment)."""
-    key = canonical(selection or "") or automatic_name()
+    key = canonical(platform.env_value(selection) or automatic_name())
     try:
         return _import(key)
     except (ValueError, ImportError) as exc:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._core.platform import env_value
 from . import numba_codegen as cg
 
 _HERE = Path(__file__).resolve().parent
@@ -48,7 +49,7 @@ def cache_root() -> Path:
     reaches opsnn as it is, and made a directory named ``~``). A relative OPSNN_CACHE_DIR is
     taken from the working directory of the first call that reads it, once per process; a
     relative XDG_CACHE_HOME is ignored, as the XDG Base Directory spec says."""
-    root = os.environ.get("OPSNN_CACHE_DIR")
+    root = env_value(os.environ.get("OPSNN_CACHE_DIR"))  # (surrounding whitespace dropped, as OPSNN_SOC's)
     if root:
         return _absolute(root)
     xdg = Path(os.environ.get("XDG_CACHE_HOME") or ".").expanduser()
