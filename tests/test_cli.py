@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import run_python, sigint_default
 
-from opsnn import cli, cli_args
+from opsnn import cli, cli_args, kernels
 from opsnn._core.extras import install_hint
 
 
@@ -1652,6 +1652,29 @@ def test_cache_root_expands_a_home_directory(monkeypatch, tmp_path):
     # ./relxdg/opsnn in whatever directory a first call ran: an environment breaker's)
     monkeypatch.setenv("XDG_CACHE_HOME", "relxdg")
     assert kc.cache_root() == tmp_path / ".cache" / "opsnn"
+
+
+def test_a_bad_backend_variable_is_a_usage_error_of_the_commands_that_run_kernels(capsys, monkeypatch):
+    """OPSNN_BACKEND=bogus opsnn demo ran every sample, each failing with 561003 (run, verify and
+    tiling likewise; bench ended in a traceback), where OPSNN_SOC=bogus is refused up front: the
+    commands that run kernels now refuse it so too (exit 2, the variable named, nothing run); the
+    others do not read it. The library's 561003 stays (test_numba_backend). (verify's file is not
+    read before: any usage error ends the command.)"""
+    monkeypatch.setattr(kernels, "DEFAULT", None)
+    monkeypatch.setenv("OPSNN_BACKEND", " bogus")
+    said = ("error: $OPSNN_BACKEND=' bogus' selects no usable kernel backend: unknown kernel backend 'bogus'; "
+            "known: numpy, numba\n")
+    for argv in (["demo"], ["run", "leaky_relu_backward", "--shape", "4"], ["verify", "cases.csv"],
+                 ["tiling", "leaky_relu_backward", "--shape", "4"]):
+        code = cli.main(argv)
+        assert (code, capsys.readouterr()) == (2, ("", f"opsnn {argv[0]}: {said}")), argv
+    code, out = _run(capsys, "describe", "leaky_relu_backward")
+    assert code == 0 and "LeakyReluBackward" in out
+    env = {**os.environ, "OPSNN_BACKEND": "bogus"}
+    done = subprocess.run([sys.executable, "-m", "opsnn", "bench", "--quick", "--ops", "leaky_relu_backward"],
+                          capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith("opsnn bench: " + said.replace("' bogus'", "'bogus'")), done.stderr
 
 
 def test_cache_dir_ignores_surrounding_whitespace_as_the_soc_and_backend_do(monkeypatch, tmp_path):

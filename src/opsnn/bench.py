@@ -1018,6 +1018,7 @@ def run(args) -> int:
     except ImportError as exc:  # (no numba, NUMBA_DISABLE_JIT ...: a traceback from inside the grid)
         print(f"opsnn bench: needs the numba backend, whose kernels it times ({exc})", file=sys.stderr)
         return 2
+    kernels.for_command()  # (cli._KERNEL_COMMANDS: a bad $OPSNN_BACKEND is a usage error)
     check_selection(args)
     out_dir = out_folder(args.out_dir)
     data = run_grid(args)

@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from . import registry
+from . import kernels, registry
 from ._core import dtypes, memory, platform
 from ._core.checks import counted
 from ._core.shape import MAX_DIM, broadcast_shape
@@ -53,6 +53,11 @@ _COMMANDS = {
     "list": ("opsnn.cli", "list the operators"),
     "cache": ("opsnn.cli", "show the compiled-kernel cache; remove other versions' caches or all"),
 }
+
+# the commands that run kernels, refused up front where $OPSNN_BACKEND names no usable backend (as
+# for an unknown $OPSNN_SOC); bench checks in its run, after setting the OpenMP variables that a
+# backend loaded here would have been loaded without
+_KERNEL_COMMANDS = ("demo", "run", "verify", "tiling")
 
 
 class _Version(argparse.Action):
@@ -161,6 +166,8 @@ def _main(argv: list[str]) -> int:
         parser.error("--soc does not apply to compare: each case is judged as dumped, on the SoC its case.json names")
     try:
         with platform.use_soc(args.soc or platform.current().name):
+            if args.command in _KERNEL_COMMANDS:
+                kernels.for_command()
             code = int(args.handler(args))
         sys.stdout.flush()  # here, not at exit: a closed pipe is then seen below
         return code
@@ -454,8 +461,6 @@ def _aclnn_details(args, api: str) -> dict:
 def _host_launch_lines(executor) -> list[str]:
     """How opsnn's compiled kernel would walk this call on this machine (the host plan), or
     why there is none (the NumPy backend, an empty tensor, a layout it runs step by step)."""
-    from . import kernels
-
     impl = kernels.get()
     if not hasattr(impl, "host_launch"):
         return [f"none: the {impl.NAME} backend runs each step whole"]

@@ -136,6 +136,17 @@ def selected(selection: str | None):
                          f"${ENV_VAR}={selection!r} selects no usable kernel backend: {exc}") from None
 
 
+def for_command():
+    """The default backend module (``get(None)``) for an ``opsnn`` command about to run kernels:
+    ValueError (the command's usage error, exit 2) naming ``$OPSNN_BACKEND`` where the selection
+    names no usable backend, as an unknown ``$OPSNN_SOC`` is refused, where every sample or case
+    had failed in turn with 561003 (the library's answer, kept for its callers)."""
+    try:
+        return get()
+    except AclnnError as exc:
+        raise ValueError(exc.message) from None
+
+
 def set_default(name: str | None) -> None:
     """Select the default backend for the process (None: automatic). Raises for a name that
     is unknown or cannot load."""
