@@ -302,6 +302,35 @@ def test_device_queries(runtime_guard):
     assert acl.init() == 0
 
 
+@pytest.mark.usefixtures("runtime_guard")
+def test_a_failed_query_returns_a_value_no_answer_takes():
+    """query_event_status(None) was (0, 100000): 0 is ACL_EVENT_RECORDED_STATUS_NOT_READY, so a
+    caller that read the status before ret saw "not ready"; get_device's 0 was device 0, and
+    get_run_mode's and event_elapsed_time's 0 ACL_DEVICE and no time. Their value on failure is -1,
+    which none takes; the calls whose 0 means none keep it (a NULL handle or address, no bytes)."""
+    while rt.STATE.device_refs:
+        acl.rt.reset_device(0)
+    assert acl.rt.get_device() == (-1, 107002) and "no device is set" in acl.get_recent_err_msg()
+    assert acl.rt.query_event_status(1) == (-1, 107002) and acl.get_recent_err_msg()
+    assert acl.rt.create_stream() == (0, 107002) and acl.rt.malloc(64, 0) == (0, 107002)
+    assert acl.rt.set_device(0) == 0
+    event, ret = acl.rt.create_event()
+    assert ret == 0 and acl.rt.query_event_status(event) == (acl.ACL_EVENT_RECORDED_STATUS_NOT_READY, 0)
+    for handle, status in ((None, 100000), (0, 100000), (event + 12345, 200005)):
+        assert acl.rt.query_event_status(handle) == (-1, status), handle
+        assert acl.rt.event_elapsed_time(handle, event) == (-1, status), handle
+        assert acl.get_recent_err_msg()
+    assert acl.rt.event_elapsed_time(event, event) == (-1, 107006) and "never recorded" in acl.get_recent_err_msg()
+    assert acl.rt.destroy_event(event) == 0
+    assert acl.rt.query_event_status(event) == (-1, 200005) and "not a live event" in acl.get_recent_err_msg()
+    assert acl.rt.get_context() == (1, 0) and acl.rt.get_device() == (0, 0)
+    assert acl.finalize() == 0
+    assert acl.rt.get_run_mode() == (-1, 100001) and acl.rt.get_device_count() == (0, 100001)
+    assert acl.rt.get_context() == (0, 100001) and acl.rt.get_mem_info(0) == (0, 0, 100001)
+    acl.get_recent_err_msg()
+    assert acl.init() == 0
+
+
 def _free(dev: Dev, addr: int) -> None:
     """Free device memory a queued task will write (its task then fails at synchronize)."""
     dev.addrs.remove(addr)

@@ -67,9 +67,14 @@ def run_queued(streams) -> list[str]:
 STATE = Runtime()
 
 # the return shapes of a runtime call: ``ret``, ``(value, ret)`` or ``(value, value, ret)``
-# (get_mem_info's ``(free, total, ret)``), 0 as each value on failure
+# (get_mem_info's ``(free, total, ret)``). A failed call's value means nothing (pyACL's convention)
+# but must not read as an answer to a caller who skips ret: 0 where 0 answers nothing (a NULL
+# handle or address, no bytes), else -1 (``returns_query``: no event status, device id, run mode
+# or elapsed time is -1; query_event_status(None) was (0, 100000), 0 being
+# ACL_EVENT_RECORDED_STATUS_NOT_READY, and get_device's 0 is device 0)
 returns_ret = boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
 returns_pair = boundary(lambda code: (0, code), invalid=AclError.INVALID_PARAM)
+returns_query = boundary(lambda code: (-1, code), invalid=AclError.INVALID_PARAM)
 returns_triple = boundary(lambda code: (0, 0, code), invalid=AclError.INVALID_PARAM)
 
 

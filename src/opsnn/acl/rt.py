@@ -19,6 +19,7 @@ from ._rt_state import c_int as _int
 from ._rt_state import live_stream as _stream
 from ._rt_state import named as _named
 from ._rt_state import returns_pair as _pair
+from ._rt_state import returns_query as _query
 from ._rt_state import returns_ret as _ret
 from ._rt_state import run_queued as _run_queued
 from .constants import ACL_EVENT_CAPTURE_STREAM_PROGRESS, ACL_EVENT_SYNC, ACL_EVENT_TIME_LINE, ACL_HOST
@@ -166,19 +167,20 @@ def get_device_count():
     return DEVICE_COUNT, 0
 
 
-@_pair
+@_query
 def get_device():
-    """aclrtGetDevice: ``(device_id, ret)``, the device in use (107002 before set_device or
-    create_context, and after the device's last release)."""
+    """aclrtGetDevice: ``(device_id, ret)``, the device in use; ``(-1, 107002)`` before set_device
+    or create_context, and after the device's last release (-1: no device's id)."""
     with STATE.lock:  # (another thread's reset_device may empty the dict between a check and a read)
         STATE.require_device("get_device")
         return next(iter(STATE.device_refs)), 0
 
 
-@_pair
+@_query
 def get_run_mode():
     """aclrtGetRunMode: ``(run_mode, ret)``; ACL_HOST (1): opsnn runs where a host program runs,
-    with device memory apart (so a sample picks its HOST_TO_DEVICE copies, as on a card)."""
+    with device memory apart (so a sample picks its HOST_TO_DEVICE copies, as on a card);
+    ``(-1, 100001)`` before init (-1: neither ACL_DEVICE nor ACL_HOST)."""
     STATE.require_init("get_run_mode")
     return ACL_HOST, 0
 
@@ -384,23 +386,25 @@ def synchronize_event_with_timeout(event, timeout) -> int:
     return 0
 
 
-@_pair
+@_query
 def query_event_status(event):
     """aclrtQueryEventStatus: ``(status, ret)``, ACL_EVENT_RECORDED_STATUS_COMPLETE (1) once the
     latest record has run, else ACL_EVENT_RECORDED_STATUS_NOT_READY (0: never recorded, still
-    queued, or dropped by a failure). Runs nothing. ret 100000 for a NULL event (None, 0),
-    200005 for one not live, 107002 with no device set."""
+    queued, or dropped by a failure). Runs nothing. On failure ``(-1, ret)``, -1 being neither
+    status: ret 100000 for a NULL event (None, 0), 200005 for one not live, 107002 with no
+    device set."""
     STATE.require_device("query_event_status")
     return STATE.events.get(event, "query_event_status: event").status, 0
 
 
-@_pair
+@_query
 def event_elapsed_time(start, end):
     """aclrtEventElapsedTime: ``(ms, ret)``, milliseconds (a float) from ``start``'s record to
     ``end``'s, as the host's clock stamped them when the queue ran. Returns 107006
     (ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID) when either has not completed (synchronize first, as
     CANN's call order says), 107007 (..._TIMESTAMP_REVERSAL) when end ran before start, 100000
-    for a NULL event (None, 0), 200005 for one not live, 107002 with no device set."""
+    for a NULL event (None, 0), 200005 for one not live, 107002 with no device set; the value is
+    -1 (no elapsed time) on each of these."""
     STATE.require_device("event_elapsed_time")
     first = STATE.events.get(start, "event_elapsed_time: start")
     last = STATE.events.get(end, "event_elapsed_time: end")
