@@ -2086,3 +2086,65 @@ print(S.HAS_F16C, got.view(np.uint16).tolist() == expected.view(np.uint16).tolis
     env = {**os.environ, "NUMBA_CPU_FEATURES": host + tail, "OPSNN_BACKEND": "numba"}
     env.pop("NUMBA_CPU_NAME", None)
     assert run_python(code, 300, env).split() == ["False", "True"]
+
+
+def test_a_cache_that_cannot_be_written_is_said_once_per_process(monkeypatch, tmp_path, caplog):
+    """A full disk under the kernel cache (or a cache directory made read-only after start) printed
+    a warning per kernel, two where numba's save failed (a "disk cache failed ... compiles again"
+    line, then a compile failure), and every kernel ran on the NumPy backend as a
+    COMPILE_FAILURE. Now one warning per process, naming the directory, the reason and
+    OPSNN_CACHE_DIR: a kernel numba cannot save is compiled in memory and runs compiled; a walker
+    whose module cannot be written runs on NumPy (same bits), and neither is a compile failure.
+    ENOSPC is simulated on numba's index/data writes, then on the modules' writes too."""
+    import errno
+    import pathlib
+
+    from numba.core import caching
+
+    from opsnn import _fastpath, engine
+    from opsnn.kernels import kernel_cache
+
+    fresh = tmp_path / f"{kernel_cache.CACHE_PREFIX}test"
+    fresh.mkdir()
+    monkeypatch.setattr(kernel_cache, "cache_dir", lambda: fresh)
+    monkeypatch.setattr(kernels, "DEFAULT", "numba")
+    monkeypatch.setattr(numba_backend, "_WARNED", set())
+
+    def fresh_walkers():  # new modules and dispatchers: each call below generates and compiles
+        for name in ("_MODULES", "_PROGRAMS", "_PROGRAM_CACHE", "_STEPS", "_COPIES", "_FAILED"):
+            monkeypatch.setattr(numba_backend, name, {})
+        monkeypatch.setattr(engine, "_PLAN_CACHE", {})
+        monkeypatch.setattr(engine, "_BOUND_CALLS", {})
+        _fastpath.clear()
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    g, x = np.array([1.0, 2.0, 4.0, 8.0], F32), np.array([-2.0, 0.5, 3.0, -0.0], F32)
+    calls = [(lambda: opsnn.leaky_relu_backward(g, x, 0.5), [0.5, 2.0, 4.0, 4.0]),
+             (lambda: opsnn.hardtanh_backward(g, x, -1.0, 1.0), [0.0, 2.0, 0.0, 8.0]),
+             (lambda: opsnn.leaky_relu_backward(g.astype(F16), x.astype(F16), 0.25), [0.25, 2.0, 4.0, 2.0])]
+    with caplog.at_level(logging.WARNING, logger="opsnn"):
+        fresh_walkers()
+        monkeypatch.setattr(caching.IndexDataCacheFile, "_open_for_write", full)
+        for call, want in calls:
+            assert call().tolist() == want
+        assert numba_backend._FAILED == {}, "each kernel ran compiled, not saved"
+        assert not list(fresh.glob("__pycache__/*.nbi")) and len(list(fresh.glob("k_*.py"))) >= 3
+
+        fresh_walkers()
+        written = pathlib.Path.write_text
+        monkeypatch.setattr(pathlib.Path, "write_text", lambda self, *a, **k: full() if self.parent == fresh
+                            else written(self, *a, **k))
+        for path in fresh.glob("k_*.py"):
+            path.unlink()
+        for call, want in calls:
+            assert call().tolist() == want
+        assert numba_backend._FAILED and not list(fresh.glob("*.tmp"))
+    lines = [r.getMessage() for r in caplog.records if "numba backend" in r.getMessage()]
+    # (the first save that failed names its directory: a walker's, or a support helper's compiled
+    # for a new signature, under the cache root)
+    assert len(lines) == 1 and lines[0].startswith("numba backend: cannot write to the compiled-kernel cache in /")
+    assert lines[0].endswith(" (No space left on device); from now on this process compiles kernels without saving "
+                             "them (later processes compile them again), and runs walkers it could not write there "
+                             "on the NumPy backend; free space there or set OPSNN_CACHE_DIR to a writable directory")

@@ -55,6 +55,7 @@ import numpy as np
 # where outside it a fork at that moment left the child waiting for good on numpy.ma's import lock
 # (test_fork_while_another_thread_imports_the_kernel_backend: 1 run in 14 with both cores kept busy)
 import numpy.ma
+from numba.core.caching import NullCache
 from numba.core.sigutils import normalize_signature
 
 if numba.config.DISABLE_JIT:
@@ -105,6 +106,33 @@ class CompileFailure(Fallback):
     """A walker that did not generate, import or compile (logged when it failed)."""
 
 
+class CacheWriteError(Exception):
+    """A generated walker's module could not be written to the kernel cache (``error``: the
+    OSError, a full disk, a directory made read-only after start): not a defect of opsnn's code
+    generation, so not a COMPILE_FAILURE; the walker runs on the NumPy backend (it is imported
+    from that file, and numba caches only what a file holds) and ``_cache_unwritable`` says so."""
+
+    def __init__(self, error: OSError, where: os.PathLike):
+        super().__init__(f"its module could not be written ({error.strerror or error})")
+        self.error = error
+        self.where = where
+
+
+def _cache_unwritable(error: OSError, where) -> None:
+    """Say once per process that the kernel cache cannot be written: a full disk (or a cache
+    directory made read-only after start) had printed one warning per kernel, each as a compile
+    failure (a breaker's). Kernels numba compiles from then on are not saved (``_compile_mending_cache``
+    compiles them in memory), and walkers whose module cannot be written run on NumPy."""
+    with _LOCK:
+        if "cache unwritable" in _WARNED:
+            return
+        _WARNED.add("cache unwritable")
+    log.warning("numba backend: cannot write to the compiled-kernel cache in %s (%s); from now on this process "
+                "compiles kernels without saving them (later processes compile them again), and runs walkers "
+                "it could not write there on the NumPy backend; free space there or set OPSNN_CACHE_DIR to a "
+                "writable directory", where, error.strerror or error)
+
+
 def _warn_once(key, message: str) -> None:
     if key not in _WARNED:
         _WARNED.add(key)
@@ -135,7 +163,10 @@ def _compile_failure(variant: tuple, what: str, exc: Exception) -> CompileFailur
     COMPILE_FAILURES and logged the first time only."""
     with _LOCK:
         message = _FAILED.get(variant)
-        if message is None:
+        if message is None and isinstance(exc, CacheWriteError):  # the disk's, said once per process
+            message = _FAILED[variant] = f"{what} runs on the NumPy backend: {exc}"
+            _cache_unwritable(exc.error, exc.where)
+        elif message is None:
             message = _FAILED[variant] = f"{what} did not compile ({type(exc).__name__}: {str(exc).strip()[:500]})"
             COMPILE_FAILURES.append(message)
             log.warning("numba backend: %s; running it on the NumPy backend", message)
@@ -158,7 +189,9 @@ def guard_compiles(dispatcher):
     * An entry of numba's disk cache that numba cannot read (a file cut short by a full disk, a
       killed copy: pickle's "data was truncated") is forgotten and compiled anew, once, with a
       warning (``_compile_mending_cache``): it had been taken for a compile failure, and that
-      kernel ran on the NumPy backend in every later process (a breaker). So is a failed save."""
+      kernel ran on the NumPy backend in every later process (a breaker). A cache numba cannot
+      write or read (an OSError: a full disk) is dropped for that dispatcher, which compiles in
+      memory, said once per process (``_cache_unwritable``)."""
     compile_ = dispatcher.compile
 
     def guarded_compile(sig):
@@ -173,10 +206,12 @@ def guard_compiles(dispatcher):
 
 def _compile_mending_cache(dispatcher, compile_, sig):
     """``compile_(sig)``; where that fails inside numba's disk cache (``numba.core.caching``: an
-    entry it cannot read, or one it cannot save, on a full disk), or its entry for ``sig`` holds
-    another signature's machine code, the dispatcher's cache index is emptied (numba's
-    ``Cache.flush``) and it compiles again (an overload compiled before a failed save is kept:
-    the kernel runs compiled). A failure of the second try is raised as any compile failure is.
+    entry it cannot read), or its entry for ``sig`` holds another signature's machine code, the
+    dispatcher's cache index is emptied (numba's ``Cache.flush``) and it compiles again. A failure
+    of the second try is raised as any compile failure is. Where the failure is an OSError (a
+    save on a full disk, a directory made read-only), the dispatcher drops its disk cache
+    (numba's ``NullCache``) and compiles in memory: flushing and saving again failed again, and
+    every kernel had gone to the NumPy backend with two warnings of its own.
 
     Another signature's code: numba saves an index and a data file without a lock, so two
     processes saving two signatures of one function at once can leave the index naming one's
@@ -189,6 +224,11 @@ def _compile_mending_cache(dispatcher, compile_, sig):
     except Exception as exc:
         if not _raised_in(exc, _NUMBA_CACHING):
             raise
+        if isinstance(exc, OSError):  # the cache cannot be written or read: compiled, not saved
+            # (a write's OSError names no file: the directory numba saves the dispatcher's code in)
+            _cache_unwritable(exc, getattr(dispatcher._cache, "_cache_path", None) or "the kernel cache")
+            dispatcher._cache = NullCache()
+            return compile_(sig)
         why = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
     else:
         if dispatcher._cache_hits[sig] == hits or tuple(normalize_signature(sig)[0]) in dispatcher.overloads:
@@ -232,8 +272,13 @@ def _load_module(source: str):
         path = kernel_cache.cache_dir() / f"k_{key}.py"
         if not path.exists() or path.read_text() != source:
             tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(source)
-            os.replace(tmp, path)
+            try:
+                tmp.write_text(source)
+                os.replace(tmp, path)
+            except OSError as exc:
+                with contextlib.suppress(OSError):  # (a part-written file left on a full disk)
+                    tmp.unlink()
+                raise CacheWriteError(exc, path.parent) from exc
         name = f"opsnn_numba_kernels.k_{key}"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
