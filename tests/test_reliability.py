@@ -117,8 +117,11 @@ def test_use_before_init(runtime_guard):
 
 def test_init_twice_and_finalize_twice(runtime_guard, tmp_path):
     """acl.init twice -> 100002; finalize without init -> 100037; init(config of a wrong type)
-    -> 100000; init(a path that is no readable file) -> 100003, the runtime left uninitialised."""
+    -> 100000; init(a path that is no readable file) -> 100003, the runtime left uninitialised.
+    A repeat with a path that is no readable file is 100002, as CANN's aclInit checks the repeat
+    before it reads the configuration (it was 100003)."""
     fail_msg(acl.init(), 100002, "already")
+    fail_msg(acl.init("/no/such/acl.json"), 100002, "already")
     for junk in (123, 1.5, b"x", ["a"], Sentinel()):
         fail_msg(acl.init(junk), 100000, "configPath")
     acl.rt.reset_device(0)

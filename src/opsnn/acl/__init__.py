@@ -40,18 +40,19 @@ _ret = _boundary(lambda code: code, invalid=AclError.INVALID_PARAM)
 def init(config_path: str | None = None) -> int:
     """aclInit. ``config_path``: None or "" (no configuration), or the path of CANN's JSON
     configuration file (dump, profiling), which must be a readable file; its content is not
-    used. Returns ret (ACL_ERROR_REPEAT_INITIALIZE 100002 when already initialised,
+    used. Returns ret (ACL_ERROR_REPEAT_INITIALIZE 100002 when already initialised, whatever the path,
     ACL_ERROR_INVALID_FILE 100003 for a path that is no readable file, as the acl return-code
     table says to check, 100000 when ``config_path`` is not a path)."""
     if config_path is not None and not isinstance(config_path, (str, os.PathLike)):
         raise AclnnError(AclError.INVALID_PARAM, f"init: configPath must be a file path (str) or "
                                                  f"None, got {type(config_path).__name__}")
-    if config_path not in (None, "") and not (os.path.isfile(config_path) and os.access(config_path, os.R_OK)):
-        raise AclnnError(AclError.INVALID_FILE, f"init: configPath {os.fspath(config_path)!r} is not a "
-                                                "readable file (pass None or \"\" for no configuration)")
     with rt.STATE.lock:
+        # the repeat first: CANN's aclInit checks it before it reads the configuration
         if rt.STATE.initialized:
             raise AclnnError(AclError.REPEAT_INITIALIZE, "init: acl.init() was already called")
+        if config_path not in (None, "") and not (os.path.isfile(config_path) and os.access(config_path, os.R_OK)):
+            raise AclnnError(AclError.INVALID_FILE, f"init: configPath {os.fspath(config_path)!r} is not a "
+                                                    "readable file (pass None or \"\" for no configuration)")
         rt.STATE.initialized = True
     return 0
 
