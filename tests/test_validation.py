@@ -759,3 +759,8 @@ def test_a_scalar_attribute_reads_numpy_ints_as_the_ints_they_hold(call):
             else:
                 got = fn(value)
                 assert got.dtype == F32 and got.tolist() == want, (call, repr(value), got.tolist())
+    # a timedelta64 is an np.integer to NumPy, but no number: refused as before, as datetime64 is
+    for value in (np.timedelta64(1), np.datetime64(1, "s")):
+        with pytest.raises(opsnn.AclnnError) as info:
+            fn(value)
+        assert info.value.status == INVALID and "a dtype no aclDataType describes" in info.value.message

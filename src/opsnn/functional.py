@@ -736,7 +736,7 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
     if value is None or isinstance(value, aclScalar):
         return value
     value = checks.held(value)
-    if isinstance(value, np.integer):
+    if isinstance(value, np.integer) and value.dtype.kind in "iu":  # (np.timedelta64 is an np.integer too)
         # as the Python int it holds (torch.Scalar reads a NumPy int so): an integer's NumPy dtype
         # adds nothing to its value, and as ACL_UINT16/32/64 it met the scalar dtype lists of
         # LeakyReluBackward and Hardtanh, which the operators that check none let through
