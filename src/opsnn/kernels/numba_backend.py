@@ -210,8 +210,9 @@ def _compile_mending_cache(dispatcher, compile_, sig):
     dispatcher's cache index is emptied (numba's ``Cache.flush``) and it compiles again. A failure
     of the second try is raised as any compile failure is. Where the failure is an OSError (a
     save on a full disk, a directory made read-only), the dispatcher drops its disk cache
-    (numba's ``NullCache``) and compiles in memory: flushing and saving again failed again, and
-    every kernel had gone to the NumPy backend with two warnings of its own.
+    (numba's ``NullCache``) and compiles in memory, said once per process: each kernel had
+    printed a warning of its own, and where flushing and saving again failed again (numba's
+    writes refused), gone to the NumPy backend as a compile failure with a second one.
 
     Another signature's code: numba saves an index and a data file without a lock, so two
     processes saving two signatures of one function at once can leave the index naming one's
