@@ -12,8 +12,7 @@ repeated call with torch tensors hits the plan cache as a NumPy call does; any o
 object, and a torch tensor the full path treats otherwise, crosses through DLPack.
 Scalar attributes given as Python floats travel as ACL_DOUBLE scalars (as torch_npu sends them),
 ints as ACL_INT64 (ints in [2**63, 2**64) as ACL_DOUBLE; others outside int64 refused, as
-torch.Scalar refuses them), bools as ACL_BOOL; a NumPy integer scalar as the Python int it holds,
-any other NumPy scalar (a float, np.bool_) in its own dtype.
+torch.Scalar refuses them), bools as ACL_BOOL.
 Every function also raises ``AclnnError`` 361001 where ``$OPSNN_SOC`` names no emulated SoC (the
 runtime cannot say which it runs on), as phase 1 of the aclnn API returns it.
 """
@@ -736,13 +735,6 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
     if value is None or isinstance(value, aclScalar):
         return value
     value = checks.held(value)
-    if isinstance(value, np.integer) and value.dtype.kind in "iu":  # (np.timedelta64 is an np.integer too)
-        # as the Python int it holds (torch.Scalar reads a NumPy int so): an integer's NumPy dtype
-        # adds nothing to its value, and as ACL_UINT16/32/64 it met the scalar dtype lists of
-        # LeakyReluBackward and Hardtanh, which the operators that check none let through
-        # (np.uint64(5) was refused as a negative_slope, accepted as a hardtanh_backward bound,
-        # and np.uint64(2**63) refused where the int 2**63 travels as ACL_DOUBLE)
-        value = int(value)
     if isinstance(value, int) and not -2**63 <= value < 2**64:  # torch.Scalar: int64 or uint64
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be an int in [-2**63, 2**64) "
                                                    f"(int64 or uint64, as torch takes), got {checks.brief(value)}")
