@@ -2532,11 +2532,11 @@ def test_workspace_misuse(dev):
     of a wrong type -> 161002; a size that is negative / not an int -> 161002. Any other refused
     launch leaves the executor usable."""
     for null in (None, 0):
-        for grad, size in ((G.astype(F16), None), (G, 512)):  # (None: the size asked for)
+        for grad, size in ((G.astype(F16), None), (G, 512), (G, 1)):  # (None: the size asked for)
             ws, ex, oa = planned(dev, g=grad)
             size = ws if size is None else size
             fail_msg(aclnn.aclnnLeakyReluBackward(null, size, ex, dev.stream), 161001,
-                     f"workspace is null but workspaceSize is {size} bytes (GetWorkspaceSize asked "
+                     f"workspace is null but workspaceSize is {size} byte{'s' * (size != 1)} (GetWorkspaceSize asked "
                      f"for {ws}); the failed launch deleted the executor")
             fail_msg(aclnn.aclnnLeakyReluBackward(dev.malloc(max(ws, 1)), ws, ex, dev.stream), 161002,
                      "already destroyed (aclnnLeakyReluBackward deleted it when launched with a null workspace)")

@@ -667,7 +667,7 @@ def check_launch(executor, workspace_size, workspace_present: bool, spec: OpSpec
     if checks.is_c_int(workspace_size) and 0 < workspace_size < 2**64 and not workspace_present:
         ran = executor.consumed and not executor.repeatable
         executor.destroy(f"{spec.api_name} deleted it when launched with a null workspace")
-        raise checks.fail(op, f"workspace is null but workspaceSize is {workspace_size} bytes "
+        raise checks.fail(op, f"workspace is null but workspaceSize is {checks.counted(workspace_size, 'byte')} "
                               f"(GetWorkspaceSize asked for {executor.workspace_size}); the failed "
                               "launch deleted the executor, as CANN's does"
                               + ("; it had also run already, and single-use executors are released by their "
