@@ -243,10 +243,10 @@ def test_a_torch_golden_difference_a_decision_explains_is_doc(tmp_path, run_comp
     # (a breaker: the source alone decides bit-exact or within the bound, so an edited or missing
     # one silently compared an md5 case within a bound, -0.0 passing for 0.0)
     (lambda d, f: _edit(f, tolerance={"rtol": 0.0, "atol": 0.0, "source": "MD5"}),
-     '{f}/case.json: tolerance is {{"rtol": 0.0, "atol": 0.0, "source": "MD5"}}; expected {{"rtol": R, "atol": A, '
-     '"source": S}} of non-negative finite numbers and S one of "md5", "exact", "precision_tolerances", '
-     '"absolute_precision", "single_bm", "default" (as verify --dump writes it: "md5" and "exact" compare bits, '
-     'the others within the bound)'),
+     ('{f}/case.json: tolerance is {{"rtol": 0.0, "atol": 0.0, "source": "MD5"}}; expected {{"rtol": R, "atol": A, '
+      '"source": S}} of non-negative finite numbers and S one of "md5", "exact", "precision_tolerances", '
+      '"absolute_precision", "single_bm", "default" (as verify --dump writes it: "md5" and "exact" compare bits, '
+      'the others within the bound)')),
     (lambda d, f: _edit(f, tolerance={"rtol": 0.0, "atol": 0.0}),
      '{f}/case.json: tolerance is {{"rtol": 0.0, "atol": 0.0}}; expected'),
     (lambda d, f: _edit(f, output=None), "{f}/case.json: output has no file, dtype, shape"),

@@ -49,7 +49,14 @@ from opsnn.cli_args import PipeConsole, read_json
 from opsnn.golden_files import GoldenFileError
 from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.bindings import OPS
-from opsnn.verify.cases import BIT_EXACT_SOURCES, TOLERANCE_SOURCES, Tolerance, dtype_label, is_tolerance, shape_label
+from opsnn.verify.cases import (
+    BIT_EXACT_SOURCES,
+    TOLERANCE_SOURCES,
+    Tolerance,
+    dtype_label,
+    is_tolerance,
+    shape_label,
+)
 from opsnn.verify.comparison import compare, verdict
 from opsnn.verify.inputs import python_number
 
