@@ -475,9 +475,18 @@ def _host_launch_lines(executor) -> list[str]:
         return [f"none: the steps run one by one ({exc})"]
     if found is None:
         return ["none: the steps run one by one (no fused compiled program)"]
-    launch, threads = found
+    launch, threads, work = found
     first, *rest = launch.describe().removeprefix("host launch: ").splitlines()
-    return [f"{threads} of {impl.get_num_threads()} threads ({moved} bytes moved): {first}"] + rest
+    lines = [f"{threads} of {impl.get_num_threads()} threads ({moved} bytes moved): {first}", *rest]
+    pool = impl.parallelism
+    lo, hi = pool.PARALLEL_MIN_RANGE
+    if impl.get_num_threads() > 1 and not pool.FORKED and lo <= work < hi:
+        # the thread count then follows a threshold timed at the first such launch of each process,
+        # so two runs of the same call can print different plans: say so, and what fixes it
+        how = ("set by OPSNN_PARALLEL_MIN_BYTES" if pool.PARALLEL_MIN_SET
+               else "measured in this process, so runs may differ; OPSNN_PARALLEL_MIN_BYTES fixes it")
+        lines.append(f"the pool from {pool.parallel_min_bytes()} bytes of work, this launch {work} ({how})")
+    return lines
 
 
 # ---- run ---------------------------------------------------------------------------------

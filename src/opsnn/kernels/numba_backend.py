@@ -788,15 +788,16 @@ def copy(dst: np.ndarray, src: np.ndarray) -> None:
     dtypes.cast_into(dst, src)
 
 
-def host_launch(plan, arrays: dict) -> tuple[HostLaunch, int] | None:
-    """The HostLaunch the fused program of ``plan`` uses for ``arrays`` and the threads it may
-    use (``Program.planned``, for ``opsnn tiling``); None when there is no fused program."""
+def host_launch(plan, arrays: dict) -> tuple[HostLaunch, int, int] | None:
+    """The HostLaunch the fused program of ``plan`` uses for ``arrays``, the threads it may use
+    and its work in bytes (``Program.planned``, ``parallelism.work_bytes``; for ``opsnn
+    tiling``); None when there is no fused program."""
     bound = program(plan, {k: v.dtype for k, v in arrays.items()})
     if bound is None:
         return None
     prog = bound[0]
     launch, work = prog.planned(arrays[prog.output], [arrays[n] for n in prog.inputs])
-    return launch, parallelism.threads_for(work)
+    return launch, parallelism.threads_for(work), work
 
 
 def get_num_threads() -> int:

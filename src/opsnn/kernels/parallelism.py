@@ -178,6 +178,7 @@ PARALLEL_GAIN = 1.1
 PARALLEL_MIN_RANGE = (1 << 20, 64 << 20)
 PARALLEL_MIN_UNMEASURED = 16 << 20  # a one-thread pool, or one that cannot be timed
 PARALLEL_MIN_BYTES: int | None = settings.env_bytes("OPSNN_PARALLEL_MIN_BYTES", None)
+PARALLEL_MIN_SET = PARALLEL_MIN_BYTES is not None  # by the environment, not measured (opsnn tiling says which)
 
 
 # Both index with unsigned integers, as the walkers do: a signed index whose sign numba cannot
@@ -326,5 +327,5 @@ def use_parallel(work: int) -> bool:
     return work >= parallel_min_bytes()
 
 
-__all__ = ["FORKED", "GATHER_WEIGHT", "PARALLEL_MIN_BYTES", "copy_times_us", "moved_bytes", "parallel_min_bytes",
+__all__ = ["FORKED", "GATHER_WEIGHT", "PARALLEL_MIN_BYTES", "PARALLEL_MIN_SET", "copy_times_us", "moved_bytes", "parallel_min_bytes",
            "second_thread_pays_from", "threads_for", "threshold_candidates", "use_parallel", "work_bytes"]
