@@ -85,6 +85,21 @@ def test_bound_conversion_to_float16_as_opbase_fp16_t():
     assert scalar(-128, "INT8").to_dtype(DataType.BF16) == -128.0
 
 
+def test_a_complex_scalar_converts_to_zero_saying_so_in_every_conversion(caplog):
+    """opbase's real conversions of a complex aclScalar give 0 and log a warning: ToDouble,
+    ToFloat, ToInt64 and ConvertToTensor's (a bound converted to self's dtype), each once."""
+    z = scalar(complex(-1.5, 2), "COMPLEX64")
+    with caplog.at_level("WARNING", logger="opsnn"):
+        got = [z.to_double(), z.to_float(), z.to_int64(), z.to_dtype(DataType.FLOAT16), z.to_dtype(DataType.INT8)]
+    assert [(type(v), v) for v in got] == [(float, 0.0), (np.float32, 0.0), (int, 0), (np.float16, 0.0), (np.int8, 0)]
+    assert not any(np.signbit(v) for v in got[:2] + got[3:])
+    assert [r.getMessage() for r in caplog.records] == [
+        "aclScalar of ACL_COMPLEX64 cannot be converted to a real type; using 0"] * 5
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="opsnn"):
+        assert scalar(-1.5, "FLOAT").to_double() == -1.5 and scalar(3, "INT8").to_int64() == 3
+    assert caplog.records == []
+
 def test_empty_self_accepts_any_bound():
     """F5: conversion runs after the empty fast path (ops-math order)."""
     assert opsnn.hardtanh(np.zeros((0, 3), U8), -1.0, 1.0).shape == (0, 3)

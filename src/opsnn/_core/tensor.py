@@ -370,19 +370,23 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
                 except OverflowError:
                     raise _bad(f"value {brief(value)} does not fit a C double") from None
 
+    def _complex_as_zero(self) -> bool:
+        """Whether the value is complex, which every real conversion reads as 0, saying so (a
+        warning, as opbase's conversions log one)."""
+        if self.dtype not in dtypes.COMPLEX:
+            return False
+        log.warning("aclScalar of %s cannot be converted to a real type; using 0", self.dtype.acl_name)
+        return True
+
     def to_double(self) -> float:
         """aclScalar::ToDouble: a plain C cast (complex -> 0 with a warning)."""
-        if self.dtype in dtypes.COMPLEX:
-            log.warning("aclScalar of %s cannot be converted to a real type; using 0",
-                        self.dtype.acl_name)
+        if self._complex_as_zero():
             return 0.0
         return float(self.value)
 
     def to_float(self) -> np.float32:
         """aclScalar::ToFloat: C cast to float (round to nearest, overflow to +-inf)."""
-        if self.dtype in dtypes.COMPLEX:
-            log.warning("aclScalar of %s cannot be converted to a real type; using 0",
-                        self.dtype.acl_name)
+        if self._complex_as_zero():
             return np.float32(0.0)
         with np.errstate(all="ignore"):
             return np.float32(self.value)
@@ -393,9 +397,7 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
         NaN and floats beyond the int64 range, which C++ leaves undefined, give what an AArch64
         host computes (FCVTZS: NaN -> 0, saturation at the int64 limits). Complex -> 0 (warning).
         """
-        if self.dtype in dtypes.COMPLEX:
-            log.warning("aclScalar of %s cannot be converted to a real type; using 0",
-                        self.dtype.acl_name)
+        if self._complex_as_zero():
             return 0
         if isinstance(self.value, (np.integer, np.bool_)):
             return int(self.value)
@@ -420,9 +422,7 @@ class aclScalar(_Fixed):  # noqa: N801 - the CANN type name
         """
         target = dtypes.to_numpy(dtype)
         value = self.value
-        if self.dtype in dtypes.COMPLEX:
-            log.warning("aclScalar of %s cannot be converted to a real type; using 0",
-                        self.dtype.acl_name)
+        if self._complex_as_zero():
             value = np.int64(0)
         if target.kind in "iu":
             info = np.iinfo(target)
