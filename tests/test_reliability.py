@@ -2944,6 +2944,12 @@ def test_launch_on_bad_stream(dev, stream):
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
     assert acl.rt.synchronize_stream(dev.stream) == 0
     np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
+    # the runtime is checked before the tensors, as CANN's launch fails at its first runtime call
+    # and reads no tensor (the CANN-developer breaker's: a freed out said 161002 first)
+    ws, ex, oa = planned(dev)
+    assert acl.rt.free(oa) == 0
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, stream), 361001, "launch failed", "stream")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "out")
 
 
 # ============================================================================================

@@ -67,9 +67,11 @@ def _checked_launch(op: str, workspace, workspace_size, executor, stream) -> tup
     if present and not address:
         raise AclnnError(161002, f"{op}: workspace must be a device address (int from acl.rt.malloc), "
                                  f"got {type(workspace).__name__}")
+    # the runtime before the tensors: CANN's launch reads no tensor and fails at its first runtime
+    # call (361001), so a launch with no runtime says that first, whatever its tensors are
+    target = _launch_stream(op, stream)
     size = executor.workspace_size
     task = _Launch.of(spec, executor, int(workspace) if size else None, size)
-    target = _launch_stream(op, stream)
     task.called = (op, workspace, workspace_size, stream, target)
     return task, target
 
