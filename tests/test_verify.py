@@ -75,6 +75,19 @@ def run_verify(*argv) -> int:
     return command.run(parser.parse_args([str(a) for a in argv]))
 
 
+def test_a_json_case_is_named_by_its_id_as_written_or_else_its_index(tmp_path):
+    """``aclnn_name`` + "_" + the id as the file writes it; a null or missing id is the case's index
+    (a null one had named the case aclnnLeakyReluBackward_None, a boolean one True)."""
+    ids = [7, None, "a b", [1, 2], 2.5, True, "MISSING"]
+    cases = [json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in ids]
+    for case, case_id in zip(cases, ids):
+        if case_id == "MISSING":
+            del case["id"]
+        else:
+            case["id"] = case_id
+    names = [c.name for c in load_cases(write_json(tmp_path, *cases))]
+    assert names == [f"aclnnLeakyReluBackward_{n}" for n in ("7", "1", "a b", "[1, 2]", "2.5", "true", "6")]
+
 # ---- parsing the real files ---------------------------------------------------------------------
 
 @needs_cases

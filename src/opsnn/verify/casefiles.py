@@ -429,7 +429,9 @@ def _json_case(file: str, index: int, case: dict) -> Case:
             flags.append((role, _json_flag(item["range_values"], role)))
     _check_arguments(op, tensors, scalars, flags)  # (before the out dtype, which reads them)
     out_dtype = _json_out_dtype(op, tensors)
-    name = f"{case['aclnn_name']}_{case.get('id', index)}"
+    case_id = case.get("id")  # (a null one had named the case aclnnLeakyReluBackward_None)
+    label = index if case_id is None else case_id if isinstance(case_id, str) else _json_text(case_id)
+    name = f"{case['aclnn_name']}_{label}"
     return Case(file, index, name, op, tuple(tensors), tuple(scalars), tuple(flags), out_dtype,
                 _broadcast(t.shape for t in tensors), "ND", _json_tolerance(case, out_dtype))
 
