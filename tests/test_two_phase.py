@@ -818,3 +818,28 @@ def test_in_place_launch_refusals_name_self_ref(acl_env):
     assert msg == ("InplaceHardtanh: selfRef was destroyed (aclDestroyTensor or aclDestroyTensorList) after "
                    "GetWorkspaceSize; destroy tensors only after the launch")
     cases.assert_bits_equal(xt.view(), x)
+
+
+def test_an_empty_view_over_a_null_storage_launches(acl_env):
+    """A view with no elements needs no memory, whatever storage it names: create_tensor takes
+    a null tensorData for it (as C callers pass nullptr there), and its launch has nothing to
+    read or write, so it runs (ret 0), out-of-place and in place. The launch had looked the
+    null address up as the storage's memory and refused it, 161002 "gradOutput's device memory
+    is gone: ... address 0x0 is not inside a live device allocation", the freed-memory wording,
+    for a tensor create_tensor had taken."""
+    def empty(view, storage):
+        t = acl.create_tensor(view, acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, storage, None)
+        assert t is not None, acl.get_recent_err_msg()
+        acl_env._tensors.append(t)
+        return t
+
+    gt, xt, ot = empty([0], [4]), empty([2, 0], [4]), empty([2, 0], [2, 3])
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, acl_env.scalar(0.5, "FLOAT"), False, ot)
+    assert (ws, ret) == (0, 0), acl.get_recent_err_msg()
+    assert aclnn.aclnnLeakyReluBackward(None, 0, ex, acl_env.stream) == 0, acl.get_recent_err_msg()
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
+    ws, ex, ret = aclnn.aclnnInplaceHardtanhGetWorkspaceSize(empty([0, 3], [3]), acl_env.scalar(-1.0, "FLOAT"),
+                                                           acl_env.scalar(1.0, "FLOAT"))
+    assert (ws, ret) == (0, 0), acl.get_recent_err_msg()
+    assert aclnn.aclnnInplaceHardtanh(None, 0, ex, acl_env.stream) == 0, acl.get_recent_err_msg()
+    assert acl.rt.synchronize_stream(acl_env.stream) == 0
