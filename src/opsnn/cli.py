@@ -58,6 +58,9 @@ _COMMANDS = {
 # for an unknown $OPSNN_SOC); bench checks in its run, after setting the OpenMP variables that a
 # backend loaded here would have been loaded without
 _KERNEL_COMMANDS = ("demo", "run", "verify", "tiling")
+# the commands no SoC concerns (compare judges each case as dumped; cache lists files), so an
+# unknown $OPSNN_SOC, which stops the others up front, does not stop them
+_SOC_FREE_COMMANDS = ("compare", "cache")
 
 
 class _Version(argparse.Action):
@@ -165,7 +168,8 @@ def _main(argv: list[str]) -> int:
     if args.command == "compare" and args.soc:
         parser.error("--soc does not apply to compare: each case is judged as dumped, on the SoC its case.json names")
     try:
-        with platform.use_soc(args.soc or platform.current().name):
+        soc_free = args.command in _SOC_FREE_COMMANDS
+        with contextlib.nullcontext() if soc_free else platform.use_soc(args.soc or platform.current().name):
             if args.command in _KERNEL_COMMANDS:
                 kernels.for_command()
             code = int(args.handler(args))
