@@ -161,8 +161,8 @@ def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status
     (``warnings.simplefilter("error")``, pytest's ``-W error``: the call refuses what it would
     have warned about); any other exception is an opsnn bug and is reported as ``fallback``
     (ACLNN_ERR_INNER) with the exception text, so nothing escapes to the caller.
-    ``unbound_hint`` follows Python's text where the arguments do not bind (how the call differs
-    from its C form).
+    ``unbound_hint`` follows Python's text where more positional arguments came than the function
+    takes (how the call differs from its C form, whose out-parameters a port passes too).
     """
 
     def wrap(fn):
@@ -182,7 +182,7 @@ def boundary(failure, *, fallback: int = Status.ERR_INNER, invalid: int = Status
                 if isinstance(exc, TypeError) and exc.__traceback__.tb_next is None:
                     # raised by the call itself, before fn's first line: the arguments do not bind
                     # names the function: "f() missing 2 required ..."
-                    set_recent_error(f"{exc}{unbound_hint}")
+                    set_recent_error(f"{exc}{unbound_hint if str(exc).endswith(' were given') else ''}")
                     return failure(int(invalid))
                 set_recent_error(f"{fn.__name__}: internal error: {type(exc).__name__}: {exc}")
                 return failure(int(fallback))
