@@ -981,6 +981,7 @@ def test_tiling_without_a_posix_mmap_runs_phase_1_on_zeroed_arrays(capsys, monke
     with pytest.raises(MemoryError, match=f"^{2**61} bytes of address space cannot be reserved on this host"):
         reserved.described((2**60,), np.float16)
 
+
 HUGE = 2**20  # a side of the 2**40-element tensors below: 2 TiB of float16 each, which this host cannot allocate
 # Their phase 1 reserves up to 24 TiB of address space (reserved.described: 2**40 complex64 elements
 # thrice); under a process limit on it (ulimit -v) phase 1 is not run, which the step line says.
@@ -990,8 +991,6 @@ needs_address_space = pytest.mark.skipif(_AS_LIMIT != resource.RLIM_INFINITY and
 
 
 @needs_address_space
-
-
 def test_tiling_of_a_huge_aclnn_call_runs_phase_1_and_tiles_by_the_formula(capsys):
     """An open item: phase 1 was skipped (exit 0, 'phase 1 not run here') for tensors the host
     cannot allocate. It runs on described storages now, whatever the size: its steps and host
