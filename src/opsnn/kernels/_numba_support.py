@@ -225,7 +225,7 @@ def _target_features(features: str) -> set:
 
 def _target_converts_half(features: str) -> bool:
     """Whether LLVM, compiling for numba's target CPU with ``features``, converts half <-> float in
-    instructions (no call of __extendhfsf2 / __truncsfhf2, which numba's JIT cannot link: the
+    instructions (no call of a ``_HALF_LIBCALLS`` function, which numba's JIT cannot link: the
     process aborts). Asked of LLVM itself because a feature turned off turns off those that need
     it ('-avx' takes F16C too), which no reading of the string's names follows."""
     try:
@@ -242,7 +242,13 @@ def _target_converts_half(features: str) -> bool:
         assembly = machine.emit_assembly(module)
     except Exception:  # noqa: BLE001 - LLVM cannot say: the bit formulas, right on every target
         return False
-    return "__extendhfsf2" not in assembly and "__truncsfhf2" not in assembly
+    return not any(name in assembly for name in _HALF_LIBCALLS)
+
+
+# The runtime functions LLVM calls for half <-> float where the target has no instruction: the
+# compiler-rt names (LLVM 15 on, numba 0.61 on) and the older GNU ones (LLVM 14, numba 0.60: a
+# probe that knew only the first let NUMBA_CPU_FEATURES=...,-avx abort the process there).
+_HALF_LIBCALLS = ("__extendhfsf2", "__truncsfhf2", "__gnu_h2f_ieee", "__gnu_f2h_ieee")
 
 
 def _target_overridden() -> bool:
