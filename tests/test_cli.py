@@ -1459,6 +1459,17 @@ def test_cli_output_into_a_closed_pipe_ends_quietly_with_141(argv):
     assert proc.wait(timeout=300) == 141 and err == "", err
 
 
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["run", "-h"], []])
+def test_help_and_version_into_a_closed_pipe_end_with_141_too(argv):
+    """(A breaker) `opsnn --version | head -0` was a BrokenPipeError traceback, exit 1, and
+    `opsnn --help | head -0` exited 0, argparse dropping the write's error: the rule of every
+    command's output (141, nothing on stderr) holds for them, and for a bare `opsnn`'s help."""
+    proc = subprocess.Popen([sys.executable, "-m", "opsnn", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert (proc.wait(timeout=300), err) == (141, "")
+
+
 def test_cache_listing_says_where_the_first_call_makes_it(capsys, monkeypatch, tmp_path):
     """A root not made yet is no cache yet, though the temporary directory holds one from an
     earlier unwritable root (it listed that one: a breaker's leftover failed the test below);

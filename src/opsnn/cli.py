@@ -82,7 +82,9 @@ class _Version(argparse.Action):
                 return "not installed"
 
         libraries = ", ".join(f"{name} {version(name)}" for name in ("numpy", "numba", "ml_dtypes", "torch"))
-        print(f"opsnn {__version__} (Python {sys.version.split()[0]}; {libraries})")
+        # (argparse's writer: into a closed pipe, exit 141 as help and every command; print's
+        # BrokenPipeError was a traceback, exit 1)
+        parser._print_message(f"opsnn {__version__} (Python {sys.version.split()[0]}; {libraries})\n", sys.stdout)
         parser.exit()
 
 
@@ -101,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         warnings.formatwarning = _format_warning
     try:
         return _main(argv)
+    except BrokenPipeError:
+        # stdout's reader went away (| head), in a command's output or in --help / --version: stop
+        # quietly; the interpreter's own flush at exit would fail again, so stdout becomes /dev/null
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:  # Ctrl-C, wherever it came (a command's import of numba included)
         command = next((word for word in argv if word in _COMMANDS), None)
         print(f"opsnn{' ' + command if command else ''}: interrupted", file=sys.stderr)
@@ -175,11 +182,8 @@ def _main(argv: list[str]) -> int:
             code = int(args.handler(args))
         sys.stdout.flush()  # here, not at exit: a closed pipe is then seen below
         return code
-    except BrokenPipeError:
-        # stdout's reader went away (| head): stop quietly; the interpreter's own flush at exit
-        # would fail again, so stdout becomes /dev/null
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+    except BrokenPipeError:  # (an OSError, but no input file's: main ends it with 141)
+        raise
     except (AclnnError, OutputError) as exc:
         print(f"opsnn {args.command}: {exc}", file=sys.stderr)
         return 1

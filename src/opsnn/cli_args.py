@@ -72,6 +72,16 @@ class Parser(argparse.ArgumentParser):
             self.error(f"argument {'/'.join(action.option_strings)}: expected a value, got '--'")
         return super()._get_values(action, arg_strings)
 
+    def _print_message(self, message, file=None):
+        """argparse's, but help and usage written to a stdout whose reader went away (``opsnn
+        --help | head -0``) raise BrokenPipeError, for ``cli.main`` to end with 141 as any
+        command's output does: argparse drops every write error, and the help ended with exit 0
+        (a breaker). Its messages to stderr keep argparse's handling."""
+        if message and file is sys.stdout:
+            file.write(message)
+            return
+        super()._print_message(message, file)
+
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """``1,64,2,64``, ``[1, 64]``, ``(1, 64)``, ``1x64``, ``1 64`` or ``[]``/empty for a 0-d shape
