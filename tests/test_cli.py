@@ -895,6 +895,27 @@ def test_parse_shape_takes_ascii_digits_only(text):
         parse_shape(text)
 
 
+@pytest.mark.parametrize("argv, option, word", [
+    (["run", "leaky_relu", "--scalar", "\u0663"], "--scalar '\u0663'", "'\u0663' (U+0663)"),
+    (["run", "hardtanh", "--scalar", "-1,\uff11.\uff15"], "--scalar '-1,\uff11.\uff15'", "'\uff11' (U+FF11)"),
+    (["run", "leaky_relu", "--scalar", "\u22121"], "--scalar '\u22121'", "'\u2212' (U+2212)"),
+    (["run", "leaky_relu", "--seed", "\u0661"], "--seed", "'\u0661' (U+0661)"),
+    (["demo", "--repeat", "\uff13"], "--repeat", "'\uff13' (U+FF13)"),
+    (["tiling", "leaky_relu", "--shape", "2", "--negative-slope", "\uff10.5"], "--negative-slope", "'\uff10' (U+FF10)"),
+    (["run", "leaky_relu", "--shape", "\uff12,3"], "--shape", "'\uff12' (U+FF12)")])
+def test_every_number_the_command_line_reads_is_ascii(capsys, argv, option, word):
+    """(A breaker) --scalar, --seed, the counts and the float options took other scripts' digits,
+    as int() and float() read them (`run leaky_relu --scalar \u0663` ran a slope of 3, a full-width
+    "\uff11.\uff15" 1.5), where a shape's dims were refused: one rule, saying which character, whose
+    full-width form looks like the ASCII one."""
+    with pytest.raises(SystemExit) as exc:  # argparse's usage error
+        cli.main(argv)
+    captured = capsys.readouterr()
+    err = captured.err
+    assert exc.value.code == 2 and not captured.out and f"argument {option}" in err, err
+    assert f"{word} is not ASCII, in which numbers are read" in err, err
+
+
 @pytest.mark.parametrize("argv, shape", [([], (256, 1024)), (["--shape", "2x3"], (2, 3)),
                                          (["--shape", "2,3", "4"], (2, 3, 4)), (["--shape", "[]"], ()),
                                          (["--shape"], ()), (["--shape", "[2,", "3]"], (2, 3))])

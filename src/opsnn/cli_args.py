@@ -93,7 +93,9 @@ def parse_shape(text: str) -> tuple[int, ...]:
         body = body[1:-1].strip()
     # ASCII digits only: \d and int() read other scripts' digits too ("\u0663,\uff12" was [3, 2])
     if body and not re.fullmatch(r"-?[0-9]+(?:(?:\s*[,x]\s*|\s+)-?[0-9]+)*", body):
-        raise argparse.ArgumentTypeError(f"bad shape {text!r}; write e.g. 1,64,2,64 or [] for 0-d")
+        why = non_ascii(body)
+        raise argparse.ArgumentTypeError(f"bad shape {text!r}; {why + '; ' if why else ''}write e.g. 1,64,2,64 "
+                                         "or [] for 0-d")
     dims = tuple(int(p) for p in re.findall(r"-?[0-9]+", body))
     if any(not -2**63 <= d < 2**63 for d in dims):  # aclTensor dims are int64_t
         raise argparse.ArgumentTypeError(f"bad shape {text!r}; dims are int64 (< 2**63)")
@@ -176,7 +178,21 @@ class ScalarWords(argparse.Action):
         setattr(namespace, self.dest, scalars)
 
 
+def non_ascii(text: str) -> str | None:
+    """Why ``text``, a number as the command line reads it (a dim, a scalar, a count, a float
+    option), is refused, or None: a character past ASCII, named with its code point (a
+    full-width "１" looks like "1"). int(), float() and Decimal() read other scripts' digits
+    ("\u0663" as 3, "\uff11.\uff15" as 1.5), which the shape grammar refuses: one rule for every
+    number (a breaker: ``--scalar \u0663`` ran a slope of 3, ``--seed \u0663`` seed 3). Surrounding
+    whitespace is the caller's to drop."""
+    bad = next((c for c in text if not c.isascii()), None)
+    return None if bad is None else f"{bad!r} (U+{ord(bad):04X}) is not ASCII, in which numbers are read"
+
+
 def _scalar(word: str) -> bool | int | float:
+    why = non_ascii(word)
+    if why:
+        raise ValueError(f"bad scalar {word!r}: {why}")
     if word.lower() in ("true", "false"):
         return word.lower() == "true"
     try:
@@ -209,7 +225,10 @@ def float_word(word: str) -> float:
 
 def float_argument(text: str) -> float:
     """The argparse type of a float option (``float_word``'s rule): a usage error naming the
-    option for a word that is no float or one beyond float64."""
+    option for a word that is no float (``non_ascii``'s too) or one beyond float64."""
+    why = non_ascii(text.strip())
+    if why:
+        raise argparse.ArgumentTypeError(f"invalid float value {text!r}: {why}")
     try:
         return float_word(text)
     except OverflowError as exc:
@@ -225,6 +244,9 @@ def int_at_least(low: int):
     as many digits; the digits themselves are read whatever their count)."""
 
     def parse(text: str) -> int:
+        why = non_ascii(text.strip())
+        if why:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}: {why}")
         huge = False
         try:
             value = int(text)
