@@ -744,6 +744,11 @@ def test_run_releases_everything_it_allocated(capsys):
      ["opsnn tiling: error: argument --negative-slope: expected a value, got '--'\n"]),
     (["run", "LeakyReluBackward", "--shape", "2", "--seed=--"], 2,
      ["opsnn run: error: argument --seed: expected a value, got '--'\n"]),
+    # (the CLI breaker) so do the options of one or more words: --shape=-- ran a 0-d call, --scalar=--
+    # named an empty word (bench --ops=-- measured every operator)
+    (["run", "LeakyRelu", "--shape=--"], 2, ["opsnn run: error: argument --shape: expected a value, got '--'\n"]),
+    (["run", "Hardtanh", "--scalar=--"], 2, ["opsnn run: error: argument --scalar: expected a value, got '--'\n"]),
+    (["tiling", "LeakyRelu", "--shape=--"], 2, ["opsnn tiling: error: argument --shape: expected a value, got '--'\n"]),
     (["run", "HardtanhBackward", "--scalar", "1e400", "1"], 2,
      [("opsnn run: error: argument --scalar '1e400 1': scalar '1e400' is beyond float64's range; write inf or -inf "
        "for an infinity (a float travels as ACL_DOUBLE)\n")]),

@@ -67,8 +67,12 @@ class Parser(argparse.ArgumentParser):
     def _get_values(self, action, arg_strings):
         """argparse's, but ``--option=--`` is a usage error: argparse drops the ``--`` as its
         end-of-options marker and hands the command an empty list, calling no type function
-        (``tiling --negative-slope=--`` was a TypeError traceback)."""
-        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+        (``tiling --negative-slope=--`` was a TypeError traceback; ``run --shape=--``, an option
+        of several words, ran a 0-d call). Only ``=--`` hands an option ``["--"]``: a ``--`` word
+        of its own ends the options before it. An option taking the rest of the line whole
+        (``demo --train``) keeps it."""
+        if (action.option_strings and action.nargs not in (argparse.PARSER, argparse.REMAINDER)
+                and arg_strings == ["--"]):
             self.error(f"argument {'/'.join(action.option_strings)}: expected a value, got '--'")
         return super()._get_values(action, arg_strings)
 
