@@ -242,6 +242,27 @@ def test_cells_follow_the_emulated_soc_and_the_pool():
         assert bench.default_threads() == (1,)
 
 
+@pytest.mark.parametrize("argv, why", [
+    (["--quick", "--ops", "HardtanhBackward", "--dtypes", "bf16"],
+     ("the emulated Ascend910 has no kernel of it for --dtypes bf16 (its dtypes there: f32 f16; opsnn describe "
+      "HardtanhBackward)")),
+    (["--quick", "--dtypes", "bf16"],  # every operator: the first is named
+     ("the emulated Ascend910 has no kernel of it for --dtypes bf16 (its dtypes there: f32 f16 f64; opsnn describe "
+      "LeakyReluBackward)"))])
+def test_dtypes_the_emulated_soc_lacks_are_named_as_the_reason(argv, why):
+    """(The CLI breaker) `opsnn --soc Ascend910 bench --quick --dtypes bf16`, a dtype the operators
+    have but Ascend910 has no kernel of, said "the layouts and sizes asked for leave no cell"."""
+    import argparse
+
+    from opsnn._core import platform
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    with platform.use_soc("Ascend910"), pytest.raises(ValueError) as exc:
+        bench.check_selection(parser.parse_args(argv))
+    assert str(exc.value) == f"nothing to measure for {'HardtanhBackward' if '--ops' in argv else 'LeakyReluBackward'}: {why}"
+
+
 def test_a_grid_beyond_the_hosts_available_memory_is_a_usage_error(monkeypatch):
     """(A breaker) `opsnn bench --quick --sizes 3000000000` made its arrays (Linux overcommits)
     and the out-of-memory killer ended it as they filled: exit 137, nothing said. The largest

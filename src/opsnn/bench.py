@@ -550,6 +550,11 @@ def check_selection(args) -> None:
             why = f"it has none of --dtypes {' '.join(args.dtypes)} (its dtypes: {' '.join(op.dtypes)})"
         elif not any(on_soc(op, d) for d in op.dtypes):
             why = f"the emulated {platform.current().name} has no kernel of it (opsnn describe {name})"
+        elif args.dtypes and not any(on_soc(op, d) for d in args.dtypes):
+            # (the CLI breaker: --soc Ascend910 --dtypes bf16 blamed the layouts and sizes)
+            there = " ".join(d for d in op.dtypes if on_soc(op, d))
+            why = (f"the emulated {platform.current().name} has no kernel of it for --dtypes {' '.join(args.dtypes)} "
+                   f"(its dtypes there: {there}; opsnn describe {name})")
         elif args.max_large_dtypes is not None and args.sizes and min(args.sizes) >= 10**8:
             # (a breaker: the layouts and sizes were blamed)
             why = (f"--max-large-dtypes {' '.join(args.max_large_dtypes) or '(none)'} leaves none of its dtypes "
