@@ -677,6 +677,16 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "LeakyReluBackward", "--grad-shape", "3", "--grad-shape", "[]"], 2,
      ["argument --grad-shape: given twice (--grad-shape 3 and --grad-shape [])"]),
     (["demo", "--shape", "2", "--shape"], 2, ["argument --shape: given twice (--shape 2 and --shape); give one shape\n"]),
+    # (the CLI breaker) so are run's other options: argparse kept the last silently, --dtype f16 --dtype f32
+    # (one per input?) ran both inputs as float32, and --scalar -1 --scalar 1 gave one bound
+    (["run", "LeakyReluBackward", "--dtype", "f16", "--dtype", "f32"], 2,
+     ["argument --dtype: given twice (--dtype f16 and --dtype f32); give one, or one per input in one: --dtype f16,f32\n"]),
+    (["run", "Hardtanh", "--scalar", "-1", "--scalar=1"], 2,
+     [("argument --scalar: given twice (--scalar -1 and --scalar 1); give every scalar in one, in the API's order "
+       "(--scalar -1 1)\n")]),
+    (["run", "LeakyRelu", "--out-dtype", "f16", "--out-dtype", "f64"], 2,
+     ["argument --out-dtype: given twice (--out-dtype f16 and --out-dtype f64); give it once\n"]),
+    (["run", "LeakyRelu", "--seed", "1", "--seed", "1"], 2, ["argument --seed: given twice (--seed 1 and --seed 1)"]),
     # options the operator has no parameter for are refused, not dropped
     (["run", "HardtanhBackward", "--self-is-result"], 2,
      ["--self-is-result does not apply to aclnnHardtanhBackward", "selfIsResult"]),

@@ -29,6 +29,7 @@ from ._core.checks import counted
 from ._core.shape import MAX_DIM, broadcast_shape
 from ._core.status import AclnnError
 from .cli_args import (
+    Once,
     OutputError,
     Parser,
     PipeConsole,
@@ -515,10 +516,13 @@ def _add_run_arguments(parser) -> None:
     parser.add_argument("--shape", action=ShapeWords, nargs="*", default=(2, 3),
                         help="shape of self: 2 3, 2,3, 2x3 or [2, 3] (default 2 3; nothing or [] for 0-d)")
     parser.add_argument("--grad-shape", action=ShapeWords, nargs="*", help="shape of gradOutput (default: --shape)")
+    # given twice, --dtype, --out-dtype and --seed are refused (Once), as --shape and --scalar are:
+    # argparse kept the last silently, and --dtype f16 --dtype f32 may mean one per input
     parser.add_argument("--dtype", default=(np.dtype(np.float32),), type=_np_dtypes, metavar="DTYPE[,DTYPE]",
+                        action=Once, hint="give one, or one per input in one: --dtype f16,f32",
                         help="float32 | float16 | bfloat16 | float64 | int32 ... (f32, bf16 ... too; default "
                              "float32) for every input, or one per input in the API's order (gradOutput,self)")
-    parser.add_argument("--out-dtype", type=numpy_dtype,
+    parser.add_argument("--out-dtype", type=numpy_dtype, action=Once,
                         help="dtype of out (default: the one phase 1 would allocate: the inputs' promoted "
                              "dtype, or self's where the operator keeps it)")
     parser.add_argument("--transpose", action="store_true", help="pass self as a transposed (strided) view")
@@ -527,7 +531,8 @@ def _add_run_arguments(parser) -> None:
                              "ACL_INT64, true / false as ACL_BOOL, others as ACL_DOUBLE, as in the Pythonic "
                              "API (default: slope 0.01; min -1 max 1, min 0 for an unsigned self)")
     parser.add_argument("--self-is-result", action="store_true", help="selfIsResult (LeakyReluBackward)")
-    parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--seed", type=int_at_least(0), default=0, action=Once,
+                        help="seed of the random inputs (default 0)")
 
 
 def _run_run(args) -> int:

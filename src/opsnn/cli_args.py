@@ -127,13 +127,8 @@ class ShapeWords(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         text = " ".join(values)
-        given = f"_{self.dest}_given"  # per parse: the namespace is new each time
-        this = f"{option_string} {text}".rstrip()
-        if getattr(namespace, given, None):
-            other = "; gradOutput's is --grad-shape" if "--grad-shape" in parser._option_string_actions else ""
-            parser.error(f"argument {option_string}: given twice ({getattr(namespace, given)} and {this}); "
-                         f"give one shape{other}")
-        setattr(namespace, given, this)
+        other = "; gradOutput's is --grad-shape" if "--grad-shape" in parser._option_string_actions else ""
+        refuse_twice(parser, namespace, self.dest, option_string, text, f"give one shape{other}")
         try:
             dims = parse_shape(text)
         except argparse.ArgumentTypeError as exc:
@@ -141,6 +136,35 @@ class ShapeWords(argparse.Action):
         if any(d < 0 for d in dims):  # the commands that use it allocate arrays of the shape
             parser.error(f"argument {option_string}: dims must be >= 0 and < 2**63, got {text!r}")
         setattr(namespace, self.dest, dims)
+
+
+def refuse_twice(parser, namespace, dest: str, option: str, words: str, hint: str) -> None:
+    """A usage error where the option storing ``dest`` was given before in this parse (``option``
+    and its ``words`` as given now), else note it: argparse keeps the last one silently,
+    where a user may have meant both (``--dtype f16 --dtype f32`` for gradOutput and self ran both
+    as float32, ``--scalar -1 --scalar 1`` one bound: a breaker's). ``hint`` says what to write."""
+    given = f"_{dest}_given"  # per parse: the namespace is new each time
+    this = f"{option} {words}".rstrip()
+    if getattr(namespace, given, None):
+        parser.error(f"argument {option}: given twice ({getattr(namespace, given)} and {this}); {hint}")
+    setattr(namespace, given, this)
+
+
+class Once(argparse.Action):
+    """argparse's store, but the option given twice is a usage error (``refuse_twice``); the
+    words as given are named, read by ``type`` here (its refusal the usage error argparse makes of
+    it). ``hint``: what to write instead."""
+
+    def __init__(self, *args, hint: str = "give it once", type=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.hint, self.read = hint, type
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        refuse_twice(parser, namespace, self.dest, option_string, values, self.hint)
+        try:
+            setattr(namespace, self.dest, values if self.read is None else self.read(values))
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"argument {option_string}: {exc}")
 
 
 class ShapeList(argparse.Action):
@@ -172,6 +196,8 @@ class ScalarWords(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         text = " ".join(values)
+        refuse_twice(parser, namespace, self.dest, option_string, text,
+                     f"give every scalar in one, in the API's order ({option_string} -1 1)")
         body = text.strip().removesuffix(",")
         scalars = []
         for word in re.split(r"\s*,\s*|\s+", body):
