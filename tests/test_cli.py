@@ -1526,6 +1526,32 @@ def test_help_and_version_into_a_closed_pipe_end_with_141_too(argv):
     assert (proc.wait(timeout=300), err) == (141, "")
 
 
+def test_cache_removal_failure_names_the_file_by_its_whole_path(capsys, monkeypatch, tmp_path):
+    """(The CLI breaker) a file --prune could not remove was named by its name alone, as rmtree
+    ("could not remove .../numba-kernels-44444444: [Errno 1] Operation not permitted: 'a'"):
+    its whole path is named; the directory is left, the others removed, exit 2."""
+    from opsnn.kernels import kernel_cache as kc
+
+    monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path))
+    stuck, other = tmp_path / (kc.CACHE_PREFIX + "44444444"), tmp_path / (kc.CACHE_PREFIX + "55555555")
+    for folder, name in ((stuck, "a"), (other, "b")):
+        folder.mkdir()
+        (folder / name).write_bytes(b"x")
+    unlink = os.unlink
+
+    def refuse(path, *args, **kwargs):  # (the superuser, who runs these tests, may remove anything)
+        if Path(path).name == "a":
+            raise PermissionError(1, "Operation not permitted", path)
+        return unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", refuse)
+    assert cli.main(["cache", "--prune"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"opsnn cache: could not remove {stuck}: [Errno 1] Operation not permitted: '{stuck / 'a'}'\n"
+    assert captured.out == f"removed 1 kernel cache directory (0.0 MiB) under {tmp_path}\n"
+    assert (stuck / "a").exists() and not other.exists()
+
+
 def test_cache_listing_says_where_the_first_call_makes_it(capsys, monkeypatch, tmp_path):
     """A root not made yet is no cache yet, though the temporary directory holds one from an
     earlier unwritable root (it listed that one: a breaker's leftover failed the test below);

@@ -313,7 +313,9 @@ def _remove_tree(path) -> None:
     def unless_gone(function, name, exc):  # onexc (3.12) passes the exception, onerror exc_info
         exc = exc[1] if isinstance(exc, tuple) else exc
         if not isinstance(exc, FileNotFoundError):
-            raise exc
+            # named by its whole path: rmtree's own error names a file inside by its name alone
+            # ("could not remove .../numba-kernels-x: ... Operation not permitted: 'a'", a breaker)
+            raise OSError(exc.errno, exc.strerror, name) from exc
 
     if sys.version_info >= (3, 12):
         shutil.rmtree(path, onexc=unless_gone)  # novermin: this branch runs on 3.12+ only
