@@ -169,6 +169,19 @@ def test_demo_exits_1_where_a_row_is_not_bit_exact(capsys, monkeypatch):
     assert _run(capsys, "demo", "--shape", "4", "--repeat", "1")[0] == 0
 
 
+@pytest.mark.parametrize("argv, given", [(["--seed", "3", "--train", "--quick"], "--seed 3"),
+                                         (["--shape", "4", "--repeat=2", "--train"], "--shape 4, --repeat 2")])
+def test_demo_refuses_the_tables_options_before_train(capsys, argv, given):
+    """(The CLI breaker) `opsnn demo --seed 3 --train --quick` trained with seed 0: the dtype
+    table's options before --train were dropped silently. They are a usage error naming them,
+    before anything runs; the training's own go after --train."""
+    assert cli.main(["demo", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"opsnn demo: error: {given}: option of the dtype table, which --train does not run; the "
+                            "training takes its own after --train (--train --seed 3; --train --help lists them)\n")
+
+
 def test_demo_on_ascend910_has_no_bf16_rows():
     code, out = _run_process("--soc", "Ascend910", "demo", "--shape", "8", "--repeat", "1")
     assert code == 0 and "DT_BF16" not in out and "Ascend910 " in out

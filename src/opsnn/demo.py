@@ -23,7 +23,7 @@ from . import kernels, reference, registry
 from ._core import dtypes, memory, platform
 from ._core.extras import install_hint
 from ._core.shape import MAX_DIM
-from .cli_args import PipeConsole, ShapeWords, int_at_least, random_input
+from .cli_args import Once, PipeConsole, ShapeWords, int_at_least, random_input
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
 from .samples import hardtanh_backward as hardtanh_sample
 from .samples import leaky_relu_backward as leaky_sample
@@ -37,8 +37,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--shape", action=ShapeWords, nargs="*", default=DEMO_SHAPE,
                         help="shape of the random inputs for the dtype table: 256 1024, 256,1024, 256x1024 or [256, 1024] "
                              "(default 256 1024; nothing or [] for 0-d)")
-    parser.add_argument("--repeat", type=int_at_least(1), default=20, help="timed calls per row, the median shown (default %(default)s)")
-    parser.add_argument("--seed", type=int_at_least(0), default=0,
+    # (Once: each noted as given, which --train refuses, and refused given twice)
+    parser.add_argument("--repeat", type=int_at_least(1), default=20, action=Once,
+                        help="timed calls per row, the median shown (default %(default)s)")
+    parser.add_argument("--seed", type=int_at_least(0), default=0, action=Once,
                         help="seed of the random inputs of the dtype table (default 0)")
     parser.add_argument("--train", nargs=argparse.REMAINDER, metavar="...",
                         help="instead: train the digits MLP with torch's and with opsnn's activations "
@@ -48,6 +50,13 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     if args.train is not None:
+        # the dtype table's options before --train would be dropped: `demo --seed 3 --train` trained
+        # with seed 0 (the CLI breaker's); the training's own go after --train
+        table = [given for given in (getattr(args, f"_{name}_given", None) for name in ("shape", "repeat", "seed"))
+                 if given]
+        if table:
+            raise ValueError(f"{', '.join(table)}: option of the dtype table, which --train does not run; the "
+                             "training takes its own after --train (--train --seed 3; --train --help lists them)")
         missing = [name for name in ("torch", "sklearn") if importlib.util.find_spec(name) is None]
         if missing:  # a one-line fix, not an ImportError traceback from deep inside
             print(f"opsnn demo --train: needs the train extra (torch 2.13.0 CPU, scikit-learn, matplotlib), "
