@@ -1539,6 +1539,21 @@ def test_help_and_version_into_a_closed_pipe_end_with_141_too(argv):
     assert (proc.wait(timeout=300), err) == (141, "")
 
 
+def test_the_samples_read_their_option_as_opsnn_does():
+    """(The CLI breaker) `python -m opsnn.samples`'s own argparse parser took --soc=-- as no SoC
+    (the samples ran on the default one) and wrote -h into a closed pipe with exit 0: opsnn's
+    parser refuses the first, and the help ends with 141, as opsnn's own."""
+    done = subprocess.run([sys.executable, "-m", "opsnn.samples", "--soc=--"], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith("python -m opsnn.samples: error: argument --soc: expected a value, got '--'\n")
+    proc = subprocess.Popen([sys.executable, "-m", "opsnn.samples", "-h"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert (proc.wait(timeout=300), err) == (141, "")
+
+
 def test_cache_removal_failure_names_the_file_by_its_whole_path(capsys, monkeypatch, tmp_path):
     """(The CLI breaker) a file --prune could not remove was named by its name alone, as rmtree
     ("could not remove .../numba-kernels-44444444: [Errno 1] Operation not permitted: 'a'"):

@@ -3,7 +3,6 @@ CreateAclTensor and the result read-back/print)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -11,7 +10,7 @@ import numpy as np
 
 import opsnn.acl as acl
 from opsnn._core import platform
-from opsnn.cli_args import add_soc_option, stdout_or_devnull
+from opsnn.cli_args import Parser, add_soc_option, stdout_or_devnull
 
 
 class SampleError(Exception):
@@ -34,10 +33,12 @@ def run_as_script(main, module: str) -> None:
     doc = sys.modules[main.__module__].__doc__ or ""
     # run by path (examples/ links to these files), the usage names that file, as argparse does
     by_path = getattr(sys.modules["__main__"], "__spec__", None) is None
-    parser = argparse.ArgumentParser(prog=None if by_path else f"python -m {module}", description=doc.split("\n")[0])
+    # opsnn's parser: --soc=-- refused (argparse's kept the default silently), and help into a
+    # closed pipe ends with 141 below, as opsnn's does (argparse's exited 0)
+    parser = Parser(prog=None if by_path else f"python -m {module}", description=doc.split("\n")[0])
     add_soc_option(parser)
-    soc = parser.parse_args().soc
     try:
+        soc = parser.parse_args().soc
         try:
             with platform.use_soc(soc or platform.current().name):
                 code = main()
