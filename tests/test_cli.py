@@ -367,27 +367,38 @@ def test_tiling_host_plan_says_the_threshold_its_thread_count_follows(capsys, mo
     """Between 1 and 64 MiB of work the host plan's thread count follows a threshold timed once per
     process, so one call printed 1 thread in one run and 2 in the next with no word why (the tiling
     breaker's): the plan says the threshold, the launch's work and where the threshold came from."""
-    from opsnn.kernels import numba_backend, parallelism
+    import numba
 
-    if numba_backend.get_num_threads() < 2:
-        pytest.skip("one worker thread: no threshold decides anything")
-    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", None)
-    monkeypatch.setattr(parallelism, "PARALLEL_MIN_SET", False)
-    monkeypatch.setattr(parallelism, "_measured_parallel_min_bytes", lambda: 8 << 20)
-    argv = ("tiling", "aclnnLeakyReluBackward", "--shape", "1024,1024")
-    code, out = _run(capsys, *argv)
-    assert code == 0 and "host       1 of 2 threads (6291456 bytes moved): flat walk" in out, out
-    assert ("host       the pool from 8388608 bytes of work, this launch 6291456 (measured in this process, so "
-            "runs may differ; OPSNN_PARALLEL_MIN_BYTES fixes it)\n") in out, out
-    monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 4 << 20)
-    monkeypatch.setattr(parallelism, "PARALLEL_MIN_SET", True)
-    code, out = _run(capsys, *argv)
-    assert code == 0 and "host       2 of 2 threads (6291456 bytes moved): flat walk" in out, out
-    assert ("host       the pool from 4194304 bytes of work, this launch 6291456 (set by "
-            "OPSNN_PARALLEL_MIN_BYTES)\n") in out, out
-    for shape in ("1000", "4096,4096"):  # below 1 MiB one thread, from 64 MiB the pool, whatever the threshold
-        code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", shape)
-        assert code == 0 and "the pool from" not in out, out
+    from opsnn.kernels import parallelism
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("a pool of one thread: no threshold decides anything")
+    threads = numba.get_num_threads()  # (an earlier test in this process may have left it at 1)
+    numba.set_num_threads(2)
+    try:
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", None)
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_SET", False)
+        monkeypatch.setattr(parallelism, "_measured_parallel_min_bytes", lambda: 8 << 20)
+        argv = ("tiling", "aclnnLeakyReluBackward", "--shape", "1024,1024")
+        code, out = _run(capsys, *argv)
+        assert code == 0 and "host       1 of 2 threads (6291456 bytes moved): flat walk" in out, out
+        assert ("host       the pool from 8388608 bytes of work, this launch 6291456 (measured in this process, so "
+                "runs may differ; OPSNN_PARALLEL_MIN_BYTES fixes it)\n") in out, out
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 4 << 20)
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_SET", True)
+        code, out = _run(capsys, *argv)
+        assert code == 0 and "host       2 of 2 threads (6291456 bytes moved): flat walk" in out, out
+        assert ("host       the pool from 4194304 bytes of work, this launch 6291456 (set by "
+                "OPSNN_PARALLEL_MIN_BYTES)\n") in out, out
+        for shape in ("1000", "4096,4096"):  # below 1 MiB one thread, from 64 MiB the pool, whatever the threshold
+            code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", shape)
+            assert code == 0 and "the pool from" not in out, out
+        numba.set_num_threads(1)  # a pool of one thread: no threshold decides it either
+        code, out = _run(capsys, *argv)
+        assert code == 0 and "host       1 of 1 threads" in out and "the pool from" not in out, out
+    finally:
+        numba.set_num_threads(threads)
+
 
 def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
     """--transpose: self's axes reversed in memory. Phase 1 records a Contiguous step; the fused
