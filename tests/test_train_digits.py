@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -85,3 +86,29 @@ def test_bad_plot_paths_and_thread_counts_are_usage_errors_before_training(tmp_p
         with pytest.raises(SystemExit) as exc:
             train_demo.main(["--quick", *argv])
         assert exc.value.code == 2 and words in capsys.readouterr().err, argv
+
+
+@pytest.mark.parametrize("option", ["--epochs", "--seed", "--threads", "--plot"])
+def test_an_option_given_dash_dash_by_equals_is_a_usage_error(capsys, option):
+    """(A regression breaker) `opsnn demo --train --epochs=--` was a TypeError traceback,
+    `--threads=--` a RuntimeError one, `--seed=--` "Seed must be non-empty" and `--plot=--` drew
+    no plot, exit 0: argparse drops the `--` and hands the option an empty list. The training's
+    parser is opsnn's (cli_args.Parser), which refuses it as every opsnn command does."""
+    with pytest.raises(SystemExit) as done:
+        train_demo.main([f"{option}=--"], prog="opsnn demo --train")
+    assert done.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        f"opsnn demo --train: error: argument {option}: expected a value, got '--'\n")
+
+
+@pytest.mark.parametrize("argv", [["-m", "opsnn", "demo", "--train", "--help"], [str(EXAMPLE), "--help"],
+                                  [str(EXAMPLE), "--quick", "--plot", ""]])
+def test_help_and_output_into_a_closed_pipe_end_with_141(argv):
+    """(A regression breaker) `opsnn demo --train --help | head -0` exited 0 (argparse drops the
+    write's error) and examples/train_digits.py's output into a closed pipe was a
+    BrokenPipeError traceback, exit 1, where every opsnn command ends with 141 and nothing on
+    stderr."""
+    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert (proc.wait(timeout=300), err) == (141, "")

@@ -16,7 +16,6 @@ import contextlib
 import difflib
 import importlib
 import math
-import os
 import sys
 import tempfile
 import warnings
@@ -36,6 +35,7 @@ from .cli_args import (
     ScalarWords,
     ShapeWords,
     add_soc_option,
+    closed_stdout,
     int_at_least,
     numpy_dtype,
     random_input,
@@ -105,10 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except BrokenPipeError:
-        # stdout's reader went away (| head), in a command's output or in --help / --version: stop
-        # quietly; the interpreter's own flush at exit would fail again, so stdout becomes /dev/null
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
+        # stdout's reader went away (| head), in a command's output or in --help / --version
+        return closed_stdout()
     except KeyboardInterrupt:  # Ctrl-C, wherever it came (a command's import of numba included)
         command = next((word for word in argv if word in _COMMANDS), None)
         print(f"opsnn{' ' + command if command else ''}: interrupted", file=sys.stderr)

@@ -467,6 +467,16 @@ def stdout_or_devnull() -> None:
         sys.stdout = open(fd, "w")  # noqa: SIM115 - the process's stdout, open to its end
 
 
+def closed_stdout() -> int:
+    """The exit status of a process whose stdout's reader went away (``| head``), raised as
+    BrokenPipeError in its output or its help: 141 (128 + SIGPIPE, a shell's status for a
+    command that pipe ended), nothing on stderr. stdout becomes /dev/null first: the
+    interpreter's own flush at exit would fail again, a traceback. Used by ``cli.main``, the
+    samples' and the training's script entries, one rule for all."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 141
+
+
 def _is_open(fd: int) -> bool:
     try:
         os.fstat(fd)

@@ -3,14 +3,13 @@ CreateAclTensor and the result read-back/print)."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
 
 import opsnn.acl as acl
 from opsnn._core import platform
-from opsnn.cli_args import Parser, add_soc_option, stdout_or_devnull
+from opsnn.cli_args import Parser, add_soc_option, closed_stdout, stdout_or_devnull
 
 
 class SampleError(Exception):
@@ -47,8 +46,7 @@ def run_as_script(main, module: str) -> None:
             code = exc.ret
         sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush fails no more
-        code = 141
+        code = closed_stdout()
     sys.exit(code)
 
 

@@ -25,13 +25,14 @@ import contextlib
 import copy
 import dataclasses
 import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..cli_args import int_at_least
+from ..cli_args import Parser, closed_stdout, int_at_least
 from ..results import cannot_write
 from .nn import swap_activations
 
@@ -234,8 +235,11 @@ def _plot_path(text: str) -> str:
 
 def main(argv: list[str] | None = None, prog: str = "train_digits") -> int:
     """CLI entry (``opsnn demo --train``, whose name ``prog`` is for its usage lines): exit
-    status 0 when the runs are bit-identical."""
-    parser = argparse.ArgumentParser(
+    status 0 when the runs are bit-identical, 1 where they differ, 2 for a usage error, 141 where
+    stdout's reader went away (its help or log into ``| head``), as every opsnn command."""
+    # opsnn's parser: argparse's handed --epochs=-- an empty list (a traceback) and dropped a
+    # closed pipe's error under --help (exit 0)
+    parser = Parser(
         prog=prog, description="Train an MLP on scikit-learn digits with torch's and with "
                                          "opsnn's activations and compare the runs bit for bit.")
     parser.add_argument("--quick", action="store_true", help="12 steps of one epoch only (CI)")
@@ -244,10 +248,14 @@ def main(argv: list[str] | None = None, prog: str = "train_digits") -> int:
                         help="seed of the train/test split, the initial weights and the batch order (default 0)")
     parser.add_argument("--threads", type=_threads, default=1, help="torch intra-op threads (default 1)")
     parser.add_argument("--plot", type=_plot_path, default="train_digits.png", help="PNG path of the loss curves (default train_digits.png; '' for none)")
-    args = parser.parse_args(argv)
-    epochs, max_steps = (1, 12) if args.quick else (args.epochs, None)
-    result = run(epochs=epochs, max_steps=max_steps, seed=args.seed, threads=args.threads,
-                 plot_path=args.plot or None)
+    try:
+        args = parser.parse_args(argv)
+        epochs, max_steps = (1, 12) if args.quick else (args.epochs, None)
+        result = run(epochs=epochs, max_steps=max_steps, seed=args.seed, threads=args.threads,
+                     plot_path=args.plot or None)
+        sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
+    except BrokenPipeError:
+        return closed_stdout()
     return 0 if result["identical"] else 1
 
 
