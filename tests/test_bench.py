@@ -4,6 +4,9 @@ plot are written, and the peak-memory measurement reports within its limit."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -338,3 +341,25 @@ def test_without_matplotlib_no_stale_plot_stays(tmp_path, capsys, monkeypatch):
                        "--layouts", "contiguous", "--no-plot", "--json-only", "--out-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert not (tmp_path / "bench.png").exists() and "no plot" not in out and "peak extra memory" not in out
+
+
+@pytest.mark.parametrize("option", ["--sizes", "--ops", "--dtypes"])
+def test_python_benchmarks_bench_refuses_dash_dash_by_equals_as_opsnn_bench(capsys, tmp_path, option):
+    """(A regression breaker) bench.main, benchmarks/bench.py's entry, read its options with
+    argparse's own parser: `--sizes=--` (or --ops, --dtypes) measured every one, argparse
+    handing the option an empty list, where `opsnn bench` refuses it (cli_args.Parser)."""
+    with pytest.raises(SystemExit) as done:
+        bench.main(["--quick", f"{option}=--", "--out-dir", str(tmp_path)])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.endswith(f"opsnn bench: error: argument {option}: expected a value, got '--'\n")
+    assert not any(tmp_path.iterdir())
+
+
+def test_python_benchmarks_bench_help_into_a_closed_pipe_ends_with_141():
+    """(A regression breaker) benchmarks/bench.py --help into a closed pipe exited 0, argparse
+    dropping the write's error, where `opsnn bench --help` ends with 141."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench.py"
+    proc = subprocess.Popen([sys.executable, str(script), "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert (proc.wait(timeout=300), err) == (141, "")

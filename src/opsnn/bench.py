@@ -62,6 +62,8 @@ from ._core.extras import install_hint
 from .cli_args import (
     Distinct,
     OutputError,
+    Parser,
+    closed_stdout,
     int_at_least,
     make_writable_folder,
     numpy_dtype,
@@ -1060,11 +1062,17 @@ def run(args) -> int:
 
 def main(argv=None) -> int:
     # (python -OO strips the docstring: None there, and None.splitlines() was a traceback)
-    parser = argparse.ArgumentParser(prog="opsnn bench", description=(__doc__ or "").partition("\n")[0] or None)
+    # opsnn's parser, as `opsnn bench` reads the line: argparse's handed --sizes=-- an empty list
+    # (every size measured) and dropped a closed pipe's error under --help (exit 0)
+    parser = Parser(prog="opsnn bench", description=(__doc__ or "").partition("\n")[0] or None)
     add_arguments(parser)
-    args = parser.parse_args(argv)
     try:
-        return run(args)
+        args = parser.parse_args(argv)
+        code = run(args)
+        sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return closed_stdout()
     except ValueError as exc:  # a selection that measures nothing: a usage error, as in `opsnn bench`
         parser.error(str(exc))
     except OutputError as exc:  # as `opsnn bench` reports it

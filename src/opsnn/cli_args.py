@@ -471,8 +471,8 @@ def closed_stdout() -> int:
     """The exit status of a process whose stdout's reader went away (``| head``), raised as
     BrokenPipeError in its output or its help: 141 (128 + SIGPIPE, a shell's status for a
     command that pipe ended), nothing on stderr. stdout becomes /dev/null first: the
-    interpreter's own flush at exit would fail again, a traceback. Used by ``cli.main``, the
-    samples' and the training's script entries, one rule for all."""
+    interpreter's own flush at exit would fail again, a traceback. Used by ``cli.main`` and the
+    script entries (the samples', the training's, ``bench.main``), one rule for all."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 141
 
