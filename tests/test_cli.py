@@ -961,7 +961,10 @@ def test_parse_shape_takes_ascii_digits_only(text):
     (["run", "leaky_relu", "--seed", "\u0661"], "--seed", "'\u0661' (U+0661)"),
     (["demo", "--repeat", "\uff13"], "--repeat", "'\uff13' (U+FF13)"),
     (["tiling", "leaky_relu", "--shape", "2", "--negative-slope", "\uff10.5"], "--negative-slope", "'\uff10' (U+FF10)"),
-    (["run", "leaky_relu", "--shape", "\uff12,3"], "--shape", "'\uff12' (U+FF12)")])
+    (["run", "leaky_relu", "--shape", "\uff12,3"], "--shape", "'\uff12' (U+FF12)"),
+    # (the regression breaker: verify's counts and indices took them, --max-elements \u0661\u0660\u0660 as 100)
+    (["verify", "x.csv", "--max-elements", "\u0661\u0660\u0660"], "--max-elements", "'\u0661' (U+0661)"),
+    (["verify", "x.csv", "--cases", "0\u00a0-\u00a01,\u0660-\u0661"], "--cases", "'\u0660' (U+0660)")])
 def test_every_number_the_command_line_reads_is_ascii(capsys, argv, option, word):
     """(A breaker) --scalar, --seed, the counts and the float options took other scripts' digits,
     as int() and float() read them (`run leaky_relu --scalar \u0663` ran a slope of 3, a full-width

@@ -41,6 +41,7 @@ from opsnn.cli_args import (
     OutputError,
     PipeConsole,
     int_at_least,
+    non_ascii,
     output_folder_refusal,
 )
 from opsnn.results import FAIL, SKIP, Result
@@ -237,7 +238,11 @@ def _positive_count(text: str) -> int:
     """``--max-elements``: a whole number, written as an integer or as 1.2e8 (a fraction was cut
     off unsaid: 1.9 ran as 1). Read exactly, as a Decimal: through a float, 100.0000000000000001
     was whole and 2**53 + 1 was 2**53. No number beyond float64's range (1e400), as before (its
-    int would have as many digits as its exponent says)."""
+    int would have as many digits as its exponent says). ASCII only (``non_ascii``: Decimal reads
+    other scripts' digits, U+0661 U+0660 U+0660 as 100)."""
+    why = non_ascii(text.strip())
+    if why:
+        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}: {why}")
     try:
         number = decimal.Decimal(text.strip())
     except decimal.InvalidOperation:
