@@ -326,9 +326,10 @@ def test_usage_errors_before_anything_is_read(tmp_path, capsys):
 
 
 def test_an_unknown_soc_variable_stops_neither_compare_nor_cache(tmp_path, capsys, monkeypatch):
-    """compare judges each case on the SoC its case.json names and cache lists files, so an unknown
-    $OPSNN_SOC, a usage error of the commands it concerns, no longer stops them (exit 2 before:
-    the regression breaker's); run still refuses it."""
+    """compare judges each case on the SoC its case.json names, cache lists files and list names
+    the operators, so an unknown $OPSNN_SOC, a usage error of the commands it concerns, no longer
+    stops them (exit 2 before: the regression breakers'); run and describe, which show the
+    emulated SoC's lists, still refuse it."""
     dump = dump_json_case(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
     monkeypatch.setenv("OPSNN_SOC", "Ascend999")
     monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path / "cache"))
@@ -336,8 +337,12 @@ def test_an_unknown_soc_variable_stops_neither_compare_nor_cache(tmp_path, capsy
     assert "1 case: 1 passed (1 bit-exact)" in capsys.readouterr().out
     assert cli.main(["cache"]) == 0
     assert "none yet" in capsys.readouterr().out
-    assert cli.main(["run", "leaky_relu_backward", "--shape", "4"]) == 2
-    assert "$OPSNN_SOC: unknown SoC 'Ascend999'" in capsys.readouterr().err
+    assert cli.main(["list"]) == 0
+    assert capsys.readouterr().out.startswith("aclnnLeakyReluBackward   leaky_relu_backward  kernel LeakyReluGrad ")
+    for argv in (["run", "leaky_relu_backward", "--shape", "4"], ["describe", "leaky_relu"]):
+        assert cli.main(argv) == 2
+        assert "$OPSNN_SOC: unknown SoC 'Ascend999'" in capsys.readouterr().err
+
 
 def test_json_never_replaces_a_foreign_file_and_replaces_an_earlier_results_file(tmp_path, capsys):
     dump = dump_json_case(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))

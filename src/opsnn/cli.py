@@ -59,9 +59,10 @@ _COMMANDS = {
 # for an unknown $OPSNN_SOC); bench checks in its run, after setting the OpenMP variables that a
 # backend loaded here would have been loaded without
 _KERNEL_COMMANDS = ("demo", "run", "verify", "tiling")
-# the commands no SoC concerns (compare judges each case as dumped; cache lists files), so an
-# unknown $OPSNN_SOC, which stops the others up front, does not stop them
-_SOC_FREE_COMMANDS = ("compare", "cache")
+# the commands no SoC concerns (compare judges each case as dumped; cache lists files; list names
+# the operators, the same on every SoC), so an unknown $OPSNN_SOC, which stops the others up
+# front, does not stop them
+_SOC_FREE_COMMANDS = ("compare", "cache", "list")
 
 
 class _Version(argparse.Action):
