@@ -711,6 +711,17 @@ def test_run_releases_everything_it_allocated(capsys):
     (["run", "LeakyRelu", "--out-dtype", "f16", "--out-dtype", "f64"], 2,
      ["argument --out-dtype: given twice (--out-dtype f16 and --out-dtype f64); give it once\n"]),
     (["run", "LeakyRelu", "--seed", "1", "--seed", "1"], 2, ["argument --seed: given twice (--seed 1 and --seed 1)"]),
+    # (the regression breaker) tiling's too, where --shape is given once per input: --dtype f16 --dtype f32
+    # planned every tensor as float32, a second --negative-slope kept the last
+    (["tiling", "LeakyReluBackward", "--shape", "4", "--dtype", "f16", "--dtype", "f32"], 2,
+     [("argument --dtype: given twice (--dtype f16 and --dtype f32); give one, or one per tensor in one, inputs "
+       "then output: --dtype f16,f16,f32\n")]),
+    (["tiling", "LeakyRelu", "--shape", "4", "--negative-slope", "0.1", "--negative-slope=0.2"], 2,
+     ["argument --negative-slope: given twice (--negative-slope 0.1 and --negative-slope 0.2); give it once\n"]),
+    (["tiling", "HardtanhGrad", "--shape", "4", "--min-val", "-1", "--max-val", "1", "--min-val", "-2"], 2,
+     ["argument --min-val: given twice (--min-val -1 and --min-val -2); give it once\n"]),
+    (["tiling", "LeakyRelu", "--shape", "4", "--simulate", "--seed", "1", "--seed", "2"], 2,
+     ["argument --seed: given twice (--seed 1 and --seed 2); give it once\n"]),
     # options the operator has no parameter for are refused, not dropped
     (["run", "HardtanhBackward", "--self-is-result"], 2,
      ["--self-is-result does not apply to aclnnHardtanhBackward", "selfIsResult"]),

@@ -23,7 +23,14 @@ from ._core.dtypes import name as dtype_name
 from ._core.shape import MAX_DIM
 from ._core.status import AclError, AclnnError
 from ._core.tiling import flatten
-from .cli_args import ShapeList, data_type, float_argument, int_at_least, strict_json
+from .cli_args import (
+    Once,
+    ShapeList,
+    data_type,
+    float_argument,
+    int_at_least,
+    strict_json,
+)
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace, str], dict]
@@ -53,7 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shape2", action=ShapeList, nargs="*", metavar="DIMS",
                         help="the second input's shape, in place of a second --shape (not beside one; nothing or [] "
                              "for 0-d)")
+    # given twice, these are refused (Once): argparse kept the last silently, and beside --shape,
+    # given once per input, --dtype f16 --dtype f32 may mean one per tensor
     parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
+                        action=Once, hint="give one, or one per tensor in one, inputs then output: --dtype f16,f16,f32",
                         help="dtype of every tensor (float16, bfloat16, float32, ...), or one per tensor, "
                              "inputs then output (default float16, the dtype of the ops' own tiling tests; "
                              "`opsnn run` defaults to float32)")
@@ -61,19 +71,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--soc", default=argparse.SUPPRESS,
                         help="SoC profile (default: the current one if the op is built for it, "
                              "else the SoC the op is built for)")
-    parser.add_argument("--negative-slope", type=float_argument,
+    parser.add_argument("--negative-slope", type=float_argument, action=Once,
                         help="LeakyRelu/LeakyReluGrad attr (default 0.0, the op definition's; `opsnn run` "
                              "and the Pythonic API default to 0.01)")
-    parser.add_argument("--min-val", type=float_argument, help="HardtanhGrad attr (default -1.0)")
-    parser.add_argument("--max-val", type=float_argument, help="HardtanhGrad attr (default 1.0)")
+    parser.add_argument("--min-val", type=float_argument, action=Once, help="HardtanhGrad attr (default -1.0)")
+    parser.add_argument("--max-val", type=float_argument, action=Once, help="HardtanhGrad attr (default 1.0)")
     parser.add_argument("--transpose", action="store_true",
                         help="aclnn names: pass self as a view with its axes reversed (a transposed matrix), "
                              "so the executor steps and the host launch are those of a strided input; the "
                              "NPU tiling depends on shapes only")
     parser.add_argument("--simulate", action="store_true",
                         help="run the tiling on a simulated device and check it (random data, see --seed)")
-    parser.add_argument("--seed", type=int_at_least(0), help="seed of the --simulate data (default 0; only with "
-                                                             "--simulate)")
+    parser.add_argument("--seed", type=int_at_least(0), action=Once,
+                        help="seed of the --simulate data (default 0; only with --simulate)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
