@@ -1564,6 +1564,21 @@ def test_help_and_version_into_a_closed_pipe_end_with_141_too(argv):
     assert (proc.wait(timeout=300), err) == (141, "")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("argv, prog", [(["-m", "opsnn", "--help"], "opsnn"), (["-m", "opsnn", "--version"], "opsnn"),
+                                        (["-m", "opsnn", "run", "-h"], "opsnn run"),
+                                        (["-m", "opsnn.samples", "-h"], "python -m opsnn.samples")])
+def test_help_and_version_into_a_full_stdout_are_one_line_errors(argv, prog):
+    """(The regression breaker) since help and --version write to stdout past argparse's
+    swallowing (for 141 into a closed pipe), any other write error escaped as a traceback, exit 1:
+    `opsnn --help > /dev/full`, the samples' -h too. It is a one-line error, exit 2, as a
+    command's output there (`opsnn list > /dev/full`: "opsnn list: error: [Errno 28] ...")."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=300,
+                              check=False)
+    assert (done.returncode, done.stderr) == (2, f"{prog}: error: [Errno 28] No space left on device\n")
+
+
 def test_the_samples_read_their_option_as_opsnn_does():
     """(The CLI breaker) `python -m opsnn.samples`'s own argparse parser took --soc=-- as no SoC
     (the samples ran on the default one) and wrote -h into a closed pipe with exit 0: opsnn's

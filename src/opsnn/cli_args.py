@@ -80,9 +80,17 @@ class Parser(argparse.ArgumentParser):
         """argparse's, but help and usage written to a stdout whose reader went away (``opsnn
         --help | head -0``) raise BrokenPipeError, for ``cli.main`` to end with 141 as any
         command's output does: argparse drops every write error, and the help ended with exit 0
-        (a breaker). Its messages to stderr keep argparse's handling."""
+        (a breaker). Any other write error (``opsnn --help > /dev/full``) is one line and exit 2,
+        as ``cli`` says a command's own output failing there, where it had been a traceback. Its
+        messages to stderr keep argparse's handling."""
         if message and file is sys.stdout:
-            file.write(message)
+            try:
+                file.write(message)
+                file.flush()  # (the error is the write's, not the interpreter's flush at exit)
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                self.exit(2, f"{self.prog}: error: {exc}\n")
             return
         super()._print_message(message, file)
 
