@@ -722,6 +722,18 @@ def test_run_releases_everything_it_allocated(capsys):
      ["argument --min-val: given twice (--min-val -1 and --min-val -2); give it once\n"]),
     (["tiling", "LeakyRelu", "--shape", "4", "--simulate", "--seed", "1", "--seed", "2"], 2,
      ["argument --seed: given twice (--seed 1 and --seed 2); give it once\n"]),
+    # (a regression breaker: verify --cases 0 --cases 5-6 ran only 5-6)
+    (["verify", "x.csv", "--cases", "0", "--cases", "5-6"], 2,
+     ["argument --cases: given twice (--cases 0 and --cases 5-6); give every selection in one, by commas: "
+      "--cases 0,5-6\n"]),
+    (["verify", "x.csv", "--golden", "torch", "--golden", "reference"], 2,
+     ["argument --golden: given twice (--golden torch and --golden reference); give it once\n"]),
+    (["verify", "x.csv", "--max-elements", "4", "--seed", "1", "--max-elements", "5"], 2,
+     ["argument --max-elements: given twice (--max-elements 4 and --max-elements 5); give it once\n"]),
+    (["verify", "x.csv", "--dump", "a", "--json", "j", "--json", "k"], 2,
+     ["argument --json: given twice (--json j and --json k); give it once\n"]),
+    (["compare", "d", "--output", "a.bin", "--output", "b.bin"], 2,
+     ["argument --output: given twice (--output a.bin and --output b.bin); give it once\n"]),
     # options the operator has no parameter for are refused, not dropped
     (["run", "HardtanhBackward", "--self-is-result"], 2,
      ["--self-is-result does not apply to aclnnHardtanhBackward", "selfIsResult"]),

@@ -45,7 +45,7 @@ from opsnn import golden_files
 from opsnn import results as report
 from opsnn._core import interrupts
 from opsnn._core.dtypes import parse_name, to_numpy
-from opsnn.cli_args import PipeConsole, read_json
+from opsnn.cli_args import Once, PipeConsole, read_json
 from opsnn.golden_files import GoldenFileError
 from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.bindings import OPS
@@ -82,13 +82,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", metavar="DIR", type=report.path_argument,
                         help="a folder opsnn verify --dump wrote (its index.json lists the cases), one case file's "
                              "folder in it, or one case folder")
-    parser.add_argument("--output", default="output.bin", type=_file_name, metavar="NAME",
+    # given twice, these are refused (Once), as verify's: argparse kept the last silently
+    parser.add_argument("--output", default="output.bin", type=_file_name, metavar="NAME", action=Once,
                         help="the file in each case folder holding the result to check, laid out as output.bin "
                              "(default output.bin: opsnn's own result; never the case's golden or an input file)")
     parser.add_argument("--json", dest="json_path", type=report.path_argument, default=None, metavar="PATH",
-                        help="also write machine-readable results to PATH (- for stdout, the tables then going "
-                             "to stderr); an existing PATH must be a results file of opsnn verify or compare; a usage "
-                             "error writes none")
+                        action=Once, help="also write machine-readable results to PATH (- for stdout, the tables "
+                                          "then going to stderr); an existing PATH must be a results file of opsnn "
+                                          "verify or compare; a usage error writes none")
 
 
 def _file_name(text: str) -> str:

@@ -38,6 +38,7 @@ from opsnn._core.dtypes import DataType, from_numpy
 from opsnn._core.extras import install_hint
 from opsnn._core.status import Status
 from opsnn.cli_args import (
+    Once,
     OutputError,
     PipeConsole,
     int_at_least,
@@ -265,22 +266,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "130 interrupted (Ctrl-C: the cases done are reported)")
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="case files: kernel ST .csv (ttk_kernel_*) or aclnn ST .json (atk_aclnn*)")
-    parser.add_argument("--golden", choices=("reference", "torch"), default="reference",
+    # given twice, these are refused (Once): argparse kept the last silently (--cases 0 --cases 5-6
+    # ran only 5-6: a breaker's)
+    parser.add_argument("--golden", choices=("reference", "torch"), default="reference", action=Once,
                         help="compare with opsnn.reference (default) or torch.ops.aten like CANN's harness")
-    parser.add_argument("--max-elements", type=_positive_count, default=DEFAULT_MAX_ELEMENTS,
+    parser.add_argument("--max-elements", type=_positive_count, default=DEFAULT_MAX_ELEMENTS, action=Once,
                         help=f"skip cases whose largest tensor has more elements (default {DEFAULT_MAX_ELEMENTS}, "
                              "sized for a 24 GiB / 2-core machine)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X verify ...`` is not overwritten
     parser.add_argument("--soc", default=argparse.SUPPRESS,
                         help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
-    parser.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the input data (default 0)")
-    parser.add_argument("--cases", type=case_filter, default=None,
+    parser.add_argument("--seed", type=int_at_least(0), default=0, action=Once,
+                        help="seed of the input data (default 0)")
+    parser.add_argument("--cases", type=case_filter, default=None, action=Once,
+                        hint="give every selection in one, by commas: --cases 0,5-6",
                         help=f"select cases: {_CASES_EXPECTED}; each must match a case")
     parser.add_argument("--json", dest="json_path", type=report.path_argument, default=None, metavar="PATH",
-                        help="also write machine-readable results to PATH (- for stdout, the tables "
+                        action=Once, help="also write machine-readable results to PATH (- for stdout, the tables "
                              "then going to stderr); an existing PATH must be such a results file; a usage error "
                              "writes none")
-    parser.add_argument("--dump", type=report.path_argument, default=None, metavar="DIR",
+    parser.add_argument("--dump", type=report.path_argument, default=None, metavar="DIR", action=Once,
                         help="also write each run case's inputs, golden and output as raw .bin files "
                              "(ndarray.tofile, as CANN's gen_data.py) with a case.json, under "
                              "DIR/<file>/<index>_<name>/")
