@@ -724,8 +724,8 @@ def test_run_releases_everything_it_allocated(capsys):
      ["argument --seed: given twice (--seed 1 and --seed 2); give it once\n"]),
     # (a regression breaker: verify --cases 0 --cases 5-6 ran only 5-6)
     (["verify", "x.csv", "--cases", "0", "--cases", "5-6"], 2,
-     ["argument --cases: given twice (--cases 0 and --cases 5-6); give every selection in one, by commas: "
-      "--cases 0,5-6\n"]),
+     [("argument --cases: given twice (--cases 0 and --cases 5-6); give every selection in one, by commas: "
+       "--cases 0,5-6\n")]),
     (["verify", "x.csv", "--golden", "torch", "--golden", "reference"], 2,
      ["argument --golden: given twice (--golden torch and --golden reference); give it once\n"]),
     (["verify", "x.csv", "--max-elements", "4", "--seed", "1", "--max-elements", "5"], 2,
