@@ -1869,6 +1869,9 @@ def test_a_bad_backend_variable_is_a_usage_error_of_the_commands_that_run_kernel
         assert (code, capsys.readouterr()) == (2, ("", f"opsnn {argv[0]}: {said}")), argv
     code, out = _run(capsys, "describe", "leaky_relu_backward")
     assert code == 0 and "LeakyReluBackward" in out
+    # a kernel op's tiling runs no kernel and prints no host plan (it was refused too: a breaker's)
+    code, out = _run(capsys, "tiling", "LeakyReluGrad", "--shape", "4")
+    assert code == 0 and "tiling key   65543" in out and "\n  host " not in out, out
     if importlib.util.find_spec("torch") is None:  # bench needs it first (its own usage error)
         return
     env = {**os.environ, "OPSNN_BACKEND": "bogus"}

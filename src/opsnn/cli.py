@@ -58,7 +58,7 @@ _COMMANDS = {
 # the commands that run kernels, refused up front where $OPSNN_BACKEND names no usable backend (as
 # for an unknown $OPSNN_SOC); bench checks in its run, after setting the OpenMP variables that a
 # backend loaded here would have been loaded without
-_KERNEL_COMMANDS = ("demo", "run", "verify", "tiling")
+_KERNEL_COMMANDS = ("demo", "run", "verify")  # (and tiling of an aclnn call, _aclnn_details: its host plan)
 # the commands no SoC concerns (compare judges each case as dumped; cache lists files; list names
 # the operators, the same on every SoC), so an unknown $OPSNN_SOC, which stops the others up
 # front, does not stop them
@@ -410,6 +410,7 @@ def _aclnn_details(args, api: str) -> dict:
     from ._core.status import AclnnError
     from ._core.tensor import ArrayTensor, DataLessTensor, aclScalar
 
+    kernels.for_command()  # the host plan is the backend's: refused up front as run's is (a kernel op's tiling has none)
     spec = registry.get(api)
     shapes = tiling_cli.given_shapes(args)
     shapes = shapes * len(spec.inputs) if len(shapes) == 1 else shapes
