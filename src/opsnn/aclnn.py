@@ -225,9 +225,9 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
             raise AclnnError(161002, f"{op}: {name} has no device memory: its tensorData is a null pointer; "
                                      f"give it its storage's address with {setter} (a repeatable executor) "
                                      "or acl.set_raw_tensor_addr before the launch")
-        # a view of no elements at the null address has nothing to bind (create_tensor takes it,
-        # as C callers pass nullptr there): its storage is never read, so no memory is looked up
-        if isinstance(tensor, aclTensor) and tensor.storage_nbytes and (tensor.addr or not tensor.is_empty):
+        # at the null address now, only a view of no elements is left (create_tensor takes it, as C
+        # callers pass nullptr there): nothing to bind, its storage never read, no memory looked up
+        if isinstance(tensor, aclTensor) and tensor.storage_nbytes and tensor.addr:
             try:  # the tensor's cached view answers while its allocation is live
                 alloc = tensor.allocation or memory.DEVICE.locate(tensor.addr, tensor.storage_nbytes,
                                                                   f"{name} data")[0]
