@@ -151,11 +151,20 @@ def refuse_twice(parser, namespace, dest: str, option: str, words: str, hint: st
     and its ``words`` as given now), else note it: argparse keeps the last one silently,
     where a user may have meant both (``--dtype f16 --dtype f32`` for gradOutput and self ran both
     as float32, ``--scalar -1 --scalar 1`` one bound: a breaker's). ``hint`` says what to write."""
-    given = f"_{dest}_given"  # per parse: the namespace is new each time
     this = f"{option} {words}".rstrip()
-    if getattr(namespace, given, None):
-        parser.error(f"argument {option}: given twice ({getattr(namespace, given)} and {this}); {hint}")
-    setattr(namespace, given, this)
+    before = given_as(namespace, dest)
+    if before:
+        parser.error(f"argument {option}: given twice ({before} and {this}); {hint}")
+    setattr(namespace, _GIVEN.format(dest), this)
+
+
+_GIVEN = "_{}_given"  # the namespace attribute refuse_twice notes an option in (per parse: a new namespace each)
+
+
+def given_as(namespace, dest: str) -> str | None:
+    """How the option storing ``dest`` was given in this parse (``--seed 3``), where
+    ``refuse_twice`` noted it; None where it was not given (its default stands)."""
+    return getattr(namespace, _GIVEN.format(dest), None)
 
 
 class Once(argparse.Action):

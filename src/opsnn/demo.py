@@ -23,7 +23,14 @@ from . import kernels, reference, registry
 from ._core import dtypes, memory, platform
 from ._core.extras import install_hint
 from ._core.shape import MAX_DIM
-from .cli_args import Once, PipeConsole, ShapeWords, int_at_least, random_input
+from .cli_args import (
+    Once,
+    PipeConsole,
+    ShapeWords,
+    given_as,
+    int_at_least,
+    random_input,
+)
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
 from .samples import hardtanh_backward as hardtanh_sample
 from .samples import leaky_relu_backward as leaky_sample
@@ -52,8 +59,7 @@ def run(args) -> int:
     if args.train is not None:
         # the dtype table's options before --train would be dropped: `demo --seed 3 --train` trained
         # with seed 0 (the CLI breaker's); the training's own go after --train
-        table = [given for given in (getattr(args, f"_{name}_given", None) for name in ("shape", "repeat", "seed"))
-                 if given]
+        table = list(filter(None, (given_as(args, name) for name in ("shape", "repeat", "seed"))))
         if table:
             raise ValueError(f"{', '.join(table)}: option of the dtype table, which --train does not run; the "
                              "training takes its own after --train (--train --seed 3; --train --help lists them)")
