@@ -203,7 +203,8 @@ def test_a_dump_of_skips_only_compares_nothing_and_exits_5(tmp_path, run_compare
                         "exit status 5, not 0: a run that checked nothing is no pass\n"), err
     with pytest.raises(SystemExit):
         cli.main(["compare", "--help"])
-    assert "5 every case skipped (dumped without a golden: nothing compared)" in " ".join(
+    assert ("5 nothing compared: every case skipped (dumped without a golden), or the dump lists no case (its "
+            "verify run dumped none)") in " ".join(
         capsys.readouterr().out.split())
 
 
@@ -226,7 +227,6 @@ def test_a_torch_golden_difference_a_decision_explains_is_doc(tmp_path, run_comp
     (lambda d, f: (d / "index.json").unlink(),
      "{d} holds neither index.json (a folder opsnn verify --dump DIR wrote), case.json (one of its case folders) "
      "nor case folders (one case file's folder)"),
-    (lambda d, f: (d / "index.json").write_text('{"cases": []}'), "{d}/index.json lists no case folder"),
     (lambda d, f: (d / "index.json").write_text("[1]"), "{d}/index.json: expected an object whose 'cases' lists"),
     (lambda d, f: (f / "case.json").write_text("{"), "{f}/case.json: cannot read it as a case's manifest"),
     # (a breaker: these were RecursionError tracebacks, exit 1)
@@ -280,9 +280,15 @@ def test_a_damaged_dump_is_a_usage_error_naming_the_file(tmp_path, run_compare, 
     assert words.format(d=dump, f=folder) in err, err
 
 
+NOTHING_DUMPED = ("opsnn compare: no case compared: {index} lists no case folder: the verify run that wrote it "
+                  "dumped none (each case was skipped, or failed before its files were written: verify's table "
+                  "gave each reason); exit status 5, not 0: a run that checked nothing is no pass\n")
+
+
 def test_a_dump_whose_cases_could_not_be_written_says_so(tmp_path, run_compare, monkeypatch):
     """(A breaker) a dump whose every case failed to write (its folder a file, a full disk) was
-    said to hold no case because "each was skipped"; the message now says what verify did."""
+    said to hold no case because "each was skipped"; the message now says what verify did. Nothing
+    was compared: exit 5, as for a dump of skipped cases."""
     from opsnn import golden_files
 
     def disk_full(*args, **kwargs):
@@ -292,10 +298,35 @@ def test_a_dump_whose_cases_could_not_be_written_says_so(tmp_path, run_compare, 
     dump = tmp_path / "d"
     assert run_verify(write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1)), "--dump", dump) == 1
     code, report, err = run_compare(dump)
-    assert code == 2 and report is None
-    assert (f"{dump / 'index.json'} lists no case folder: the verify run that wrote it dumped no case (each was "
-            "skipped, or failed before its files were written: its table gives each reason), so there is "
-            "nothing to compare") in err, err
+    assert code == 5 and report["cases"] == [] and report["summary"]["total"] == 0
+    assert err.endswith(NOTHING_DUMPED.format(index=dump / "index.json")), err
+
+
+def test_a_dump_of_skipped_cases_is_nothing_compared_as_verify_said(tmp_path, run_compare):
+    """(A breaker) verify --dump whose every case skipped exits 5 (nothing verified) and writes an
+    index of no case; compare of it had been a usage error (2). It is the same verdict, 5, with
+    the summary and --json of no case judged against what the index records; a DIR that is no
+    dump stays a usage error."""
+    dump = tmp_path / "d"
+    path = write_json(tmp_path, json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], 1))
+    assert run_verify(path, "--max-elements", 5, "--seed", 3, "--dump", dump) == 5
+    assert json.loads((dump / "index.json").read_text())["cases"] == []
+    code, report, err = run_compare(dump, "--output", "npu.bin")
+    assert code == 5
+    assert report["settings"] == {"dir": str(dump), "output": "npu.bin", "golden": "reference",
+                                  "soc": "Ascend910B", "seed": 3}
+    assert report["cases"] == [] and {k: report["summary"][k] for k in ("PASS", "FAIL", "SKIP", "DOC", "total")} == {
+        "PASS": 0, "FAIL": 0, "SKIP": 0, "DOC": 0, "total": 0}
+    assert "0 cases: 0 passed (0 bit-exact), 0 documented differences, 0 skipped, 0 failed" in err
+    assert "(golden reference, SoC Ascend910B, seed 3)" in err
+    assert err.endswith(NOTHING_DUMPED.format(index=dump / "index.json")), err
+    # an index without the settings verify writes: each "not recorded"
+    (dump / "index.json").write_text('{"cases": []}')
+    code, report, err = run_compare(dump)
+    assert code == 5 and "(golden not recorded, SoC not recorded, seed not recorded)" in err
+    (dump / "index.json").unlink()
+    code, report, err = run_compare(dump)
+    assert code == 2 and report is None and f"{dump} holds neither index.json" in err
 
 
 def _edit(folder: Path, drop: str | None = None, **fields) -> None:

@@ -14,9 +14,10 @@ no golden beside another verdict (a PASS, DOC, a FAIL that compared a result, no
 is damaged.
 
 DIR is a dump root (its ``index.json`` lists the case folders), one case file's folder in it,
-or one case folder. The exit status is 1 if any case fails, 5 if every case is a SKIP
-(nothing compared: ``results.exit_status``), else 0; a DIR that is none of
-these, an index that lists no case (or folders outside DIR), and a case.json or golden file
+or one case folder. The exit status is 1 if any case fails, 5 if every case is a SKIP or the
+index lists none (nothing compared: ``results.exit_status``; verify exited 5 too where it
+skipped each case), else 0; a DIR that is none of
+these, an index that lists folders outside DIR, and a case.json or golden file
 that cannot be read as written, lacks a golden its verdict needs, or gives a complex golden
 (verify dumps real results only, and ``compare`` judges those), or damaged scalars where the
 golden is torch's (``_explain`` needs them), are usage errors (2): the dump itself is damaged,
@@ -77,7 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = ("exit status: 0 every case compared passed or differs as a decision documents (DOC), any "
                      "others skipped; 1 a case failed, or --json could not be written; 2 usage error: DIR no "
                      "dump, or a damaged case.json, golden or input file; "
-                     f"{report.NOTHING_CHECKED} every case skipped (dumped without a golden: nothing compared); "
+                     f"{report.NOTHING_CHECKED} nothing compared: every case skipped (dumped without a golden), or "
+                     "the dump lists no case (its verify run dumped none); "
                      "130 interrupted (Ctrl-C: the cases compared are reported)")
     parser.add_argument("dir", metavar="DIR", type=report.path_argument,
                         help="a folder opsnn verify --dump wrote (its index.json lists the cases), one case file's "
@@ -101,7 +103,7 @@ def _file_name(text: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``opsnn compare``; returns the exit status (1 if any case failed, 5 if every case was
-    skipped: ``results.exit_status``; else 0)."""
+    skipped or the dump lists none: ``results.exit_status``; else 0)."""
     console = PipeConsole(stderr=args.json_path == "-")  # (as verify's: --json - keeps stdout JSON)
     if not console.is_terminal:
         console.width = max(console.width, report.LOG_WIDTH)
@@ -136,20 +138,25 @@ def run(args: argparse.Namespace) -> int:
         summary = report.summary(results, elapsed)
         if interrupted:
             summary["not_run"] = len(folders) - len(results)
-        dumped = _dumped([case.manifest for case in cases])
+        dumped = _dumped([case.manifest for case in cases]) if cases else _index_settings(root)
         console.print(report.summary_line(summary, **dumped))
         if args.json_path:
             report.write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
     if interrupted or pressed:
         print(report.interrupted_line("compare", len(results), len(folders), args.json_path), file=sys.stderr)
         return 130
-    return report.exit_status("compare", summary)
+    # a dump of no case (its verify run skipped each, or wrote none): nothing compared, the 5 that
+    # verify exited with, not a usage error (a breaker: a script of verify, board, compare got 5, then 2)
+    nothing = (f"{root / golden_files.INDEX} lists no case folder: the verify run that wrote it dumped none (each "
+               "case was skipped, or failed before its files were written: verify's table gave each reason)")
+    return report.exit_status("compare", summary, nothing)
 
 
 def case_folders(root: Path) -> list[Path]:
-    """The case folders of a dump root (its index.json, in order), of one case file's folder in
-    it (its case folders, by their index prefix: the index's order), or ``root`` itself, a case folder;
-    ValueError (a usage error) for a root that is none of these or an index that lists none."""
+    """The case folders of a dump root (its index.json, in order: none where it lists none, a
+    dump of a verify run that wrote no case), of one case file's folder in it (its case folders,
+    by their index prefix: the index's order), or ``root`` itself, a case folder; ValueError (a
+    usage error) for a root that is none of these."""
     if not root.is_dir():
         raise ValueError(f"{root}: {'not a folder' if root.exists() else 'no such folder'}; expected a folder "
                          "opsnn verify --dump wrote, one case file's folder in it, or one case folder")
@@ -171,10 +178,6 @@ def case_folders(root: Path) -> list[Path]:
     if not isinstance(cases, list) or not all(isinstance(c, str) for c in cases):
         raise ValueError(f"{index}: expected an object whose 'cases' lists the case folders by path "
                          "(as opsnn verify --dump writes it)")
-    if not cases:
-        raise ValueError(f"{index} lists no case folder: the verify run that wrote it dumped no case (each "
-                         "was skipped, or failed before its files were written: its table gives each reason), "
-                         "so there is nothing to compare")
     folders = list({(root / case).resolve(): root / case for case in cases}.values())  # (listed twice: one case)
     outside = [str(f) for f in folders if not f.resolve().is_relative_to(root.resolve())]
     if outside:  # (as golden_files.probe, which reads only folders below the root)
@@ -330,6 +333,15 @@ def _explain(case: DumpedCase, board: np.ndarray, golden: np.ndarray, differs: n
     inputs = {role: golden_files.read_entry(case.folder, f"inputs.{role}", entry)
               for role, entry in case.manifest["inputs"].items()}
     return binding.explain(inputs, case.scalars, board, golden, differs)
+
+
+def _index_settings(root: Path) -> dict:
+    """What a dump of no case was made with, for the summary line and ``--json``: as its index's
+    settings record them (each "not recorded" where they do not)."""
+    settings = read_json((root / golden_files.INDEX).read_text()).get("settings")  # (case_folders read it)
+    values = [settings.get(key) if isinstance(settings, dict) else None for key in ("golden", "soc", "seed")]
+    return {key: value if isinstance(value, (str, int)) else "not recorded"
+            for key, value in zip(("golden", "soc", "seed"), values)}
 
 
 def _dumped(manifests: list[dict]) -> dict:

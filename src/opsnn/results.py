@@ -183,18 +183,21 @@ def summary_line(summary: dict, golden: str, soc: str, seed) -> str:
 NOTHING_CHECKED = 5
 
 
-def exit_status(command: str, summary: dict) -> int:
+def exit_status(command: str, summary: dict, nothing: str = "") -> int:
     """The exit status of a verify or compare run that ended (not interrupted) with ``summary``:
-    1 where a case failed, ``NOTHING_CHECKED`` where every case was skipped (a line on stderr
-    says so), else 0 (a DOC is a case checked: its difference is a documented one)."""
+    1 where a case failed, ``NOTHING_CHECKED`` where every case was skipped or there was none
+    (``nothing`` says why: compare of a dump that lists no case), a line on stderr saying so,
+    else 0 (a DOC is a case checked: its difference is a documented one)."""
     if summary[FAIL]:
         return 1
-    if summary["total"] and summary[SKIP] == summary["total"]:
+    if summary[SKIP] == summary["total"]:
         count = summary["total"]
-        skipped = f"all {count} cases" if count > 1 else "its 1 case"
+        why = (f"all {count} cases skipped" if count > 1 else "its 1 case skipped") if count else nothing
+        if count:
+            why += " (the table gives each reason)"
         verb = {"verify": "verified", "compare": "compared"}[command]
-        print(f"opsnn {command}: no case {verb}: {skipped} skipped (the table gives each reason); exit status "
-              f"{NOTHING_CHECKED}, not 0: a run that checked nothing is no pass", file=sys.stderr)
+        print(f"opsnn {command}: no case {verb}: {why}; exit status {NOTHING_CHECKED}, not 0: a run that checked "
+              "nothing is no pass", file=sys.stderr)
         return NOTHING_CHECKED
     return 0
 
