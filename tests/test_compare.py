@@ -329,6 +329,38 @@ def test_a_dump_of_skipped_cases_is_nothing_compared_as_verify_said(tmp_path, ru
     assert code == 2 and report is None and f"{dump} holds neither index.json" in err
 
 
+def test_a_redump_replaces_each_case_folder_whole_board_files_too(tmp_path, run_compare):
+    """(A breaker) verify --dump removed only the files case.json named, so a board's npu.bin from
+    the earlier run's inputs stayed beside the new golden and compare --output npu.bin judged a
+    stale result against it (here: PASS against a golden it was never computed for). A re-dump
+    empties each case folder it writes and removes the earlier index's case folders it does not
+    (folders holding a case.json); files elsewhere under DIR, and a folder without case.json,
+    are left."""
+    path = write_json(tmp_path, *(json_case(i, "fp32", (2, 3), [-1, 1], [-1, 1], 1) for i in range(2)))
+    dump = tmp_path / "d"
+    assert run_verify(path, "--dump", dump) == 0
+    first, second = (dump / LEAKY / f"000{i}_aclnnLeakyReluBackward_{i}" for i in range(2))
+    for folder in (first, second):
+        board_file(folder)
+        (folder / "board").mkdir()
+        (folder / "board" / "log.txt").write_text("run 1")
+    (dump / LEAKY / "notes.txt").write_text("mine")
+    (dump / "notes.txt").write_text("mine")
+    other = dump / LEAKY / "0007_mine"  # (no case.json: not a case folder)
+    other.mkdir()
+    (other / "npu.bin").write_bytes(b"12")
+    assert run_compare(dump, "--output", "npu.bin")[0] == 0
+    assert run_verify(path, "--seed", 1, "--cases", 0, "--dump", dump) == 0  # new inputs for case 0
+    assert sorted(p.name for p in first.iterdir()) == ["case.json", "golden.bin", "gradOutput.bin", "output.bin",
+                                                        "self.bin"]
+    assert not second.exists()
+    assert (dump / LEAKY / "notes.txt").read_text() == "mine" and (dump / "notes.txt").read_text() == "mine"
+    assert (other / "npu.bin").read_bytes() == b"12"
+    code, report, _ = run_compare(dump, "--output", "npu.bin")
+    assert code == 1 and [c["status"] for c in report["cases"]] == ["FAIL"]
+    assert report["cases"][0]["reason"].startswith(f"{first / 'npu.bin'}: No such file or directory")
+
+
 def _edit(folder: Path, drop: str | None = None, **fields) -> None:
     """case.json with ``fields`` set, and the field ``drop`` removed."""
     path = folder / "case.json"

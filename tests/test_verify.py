@@ -648,10 +648,14 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     assert run_verify(second, "--dump", dump, "--max-elements", "10") == 5  # its 15-element case: skipped
     assert not (dump / name).exists()
     assert json.loads((dump / "index.json").read_text())["cases"] == []
-    # (a reviewer) only what opsnn wrote goes: a user's file beside a case's stays, with its
-    # folder, and an index.json of another shape is not read (it is refused: a breaker)
+    # (a reviewer) only what opsnn wrote goes: a case folder of the earlier index whole (a board's
+    # file in it was computed from its inputs: a breaker, test_compare), a user's file beside the
+    # case folders stays, with its folder, and an index.json of another shape is not read (it is
+    # refused: a breaker)
     assert run_verify(first, second, "--dump", dump, "--cases", "0") == 1
-    mine = dump / f"{name}-2" / "0000_aclnnLeakyReluBackward_0" / "npu_output.bin"
+    board = dump / f"{name}-2" / "0000_aclnnLeakyReluBackward_0" / "npu_output.bin"
+    board.write_bytes(b"12")
+    mine = dump / f"{name}-2" / "notes.txt"
     mine.write_bytes(b"12")
     (tmp_path / "own").mkdir()
     (tmp_path / "own" / "weights.bin").write_bytes(b"34")
@@ -659,7 +663,7 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     (tmp_path / "own" / "sub" / "x.bin").write_bytes(b"5")
     (tmp_path / "own" / "index.json").write_text('{"cases": ["sub"]}')
     assert run_verify(first, "--dump", dump) == 1
-    assert mine.read_bytes() == b"12" and sorted(p.name for p in mine.parent.iterdir()) == ["npu_output.bin"]
+    assert mine.read_bytes() == b"12" and sorted(p.name for p in mine.parent.iterdir()) == ["notes.txt"]
     with pytest.raises(ValueError, match="exists and is not the index of an opsnn verify --dump"):
         G.probe(tmp_path / "own")
     assert (tmp_path / "own" / "weights.bin").exists() and (tmp_path / "own" / "sub" / "x.bin").exists()

@@ -8,7 +8,9 @@ aclnn call wrote), beside ``case.json``, which gives each file's dtype (its aclD
 ``ACL_FLOAT16``, and NumPy's) and shape, each tensor's format, the scalars and flags, the
 tolerance, the seed and the verdict, so a board test can feed the same inputs and compare with
 the same golden. A case whose aclnn call failed gets its inputs and verdict only; a case skipped
-or failed otherwise, nothing (an earlier run's files there are removed); a write stopped midway
+or failed otherwise, nothing. A case folder is the run's whole: an earlier run's case folders
+(those holding a case.json) are emptied, a board's files in them too (``clear``: computed from
+inputs the run replaces), and those this run does not write removed; a write stopped midway
 (a Ctrl-C, a full disk) removes what it wrote, so every folder with files has its case.json.
 ``index.json`` lists the folders the run wrote. ``load`` reads a folder back, checking each file
 against its entry (``GoldenFileError`` otherwise); ``opsnn compare`` (``opsnn.compare``) reads a
@@ -21,6 +23,7 @@ import contextlib
 import math
 import os
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -60,8 +63,8 @@ def case_folder(root: str | Path, label: str, index: int, case_name: str) -> Pat
 
 def probe(root: str | Path) -> None:
     """Make ``root`` and check a file can be written there (OSError if not), before a run; the
-    case folders an earlier run's index lists are emptied of what it wrote (``clear``) and
-    removed where nothing else is in them, then the index itself (an interrupted run must not
+    case folders an earlier run's index lists are emptied (``clear``) and removed, with their
+    case file's folder where nothing else is in it, then the index itself (an interrupted run must not
     leave it describing new files; a new user's: a second run of fewer cases left the first
     run's other folders beside its own). Only folders below ``root`` are touched. An
     ``index.json`` there that is not of opsnn's shape (another program's, a folder) is a
@@ -103,22 +106,19 @@ def _earlier_cases(index: Path) -> list:
 
 
 def clear(folder: Path) -> None:
-    """Remove what an earlier run wrote into a case folder: its case.json and the files that
-    names (plain names in the folder), nothing else (a reviewer: every .bin went, a user's own
-    beside them too)."""
+    """Empty a case folder an earlier run wrote, one holding a ``case.json``: every file and
+    folder in it, a board's results too (computed from the inputs this run replaces, they were
+    judged against a golden they were never computed for: a breaker), case.json last (a run
+    stopped midway leaves it, so the next run empties the folder again). A folder without
+    case.json is no dump's case folder and is left as it is."""
     manifest = folder / "case.json"
-    try:
-        document = read_json(manifest.read_text())
-    except (OSError, ValueError):
+    if not manifest.is_file():
         return
-    entries = []
-    if isinstance(document, dict):
-        inputs = document.get("inputs")
-        entries = [*(inputs.values() if isinstance(inputs, dict) else ()), document.get("golden"), document.get("output")]
-    for entry in entries:
-        name = entry.get("file") if isinstance(entry, dict) else None
-        if is_plain_name(name):
-            (folder / name).unlink(missing_ok=True)
+    for path in folder.iterdir():
+        if path.is_dir() and not path.is_symlink():  # (a link goes, never what it points to)
+            shutil.rmtree(path)
+        elif path != manifest:
+            path.unlink(missing_ok=True)
     manifest.unlink(missing_ok=True)
 
 

@@ -288,7 +288,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dump", type=report.path_argument, default=None, metavar="DIR", action=Once,
                         help="also write each run case's inputs, golden and output as raw .bin files "
                              "(ndarray.tofile, as CANN's gen_data.py) with a case.json, under "
-                             "DIR/<file>/<index>_<name>/")
+                             "DIR/<file>/<index>_<name>/ (a rerun empties those folders, a board's files too)")
 
 
 def run(args: argparse.Namespace) -> int:
