@@ -818,6 +818,21 @@ def test_an_aclnn_name_is_read_as_written_and_a_near_miss_named(tmp_path):
             str(exc.value)
 
 
+def test_op_names_are_read_without_surrounding_spaces_in_both_files(tmp_path):
+    """(A breaker) a csv op_name was read stripped, a json aclnn_name as written: a hand-edited
+    json's " aclnnLeakyReluBackward " was an unknown operator that named itself as the fix. Both
+    are read without surrounding spaces (letter case still as written); the json case's name is
+    made of the stripped name."""
+    (csv_case,) = load_cases(_one_csv_row(tmp_path, op_name=" hardtanh_grad\t"))
+    assert csv_case.op == "HardtanhBackward"
+    case = json_case(4, "fp32", (2,), [-1, 1], [-1, 1], 1)
+    (json_case_read,) = load_cases(write_json(tmp_path, {**case, "aclnn_name": " aclnnLeakyReluBackward\t"}))
+    assert (json_case_read.op, json_case_read.name) == ("LeakyReluBackward", "aclnnLeakyReluBackward_4")
+    with pytest.raises(ValueError, match=r"case 0: unknown operator ' aclnnleakyrelubackward ' \(did you mean "
+                                         r"'aclnnLeakyReluBackward'\? aclnn_name is read as written"):
+        load_cases(write_json(tmp_path, {**case, "aclnn_name": " aclnnleakyrelubackward "}))
+
+
 @pytest.mark.parametrize("cells, reason", [
     ({"is_enabled": "False"}, "is_enabled is False: CANN's harness does not run this row"),
     ({"is_enabled": " false ", "manual_input_binaries": "('a.bin', 'b.bin')"},

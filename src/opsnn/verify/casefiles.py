@@ -126,6 +126,7 @@ def _unknown_op(what: str, written: str, field: str, spelling: str, candidates: 
     taken, ``known`` those listed). Op names are read as written: CANN's are case-sensitive
     identifiers, and a file opsnn ran under another spelling would not be one CANN's harness
     runs (dtype and format names, which CANN's files spell several ways, are read in any case).
+    Surrounding spaces are no part of a name (``_csv_case``, ``_json_case`` strip them).
     So that the fix is one edit, the message names the candidate ``written`` misses only in
     letter case and underscores (the op type LeakyReluGrad for leaky_relu_grad), saying how
     ``field`` is spelt (``spelling``), or one it misses by a slip (``_NEAR_MISS``)."""
@@ -401,7 +402,10 @@ def _json_case(file: str, index: int, case: dict) -> Case:
     if not isinstance(case["aclnn_name"], str):
         raise ValueError(f"aclnn_name is {_json_text(case['aclnn_name'])}; expected an operator name "  # noqa: TRY004
                          'such as "aclnnLeakyReluBackward"')
-    op = case["aclnn_name"].removeprefix("aclnn")  # the forward files name "LeakyRelu", "Hardtanh"
+    # read without surrounding spaces, as a csv's op_name (a hand-edited file's " aclnnX " was an
+    # unknown operator: a breaker); letter case as written
+    aclnn_name = case["aclnn_name"].strip()
+    op = aclnn_name.removeprefix("aclnn")  # the forward files name "LeakyRelu", "Hardtanh"
     if op not in OPS:
         named = [f"aclnn{name}" for name in OPS]
         raise _unknown_op("operator", case["aclnn_name"], "aclnn_name", "the aclnn API's name", [*named, *OPS], named)
@@ -431,7 +435,7 @@ def _json_case(file: str, index: int, case: dict) -> Case:
     out_dtype = _json_out_dtype(op, tensors)
     case_id = case.get("id")  # (a null one had named the case aclnnLeakyReluBackward_None)
     label = index if case_id is None else case_id if isinstance(case_id, str) else _json_text(case_id)
-    name = f"{case['aclnn_name']}_{label}"
+    name = f"{aclnn_name}_{label}"
     return Case(file, index, name, op, tuple(tensors), tuple(scalars), tuple(flags), out_dtype,
                 _broadcast(t.shape for t in tensors), "ND", _json_tolerance(case, out_dtype))
 
