@@ -833,6 +833,34 @@ def test_op_names_are_read_without_surrounding_spaces_in_both_files(tmp_path):
         load_cases(write_json(tmp_path, {**case, "aclnn_name": " aclnnleakyrelubackward "}))
 
 
+def test_a_disabled_csv_row_is_read_for_its_name_alone(tmp_path, capsys):
+    """(A breaker) a row with is_enabled False, which CANN's harness does not run, was still read
+    whole, so a malformed cell in it (here its shapes, op name and attributes) made the whole file
+    a usage error. Such a row is now read for its name and op alone and reported SKIP; the
+    enabled rows around it run. A malformed is_enabled is still a usage error (it decides)."""
+    path = _one_csv_row(tmp_path)
+    good = path.read_text().splitlines()[1]
+    bad = good.replace("ht,hardtanh_grad,", "off,gelu_grad ,").replace("(2, 3)", "(2, oops")
+    path.write_text(path.read_text().splitlines()[0] + ",is_enabled\n" + good + ",\n" + bad + ",False\n")
+    first, disabled = load_cases(path)
+    assert first.unsupported is None
+    assert (disabled.index, disabled.name, disabled.op, disabled.tensors, disabled.scalars) == (
+        1, "off", "gelu_grad", (), ())
+    assert (disabled.numel, disabled.dtype_label, disabled.shape_label) == (0, "", "")
+    assert disabled.unsupported == "is_enabled is False: CANN's harness does not run this row"
+    capsys.readouterr()
+    assert cli.main(["verify", str(path), "--json", "-"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(c["name"], c["op"], c["status"], c["numel"]) for c in report["cases"]] == [
+        ("ht", "HardtanhBackward", "PASS", 6), ("off", "gelu_grad", "SKIP", 0)]
+    # a disabled row of a known kernel names its operator
+    path.write_text(path.read_text().replace("off,gelu_grad ,", "off, hardtanh_grad,"))
+    assert load_cases(path)[1].op == "HardtanhBackward"
+    path.write_text(path.read_text().replace(",False\n", ",nope\n"))
+    with pytest.raises(ValueError, match="line 3 \\(case 1\\): is_enabled is 'nope'; expected True or False"):
+        load_cases(path)
+
+
 @pytest.mark.parametrize("cells, reason", [
     ({"is_enabled": "False"}, "is_enabled is False: CANN's harness does not run this row"),
     ({"is_enabled": " false ", "manual_input_binaries": "('a.bin', 'b.bin')"},

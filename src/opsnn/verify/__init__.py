@@ -31,8 +31,9 @@ kernel takes the forward input first, spec §7.1); ``LeakyRelu(x)`` -> ``aclnnLe
 kernel attrs become ``ACL_FLOAT`` scalars; an absent OPTIONAL attr takes the kernel default
 (slope 0.0), an absent REQUIRED one (HardtanhGrad's min_val and max_val) makes the row malformed.
 Operators that ``opsnn.aclnn`` does not provide yet are reported as SKIP, and so is a csv row
-that is disabled (``is_enabled`` False) or gives its inputs or golden as binary files
-(``manual_input_binaries`` / ``manual_golden_binaries``: ``casefiles._not_run``), and a case
+that is disabled (``is_enabled`` False: read for its name and op alone, ``casefiles._disabled``)
+or gives its inputs or golden as binary files (``manual_input_binaries`` /
+``manual_golden_binaries``: ``casefiles._not_run``), and a case
 that phase 1 refuses with 561003 because the ``--soc`` product line has no kernel for its
 operator (LeakyReluBackward on Ascend310B), and a case whose BF16 tensors or scalars the ``--soc``
 dtype lists refuse (Ascend910: "needs a BF16-capable SoC"; ``command.bf16_refusal``). A kernel

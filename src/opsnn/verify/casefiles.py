@@ -207,6 +207,11 @@ def _check_header(names: list[str]) -> None:
 
 
 def _csv_case(file: str, index: int, row: dict[str, str]) -> Case:
+    disabled = _disabled(row)
+    if disabled:  # its other cells unread: a malformed one in a row no harness runs is no usage error (a breaker)
+        written = (row.get("op_name") or "").strip()
+        kernel = _KERNELS.get(written)
+        return Case.unread(file, index, row["testcase_name"], kernel.op if kernel else written, disabled)
     kernel = _KERNELS.get(row["op_name"].strip())
     if kernel is None:
         raise _unknown_op("kernel op", row["op_name"], "op_name",
@@ -318,17 +323,22 @@ def _csv_attr_scalars(kernel: _Kernel, attrs) -> Iterator[ScalarSpec]:
         yield ScalarSpec(role, _ATTR_DTYPE, Values.constant(value))
 
 
-def _not_run(row: dict[str, str]) -> str | None:
-    """Why a row is not run as the file means it, or None: ``is_enabled`` False (CANN's harness
-    skips such a row: a known failure is disabled so), or inputs or golden given as binary files
-    (``manual_input_binaries`` / ``manual_golden_binaries``: verify generates its data and judges
-    it against its own golden, so it would check another case). An empty cell, or no such column
-    as in ops-nn's files, runs; ValueError naming the field for a value of neither form."""
+def _disabled(row: dict[str, str]) -> str | None:
+    """Why a row is not run at all, or None: ``is_enabled`` False (CANN's harness skips such a
+    row: a known failure is disabled so; ``_csv_case`` then reads its name and op alone). An
+    empty cell, or no such column as in ops-nn's files, runs; ValueError naming the field for a
+    value of neither form."""
     enabled = (row.get("is_enabled") or "").strip()
     if enabled.lower() not in ("", "true", "false"):
         raise ValueError(f"is_enabled is {_cut(repr(enabled))}; expected True or False (or the cell left empty: True)")
-    if enabled.lower() == "false":
-        return "is_enabled is False: CANN's harness does not run this row"
+    return "is_enabled is False: CANN's harness does not run this row" if enabled.lower() == "false" else None
+
+
+def _not_run(row: dict[str, str]) -> str | None:
+    """Why an enabled row is not run as the file means it, or None: inputs or golden given as
+    binary files (``manual_input_binaries`` / ``manual_golden_binaries``: verify generates its
+    data and judges it against its own golden, so it would check another case). An empty cell,
+    or no such column, runs; ValueError naming the field for a value that is no tuple."""
     for field, what in (("manual_input_binaries", "inputs"), ("manual_golden_binaries", "golden")):
         text = (row.get(field) or "").strip()
         files = _literal(text, field) if text else ()

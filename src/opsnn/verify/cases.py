@@ -93,7 +93,7 @@ class Case:
     file: str
     index: int
     name: str
-    op: str
+    op: str  # (but for an ``unread`` case whose op_name names no kernel: that name)
     tensors: tuple[TensorSpec, ...]
     scalars: tuple[ScalarSpec, ...]
     flags: tuple[tuple[str, bool], ...]
@@ -104,6 +104,15 @@ class Case:
     unsupported: str | None = None  # why the case is a SKIP as read: no aclnn mapping, disabled, binary data
     note: str = ""  # what the row's kernel would do differently (a dtype mix it refuses)
     soc_series: tuple[str, ...] = ()  # the SoCs a kernel row names
+
+    @classmethod
+    def unread(cls, file: str, index: int, name: str, op: str, reason: str) -> Case:
+        """A case read for its name and op alone, never run (``reason``, its ``unsupported``: a
+        disabled csv row, which CANN's harness does not run either): no tensors, scalars or
+        flags, an out of 0 elements (its table row shows no dtype, shape or size), the
+        tolerance bit-exact; ``fields._checked`` passes it as it is."""
+        return cls(file, index, name, op, (), (), (), np.dtype(np.float32), (0,), "ND", Tolerance(0.0, 0.0, "exact"),
+                   reason)
 
     @property
     def numel(self) -> int:
