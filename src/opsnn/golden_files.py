@@ -79,7 +79,11 @@ def probe(root: str | Path) -> None:
     for case in listed:
         stale = (folder / str(case)).resolve()
         if stale != inside and stale.is_relative_to(inside):
-            clear(stale)
+            try:
+                clear(stale)
+            except OSError as exc:  # (a board's files the system will not remove) named, not just DIR
+                raise OSError(exc.errno, f"cannot empty the earlier run's case folder {str(folder / str(case))!r}: "
+                                         f"{exc.strerror}") from exc
             for empty in (stale, stale.parent):
                 if empty != inside and empty.is_dir() and not any(empty.iterdir()):
                     empty.rmdir()

@@ -130,7 +130,13 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     soc_note = f"soc_series names {', '.join(case.soc_series)}; run on {settings.soc} (--soc picks the SoC)"
     result.note = "; ".join(filter(None, (case.note, soc_note if other_soc else "")))
     if settings.dump:  # whatever happens below, nothing an earlier run wrote stays as if current
-        golden_files.clear(_dump_folder(case, settings, session))
+        try:
+            golden_files.clear(_dump_folder(case, settings, session))
+        except OSError as exc:  # the case fails, as one whose files cannot be written; the run goes on
+            result.status = FAIL
+            result.reason = ("--dump: cannot empty the case's folder of an earlier run's files: "
+                             f"{f'{exc.filename}: {exc.strerror}' if exc.filename else exc}")
+            return result
     reason = skip_reason(case, settings, session)
     if reason:
         result.reason = reason
