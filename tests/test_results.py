@@ -84,3 +84,18 @@ def test_text_from_a_case_file_or_case_json_is_printed_as_written():
     assert "FAIL [red]f0.csv #0 case[/bad]: case[/bad] [/x] refused; [i]note" in text
     assert "FAIL [red]f2.csv #2 tail\\: tail\\ [/x] refused; [i]note" in text
     assert text.rstrip().endswith("(golden [/g], SoC [b]soc, seed [/s])"), text
+
+
+def test_a_run_of_no_case_is_nothing_checked_saying_why(capsys):
+    """Exit 5 for a run that judged no case, each skipped or none at all (compare of a dump that
+    lists none gives the reason; a run of no case had exited 0 as if it passed), 1 on a FAIL."""
+    empty = {results.FAIL: 0, results.SKIP: 0, "total": 0}
+    assert results.exit_status("compare", empty, "d/index.json lists no case folder") == 5
+    assert capsys.readouterr().err == ("opsnn compare: no case compared: d/index.json lists no case folder; exit status "
+                                       "5, not 0: a run that checked nothing is no pass\n")
+    assert results.exit_status("verify", empty) == 5
+    assert capsys.readouterr().err.startswith("opsnn verify: no case verified: there was none to check; exit status 5")
+    assert results.exit_status("verify", {results.FAIL: 0, results.SKIP: 2, "total": 2}) == 5
+    assert "no case verified: all 2 cases skipped (the table gives each reason); exit" in capsys.readouterr().err
+    assert results.exit_status("verify", {results.FAIL: 1, results.SKIP: 0, "total": 1}) == 1
+    assert results.exit_status("verify", {results.FAIL: 0, results.SKIP: 1, "total": 2}) == 0

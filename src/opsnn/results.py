@@ -183,7 +183,7 @@ def summary_line(summary: dict, golden: str, soc: str, seed) -> str:
 NOTHING_CHECKED = 5
 
 
-def exit_status(command: str, summary: dict, nothing: str = "") -> int:
+def exit_status(command: str, summary: dict, nothing: str = "there was none to check") -> int:
     """The exit status of a verify or compare run that ended (not interrupted) with ``summary``:
     1 where a case failed, ``NOTHING_CHECKED`` where every case was skipped or there was none
     (``nothing`` says why: compare of a dump that lists no case), a line on stderr saying so,
