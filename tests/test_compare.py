@@ -332,10 +332,9 @@ def test_a_dump_of_skipped_cases_is_nothing_compared_as_verify_said(tmp_path, ru
 def test_a_redump_replaces_each_case_folder_whole_board_files_too(tmp_path, run_compare):
     """(A breaker) verify --dump removed only the files case.json named, so a board's npu.bin from
     the earlier run's inputs stayed beside the new golden and compare --output npu.bin judged a
-    stale result against it (here: PASS against a golden it was never computed for). A re-dump
-    empties each case folder it writes and removes the earlier index's case folders it does not
-    (folders holding a case.json); files elsewhere under DIR, and a folder without case.json,
-    are left."""
+    stale result against a golden it was never computed for. A re-dump empties each case folder
+    it writes and removes the earlier index's case folders it does not (folders holding a
+    case.json); files elsewhere under DIR, and a folder without case.json, are left."""
     path = write_json(tmp_path, *(json_case(i, "fp32", (2, 3), [-1, 1], [-1, 1], 1) for i in range(2)))
     dump = tmp_path / "d"
     assert run_verify(path, "--dump", dump) == 0
