@@ -329,7 +329,7 @@ def test_a_dump_of_skipped_cases_is_nothing_compared_as_verify_said(tmp_path, ru
     assert code == 2 and report is None and f"{dump} holds neither index.json" in err
 
 
-def test_a_redump_replaces_each_case_folder_whole_board_files_too(tmp_path, run_compare):
+def test_a_redump_replaces_each_case_folder_whole_board_files_too(tmp_path, run_compare, capsys):
     """(A breaker) verify --dump removed only the files case.json named, so a board's npu.bin from
     the earlier run's inputs stayed beside the new golden and compare --output npu.bin judged a
     stale result against a golden it was never computed for. A re-dump empties each case folder
@@ -349,7 +349,13 @@ def test_a_redump_replaces_each_case_folder_whole_board_files_too(tmp_path, run_
     other.mkdir()
     (other / "npu.bin").write_bytes(b"12")
     assert run_compare(dump, "--output", "npu.bin")[0] == 0
+    capsys.readouterr()
     assert run_verify(path, "--seed", 1, "--cases", 0, "--dump", dump) == 0  # new inputs for case 0
+    # what no dump wrote goes, but never unsaid: one line, paths below DIR (a user's board results)
+    names = [f"{LEAKY}/{folder.name}/{entry}" for folder in (first, second) for entry in ("board", "npu.bin")]
+    assert capsys.readouterr().err.splitlines() == [
+        f"opsnn verify: --dump removed 4 entries no --dump wrote from the earlier run's case folders in {str(dump)!r}, "
+        f"made from the inputs this run replaced: {', '.join(names[:3])} and 1 more"]
     assert sorted(p.name for p in first.iterdir()) == ["case.json", "golden.bin", "gradOutput.bin", "output.bin",
                                                         "self.bin"]
     assert not second.exists()

@@ -61,9 +61,10 @@ def case_folder(root: str | Path, label: str, index: int, case_name: str) -> Pat
     return Path(root) / label / f"{index:04d}_{safe[:80]}"
 
 
-def probe(root: str | Path) -> None:
+def probe(root: str | Path) -> list[Path]:
     """Make ``root`` and check a file can be written there (OSError if not), before a run; the
-    case folders an earlier run's index lists are emptied (``clear``) and removed, with their
+    case folders an earlier run's index lists are emptied (``clear``; what no dump wrote there is
+    returned, as ``clear`` returns it) and removed, with their
     case file's folder where nothing else is in it, then the index itself (an interrupted run must not
     leave it describing new files; a new user's: a second run of fewer cases left the first
     run's other folders beside its own). Only folders below ``root`` are touched. An
@@ -76,11 +77,12 @@ def probe(root: str | Path) -> None:
     listed = _earlier_cases(index)
     make_writable_folder(folder)
     inside = folder.resolve()
+    foreign = []
     for case in listed:
         stale = (folder / str(case)).resolve()
         if stale != inside and stale.is_relative_to(inside):
             try:
-                clear(stale)
+                foreign += clear(stale)
             except OSError as exc:  # (a board's files the system will not remove) named, not just DIR
                 raise OSError(exc.errno, f"cannot empty the earlier run's case folder {str(folder / str(case))!r}: "
                                          f"{exc.strerror}") from exc
@@ -88,6 +90,7 @@ def probe(root: str | Path) -> None:
                 if empty != inside and empty.is_dir() and not any(empty.iterdir()):
                     empty.rmdir()
     index.unlink(missing_ok=True)
+    return foreign
 
 
 def _earlier_cases(index: Path) -> list:
@@ -109,29 +112,45 @@ def _earlier_cases(index: Path) -> list:
     return document["cases"]
 
 
-def clear(folder: Path) -> None:
+def clear(folder: Path) -> list[Path]:
     """Empty a case folder an earlier run wrote, one holding a ``case.json``: every file and
     folder in it, a board's results too (computed from the inputs this run replaces, they were
     judged against a golden they were never computed for: a breaker), case.json last (a run
     stopped midway leaves it, so the next run empties the folder again). A folder without
-    case.json is no dump's case folder and is left as it is."""
+    case.json is no dump's case folder and is left as it is. Returns what it removed that the
+    case.json did not name (a board's files and folders), so that the run can say so: a user's
+    files never go unsaid."""
     manifest = folder / "case.json"
     if not manifest.is_file():
-        return
-    for path in folder.iterdir():
+        return []
+    named = _named_files(folder)
+    foreign = []
+    for path in sorted(folder.iterdir()):
         if path.is_dir() and not path.is_symlink():  # (a link goes, never what it points to)
             shutil.rmtree(path)
         elif path != manifest:
             path.unlink(missing_ok=True)
+        if path != manifest and path.name not in named:
+            foreign.append(path)
     manifest.unlink(missing_ok=True)
+    return foreign
+
+
+def _named_files(folder: Path) -> set[str]:
+    """The file names ``folder``'s case.json gives its tensors (none where it cannot be read)."""
+    try:
+        manifest = read_manifest(folder)
+    except GoldenFileError:
+        return set()
+    entries = [*manifest["inputs"].values(), manifest.get("golden"), manifest.get("output")]
+    return {entry["file"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("file"), str)}
 
 
 def write(folder: Path, manifest: dict, inputs: dict[str, np.ndarray], golden: np.ndarray | None,
           output: np.ndarray | None) -> None:
     """Write the tensors and ``case.json`` (``manifest`` plus each file's entry) into ``folder``,
-    after removing what an earlier run wrote there; ``golden`` / ``output`` None (a call that
-    failed before its result) leaves theirs out."""
-    clear(folder)
+    which ``clear`` has emptied; ``golden`` / ``output`` None (a call that failed before its
+    result) leaves theirs out."""
     folder.mkdir(parents=True, exist_ok=True)
     made = [folder / "case.json"]
     try:

@@ -131,7 +131,7 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     result.note = "; ".join(filter(None, (case.note, soc_note if other_soc else "")))
     if settings.dump:  # whatever happens below, nothing an earlier run wrote stays as if current
         try:
-            golden_files.clear(_dump_folder(case, settings, session))
+            session.dump_foreign += golden_files.clear(_dump_folder(case, settings, session))
         except OSError as exc:  # the case fails, as one whose files cannot be written; the run goes on
             result.status = FAIL
             result.reason = ("--dump: cannot empty the case's folder of an earlier run's files: "
@@ -326,6 +326,7 @@ def run(args: argparse.Namespace) -> int:
                                 {labels[str(Path(path).resolve())] for path, cases in files if cases})
         if not in_new_dump:
             report.check_writable(args.json_path, args.files)
+    foreign: list[Path] = []  # what the dump's probe removed that no dump wrote (a board's files)
     if args.dump:
         _check_dump_folders(args.dump, files, labels)
         refusal = output_folder_refusal("--dump", args.dump)
@@ -333,7 +334,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(refusal)
         made = _missing_folders(args.dump)
         try:
-            golden_files.probe(args.dump)
+            foreign = golden_files.probe(args.dump)
         except OSError as exc:
             raise OutputError("--dump", args.dump, exc, "into the folder") from None
         if in_new_dump:
@@ -348,6 +349,7 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as reporting:
         with platform.use_soc(settings.soc), Session() as session:
             session.dump_labels = labels
+            session.dump_foreign = foreign
             per_file, interrupted = _run_all(files, settings, session, console)
             # held while the report is written (a breaker: a press as the index was written or
             # the tables printed lost the whole report, and the index); the run then ends with 130
@@ -355,6 +357,8 @@ def run(args: argparse.Namespace) -> int:
             index_error = _write_index(settings, session) if settings.dump else None
         results, total, summary = _report(args, console, settings, files, per_file, interrupted, index_error,
                                           time.perf_counter() - start)
+    if session.dump_foreign:
+        print(f"opsnn verify: {_foreign_line(args.dump, session.dump_foreign)}", file=sys.stderr)
     if interrupted or pressed:
         print(report.interrupted_line("verify", len(results), total, args.json_path), file=sys.stderr)
         return 130
@@ -381,6 +385,18 @@ def _report(args: argparse.Namespace, console: Console, settings: Settings, file
     if index_error:  # after the results: a full disk at the end must not lose the run's table and --json
         print(f"opsnn verify: {index_error}", file=sys.stderr)
     return results, total, summary
+
+
+def _foreign_line(dump: str, removed: list[Path]) -> str:
+    """The line saying which files of the earlier run's case folders no --dump wrote (a
+    board's) this run removed: a user's files go, but never unsaid."""
+    root = Path(dump).resolve()
+    shown = ", ".join(str(p.relative_to(root) if p.is_relative_to(root) else p)
+                      for p in (path.resolve() for path in removed[:3]))
+    more = f" and {len(removed) - 3} more" if len(removed) > 3 else ""
+    return (f"--dump removed {len(removed)} {'entry' if len(removed) == 1 else 'entries'} no --dump wrote from "
+            f"the earlier run's case folders in {str(dump)!r}, made from the inputs this run replaced: "
+            f"{shown}{more}")
 
 
 def _check_dump_folders(dump: str, files, labels: dict[str, str]) -> None:

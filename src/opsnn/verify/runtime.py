@@ -41,6 +41,7 @@ class Session:
         self._owns_init = False
         self.dump_labels: dict[str, str] = {}  # case file (resolved) -> its --dump folder name
         self.dump_written: list[Path] = []     # the case folders this run wrote, in order
+        self.dump_foreign: list[Path] = []     # what it removed from them that no dump wrote
 
     def __enter__(self) -> Session:
         ret = self.acl.init()
