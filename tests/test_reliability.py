@@ -805,7 +805,7 @@ def test_malloc_host_refusal_names_its_call_and_its_limit(acl_runtime, monkeypat
 def test_emulated_addresses_are_never_real_ones(dev):
     """Found by a breaker: pinned host allocations (then at 0x7e00...) came to cover the real
     address of a NumPy array that numpy_to_ptr had handed out, and memcpy read the emulated
-    buffer in its place. Emulated addresses lie above 2**56, where no user-space pointer can."""
+    buffer in its place. Emulated addresses start at 2**56, which no user-space pointer reaches."""
     a = np.arange(16, dtype=F32)
     real = acl.util.numpy_to_ptr(a)
     host, _ = acl.rt.malloc_host(64)

@@ -321,7 +321,7 @@ def _hex(addr: object) -> str:
     return hex(addr) if isinstance(addr, int) else repr(addr)
 
 
-# Above 2**56, where no x86-64 or AArch64 user-space pointer can lie (57-bit addresses at most),
+# From 2**56 up (the device space's first address is 2**56 itself), where no x86-64 or AArch64 user-space pointer can lie (57-bit addresses at most),
 # so an emulated address is never also a real one that ``acl.util.numpy_to_ptr`` hands out (a
 # breaker's pinned allocations at 0x7f... came to cover a NumPy array's real address, which
 # memcpy then read from the emulated buffer). Still below 2**63: every address is an int64.
