@@ -264,6 +264,24 @@ def test_backend_switch_is_part_of_the_key():
     assert {k[2] for k in _fastpath.ENTRIES} <= {"numpy", None}
 
 
+def test_set_default_reads_names_as_the_variable_and_keeps_the_default_on_a_refusal(monkeypatch):
+    """kernels.set_default's docstring (a reader's check: it said only "raises"): a name in any
+    case with spaces around is taken, an unknown or empty one is ValueError, a backend that cannot
+    load ImportError, and a refused name leaves the default as it was."""
+    saved = kernels.DEFAULT
+    monkeypatch.setitem(kernels._BACKENDS, "broken", "opsnn.kernels.no_such_backend")
+    try:
+        kernels.set_default(" NumPy ")
+        assert kernels.DEFAULT == "numpy"
+        for name, error in (("numbaa", ValueError), ("", ValueError), ("broken", ImportError)):
+            with pytest.raises(error, match="kernel backend 'broken' cannot be loaded" if name == "broken"
+                               else f"unknown kernel backend {name!r}; known: numpy, numba"):
+                kernels.set_default(name)
+            assert kernels.DEFAULT == "numpy"
+    finally:
+        kernels.set_default(saved)
+
+
 def test_engine_plan_cache_for_the_aclnn_api(acl_env):
     g, x = _data()
     gt, xt = acl_env.put(g), acl_env.put(x)

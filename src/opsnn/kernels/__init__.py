@@ -148,8 +148,11 @@ def for_command():
 
 
 def set_default(name: str | None) -> None:
-    """Select the default backend for the process (None: automatic). Raises for a name that
-    is unknown or cannot load."""
+    """Select the default backend for the process: ``"numpy"`` or ``"numba"`` (case and
+    surrounding spaces ignored, as ``$OPSNN_BACKEND``'s), or None for the automatic choice; it
+    wins over ``$OPSNN_BACKEND``. Raises ValueError for an unknown name (an empty one included:
+    None is the automatic choice) and ImportError for a backend that cannot load (numba under
+    ``NUMBA_DISABLE_JIT=1``), as ``get`` does; the default is then left as it was."""
     global DEFAULT
     if name is not None:
         _import(name)
