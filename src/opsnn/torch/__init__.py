@@ -139,8 +139,28 @@ def _inplace(name: str, input: torch.Tensor, *scalars) -> torch.Tensor:
 
 
 def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool = False) -> torch.Tensor:
-    """``torch.nn.functional.leaky_relu`` on opsnn's aclnnLeakyRelu:
-    ``input if input > 0 else input * float32(negative_slope)``; dtype and shape of ``input``."""
+    """``torch.nn.functional.leaky_relu`` on opsnn's aclnnLeakyRelu (``inplace=True``: as
+    ``leaky_relu_``): ``input if input > 0 else input * float32(negative_slope)``.
+
+    Args:
+        input: CPU tensor, float16/bfloat16/float32/float64 (bfloat16 only on the SoCs of the
+            910B list), 0-8 dims, any strides.
+        negative_slope: a number, NumPy scalar or 0-d tensor that does not require grad (read
+            with ``.item()``, as torch.nn.functional reads it); used as float32, for float64
+            input too (DECISION 2).
+
+    Returns:
+        A new tensor of ``input``'s dtype and shape, strided as torch's own result
+        (docs/torch.md, Decisions 7); with ``inplace``, ``input`` itself.
+
+    Raises:
+        TypeError: ``input`` is no tensor, or the slope no number (None, a str, a tensor of
+            other shape or one that requires grad), as torch.nn.functional.
+        NotImplementedError: forward-mode AD (dual tensors).
+        AclnnRuntimeError: a RuntimeError and an ``opsnn.AclnnError``: 161002 (a dtype the SoC
+            lacks, more than 8 dims, a slope outside float32's range or with an imaginary part,
+            which torch refuses too), 561003 (Ascend310P / Ascend310B, which lack the operator).
+    Source: aclnnLeakyRelu (ops-nn); numbers as torch's CPU kernel (docs/torch.md)."""
     # (the checks a tensor of type Tensor and a float pass, behind a type test: ~1 us less a call)
     if type(input) is not torch.Tensor:
         if _proxied((input,)):
@@ -155,8 +175,15 @@ def leaky_relu(input: torch.Tensor, negative_slope: float = 0.01, inplace: bool 
 
 
 def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:
-    """In-place ``leaky_relu``; autograd keeps only the result, so backward refuses a negative
-    slope (161002), as torch does."""
+    """In-place ``leaky_relu`` (aclnnInplaceLeakyRelu): writes the result into ``input`` and
+    returns it, its version counter bumped after the write, as ATen's in-place ops do.
+
+    Dtypes, dims and the slope as ``leaky_relu``. Autograd keeps only the result, so the backward
+    of a negative slope raises AclnnRuntimeError 161002 (as torch raises there). Refused before
+    anything is written: an expanded or self-overlapping ``input`` (161002, as torch refuses
+    it), an inference tensor outside ``torch.inference_mode`` (161002), and with torch's own
+    RuntimeError what autograd refuses in place (a leaf that requires grad, a view of one, an
+    output of ``unbind``, a view made in no-grad mode); other errors as ``leaky_relu``'s."""
     if _proxied((input,)):
         return handle_torch_function(leaky_relu_, (input,), input, negative_slope)
     _tensors("leaky_relu_", input=input)
@@ -166,8 +193,29 @@ def leaky_relu_(input: torch.Tensor, negative_slope: float = 0.01) -> torch.Tens
 
 def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> torch.Tensor:
-    """``torch.nn.functional.hardtanh`` on opsnn's aclnnHardtanh: ``min(max(input, min), max)``
-    with the bounds converted to ``input``'s dtype. Raises ValueError when min_val > max_val."""
+    """``torch.nn.functional.hardtanh`` on opsnn's aclnnHardtanh (``inplace=True``: as
+    ``hardtanh_``): ``min(max(input, min_val), max_val)`` in ``input``'s dtype.
+
+    Args:
+        input: CPU tensor, float16/bfloat16/float32/float64 or int8/int16/int32/int64/uint8
+            (bfloat16 only on the SoCs of the 910B list), 0-8 dims, any strides.
+        min_val, max_val: numbers, NumPy scalars or 0-d tensors that do not require grad,
+            converted to ``input``'s dtype as torch converts them (a float bound of an integer
+            ``input`` truncated toward zero).
+
+    Returns:
+        A new tensor of ``input``'s dtype and shape (allocated as ``torch.empty_like(input)``);
+        with ``inplace``, ``input`` itself. NaN propagates; a NaN bound (floating ``input``)
+        makes every element NaN.
+
+    Raises:
+        ValueError: min_val > max_val, as torch.nn.functional, before any other check.
+        TypeError: ``input`` is no tensor, or a bound no number, as torch.nn.functional.
+        NotImplementedError: forward-mode AD (dual tensors).
+        AclnnRuntimeError: 161002 (a dtype the SoC lacks, more than 8 dims, a bool bound, a
+            bound outside ``input``'s dtype: float16 with 1e5, uint8 with -1, an integer
+            ``input`` with NaN or inf, which torch refuses too), 561003 (Ascend310B).
+    Source: aclnnHardtanh (ops-math ClipByValueV2); numbers as torch.clamp."""
     # first, as torch.nn.functional.hardtanh: a bound may be a Proxy too
     if type(input) is not torch.Tensor and _proxied((input,)):
         return handle_torch_function(hardtanh, (input,), input, min_val, max_val, inplace)
@@ -184,7 +232,14 @@ def hardtanh(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0,
 
 
 def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) -> torch.Tensor:
-    """In-place ``hardtanh``."""
+    """In-place ``hardtanh`` (aclnnInplaceHardtanh): writes the result into ``input`` and
+    returns it, its version counter bumped after the write.
+
+    Dtypes and bounds as ``hardtanh``, but min_val > max_val is aclnnHardtanh's refusal,
+    AclnnRuntimeError 161002 (torch.nn.functional's ``hardtanh_`` does not check it). Refused
+    before anything is written, as ``leaky_relu_``: an expanded or self-overlapping ``input``
+    and an inference tensor outside ``torch.inference_mode`` (161002), what autograd refuses in
+    place (torch's RuntimeError); other errors as ``hardtanh``'s."""
     if _proxied((input,)):
         return handle_torch_function(hardtanh_, (input,), input, min_val, max_val)
     _tensors("hardtanh_", input=input)
@@ -194,7 +249,8 @@ def hardtanh_(input: torch.Tensor, min_val: float = -1.0, max_val: float = 1.0) 
 
 
 def relu6(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
-    """``torch.nn.functional.relu6``: ``hardtanh(input, 0, 6)``."""
+    """``torch.nn.functional.relu6``: ``hardtanh(input, 0.0, 6.0, inplace)``, with its dtypes,
+    result and errors (an integer ``input`` takes the bounds 0 and 6, uint8 included)."""
     if _proxied((input,)):
         return handle_torch_function(relu6, (input,), input, inplace)
     _tensors("relu6", input=input)
@@ -204,8 +260,29 @@ def relu6(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
 
 def leaky_relu_backward(grad_output: torch.Tensor, self: torch.Tensor, negative_slope: float,
                         self_is_result: bool = False) -> torch.Tensor:
-    """aclnnLeakyReluBackward (``torch.ops.aten.leaky_relu_backward``): broadcast shape,
-    promoted dtype."""
+    """aclnnLeakyReluBackward as ``torch.ops.aten.leaky_relu_backward``: ``grad_output if self
+    > 0 else grad_output * float32(negative_slope)``.
+
+    Args:
+        grad_output, self: CPU tensors, float16/bfloat16/float32/float64 (bfloat16 only on the
+            SoCs of the 910B list), 0-8 dims, broadcastable; ``self`` is the forward's input,
+            or its result when ``self_is_result``.
+        negative_slope: a number (a Python int, float or bool), as ``torch.ops.aten``'s
+            schema takes it; used as float32 (DECISION 2).
+        self_is_result: True for the backward of an in-place forward.
+
+    Returns:
+        A new tensor of the broadcast shape and torch's result dtype (a 0-d operand defers to
+        a dimensioned one, as ``torch.result_type``).
+
+    Raises:
+        RuntimeError: torch's schema refusal of a slope that is no number (a NumPy float32, a
+            tensor).
+        NotImplementedError: forward-mode AD (dual tensors).
+        AclnnRuntimeError: 161002 (a dtype the SoC lacks, integer ``grad_output`` included;
+            shapes that do not broadcast; more than 8 dims; ``self_is_result`` with a negative
+            or NaN slope), 561003 (Ascend310B).
+    Source: aclnnLeakyReluBackward (ops-nn); numbers as torch's CPU kernel."""
     if type(grad_output) is not torch.Tensor or type(self) is not torch.Tensor:
         if _proxied((grad_output, self)):
             return handle_torch_function(leaky_relu_backward, (grad_output, self), grad_output, self,
@@ -217,8 +294,24 @@ def leaky_relu_backward(grad_output: torch.Tensor, self: torch.Tensor, negative_
 
 def hardtanh_backward(grad_output: torch.Tensor, self: torch.Tensor, min_val: float,
                       max_val: float) -> torch.Tensor:
-    """aclnnHardtanhBackward (``torch.ops.aten.hardtanh_backward``): grad_output and self of one
-    dtype (float16/bfloat16/float32) and one shape."""
+    """aclnnHardtanhBackward as ``torch.ops.aten.hardtanh_backward``: ``grad_output`` where
+    ``min_val < self < max_val`` (bounds as float32) or ``self`` is NaN (DECISION 8), else +0.0.
+
+    Args:
+        grad_output, self: CPU tensors of one dtype, float16/bfloat16/float32 (no float64 on
+            any SoC: DECISION 11; bfloat16 only on the SoCs of the 910B list), and one shape
+            (no broadcasting, where aten broadcasts), 0-8 dims.
+        min_val, max_val: numbers, as ``torch.ops.aten``'s schema takes them.
+
+    Returns:
+        A new tensor of ``self``'s dtype and shape.
+
+    Raises:
+        RuntimeError: torch's schema refusal of a bound that is no number.
+        NotImplementedError: forward-mode AD (dual tensors).
+        AclnnRuntimeError: 161002 (float64, an integer dtype or another the SoC lacks; dtypes
+            or shapes that differ; more than 8 dims). Every SoC has the operator.
+    Source: aclnnHardtanhBackward (ops-nn arch35 kernel); torch.ops.aten.hardtanh_backward."""
     if type(grad_output) is not torch.Tensor or type(self) is not torch.Tensor:
         if _proxied((grad_output, self)):
             return handle_torch_function(hardtanh_backward, (grad_output, self), grad_output, self, min_val,
