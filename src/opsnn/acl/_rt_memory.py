@@ -100,8 +100,9 @@ def get_mem_info(attr):
 def memset(dev_ptr, max_count, value, count) -> int:
     """aclrtMemset (synchronous): set ``count`` bytes at ``dev_ptr`` (device memory, or host
     memory from ``malloc_host`` / ``acl.util``) to ``value``'s low byte, as C's memset.
-    ``max_count`` bounds the destination. Returns ret (100000 for count > max_count, a value
-    outside int32, a range outside an allocation)."""
+    ``max_count`` bounds the destination. Returns ret: 0; 100001 before ``init``; 107002 for
+    device memory with no device set (host memory needs none); 100000 for count > max_count, a
+    value outside int32, a range outside an allocation or freed memory."""
     target, byte, _ = _memset_region("memset", dev_ptr, max_count, value, count)
     target[:] = byte
     return 0
@@ -167,8 +168,11 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
     """aclrtMemcpy (synchronous): copy ``count`` bytes; ``dest_max`` bounds the destination.
 
     ``kind``: ACL_MEMCPY_HOST_TO_HOST/HOST_TO_DEVICE/DEVICE_TO_HOST/DEVICE_TO_DEVICE or
-    ACL_MEMCPY_DEFAULT (direction inferred from the addresses). Returns ret (100000 for a range
-    outside an allocation, a wrong direction or count > dest_max).
+    ACL_MEMCPY_DEFAULT (direction inferred from the addresses). Host memory is a pointer from
+    ``malloc_host`` or ``acl.util``, or a NumPy array / bytes object itself (a destination array
+    C-contiguous and writable). Returns ret: 0; 100001 before ``init``; 107002 for a copy that
+    touches device memory with no device set (a host-to-host one needs none); 100000 for a range
+    outside an allocation or freed, a kind its addresses contradict, count > dest_max.
     """
     target, source, _ = _copy_regions("memcpy", dst, dest_max, src, count, kind)
     target[:] = source
