@@ -3,6 +3,14 @@
 This module holds the device, context, stream and event calls; the memory calls (malloc, memcpy,
 memset, ..., ``_rt_memory``) are re-exported here, so every call is ``acl.rt.<name>`` as in
 pyACL. The state they share (``STATE``) and their boundary helpers are in ``_rt_state``.
+
+Two statuses hold for every call and are not repeated in each docstring: 100001
+(ACL_ERROR_UNINITIALIZE) before ``acl.init()`` (and after ``acl.finalize()``), and 107002
+(ACL_ERROR_RT_CONTEXT_NULL) with no device set for every call that needs one: all but
+``set_device``, ``create_context``, ``get_device_count``, ``get_run_mode``, ``malloc_host`` /
+``free_host`` and a ``memcpy`` / ``memset`` of host memory only (their async forms need a
+stream, so a device); ``set_context`` and ``destroy_context`` check their context instead (a
+live one holds its device).
 """
 
 from __future__ import annotations
@@ -52,8 +60,10 @@ def reset_device(device_id) -> int:
     """aclrtResetDevice: drop one reference to ``device_id``. The last one releases the device's
     streams (their queued work runs first; later use of their handles is 107002 / 361001, as is
     any call needing a device until set_device again). Device memory stays allocated until freed
-    (after a new set_device), so leaks stay visible. Returns ret (500003 when queued work failed:
-    the device is reset all the same and the message names the task)."""
+    (after a new set_device), so leaks stay visible. Returns ret: 0; 500003 when queued work
+    failed (the device is reset all the same and the message names the task); 200002 for a
+    device not set (or that does not exist); 100000 for an id that is no non-negative
+    integer."""
     STATE.require_init("reset_device")
     device = _int(device_id, "deviceId", "reset_device")
     with STATE.lock:
@@ -188,7 +198,8 @@ def get_run_mode():
 @_ret
 def synchronize_device() -> int:
     """aclrtSynchronizeDevice: run what is queued on every live stream. Returns ret: every
-    stream is run, then the first failure is reported (500003, naming the task)."""
+    stream is run, then the first failure is reported (500003, naming the task); 107002 with no
+    device set."""
     STATE.require_device("synchronize_device")
     _run_released(STATE.streams.live(), "synchronize_device: every stream ran")
     return 0
@@ -326,8 +337,8 @@ def create_event_with_flag(flag):
 
 @_ret
 def destroy_event(event) -> int:
-    """aclrtDestroyEvent. Returns ret (100000 for NULL, 200005 for an event not live); a record
-    still queued runs all the same."""
+    """aclrtDestroyEvent. Returns ret (100000 for NULL, 200005 for an event not live, 107002
+    with no device set); a record still queued runs all the same."""
     STATE.require_device("destroy_event")
     STATE.events.destroy(event, "destroy_event: event")
     return 0
@@ -431,8 +442,9 @@ def stream_wait_event(stream, event) -> int:
     """aclrtStreamWaitEvent: the tasks queued on ``stream`` after this call run after the
     event's latest record so far (when ``stream`` runs, it runs the record's stream up to that
     record first, or waits while another thread runs it; an event never recorded is no wait).
-    Returns ret. A record dropped by a failure fails the wait (500003 at ``stream``'s
-    synchronize). 207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT), nothing queued, for an event made
+    Returns ret: 0 (``stream`` None or 0 is the default stream); 100000 for a NULL event
+    (None, 0), 200005 for a stream or event that is not live, 107002 with no device set. A
+    record dropped by a failure fails the wait (500003 at ``stream``'s synchronize). 207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT), nothing queued, for an event made
     by create_event_with_flag without ACL_EVENT_SYNC, as CANN's runtime answers (the stream and
     the event are checked first, as there)."""
     STATE.require_device("stream_wait_event")
