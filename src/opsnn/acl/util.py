@@ -1,7 +1,9 @@
 """``acl.util``: host pointer helpers, pyACL-shaped.
 
-The returned pointers are the objects' real addresses; opsnn keeps a reference to each object so
-the address stays valid (pyACL asks callers to keep them alive). ``ptr_to_bytes`` and
+The returned pointers are the objects' real addresses, known while the object lives: opsnn keeps
+no reference to it (pyACL asks callers to keep the object alive), and forgets the pointer when
+the object dies, so a later use is refused (``bytes_to_ptr(a.tobytes())`` used after the call:
+0 / None and a message), never a read of freed memory. ``ptr_to_bytes`` and
 ``ptr_to_numpy`` read only memory opsnn knows (malloc_host or registered), never arbitrary
 addresses. Errors return 0 / None and leave the message in ``acl.get_recent_err_msg()``.
 """
