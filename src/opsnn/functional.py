@@ -160,8 +160,10 @@ def hardtanh(self, min_val=-1.0, max_val=1.0, *, out=None):
         min_val, max_val: numbers, NumPy scalars or 0-d arrays (Python floats travel as DOUBLE scalars, ints as INT64; bools
             are refused), converted to self's dtype: rounded for floats; for integer self a float
             is truncated toward zero and must fit (so the default -1.0 is refused for uint8),
-            an int wraps like a C cast. min_val > max_val is refused; a NaN bound (floating
-            self) makes every element NaN.
+            an int wraps like a C cast. min_val > max_val is refused, compared before that
+            conversion, as int64 where min_val is an int (a float max_val truncated, NaN read as
+            0: ``hardtanh(x, 1, nan)`` is refused), else as double; a NaN bound that passes
+            (floating self) makes every element NaN (F6).
         out: optional NumPy array or DLPack tensor (any strides; written in place) with self's
             dtype and shape; it may be ``self`` itself but must not partially overlap it.
 
