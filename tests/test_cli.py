@@ -2125,3 +2125,46 @@ def test_tiling_of_an_aclnn_call_that_fails_in_phase_1_on_a_soc_without_the_conf
     code, out = _run(capsys, "tiling", *argv)
     assert code == 1 and f"FAILED       {report['failures'][0]}" in out.splitlines()
     assert "no op_host config for it; this call fails in phase 1" in out and "tiling key" not in out
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["run", "LeakyRelu", "--soc", "Ascend910", "--soc", "ascend310b"],
+     "opsnn run: error: argument --soc: given twice (--soc Ascend910 and --soc ascend310b); give one SoC\n"),
+    (["--soc", "ascend910", "--soc=Ascend950", "list"],
+     "opsnn: error: argument --soc: given twice (--soc ascend910 and --soc Ascend950); give one SoC\n"),
+    # before the command and after it: the one after had won silently
+    (["--soc", "Ascend910", "run", "LeakyRelu", "--soc", "Ascend310B"],
+     ("opsnn: error: argument --soc: given twice (--soc Ascend910 and --soc Ascend310B); give one SoC, before "
+      "the command or after it\n")),
+    (["demo", "--soc", "Ascend910", "--soc", "Ascend910"],
+     "opsnn demo: error: argument --soc: given twice (--soc Ascend910 and --soc Ascend910); give one SoC\n"),
+    (["tiling", "LeakyRelu", "--shape", "2", "--soc", "Ascend950", "--soc", "Ascend910B"],
+     "opsnn tiling: error: argument --soc: given twice (--soc Ascend950 and --soc Ascend910B); give one SoC\n"),
+    (["--soc", "Ascend950", "tiling", "LeakyRelu", "--shape", "2", "--soc", "Ascend910B"],
+     ("opsnn: error: argument --soc: given twice (--soc Ascend950 and --soc Ascend910B); give one SoC, before "
+      "the command or after it\n")),
+    (["verify", "x.csv", "--soc", "Ascend910", "--soc", "Ascend910B"],
+     "opsnn verify: error: argument --soc: given twice (--soc Ascend910 and --soc Ascend910B); give one SoC\n"),
+])
+def test_soc_given_twice_is_a_usage_error(capsys, argv, said):
+    """(a breaker) --soc given twice kept the last, where every other option given twice is a
+    usage error; before and after the command alike. Names in any case still read (the choices
+    compare as the profiles are looked up)."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.endswith(said), err
+
+
+def test_samples_soc_given_twice_is_a_usage_error():
+    def python(*argv):
+        return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=300, check=False)
+
+    done = python("-m", "opsnn.samples", "--soc", "ascend910", "--soc", "Ascend310B")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.endswith("python -m opsnn.samples: error: argument --soc: given twice (--soc ascend910 and "
+                                "--soc Ascend310B); give one SoC\n"), done.stderr
+    assert done.stdout == ""
+    once = python("-m", "opsnn.samples", "--soc", " ascend310B ")  # any case, surrounding spaces (DECISION 12)
+    assert once.returncode == 561003 % 256 and "Ascend310B" in once.stdout, once.stdout + once.stderr

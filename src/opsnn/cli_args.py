@@ -63,6 +63,7 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = NEGATIVE_NUMBER  # the attribute argparse consults
+        self.register("action", "parsers", _Commands)  # (add_subparsers' action)
 
     def _get_values(self, action, arg_strings):
         """argparse's, but ``--option=--`` is a usage error: argparse drops the ``--`` as its
@@ -161,10 +162,35 @@ def refuse_twice(parser, namespace, dest: str, option: str, words: str, hint: st
 _GIVEN = "_{}_given"  # the namespace attribute refuse_twice notes an option in (per parse: a new namespace each)
 
 
+def _is_given_note(key: str) -> bool:
+    return key.startswith("_") and key.endswith("_given")
+
+
 def given_as(namespace, dest: str) -> str | None:
     """How the option storing ``dest`` was given in this parse (``--seed 3``), where
     ``refuse_twice`` noted it; None where it was not given (its default stands)."""
     return getattr(namespace, _GIVEN.format(dest), None)
+
+
+class _Commands(argparse._SubParsersAction):
+    """argparse's subcommands, but an option given both before the command and after it (``opsnn
+    --soc A run --soc B``: each parser defines one) is a usage error, as one given twice in one
+    parser is (``refuse_twice``): the command's parser reads into a namespace of its own, which
+    argparse then copies over the one before, so the second had won silently (a breaker)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        # the options noted before the command, set aside: what the command's parser notes is then
+        # seen (its notes are copied onto ``namespace``)
+        noted = {key: vars(namespace).pop(key) for key in list(vars(namespace)) if _is_given_note(key)}
+        super().__call__(parser, namespace, values, option_string)
+        for key, before in noted.items():
+            after = getattr(namespace, key, None)
+            if after is not None:
+                option = after.split()[0]
+                hint = getattr(parser._option_string_actions.get(option), "hint", "give it once")
+                parser.error(f"argument {option}: given twice ({before} and {after}); {hint}, before the command "
+                             "or after it")
+            setattr(namespace, key, before)
 
 
 class Once(argparse.Action):
@@ -332,18 +358,35 @@ def add_soc_option(parser, **overrides) -> None:
     from ._core import platform
 
     options = {"help": f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})", **overrides}
-    parser.add_argument("--soc", choices=list(platform.PROFILES), type=soc_name, **options)
+    # Once: given twice, a usage error as every other option (argparse kept the last)
+    parser.add_argument("--soc", choices=_SocNames(platform.PROFILES), type=soc_name, action=Once,
+                        hint=SOC_ONCE, **options)
+
+
+SOC_ONCE = "give one SoC"  # what --soc given twice is told, wherever a command defines the option
+
+
+class _SocNames(tuple):
+    """``--soc``'s choices: the profiles' names as listed (usage, help, the refusal), a word
+    matching one in any case and with surrounding whitespace (DECISION 12), as ``get_profile``
+    reads it: ``Once`` hands argparse's check the word as given, ``soc_name`` reads it after."""
+
+    def __contains__(self, text) -> bool:
+        from ._core import platform
+
+        try:
+            platform.get_profile(text)
+        except ValueError:
+            return False
+        return True
 
 
 def soc_name(text: str) -> str:
-    """A ``--soc`` word: a SoC name in any case as its profile's name (tiling and verify look names
-    up so too); an unknown one as given, for argparse's choices to refuse."""
+    """A ``--soc`` word (one of ``_SocNames``) as its profile's name (tiling and verify look
+    names up so too)."""
     from ._core import platform
 
-    try:
-        return platform.get_profile(text).name
-    except ValueError:
-        return text
+    return platform.get_profile(text).name
 
 
 def strict_json(document, indent: int | None) -> str:

@@ -24,6 +24,7 @@ from ._core.shape import MAX_DIM
 from ._core.status import AclError, AclnnError
 from ._core.tiling import flatten
 from .cli_args import (
+    SOC_ONCE,
     Once,
     ShapeList,
     data_type,
@@ -68,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "inputs then output (default float16, the dtype of the ops' own tiling tests; "
                              "`opsnn run` defaults to float32)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X tiling ...`` is not overwritten
-    parser.add_argument("--soc", default=argparse.SUPPRESS,
+    parser.add_argument("--soc", default=argparse.SUPPRESS, action=Once, hint=SOC_ONCE,
                         help="SoC profile (default: the current one if the op is built for it, "
                              "else the SoC the op is built for)")
     parser.add_argument("--negative-slope", type=float_argument, action=Once,

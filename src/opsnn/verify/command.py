@@ -38,6 +38,7 @@ from opsnn._core.dtypes import DataType, from_numpy
 from opsnn._core.extras import install_hint
 from opsnn._core.status import Status
 from opsnn.cli_args import (
+    SOC_ONCE,
     Once,
     OutputError,
     PipeConsole,
@@ -280,7 +281,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"skip cases whose largest tensor has more elements (default {DEFAULT_MAX_ELEMENTS}, "
                              "sized for a 24 GiB / 2-core machine)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X verify ...`` is not overwritten
-    parser.add_argument("--soc", default=argparse.SUPPRESS,
+    parser.add_argument("--soc", default=argparse.SUPPRESS, action=Once, hint=SOC_ONCE,
                         help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
     parser.add_argument("--seed", type=int_at_least(0), default=0, action=Once,
                         help="seed of the input data (default 0)")
