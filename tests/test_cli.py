@@ -2168,3 +2168,33 @@ def test_samples_soc_given_twice_is_a_usage_error():
     assert done.stdout == ""
     once = python("-m", "opsnn.samples", "--soc", " ascend310B ")  # any case, surrounding spaces (DECISION 12)
     assert once.returncode == 561003 % 256 and "Ascend310B" in once.stdout, once.stdout + once.stderr
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["run", "leaky_relu_backward", "--shape", ",".join(["1"] * 70)],
+     ("opsnn run: error: argument --shape: 70 dims, more than the 64 a NumPy array holds (the inputs are "
+      "allocated); an aclnn tensor takes at most 8\n")),
+    (["run", "leaky_relu_backward", "--grad-shape", *["1"] * 65],
+     ("opsnn run: error: argument --grad-shape: 65 dims, more than the 64 a NumPy array holds (the inputs are "
+      "allocated); an aclnn tensor takes at most 8\n")),
+    (["demo", "--shape", "x".join(["2"] * 100)],
+     ("opsnn demo: error: argument --shape: 100 dims, more than the 64 a NumPy array holds (the inputs are "
+      "allocated); an aclnn tensor takes at most 8\n")),
+])
+def test_a_shape_numpy_cannot_hold_is_a_usage_error(capsys, argv, said):
+    """(a breaker) a --shape of more dims than NumPy holds got NumPy's own text, naming no option:
+    run and demo allocate their inputs, so past NumPy's 64 dims is a usage error naming the
+    option, the limit and the count."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.endswith(said)
+
+
+def test_a_shape_numpy_holds_reaches_phase_1s_rank_check(capsys):
+    """64 dims, which NumPy holds, reach phase 1, whose check of at most 8 dims answers 161002; a
+    described tensor of `opsnn tiling` reaches it at any rank."""
+    code, out = _run(capsys, "run", "leaky_relu_backward", "--shape", ",".join(["1"] * 64))
+    assert code == 1 and "ret 161002" in out, out
+    code, out = _run(capsys, "tiling", "leaky_relu_backward", "--shape", ",".join(["1"] * 70))
+    assert code == 1 and "fails in phase 1 with 161002" in out, out

@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
+from ._core.shape import MAX_DIM
+
 
 def data_type(text: str):
     """The aclDataType a ``--dtype`` word of ``opsnn run`` / ``opsnn tiling`` / ``opsnn bench``
@@ -129,8 +131,9 @@ class ShapeWords(argparse.Action):
     """``--shape`` taking one or several words (``nargs="*"``), read together in
     ``parse_shape``'s grammar: ``2 3``, ``2,3``, ``2x3``, ``[]`` or nothing for 0-d, and an
     unquoted ``[2, 3]``, which the shell splits into ``[2,`` and ``3]``. Stores the shape as a
-    tuple; a bad shape or a negative dim is a usage error naming the option (the commands that
-    use it allocate arrays), and so is the option given twice: these commands take one shape per
+    tuple; a bad shape, a negative dim or more dims than NumPy holds (``NUMPY_MAX_DIMS``; 9 to 64
+    reach phase 1's rank check) is a usage error naming the option (the commands that use it
+    allocate arrays), and so is the option given twice: these commands take one shape per
     option, and argparse would keep the last one silently (``opsnn tiling``, which takes one
     ``--shape`` per input, uses ``ShapeList``)."""
 
@@ -144,7 +147,13 @@ class ShapeWords(argparse.Action):
             parser.error(_shape_error(parser.prog, option_string, values, exc))
         if any(d < 0 for d in dims):  # the commands that use it allocate arrays of the shape
             parser.error(f"argument {option_string}: dims must be >= 0 and < 2**63, got {text!r}")
+        if len(dims) > NUMPY_MAX_DIMS:  # (NumPy's own refusal, at the allocation, named no option)
+            parser.error(f"argument {option_string}: {len(dims)} dims, more than the {NUMPY_MAX_DIMS} a NumPy array "
+                         f"holds (the inputs are allocated); an aclnn tensor takes at most {MAX_DIM}")
         setattr(namespace, self.dest, dims)
+
+
+NUMPY_MAX_DIMS = 64  # NPY_MAXDIMS, the most dims a NumPy array has, since NumPy 2.0 (opsnn needs >= 2.0)
 
 
 def refuse_twice(parser, namespace, dest: str, option: str, words: str, hint: str) -> None:
