@@ -2198,3 +2198,18 @@ def test_a_shape_numpy_holds_reaches_phase_1s_rank_check(capsys):
     assert code == 1 and "ret 161002" in out, out
     code, out = _run(capsys, "tiling", "leaky_relu_backward", "--shape", ",".join(["1"] * 70))
     assert code == 1 and "fails in phase 1 with 161002" in out, out
+
+
+@pytest.mark.parametrize("word", ["b1", "B1", "|b1", "<i8", "=i2", "<f4", "|u1"])
+def test_numpy_byte_codes_are_refused_whatever_their_letter_or_byte_order(word):
+    """(a breaker) NumPy's letter-and-byte-count codes are refused, beside opsnn's bit-width short
+    names (i8 is int8), but b1 was bool and, with a byte-order mark, <i8 was int64 and =i2 int16:
+    one set of short names, in bits, whatever the letter; bool is bool or ?."""
+    from opsnn.cli_args import data_type
+
+    with pytest.raises(argparse.ArgumentTypeError) as exc:
+        data_type(word)
+    assert str(exc.value) == (f"dtype {word!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, "
+                              "f32, f64, i8, u8, i16, i32, i64, c64, c128): write one of them or the full name (bool, "
+                              "float64, int32, ...)")
+    assert data_type("bool").name == data_type("?").name == data_type("ACL_BOOL").name == "BOOL"

@@ -65,7 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # given once per input, --dtype f16 --dtype f32 may mean one per tensor
     parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
                         action=Once, hint="give one, or one per tensor in one, inputs then output: --dtype f16,f16,f32",
-                        help="dtype of every tensor (float16, bfloat16, float32, ...), or one per tensor, "
+                        help="dtype of every tensor (float16, bfloat16, float32, ...; f16, bf16, i8 ..., short names "
+                             "in bits), or one per tensor, "
                              "inputs then output (default float16, the dtype of the ops' own tiling tests; "
                              "`opsnn run` defaults to float32)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X tiling ...`` is not overwritten

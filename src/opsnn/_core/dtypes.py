@@ -174,7 +174,10 @@ SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "
                "c64": "complex64", "c128": "complex128", "int": "int32", "uint": "uint32", "long": "int64",
                **{f"{p}{bits}": f"{kind}{bits}" for bits in (8, 16, 32, 64)
                   for p, kind in (("i", "int"), ("s", "int"), ("u", "uint"))}}
-_BYTE_CODE = re.compile(r"[fiuc]\d+")
+# NumPy's letter-and-byte-count codes, b1 (bool) and a native or unspecified byte order's (<i8 is
+# int64) too: each would read as a bit width beside i8 (a breaker: b1 ran bool, <i8 int64); '>'
+# marks a byte order no aclTensor has, refused as such
+_BYTE_CODE = re.compile(r"[<=|]?[biufc]\d+")
 
 
 def parse_name(text: str) -> DataType:
@@ -184,9 +187,9 @@ def parse_name(text: str) -> DataType:
     float64; "int" int32, as in C and torch), then, after the same prefix, opsnn's short names
     (``SHORT_NAMES``: f16, bf16, i8, c64 in bits) and NumPy's (float32, bfloat16, float8_e5m2,
     its one-letter codes in their own case: B is uint8, b int8), in any case where NumPy has none.
-    Another letter-and-number code NumPy reads (f8, i4, u1, c8) is its count of bytes and is
-    refused: beside i8 meaning int8 it would read as a bit width (a breaker: f8 ran float64, i4
-    int32). ValueError, saying why, for anything else."""
+    Another letter-and-number code NumPy reads (f8, i4, u1, c8, b1, <i8) is its count of bytes
+    and is refused: beside i8 meaning int8 it would read as a bit width (a breaker: f8 ran
+    float64, i4 int32, <i8 int64); bool is ``bool`` or ``?``. ValueError, saying why, for anything else."""
     word = text.strip()
     for prefix in ("ACL_", "DT_"):
         if word.upper().startswith(prefix):
@@ -211,7 +214,7 @@ def parse_name(text: str) -> DataType:
         if name == candidate and _BYTE_CODE.fullmatch(candidate):
             raise ValueError(f"dtype {text!r} is NumPy's code in bytes; opsnn's short names count bits (f16, bf16, "
                              "f32, f64, i8, u8, i16, i32, i64, c64, c128): write one of them or the full name "
-                             "(float64, int32, ...)")
+                             "(bool, float64, int32, ...)")
         break
     if found is None:
         raise ValueError(f"unknown dtype {text!r}; expected {expected}")
