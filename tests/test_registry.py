@@ -102,3 +102,34 @@ def test_registry_rejects_a_duplicate_and_unknown_names():
     with pytest.raises(KeyError):
         registry.get("NoSuchOp")
     assert functional.leaky_relu_backward is opsnn.leaky_relu_backward
+
+
+@pytest.mark.parametrize("word, name", [
+    ("aclnnHardtanhBackward", "HardtanhBackward"), ("hardtanhbackward", "HardtanhBackward"),
+    ("ACLNNHARDTANHBACKWARD", "HardtanhBackward"), ("hardtanh_backward", "HardtanhBackward"),
+    ("HARDTANH_BACKWARD", "HardtanhBackward"), ("aclnn_hardtanh_backward", "HardtanhBackward"),
+    ("hardtanhgrad", "HardtanhBackward"), ("hardtanh_grad", "HardtanhBackward"), ("aclnnHardtanhGrad", "HardtanhBackward"),
+    ("clip_by_value_v2", "Hardtanh"), ("hardtanh_", "InplaceHardtanh"), ("inplace_hardtanh", "InplaceHardtanh"),
+    ("Leaky_Relu_", "InplaceLeakyRelu"), ("aclnninplaceleakyrelu", "InplaceLeakyRelu"),
+])
+def test_resolve_takes_each_canonical_spelling_in_any_case(word, name):
+    """The aclnn name (prefix optional), its snake_case (the Pythonic name), the kernel op's
+    CamelCase name and its snake_case, in any case."""
+    assert registry.resolve(word).name == name
+
+
+@pytest.mark.parametrize("word, hint", [
+    ("h_a_r_d_t_a_n_h", " (did you mean Hardtanh?)"), ("hard_tanh", " (did you mean Hardtanh?)"),
+    ("leakyrelu_backward", " (did you mean leaky_relu_backward?)"), ("leaky_relubackward", " (did you mean leaky_relu_backward?)"),
+    ("_hardtanh", " (did you mean Hardtanh?)"), ("hardtanh__", " (did you mean hardtanh_?)"),
+    ("hardtanh_backward_", " (did you mean hardtanh_backward?)"), ("aclnnhardtanh_backward", None),
+    ("aclnn_hardtanhbackward", None),
+])
+def test_resolve_refuses_underscores_put_anywhere(word, hint):
+    """(a breaker) the underscores of a name were all dropped before it was looked up, so
+    h_a_r_d_t_a_n_h was Hardtanh: only the canonical spellings resolve (a snake_case name's
+    underscores where its CamelCase has capitals), a near miss still hinting the closest."""
+    with pytest.raises(KeyError) as exc:
+        registry.resolve(word)
+    message = exc.value.args[0]
+    assert message.startswith(f"unknown operator {word!r}{hint if hint is not None else ''}"), message

@@ -228,33 +228,44 @@ def _unknown(name: str) -> str:
 def closest(name: str) -> str | None:
     """The operator name closest to a misspelt ``name`` (difflib's, at its default cutoff), of
     the names ``resolve`` takes (aclnn, kernel or Pythonic), compared in lower case as
-    ``resolve`` reads them; None where none is close."""
+    ``resolve`` reads them, then without ``name``'s underscores; None where none is close."""
     spellings = {}  # lower case -> the spelling suggested
     for spec in all_specs():
         for word in (spec.name, spec.python_name, spec.kernel_name):
             spellings.setdefault(word.lower(), word)
-    close = difflib.get_close_matches(name.strip().lower().removeprefix("aclnn"), spellings, n=1)
+    key = name.strip().lower().removeprefix("aclnn")
+    # then without its underscores: a name with them put elsewhere (h_a_r_d_t_a_n_h) is no near miss
+    # of the whole, but is of a name its letters spell
+    close = (difflib.get_close_matches(key, spellings, n=1)
+             or difflib.get_close_matches(key.replace("_", ""), spellings, n=1))
     return spellings[close[0]] if close else None
 
 
 def resolve(name: str) -> OpSpec:
     """The spec a user's name for an operator gives (the command line's OP, ``opsnn bench
-    --ops``): a name ``get`` takes, in any case, resolved as ``get`` resolves its exact
-    spelling (``clipbyvaluev2``: Hardtanh, as ``ClipByValueV2`` is; it was unknown, the kernel
-    of two specs), or the Pythonic name (``leaky_relu_backward``; ``hardtanh_`` is
-    InplaceHardtanh). KeyError for an unknown name, and for one whose spellings in other cases
-    name different operators (saying "ambiguous" and naming them)."""
+    --ops``), in any case and with surrounding whitespace: a name ``get`` takes (its aclnn name,
+    ``aclnn`` prefix optional, or kernel op name), resolved as ``get`` resolves its exact spelling
+    (``clipbyvaluev2``: Hardtanh, as ``ClipByValueV2`` is; it was unknown, the kernel of two
+    specs), either one in snake_case (``hardtanh_grad``, ``aclnn_leaky_relu_backward``), or the
+    Pythonic name (``leaky_relu_backward``; ``hardtanh_`` is InplaceHardtanh). Only these
+    spellings: an underscore elsewhere is no name (``h_a_r_d_t_a_n_h`` had been Hardtanh, every
+    underscore dropped). KeyError for an unknown name (with ``closest``'s hint), and for one whose
+    spellings in other cases name different operators (saying "ambiguous" and naming them)."""
     try:
         return get(name)
     except KeyError as exc:
         unknown = exc
-    key = name.strip().lower().removeprefix("aclnn")
-    key = ("inplace" + key[:-1] if key.endswith("_") else key).replace("_", "")
-    specs = all_specs()
+    typed = name.strip().lower()
     found: dict[str, list[str]] = {}  # spec name -> the exact spellings that name it
-    for word in dict.fromkeys([s.name for s in specs] + [s.kernel_name for s in specs]):
-        if word.lower() == key:
-            found.setdefault(get(word).name, []).append(word)
+    for spec in all_specs():
+        for exact in (spec.name, spec.kernel_name):
+            # each form bare or after its own spelling of the prefix: aclnnLeakyRelu, aclnn_leaky_relu
+            if typed in (form for base, prefix in ((exact.lower(), "aclnn"), (snake_case(exact), "aclnn_"))
+                         for form in (base, prefix + base)):
+                words = found.setdefault(get(exact).name, [])  # (a kernel name: its spec as get reads it)
+                words += [] if exact in words else [exact]
+        if typed == spec.python_name and spec.name not in found:  # (an in-place one's: hardtanh_)
+            found[spec.name] = [spec.python_name]
     if len(found) > 1:
         named = "; ".join(f"{' / '.join(words)}: aclnn{spec}" for spec, words in found.items())
         raise KeyError(f"ambiguous operator name {name!r}: in other cases it names {named}; "
