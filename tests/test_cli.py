@@ -2213,3 +2213,36 @@ def test_numpy_byte_codes_are_refused_whatever_their_letter_or_byte_order(word):
                               "f32, f64, i8, u8, i16, i32, i64, c64, c128): write one of them or the full name (bool, "
                               "float64, int32, ...)")
     assert data_type("bool").name == data_type("?").name == data_type("ACL_BOOL").name == "BOOL"
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["run", "LeakyRelu", "--scalar", "1e-400"],
+     ("opsnn run: error: argument --scalar '1e-400': scalar '1e-400' rounds to 0 in float64 (its smallest nonzero is "
+      "5e-324); write 0 for zero (a float travels as ACL_DOUBLE)\n")),
+    (["run", "Hardtanh", "--scalar", "-2.4e-324,1"],
+     ("opsnn run: error: argument --scalar '-2.4e-324,1': scalar '-2.4e-324' rounds to 0 in float64 (its smallest "
+      "nonzero is 5e-324); write 0 for zero (a float travels as ACL_DOUBLE)\n")),
+    (["run", "LeakyRelu", "--scalar", "1e400"],
+     ("opsnn run: error: argument --scalar '1e400': scalar '1e400' is beyond float64's range; write inf or -inf for "
+      "an infinity (a float travels as ACL_DOUBLE)\n")),
+    (["tiling", "LeakyRelu", "--shape", "2", "--negative-slope", "0.0000000001e-999"],
+     ("opsnn tiling: error: argument --negative-slope: '0.0000000001e-999' rounds to 0 in float64 (its smallest "
+      "nonzero is 5e-324); write 0 for zero\n")),
+])
+def test_a_scalar_float64_cannot_hold_is_a_usage_error(capsys, argv, said):
+    """(a breaker) --scalar 1e-400 ran a slope of 0.0 without a word, as 1e400 had run inf: a
+    nonzero literal that rounds to 0, like one beyond the range, is a usage error naming the
+    option (run's --scalar, tiling's attrs)."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.endswith(said)
+
+
+def test_zero_infinities_nan_and_the_smallest_subnormal_are_scalars():
+    from opsnn.cli_args import float_word
+
+    for word, value in (("0e-400", 0.0), ("-0.0e-999", -0.0), ("5e-324", 5e-324), ("2.5e-324", 5e-324), ("inf", math.inf),
+                        ("-Infinity", -math.inf), ("1_0e-1", 1.0)):
+        assert float_word(word) == value and math.copysign(1, float_word(word)) == math.copysign(1, value), word
+    assert math.isnan(float_word("nan")) and math.isnan(float_word("-NaN"))

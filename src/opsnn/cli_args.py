@@ -243,8 +243,8 @@ class ScalarWords(argparse.Action):
     ACL_DOUBLE or ACL_BOOL scalars): an integer literal is an int (exact, any of [-2**63,
     2**64); ``-0`` is the double -0.0, keeping its sign), ``true`` / ``false`` a bool, anything
     else a float. A word that is none of these,
-    an int beyond that range or a finite spelling beyond float64 (``1e400``) is a usage error
-    naming the option."""
+    an int beyond that range or a finite float literal float64 cannot hold (``1e400``,
+    ``1e-400``: ``float_word``) is a usage error naming the option."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         text = " ".join(values)
@@ -289,31 +289,39 @@ def _scalar(word: str) -> bool | int | float:
         return value
     try:
         return float_word(word)
-    except OverflowError as exc:
+    except BeyondFloat64 as exc:
         raise ValueError(f"scalar {exc} (a float travels as ACL_DOUBLE)") from None
     except ValueError:
         raise ValueError(f"bad scalar {word!r}; write e.g. -1 1 or -1,1 (ints, floats, true, false)") from None
 
 
+class BeyondFloat64(ArithmeticError):
+    """A finite float literal float64 cannot hold (``float_word``); its message names the word."""
+
+
 def float_word(word: str) -> float:
-    """``float(word)``, but a finite spelling beyond float64 (``1e400``: strtod's ERANGE, not a
-    value) is an OverflowError saying so, where ``float`` makes it an infinity: one rule for
-    ``opsnn run --scalar`` and ``opsnn tiling``'s attrs (a breaker: tiling took 1e400 as inf)."""
+    """``float(word)``, but a finite literal float64 cannot hold is a BeyondFloat64 saying so:
+    one beyond its range (``1e400``: strtod's ERANGE, not a value), which ``float`` makes an
+    infinity, and a nonzero one that rounds to 0 (``1e-400``), which ``float`` makes zero without
+    a word. One rule for ``opsnn run --scalar`` and ``opsnn tiling``'s attrs (breakers: tiling
+    took 1e400 as inf, run 1e-400 as a slope of 0). ``inf``, ``-inf`` and ``nan`` are values."""
     value = float(word)
     if math.isinf(value) and "inf" not in word.lower():
-        raise OverflowError(f"{word!r} is beyond float64's range; write inf or -inf for an infinity")
+        raise BeyondFloat64(f"{word!r} is beyond float64's range; write inf or -inf for an infinity")
+    if value == 0 and Decimal(word) != 0:  # (Decimal reads every literal float does, exactly)
+        raise BeyondFloat64(f"{word!r} rounds to 0 in float64 (its smallest nonzero is 5e-324); write 0 for zero")
     return value
 
 
 def float_argument(text: str) -> float:
     """The argparse type of a float option (``float_word``'s rule): a usage error naming the
-    option for a word that is no float (``non_ascii``'s too) or one beyond float64."""
+    option for a word that is no float (``non_ascii``'s too) or one float64 cannot hold."""
     why = non_ascii(text.strip())
     if why:
         raise argparse.ArgumentTypeError(f"invalid float value {text!r}: {why}")
     try:
         return float_word(text)
-    except OverflowError as exc:
+    except BeyondFloat64 as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
