@@ -2246,3 +2246,20 @@ def test_zero_infinities_nan_and_the_smallest_subnormal_are_scalars():
                         ("-Infinity", -math.inf), ("1_0e-1", 1.0)):
         assert float_word(word) == value and math.copysign(1, float_word(word)) == math.copysign(1, value), word
     assert math.isnan(float_word("nan")) and math.isnan(float_word("-NaN"))
+
+
+@pytest.mark.parametrize("argv", [["list", "--soc", "Ascend310B"], ["--soc", "ascend310b", "list"]])
+def test_list_refuses_soc(capsys, argv):
+    """(a breaker) `opsnn list --soc X` was taken and ignored: list names every operator, the same
+    on every SoC (so an unknown $OPSNN_SOC does not stop it), so --soc is a usage error, as
+    compare's is, saying where a SoC's support is shown."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "opsnn: error: --soc does not apply to list: it names every operator, the same on every SoC (`opsnn describe "
+        "OP` shows each SoC's dtypes and the SoCs without the operator)\n")
+    assert cli.main(["list"]) == 0 and "aclnnLeakyReluBackward" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["list", "-h"])
+    assert "--soc" not in capsys.readouterr().out  # (hidden, as compare's)

@@ -63,6 +63,10 @@ _KERNEL_COMMANDS = ("demo", "run", "verify")  # (and tiling of an aclnn call, _a
 # the operators, the same on every SoC), so an unknown $OPSNN_SOC, which stops the others up
 # front, does not stop them
 _SOC_FREE_COMMANDS = ("compare", "cache", "list")
+# of those, the ones a --soc given would be ignored by, so refused (a usage error) with the reason
+_SOC_REFUSED = {"compare": "each case is judged as dumped, on the SoC its case.json names",
+                "list": "it names every operator, the same on every SoC (`opsnn describe OP` shows each SoC's "
+                        "dtypes and the SoCs without the operator)"}
 
 
 class _Version(argparse.Action):
@@ -158,9 +162,9 @@ def _main(argv: list[str]) -> int:
         adder = getattr(module, f"_add_{name}_arguments", None) or module.add_arguments
         adder(sub)
         # every command takes --soc after its name too (verify and tiling define their own); compare's
-        # is hidden and refused below with its reason (its cases carry the SoC they were dumped on)
+        # and list's are hidden and refused below with their reason (_SOC_REFUSED)
         with contextlib.suppress(argparse.ArgumentError):
-            add_soc_option(sub, default=argparse.SUPPRESS, help=argparse.SUPPRESS if name == "compare" else
+            add_soc_option(sub, default=argparse.SUPPRESS, help=argparse.SUPPRESS if name in _SOC_REFUSED else
                            "emulated SoC, as `opsnn --soc` before the command")
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
     if not argv:  # a bare `opsnn`: the commands, not just "COMMAND is required"
@@ -172,8 +176,8 @@ def _main(argv: list[str]) -> int:
         (parser if before or chosen_parser is None else chosen_parser).error(
             f"unrecognized arguments: {' '.join(extra)}"
             f"{'' if before else _spelling(args.command, extra, args, argv, chosen_parser)}")
-    if args.command == "compare" and args.soc:
-        parser.error("--soc does not apply to compare: each case is judged as dumped, on the SoC its case.json names")
+    if args.command in _SOC_REFUSED and args.soc:
+        parser.error(f"--soc does not apply to {args.command}: {_SOC_REFUSED[args.command]}")
     try:
         soc_free = args.command in _SOC_FREE_COMMANDS
         with contextlib.nullcontext() if soc_free else platform.use_soc(args.soc or platform.current().name):
