@@ -61,7 +61,8 @@ def run(args) -> int:
         # with seed 0 (the CLI breaker's); the training's own go after --train
         table = list(filter(None, (given_as(args, name) for name in ("shape", "repeat", "seed"))))
         if table:
-            raise ValueError(f"{', '.join(table)}: option of the dtype table, which --train does not run; the "
+            raise ValueError(f"{', '.join(table)}: {'an option' if len(table) == 1 else 'options'} of the dtype "
+                             "table, which --train does not run; the "
                              "training takes its own after --train (--train --seed 3; --train --help lists them)")
         missing = [name for name in ("torch", "sklearn") if importlib.util.find_spec(name) is None]
         if missing:  # a one-line fix, not an ImportError traceback from deep inside
