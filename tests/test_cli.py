@@ -2266,3 +2266,35 @@ def test_list_refuses_soc(capsys, argv):
     with pytest.raises(SystemExit):
         cli.main(["list", "-h"])
     assert "--soc" not in capsys.readouterr().out  # (hidden, as compare's)
+
+
+@pytest.mark.parametrize("argv, said", [
+    # U+FB02 (the fl ligature) upper-cases to FL: --dtype ﬂoat ran float32
+    (["run", "LeakyRelu", "--dtype", "\ufb02oat"],
+     "opsnn run: error: argument --dtype: unknown dtype '\ufb02oat': '\ufb02' (U+FB02) is not ASCII, as no dtype name is\n"),
+    # U+0131 (dotless i) upper-cases to I: ınt8 ran int8
+    (["tiling", "LeakyRelu", "--shape", "2", "--dtype", "\u0131nt8"],
+     "opsnn tiling: error: argument --dtype: unknown dtype '\u0131nt8': '\u0131' (U+0131) is not ASCII, as no dtype name is\n"),
+    # U+212A (the Kelvin sign) lower-cases to k: LeaKyRelu ran aclnnLeakyRelu
+    (["run", "Lea\u212ayRelu"],
+     ("opsnn run: error: unknown operator 'Lea\u212ayRelu': '\u212a' (U+212A) is not ASCII, as no operator name is "
+      "(did you mean LeakyRelu?)\n")),
+    (["describe", "hardtanh_backw\u0430rd"],  # a Cyrillic a
+     ("opsnn describe: error: unknown operator 'hardtanh_backw\u0430rd': '\u0430' (U+0430) is not ASCII, as no "
+      "operator name is (did you mean hardtanh_backward?)\n")),
+    (["tiling", "Lea\u212ayReluGrad", "--shape", "2"],
+     ("opsnn tiling: error: unknown operator 'Lea\u212ayReluGrad': '\u212a' (U+212A) is not ASCII, as no operator "
+      "name is (did you mean LeakyReluGrad?)\n")),
+])
+def test_look_alike_letters_name_no_dtype_or_operator(capsys, argv, said):
+    """(a breaker) dtype and operator names are compared in another case, and Unicode maps some
+    non-ASCII letters onto ASCII ones there (ﬂ -> FL, ı -> I, the Kelvin sign -> k): a look-alike
+    ran a dtype or operator never typed. A name with a character past ASCII is refused, naming
+    it, as a number's is (cli_args.non_ascii)."""
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert said.removesuffix("\n") in err, err  # (an operator's message goes on to list them all)

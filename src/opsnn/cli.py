@@ -395,7 +395,9 @@ def _add_tiling_arguments(parser) -> None:
 def _run_tiling(args) -> int:
     from . import tiling_cli
 
-    if "_" in args.op:  # a Pythonic name (hardtanh_backward, leaky_relu_): its aclnn API's tiling
+    # a Pythonic name (hardtanh_backward, leaky_relu_): its aclnn API's tiling; a word past ASCII is
+    # refused as every command refuses it (opdef.find's lower() read the Kelvin sign as k)
+    if "_" in args.op or not args.op.isascii():
         spec = _spec_or_usage_error(args.op)
         # a kernel op's name in snake case (hardtanh_grad) is the kernel op, as HardtanhGrad is: it
         # was its aclnn API's, which takes its tensors in another order (gradOutput, self) and runs phase 1

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
+from ._core import words
 from ._core.shape import MAX_DIM
 
 
@@ -262,13 +263,11 @@ class ScalarWords(argparse.Action):
 
 def non_ascii(text: str) -> str | None:
     """Why ``text``, a number as the command line reads it (a dim, a scalar, a count, a float
-    option), is refused, or None: a character past ASCII, named with its code point (a
-    full-width "１" looks like "1"). int(), float() and Decimal() read other scripts' digits
-    ("\u0663" as 3, "\uff11.\uff15" as 1.5), which the shape grammar refuses: one rule for every
-    number (a breaker: ``--scalar \u0663`` ran a slope of 3, ``--seed \u0663`` seed 3). Surrounding
-    whitespace is the caller's to drop."""
-    bad = next((c for c in text if not c.isascii()), None)
-    return None if bad is None else f"{bad!r} (U+{ord(bad):04X}) is not ASCII, in which numbers are read"
+    option), is refused, or None: a character past ASCII (``words.non_ascii``), which the shape
+    grammar refuses: one rule for every number (a breaker: ``--scalar \u0663`` ran a slope of 3,
+    ``--seed \u0663`` seed 3). Surrounding whitespace is the caller's to drop."""
+    why = words.non_ascii(text)
+    return None if why is None else f"{why}, in which numbers are read"
 
 
 def _scalar(word: str) -> bool | int | float:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ._core.dtypes import INTEGRAL, DataType, in_listing_order
 from ._core.platform import SocProfile
+from ._core.words import non_ascii
 
 
 class Promotion(enum.Enum):
@@ -216,13 +217,13 @@ def snake_case(name: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
-def _unknown(name: str) -> str:
-    """An unknown operator name's message: the closest name (``closest``), and every operator by
-    its aclnn and its Pythonic name."""
+def _unknown(name: str, why: str = "") -> str:
+    """An unknown operator name's message: why, where said, the closest name (``closest``), and
+    every operator by its aclnn and its Pythonic name."""
     suggestion = closest(name)
     hint = f" (did you mean {suggestion}?)" if suggestion else ""
     known = ", ".join(f"{spec.name} ({spec.python_name})" for spec in _REGISTRY.values())
-    return f"unknown operator {name!r}{hint}; known: {known}"
+    return f"unknown operator {name!r}{': ' + why if why else ''}{hint}; known: {known}"
 
 
 def closest(name: str) -> str | None:
@@ -249,12 +250,15 @@ def resolve(name: str) -> OpSpec:
     specs), either one in snake_case (``hardtanh_grad``, ``aclnn_leaky_relu_backward``), or the
     Pythonic name (``leaky_relu_backward``; ``hardtanh_`` is InplaceHardtanh). Only these
     spellings: an underscore elsewhere is no name (``h_a_r_d_t_a_n_h`` had been Hardtanh, every
-    underscore dropped). KeyError for an unknown name (with ``closest``'s hint), and for one whose
+    underscore dropped), nor is a word with a character past ASCII (``words.non_ascii``). KeyError for an unknown name (with ``closest``'s hint), and for one whose
     spellings in other cases name different operators (saying "ambiguous" and naming them)."""
     try:
         return get(name)
     except KeyError as exc:
         unknown = exc
+    why = non_ascii(name)
+    if why:  # (a breaker: lower() made the Kelvin sign k, so LeaKyRelu with it ran aclnnLeakyRelu)
+        raise KeyError(_unknown(name, f"{why}, as no operator name is"))
     typed = name.strip().lower()
     found: dict[str, list[str]] = {}  # spec name -> the exact spellings that name it
     for spec in all_specs():

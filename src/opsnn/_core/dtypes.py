@@ -13,6 +13,8 @@ import sys
 
 import numpy as np
 
+from .words import non_ascii
+
 
 class DataType(enum.IntEnum):
     """aclDataType (``ACL_`` + name is the CANN constant, e.g. ``ACL_FLOAT16``)."""
@@ -189,7 +191,11 @@ def parse_name(text: str) -> DataType:
     its one-letter codes in their own case: B is uint8, b int8), in any case where NumPy has none.
     Another letter-and-number code NumPy reads (f8, i4, u1, c8, b1, <i8) is its count of bytes
     and is refused: beside i8 meaning int8 it would read as a bit width (a breaker: f8 ran
-    float64, i4 int32, <i8 int64); bool is ``bool`` or ``?``. ValueError, saying why, for anything else."""
+    float64, i4 int32, <i8 int64); bool is ``bool`` or ``?``. A name is ASCII: a character past
+    it is refused (``words.non_ascii``), as upper() reads some as ASCII letters. ValueError, saying why, for anything else."""
+    why = non_ascii(text)
+    if why:  # (a breaker: upper() made ﬂoat FLOAT, ınt8 INT8)
+        raise ValueError(f"unknown dtype {text!r}: {why}, as no dtype name is")
     word = text.strip()
     for prefix in ("ACL_", "DT_"):
         if word.upper().startswith(prefix):
