@@ -2298,3 +2298,22 @@ def test_look_alike_letters_name_no_dtype_or_operator(capsys, argv, said):
     assert code == 2
     err = capsys.readouterr().err
     assert said.removesuffix("\n") in err, err  # (an operator's message goes on to list them all)
+
+
+@pytest.mark.parametrize("text, dims", [("(2,)", (2,)), ("[2, 3,]", (2, 3)), ("2,", (2,)), ("(1, 64 , )", (1, 64)),
+                                        ("-1,", (-1,))])
+def test_parse_shape_takes_pythons_trailing_comma(text, dims):
+    """(found breaking the CLI) `--shape "(2,)"`, Python's own spelling of a 1-d shape (a tuple's
+    repr, x.shape printed), was a bad shape: one trailing comma after a dim is taken, as
+    --scalar takes one."""
+    from opsnn.cli_args import parse_shape
+
+    assert parse_shape(text) == dims
+
+
+@pytest.mark.parametrize("text", ["(,)", ",", "2,,", "[2,,]", "2x", "2 ,,"])
+def test_parse_shape_refuses_a_comma_without_a_dim_before_it(text):
+    from opsnn.cli_args import parse_shape
+
+    with pytest.raises(argparse.ArgumentTypeError, match="bad shape"):
+        parse_shape(text)

@@ -100,15 +100,17 @@ class Parser(argparse.ArgumentParser):
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
-    """``1,64,2,64``, ``[1, 64]``, ``(1, 64)``, ``1x64``, ``1 64`` or ``[]``/empty for a 0-d shape
+    """``1,64,2,64``, ``[1, 64]``, ``(1, 64)``, ``1x64``, ``1 64`` (a trailing comma too, as in
+    Python's ``(2,)``) or ``[]``/empty for a 0-d shape
     (negative dims pass: ``opsnn tiling`` takes GE's dynamic dims, -1 and [-2], and refuses the
     others itself; dims beyond int64 do not).
     Anything else, a stray separator or bracket included, is a usage error."""
     body = text.strip()
     if body[:1] + body[-1:] in ("[]", "()"):  # one matching pair at most: "[[2,3))" is a typo
         body = body[1:-1].strip()
-    # ASCII digits only: \d and int() read other scripts' digits too ("\u0663,\uff12" was [3, 2])
-    if body and not re.fullmatch(r"-?[0-9]+(?:(?:\s*[,x]\s*|\s+)-?[0-9]+)*", body):
+    # ASCII digits only: \d and int() read other scripts' digits too ("\u0663,\uff12" was [3, 2]);
+    # one trailing comma, as Python writes a 1-d shape, (2,)
+    if body and not re.fullmatch(r"-?[0-9]+(?:(?:\s*[,x]\s*|\s+)-?[0-9]+)*(?:\s*,)?", body):
         why = non_ascii(body)
         raise argparse.ArgumentTypeError(f"bad shape {text!r}; {why + '; ' if why else ''}write e.g. 1,64,2,64 "
                                          "or [] for 0-d")
