@@ -2317,3 +2317,20 @@ def test_parse_shape_refuses_a_comma_without_a_dim_before_it(text):
 
     with pytest.raises(argparse.ArgumentTypeError, match="bad shape"):
         parse_shape(text)
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["run", "LeakyReluBackward", "--dtype", "f16,", "f32"], "'f16,'"),
+    (["run", "LeakyReluBackward", "--dtype", ",f32"], "',f32'"),
+    (["tiling", "LeakyReluBackward", "--shape", "2", "--dtype", "f16,", "f16,", "f32"], "'f16,'"),
+    (["tiling", "LeakyReluBackward", "--shape", "2", "--dtype", "f16,,f32"], "'f16,,f32'"),
+])
+def test_a_dtype_list_with_an_empty_item_says_how_to_write_it(capsys, argv, text):
+    """(found breaking the CLI) `--dtype f16, f32`, a list written with a space, said "unknown
+    dtype ''", naming no item: the shell had split it, and the option takes one word."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        f"error: argument --dtype: {text} has an empty item; give the dtypes in one word, by commas without "
+        "spaces: --dtype f16,f32\n")

@@ -36,6 +36,7 @@ from .cli_args import (
     ShapeWords,
     add_soc_option,
     closed_stdout,
+    dtype_list,
     int_at_least,
     numpy_dtype,
     random_input,
@@ -526,7 +527,7 @@ def _add_run_arguments(parser) -> None:
     parser.add_argument("--grad-shape", action=ShapeWords, nargs="*", help="shape of gradOutput (default: --shape)")
     # given twice, --dtype, --out-dtype and --seed are refused (Once), as --shape and --scalar are:
     # argparse kept the last silently, and --dtype f16 --dtype f32 may mean one per input
-    parser.add_argument("--dtype", default=(np.dtype(np.float32),), type=_np_dtypes, metavar="DTYPE[,DTYPE]",
+    parser.add_argument("--dtype", default=(np.dtype(np.float32),), type=dtype_list(numpy_dtype), metavar="DTYPE[,DTYPE]",
                         action=Once, hint="give one, or one per input in one: --dtype f16,f32",
                         help="float32 | float16 | bfloat16 | float64 | int32 ... (f32, bf16, i8 ... too, short names "
                              "in bits; default float32) for every input, or one per input in the API's order (gradOutput,self)")
@@ -692,10 +693,6 @@ def _untransposed(rank: int) -> str:
     """Why ``--transpose`` changed nothing (opsnn run and opsnn tiling say it alike)."""
     return (f"--transpose leaves a {rank}-d self as it is (its transpose is itself): give --shape two dims "
             "or more for a strided self")
-
-
-def _np_dtypes(text: str) -> tuple[np.dtype, ...]:
-    return tuple(numpy_dtype(part.strip()) for part in text.split(","))
 
 
 def _run_host_bytes(shapes: dict, input_dtypes: dict, out_dtype) -> int:

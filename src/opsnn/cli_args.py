@@ -50,6 +50,22 @@ def numpy_dtype(text: str):
     return dtypes.to_numpy(acl)
 
 
+def dtype_list(read):
+    """The type of a ``--dtype`` option taking one dtype or several in one word by commas
+    (``f16,f32``), each read by ``read`` (``data_type``, ``numpy_dtype``): a tuple of them. An
+    empty item is a usage error saying how to write the list: the shell splits ``--dtype f16,
+    f32`` in two words, and the refusal had been "unknown dtype ''", naming no item."""
+
+    def parse(text: str) -> tuple:
+        parts = text.split(",")
+        if len(parts) > 1 and not all(part.strip() for part in parts):
+            raise argparse.ArgumentTypeError(f"{text!r} has an empty item; give the dtypes in one word, by commas "
+                                             "without spaces: --dtype f16,f32")
+        return tuple(read(part) for part in parts)
+
+    return parse
+
+
 # A word starting with "-" is an option to argparse unless its negative-number pattern matches,
 # and that pattern only knows -5, -.5 and -2.5 (Python 3.11): -1e3, -5., -inf and -nan, scalars
 # CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf"), and

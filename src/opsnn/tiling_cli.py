@@ -28,6 +28,7 @@ from .cli_args import (
     Once,
     ShapeList,
     data_type,
+    dtype_list,
     float_argument,
     int_at_least,
     strict_json,
@@ -42,10 +43,6 @@ _ATTR_OPTIONS = {"negative_slope": "--negative-slope", "min_val": "--min-val", "
 
 class _UsageError(Exception):
     pass
-
-
-def _parse_dtypes(text: str) -> tuple[DataType, ...]:
-    return tuple(data_type(part) for part in text.split(","))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "for 0-d)")
     # given twice, these are refused (Once): argparse kept the last silently, and beside --shape,
     # given once per input, --dtype f16 --dtype f32 may mean one per tensor
-    parser.add_argument("--dtype", type=_parse_dtypes, default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
+    parser.add_argument("--dtype", type=dtype_list(data_type), default=(DataType.FLOAT16,), metavar="DTYPE[,DTYPE...]",
                         action=Once, hint="give one, or one per tensor in one, inputs then output: --dtype f16,f16,f32",
                         help="dtype of every tensor (float16, bfloat16, float32, ...; f16, bf16, i8 ..., short names "
                              "in bits), or one per tensor, "
