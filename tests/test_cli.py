@@ -2334,3 +2334,17 @@ def test_a_dtype_list_with_an_empty_item_says_how_to_write_it(capsys, argv, text
     assert capsys.readouterr().err.endswith(
         f"error: argument --dtype: {text} has an empty item; give the dtypes in one word, by commas without "
         "spaces: --dtype f16,f32\n")
+
+
+@pytest.mark.parametrize("argv", [["cache", "--soc", "Ascend310B"], ["--soc", "ascend310b", "cache", "--prune"]])
+def test_cache_refuses_soc(capsys, argv):
+    """(found breaking the CLI, as list's) `opsnn cache --soc X` was taken and ignored: the
+    kernel cache is the same on every SoC (kernels are compiled per operator and dtype), so --soc
+    is a usage error, before anything is listed or removed."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.endswith(
+        "opsnn: error: --soc does not apply to cache: the kernel cache is the same on every SoC (kernels are "
+        "compiled per operator and dtype)\n")

@@ -60,14 +60,14 @@ _COMMANDS = {
 # for an unknown $OPSNN_SOC); bench checks in its run, after setting the OpenMP variables that a
 # backend loaded here would have been loaded without
 _KERNEL_COMMANDS = ("demo", "run", "verify")  # (and tiling of an aclnn call, _aclnn_details: its host plan)
-# the commands no SoC concerns (compare judges each case as dumped; cache lists files; list names
-# the operators, the same on every SoC), so an unknown $OPSNN_SOC, which stops the others up
-# front, does not stop them
-_SOC_FREE_COMMANDS = ("compare", "cache", "list")
-# of those, the ones a --soc given would be ignored by, so refused (a usage error) with the reason
-_SOC_REFUSED = {"compare": "each case is judged as dumped, on the SoC its case.json names",
-                "list": "it names every operator, the same on every SoC (`opsnn describe OP` shows each SoC's "
-                        "dtypes and the SoCs without the operator)"}
+# the commands no SoC concerns, each with why: an unknown $OPSNN_SOC, which stops the others up front,
+# does not stop them, and a --soc given to them, which they would ignore, is a usage error saying why
+_SOC_FREE_COMMANDS = {
+    "compare": "each case is judged as dumped, on the SoC its case.json names",
+    "list": "it names every operator, the same on every SoC (`opsnn describe OP` shows each SoC's dtypes and the "
+            "SoCs without the operator)",
+    "cache": "the kernel cache is the same on every SoC (kernels are compiled per operator and dtype)",
+}
 
 
 class _Version(argparse.Action):
@@ -162,10 +162,10 @@ def _main(argv: list[str]) -> int:
         module = sys.modules[__name__] if module_name == __name__ else importlib.import_module(module_name)
         adder = getattr(module, f"_add_{name}_arguments", None) or module.add_arguments
         adder(sub)
-        # every command takes --soc after its name too (verify and tiling define their own); compare's
-        # and list's are hidden and refused below with their reason (_SOC_REFUSED)
+        # every command takes --soc after its name too (verify and tiling define their own); compare's,
+        # list's and cache's are hidden and refused below with their reason (_SOC_FREE_COMMANDS)
         with contextlib.suppress(argparse.ArgumentError):
-            add_soc_option(sub, default=argparse.SUPPRESS, help=argparse.SUPPRESS if name in _SOC_REFUSED else
+            add_soc_option(sub, default=argparse.SUPPRESS, help=argparse.SUPPRESS if name in _SOC_FREE_COMMANDS else
                            "emulated SoC, as `opsnn --soc` before the command")
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
     if not argv:  # a bare `opsnn`: the commands, not just "COMMAND is required"
@@ -177,8 +177,8 @@ def _main(argv: list[str]) -> int:
         (parser if before or chosen_parser is None else chosen_parser).error(
             f"unrecognized arguments: {' '.join(extra)}"
             f"{'' if before else _spelling(args.command, extra, args, argv, chosen_parser)}")
-    if args.command in _SOC_REFUSED and args.soc:
-        parser.error(f"--soc does not apply to {args.command}: {_SOC_REFUSED[args.command]}")
+    if args.command in _SOC_FREE_COMMANDS and args.soc:
+        parser.error(f"--soc does not apply to {args.command}: {_SOC_FREE_COMMANDS[args.command]}")
     try:
         soc_free = args.command in _SOC_FREE_COMMANDS
         with contextlib.nullcontext() if soc_free else platform.use_soc(args.soc or platform.current().name):
