@@ -2348,3 +2348,23 @@ def test_cache_refuses_soc(capsys, argv):
     assert captured.out == "" and captured.err.endswith(
         "opsnn: error: --soc does not apply to cache: the kernel cache is the same on every SoC (kernels are "
         "compiled per operator and dtype)\n")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["run", "LeakyRelu", "--shape=2", "3"],
+     ("opsnn run: error: unrecognized arguments: 3 (--shape=2 takes the one word after '=': write --shape 2 3 or "
+      "--shape=2,3)")),
+    (["run", "Hardtanh", "--scal=-1", "1"],
+     ("opsnn run: error: unrecognized arguments: 1 (--scal=-1 takes the one word after '=': write --scalar -1 1 or "
+      "--scalar=-1,1)")),
+    (["tiling", "LeakyReluBackward", "--shape=2", "3", "--shape", "4"],
+     ("opsnn tiling: error: unrecognized arguments: 3 (--shape=2 takes the one word after '=': write --shape 2 3 or "
+      "--shape=2,3)")),
+])
+def test_words_after_an_option_of_several_given_with_equals_are_explained(capsys, argv, says):
+    """(found breaking the CLI) `run X --shape=2 3` said "unrecognized arguments: 3" alone: an
+    option written with "=" takes that one word, also where it takes several words otherwise."""
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.rstrip().endswith(says), err

@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import difflib
 import importlib
+import itertools
 import math
 import sys
 import tempfile
@@ -212,7 +213,8 @@ _SPELLINGS = {
 def _spelling(command: str, extra: list[str], args, argv: list[str], parser) -> str:
     """What ``command`` calls the options of ``extra`` that another command takes (written
     whole, with ``=value``, or shortened, as argparse reads them), the option a misspelt one
-    (``--shapes``) is likely to be, and, where OP was read from a word after an unknown option
+    (``--shapes``) is likely to be, how to write an option of several words given with "="
+    (``--shape=2 3``: "=" hands it "2" alone), and, where OP was read from a word after an unknown option
     (``run --shapes 2 3 leaky_relu_backward``: OP '2'), that it was."""
     known = _SPELLINGS.get(command, {})
     said = {}
@@ -225,6 +227,17 @@ def _spelling(command: str, extra: list[str], args, argv: list[str], parser) -> 
             said.setdefault(found[0], f"{found[0]}: opsnn {command} takes {known[found[0]]}")
         elif close:
             said.setdefault(option, f"{option} is no option of opsnn {command}, did you mean {close[0]}?")
+    for i, word in enumerate(argv):  # the words after --shape=2: "=" hands an option that one word
+        option, equals, value = word.partition("=")
+        rest = list(itertools.takewhile(lambda w: w in extra and not w.startswith("-"), argv[i + 1:]))
+        if not (option.startswith("--") and equals and rest):
+            continue
+        named = {a for s, a in parser._option_string_actions.items() if s == option} or \
+            {a for s, a in parser._option_string_actions.items() if s.startswith(option)}  # (as argparse shortens)
+        if len(named) == 1 and next(iter(named)).nargs in ("*", "+"):
+            full = next(iter(named)).option_strings[0]
+            said.setdefault(word, f"{word} takes the one word after '=': write {full} {value} {' '.join(rest)} or "
+                                  f"{full}={','.join([value, *rest])}")
     op = getattr(args, "op", None)
     unknown = [argv.index(word) for word in extra if word.startswith("-") and word in argv]
     if op in argv and unknown and min(unknown) < argv.index(op):
