@@ -2368,3 +2368,14 @@ def test_words_after_an_option_of_several_given_with_equals_are_explained(capsys
         cli.main(argv)
     err = capsys.readouterr().err
     assert exited.value.code == 2 and err.rstrip().endswith(says), err
+
+
+@pytest.mark.parametrize("command", ["run", "describe"])
+def test_ops_help_names_every_spelling_it_takes(capsys, command):
+    """(found breaking the CLI) run's OP help said "aclnn prefix optional" alone and describe's gave
+    two CamelCase examples, where both take every name registry.resolve takes."""
+    with pytest.raises(SystemExit):
+        cli.main([command, "-h"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("op an operator of `opsnn list` by its aclnn name (aclnn prefix optional), Pythonic name or kernel op "
+            "name, in any case (LeakyReluBackward, aclnnHardtanhBackward, leaky_relu_backward, hardtanh_grad)") in out

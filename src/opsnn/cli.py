@@ -346,6 +346,11 @@ def _mib(nbytes: int) -> str:
 
 # ---- list / describe ---------------------------------------------------------------------
 
+# what run's and describe's OP takes (registry.resolve's names)
+_OP_HELP = ("an operator of `opsnn list` by its aclnn name (aclnn prefix optional), Pythonic name or kernel op name, "
+            "in any case (LeakyReluBackward, aclnnHardtanhBackward, leaky_relu_backward, hardtanh_grad)")
+
+
 def _add_list_arguments(parser) -> None:
     del parser  # no options
 
@@ -359,7 +364,7 @@ def _run_list(args) -> int:
 
 
 def _add_describe_arguments(parser) -> None:
-    parser.add_argument("op", help="operator, e.g. LeakyReluBackward or aclnnHardtanhBackward")
+    parser.add_argument("op", help=_OP_HELP)
 
 
 def _run_describe(args) -> int:
@@ -534,7 +539,7 @@ def _default_scalars(spec, input_dtypes: dict) -> list:
 
 
 def _add_run_arguments(parser) -> None:
-    parser.add_argument("op", help="any operator of `opsnn list` (aclnn prefix optional)")
+    parser.add_argument("op", help=_OP_HELP)
     parser.add_argument("--shape", action=ShapeWords, nargs="*", default=(2, 3),
                         help="shape of self: 2 3, 2,3, 2x3 or [2, 3] (default 2 3; nothing or [] for 0-d)")
     parser.add_argument("--grad-shape", action=ShapeWords, nargs="*", help="shape of gradOutput (default: --shape)")
