@@ -2379,3 +2379,40 @@ def test_ops_help_names_every_spelling_it_takes(capsys, command):
     out = " ".join(capsys.readouterr().out.split())
     assert ("op an operator of `opsnn list` by its aclnn name (aclnn prefix optional), Pythonic name or kernel op "
             "name, in any case (LeakyReluBackward, aclnnHardtanhBackward, leaky_relu_backward, hardtanh_grad)") in out
+
+
+_DIGITS = "9" * 5000  # past Python's 4300-digit limit of int(str)
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["run", "LeakyRelu", "--shape", f"2,{_DIGITS}"], f"argument --shape: bad shape '2,{_DIGITS}'; dims are int64 (< 2**63)"),
+    (["tiling", "LeakyRelu", "--shape", _DIGITS], f"argument --shape: bad shape '{_DIGITS}'; dims are int64 (< 2**63)"),
+    (["run", "LeakyRelu", "--scalar", f"-{_DIGITS}"],
+     f"scalar '-{_DIGITS}' is an int beyond int64 and uint64 (what an aclScalar holds)"),
+])
+def test_a_number_of_thousands_of_digits_is_a_usage_error(capsys, argv, said):
+    """(found breaking the CLI) int() refuses a string of more than 4300 digits with a ValueError
+    of its own: a --shape of such a dim was a traceback (exit 1), a --scalar of such an int said
+    it was beyond float64, a float it never was."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_a_seed_of_thousands_of_digits_is_read_whole():
+    """(found breaking the CLI) --seed of 5000 digits was refused as "written with an exponent, at
+    most 1e18": digits are read whatever their count (the seed generator takes any int); the
+    1e18 limit is for an exponent, which would build as many digits."""
+    assert cli_args.int_at_least(0)(_DIGITS) == int("9" * 4000) * 10**1000 + int("9" * 1000)
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape("'1e19' (written with an exponent, at most 1e18")):
+        cli_args.int_at_least(0)("1e19")
+
+
+def test_leading_zeros_past_ints_limit_are_still_the_number(capsys):
+    """int() counts leading zeros in its 4300-digit limit: a dim or an int scalar written with
+    thousands of them is still its number (an int scalar still an int)."""
+    zeros = "0" * 5000
+    assert cli_args.parse_shape(f"{zeros}2,-{zeros}3") == (2, -3)
+    code, out = _run(capsys, "run", "Hardtanh", "--dtype", "int64", "--shape", "3", "--scalar", f"-{zeros}2", f"{zeros}2")
+    assert code == 0 and "min_val=-2, max_val=2" in out, out[-300:]

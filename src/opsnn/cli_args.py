@@ -130,10 +130,14 @@ def parse_shape(text: str) -> tuple[int, ...]:
         why = non_ascii(body)
         raise argparse.ArgumentTypeError(f"bad shape {text!r}; {why + '; ' if why else ''}write e.g. 1,64,2,64 "
                                          "or [] for 0-d")
-    dims = tuple(int(p) for p in re.findall(r"-?[0-9]+", body))
-    if any(not -2**63 <= d < 2**63 for d in dims):  # aclTensor dims are int64_t
-        raise argparse.ArgumentTypeError(f"bad shape {text!r}; dims are int64 (< 2**63)")
-    return dims
+    dims = []
+    for sign, digits in re.findall(r"(-?)0*([0-9]+)", body):
+        # (int() refuses more than 4300 digits, leading zeros counted, with a ValueError of its own:
+        # a traceback; more than 19 are beyond int64 whatever they are)
+        if len(digits) > 19 or not -2**63 <= int(sign + digits) < 2**63:  # (aclTensor's dims are int64_t)
+            raise argparse.ArgumentTypeError(f"bad shape {text!r}; dims are int64 (< 2**63)")
+        dims.append(int(sign + digits))
+    return tuple(dims)
 
 
 def _shape_error(prog: str, option: str, words: list, exc: argparse.ArgumentTypeError) -> str:
@@ -294,14 +298,15 @@ def _scalar(word: str) -> bool | int | float:
         raise ValueError(f"bad scalar {word!r}: {why}")
     if word.lower() in ("true", "false"):
         return word.lower() == "true"
-    try:
-        value = int(word)
-    except ValueError:
-        pass
-    else:
-        if value == 0 and word.lstrip().startswith("-"):
+    literal = re.fullmatch(r"\s*([-+]?)([0-9](?:_?[0-9])*)\s*", word)  # an int literal, as int() reads one
+    if literal:
+        digits = literal[2].replace("_", "").lstrip("0") or "0"
+        # (more than 20 digits are beyond uint64 whatever they are, and int() refuses more than 4300,
+        # leading zeros counted: such an int had gone on to be "beyond float64")
+        value = int(literal[1] + digits) if len(digits) <= 20 else None
+        if value == 0 and literal[1] == "-":
             return -0.0  # an int has no -0: the sign of zero is kept as a double's
-        if not -2**63 <= value < 2**64:
+        if value is None or not -2**63 <= value < 2**64:
             raise ValueError(f"scalar {word!r} is an int beyond int64 and uint64 (what an aclScalar holds)")
         return value
     try:
@@ -359,9 +364,10 @@ def int_at_least(low: int):
             value = int(text)
         except ValueError:
             try:
+                # (also digits past int()'s 4300: Decimal reads them, int() takes them from it)
                 exact = Decimal(text.strip())
                 whole = exact.is_finite() and exact == exact.to_integral_value()
-                huge = whole and exact.adjusted() > 18 and exact > 0
+                huge = whole and exact.adjusted() > 18 and exact > 0 and "e" in text.lower()
                 value = int(exact) if whole and not huge else None  # 1e999999999 would build a billion digits
             except InvalidOperation:  # not a number, or an exponent Decimal cannot hold
                 value = None
