@@ -2416,3 +2416,25 @@ def test_leading_zeros_past_ints_limit_are_still_the_number(capsys):
     assert cli_args.parse_shape(f"{zeros}2,-{zeros}3") == (2, -3)
     code, out = _run(capsys, "run", "Hardtanh", "--dtype", "int64", "--shape", "3", "--scalar", f"-{zeros}2", f"{zeros}2")
     assert code == 0 and "min_val=-2, max_val=2" in out, out[-300:]
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["run", "LeakyRelu", "\u2013shape", "2"],
+     ("opsnn run: error: unrecognized arguments: \u2013shape 2 ('\u2013shape' begins with '\u2013' (U+2013), not '-': "
+      "an editor or a web page changed the dashes; write --shape)")),
+    (["run", "LeakyRelu", "\u2014shape", "2"],
+     ("opsnn run: error: unrecognized arguments: \u2014shape 2 ('\u2014shape' begins with '\u2014' (U+2014), not '-': "
+      "an editor or a web page changed the dashes; write --shape)")),
+    (["\u2013\u2013soc", "Ascend910", "list"],
+     ("opsnn: error: argument COMMAND: invalid choice: '\u2013\u2013soc' (choose from 'demo', 'run', 'verify', "
+      "'compare', 'tiling', 'bench', 'describe', 'list', 'cache') ('\u2013\u2013soc' begins with '\u2013' (U+2013), not "
+      "'-': an editor or a web page changed the dashes; write --soc)")),
+])
+def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
+    """(found breaking the CLI) an option pasted from a page or a document whose dashes became
+    en or em dashes (–shape) was an unrecognized argument, or an invalid command, with nothing
+    said about the dash, which looks like '-'."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.rstrip().endswith(said)

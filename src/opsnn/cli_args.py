@@ -75,6 +75,12 @@ _FLOAT = r"(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|infinity|nan)"
 NEGATIVE_NUMBER = re.compile(rf"^-(?:{_FLOAT}(?:,-?{_FLOAT})*,?|\d+(?:[,x]-?\d+)+)$", re.IGNORECASE)
 
 
+# the dashes that look like '-' (hyphen to horizontal bar, the minus sign, small and full-width
+# hyphen-minus), and a word they begin as an option begins
+_TYPOGRAPHIC_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+_TYPOGRAPHIC_DASHED = re.compile(f"[{_TYPOGRAPHIC_DASHES}]{{1,2}}[A-Za-z]")
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser, reading any negative float literal as a value (``NEGATIVE_NUMBER``);
     its subcommand parsers are of this class too (``add_subparsers`` makes them so)."""
@@ -83,6 +89,23 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = NEGATIVE_NUMBER  # the attribute argparse consults
         self.register("action", "parsers", _Commands)  # (add_subparsers' action)
+
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, the words kept for ``error`` (a command's parser is handed its own)."""
+        self._words = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message):
+        """argparse's, but where a word of this parse begins with a typographic dash (an option
+        pasted from a page or a document that changed ``--shape`` into ``–shape``), the message
+        says so: the dash looks like '-', and argparse read the word as a value or an unknown
+        argument (a breaker)."""
+        dashed = next((word for word in getattr(self, "_words", ()) if _TYPOGRAPHIC_DASHED.match(word)), None)
+        if dashed:
+            name = dashed.lstrip(_TYPOGRAPHIC_DASHES)
+            message += (f" ({dashed!r} begins with {dashed[0]!r} (U+{ord(dashed[0]):04X}), not '-': an editor or a web "
+                        f"page changed the dashes; write {'--' if len(name) > 1 else '-'}{name})")
+        super().error(message)
 
     def _get_values(self, action, arg_strings):
         """argparse's, but ``--option=--`` is a usage error: argparse drops the ``--`` as its
