@@ -2438,3 +2438,13 @@ def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
         cli.main(argv)
     assert exc.value.code == 2
     assert capsys.readouterr().err.rstrip().endswith(said)
+
+
+def test_the_samples_help_is_plain_text():
+    """(found checking the help texts) `python -m opsnn.samples -h` showed its docstring's reST
+    markup (``opsnn demo``): help texts write a command in single backquotes, as opsnn's do."""
+    done = subprocess.run([sys.executable, "-m", "opsnn.samples", "-h"], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0 and "``" not in done.stdout, done.stdout
+    assert "`python -m opsnn.samples`: both ops-nn samples, one after the other, as `opsnn demo`" in " ".join(
+        done.stdout.split())

@@ -34,7 +34,8 @@ def run_as_script(main, module: str) -> None:
     by_path = getattr(sys.modules["__main__"], "__spec__", None) is None
     # opsnn's parser: --soc=-- refused (argparse's kept the default silently), and help into a
     # closed pipe ends with 141 below, as opsnn's does (argparse's exited 0)
-    parser = Parser(prog=None if by_path else f"python -m {module}", description=doc.split("\n")[0])
+    # (the docstring's first line, its reST ``code`` written as help texts write it, `code`)
+    parser = Parser(prog=None if by_path else f"python -m {module}", description=doc.split("\n")[0].replace("``", "`"))
     add_soc_option(parser)
     try:
         soc = parser.parse_args().soc
