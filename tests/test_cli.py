@@ -2448,3 +2448,16 @@ def test_the_samples_help_is_plain_text():
     assert done.returncode == 0 and "``" not in done.stdout, done.stdout
     assert "`python -m opsnn.samples`: both ops-nn samples, one after the other, as `opsnn demo`" in " ".join(
         done.stdout.split())
+
+
+@pytest.mark.parametrize("argv, shown", [
+    (["Hardtanh", "--dtype", "int64", "--scalar", "-1_000", "1_000"], "min_val=-1000, max_val=1000"),
+    (["Hardtanh", "--scalar", "-1_000.5", "2_0e1_0"], "min_val=-1000.5, max_val=2e+11"),
+    (["LeakyRelu", "--scalar", "-1_0e-1"], "negative_slope=-1.0"),
+])
+def test_a_negative_number_with_underscores_is_a_value(capsys, argv, shown):
+    """(found breaking the CLI) --scalar 1_000 was read as Python reads it, but -1_000 was taken
+    for an option ("--scalar: expected at least one argument"): the negative-number pattern
+    knew no digit separators."""
+    code, out = _run(capsys, "run", *argv, "--shape", "2")
+    assert code == 0 and shown in out, out[-400:]

@@ -70,8 +70,9 @@ def dtype_list(read):
 # and that pattern only knows -5, -.5 and -2.5 (Python 3.11): -1e3, -5., -inf and -nan, scalars
 # CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf"), and
 # so were a shape with a negative first dim (-1,3 or -1x3), whose own check names it, and
-# scalars written with commas (--scalar -1,1 or -1, 1).
-_FLOAT = r"(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|infinity|nan)"
+# scalars written with commas (--scalar -1,1 or -1, 1), or with digit separators (-1_000).
+_DIGITS = r"\d(?:_?\d)*"  # with Python's digit separators (-1_000), as int() and float() read them
+_FLOAT = rf"(?:(?:{_DIGITS}\.?(?:{_DIGITS})?|\.{_DIGITS})(?:[eE][-+]?{_DIGITS})?|inf|infinity|nan)"
 NEGATIVE_NUMBER = re.compile(rf"^-(?:{_FLOAT}(?:,-?{_FLOAT})*,?|\d+(?:[,x]-?\d+)+)$", re.IGNORECASE)
 
 
