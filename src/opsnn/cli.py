@@ -545,10 +545,11 @@ def _add_run_arguments(parser) -> None:
     parser.add_argument("--grad-shape", action=ShapeWords, nargs="*", help="shape of gradOutput (default: --shape)")
     # given twice, --dtype, --out-dtype and --seed are refused (Once), as --shape and --scalar are:
     # argparse kept the last silently, and --dtype f16 --dtype f32 may mean one per input
-    parser.add_argument("--dtype", default=(np.dtype(np.float32),), type=dtype_list(numpy_dtype), metavar="DTYPE[,DTYPE]",
-                        action=Once, hint="give one, or one per input in one: --dtype f16,f32",
+    parser.add_argument("--dtype", default=(np.dtype(np.float32),), type=dtype_list(numpy_dtype),
+                        metavar="DTYPE[,DTYPE]", action=Once, hint="give one, or one per input in one: --dtype f16,f32",
                         help="float32 | float16 | bfloat16 | float64 | int32 ... (f32, bf16, i8 ... too, short names "
-                             "in bits; default float32) for every input, or one per input in the API's order (gradOutput,self)")
+                             "in bits; default float32) for every input, or one per input in the API's order "
+                             "(gradOutput,self)")
     parser.add_argument("--out-dtype", type=numpy_dtype, action=Once,
                         help="dtype of out (default: the one phase 1 would allocate: the inputs' promoted "
                              "dtype, or self's where the operator keeps it)")

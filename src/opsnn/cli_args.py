@@ -219,7 +219,9 @@ _GIVEN = "_{}_given"  # the namespace attribute refuse_twice notes an option in 
 
 
 def _is_given_note(key: str) -> bool:
-    return key.startswith("_") and key.endswith("_given")
+    """Whether ``key`` is a namespace attribute ``refuse_twice`` notes an option in."""
+    before, after = _GIVEN.split("{}")
+    return key.startswith(before) and key.endswith(after)
 
 
 def given_as(namespace, dest: str) -> str | None:

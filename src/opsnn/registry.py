@@ -250,8 +250,9 @@ def resolve(name: str) -> OpSpec:
     specs), either one in snake_case (``hardtanh_grad``, ``aclnn_leaky_relu_backward``), or the
     Pythonic name (``leaky_relu_backward``; ``hardtanh_`` is InplaceHardtanh). Only these
     spellings: an underscore elsewhere is no name (``h_a_r_d_t_a_n_h`` had been Hardtanh, every
-    underscore dropped), nor is a word with a character past ASCII (``words.non_ascii``). KeyError for an unknown name (with ``closest``'s hint), and for one whose
-    spellings in other cases name different operators (saying "ambiguous" and naming them)."""
+    underscore dropped), nor is a word with a character past ASCII (``words.non_ascii``).
+    KeyError for an unknown name (with ``closest``'s hint), and for one whose spellings in other
+    cases name different operators (saying "ambiguous" and naming them)."""
     try:
         return get(name)
     except KeyError as exc:

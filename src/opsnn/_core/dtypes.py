@@ -192,7 +192,8 @@ def parse_name(text: str) -> DataType:
     Another letter-and-number code NumPy reads (f8, i4, u1, c8, b1, <i8) is its count of bytes
     and is refused: beside i8 meaning int8 it would read as a bit width (a breaker: f8 ran
     float64, i4 int32, <i8 int64); bool is ``bool`` or ``?``. A name is ASCII: a character past
-    it is refused (``words.non_ascii``), as upper() reads some as ASCII letters. ValueError, saying why, for anything else."""
+    it is refused (``words.non_ascii``), as upper() reads some as ASCII letters. ValueError,
+    saying why, for anything else."""
     why = non_ascii(text)
     if why:  # (a breaker: upper() made ﬂoat FLOAT, ınt8 INT8)
         raise ValueError(f"unknown dtype {text!r}: {why}, as no dtype name is")
