@@ -2461,3 +2461,17 @@ def test_a_negative_number_with_underscores_is_a_value(capsys, argv, shown):
     knew no digit separators."""
     code, out = _run(capsys, "run", *argv, "--shape", "2")
     assert code == 0 and shown in out, out[-400:]
+
+
+def test_tilings_shape_help_says_what_it_reads(capsys):
+    """(found checking the help texts) tiling's --shape help said to write "--shape=-1,8 when it
+    starts with -", but the option reads -1,8, -1 8 and -1x8 as they are (NEGATIVE_NUMBER): the
+    help names GE's dynamic dims as written."""
+    with pytest.raises(SystemExit):
+        cli.main(["tiling", "-h"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "when it starts with" not in out
+    assert "GE's dynamic dims as they are: -1 8, -1,8 or -2" in out, out
+    for words in (["-1", "8"], ["-1,8"], ["-1x8"]):
+        code, text = _run(capsys, "tiling", "HardtanhBackward", "--shape", *words)
+        assert code == 1 and "y = [-1, 8]" in text, text

@@ -52,9 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                    "is the kernel op), in any case, or its Pythonic name (hardtanh_backward, "
                                    "leaky_relu_)")
     parser.add_argument("--shape", action=ShapeList, nargs="*", default=[], metavar="DIMS",
-                        help="an input shape: 1 64 2 64, 1,64,2,64 or 1x64x2x64 (nothing or [] for 0-d; "
-                             "--shape=-1,8 when it starts with -); repeat once per input in argument order; a single "
-                             "--shape applies to every input")
+                        help="an input shape: 1 64 2 64, 1,64,2,64 or 1x64x2x64 (nothing or [] for 0-d; GE's "
+                             "dynamic dims as they are: -1 8, -1,8 or -2); repeat once per input in argument order; "
+                             "a single --shape applies to every input")
     parser.add_argument("--shape2", action=ShapeList, nargs="*", metavar="DIMS",
                         help="the second input's shape, in place of a second --shape (not beside one; nothing or [] "
                              "for 0-d)")
