@@ -431,16 +431,23 @@ def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
 def test_tiling_of_an_inplace_call_writes_into_selfref(capsys):
     """(A breaker) an in-place call's out is selfRef itself (registry.inplace_variant), but the
     tiling's executor steps were those of a separate contiguous out: a transposed selfRef showed
-    its kernel writing '-> out' with no copy back into the strided selfRef."""
+    its kernel writing '-> out' with no copy back into the strided selfRef. (A later breaker) the
+    steps then named selfRef by the engine's roles, 'Contiguous(self)' and '-> out', which the
+    call has no parameter for: they name it selfRef, as `opsnn run` does."""
     code, out = _run(capsys, "tiling", "aclnnInplaceLeakyRelu", "--shape", "3,5", "--transpose")
     assert code == 0
     steps = [line.split(None, 1)[1] for line in out.splitlines() if line.startswith("  step ")]
-    assert steps[1:4] == ["Contiguous(self) -> ws[0]",
+    assert steps[1:4] == ["Contiguous(selfRef) -> ws[0]",
                           "LeakyRelu(ws[0]; negative_slope=0.0) -> ws[1] [DT_FLOAT16, computed in DT_FLOAT]",
-                          "ViewCopy(ws[1]) -> out"], out
+                          "ViewCopy(ws[1]) -> selfRef"], out
     code, out = _run(capsys, "tiling", "aclnnInplaceLeakyRelu", "--shape", "3,5")
     assert code == 0 and "Contiguous" not in out and "ViewCopy" not in out, out
-    assert "step       LeakyRelu(self; negative_slope=0.0) -> out" in out, out
+    assert "step       LeakyRelu(selfRef; negative_slope=0.0) -> selfRef" in out, out
+    code, out = _run(capsys, "run", "hardtanh_", "--shape", "3,5", "--transpose")
+    assert code == 0 and "    Contiguous(selfRef) -> ws[0]\n" in out and "    ViewCopy(ws[1]) -> selfRef\n" in out, out
+    # the out-of-place calls keep their names (the caller's self and out)
+    code, out = _run(capsys, "tiling", "aclnnLeakyRelu", "--shape", "3,5", "--transpose")
+    assert code == 0 and "step       Contiguous(self) -> ws[0]" in out and ") -> out [DT_FLOAT16" in out, out
 
 
 def test_tiling_executor_steps_show_a_phase_1_failure(capsys):
@@ -584,7 +591,8 @@ def test_demo_train_quick_runs_both_trainings_bit_identical(tmp_path):
 def test_run_forward_ops_on_a_strided_self(capsys, op):
     code, out = _run(capsys, "run", op, "--shape", "3", "2", "--transpose")
     assert code == 0, out
-    assert "Contiguous(self) -> ws[0]" in out and "bit-exact" in out
+    self_name = "selfRef" if op.startswith("Inplace") else "self"  # the call's own name for it
+    assert f"Contiguous({self_name}) -> ws[0]" in out and "bit-exact" in out
 
 
 def test_run_hardtanh_on_integers_truncates_bounds(capsys):
@@ -1126,7 +1134,7 @@ def test_tiling_of_a_huge_aclnn_call_runs_phase_1_and_tiles_by_the_formula(capsy
     # a transposed self: phase 1's Contiguous step and its 2 TiB workspace slot
     code, out = _run(capsys, "tiling", "aclnnInplaceLeakyRelu", "--shape", f"{HUGE},{HUGE}", "--transpose")
     assert code == 0, out
-    assert f"  step       workspace {4 * HUGE**2} B" in out and "  step       Contiguous(self) -> ws[0]" in out
+    assert f"  step       workspace {4 * HUGE**2} B" in out and "  step       Contiguous(selfRef) -> ws[0]" in out
 
 
 _SQUARE, _SMALL = f"{HUGE},{HUGE}", "4,4"

@@ -241,7 +241,7 @@ def _plan_uncached(spec: OpSpec, args: dict, selection: str, allocate=None) -> a
     # Empty fast path: success, workspace 0, nothing launched. An empty input of any operator
     # makes its (broadcast) output empty, so this covers DECISIONS 6 and 11 for every op.
     if 0 in out_shape:
-        return aclOpExecutor(Plan(op, (), (), out_shape, promoted), tensors)
+        return aclOpExecutor(Plan(op, (), (), out_shape, promoted, step_names(spec)), tensors)
     if profile.name in spec.unsupported_socs:
         supported = "; ".join(p.product_line for p in platform.PROFILES.values()
                               if p.name not in spec.unsupported_socs)
@@ -589,7 +589,16 @@ def _build_steps(spec: OpSpec, args: dict, tensors: dict, out_shape, promoted: D
         result = cast_dst
     if result != out_ref:
         steps.append(Step("ViewCopy", (result,), out_ref, out.dtype))
-    return Plan(spec.name, tuple(steps), tuple(alloc.slots), out_shape, promoted)
+    return Plan(spec.name, tuple(steps), tuple(alloc.slots), out_shape, promoted, step_names(spec))
+
+
+def step_names(spec: OpSpec) -> tuple[tuple[str, str], ...]:
+    """``Plan.names``: an in-place call's steps name its one tensor selfRef, in both roles, as
+    its aclnn API does (a breaker: 'Contiguous(self)', 'ViewCopy(ws[1]) -> out' for a call with
+    no self or out); an out-of-place call's keep the names the tensors are bound by."""
+    if not spec.inplace:
+        return ()
+    return tuple((p.name, spec.call_name(p)) for p in spec.params if p.kind == "tensor")
 
 
 def check_out_overlap(spec: OpSpec, args: dict) -> None:

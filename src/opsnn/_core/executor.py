@@ -38,6 +38,10 @@ class Ref:
     def __str__(self) -> str:
         return self.tensor if self.tensor is not None else f"ws[{self.slot}]"
 
+    def shown(self, names: dict[str, str]) -> str:
+        """The operand as a step prints it: a bound tensor under ``names``' name for it, if any."""
+        return names.get(self.tensor, self.tensor) if self.tensor is not None else str(self)
+
 
 @dataclasses.dataclass(frozen=True)
 class Step:
@@ -58,15 +62,18 @@ class Step:
     scalars: tuple[tuple[str, float | int], ...] = ()  # exact in ``compute`` (Python numbers)
     compute: DataType | None = None
 
-    def describe(self) -> str:
-        srcs = ", ".join(str(s) for s in self.srcs)
+    def describe(self, names: dict[str, str] | None = None) -> str:
+        """One line; ``names`` maps a bound tensor's name to the one printed (``Plan.names``)."""
+        names = names or {}
+        srcs = ", ".join(s.shown(names) for s in self.srcs)
+        dst = self.dst.shown(names)
         if self.kind == "Kernel":
             attrs = ", ".join(f"{k}={dtypes.value_text(v, self.compute)}" for k, v in self.scalars)
-            return (f"{self.name}({srcs}; {attrs}) -> {self.dst} "
+            return (f"{self.name}({srcs}; {attrs}) -> {dst} "
                     f"[{dtypes.name(self.dtype)}, computed in {dtypes.name(self.compute)}]")
         if self.kind == "Cast":
-            return f"Cast({srcs} -> {dtypes.name(self.dtype)}) -> {self.dst}"
-        return f"{self.kind}({srcs}) -> {self.dst}"
+            return f"Cast({srcs} -> {dtypes.name(self.dtype)}) -> {dst}"
+        return f"{self.kind}({srcs}) -> {dst}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,6 +85,9 @@ class Plan:
     slots: tuple[Slot, ...]
     out_shape: tuple[int, ...]
     promoted: DataType | None
+    # bound tensor name -> the name the steps print, where the aclnn call names it otherwise: an
+    # in-place call's one tensor, selfRef, is bound as both self and out (engine.step_names)
+    names: tuple[tuple[str, str], ...] = ()
 
     @functools.cached_property
     def workspace_size(self) -> int:
@@ -87,7 +97,8 @@ class Plan:
     def describe(self) -> str:
         """The steps in launch order, then the workspace slots, one per line (printable, as
         ``Step.describe`` and ``HostLaunch.describe`` are)."""
-        lines = [step.describe() for step in self.steps] or ["(no steps: empty tensor fast path)"]
+        names = dict(self.names)
+        lines = [step.describe(names) for step in self.steps] or ["(no steps: empty tensor fast path)"]
         for slot in self.slots:
             lines.append(f"ws[{slot.index}]: {dtypes.name(slot.dtype)} {list(slot.shape)} "
                          f"at byte {slot.offset}, {slot.nbytes} bytes")
