@@ -369,7 +369,8 @@ def test_tiling_host_plan_of_a_broadcast_call(capsys, monkeypatch):
 def test_tiling_host_plan_says_the_threshold_its_thread_count_follows(capsys, monkeypatch):
     """Between 1 and 64 MiB of work the host plan's thread count follows a threshold timed once per
     process, so one call printed 1 thread in one run and 2 in the next with no word why (the tiling
-    breaker's): the plan says the threshold, the launch's work and where the threshold came from."""
+    breaker's): the plan says the threshold, the launch's work and where the threshold came from;
+    so it does at any size for a threshold OPSNN_PARALLEL_MIN_BYTES sets, which decides there too."""
     import numba
 
     from opsnn.kernels import parallelism
@@ -393,7 +394,22 @@ def test_tiling_host_plan_says_the_threshold_its_thread_count_follows(capsys, mo
         assert code == 0 and "host       2 of 2 threads (6291456 bytes moved): flat walk" in out, out
         assert ("host       the pool from 4194304 bytes of work, this launch 6291456 (set by "
                 "OPSNN_PARALLEL_MIN_BYTES)\n") in out, out
-        for shape in ("1000", "4096,4096"):  # below 1 MiB one thread, from 64 MiB the pool, whatever the threshold
+        # a set threshold decides at any size (a breaker: it was said only for 1-64 MiB of work):
+        # 1000 float16 elements, 6000 bytes, one thread; 4096 x 4096, 100663296 bytes, the pool
+        for shape, threads_used, work in (("1000", 1, 6000), ("4096,4096", 2, 100663296)):
+            code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", shape)
+            assert code == 0 and f"host       {threads_used} of 2 threads ({work} bytes moved)" in out, out
+            assert (f"host       the pool from 4194304 bytes of work, this launch {work} (set by "
+                    "OPSNN_PARALLEL_MIN_BYTES)\n") in out, out
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 0)  # the pool from the first byte, said
+        code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", "1000")
+        assert code == 0 and "host       2 of 2 threads (6000 bytes moved)" in out, out
+        assert "host       the pool from 0 bytes of work, this launch 6000 (set by OPSNN_PARALLEL_MIN_BYTES)" in out
+        # a measured threshold falls in [1, 64] MiB: below 1 MiB one thread, from 64 MiB the pool,
+        # whatever was measured, so nothing to say there
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 8 << 20)
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_SET", False)
+        for shape in ("1000", "4096,4096"):
             code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", shape)
             assert code == 0 and "the pool from" not in out, out
         numba.set_num_threads(1)  # a pool of one thread: no threshold decides it either

@@ -61,13 +61,17 @@ def test_torch_doc_snippet_runs():
     assert run_python(code).strip() == printed
 
 
-def test_readme_transcripts_are_what_the_commands_print(capsys):
+def test_readme_transcripts_are_what_the_commands_print(capsys, monkeypatch):
     """Each ``$ opsnn ...`` transcript in the README is what that command prints now (a breaker:
     the tiling example's tiling-key note had drifted from the code), but for the host plan's
-    count of this machine's threads."""
+    count of this machine's threads. They are a user's runs, without the OPSNN_PARALLEL_MIN_BYTES
+    conftest sets (whose host plans say the threshold it sets)."""
     import shlex
 
     from opsnn import cli
+    from opsnn.kernels import parallelism
+
+    monkeypatch.setattr(parallelism, "PARALLEL_MIN_SET", False)
 
     def machine_free(text: str) -> str:
         return re.sub(r" of \d+ threads ", " of N threads ", text)

@@ -516,9 +516,10 @@ def _host_launch_lines(executor) -> list[str]:
     lines = [f"{threads} of {impl.get_num_threads()} threads ({moved} bytes moved): {first}", *rest]
     pool = impl.parallelism
     lo, hi = pool.PARALLEL_MIN_RANGE
-    if impl.get_num_threads() > 1 and not pool.FORKED and lo <= work < hi:
-        # the thread count then follows a threshold timed at the first such launch of each process,
-        # so two runs of the same call can print different plans: say so, and what fixes it
+    if impl.get_num_threads() > 1 and not pool.FORKED and (pool.PARALLEL_MIN_SET or lo <= work < hi):
+        # the thread count then follows a threshold: one set by OPSNN_PARALLEL_MIN_BYTES, which
+        # decides at any size, or one timed at the first launch in the range a measured one falls
+        # in, so two runs of the same call can print different plans: say so, and what fixes it
         how = ("set by OPSNN_PARALLEL_MIN_BYTES" if pool.PARALLEL_MIN_SET
                else "measured in this process, so runs may differ; OPSNN_PARALLEL_MIN_BYTES fixes it")
         lines.append(f"the pool from {pool.parallel_min_bytes()} bytes of work, this launch {work} ({how})")
