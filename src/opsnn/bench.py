@@ -63,12 +63,15 @@ from .cli_args import (
     Distinct,
     OutputError,
     Parser,
+    StdoutError,
+    checked_stdout,
     closed_stdout,
     int_at_least,
     make_writable_folder,
     numpy_dtype,
     output_folder_refusal,
     strict_json,
+    unwritable_stdout,
 )
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
@@ -1067,12 +1070,15 @@ def main(argv=None) -> int:
     parser = Parser(prog="opsnn bench", description=(__doc__ or "").partition("\n")[0] or None)
     add_arguments(parser)
     try:
-        args = parser.parse_args(argv)
-        code = run(args)
-        sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
+        with checked_stdout():
+            args = parser.parse_args(argv)
+            code = run(args)
+            sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
         return code
     except BrokenPipeError:
         return closed_stdout()
+    except StdoutError as exc:  # a full disk: one line, 1, as `opsnn bench` says it
+        return unwritable_stdout(parser.prog, exc)
     except ValueError as exc:  # a selection that measures nothing: a usage error, as in `opsnn bench`
         parser.error(str(exc))
     except OutputError as exc:  # as `opsnn bench` reports it

@@ -1,7 +1,8 @@
 """The ``opsnn`` command: ``demo | run | verify | compare | tiling | bench | describe | list | cache``.
 
 Exit status: 0 on success, 1 when an operator call or a verified or compared case fails (or host memory
-runs out, or an output file cannot be written: ``cli_args.OutputError``), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
+runs out, or an output cannot be written: a file, ``cli_args.OutputError``, or stdout, a full disk,
+``cli_args.StdoutError``), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
 input files, 141 (128 + SIGPIPE, as for other command-line tools) when the reader of stdout
 went away before the output ended (``opsnn ... | head``), 5 when ``verify`` or ``compare`` checked
 no case, each skipped (``results.exit_status``: pytest's status for a run of no test), 130 (128 + SIGINT) when interrupted
@@ -35,13 +36,15 @@ from .cli_args import (
     PipeConsole,
     ScalarWords,
     ShapeWords,
+    StdoutError,
     add_soc_option,
+    checked_stdout,
     closed_stdout,
     dtype_list,
     int_at_least,
     numpy_dtype,
     random_input,
-    stdout_or_devnull,
+    unwritable_stdout,
 )
 
 # subcommand -> module providing add_arguments(parser) and run(args) -> int
@@ -109,14 +112,18 @@ def main(argv: list[str] | None = None) -> int:
     before = warnings.formatwarning
     if command_line:
         warnings.formatwarning = _format_warning
+    command = next((word for word in argv if word in _COMMANDS), None)
+    prog = f"opsnn{' ' + command if command else ''}"
     try:
-        return _main(argv)
+        with checked_stdout():
+            return _main(argv)
     except BrokenPipeError:
         # stdout's reader went away (| head), in a command's output or in --help / --version
         return closed_stdout()
+    except StdoutError as exc:  # stdout would not take it (a full disk), output or help alike
+        return unwritable_stdout(prog, exc)
     except KeyboardInterrupt:  # Ctrl-C, wherever it came (a command's import of numba included)
-        command = next((word for word in argv if word in _COMMANDS), None)
-        print(f"opsnn{' ' + command if command else ''}: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     finally:
         warnings.formatwarning = before
@@ -134,7 +141,6 @@ def _format_warning(message, category, filename, lineno, line=None) -> str:
 
 
 def _main(argv: list[str]) -> int:
-    stdout_or_devnull()
     for stream in (sys.stdout, sys.stderr):
         # a character the stream cannot encode prints as ?, where it ended the command with
         # UnicodeEncodeError: in an ASCII or Latin-1 locale the µ of µs or the § of a spec
@@ -145,7 +151,7 @@ def _main(argv: list[str]) -> int:
     parser = Parser(
         prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",
         epilog="exit status: 0 success; 1 an operator call, a verified or compared case or a tiling check failed, "
-               "or an output file could not be written; "
+               "or an output (a file, stdout) could not be written; "
                "2 usage error or unreadable input file; 5 verify or compare checked no case (each skipped); "
                "130 interrupted (Ctrl-C); 141 stdout closed early (| head). "
                "`opsnn COMMAND -h` for a command's options.")
@@ -260,8 +266,9 @@ def _add_cache_arguments(parser) -> None:
 def _run_cache(args) -> int:
     """The kernel cache (``kernel_cache.existing_cache_dir``: listing makes none) and the stale
     ones beside it; removes only directories named as kernel caches (``stale_cache_dirs``) and
-    this version's own, never a symbolic link or anything else. Exit 2 when one could not be
-    removed (each named)."""
+    this version's own, never a symbolic link or anything else. Exit 1 when one could not be
+    removed (each named, with the system's reason): a change the system refused, as an output
+    it will not take, not a usage error (2)."""
     from .kernels import kernel_cache
 
     root = kernel_cache.cache_root()
@@ -288,7 +295,7 @@ def _run_cache(args) -> int:
             print(f"left {current}: a symbolic link (remove its target yourself)")
         for line in failed:
             print(line, file=sys.stderr)
-        return 2 if failed else 0
+        return 1 if failed else 0
     numba_version = kernel_cache.numba_version()
     versions = f"(this opsnn's, for numba {numba_version} and NumPy {np.__version__})"
     if numba_version is None:  # (a breaker: a traceback, --clear's too)

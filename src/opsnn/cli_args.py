@@ -9,7 +9,9 @@ words together) calls ``parser.error``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import io
 import json
 import math
 import os
@@ -124,8 +126,8 @@ class Parser(argparse.ArgumentParser):
         """argparse's, but help and usage written to a stdout whose reader went away (``opsnn
         --help | head -0``) raise BrokenPipeError, for ``cli.main`` to end with 141 as any
         command's output does: argparse drops every write error, and the help ended with exit 0
-        (a breaker). Any other write error (``opsnn --help > /dev/full``) is one line and exit 2,
-        as ``cli`` says a command's own output failing there, where it had been a traceback. Its
+        (a breaker). Any other write error (``opsnn --help > /dev/full``) raises StdoutError, one
+        line and exit 1 (``unwritable_stdout``), as a command's own output failing there. Its
         messages to stderr keep argparse's handling."""
         if message and file is sys.stdout:
             try:
@@ -133,8 +135,8 @@ class Parser(argparse.ArgumentParser):
                 file.flush()  # (the error is the write's, not the interpreter's flush at exit)
             except BrokenPipeError:
                 raise
-            except OSError as exc:
-                self.exit(2, f"{self.prog}: error: {exc}\n")
+            except OSError as exc:  # (where no checked_stdout is in place)
+                raise StdoutError(exc, file) from None
             return
         super()._print_message(message, file)
 
@@ -591,6 +593,81 @@ def stdout_or_devnull() -> None:
             os.close(fd)
             fd = 1
         sys.stdout = open(fd, "w")  # noqa: SIM115 - the process's stdout, open to its end
+
+
+class StdoutError(Exception):
+    """stdout would not take a command's output: a full disk (``opsnn list > /dev/full``), an I/O
+    error. Not an OSError, so no handler of input files' errors (a usage error, exit 2) takes it;
+    ``unwritable_stdout`` ends the command. A closed pipe is not one (BrokenPipeError, 141)."""
+
+    def __init__(self, reason: OSError, stream):
+        target = _target_of(stream)
+        super().__init__(f"cannot write the output to stdout{f' ({target})' if target else ''}: "
+                         f"{reason.strerror or reason}")
+
+
+def _target_of(stream) -> str | None:
+    """What ``stream``'s descriptor leads to (a file's path, /dev/full, pipe:[...]), where Linux's
+    /proc says; None elsewhere, or for a stream with no descriptor (a test's capture)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{stream.fileno()}")
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return None
+
+
+class _CheckedStdout:
+    """``sys.stdout`` while ``checked_stdout`` holds: the stream itself, but a write or flush that
+    fails for another reason than a closed pipe raises StdoutError, as every print of every
+    command reaches it here."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutError(exc, self._stream) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutError(exc, self._stream) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def checked_stdout():
+    """Run a command (``cli.main``, the script entries) with its output's write errors said as
+    StdoutError (``unwritable_stdout``): an OSError from a print was taken for an unreadable
+    input file, a usage error (exit 2), or escaped as a traceback (a breaker's). A process
+    started without a stdout gets /dev/null first (``stdout_or_devnull``)."""
+    stdout_or_devnull()
+    stream = sys.stdout
+    checked = sys.stdout = _CheckedStdout(stream)
+    try:
+        yield
+    finally:
+        if sys.stdout is checked:  # (unless the command set its own)
+            sys.stdout = stream
+
+
+def unwritable_stdout(prog: str, exc: StdoutError) -> int:
+    """The exit status of a command whose output stdout would not take (``StdoutError``): 1, an
+    output that could not be written, as an output file's (``OutputError``), where 2 is a usage
+    error's; one line on stderr naming stdout, where it leads and why. stdout becomes /dev/null,
+    as in ``closed_stdout``: the interpreter's own flush at exit would fail again."""
+    print(f"{prog}: {exc}", file=sys.stderr)
+    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
 
 
 def closed_stdout() -> int:

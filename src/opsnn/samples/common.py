@@ -9,7 +9,14 @@ import numpy as np
 
 import opsnn.acl as acl
 from opsnn._core import platform
-from opsnn.cli_args import Parser, add_soc_option, closed_stdout, stdout_or_devnull
+from opsnn.cli_args import (
+    Parser,
+    StdoutError,
+    add_soc_option,
+    checked_stdout,
+    closed_stdout,
+    unwritable_stdout,
+)
 
 
 class SampleError(Exception):
@@ -27,8 +34,8 @@ def run_as_script(main, module: str) -> None:
     sample's ``main`` does: a failed step's ret (its message printed; the process's status is
     that ret modulo 256, 561003 as 107, as a C ``return ret`` from main gives), or 141 when
     stdout's reader went away (``| head``), as ``opsnn`` exits then, instead of a
-    BrokenPipeError traceback."""
-    stdout_or_devnull()
+    BrokenPipeError traceback, and 1 where stdout would not take the output (a full disk), in
+    one line (``unwritable_stdout``)."""
     doc = sys.modules[main.__module__].__doc__ or ""
     # run by path (examples/ links to these files), the usage names that file, as argparse does
     by_path = getattr(sys.modules["__main__"], "__spec__", None) is None
@@ -38,16 +45,19 @@ def run_as_script(main, module: str) -> None:
     parser = Parser(prog=None if by_path else f"python -m {module}", description=doc.split("\n")[0].replace("``", "`"))
     add_soc_option(parser)
     try:
-        soc = parser.parse_args().soc
-        try:
-            with platform.use_soc(soc or platform.current().name):
-                code = main()
-        except SampleError as exc:
-            print(exc)
-            code = exc.ret
-        sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
+        with checked_stdout():
+            soc = parser.parse_args().soc
+            try:
+                with platform.use_soc(soc or platform.current().name):
+                    code = main()
+            except SampleError as exc:
+                print(exc)
+                code = exc.ret
+            sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
     except BrokenPipeError:
         code = closed_stdout()
+    except StdoutError as exc:  # a full disk: one line, 1, as opsnn's commands (it was a traceback)
+        code = unwritable_stdout(parser.prog, exc)
     sys.exit(code)
 
 

@@ -32,7 +32,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..cli_args import Parser, closed_stdout, int_at_least
+from ..cli_args import (
+    Parser,
+    StdoutError,
+    checked_stdout,
+    closed_stdout,
+    int_at_least,
+    unwritable_stdout,
+)
 from ..results import cannot_write
 from .nn import swap_activations
 
@@ -235,8 +242,9 @@ def _plot_path(text: str) -> str:
 
 def main(argv: list[str] | None = None, prog: str = "train_digits") -> int:
     """CLI entry (``opsnn demo --train``, whose name ``prog`` is for its usage lines): exit
-    status 0 when the runs are bit-identical, 1 where they differ, 2 for a usage error, 141 where
-    stdout's reader went away (its help or log into ``| head``), as every opsnn command."""
+    status 0 when the runs are bit-identical, 1 where they differ or stdout would not take the
+    log (a full disk), 2 for a usage error, 141 where stdout's reader went away (its help or log
+    into ``| head``), as every opsnn command."""
     # opsnn's parser: argparse's handed --epochs=-- an empty list (a traceback) and dropped a
     # closed pipe's error under --help (exit 0)
     parser = Parser(
@@ -249,13 +257,16 @@ def main(argv: list[str] | None = None, prog: str = "train_digits") -> int:
     parser.add_argument("--threads", type=_threads, default=1, help="torch intra-op threads (default 1)")
     parser.add_argument("--plot", type=_plot_path, default="train_digits.png", help="PNG path of the loss curves (default train_digits.png; '' for none)")
     try:
-        args = parser.parse_args(argv)
-        epochs, max_steps = (1, 12) if args.quick else (args.epochs, None)
-        result = run(epochs=epochs, max_steps=max_steps, seed=args.seed, threads=args.threads,
-                     plot_path=args.plot or None)
-        sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
+        with checked_stdout():
+            args = parser.parse_args(argv)
+            epochs, max_steps = (1, 12) if args.quick else (args.epochs, None)
+            result = run(epochs=epochs, max_steps=max_steps, seed=args.seed, threads=args.threads,
+                         plot_path=args.plot or None)
+            sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
     except BrokenPipeError:
         return closed_stdout()
+    except StdoutError as exc:  # a full disk: one line, 1, as every opsnn command
+        return unwritable_stdout(parser.prog, exc)
     return 0 if result["identical"] else 1
 
 
