@@ -483,6 +483,9 @@ def test_a_move_landing_during_the_launch_checks_is_checked(dev, monkeypatch):
         return real_bind(*args, **kwargs)
 
     monkeypatch.setattr(aclnn.engine, "bind", bound_while_away)
+    # (the refused launch released ex, as CANN's failed launch does: phase 1 again)
+    ws, ex, ret = aclnn.aclnnLeakyReluGetWorkspaceSize(xt, dev.scalar(0.5, acl.ACL_FLOAT), ot)
+    assert (ws, ret) == (0, 0)
     assert aclnn.aclnnLeakyRelu(None, 0, ex, dev.stream) == 0 and moves == [0, 0]
     assert acl.rt.synchronize_stream(dev.stream) == 0
     assert acl.rt.memcpy(back, 32, big, 32, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0

@@ -576,13 +576,16 @@ def test_inplace_on_dlpack_tensor():
 
 
 def test_executor_is_per_api(acl_env):
-    """F8: executors are single use and belong to the API that planned them (DECISION 16)."""
+    """F8: executors are single use and belong to the API that planned them (DECISION 16); the
+    refused launch releases it, as CANN's launch, which would run it, does."""
     x = acl_env.put(np.array([-1.0, 2.0], F32))
     s = acl_env.scalar(0.5, "FLOAT")
     ws, ex, ret = LEAKY_INPLACE.phase1(x.tensor, s)
     assert ret == 0
     expect_acl_failure(LEAKY_FWD.phase2(None, ws, ex, acl_env.stream), INVALID, words=["InplaceLeakyRelu"])
-    assert LEAKY_INPLACE.phase2(None, ws, ex, acl_env.stream) == 0
+    expect_acl_failure(LEAKY_INPLACE.phase2(None, ws, ex, acl_env.stream), INVALID, words=["already destroyed"])
+    ws, ex, ret = LEAKY_INPLACE.phase1(x.tensor, s)
+    assert ret == 0 and LEAKY_INPLACE.phase2(None, ws, ex, acl_env.stream) == 0
     assert acl.rt.synchronize_stream(acl_env.stream) == 0
     assert x.view().tolist() == [-0.5, 2.0]
     expect_acl_failure(LEAKY_INPLACE.phase2(None, ws, ex, acl_env.stream), INVALID, words=["already run"])

@@ -105,11 +105,15 @@ def test_use_before_init(runtime_guard):
         fail_msg(late(), 100001, "acl.init")
     ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
     assert ret == 0 and ws == 0
-    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, None), 361001, "launch failed", "acl.init")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, None), 361001, "launch failed", "acl.init",
+             "released the executor")
     np.testing.assert_array_equal(opsnn.leaky_relu_backward(G, X, 0.5), LEAKY_05)
     assert mem_state() == before
     assert acl.init() == 0 and acl.rt.set_device(0) == 0
-    assert aclnn.aclnnLeakyReluBackward(None, 0, ex, None) == 0, "a refused launch must not consume"
+    # the failed launch released it, as CANN's does (a retry would use freed memory): phase 1 again
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, None), 161002, "released it at a failed launch")
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
+    assert ret == 0 and aclnn.aclnnLeakyReluBackward(None, 0, ex, None) == 0
     assert acl.rt.synchronize_stream(None) == 0
     np.testing.assert_array_equal(read_out(keep, keep.addrs[-1]), LEAKY_05)
     keep.close()
@@ -151,6 +155,7 @@ def test_use_after_finalize(runtime_guard):
     assert mem_state()[1] == count, "finalize must not drop allocations behind the caller's back"
     assert acl.init() == 0 and acl.rt.set_device(0) == 0
     fail_msg(acl.rt.synchronize_stream(stream), 200005)
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)  # (the failed launch released ex)
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, stream), 361001, "not a live stream")
     d.close()
 
@@ -205,8 +210,10 @@ def test_reset_device_releases_its_streams(runtime_guard):
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws3, ex3, None), 361001, "no device is set")
     assert acl.rt.set_device(0) == 0
     np.testing.assert_array_equal(read_out(d, oa), LEAKY_05)  # the first launch ran before the reset
+    ws3, ex3, _ = planned(d)  # (each failed launch releases its single-use executor, as CANN's)
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws3, ex3, stream), 361001, "not a live stream")
     fail_msg(acl.rt.destroy_stream(stream), 200005, "not a live stream")
+    ws3, ex3, _ = planned(d)
     assert aclnn.aclnnLeakyReluBackward(None, ws3, ex3, None) == 0 and acl.rt.synchronize_stream(None) == 0
     acl.destroy_tensor(bad)
     d.close()
@@ -2446,15 +2453,18 @@ def test_inputs_may_overlap_each_other(dev):
 
 def test_workspace_overlaps_tensor(dev):
     """A workspace that overlaps a tensor of the executor -> 161002 (the temporaries would
-    overwrite it); nothing is written and the executor stays usable."""
+    overwrite it); nothing is written, and the executor is released, as a launch CANN's would run
+    (CommonOpExecutorRun releases a single-use one whatever it returns): phase 1 again."""
     g16 = G.astype(F16)
     gt, xt, s = dev.tensor(g16), dev.tensor(X), dev.scalar(0.5)
     big = dev.malloc(4096)
     ot = dev.tensor(np.zeros(4, F32), big, storage=[4])
     ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
     assert ret == 0 and 0 < ws <= 4096
-    fail_msg(aclnn.aclnnLeakyReluBackward(big, 4096, ex, dev.stream), 161002, "overlaps out")
+    fail_msg(aclnn.aclnnLeakyReluBackward(big, 4096, ex, dev.stream), 161002, "overlaps out", "released the executor")
     assert not read_out(dev, big).any()
+    fail_msg(aclnn.aclnnLeakyReluBackward(dev.malloc(ws), ws, ex, dev.stream), 161002, "already destroyed")
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(gt, xt, s, False, ot)
     assert aclnn.aclnnLeakyReluBackward(dev.malloc(ws), ws, ex, dev.stream) == 0
     assert acl.rt.synchronize_stream(dev.stream) == 0
     np.testing.assert_array_equal(read_out(dev, big), LEAKY_05)
@@ -2519,11 +2529,15 @@ def test_executor_destroyed(dev):
 
 
 def test_executor_of_another_op(dev):
-    """Phase 2 of one op with the other op's executor -> 161002 naming both, run or not."""
+    """Phase 2 of one op with the other op's executor -> 161002 naming both, run or not; one not
+    run is released, as CANN's launch, which would run it, releases it."""
     ws, ex, oa = planned(dev)
     fail_msg(aclnn.aclnnHardtanhBackward(None, ws, ex, dev.stream), 161002, "aclnnLeakyReluBackward",
-             "aclnnHardtanhBackward")
-    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0  # still unused
+             "aclnnHardtanhBackward", "released the executor")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002,
+             "already destroyed (aclnnHardtanhBackward released it at a failed launch)")
+    ws, ex, oa = planned(dev)
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
     assert acl.rt.synchronize_stream(dev.stream) == 0
     # once run, it still belongs to the other op first (a breaker: "already run" hid that)
     fail_msg(aclnn.aclnnHardtanhBackward(None, ws, ex, dev.stream), 161002, "belongs to aclnnLeakyReluBackward")
@@ -2533,8 +2547,10 @@ def test_workspace_misuse(dev):
     """workspace_size smaller than asked -> 161002; a null workspace with a size > 0 -> 161001,
     which deletes the executor (CommonOpExecutorRun does: its later use is 161002), also where
     GetWorkspaceSize asked for 0 bytes; a freed, never-allocated or too-small workspace, or one
-    of a wrong type -> 161002; a size that is negative / not an int -> 161002. Any other refused
-    launch leaves the executor usable."""
+    of a wrong type -> 161002; a size that is negative / not an int -> 161002. A refusal of what
+    C's launch would run anyway (a size smaller than asked, a workspace that is no live memory of
+    that size) releases the executor, as CommonOpExecutorRun does whatever the run returns; one
+    for a Python type no C argument has (a float, a negative size) leaves it usable."""
     for null in (None, 0):
         for grad, size in ((G.astype(F16), None), (G, 512), (G, 1)):  # (None: the size asked for)
             ws, ex, oa = planned(dev, g=grad)
@@ -2569,10 +2585,12 @@ def test_workspace_misuse(dev):
     freed, _ = acl.rt.malloc(ws, 0)
     acl.rt.free(freed)
     small = dev.malloc(ws // 2)
-    fail_msg(aclnn.aclnnLeakyReluBackward(good, ws - 1, ex, dev.stream), 161002, "smaller")
-    fail_msg(aclnn.aclnnLeakyReluBackward(None, 0, ex, dev.stream), 161002, "smaller")
-    for bad in (freed, small, 0x3_0000_0000, good + 16):
-        fail_msg(aclnn.aclnnLeakyReluBackward(bad, ws, ex, dev.stream), 161002, "live device memory")
+    for args, word in (((good, ws - 1), "smaller"), ((None, 0), "smaller"),
+                       *(((bad, ws), "live device memory") for bad in (freed, small, 0x3_0000_0000, good + 16))):
+        ws, ex, oa = planned(dev, g=G.astype(F16))
+        fail_msg(aclnn.aclnnLeakyReluBackward(*args, ex, dev.stream), 161002, word, "released the executor")
+        fail_msg(aclnn.aclnnLeakyReluBackward(good, ws, ex, dev.stream), 161002, "already destroyed")
+    ws, ex, oa = planned(dev, g=G.astype(F16))
     for junk in ("ws", 1.5, [good], Sentinel(), True):
         fail_msg(aclnn.aclnnLeakyReluBackward(junk, ws, ex, dev.stream), 161002, "workspace")
     for size in (-1, float(ws), None, "512", True, 2**64):  # a uint64_t in C
@@ -2939,12 +2957,18 @@ def test_tensor_moved_while_a_launch_is_queued(dev):
 @pytest.mark.parametrize("stream", ["destroyed", 0x7777, -1, "s", 1.5, Sentinel()])
 def test_launch_on_bad_stream(dev, stream):
     """Phase 2 on a destroyed, never-created or junk stream -> 361001 ACLNN_ERR_RUNTIME_ERROR
-    (the launch is a failed runtime call); the executor is not consumed."""
+    (the launch is a failed runtime call). A handle a C caller could pass releases the executor,
+    as CANN's failed launch does (CommonOpExecutorRun deletes a single-use one whatever its run
+    returns); a Python object no C call takes leaves it usable."""
     if stream == "destroyed":
         stream, _ = acl.rt.create_stream()
         acl.rt.destroy_stream(stream)
+    c_handle = isinstance(stream, int)
     ws, ex, oa = planned(dev)
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, stream), 361001, "launch failed", "stream")
+    if c_handle:
+        fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "released it at a failed launch")
+        ws, ex, oa = planned(dev)
     assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0
     assert acl.rt.synchronize_stream(dev.stream) == 0
     np.testing.assert_array_equal(read_out(dev, oa), LEAKY_05)
@@ -2953,7 +2977,7 @@ def test_launch_on_bad_stream(dev, stream):
     ws, ex, oa = planned(dev)
     assert acl.rt.free(oa) == 0
     fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, stream), 361001, "launch failed", "stream")
-    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "out")
+    fail_msg(aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream), 161002, "already destroyed" if c_handle else "out")
 
 
 # ============================================================================================

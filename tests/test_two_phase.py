@@ -243,8 +243,9 @@ def test_a_backend_that_cannot_load_fails_phase1_with_561003(acl_env, monkeypatc
 def test_a_backend_that_stops_loading_between_the_phases_fails_the_launch_by_name(acl_env, monkeypatch):
     """$OPSNN_BACKEND changed after GetWorkspaceSize to name no usable backend: the launch returns
     561003 naming the operator (a breaker: the message did not name it, and the phase-2 statuses
-    did not list 561003), nothing is queued or written; back to a usable backend, the same
-    executor launches."""
+    did not list 561003), nothing is queued or written, and the single-use executor is released,
+    as by any failed launch (CANN's releases it whatever the launch returns); back to a usable
+    backend, phase 1 again launches."""
     from opsnn import kernels
 
     g, x = cases.grid(F32, F32)
@@ -256,6 +257,8 @@ def test_a_backend_that_stops_loading_between_the_phases_fails_the_launch_by_nam
     assert acl.rt.synchronize_stream(acl_env.stream) == 0
     assert (ot.storage() == np.float32(777.0)).all()
     monkeypatch.delenv(kernels.ENV_VAR)
+    expect_acl_failure(LEAKY.phase2(None, ws, ex, acl_env.stream), 161002, words=("released it at a failed launch",))
+    ws, ex, _, _, ot = _leaky(acl_env, g, x)
     assert LEAKY.phase2(None, ws, ex, acl_env.stream) == 0
     assert acl.rt.synchronize_stream(acl_env.stream) == 0
     cases.assert_bits_equal(ot.view(), cases.ref_leaky(g, x, np.float32(0.5)))
@@ -656,6 +659,41 @@ def test_single_use_executor_second_run_refused_and_out_kept(acl_env):
     assert ot.storage_bytes() == after_first
 
 
+def test_a_failed_launch_releases_a_single_use_executor(acl_env):
+    """(A breaker) a single-use executor whose launch failed on a bad stream (destroyed, or a
+    handle never made) could be launched again. opbase's CommonOpExecutorRun deletes an executor
+    not made repeatable once past its null checks whatever the launch returns (its stream's
+    failure included), so a C program's retry uses freed memory on a device: a launch whose
+    arguments a C caller could pass that fails releases it (161002 afterwards, naming why, and
+    aclDestroyAclOpExecutor too: a double free); one refused for a Python type no C call could
+    pass (a float workspaceSize) keeps it, as pyACL would not have called C; a repeatable one
+    stays (test_relaunch_skips_checks_only_for_the_same_call). out is untouched throughout."""
+    g, x = cases.grid(F32, F32)
+    dead, ret = acl.rt.create_stream()
+    assert ret == 0 and acl.rt.destroy_stream(dead) == 0
+    for bad_stream, why in ((dead, "not a live stream"), (dead + 4096, "not a live stream")):
+        ws, ex, _, _, ot = _leaky(acl_env, g, x, 0.5)
+        before = ot.storage_bytes()
+        wsp = acl_env.malloc(ws) if ws else None
+        msg = expect_acl_failure(LEAKY.phase2(wsp, ws, ex, bad_stream), 361001, words=(why,))
+        assert msg.endswith("; the failed launch released the executor, as CANN's launch releases one not made "
+                            "repeatable whatever it returns: run GetWorkspaceSize again"), msg
+        expect_acl_failure(LEAKY.phase2(wsp, ws, ex, acl_env.stream), 161002,
+                           words=("already destroyed", "aclnnLeakyReluBackward released it at a failed launch"))
+        expect_acl_failure(aclnn.aclDestroyAclOpExecutor(ex), 161002, words=("already destroyed",))
+        assert acl.rt.synchronize_stream(acl_env.stream) == 0 and ot.storage_bytes() == before
+    # a workspace smaller than asked: C's launch would run (and corrupt memory), then release it
+    ws, ex, *_ = _leaky(acl_env, g, x, 0.5, out_dtype=F16)  # (a cast to out: a workspace slot)
+    assert ws > 0
+    expect_acl_failure(LEAKY.phase2(acl_env.malloc(ws), ws - 1, ex, acl_env.stream), 161002, words=("smaller",))
+    expect_acl_failure(LEAKY.phase2(acl_env.malloc(ws), ws, ex, acl_env.stream), 161002, words=("already destroyed",))
+    # a Python type no C call passes: refused before any C call would run, the executor kept
+    ws, ex, _, _, ot = _leaky(acl_env, g, x, 0.5, out_dtype=F16)
+    wsp = acl_env.malloc(ws)
+    expect_acl_failure(LEAKY.phase2(wsp, float(ws), ex, acl_env.stream), 161002, words=("workspaceSize",))
+    assert LEAKY.phase2(wsp, ws, ex, acl_env.stream) == 0 and acl.rt.synchronize_stream(acl_env.stream) == 0
+
+
 def test_phase2_without_executor_is_refused(acl_env):
     ret = LEAKY.phase2(None, 0, None, acl_env.stream)
     assert isinstance(ret, int) and ret != 0
@@ -805,9 +843,11 @@ def test_in_place_launch_refusals_name_self_ref(acl_env):
     ws, ex, ret = aclnn.aclnnInplaceLeakyReluGetWorkspaceSize(unbacked, acl_env.scalar(0.5, "FLOAT"))
     assert ret == 0, acl.get_recent_err_msg()
     msg = expect_acl_failure(aclnn.aclnnInplaceLeakyRelu(None, ws, ex, acl_env.stream), 161002)
+    released = ("; the failed launch released the executor, as CANN's launch releases one not made repeatable "
+                "whatever it returns: run GetWorkspaceSize again")
     assert msg == ("InplaceLeakyRelu: selfRef has no device memory: its tensorData is a null pointer; give it "
                    "its storage's address with aclSetInputTensorAddr (a repeatable executor) or "
-                   "acl.set_raw_tensor_addr before the launch")
+                   "acl.set_raw_tensor_addr before the launch" + released)
     x = np.array([-2.0, 0.5, 1.0, -1.0], F32)
     xt = acl_env.put(x)
     lo, hi = acl_env.scalar(-1.0, "FLOAT"), acl_env.scalar(1.0, "FLOAT")
@@ -816,7 +856,7 @@ def test_in_place_launch_refusals_name_self_ref(acl_env):
     acl_env._tensors.remove(xt.tensor)
     msg = expect_acl_failure(aclnn.aclnnInplaceHardtanh(None, ws, ex, acl_env.stream), 161002)
     assert msg == ("InplaceHardtanh: selfRef was destroyed (aclDestroyTensor or aclDestroyTensorList) after "
-                   "GetWorkspaceSize; destroy tensors only after the launch")
+                   "GetWorkspaceSize; destroy tensors only after the launch" + released)
     cases.assert_bits_equal(xt.view(), x)
 
 

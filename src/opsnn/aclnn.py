@@ -6,8 +6,8 @@
 
 Phase 1 does every check and plans the steps (statuses 161001, 161002, 561003, 561103; 361001
 where $OPSNN_SOC names no emulated SoC); phase 2 checks the executor, workspace and stream
-(161001, 161002, 361001, 561003; a null workspace with a size > 0 deletes the executor, as
-CANN's does), then queues the work on ``stream`` (run by
+(161001, 161002, 361001, 561003; a failed launch releases a single-use executor, as CANN's
+does), then queues the work on ``stream`` (run by
 ``acl.rt.synchronize_stream``). An executor made repeatable (aclSetAclOpExecutorRepeatable) runs
 until aclDestroyAclOpExecutor; aclSetInputTensorAddr / aclSetOutputTensorAddr move its tensors
 to other device memory between launches. ``None``, or the int 0 of a pyACL-style handle variable, stands
@@ -46,16 +46,40 @@ _LAUNCH_LOCK = forksafe.lock()
 def _phase2(op: str, workspace, workspace_size, executor, stream) -> int:
     with _LAUNCH_LOCK:
         last = executor.last_launch if type(executor) is aclOpExecutor else None
-        if last is not None and last.repeats(op, workspace, workspace_size, stream):
-            task, target = last, last.called[4]
-        else:
-            task, target = _checked_launch(op, workspace, workspace_size, executor, stream)
         try:
-            target.enqueue(task.label, task)
-        except AclnnError as exc:  # the stream was destroyed meanwhile
-            raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: launch failed: {exc.message}") from None
+            if last is not None and last.repeats(op, workspace, workspace_size, stream):
+                task, target = last, last.called[4]
+            else:
+                task, target = _checked_launch(op, workspace, workspace_size, executor, stream)
+            try:
+                target.enqueue(task.label, task)
+            except AclnnError as exc:  # the stream was destroyed meanwhile
+                raise AclnnError(Status.ERR_RUNTIME_ERROR, f"{op}: launch failed: {exc.message}") from None
+        except AclnnError as exc:
+            raise _released_by_failure(op, executor, exc, (workspace, workspace_size, stream)) from None
         executor.consumed = True
     return 0
+
+
+def _released_by_failure(op: str, executor, exc: AclnnError, arguments: tuple) -> AclnnError:
+    """The error a failed launch returns, releasing a live single-use executor first where a C
+    caller could have passed ``arguments`` (workspace, workspaceSize, stream): opbase's
+    CommonOpExecutorRun, once past its null checks, deletes an executor not made repeatable
+    whatever its run returns, a failed kernel launch on a bad stream included, so a retry with
+    it is a use of freed memory on a device (a breaker's relaunched here). opsnn's own refusals
+    of what C's launch would run anyway (a workspace smaller than asked, a destroyed tensor)
+    release it too; one for a Python type no C argument has (a float workspaceSize) does not:
+    pyACL would have called nothing. A repeatable executor is kept (FinalizeCache there)."""
+    workspace, workspace_size, stream = arguments
+    c_arguments = (checks.is_c_int(workspace_size) and 0 <= workspace_size < 2**64
+                   and all(checks.is_null(a) or checks.is_c_int(a) for a in (workspace, stream)))
+    if (type(executor) is not aclOpExecutor or executor.destroyed or executor.repeatable or executor.consumed
+            or not c_arguments):
+        return exc
+    api = registry.get(op).api_name
+    executor.destroy(f"{api} released it at a failed launch")
+    return AclnnError(exc.status, f"{exc.message}; the failed launch released the executor, as CANN's launch "
+                                  "releases one not made repeatable whatever it returns: run GetWorkspaceSize again")
 
 
 def _checked_launch(op: str, workspace, workspace_size, executor, stream) -> tuple:
@@ -304,6 +328,11 @@ def aclnnLeakyReluBackward(workspace, workspace_size, executor, stream) -> int:
     of another op; workspace too small, freed or overlapping a tensor; a tensor destroyed or its
     memory freed since phase 1, or still without memory: a null tensorData), 361001 (no such stream, or the runtime is not initialised),
     561003 ($OPSNN_BACKEND changed since phase 1 to name no usable kernel backend).
+    A failed launch of a single-use executor (not made repeatable) that a C caller could have
+    made (every argument of a C type: not a float workspaceSize) releases it, as opbase's
+    CommonOpExecutorRun deletes such an executor whatever its run returns: a later launch or
+    aclDestroyAclOpExecutor with it is 161002 (on a device, a use of freed memory); run
+    GetWorkspaceSize again. A repeatable one is kept.
     """
     return _phase2("LeakyReluBackward", workspace, workspace_size, executor, stream)
 
