@@ -1474,7 +1474,8 @@ def test_create_tensor_bad_geometry(dev, view, strides, offset, storage):
 
 def test_create_tensor_outside_allocation(dev):
     """A view outside its storage, a storage outside its allocation, a freed, never-allocated or
-    interior-overrunning address, ACL_DT_UNDEFINED / non-enum dtype or format -> None."""
+    interior-overrunning address, ACL_DT_UNDEFINED / non-enum dtype or format -> None
+    (ACL_FORMAT_UNDEFINED is an aclFormat: test_create_tensor_takes_an_undefined_format)."""
     addr = dev.malloc(16)
     freed, _ = acl.rt.malloc(16, 0)
     acl.rt.free(freed)
@@ -1485,8 +1486,7 @@ def test_create_tensor_outside_allocation(dev):
                  ([4], F, [1], 0, ND, [4], addr + 4),    # interior start runs 4 bytes past the end
                  ([4], F, [1], 0, ND, [4], freed), ([4], F, [1], 0, ND, [4], 0x3_0000_0000),
                  ([4], acl.ACL_DOUBLE, [1], 0, ND, [4], addr), ([4], -1, [1], 0, ND, [4], addr),
-                 ([4], 999, [1], 0, ND, [4], addr), ([4], F, [1], 0, -1, [4], addr),
-                 ([4], F, [1], 0, 12345, [4], addr)):
+                 ([4], 999, [1], 0, ND, [4], addr), ([4], F, [1], 0, 12345, [4], addr)):
         check_null(acl.create_tensor(*args))
     t = acl.create_tensor([2], F, [1], 2, ND, [4], addr)  # inside: fine
     assert t is not None and acl.destroy_tensor(t) == 0
@@ -1506,6 +1506,29 @@ def test_create_tensor_outside_allocation(dev):
              f"storageDims [34] of ACL_INT4 (4 bits each) need 17 bytes at tensorData {addr:#x}; they reach 1 byte")):
         assert check_null(acl.create_tensor(*args)) == (
             f"create_tensor: {need} past the end of the 16-byte allocation at {addr:#x}")
+
+
+def test_create_tensor_takes_an_undefined_format(dev):
+    """ACL_FORMAT_UNDEFINED (-1) is an aclFormat value: opbase's aclCreateTensor checks no format
+    (its aclTensor keeps the view format as given, the storage format as ToOpFormat maps -1,
+    FORMAT_MAX) and aclGetFormat reads it back as ACL_FORMAT_UNDEFINED, so create_tensor takes it
+    (it was None) and phase 1 carries it as any format (DECISION 13: never checked); a value no
+    aclFormat has (12345) stays refused (DECISION 13)."""
+    x = np.array([1.0, -2.0, 0.0, 4.0], F32)
+    ta = dev.malloc(16)
+    assert acl.rt.memcpy(ta, 16, x, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    t = acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_UNDEFINED, [4], ta)
+    assert isinstance(t, acl.aclTensor), acl.get_recent_err_msg()
+    dev.tensors.append(t)
+    assert acl.get_format(t) == (acl.ACL_FORMAT_UNDEFINED, 0) == (-1, 0)
+    out, oa = dev.tensor(np.zeros(4, F32)), dev.addrs[-1]
+    ws, ex, ret = aclnn.aclnnLeakyReluBackwardGetWorkspaceSize(t, t, dev.scalar(0.5), False, out)
+    assert ret == 0, acl.get_recent_err_msg()
+    assert aclnn.aclnnLeakyReluBackward(None, ws, ex, dev.stream) == 0 and acl.rt.synchronize_stream(dev.stream) == 0
+    np.testing.assert_array_equal(read_out(dev, oa), np.array([1.0, -1.0, 0.0, 4.0], F32))
+    assert check_null(acl.create_tensor([4], acl.ACL_FLOAT, [1], 0, 12345, [4], ta)).startswith(
+        "create_tensor: format 12345 is not a Format value; it must be one of ACL_FORMAT_UNDEFINED -1, "
+        "ACL_FORMAT_NCHW 0, ACL_FORMAT_NHWC 1, ACL_FORMAT_ND 2, ")
 
 
 def test_create_tensor_null_data(dev):

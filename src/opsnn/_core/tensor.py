@@ -119,9 +119,10 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
             raise _bad(f"offset must be an integer in [0, 2**63 - 1] (elements; a non-negative int64, as "
                        f"aclCreateTensor takes), got {brief(offset)}")
         fields["offset"] = int(offset)
-        fields["format"] = _enum(Format, fmt, "format")
-        if self.format == Format.UNDEFINED:
-            raise _bad("format ACL_FORMAT_UNDEFINED cannot describe a tensor")
+        # any aclFormat, ACL_FORMAT_UNDEFINED (-1) included: opbase's aclCreateTensor checks none
+        # (its storage format is ToOpFormat's FORMAT_MAX for -1, read back as -1), and phase 1
+        # carries formats unchecked (DECISION 13)
+        fields["format"] = _enum(Format, fmt, "format", takes=tuple(Format))
         fields["storage_shape"] = () if is_null(storage_shape) else _dims(storage_shape, "storageDims")
         if not is_c_int(addr):
             raise _bad(f"tensorData must be a device address (int from acl.rt.malloc), got {type(addr).__name__}")
@@ -504,8 +505,8 @@ def host_copy(values, itemsize: int, what: str) -> None:
 
 def _enum(enum_type, value, what: str, takes=None):
     """``value`` as an ``enum_type`` member; a refusal of a value that is none lists ``takes``
-    (the members the caller accepts; default: every one but UNDEFINED, -1, which no tensor or
-    scalar can have) by acl constant name and number."""
+    (the members the caller accepts; default: every one but UNDEFINED, -1, which no tensor's or
+    scalar's dataType can be) by acl constant name and number."""
     if not is_c_int(value):
         raise _bad(f"{what} must be a {enum_type.__name__} value (int), got {brief(value)}")
     try:

@@ -39,7 +39,9 @@ def create_tensor(view_dims, data_type, stride, offset, fmt, storage_dims, tenso
             dims: ``[2, 3]`` -> ``[3, 1]``, ``[3, 0]`` -> ``[0, 1]``), refused where a product
             passes 2**63 - 1 (opbase's int64 product would wrap).
         offset: element offset of the view's first element in the storage.
-        fmt: aclFormat; carried, not checked against the rank (DECISION 13).
+        fmt: aclFormat, ``ACL_FORMAT_UNDEFINED`` (-1) included, as opbase's aclCreateTensor
+            takes it; carried, not checked against the rank (DECISION 13); an int that is no
+            aclFormat value is refused (None).
         storage_dims: shape of the storage the address points to; None or 0, a null pointer,
             is a 0-d storage (one element), as opbase reads it, so a view reaching past element
             0 is then refused.
