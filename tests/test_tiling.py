@@ -525,6 +525,9 @@ def test_cli_text_shows_def_match_shape_tiling_key_and_simulation(capsys):
     assert "  baseTiling.ubFormer = 6144" in out and "tiling key   3" in out
     assert "block dim    2" in out and "workspace    16777216 B" in out
     assert "every one of 8192 elements written exactly once" in out and "verdict    OK" in out
+    # one element (a 0-d tensor) is said as one ("every one of 1 elements", a breaker)
+    code, out, _ = cli(capsys, "HardtanhGrad", "--shape", "[]", "--soc", "Ascend950", "--simulate")
+    assert code == 0 and "  coverage   its one element written exactly once\n" in out, out
 
 
 def test_cli_json_for_an_aclnn_name_maps_onto_the_kernel_op(capsys):

@@ -361,7 +361,8 @@ def _simulation_text(sim: dict) -> list[str]:
     if "notRun" in sim:
         return [f"simulation   not run: {sim['notRun']}: a limit of this host, not a failed check"]
     run = sim["sim"]
-    coverage = f"every one of {run['elements']} elements written exactly once" if sim["coveredOnce"] else "BROKEN"
+    written = "its one element" if run["elements"] == 1 else f"every one of {run['elements']} elements"
+    coverage = f"{written} written exactly once" if sim["coveredOnce"] else "BROKEN"
     bounds = "no access leaves the tensors" if sim["inBounds"] else "accesses past the tensors (see findings)"
     lines = [f"simulation   blocks {run['blocks']}, tiles {run['tiles']}, "
              f"{'double' if run['bufferNum'] == 2 else 'single'}-buffered; largest tile {run['maxTileElems']} "
