@@ -192,7 +192,7 @@ def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | Non
     failures = []
     if "phase1Status" in report:
         failures.append(f"aclnn{report['aclnn']['api']} fails in phase 1 with {report['phase1Status']} "
-                        "(see the step above): no kernel is launched")
+                        "(its executor step says why): no kernel is launched")
     match = report["defMatch"]
     if match["rowIndex"] is None and "emptyFastPath" not in report and "aicpu" not in report:
         # (no AI Core kernel is needed then)
