@@ -717,7 +717,8 @@ def test_cli_json_of_a_soc_without_the_config_names_the_op_and_soc_as_every_repo
     code, out, _ = cli(capsys, op, "--soc", " ascend910 ", "--shape", "8", "--json")
     report = json.loads(out)
     assert code == 1 and list(report) == ["op", "soc", "failures"]
-    assert (report["op"], report["soc"]) == (kernel, {"name": "Ascend910"})
+    assert (report["op"], report["soc"]) == (kernel, {"name": "Ascend910", "vectorCoreNum": 32, "ubSize": 262144,
+                                                      "note": None})
     assert report["failures"][0].startswith(f"{kernel} has no op_host config for Ascend910 (configs: ")
 
 

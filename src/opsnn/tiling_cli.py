@@ -241,8 +241,7 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     attrs = _attrs(args, op)
     report: dict = {"op": op.name, "variant": op.variant, "source": op.source, "inputs": list(op.inputs),
                     "outputs": list(op.outputs), "attrs": attrs, "config": op.soc, "opFile": op.op_file,
-                    "soc": {"name": profile.name, "vectorCoreNum": profile.vector_core_num, "ubSize": profile.ub_size,
-                            "note": soc_note}}
+                    "soc": _soc_entry(profile, soc_note)}
     typed = dtypes
     if alias:
         report["aclnn"] = alias.to_dict()
@@ -313,6 +312,11 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     report["simulation"] = {**check.to_dict(), "coveredOnce": check.sim.covered_once, "withinUb": check.sim.within_ub,
                             "inBounds": check.sim.in_bounds, "ok": check.ok}
     return report, 0 if check.ok else 1
+
+
+def _soc_entry(profile: platform.SocProfile, note: str | None) -> dict:
+    """The report's ``soc``: the profile tiled for and the note saying why it was chosen."""
+    return {"name": profile.name, "vectorCoreNum": profile.vector_core_num, "ubSize": profile.ub_size, "note": note}
 
 
 def _text(report: dict) -> str:
@@ -398,10 +402,10 @@ def run(args: argparse.Namespace, *, aclnn_details: AclnnDetailsHook | None = No
         return 2
     except AclnnError as exc:  # no def of the op is built for the requested SoC: nothing to tile
         if args.json:  # a JSON reader gets the reason where a failed check's would be, with the
-            # kernel op and the profile's name as every report has them, not the words typed
+            # kernel op and the soc entry as every report has them, not the words typed
             soc = getattr(args, "soc", None)
             profile = platform.get_profile(soc) if soc is not None else platform.current()
-            print(strict_json({"op": opdef.find(args.op)[0].name, "soc": {"name": profile.name},
+            print(strict_json({"op": opdef.find(args.op)[0].name, "soc": _soc_entry(profile, None),
                                "failures": [exc.message]}, indent=2))
         else:
             print(f"opsnn tiling: {exc.message}", file=sys.stderr)
