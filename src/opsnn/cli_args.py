@@ -129,14 +129,9 @@ class Parser(argparse.ArgumentParser):
         (a breaker). Any other write error (``opsnn --help > /dev/full``) raises StdoutError, one
         line and exit 1 (``unwritable_stdout``), as a command's own output failing there. Its
         messages to stderr keep argparse's handling."""
-        if message and file is sys.stdout:
-            try:
-                file.write(message)
-                file.flush()  # (the error is the write's, not the interpreter's flush at exit)
-            except BrokenPipeError:
-                raise
-            except OSError as exc:  # (where no checked_stdout is in place)
-                raise StdoutError(exc, file) from None
+        if message and file is sys.stdout:  # (checked_stdout's, under every entry using this parser)
+            file.write(message)
+            file.flush()  # (the error is the write's, not the interpreter's flush at exit)
             return
         super()._print_message(message, file)
 
@@ -623,21 +618,19 @@ class _CheckedStdout:
     def __init__(self, stream):
         self._stream = stream
 
-    def write(self, text: str) -> int:
+    def _checked(self, method: str, *args):
         try:
-            return self._stream.write(text)
+            return getattr(self._stream, method)(*args)
         except BrokenPipeError:
             raise
         except OSError as exc:
             raise StdoutError(exc, self._stream) from None
 
+    def write(self, text: str) -> int:
+        return self._checked("write", text)
+
     def flush(self) -> None:
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise StdoutError(exc, self._stream) from None
+        self._checked("flush")
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
