@@ -247,7 +247,7 @@ def test_python_m_opsnn_samples_runs_both_samples():
 
 @pytest.mark.parametrize("argv, steps", [
     # one dtype per input, in the API's order; out defaults to their promoted dtype
-    (["--dtype", "f16,f32"], ["Cast(grad_output -> DT_FLOAT) -> ws[0]", "LeakyReluGrad(ws[0], self",
+    (["--dtype", "f16,f32"], ["Cast(gradOutput -> DT_FLOAT) -> ws[0]", "LeakyReluGrad(ws[0], self",
                               "-> out [DT_FLOAT, computed in DT_FLOAT]"]),
     (["--dtype", "float32,bfloat16", "--out-dtype", "f16"], ["Cast(self -> DT_FLOAT) -> ws[0]",
                                                              "Cast(ws[1] -> DT_FLOAT16) -> out"]),
@@ -341,7 +341,7 @@ def test_tiling_shows_the_worked_example_and_the_aclnn_executor_steps(capsys):
                  "tiling key   3", "workspace    16777216 B"):
         assert line in out
     assert "step       workspace 0 B" in out
-    assert "HardtanhGrad(self, grad_output; min_val=-1.0, max_val=1.0) -> out" in out
+    assert "HardtanhGrad(self, gradOutput; min_val=-1.0, max_val=1.0) -> out" in out
     # the host plan opsnn's kernel walks: 8192 float16 elements, one 16 KiB tile, one thread
     assert ("host       1 of" in out and "(49152 bytes moved): flat walk over dims [8192], 1 block of 8192 "
             "elements, tiles of 8192 elements" in out), out
@@ -427,7 +427,7 @@ def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
     monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 16 << 20)  # one thread, on any host
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "100,100,100", "--transpose")
     assert code == 0
-    assert "step       Contiguous(self) -> ws[0]" in out and "LeakyReluGrad(grad_output, ws[0]" in out
+    assert "step       Contiguous(self) -> ws[0]" in out and "LeakyReluGrad(gradOutput, ws[0]" in out
     assert ("(6000000 bytes moved): panels walk over dims [100, 100, 100], 1 block of 8 panels, "
             "tiles 100 x 100 x 13 slices of dim 0") in out, out
     code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", "100,100,100")
@@ -476,7 +476,7 @@ def test_tiling_executor_steps_show_a_phase_1_failure(capsys):
 
 
 @pytest.mark.parametrize("typed, steps", [
-    ("float16,float32,float32", ["Cast(grad_output -> DT_FLOAT) -> ws[0]", "LeakyReluGrad(ws[0], self"]),
+    ("float16,float32,float32", ["Cast(gradOutput -> DT_FLOAT) -> ws[0]", "LeakyReluGrad(ws[0], self"]),
     ("float32,float32,float16", ["-> ws[0] [DT_FLOAT, computed in DT_FLOAT]", "Cast(ws[0] -> DT_FLOAT16) -> out"]),
 ])
 def test_tiling_uses_the_dtypes_the_executor_hands_the_kernel(capsys, typed, steps):
@@ -1139,7 +1139,7 @@ def test_tiling_of_a_huge_aclnn_call_runs_phase_1_and_tiles_by_the_formula(capsy
     code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", f"{HUGE},{HUGE}", "--json")
     report = json.loads(out)
     assert code == 0 and "failures" not in report and "phase1Status" not in report, out
-    assert report["executorSteps"] == ["workspace 0 B", ("LeakyReluGrad(grad_output, self; negative_slope=0.0) -> out "
+    assert report["executorSteps"] == ["workspace 0 B", ("LeakyReluGrad(gradOutput, self; negative_slope=0.0) -> out "
                                                          "[DT_FLOAT16, computed in DT_FLOAT]")]
     assert report["kernelDtypes"] == ["FLOAT16"] * 3
     # (its thread and block counts are this host's)

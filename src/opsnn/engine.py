@@ -593,12 +593,13 @@ def _build_steps(spec: OpSpec, args: dict, tensors: dict, out_shape, promoted: D
 
 
 def step_names(spec: OpSpec) -> tuple[tuple[str, str], ...]:
-    """``Plan.names``: an in-place call's steps name its one tensor selfRef, in both roles, as
-    its aclnn API does (a breaker: 'Contiguous(self)', 'ViewCopy(ws[1]) -> out' for a call with
-    no self or out); an out-of-place call's keep the names the tensors are bound by."""
-    if not spec.inplace:
-        return ()
-    return tuple((p.name, spec.call_name(p)) for p in spec.params if p.kind == "tensor")
+    """``Plan.names``: the steps name each tensor as the aclnn call does, ``gradOutput`` for the
+    ``grad_output`` it is bound as, and an in-place call's one tensor selfRef in both roles (a
+    breaker: 'Contiguous(self)', 'ViewCopy(ws[1]) -> out' for a call with no self or out;
+    another: 'LeakyReluGrad(grad_output, ...' under a line that says gradOutput). A kernel's
+    attributes keep the op definition's names (``negative_slope``)."""
+    return tuple((p.name, spec.call_name(p)) for p in spec.params
+                 if p.kind == "tensor" and spec.call_name(p) != p.name)
 
 
 def check_out_overlap(spec: OpSpec, args: dict) -> None:
