@@ -418,8 +418,10 @@ def aclnnHardtanhGetWorkspaceSize(self, min, max, out):  # noqa: A002 - CANN nam
         min, max: aclScalar (clipValueMin, clipValueMax) from the same dtype list (BOOL refused);
             converted to self's dtype (floats round to nearest; for integer self a float bound is
             truncated toward zero and must fit, an integer bound wraps like a C cast).
-            min > max is refused (compared as int64 if min's dtype is integral, else as double;
-            NaN bounds pass, and with floating self make every element NaN).
+            min > max is refused (compared as int64 if min's dtype is integral, a float max
+            truncated and NaN read as 0, so an int min of 1 with a NaN max is refused; else as
+            double, where a NaN bound passes and with floating self makes every element NaN:
+            docs/decisions-forward.md F6).
         out: aclTensor with self's dtype and shape; self itself (in place) or disjoint from it.
 
     Returns:
