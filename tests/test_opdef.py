@@ -67,6 +67,14 @@ def test_hardtanh_backward_feeds_self_as_result():
     assert dict(alias.attrs) == {"min": "min_val", "max": "max_val"}
 
 
+def test_a_name_past_ascii_names_no_op():
+    """lower() read the Kelvin sign (U+212A) as k, so opdef.find('Lea\u212aYReluGrad') found
+    LeakyReluGrad, a name never typed (the CLI refused it; the Python API did not)."""
+    with pytest.raises(ValueError, match=r"no op named 'Lea\u212aYReluGrad': '\u212a' \(U\+212A\) is not ASCII, as no op "
+                                         r"name is$"):
+        opdef.find("Lea\u212aYReluGrad")
+
+
 def test_lookup_failures():
     with pytest.raises(ValueError, match=r"no op definition for 'Relu' \(did you mean LeakyRelu\?\): opsnn has the tilings of HardtanhBackward, HardtanhGrad"):
         opdef.find("Relu")

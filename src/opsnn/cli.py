@@ -422,7 +422,7 @@ def _run_tiling(args) -> int:
     from . import tiling_cli
 
     # a Pythonic name (hardtanh_backward, leaky_relu_): its aclnn API's tiling; a word past ASCII is
-    # refused as every command refuses it (opdef.find's lower() read the Kelvin sign as k)
+    # refused as every command's OP is, in registry.resolve's words (opdef.find refuses it too)
     if "_" in args.op or not args.op.isascii():
         spec = _spec_or_usage_error(args.op)
         # a kernel op's name in snake case (hardtanh_grad) is the kernel op, as HardtanhGrad is: it

@@ -16,6 +16,7 @@ from .._core.dtypes import BITS
 from .._core.shape import INT64_MAX, MAX_DIM, numel
 from .._core.status import AclnnError, Status
 from .._core.tiling import TilingError
+from .._core.words import non_ascii
 from . import hardtanh_grad, leaky_relu, leaky_relu_grad
 from .base import (AclnnAlias, AttrDef, InferShapeError, OpDef, Shape, TensorDesc, TilingResult, infer_broadcast,
                    infer_elewise)
@@ -47,9 +48,12 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
     unless written ``aclnnLeakyRelu``).
 
     With a profile, the def built for that SoC (HardtanhGrad has one per SoC config); without,
-    the main def. Raises ValueError for an unknown name and AclnnError 561003 when no def of the
+    the main def. Raises ValueError for an unknown name (one with a character past ASCII too) and AclnnError 561003 when no def of the
     op is built for the SoC (other SoCs run CANN built-in kernels that ops-nn does not hold).
     """
+    why = non_ascii(name)
+    if why:  # lower() reads some letters past ASCII as ASCII ones (the Kelvin sign as k), as registry.resolve says
+        raise ValueError(f"no op named {name!r}: {why}, as no op name is")
     typed = name.strip().lower()  # surrounding whitespace (a quoting slip), as run, describe and --soc read it
     key = typed.removeprefix("aclnn")
     is_kernel = key == typed and any(d.name.lower() == key for d in OPDEFS)
