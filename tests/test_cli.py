@@ -2274,6 +2274,13 @@ def test_numpy_byte_codes_are_refused_whatever_their_letter_or_byte_order(word):
     (["tiling", "LeakyRelu", "--shape", "2", "--negative-slope", "0.0000000001e-999"],
      ("opsnn tiling: error: argument --negative-slope: '0.0000000001e-999' rounds to 0 in float64 (its smallest "
       "nonzero is 5e-324); write 0 for zero\n")),
+    # an exponent past what Decimal holds (it had been a traceback: decimal.InvalidOperation)
+    (["run", "LeakyRelu", "--scalar", "1e-99999999999999999999"],
+     ("opsnn run: error: argument --scalar '1e-99999999999999999999': scalar '1e-99999999999999999999' rounds to 0 "
+      "in float64 (its smallest nonzero is 5e-324); write 0 for zero (a float travels as ACL_DOUBLE)\n")),
+    (["tiling", "LeakyRelu", "--shape", "2", "--negative-slope", "-0.5e-99999999999999999999"],
+     ("opsnn tiling: error: argument --negative-slope: '-0.5e-99999999999999999999' rounds to 0 in float64 (its "
+      "smallest nonzero is 5e-324); write 0 for zero\n")),
 ])
 def test_a_scalar_float64_cannot_hold_is_a_usage_error(capsys, argv, said):
     """(a breaker) --scalar 1e-400 ran a slope of 0.0 without a word, as 1e400 had run inf: a
@@ -2289,7 +2296,9 @@ def test_zero_infinities_nan_and_the_smallest_subnormal_are_scalars():
     from opsnn.cli_args import float_word
 
     for word, value in (("0e-400", 0.0), ("-0.0e-999", -0.0), ("5e-324", 5e-324), ("2.5e-324", 5e-324), ("inf", math.inf),
-                        ("-Infinity", -math.inf), ("1_0e-1", 1.0)):
+                        ("-Infinity", -math.inf), ("1_0e-1", 1.0),
+                        # a zero whose exponent Decimal cannot hold is zero (it had been a traceback)
+                        ("0e-99999999999999999999", 0.0), ("-0_0.0_0e-1_0000000000000000000", -0.0)):
         assert float_word(word) == value and math.copysign(1, float_word(word)) == math.copysign(1, value), word
     assert math.isnan(float_word("nan")) and math.isnan(float_word("-NaN"))
 

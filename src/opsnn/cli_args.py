@@ -353,7 +353,9 @@ def float_word(word: str) -> float:
     value = float(word)
     if math.isinf(value) and "inf" not in word.lower():
         raise BeyondFloat64(f"{word!r} is beyond float64's range; write inf or -inf for an infinity")
-    if value == 0 and Decimal(word) != 0:  # (Decimal reads every literal float does, exactly)
+    # a literal float read as 0 is zero exactly where its digits before the exponent are all 0
+    # (not Decimal(word) != 0: Decimal refuses an exponent past its own range, 1e-99999999999999999999)
+    if value == 0 and re.search("[1-9]", re.split("[eE]", word)[0]):
         raise BeyondFloat64(f"{word!r} rounds to 0 in float64 (its smallest nonzero is 5e-324); write 0 for zero")
     return value
 
