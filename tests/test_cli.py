@@ -2481,6 +2481,15 @@ def test_leading_zeros_past_ints_limit_are_still_the_number(capsys):
      ("opsnn: error: argument COMMAND: invalid choice: '\u2013\u2013soc' (choose from 'demo', 'run', 'verify', "
       "'compare', 'tiling', 'bench', 'describe', 'list', 'cache') ('\u2013\u2013soc' begins with '\u2013' (U+2013), not "
       "'-': an editor or a web page changed the dashes; write --soc)")),
+    # a negative number's minus sign, not an option's dashes: -inf, not --inf
+    (["run", "LeakyRelu", "--scalar", "\u2212inf"],
+     ("opsnn run: error: argument --scalar '\u2212inf': bad scalar '\u2212inf': '\u2212' (U+2212) is not ASCII, in "
+      "which numbers are read ('\u2212inf' begins with '\u2212' (U+2212), not '-': an editor or a web page changed "
+      "the dashes; write -inf)")),
+    (["tiling", "LeakyRelu", "--shape", "2", "--negative-slope", "\u2013NaN"],
+     ("opsnn tiling: error: argument --negative-slope: invalid float value '\u2013NaN': '\u2013' (U+2013) is not "
+      "ASCII, in which numbers are read ('\u2013NaN' begins with '\u2013' (U+2013), not '-': an editor or a web page "
+      "changed the dashes; write -NaN)")),
 ])
 def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     """(found breaking the CLI) an option pasted from a page or a document whose dashes became

@@ -102,12 +102,15 @@ class Parser(argparse.ArgumentParser):
         """argparse's, but where a word of this parse begins with a typographic dash (an option
         pasted from a page or a document that changed ``--shape`` into ``–shape``), the message
         says so: the dash looks like '-', and argparse read the word as a value or an unknown
-        argument (a breaker)."""
+        argument (a breaker); it says what to write, ``-inf`` for a number's minus sign."""
         dashed = next((word for word in getattr(self, "_words", ()) if _TYPOGRAPHIC_DASHED.match(word)), None)
         if dashed:
             name = dashed.lstrip(_TYPOGRAPHIC_DASHES)
+            # a negative number's minus sign (--scalar -inf written with U+2212) is one '-', an option's
+            # dashes two but for a one-letter option's (-h): '--inf' had been suggested
+            dashes = "-" if NEGATIVE_NUMBER.match("-" + name) or len(name) == 1 else "--"
             message += (f" ({dashed!r} begins with {dashed[0]!r} (U+{ord(dashed[0]):04X}), not '-': an editor or a web "
-                        f"page changed the dashes; write {'--' if len(name) > 1 else '-'}{name})")
+                        f"page changed the dashes; write {dashes}{name})")
         super().error(message)
 
     def _get_values(self, action, arg_strings):
