@@ -2412,6 +2412,12 @@ def test_cache_refuses_soc(capsys, argv):
     (["tiling", "LeakyReluBackward", "--shape=2", "3", "--shape", "4"],
      ("opsnn tiling: error: unrecognized arguments: 3 (--shape=2 takes the one word after '=': write --shape 2 3 or "
       "--shape=2,3)")),
+    # "=" with nothing after it (a 0-d shape): the words that follow are the value, and ",3" is no shape
+    (["run", "LeakyRelu", "--shape=", "3"],
+     "opsnn run: error: unrecognized arguments: 3 (--shape= takes the one word after '=': write --shape 3 or --shape=3)"),
+    (["tiling", "LeakyReluBackward", "--shape=", "2", "3"],
+     ("opsnn tiling: error: unrecognized arguments: 2 3 (--shape= takes the one word after '=': write --shape 2 3 or "
+      "--shape=2,3)")),
 ])
 def test_words_after_an_option_of_several_given_with_equals_are_explained(capsys, argv, says):
     """(found breaking the CLI) `run X --shape=2 3` said "unrecognized arguments: 3" alone: an

@@ -242,8 +242,9 @@ def _spelling(command: str, extra: list[str], args, argv: list[str], parser) -> 
             {a for s, a in parser._option_string_actions.items() if s.startswith(option)}  # (as argparse shortens)
         if len(named) == 1 and next(iter(named)).nargs in ("*", "+"):
             full = next(iter(named)).option_strings[0]
-            said.setdefault(word, f"{word} takes the one word after '=': write {full} {value} {' '.join(rest)} or "
-                                  f"{full}={','.join([value, *rest])}")
+            words = [value, *rest] if value else rest  # ("--shape= 3": 3 is the value, and ",3" no shape)
+            said.setdefault(word, f"{word} takes the one word after '=': write {full} {' '.join(words)} or "
+                                  f"{full}={','.join(words)}")
     op = getattr(args, "op", None)
     unknown = [argv.index(word) for word in extra if word.startswith("-") and word in argv]
     if op in argv and unknown and min(unknown) < argv.index(op):
