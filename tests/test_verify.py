@@ -638,7 +638,7 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     # named index.json does not take the index's name; a file given twice is listed once
     from opsnn import golden_files as G
 
-    G.probe(dump)
+    G.probe(dump, [])
     assert not (dump / "index.json").exists()
     assert G.file_labels(["a/index.json", "b/index.json"]) == {
         str(Path("a/index.json").resolve()): "index.json-2", str(Path("b/index.json").resolve()): "index.json-3"}
@@ -665,7 +665,7 @@ def test_dump_keeps_files_of_one_name_apart_and_replaces_stale_cases(tmp_path):
     assert run_verify(first, "--dump", dump) == 1
     assert mine.read_bytes() == b"12" and sorted(p.name for p in mine.parent.iterdir()) == ["notes.txt"]
     with pytest.raises(ValueError, match="exists and is not the index of an opsnn verify --dump"):
-        G.probe(tmp_path / "own")
+        G.probe(tmp_path / "own", [])
     assert (tmp_path / "own" / "weights.bin").exists() and (tmp_path / "own" / "sub" / "x.bin").exists()
     assert (tmp_path / "own" / "index.json").read_text() == '{"cases": ["sub"]}'
 

@@ -61,10 +61,11 @@ def case_folder(root: str | Path, label: str, index: int, case_name: str) -> Pat
     return Path(root) / label / f"{index:04d}_{safe[:80]}"
 
 
-def probe(root: str | Path) -> list[Path]:
+def probe(root: str | Path, removed: list[Path]) -> None:
     """Make ``root`` and check a file can be written there (OSError if not), before a run; the
     case folders an earlier run's index lists are emptied (``clear``; what no dump wrote there is
-    returned, as ``clear`` returns it) and removed, with their
+    appended to ``removed`` as it goes, so an OSError midway leaves it saying what went) and
+    removed, with their
     case file's folder where nothing else is in it, then the index itself (an interrupted run must not
     leave it describing new files; a new user's: a second run of fewer cases left the first
     run's other folders beside its own). Only folders below ``root`` are touched. An
@@ -77,12 +78,11 @@ def probe(root: str | Path) -> list[Path]:
     listed = _earlier_cases(index)
     make_writable_folder(folder)
     inside = folder.resolve()
-    foreign = []
     for case in listed:
         stale = (folder / str(case)).resolve()
         if stale != inside and stale.is_relative_to(inside):
             try:
-                foreign += clear(stale)
+                clear(stale, removed)
             except OSError as exc:  # (a board's files the system will not remove) named, not just DIR
                 raise OSError(exc.errno, f"cannot empty the earlier run's case folder {str(folder / str(case))!r}: "
                                          f"{exc.strerror}") from exc
@@ -90,7 +90,6 @@ def probe(root: str | Path) -> list[Path]:
                 if empty != inside and empty.is_dir() and not any(empty.iterdir()):
                     empty.rmdir()
     index.unlink(missing_ok=True)
-    return foreign
 
 
 def _earlier_cases(index: Path) -> list:
@@ -112,28 +111,26 @@ def _earlier_cases(index: Path) -> list:
     return document["cases"]
 
 
-def clear(folder: Path) -> list[Path]:
+def clear(folder: Path, removed: list[Path]) -> None:
     """Empty a case folder an earlier run wrote, one holding a ``case.json``: every file and
     folder in it, a board's results too (computed from the inputs this run replaces, they were
     judged against a golden they were never computed for: a breaker), case.json last (a run
     stopped midway leaves it, so the next run empties the folder again). A folder without
-    case.json is no dump's case folder and is left as it is. Returns what it removed that the
-    case.json did not name (a board's files and folders), so that the run can say so: a user's
-    files never go unsaid."""
+    case.json is no dump's case folder and is left as it is. What it removes that the case.json
+    did not name (a board's files and folders) is appended to ``removed`` as each goes, so that
+    the run can say so, an OSError midway included: a user's files never go unsaid."""
     manifest = folder / "case.json"
     if not manifest.is_file():
-        return []
+        return
     named = _named_files(folder)
-    foreign = []
     for path in sorted(folder.iterdir()):
         if path.is_dir() and not path.is_symlink():  # (a link goes, never what it points to)
             shutil.rmtree(path)
         elif path != manifest:
             path.unlink(missing_ok=True)
         if path != manifest and path.name not in named:
-            foreign.append(path)
+            removed.append(path)
     manifest.unlink(missing_ok=True)
-    return foreign
 
 
 def _named_files(folder: Path) -> set[str]:

@@ -132,7 +132,7 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     result.note = "; ".join(filter(None, (case.note, soc_note if other_soc else "")))
     if settings.dump:  # whatever happens below, nothing an earlier run wrote stays as if current
         try:
-            session.dump_foreign += golden_files.clear(_dump_folder(case, settings, session))
+            golden_files.clear(_dump_folder(case, settings, session), session.dump_foreign)
         except OSError as exc:  # the case fails, as one whose files cannot be written; the run goes on
             result.status = FAIL
             result.reason = ("--dump: cannot empty the case's folder of an earlier run's files: "
@@ -335,8 +335,10 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(refusal)
         made = _missing_folders(args.dump)
         try:
-            foreign = golden_files.probe(args.dump)
+            golden_files.probe(args.dump, foreign)
         except OSError as exc:
+            if foreign:  # what went before the refusal, said as a run's (the refusal's line follows)
+                print(f"opsnn verify: {_foreign_line(args.dump, foreign)}", file=sys.stderr)
             raise OutputError("--dump", args.dump, exc, "into the folder") from None
         if in_new_dump:
             try:
