@@ -2402,6 +2402,24 @@ def test_cache_refuses_soc(capsys, argv):
         "compiled per operator and dtype)\n")
 
 
+@pytest.mark.parametrize("argv, why", [
+    (["list", "--soc", "bogus"], "list: it names every operator"),
+    (["cache", "--soc", "ascend9"], "cache: the kernel cache is the same on every SoC"),
+    (["compare", "dump", "--soc", "Ascend910X"], "compare: each case is judged as dumped"),
+    (["list", "--soc", ""], "list: it names every operator"),
+])
+def test_a_soc_free_command_refuses_any_soc_with_its_reason(capsys, argv, why):
+    """(found breaking the session's list/cache refusal) `opsnn list --soc bogus` said "invalid
+    choice: 'bogus' (choose from 'Ascend910', ...)", and the SoC chosen then was refused as not
+    applying to list: a command no SoC concerns refuses any --soc after it with that reason, and
+    an empty one too (it had passed as no --soc)."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith(f"opsnn: error: --soc does not apply to {why}"), err
+
+
 @pytest.mark.parametrize("argv, says", [
     (["run", "LeakyRelu", "--shape=2", "3"],
      ("opsnn run: error: unrecognized arguments: 3 (--shape=2 takes the one word after '=': write --shape 2 3 or "

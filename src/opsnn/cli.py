@@ -30,6 +30,7 @@ from ._core.checks import counted
 from ._core.shape import MAX_DIM, broadcast_shape
 from ._core.status import AclnnError
 from .cli_args import (
+    SOC_ONCE,
     Once,
     OutputError,
     Parser,
@@ -170,10 +171,14 @@ def _main(argv: list[str]) -> int:
         adder = getattr(module, f"_add_{name}_arguments", None) or module.add_arguments
         adder(sub)
         # every command takes --soc after its name too (verify and tiling define their own); compare's,
-        # list's and cache's are hidden and refused below with their reason (_SOC_FREE_COMMANDS)
+        # list's and cache's are hidden and refused below with their reason (_SOC_FREE_COMMANDS), any
+        # value alike: a SoC's choices had answered "choose from" with names refused then too
         with contextlib.suppress(argparse.ArgumentError):
-            add_soc_option(sub, default=argparse.SUPPRESS, help=argparse.SUPPRESS if name in _SOC_FREE_COMMANDS else
-                           "emulated SoC, as `opsnn --soc` before the command")
+            if name in _SOC_FREE_COMMANDS:
+                sub.add_argument("--soc", default=argparse.SUPPRESS, help=argparse.SUPPRESS, action=Once,
+                                 hint=SOC_ONCE)
+            else:
+                add_soc_option(sub, default=argparse.SUPPRESS, help="emulated SoC, as `opsnn --soc` before the command")
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
     if not argv:  # a bare `opsnn`: the commands, not just "COMMAND is required"
         parser.print_help()
@@ -184,7 +189,7 @@ def _main(argv: list[str]) -> int:
         (parser if before or chosen_parser is None else chosen_parser).error(
             f"unrecognized arguments: {' '.join(extra)}"
             f"{'' if before else _spelling(args.command, extra, args, argv, chosen_parser)}")
-    if args.command in _SOC_FREE_COMMANDS and args.soc:
+    if args.command in _SOC_FREE_COMMANDS and args.soc is not None:  # (an empty one too)
         parser.error(f"--soc does not apply to {args.command}: {_SOC_FREE_COMMANDS[args.command]}")
     try:
         soc_free = args.command in _SOC_FREE_COMMANDS
