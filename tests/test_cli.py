@@ -1677,6 +1677,21 @@ def test_cache_removal_failure_names_the_file_by_its_whole_path(capsys, monkeypa
     assert (stuck / "a").exists() and not other.exists()
 
 
+def test_the_help_names_every_exit_status_a_command_gives(capsys):
+    """(found checking the session's exit statuses) `opsnn -h` gave 1 for an output that could not
+    be written and 5 for a run whose every case skipped, but cache's removal the system refused
+    exits 1 too (test_cache_removal_failure_names_the_file_by_its_whole_path) and compare of a dump
+    that lists no case 5 (test_compare): the epilog says both."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["-h"])
+    assert exc.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("exit status: 0 success; 1 an operator call, a verified or compared case or a tiling check failed, or "
+            "an output (a file, stdout) could not be written, or a cache the system keeps could not be removed; 2 "
+            "usage error or unreadable input file; 5 verify or compare checked no case (each skipped, or the dump "
+            "lists none); 130 interrupted") in out, out
+
+
 def test_cache_listing_says_where_the_first_call_makes_it(capsys, monkeypatch, tmp_path):
     """A root not made yet is no cache yet, though the temporary directory holds one from an
     earlier unwritable root (it listed that one: a breaker's leftover failed the test below);

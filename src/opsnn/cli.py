@@ -2,10 +2,11 @@
 
 Exit status: 0 on success, 1 when an operator call or a verified or compared case fails (or host memory
 runs out, or an output cannot be written: a file, ``cli_args.OutputError``, or stdout, a full disk,
-``cli_args.StdoutError``), 2 for usage errors (argparse, an unknown operator name) and unreadable or malformed
-input files, 141 (128 + SIGPIPE, as for other command-line tools) when the reader of stdout
-went away before the output ended (``opsnn ... | head``), 5 when ``verify`` or ``compare`` checked
-no case, each skipped (``results.exit_status``: pytest's status for a run of no test), 130 (128 + SIGINT) when interrupted
+``cli_args.StdoutError``; or ``cache`` could not remove a cache), 2 for usage errors (argparse, an unknown
+operator name) and unreadable or malformed input files, 141 (128 + SIGPIPE, as for other command-line tools) when
+the reader of stdout went away before the output ended (``opsnn ... | head``), 5 when ``verify`` or ``compare``
+checked no case, each skipped or, for ``compare``, a dump that lists none (``results.exit_status``: pytest's status
+for a run of no test), 130 (128 + SIGINT) when interrupted
 (Ctrl-C: one line, no traceback; verify and compare still report the cases done). Operator statuses (161002, ...) are
 printed, not used as exit codes: they do not fit in 0-255.
 """
@@ -152,8 +153,9 @@ def _main(argv: list[str]) -> int:
     parser = Parser(
         prog="opsnn", description="CANN ops-nn activation operators (aclnn API, tiling, kernels) on a CPU.",
         epilog="exit status: 0 success; 1 an operator call, a verified or compared case or a tiling check failed, "
-               "or an output (a file, stdout) could not be written; "
-               "2 usage error or unreadable input file; 5 verify or compare checked no case (each skipped); "
+               "or an output (a file, stdout) could not be written, or a cache the system keeps could not be removed; "
+               "2 usage error or unreadable input file; 5 verify or compare checked no case (each skipped, or the "
+               "dump lists none); "
                "130 interrupted (Ctrl-C); 141 stdout closed early (| head). "
                "`opsnn COMMAND -h` for a command's options.")
     add_soc_option(parser)
