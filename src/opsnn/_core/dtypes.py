@@ -178,8 +178,9 @@ SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "
                   for p, kind in (("i", "int"), ("s", "int"), ("u", "uint"))}}
 # NumPy's letter-and-byte-count codes, b1 (bool) and a native or unspecified byte order's (<i8 is
 # int64) too: each would read as a bit width beside i8 (a breaker: b1 ran bool, <i8 int64); '>'
-# marks a byte order no aclTensor has, refused as such
-_BYTE_CODE = re.compile(r"[<=|]?[biufc]\d+")
+# marks a byte order no aclTensor has, refused as such, but a one-byte code has none to refuse it
+# by (NumPy drops it: >i1 ran int8, >b1 bool), so those are byte codes too
+_BYTE_CODE = re.compile(r"[<=|]?[biufc]\d+|>[biu]1")
 
 
 def parse_name(text: str) -> DataType:
