@@ -2279,6 +2279,27 @@ def test_numpy_byte_codes_are_refused_whatever_their_letter_or_byte_order(word):
     assert data_type("bool").name == data_type("?").name == data_type("ACL_BOOL").name == "BOOL"
 
 
+@pytest.mark.parametrize("argv, word", [
+    (["run", "LeakyRelu", "--out-dtype", "),"], "),"), (["run", "LeakyRelu", "--dtype", "0999"], "0999"),
+    (["run", "LeakyRelu", "--out-dtype", "(-1,)f4"], "(-1,)f4"),
+    (["tiling", "LeakyRelu", "--shape", "2", "--dtype", "f16,0999"], "0999"),  # (an item of the list)
+    (["bench", "--dtypes", "f4,("], "f4,("),
+])
+def test_a_word_numpy_cannot_parse_as_a_dtype_is_an_unknown_dtype(capsys, argv, word):
+    """(found fuzzing the session's dtype words) NumPy reads a word with a comma, a bracket or a
+    leading digit as a structured dtype's spec and refuses some with SyntaxError or ValueError,
+    not the TypeError dtypes.parse_name took for "not a dtype": `--dtype 0999` ended with a
+    traceback (exit 1), as would a case.json's dtype for compare. Every such word is an unknown
+    dtype, a usage error naming the option."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    option = next(a for a in argv if a.startswith("--") and a != "--shape")
+    assert capsys.readouterr().err.endswith(
+        f"error: argument {option}: unknown dtype {word!r}; expected a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, "
+        "INT32 ...), f16 / bf16 / f32 or a NumPy name\n")
+
+
 @pytest.mark.parametrize("argv, said", [
     (["run", "LeakyRelu", "--scalar", "1e-400"],
      ("opsnn run: error: argument --scalar '1e-400': scalar '1e-400' rounds to 0 in float64 (its smallest nonzero is "

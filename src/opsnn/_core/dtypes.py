@@ -183,6 +183,12 @@ SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "
 _BYTE_CODE = re.compile(r"[<=|]?[biufc]\d+|>[biu]1")
 
 
+# what np.dtype raises for a word it reads as no dtype: TypeError, and for one it reads as a
+# structured dtype's spec (a comma, a bracket, a leading digit: "0999", "(-1,)f4") SyntaxError or
+# ValueError, which had escaped as a traceback
+_NOT_A_DTYPE = (TypeError, ValueError, SyntaxError)
+
+
 def parse_name(text: str) -> DataType:
     """The aclDataType a dtype word names, the one grammar of the CLI's ``--dtype`` options and of
     golden data's case.json: CANN's names with or without ACL_ / DT_ and in any case (FLOAT,
@@ -211,11 +217,11 @@ def parse_name(text: str) -> DataType:
         name = SHORT_NAMES.get(candidate, candidate)
         try:
             found = np.dtype(name)
-        except TypeError:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
+        except _NOT_A_DTYPE:  # ml_dtypes' names (bfloat16, float8_e5m2) are NumPy's once it is imported
             _ml_dtypes()
             try:
                 found = np.dtype(name)
-            except TypeError:
+            except _NOT_A_DTYPE:
                 continue
         # a letter-and-number code NumPy reads counts bytes (one it does not, c64, is no such code: a
         # new user's --dtype c64 had been told it was)
