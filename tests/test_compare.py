@@ -351,11 +351,12 @@ def test_a_redump_replaces_each_case_folder_whole_board_files_too(tmp_path, run_
     assert run_compare(dump, "--output", "npu.bin")[0] == 0
     capsys.readouterr()
     assert run_verify(path, "--seed", 1, "--cases", 0, "--dump", dump) == 0  # new inputs for case 0
-    # what no dump wrote goes, but never unsaid: one line, paths below DIR (a user's board results)
+    # what no dump wrote goes, but never unsaid: one line, paths below DIR (a user's board results),
+    # computed from that run's inputs (not "the inputs this run replaced": case 1 is not rerun)
     names = [f"{LEAKY}/{folder.name}/{entry}" for folder in (first, second) for entry in ("board", "npu.bin")]
     assert capsys.readouterr().err.splitlines() == [
         f"opsnn verify: --dump removed 4 entries no --dump wrote from the earlier run's case folders in {str(dump)!r}, "
-        f"made from the inputs this run replaced: {', '.join(names[:3])} and 1 more"]
+        f"computed from that run's inputs: {', '.join(names[:3])} and 1 more"]
     assert sorted(p.name for p in first.iterdir()) == ["case.json", "golden.bin", "gradOutput.bin", "output.bin",
                                                         "self.bin"]
     assert not second.exists()
@@ -389,7 +390,7 @@ def test_what_a_refused_redump_removed_before_the_refusal_is_still_said(tmp_path
     assert cli.main(["verify", str(path), "--dump", str(dump)]) == 1
     assert capsys.readouterr().err == (
         f"opsnn verify: --dump removed 1 entry no --dump wrote from the earlier run's case folders in {str(dump)!r}, "
-        f"made from the inputs this run replaced: {LEAKY}/{first.name}/npu.bin\n"
+        f"computed from that run's inputs: {LEAKY}/{first.name}/npu.bin\n"
         f"opsnn verify: --dump: cannot write into the folder {str(dump)!r}: cannot empty the earlier run's case "
         f"folder {str(second)!r}: Permission denied\n")
     assert not (first / "npu.bin").exists()
@@ -400,7 +401,7 @@ def test_what_a_refused_redump_removed_before_the_refusal_is_still_said(tmp_path
     assert [c["status"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]] == ["PASS", "FAIL"]
     assert capsys.readouterr().err.endswith(
         f"opsnn verify: --dump removed 1 entry no --dump wrote from the earlier run's case folders in {str(dump)!r}, "
-        f"made from the inputs this run replaced: {LEAKY}/{second.name}/npu.bin\n")
+        f"computed from that run's inputs: {LEAKY}/{second.name}/npu.bin\n")
 
 
 def test_a_case_folder_that_cannot_be_emptied_fails_its_case_or_the_run(tmp_path, monkeypatch, capsys):

@@ -398,7 +398,7 @@ def _foreign_line(dump: str, removed: list[Path]) -> str:
                       for p in (path.resolve() for path in removed[:3]))
     more = f" and {len(removed) - 3} more" if len(removed) > 3 else ""
     return (f"--dump removed {len(removed)} {'entry' if len(removed) == 1 else 'entries'} no --dump wrote from "
-            f"the earlier run's case folders in {str(dump)!r}, made from the inputs this run replaced: "
+            f"the earlier run's case folders in {str(dump)!r}, computed from that run's inputs: "
             f"{shown}{more}")
 
 
