@@ -11,8 +11,8 @@ Two formats are read (spec §9.3, ``../shared/cases/README.md``):
   ``range_values``: ``[low, high]``, one fill value (a number or ``"inf"``/``"-inf"``/``"nan"``)
   or a one-element list holding one; an integer is read as one, not through a float.
 
-Dtype and format names are read in any case, op names (``op_name``, ``aclnn_name``) as written,
-as CANN reads them; one that misses a known name only in case and underscores (``LeakyReluGrad``
+Dtype and format names are read in any case, op names (``op_name``, ``aclnn_name``) as written
+but for surrounding spaces, as CANN reads them; one that misses a known name only in case and underscores (``LeakyReluGrad``
 for ``leaky_relu_grad``), or by a slip, is a usage error naming it (``casefiles._unknown_op``).
 
 Each case runs exactly like a CANN user runs it: ``acl.rt.malloc`` + ``memcpy`` for every input,
