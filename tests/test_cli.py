@@ -2475,6 +2475,12 @@ def test_a_soc_free_command_refuses_any_soc_with_its_reason(capsys, argv, why):
     (["tiling", "LeakyReluBackward", "--shape=", "2", "3"],
      ("opsnn tiling: error: unrecognized arguments: 2 3 (--shape= takes the one word after '=': write --shape 2 3 or "
       "--shape=2,3)")),
+    # an option whose words are no comma list (bench's): the words alone, never a "=" form it refuses
+    (["bench", "--ops=leaky_relu", "hardtanh"],
+     ("opsnn bench: error: unrecognized arguments: hardtanh (--ops=leaky_relu takes the one word after '=': write --ops "
+      "leaky_relu hardtanh)")),
+    (["bench", "--sizes=4", "5"],
+     "opsnn bench: error: unrecognized arguments: 5 (--sizes=4 takes the one word after '=': write --sizes 4 5)"),
 ])
 def test_words_after_an_option_of_several_given_with_equals_are_explained(capsys, argv, says):
     """(found breaking the CLI) `run X --shape=2 3` said "unrecognized arguments: 3" alone: an

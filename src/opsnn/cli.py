@@ -248,10 +248,12 @@ def _spelling(command: str, extra: list[str], args, argv: list[str], parser) -> 
         named = {a for s, a in parser._option_string_actions.items() if s == option} or \
             {a for s, a in parser._option_string_actions.items() if s.startswith(option)}  # (as argparse shortens)
         if len(named) == 1 and next(iter(named)).nargs in ("*", "+"):
-            full = next(iter(named)).option_strings[0]
+            action = next(iter(named))
+            full = action.option_strings[0]
             words = [value, *rest] if value else rest  # ("--shape= 3": 3 is the value, and ",3" no shape)
-            said.setdefault(word, f"{word} takes the one word after '=': write {full} {' '.join(words)} or "
-                                  f"{full}={','.join(words)}")
+            # the "=" form only where the option reads a comma list (bench's --ops=a,b is one unknown name)
+            joined = f" or {full}={','.join(words)}" if getattr(action, "reads_commas", False) else ""
+            said.setdefault(word, f"{word} takes the one word after '=': write {full} {' '.join(words)}{joined}")
     op = getattr(args, "op", None)
     unknown = [argv.index(word) for word in extra if word.startswith("-") and word in argv]
     if op in argv and unknown and min(unknown) < argv.index(op):

@@ -184,6 +184,8 @@ class ShapeWords(argparse.Action):
     option, and argparse would keep the last one silently (``opsnn tiling``, which takes one
     ``--shape`` per input, uses ``ShapeList``)."""
 
+    reads_commas = True  # its words may be one, by commas: --shape=2,3 (cli's "=" hint offers that form)
+
     def __call__(self, parser, namespace, values, option_string=None):
         text = " ".join(values)
         other = "; gradOutput's is --grad-shape" if "--grad-shape" in parser._option_string_actions else ""
@@ -275,6 +277,8 @@ class ShapeList(argparse.Action):
     is a list (``--shape``, one per input, in argument order), else stored. Negative dims pass
     (GE's dynamic dims: the tiling refuses the others)."""
 
+    reads_commas = True  # (as ShapeWords)
+
     def __call__(self, parser, namespace, values, option_string=None):
         try:
             dims = parse_shape(" ".join(values))
@@ -294,6 +298,8 @@ class ScalarWords(argparse.Action):
     else a float. A word that is none of these,
     an int beyond that range or a finite float literal float64 cannot hold (``1e400``,
     ``1e-400``: ``float_word``) is a usage error naming the option."""
+
+    reads_commas = True  # (as ShapeWords: --scalar=-1,1)
 
     def __call__(self, parser, namespace, values, option_string=None):
         text = " ".join(values)
