@@ -205,6 +205,8 @@ def parse_name(text: str) -> DataType:
     if why:  # (a breaker: upper() made ﬂoat FLOAT, ınt8 INT8)
         raise ValueError(f"unknown dtype {text!r}: {why}, as no dtype name is")
     word = text.strip()
+    if "," in word:  # NumPy reads 'f16,' as a structured dtype, void128: no name a user meant
+        raise ValueError(f"unknown dtype {text!r}: a dtype name holds no comma")
     for prefix in ("ACL_", "DT_"):
         if word.upper().startswith(prefix):
             word = word[len(prefix):]
