@@ -109,7 +109,7 @@ class Case:
     def unread(cls, file: str, index: int, name: str, op: str, reason: str) -> Case:
         """A case read for its name and op alone, never run (``reason``, its ``unsupported``: a
         disabled csv row, which CANN's harness does not run either): no tensors, scalars or
-        flags, an out of 0 elements (its table row shows no dtype, shape or size), the
+        flags, an out of 0 elements (its table row shows no dtype or shape, and 0 elements: none read), the
         tolerance bit-exact; ``fields._checked`` passes it as it is."""
         return cls(file, index, name, op, (), (), (), np.dtype(np.float32), (0,), "ND", Tolerance(0.0, 0.0, "exact"),
                    reason)
