@@ -18,6 +18,7 @@ from conftest import run_python, sigint_default
 
 from opsnn import cli, cli_args, kernels
 from opsnn._core.extras import install_hint
+from opsnn._core import settings
 
 
 def _run(capsys, *argv):
@@ -405,6 +406,11 @@ def test_tiling_host_plan_says_the_threshold_its_thread_count_follows(capsys, mo
         code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", "1000")
         assert code == 0 and "host       2 of 2 threads (6000 bytes moved)" in out, out
         assert "host       the pool from 0 bytes of work, this launch 6000 (set by OPSNN_PARALLEL_MIN_BYTES)" in out
+        # inf (or a value past int64) turns the pool off: never, not "from 9223372036854775807 bytes"
+        monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", settings.parse_bytes("inf"))
+        code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", "4096,4096")
+        assert code == 0 and "host       1 of 2 threads (100663296 bytes moved)" in out, out
+        assert "host       the pool never, this launch 100663296 (set by OPSNN_PARALLEL_MIN_BYTES)\n" in out, out
         # a measured threshold falls in [1, 64] MiB: below 1 MiB one thread, from 64 MiB the pool,
         # whatever was measured, so nothing to say there
         monkeypatch.setattr(parallelism, "PARALLEL_MIN_BYTES", 8 << 20)

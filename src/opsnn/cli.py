@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from . import kernels, registry
-from ._core import dtypes, memory, platform
+from ._core import dtypes, memory, platform, settings
 from ._core.checks import counted
 from ._core.shape import MAX_DIM, broadcast_shape
 from ._core.status import AclnnError
@@ -539,7 +539,9 @@ def _host_launch_lines(executor) -> list[str]:
         # in, so two runs of the same call can print different plans: say so, and what fixes it
         how = ("set by OPSNN_PARALLEL_MIN_BYTES" if pool.PARALLEL_MIN_SET
                else "measured in this process, so runs may differ; OPSNN_PARALLEL_MIN_BYTES fixes it")
-        lines.append(f"the pool from {pool.parallel_min_bytes()} bytes of work, this launch {work} ({how})")
+        threshold = pool.parallel_min_bytes()  # (LIMIT: a set 'inf' or a huge value, the pool off)
+        where = "never" if threshold >= settings.LIMIT else f"from {threshold} bytes of work"
+        lines.append(f"the pool {where}, this launch {work} ({how})")
     return lines
 
 
