@@ -17,8 +17,8 @@ import pytest
 from conftest import run_python, sigint_default
 
 from opsnn import cli, cli_args, kernels
-from opsnn._core.extras import install_hint
 from opsnn._core import settings
+from opsnn._core.extras import install_hint
 
 
 def _run(capsys, *argv):
