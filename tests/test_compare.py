@@ -354,9 +354,9 @@ def test_a_redump_replaces_each_case_folder_whole_board_files_too(tmp_path, run_
     # what no dump wrote goes, but never unsaid: one line, paths below DIR (a user's board results),
     # computed from that run's inputs (not "the inputs this run replaced": case 1 is not rerun)
     names = [f"{LEAKY}/{folder.name}/{entry}" for folder in (first, second) for entry in ("board", "npu.bin")]
-    assert capsys.readouterr().err.splitlines() == [
+    assert capsys.readouterr().err.splitlines() == [(
         f"opsnn verify: --dump removed 4 entries no --dump wrote from the earlier run's case folders in {str(dump)!r}, "
-        f"computed from that run's inputs: {', '.join(names[:3])} and 1 more"]
+        f"computed from that run's inputs: {', '.join(names[:3])} and 1 more")]
     assert sorted(p.name for p in first.iterdir()) == ["case.json", "golden.bin", "gradOutput.bin", "output.bin",
                                                         "self.bin"]
     assert not second.exists()
