@@ -1378,8 +1378,13 @@ def test_tiling_reads_a_kernel_ops_name_in_snake_case_as_the_kernel_op(capsys, k
             code, out = _run(capsys, "tiling", name, *argv, "--json")
             reports.append((code, json.loads(out)))
         assert reports[0] == reports[1] and "aclnn" not in reports[1][1], reports[1]
-    assert cli.main(["tiling", f"aclnn_{snake}", "--shape", "4"]) == 2
-    assert f"no aclnn API named 'aclnn{snake.replace('_', '')}': " in capsys.readouterr().err
+    # said in the words typed (it named 'aclnnhardtanhgrad', a word no user wrote), with the API
+    api = "aclnnHardtanhBackward" if kernel == "HardtanhGrad" else "aclnnLeakyReluBackward"
+    for prefix in ("aclnn_", "ACLNN_"):
+        assert cli.main(["tiling", f"{prefix}{snake}", "--shape", "4"]) == 2
+        assert capsys.readouterr().err.endswith(
+            f"error: no aclnn API named '{prefix}{snake}': {snake} is a kernel op (name it without '{prefix}'); "
+            f"the aclnn API of its kernel is {api}\n")
 
 
 def test_an_unknown_option_gets_the_commands_usage_and_its_own_spelling(capsys):

@@ -440,7 +440,12 @@ def _run_tiling(args) -> int:
         typed = args.op.strip().lower()
         word = typed.replace("_", "")
         kernel = typed != spec.python_name and word.removeprefix("aclnn") == spec.kernel_name.lower() != spec.name.lower()
-        args.op = word if kernel else spec.api_name  # (aclnn_hardtanh_grad: no such API, as aclnnHardtanhGrad)
+        if kernel and word.startswith("aclnn"):  # no such API, as aclnnHardtanhGrad, said in the words typed
+            name = args.op.strip()
+            bare = name[6:] if typed.startswith("aclnn_") else name[5:]
+            raise ValueError(f"no aclnn API named {name!r}: {bare} is a kernel op (name it without "
+                             f"{name[:len(name) - len(bare)]!r}); the aclnn API of its kernel is {spec.api_name}")
+        args.op = word if kernel else spec.api_name
     return tiling_cli.run(args, aclnn_details=_aclnn_details)
 
 
