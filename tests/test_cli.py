@@ -2042,7 +2042,7 @@ def test_soc_names_in_any_case_everywhere(capsys):
         code, out = _run(capsys, *argv)
         assert code == 1 and "161002" in out and "Ascend910" in out, out
     with pytest.raises(SystemExit) as exc:
-        cli.main(["--soc", "ascend999", "list"])
+        cli.main(["--soc", "ascend999", "run", "LeakyReluBackward"])
     assert exc.value.code == 2 and "invalid choice: 'ascend999'" in capsys.readouterr().err
 
 
@@ -2459,17 +2459,35 @@ def test_cache_refuses_soc(capsys, argv):
     (["cache", "--soc", "ascend9"], "cache: the kernel cache is the same on every SoC"),
     (["compare", "dump", "--soc", "Ascend910X"], "compare: each case is judged as dumped"),
     (["list", "--soc", ""], "list: it names every operator"),
+    # (a leftovers breaker) before the command too: the global --soc said "invalid choice"
+    (["--soc", "bogus", "list"], "list: it names every operator"),
+    (["--soc=ascend9", "cache", "--prune"], "cache: the kernel cache is the same on every SoC"),
+    (["--soc", "", "compare", "dump"], "compare: each case is judged as dumped"),
 ])
 def test_a_soc_free_command_refuses_any_soc_with_its_reason(capsys, argv, why):
     """(found breaking the session's list/cache refusal) `opsnn list --soc bogus` said "invalid
     choice: 'bogus' (choose from 'Ascend910', ...)", and the SoC chosen then was refused as not
-    applying to list: a command no SoC concerns refuses any --soc after it with that reason, and
-    an empty one too (it had passed as no --soc)."""
+    applying to list: a command no SoC concerns refuses any --soc, after it or before it, with
+    that reason, and an empty one too (it had passed as no --soc)."""
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.splitlines()[-1].startswith(f"opsnn: error: --soc does not apply to {why}"), err
+
+
+@pytest.mark.parametrize("argv", [["--soc", "bogus", "run", "LeakyRelu"], ["--soc", "bogus", "tiling", "LeakyRelu"],
+                                  # a command's name as the SoC is still a SoC's word, checked as one
+                                  ["--soc", "list", "run", "LeakyRelu"], ["--soc", "cache"]])
+def test_the_global_soc_is_still_checked_for_a_command_a_soc_concerns(capsys, argv):
+    """Only the commands no SoC concerns take any word for the global --soc (to refuse it with
+    their reason): for the others it is still one of the SoCs, the choices listed."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"opsnn: error: argument --soc: invalid choice: {argv[1]!r} (choose from 'Ascend910', 'Ascend910B', "
+        "'Ascend910_93', 'Ascend950', 'Ascend310P', 'Ascend310B')")
 
 
 @pytest.mark.parametrize("argv, says", [

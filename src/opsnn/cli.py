@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     before = warnings.formatwarning
     if command_line:
         warnings.formatwarning = _format_warning
-    command = next((word for word in argv if word in _COMMANDS), None)
+    command = _command_word(argv)
     prog = f"opsnn{' ' + command if command else ''}"
     try:
         with checked_stdout():
@@ -129,6 +129,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         warnings.formatwarning = before
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The command ``argv`` names: its first word that is a command's name, but for the value of
+    an ``opsnn --soc`` before it (``--soc list run``: a SoC's word, checked as one, of run)."""
+    soc = ("--s", "--so", "--soc")  # (argparse reads an option's unambiguous prefix as the option)
+    return next((word for i, word in enumerate(argv) if word in _COMMANDS and not (i and argv[i - 1] in soc)), None)
 
 
 def _format_warning(message, category, filename, lineno, line=None) -> str:
@@ -158,11 +165,13 @@ def _main(argv: list[str]) -> int:
                "dump lists none); "
                "130 interrupted (Ctrl-C); 141 stdout closed early (| head). "
                "`opsnn COMMAND -h` for a command's options.")
-    add_soc_option(parser)
+    # only the chosen command's module is imported (bench and verify pull in heavy libraries)
+    chosen = _command_word(argv)
+    # before a command no SoC concerns, any word is taken, to be refused below with the command's
+    # reason: its choices had answered "choose from" with names refused then too, as after it
+    add_soc_option(parser, checked=chosen not in _SOC_FREE_COMMANDS)
     parser.add_argument("--version", action=_Version, help="opsnn's version and its libraries' (for a bug report)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    # only the chosen command's module is imported (bench and verify pull in heavy libraries)
-    chosen = next((word for word in argv if word in _COMMANDS), None)
     chosen_parser = None
     for name, (module_name, help_text) in _COMMANDS.items():
         sub = commands.add_parser(name, help=help_text, description=help_text)
