@@ -2561,6 +2561,24 @@ def test_a_seed_of_thousands_of_digits_is_read_whole():
         cli_args.int_at_least(0)("1e19")
 
 
+def test_an_exponent_past_what_decimal_holds_gets_the_1e18_hint():
+    """(a leftovers breaker) --seed 1e99999999999999999999, an exponent Decimal cannot hold, was
+    refused without the hint 1e19 gets: any whole number past 1e18 written with an exponent gets
+    it; a fraction or a negative number so written does not, and a zero so written is 0."""
+    hint = "(written with an exponent, at most 1e18: write the digits for more)"
+    for text in ("1e99999999999999999999", "2.5E+99999999999999999999", "1_0e1_0000000000000000000"):
+        with pytest.raises(argparse.ArgumentTypeError) as exc:
+            cli_args.int_at_least(0)(text)
+        assert str(exc.value) == f"expected an integer >= 0, got {text!r} {hint}"
+    for text in ("0e99999999999999999999", "-0.0e-1_0000000000000000000"):
+        assert cli_args.int_at_least(0)(text) == 0
+    for text in ("1e-99999999999999999999", "-1e99999999999999999999", "1e99999999999999999999x",
+                 ".e99999999999999999999"):
+        with pytest.raises(argparse.ArgumentTypeError) as exc:
+            cli_args.int_at_least(0)(text)
+        assert str(exc.value) == f"expected an integer >= 0, got {text!r}"
+
+
 def test_leading_zeros_past_ints_limit_are_still_the_number(capsys):
     """int() counts leading zeros in its 4300-digit limit: a dim or an int scalar written with
     thousands of them is still its number (an int scalar still an int)."""

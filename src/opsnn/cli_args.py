@@ -403,8 +403,14 @@ def int_at_least(low: int):
                 whole = exact.is_finite() and exact == exact.to_integral_value()
                 huge = whole and exact.adjusted() > 18 and exact > 0 and "e" in text.lower()
                 value = int(exact) if whole and not huge else None  # 1e999999999 would build a billion digits
-            except InvalidOperation:  # not a number, or an exponent Decimal cannot hold
-                value = None
+            except InvalidOperation:  # not a number, or an exponent Decimal cannot hold (past 10**18)
+                # such a literal is 0 (of any sign) or a whole number past 1e18, as 1e19 is, for
+                # a mantissa not 0 and an exponent not negative (else a fraction: no integer)
+                literal = re.fullmatch(rf"\s*([-+]?)((?:{_DIGITS})?\.?(?:{_DIGITS})?)[eE]([-+]?){_DIGITS}\s*", text)
+                digits = literal[2] if literal and re.search("[0-9]", literal[2]) else None
+                zero = digits is not None and not re.search("[1-9]", digits)
+                huge = digits is not None and not zero and literal[1] != "-" and literal[3] != "-"
+                value = 0 if zero else None
         if value is None or value < low:
             limit = " (written with an exponent, at most 1e18: write the digits for more)" if huge else ""
             raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}{limit}")
