@@ -2512,10 +2512,26 @@ def test_the_global_soc_is_still_checked_for_a_command_a_soc_concerns(capsys, ar
       "leaky_relu hardtanh)")),
     (["bench", "--sizes=4", "5"],
      "opsnn bench: error: unrecognized arguments: 5 (--sizes=4 takes the one word after '=': write --sizes 4 5)"),
+    # (the leftovers breaker) an unquoted bracket list, which the shell splits: its first word is
+    # no shape alone, refused by the option itself, with the words that complete it
+    (["run", "LeakyRelu", "--shape=[2,", "3]"],
+     ("opsnn run: error: argument --shape: bad shape '[2,'; write e.g. 1,64,2,64 or [] for 0-d; --shape=[2, takes "
+      "the one word after '=': write --shape [2, 3] or --shape=[2,3]")),
+    (["run", "--gr=(2,", "3,", "4)", "LeakyReluBackward", "--seed", "1"],
+     ("opsnn run: error: argument --grad-shape: bad shape '(2,'; write e.g. 1,64,2,64 or [] for 0-d; --gr=(2, takes "
+      "the one word after '=': write --grad-shape (2, 3, 4) or --grad-shape=(2,3,4)")),
+    (["tiling", "LeakyReluBackward", "--shape=[2,", "3]", "--shape", "4"],
+     ("opsnn tiling: error: argument --shape: bad shape '[2,'; write e.g. 1,64,2,64 or [] for 0-d; --shape=[2, "
+      "takes the one word after '=': write --shape [2, 3] or --shape=[2,3]")),
+    # the words after a value ending in a comma join with one comma
+    (["run", "Hardtanh", "--scalar=-1,", "1"],
+     ("opsnn run: error: unrecognized arguments: 1 (--scalar=-1, takes the one word after '=': write --scalar -1, 1 "
+      "or --scalar=-1,1)")),
 ])
 def test_words_after_an_option_of_several_given_with_equals_are_explained(capsys, argv, says):
     """(found breaking the CLI) `run X --shape=2 3` said "unrecognized arguments: 3" alone: an
-    option written with "=" takes that one word, also where it takes several words otherwise."""
+    option written with "=" takes that one word, also where it takes several words otherwise,
+    and where that word alone is no shape (`--shape=[2, 3]`), the option's refusal says so."""
     with pytest.raises(SystemExit) as exited:
         cli.main(argv)
     err = capsys.readouterr().err

@@ -43,6 +43,7 @@ from .cli_args import (
     checked_stdout,
     closed_stdout,
     dtype_list,
+    equals_hint,
     int_at_least,
     numpy_dtype,
     random_input,
@@ -258,11 +259,9 @@ def _spelling(command: str, extra: list[str], args, argv: list[str], parser) -> 
             {a for s, a in parser._option_string_actions.items() if s.startswith(option)}  # (as argparse shortens)
         if len(named) == 1 and next(iter(named)).nargs in ("*", "+"):
             action = next(iter(named))
-            full = action.option_strings[0]
             words = [value, *rest] if value else rest  # ("--shape= 3": 3 is the value, and ",3" no shape)
-            # the "=" form only where the option reads a comma list (bench's --ops=a,b is one unknown name)
-            joined = f" or {full}={','.join(words)}" if getattr(action, "reads_commas", False) else ""
-            said.setdefault(word, f"{word} takes the one word after '=': write {full} {' '.join(words)}{joined}")
+            said.setdefault(word, equals_hint(word, action.option_strings[0], words,
+                                              getattr(action, "reads_commas", False)))
     op = getattr(args, "op", None)
     unknown = [argv.index(word) for word in extra if word.startswith("-") and word in argv]
     if op in argv and unknown and min(unknown) < argv.index(op):

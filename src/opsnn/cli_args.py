@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import errno
 import io
+import itertools
 import json
 import math
 import os
@@ -164,14 +165,44 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def _shape_error(prog: str, option: str, words: list, exc: argparse.ArgumentTypeError) -> str:
+def _shape_error(parser, option: str, words: list, exc: argparse.ArgumentTypeError) -> str:
     """A --shape option's refusal; where its last word reads as a name (an OP after ``--shape 2
     3`` taken as a dim: the option reads every word up to the next option), it says where OP
-    goes."""
+    goes, and where it was given with "=" and the words after it complete a shape (the shell
+    splits an unquoted ``--shape=[2, 3]``), that "=" took one word (``equals_hint``)."""
     last = words[-1] if words else ""
-    hint = (f"; {last!r} is no dim: give the operator before the options ({prog} {last} {option} "
+    hint = (f"; {last!r} is no dim: give the operator before the options ({parser.prog} {last} {option} "
             f"{' '.join(words[:-1]) or '2 3'})") if re.fullmatch(r"[A-Za-z_]\w{2,}", last) else ""
+    given = getattr(parser, "_words", [])
+    for i, word in enumerate(given if len(words) == 1 else ()):
+        typed, equals, value = word.partition("=")
+        if equals and value == words[0] and len(typed) > 2 and option.startswith(typed):
+            rest = list(itertools.takewhile(lambda w: not w.startswith("-"), given[i + 1:]))
+            # the most words that make a shape with it, as the option would have read them all
+            complete = next((k for k in range(len(rest), 0, -1) if _is_shape(" ".join([value, *rest[:k]]))), 0)
+            if complete:
+                hint += f"; {equals_hint(word, option, [value, *rest[:complete]], reads_commas=True)}"
+            break
     return f"argument {option}: {exc}{hint}"
+
+
+def _is_shape(text: str) -> bool:
+    """Whether ``parse_shape`` reads ``text``."""
+    try:
+        parse_shape(text)
+    except argparse.ArgumentTypeError:
+        return False
+    return True
+
+
+def equals_hint(word: str, option: str, words: list[str], reads_commas: bool) -> str:
+    """What an option given as ``word`` (``--shape=2``, ``option`` its full name) is told where the
+    words after it were meant for it too (``words``, its value first): "=" hands it that one word.
+    The "=" form is offered only where the option reads a comma list (``reads_commas``: bench's
+    --ops=a,b is one unknown name), the words joined by one comma (``[2,`` ``3]``: ``[2,3]``)."""
+    joined = ",".join(w.strip(",") for w in words if w.strip(","))
+    return (f"{word} takes the one word after '=': write {option} {' '.join(words)}"
+            f"{f' or {option}={joined}' if reads_commas else ''}")
 
 
 class ShapeWords(argparse.Action):
@@ -193,7 +224,7 @@ class ShapeWords(argparse.Action):
         try:
             dims = parse_shape(text)
         except argparse.ArgumentTypeError as exc:
-            parser.error(_shape_error(parser.prog, option_string, values, exc))
+            parser.error(_shape_error(parser, option_string, values, exc))
         if any(d < 0 for d in dims):  # the commands that use it allocate arrays of the shape
             parser.error(f"argument {option_string}: dims must be >= 0 and < 2**63, got {text!r}")
         if len(dims) > NUMPY_MAX_DIMS:  # (NumPy's own refusal, at the allocation, named no option)
@@ -283,7 +314,7 @@ class ShapeList(argparse.Action):
         try:
             dims = parse_shape(" ".join(values))
         except argparse.ArgumentTypeError as exc:
-            parser.error(_shape_error(parser.prog, option_string, values, exc))
+            parser.error(_shape_error(parser, option_string, values, exc))
         if isinstance(self.default, list):
             dims = [*(getattr(namespace, self.dest, None) or []), dims]
         setattr(namespace, self.dest, dims)
