@@ -414,16 +414,18 @@ def float_argument(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
 
 
-def int_at_least(low: int):
+def int_at_least(low: int, high: int | None = None):
     """The type of an integer option that must be >= ``low`` (a seed, a repeat count, an element
-    count): ``100000``, ``100_000`` or, for counts written as the benchmarks write them, ``1e5``
-    (a whole number in exponent notation, read exactly, up to 1e18: a larger exponent would build
-    as many digits; the digits themselves are read whatever their count)."""
+    count), and <= ``high`` where given: ``100000``, ``100_000`` or, for counts written as the
+    benchmarks write them, ``1e5`` (a whole number in exponent notation, read exactly, up to 1e18:
+    a larger exponent would build as many digits; the digits themselves are read whatever their
+    count). A usage error (argparse.ArgumentTypeError) names the range expected and the word."""
+    expected = f"expected an integer >= {low}" if high is None else f"expected an integer from {low} to {high}"
 
     def parse(text: str) -> int:
         why = non_ascii(text.strip())
         if why:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}: {why}")
+            raise argparse.ArgumentTypeError(f"{expected}, got {text!r}: {why}")
         huge = False
         try:
             value = int(text)
@@ -442,9 +444,11 @@ def int_at_least(low: int):
                 zero = digits is not None and not re.search("[1-9]", digits)
                 huge = digits is not None and not zero and literal[1] != "-" and literal[3] != "-"
                 value = 0 if zero else None
-        if value is None or value < low:
-            limit = " (written with an exponent, at most 1e18: write the digits for more)" if huge else ""
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}{limit}")
+        beyond = high is not None and (huge or (value is not None and value > high))
+        if value is None or value < low or beyond:
+            # (the 1e18 hint only where digits would be taken: past a range's top, nothing is)
+            limit = " (written with an exponent, at most 1e18: write the digits for more)" if huge and not beyond else ""
+            raise argparse.ArgumentTypeError(f"{expected}, got {text!r}{limit}")
         return value
 
     return parse

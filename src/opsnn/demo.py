@@ -37,6 +37,9 @@ from .samples import leaky_relu_backward as leaky_sample
 from .samples.common import run_sample
 
 DEMO_SHAPE = (256, 1024)  # elements per call in the timing table: 262 144
+# timed calls per row of the table, at most: the median of as many is as steady as the timer gets,
+# and a count with no top ran for ever (--repeat 100000000000000000000: a breaker's)
+MAX_REPEAT = 10_000
 
 
 def add_arguments(parser) -> None:
@@ -45,8 +48,8 @@ def add_arguments(parser) -> None:
                         help="shape of the random inputs for the dtype table: 256 1024, 256,1024, 256x1024 or [256, 1024] "
                              "(default 256 1024; nothing or [] for 0-d)")
     # (Once: each noted as given, which --train refuses, and refused given twice)
-    parser.add_argument("--repeat", type=int_at_least(1), default=20, action=Once,
-                        help="timed calls per row, the median shown (default %(default)s)")
+    parser.add_argument("--repeat", type=int_at_least(1, MAX_REPEAT), default=20, action=Once,
+                        help=f"timed calls per row, the median shown (default %(default)s, at most {MAX_REPEAT})")
     parser.add_argument("--seed", type=int_at_least(0), default=0, action=Once,
                         help="seed of the random inputs of the dtype table (default 0)")
     parser.add_argument("--train", nargs=argparse.REMAINDER, metavar="...",
