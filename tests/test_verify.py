@@ -500,6 +500,28 @@ def test_dump_never_replaces_an_index_json_opsnn_did_not_write(tmp_path, monkeyp
     assert run_verify(case, "--dump", dump) == 0 and json.loads(index.read_text())["cases"]
 
 
+def test_a_case_skipped_on_a_rerun_without_the_index_leaves_no_empty_folder(tmp_path, capsys):
+    """(the leftovers breaker) with DIR/index.json gone, a rerun emptied the folder of a case it
+    then skipped and left it there, empty, where a folder the index lists is removed: an emptied
+    case folder goes, and its case file's folder where nothing else is in it, index or not."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1),
+                      json_case(1, "fp32", (3,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    first, second = f"{case.name}/0000_aclnnLeakyReluBackward_0", f"{case.name}/0001_aclnnLeakyReluBackward_1"
+    files = ["case.json", "golden.bin", "gradOutput.bin", "output.bin", "self.bin"]
+    assert run_verify(case, "--dump", dump) == 0
+    (dump / second / "board.bin").write_bytes(b"\0")  # a board's file: removed and said, the folder too
+    (dump / "index.json").unlink()
+    assert run_verify(case, "--dump", dump, "--max-elements", "2") == 0  # the 3-element case skipped
+    assert "--dump removed 1 entry no --dump wrote" in capsys.readouterr().err
+    assert sorted(p.relative_to(dump).as_posix() for p in dump.rglob("*")) == \
+        sorted(["index.json", case.name, first, *(f"{first}/{f}" for f in files)])
+    (dump / "index.json").unlink()
+    assert run_verify(case, "--dump", dump, "--max-elements", "1") == 5  # every case skipped
+    assert sorted(p.name for p in dump.rglob("*")) == ["index.json"]
+    assert json.loads((dump / "index.json").read_text())["cases"] == []
+
+
 def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     """(A breaker) a Latin-1 café.json on Linux (os.fsdecode holds its é as a surrogate) failed
     every case with "internal error: UnicodeEncodeError" (the seed hashed the name as UTF-8);

@@ -86,10 +86,18 @@ def probe(root: str | Path, removed: list[Path]) -> None:
             except OSError as exc:  # (a board's files the system will not remove) named, not just DIR
                 raise OSError(exc.errno, f"cannot empty the earlier run's case folder {str(folder / str(case))!r}: "
                                          f"{exc.strerror}") from exc
-            for empty in (stale, stale.parent):
-                if empty != inside and empty.is_dir() and not any(empty.iterdir()):
-                    empty.rmdir()
+            remove_empty(stale, inside)
     index.unlink(missing_ok=True)
+
+
+def remove_empty(folder: Path, root: Path) -> None:
+    """Remove the case folder ``folder`` and then its case file's folder, each where empty, never
+    ``root`` (the dump's folder): what a rerun emptied and did not write again goes, whether the
+    earlier run's index listed it (``probe``) or the run emptied it as one of its own cases
+    (``verify_case``: one it then skipped was left behind, empty, a breaker's)."""
+    for empty in (folder, folder.parent):
+        if empty != root and empty.is_dir() and not any(empty.iterdir()):
+            empty.rmdir()
 
 
 def _earlier_cases(index: Path) -> list:
@@ -111,17 +119,18 @@ def _earlier_cases(index: Path) -> list:
     return document["cases"]
 
 
-def clear(folder: Path, removed: list[Path]) -> None:
+def clear(folder: Path, removed: list[Path]) -> bool:
     """Empty a case folder an earlier run wrote, one holding a ``case.json``: every file and
     folder in it, a board's results too (computed from the inputs this run replaces, they were
     judged against a golden they were never computed for: a breaker), case.json last (a run
     stopped midway leaves it, so the next run empties the folder again). A folder without
     case.json is no dump's case folder and is left as it is. What it removes that the case.json
     did not name (a board's files and folders) is appended to ``removed`` as each goes, so that
-    the run can say so, an OSError midway included: a user's files never go unsaid."""
+    the run can say so, an OSError midway included: a user's files never go unsaid. Returns
+    whether it emptied the folder (``remove_empty`` then removes it)."""
     manifest = folder / "case.json"
     if not manifest.is_file():
-        return
+        return False
     named = _named_files(folder)
     for path in sorted(folder.iterdir()):
         if path.is_dir() and not path.is_symlink():  # (a link goes, never what it points to)
@@ -131,6 +140,7 @@ def clear(folder: Path, removed: list[Path]) -> None:
         if path != manifest and path.name not in named:
             removed.append(path)
     manifest.unlink(missing_ok=True)
+    return True
 
 
 def _named_files(folder: Path) -> set[str]:

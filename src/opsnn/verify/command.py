@@ -132,7 +132,9 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     result.note = "; ".join(filter(None, (case.note, soc_note if other_soc else "")))
     if settings.dump:  # whatever happens below, nothing an earlier run wrote stays as if current
         try:
-            golden_files.clear(_dump_folder(case, settings, session), session.dump_foreign)
+            folder = _dump_folder(case, settings, session)
+            if golden_files.clear(folder, session.dump_foreign):  # (written again below, unless skipped)
+                golden_files.remove_empty(folder, Path(settings.dump))
         except OSError as exc:  # the case fails, as one whose files cannot be written; the run goes on
             result.status = FAIL
             result.reason = ("--dump: cannot empty the case's folder of an earlier run's files: "
