@@ -1799,11 +1799,21 @@ def test_cli_json_path_never_replaces_a_case_file_or_a_foreign_file(tmp_path, mo
     assert "1 case: 1 passed (1 bit-exact), 0 documented differences" in capsys.readouterr().out
 
 
+def _among_dumps_files(path: Path, dump: Path) -> str:
+    """verify's refusal of a --json PATH among the files --dump DIR writes or empties."""
+    return (f"opsnn verify: error: --json {str(path)!r} lies among the files --dump {str(dump)!r} writes (its "
+            "index.json and each case file's folder, DIR/<file name>, whose case folders a run empties and "
+            f"replaces); name a path elsewhere, such as {str(dump / 'results.json')!r}\n")
+
+
 def test_cli_json_among_the_files_dump_writes_is_refused_before_the_run(tmp_path, monkeypatch, capsys):
     """(A breaker) ``--json`` into a case folder of the --dump folder passed the pre-run check,
     then the run emptied that folder and the results were lost at the end (exit 1); as the
-    dump's index.json, they would replace the index. A --json PATH in DIR's folders or at its
-    index is a usage error before the run; beside the index, in DIR itself, it is written."""
+    dump's index.json, they would replace the index. A --json PATH at DIR's index, in a case
+    file's folder of this run or in one the earlier run's index lists (its case folders are
+    emptied and removed) is a usage error before the run; beside the index, in DIR itself, or in
+    a folder of the user's there (the leftovers breaker's DIR/notes/r.json had been refused as
+    if a run emptied it), it is written."""
     case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1), json_case(1, "fp32", (3,), [-1, 1],
                                                                                         [-1, 1], 1))
     dump = tmp_path / "d"
@@ -1813,24 +1823,31 @@ def test_cli_json_among_the_files_dump_writes_is_refused_before_the_run(tmp_path
     folder = dump / case.name / "0001_aclnnLeakyReluBackward_1"
     monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
     for path in (folder / "results.json", dump / case.name / "results.json", dump / "index.json",
-                 dump / "new" / "results.json"):
+                 dump / case.name / "new" / "results.json"):
         assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump), "--json", str(path)]) == 2
-        assert capsys.readouterr().err == (
-            f"opsnn verify: error: --json {str(path)!r} lies among the files --dump {str(dump)!r} writes (its "
-            "index.json and the folders below it, which a run empties and replaces); name a path elsewhere, such "
-            f"as {str(dump / 'results.json')!r}\n")
+        assert capsys.readouterr().err == _among_dumps_files(path, dump)
+    # a case file's folder the earlier index lists, not of this run: its case folders go
+    other = tmp_path / "atk_other.json"
+    other.write_text(case.read_text())
+    path = dump / case.name / "results.json"
+    assert cli.main(["verify", str(other), "--cases", "0", "--dump", str(dump), "--json", str(path)]) == 2
+    assert capsys.readouterr().err == _among_dumps_files(path, dump)
     assert {p: p.read_bytes() for p in dump.rglob("*") if p.is_file()} == kept
     monkeypatch.undo()
     assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump), "--json", str(dump / "results.json")]) == 0
     assert json.loads((dump / "results.json").read_text())["summary"]["total"] == 1
     assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/0000_aclnnLeakyReluBackward_0"]
+    (dump / "notes").mkdir()
+    assert cli.main(["verify", str(case), "--cases", "1", "--dump", str(dump), "--json", str(dump / "notes" / "r.json")]) == 0
+    assert json.loads((dump / "notes" / "r.json").read_text())["summary"]["total"] == 1
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/0001_aclnnLeakyReluBackward_1"]
 
 
 def test_cli_json_at_a_case_file_folder_of_the_dump_is_refused_before_the_run(tmp_path, monkeypatch, capsys):
     """(A regression breaker) ``--json DIR/<case file name>`` passed the pre-run check, then the
     run made that path the case file's folder and the results were lost at the end ("Is a
     directory", exit 1). A name in DIR that a case file's folder of this run takes is refused
-    before the run, as the folders below DIR are; another case file's name is not."""
+    before the run, as the paths in it are; another case file's name is not."""
     case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
     dump = tmp_path / "d"
     monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
@@ -1839,10 +1856,7 @@ def test_cli_json_at_a_case_file_folder_of_the_dump_is_refused_before_the_run(tm
             dump.mkdir()
         path = dump / case.name
         assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump), "--json", str(path)]) == 2
-        assert capsys.readouterr().err == (
-            f"opsnn verify: error: --json {str(path)!r} lies among the files --dump {str(dump)!r} writes (its "
-            "index.json and the folders below it, which a run empties and replaces); name a path elsewhere, such "
-            f"as {str(dump / 'results.json')!r}\n")
+        assert capsys.readouterr().err == _among_dumps_files(path, dump)
         assert not path.exists()
     monkeypatch.undo()
     other = dump / "atk_aclnnLeakyRelu.json"

@@ -75,7 +75,7 @@ def probe(root: str | Path, removed: list[Path]) -> None:
     replaced (as --json replaces an empty file)."""
     folder = Path(root)
     index = folder / INDEX
-    listed = _earlier_cases(index)
+    listed = earlier_cases(index)
     make_writable_folder(folder)
     inside = folder.resolve()
     for case in listed:
@@ -100,7 +100,7 @@ def remove_empty(folder: Path, root: Path) -> None:
             empty.rmdir()
 
 
-def _earlier_cases(index: Path) -> list:
+def earlier_cases(index: Path) -> list:
     """The case folders an earlier run's ``index`` lists (none where there is no index, or an
     empty file); ValueError where ``index`` is not of the shape ``write_index`` writes. Another
     OSError than its absence (a folder that cannot be read) is raised: the run cannot write."""

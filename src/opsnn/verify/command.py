@@ -428,22 +428,29 @@ def _missing_folders(folder: str) -> list[Path]:
 
 def _check_json_beside_dump(json_path: str, dump: str | None, folders: set[str]) -> None:
     """A usage error (ValueError) where ``--json`` names a file among those ``--dump DIR``
-    writes: DIR's index (the results would replace it), a case file's folder of this run
-    (``folders``, the labels of the files with cases to run: the run makes DIR/<label>/ there, and
-    a regression breaker's results were lost at the end, 'Is a directory') or anything in a folder
-    below DIR, which are the case files' folders (the run empties and removes them: a breaker's
-    --json inside a case folder passed the pre-run check and was lost at the end). DIR itself,
-    beside the index, takes any other name. Paths are compared resolved (links followed, as the
-    files are written)."""
+    writes or empties: DIR's index (the results would replace it), a case file's folder of this
+    run (``folders``, the labels of the files with cases to run: the run makes DIR/<label>/ there,
+    and a regression breaker's results were lost at the end, 'Is a directory') or anything in one,
+    or in a case file's folder the earlier run's index lists (the run empties and removes their
+    case folders: a breaker's --json inside a case folder passed the pre-run check and was lost at
+    the end). Any other path in DIR, beside the index or in a folder of the user's
+    (``DIR/notes/r.json``), is no dump's and is written. Paths are compared resolved (links
+    followed, as the files are written)."""
     if not dump or json_path == "-":
         return
     root, target = Path(dump).resolve(), Path(json_path).resolve()
-    if target.is_relative_to(root) and (target.parent != root or target.name in (golden_files.INDEX,
-                                                                                  golden_files.PARTIAL_INDEX,
-                                                                                  *folders)):
+    if not target.is_relative_to(root) or target == root:
+        return
+    earlier = []
+    with contextlib.suppress(OSError, ValueError):  # (an index that cannot be read is the probe's to refuse)
+        earlier = golden_files.earlier_cases(Path(dump) / golden_files.INDEX)
+    listed = [(root / str(case)).resolve() for case in earlier]  # (as the probe finds them)
+    dumped = {golden_files.INDEX, golden_files.PARTIAL_INDEX, *folders,
+              *(path.relative_to(root).parts[0] for path in listed if path != root and path.is_relative_to(root))}
+    if target.relative_to(root).parts[0] in dumped:
         raise ValueError(f"--json {json_path!r} lies among the files --dump {dump!r} writes (its {golden_files.INDEX} "
-                         "and the folders below it, which a run empties and replaces); name a path elsewhere, such "
-                         f"as {str(Path(dump) / 'results.json')!r}")
+                         "and each case file's folder, DIR/<file name>, whose case folders a run empties and "
+                         f"replaces); name a path elsewhere, such as {str(Path(dump) / 'results.json')!r}")
 
 
 def _write_index(settings: Settings, session: Session) -> str | None:
