@@ -2292,8 +2292,9 @@ def test_a_shape_numpy_holds_reaches_phase_1s_rank_check(capsys):
 
 @pytest.mark.parametrize("word", ["b1", "B1", "|b1", "<i8", "=i2", "<f4", "|u1",
                                   # '>' too where the code is of one byte, which has no byte order to refuse it
-                                  # by (>i1 had run int8, >b1 bool; >f4 is refused for its byte order)
-                                  ">i1", ">u1", ">b1", ">B1"])
+                                  # by (>i1 had run int8, >b1 bool; >f4 is refused for its byte order), its
+                                  # count written with leading zeros too (>i01 had run int8 where i01 was refused)
+                                  ">i1", ">u1", ">b1", ">B1", ">i01", ">b001", ">u01"])
 def test_numpy_byte_codes_are_refused_whatever_their_letter_or_byte_order(word):
     """(a breaker) NumPy's letter-and-byte-count codes are refused, beside opsnn's bit-width short
     names (i8 is int8), but b1 was bool and, with a byte-order mark, <i8 was int64 and =i2 int16:
