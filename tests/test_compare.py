@@ -367,6 +367,35 @@ def test_a_redump_replaces_each_case_folder_whole_board_files_too(tmp_path, run_
     assert report["cases"][0]["reason"].startswith(f"{first / 'npu.bin'}: No such file or directory")
 
 
+def test_what_a_redump_removed_is_said_when_its_report_cannot_be_written(tmp_path, monkeypatch, capsys):
+    """(A regression breaker) a re-dump that removed a board's file, then failed to write its
+    report (--json on a disk that filled during the run; a full or closed stdout alike) had
+    ended with the write's refusal alone: the line naming what it removed was printed only
+    after a report that ended. It is said whatever ends the report, before that line, as a
+    refused probe's is."""
+    from opsnn import results
+    from opsnn.cli_args import OutputError
+
+    path = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    assert run_verify(path, "--dump", dump) == 0
+    folder = dump / LEAKY / "0000_aclnnLeakyReluBackward_0"
+    board_file(folder)
+    report_path = tmp_path / "r.json"
+
+    def full(*args, **kwargs):
+        raise OutputError("--json", report_path, OSError(28, "No space left on device"))
+
+    monkeypatch.setattr(results, "write_json", full)
+    capsys.readouterr()
+    assert cli.main(["verify", str(path), "--dump", str(dump), "--json", str(report_path)]) == 1
+    assert capsys.readouterr().err == (
+        f"opsnn verify: --dump removed 1 entry no --dump wrote from the earlier run's case folders in {str(dump)!r}, "
+        f"computed from that run's inputs: {LEAKY}/{folder.name}/npu.bin\n"
+        f"opsnn verify: --json: cannot write {str(report_path)!r}: No space left on device\n")
+    assert not (folder / "npu.bin").exists()
+
+
 def test_a_case_folder_that_cannot_be_emptied_fails_its_case_or_the_run(tmp_path, monkeypatch, capsys):
     """A re-dump's case folder holding what the system will not remove (a board's folder of
     another user's files): an earlier index's folder is an I/O failure before the run (exit 1)

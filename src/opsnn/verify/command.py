@@ -351,19 +351,21 @@ def run(args: argparse.Namespace) -> int:
                         folder.rmdir()
                 raise
     start = time.perf_counter()
-    with contextlib.ExitStack() as reporting:
-        with platform.use_soc(settings.soc), Session() as session:
-            session.dump_labels = labels
-            session.dump_foreign = foreign
-            per_file, interrupted = _run_all(files, settings, session, console)
-            # held while the report is written (a breaker: a press as the index was written or
-            # the tables printed lost the whole report, and the index); the run then ends with 130
-            pressed = reporting.enter_context(interrupts.held(reraise=False))
-            index_error = _write_index(settings, session) if settings.dump else None
-        results, total, summary = _report(args, console, settings, files, per_file, interrupted, index_error,
-                                          time.perf_counter() - start)
-    if session.dump_foreign:
-        print(f"opsnn verify: {_foreign_line(args.dump, session.dump_foreign)}", file=sys.stderr)
+    try:
+        with contextlib.ExitStack() as reporting:
+            with platform.use_soc(settings.soc), Session() as session:
+                session.dump_labels = labels
+                session.dump_foreign = foreign  # (the same list: each case's clear appends to it)
+                per_file, interrupted = _run_all(files, settings, session, console)
+                # held while the report is written (a breaker: a press as the index was written or
+                # the tables printed lost the whole report, and the index); the run then ends with 130
+                pressed = reporting.enter_context(interrupts.held(reraise=False))
+                index_error = _write_index(settings, session) if settings.dump else None
+            results, total, summary = _report(args, console, settings, files, per_file, interrupted, index_error,
+                                              time.perf_counter() - start)
+    finally:  # after the table, or before the line of what ended the report (a full disk, a closed stdout)
+        if foreign:
+            print(f"opsnn verify: {_foreign_line(args.dump, foreign)}", file=sys.stderr)
     if interrupted or pressed:
         print(report.interrupted_line("verify", len(results), total, args.json_path), file=sys.stderr)
         return 130
