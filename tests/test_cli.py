@@ -2315,6 +2315,10 @@ def test_numpy_byte_codes_are_refused_whatever_their_letter_or_byte_order(word):
     (["tiling", "LeakyRelu", "--shape", "2", "--dtype", "f16,0999"], "0999"),  # (an item of the list)
     (["bench", "--dtypes", "f4,("], "f4,("),
     (["run", "LeakyRelu", "--out-dtype", "f16,"], "f16,"), (["bench", "--dtypes", "f32,"], "f32,"),
+    # a count before a type, an array dtype to NumPy ('32f': 32 float32 values in one), had been "NumPy's '|V128'
+    # (void1024)", a type no user meant, where '0999' was an unknown dtype
+    (["run", "LeakyRelu", "--dtype", "32f"], "32f"), (["tiling", "LeakyRelu", "--shape", "2", "--dtype", "1f"], "1f"),
+    (["bench", "--dtypes", "2f4"], "2f4"), (["run", "LeakyRelu", "--out-dtype", "DT_16F"], "DT_16F"),
 ])
 def test_a_word_numpy_cannot_parse_as_a_dtype_is_an_unknown_dtype(capsys, argv, word):
     """(found fuzzing the session's dtype words) NumPy reads a word with a comma, a bracket or a
@@ -2327,8 +2331,10 @@ def test_a_word_numpy_cannot_parse_as_a_dtype_is_an_unknown_dtype(capsys, argv, 
         cli.main(argv)
     assert exc.value.code == 2
     option = next(a for a in argv if a.startswith("--") and a != "--shape")
+    expected = "expected a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name"
     why = ": a dtype name holds no comma" if "," in word else (
-        "; expected a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name")
+        f": a dtype name{' after DT_' * word.startswith('DT_')} begins with a letter, not a digit; {expected}"
+        if word.removeprefix("DT_")[0].isdigit() else f"; {expected}")
     assert capsys.readouterr().err.endswith(f"error: argument {option}: unknown dtype {word!r}{why}\n")
 
 

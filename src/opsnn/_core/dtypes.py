@@ -185,8 +185,8 @@ _BYTE_CODE = re.compile(r"[<=|]?[biufc]\d+|>[biu]0*1")
 
 
 # what np.dtype raises for a word it reads as no dtype: TypeError, and for one it reads as a
-# structured dtype's spec (a comma, a bracket, a leading digit: "0999", "(-1,)f4") SyntaxError or
-# ValueError, which had escaped as a traceback
+# structured dtype's spec (a bracket: "()(", "() )"; a comma or a leading digit, "0999", is
+# refused before NumPy reads it) SyntaxError or ValueError, which had escaped as a traceback
 _NOT_A_DTYPE = (TypeError, ValueError, SyntaxError)
 
 
@@ -215,6 +215,10 @@ def parse_name(text: str) -> DataType:
     if word.upper() in D.__members__ and word.upper() != "DT_UNDEFINED":
         return D[word.upper()]
     expected = "a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name"
+    if word[:1].isdigit():  # NumPy reads a count before a type as an array dtype ('32f': 32 float32 in one, void1024)
+        after = f" after {text.strip()[:len(text.strip()) - len(word)]}" if len(word) < len(text.strip()) else ""
+        raise ValueError(f"unknown dtype {text!r}: a dtype name{after} begins with a letter, not a digit; "
+                         f"expected {expected}")
     found = None
     for candidate in dict.fromkeys((word, word.lower())):  # NumPy's own case first: its codes differ by case
         name = SHORT_NAMES.get(candidate, candidate)
