@@ -1403,6 +1403,11 @@ def test_tiling_reads_a_kernel_ops_name_in_snake_case_as_the_kernel_op(capsys, k
         assert capsys.readouterr().err.endswith(
             f"error: no aclnn API named '{prefix}{snake}': {snake} is a kernel op (name it without '{prefix}'); "
             f"the aclnn API of its kernel is {api}\n")
+    # the same mistake in camel case (opdef.find's refusal) gets the same advice: it had listed every API opsnn tiles
+    assert cli.main(["tiling", f"aclnn{kernel}", "--shape", "4"]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"error: no aclnn API named 'aclnn{kernel}': {kernel} is a kernel op (name it without 'aclnn'); "
+        f"the aclnn API of its kernel is {api}\n")
 
 
 def test_an_unknown_option_gets_the_commands_usage_and_its_own_spelling(capsys):

@@ -75,6 +75,17 @@ def test_a_name_past_ascii_names_no_op():
         opdef.find("Lea\u212aYReluGrad")
 
 
+@pytest.mark.parametrize("name, kernel, api", [("aclnnHardtanhGrad", "HardtanhGrad", "aclnnHardtanhBackward"),
+                                                (" ACLNNLEAKYRELUGRAD", "LEAKYRELUGRAD", "aclnnLeakyReluBackward")])
+def test_a_kernel_op_named_as_an_aclnn_api_is_told_the_api_of_its_kernel(name, kernel, api):
+    """(A regression breaker) aclnnHardtanhGrad was told the four APIs opsnn tiles, where the CLI
+    tells aclnn_hardtanh_grad, the same mistake, the one API of that kernel: both say that one."""
+    with pytest.raises(ValueError) as exc:
+        opdef.find(name)
+    assert str(exc.value) == (f"no aclnn API named {name!r}: {kernel} is a kernel op (name it without "
+                              f"{name.strip()[:5]!r}); the aclnn API of its kernel is {api}")
+
+
 def test_lookup_failures():
     with pytest.raises(ValueError, match=r"no op definition for 'Relu' \(did you mean LeakyRelu\?\): opsnn has the tilings of HardtanhBackward, HardtanhGrad"):
         opdef.find("Relu")

@@ -59,8 +59,10 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
     is_kernel = key == typed and any(d.name.lower() == key for d in OPDEFS)
     alias = None if is_kernel else next((a for a in ALIASES if a.api.lower() == key), None)
     if alias is None and key != typed and any(d.name.lower() == key for d in OPDEFS):
-        raise ValueError(f"no aclnn API named {name!r}: {name.strip()[5:]} is a kernel op (name it without 'aclnn'); "
-                         f"the aclnn APIs opsnn tiles: {', '.join('aclnn' + a.api for a in ALIASES)}")
+        # the API the user likely meant, that of this kernel, as the CLI tells aclnn_hardtanh_grad
+        api = next(a.api for a in ALIASES if a.kernel.lower() == key)
+        raise ValueError(f"no aclnn API named {name!r}: {name.strip()[5:]} is a kernel op (name it without "
+                         f"{name.strip()[:5]!r}); the aclnn API of its kernel is aclnn{api}")
     kernel = alias.kernel.lower() if alias else key
     defs = [d for d in OPDEFS if d.name.lower() == kernel]
     if not defs:
