@@ -37,7 +37,8 @@ def hardtanh_kernel(ops, self, *, min_val, max_val):
 
 def reject_min_greater_than_max(op: str, args: dict) -> None:
     """clipValueMin > clipValueMax -> 161002 (aclnn_hardtanh.cpp CheckMinMaxValue): compared as
-    ToInt64 when min's dtype is integral, else as ToDouble; NaN bounds pass."""
+    ToInt64 when min's dtype is integral (a NaN max reads as 0 there, so min 1 with max NaN is
+    refused), else as ToDouble, where NaN bounds pass."""
     lo, hi = args["min_val"], args["max_val"]
     if lo.dtype in INTEGRAL:
         lo_v, hi_v, shown = lo.to_int64(), hi.to_int64(), "as int64"
