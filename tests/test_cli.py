@@ -2493,12 +2493,16 @@ def test_cache_refuses_soc(capsys, argv):
     (["--soc", "bogus", "list"], "list: it names every operator"),
     (["--soc=ascend9", "cache", "--prune"], "cache: the kernel cache is the same on every SoC"),
     (["--soc", "", "compare", "dump"], "compare: each case is judged as dumped"),
+    # a second --soc too: "given twice ...; give one SoC" told the user to give the one refused then
+    (["list", "--soc", "Ascend910", "--soc", "Ascend910B"], "list: it names every operator"),
+    (["--soc", "Ascend910", "cache", "--soc", "Ascend910"], "cache: the kernel cache is the same on every SoC"),
 ])
 def test_a_soc_free_command_refuses_any_soc_with_its_reason(capsys, argv, why):
     """(found breaking the session's list/cache refusal) `opsnn list --soc bogus` said "invalid
     choice: 'bogus' (choose from 'Ascend910', ...)", and the SoC chosen then was refused as not
     applying to list: a command no SoC concerns refuses any --soc, after it or before it, with
-    that reason, and an empty one too (it had passed as no --soc)."""
+    that reason, an empty one too (it had passed as no --soc), and a second one (it had been
+    "given twice", as for a command that takes one)."""
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
     assert exc.value.code == 2

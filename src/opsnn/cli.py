@@ -31,7 +31,6 @@ from ._core.checks import counted
 from ._core.shape import MAX_DIM, broadcast_shape
 from ._core.status import AclnnError
 from .cli_args import (
-    SOC_ONCE,
     Once,
     OutputError,
     Parser,
@@ -184,11 +183,11 @@ def _main(argv: list[str]) -> int:
         adder(sub)
         # every command takes --soc after its name too (verify and tiling define their own); compare's,
         # list's and cache's are hidden and refused below with their reason (_SOC_FREE_COMMANDS), any
-        # value alike: a SoC's choices had answered "choose from" with names refused then too
+        # value alike, a second too: a SoC's choices had answered "choose from", and Once's "give one
+        # SoC", with names refused then too
         with contextlib.suppress(argparse.ArgumentError):
             if name in _SOC_FREE_COMMANDS:
-                sub.add_argument("--soc", default=argparse.SUPPRESS, help=argparse.SUPPRESS, action=Once,
-                                 hint=SOC_ONCE)
+                sub.add_argument("--soc", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
             else:
                 add_soc_option(sub, default=argparse.SUPPRESS, help="emulated SoC, as `opsnn --soc` before the command")
         sub.set_defaults(handler=getattr(module, f"_run_{name}", None) or module.run)
