@@ -2385,6 +2385,20 @@ def test_zero_infinities_nan_and_the_smallest_subnormal_are_scalars():
     assert math.isnan(float_word("nan")) and math.isnan(float_word("-NaN"))
 
 
+def test_float_word_reads_every_digit_float_reads():
+    """(a regression breaker) float() reads any Unicode decimal digit ('\u0661' is 1), and d8dcb32's
+    test of a nonzero literal asked for an ASCII 1-9, so float_word('\u0661e-400') was 0.0 without a
+    word (Decimal, before it, read those digits). The CLI refuses such words before (non_ascii); the
+    function keeps its rule on its own: a nonzero digit in any script, a zero in any script is 0."""
+    from opsnn.cli_args import BeyondFloat64, float_word
+
+    for word in ("\u0661e-400", "\uff11e-400", "0.\u0967e-99999999999999999999"):
+        with pytest.raises(BeyondFloat64) as exc:
+            float_word(word)
+        assert str(exc.value) == f"{word!r} rounds to 0 in float64 (its smallest nonzero is 5e-324); write 0 for zero"
+    assert float_word("\u0660e-400") == 0.0 and float_word("\uff10.0e-99999999999999999999") == 0.0
+
+
 @pytest.mark.parametrize("argv", [["list", "--soc", "Ascend310B"], ["--soc", "ascend310b", "list"]])
 def test_list_refuses_soc(capsys, argv):
     """(a breaker) `opsnn list --soc X` was taken and ignored: list names every operator, the same

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import sys
+import unicodedata
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -394,8 +395,9 @@ def float_word(word: str) -> float:
     if math.isinf(value) and "inf" not in word.lower():
         raise BeyondFloat64(f"{word!r} is beyond float64's range; write inf or -inf for an infinity")
     # a literal float read as 0 is zero exactly where its digits before the exponent are all 0
-    # (not Decimal(word) != 0: Decimal refuses an exponent past its own range, 1e-99999999999999999999)
-    if value == 0 and re.search("[1-9]", re.split("[eE]", word)[0]):
+    # (not Decimal(word) != 0: Decimal refuses an exponent past its own range, 1e-99999999999999999999),
+    # a digit of any script float() reads ('\u0661' is 1) counted by its value, not as ASCII 1-9
+    if value == 0 and any(unicodedata.decimal(ch, 0) for ch in re.split("[eE]", word)[0]):
         raise BeyondFloat64(f"{word!r} rounds to 0 in float64 (its smallest nonzero is 5e-324); write 0 for zero")
     return value
 
