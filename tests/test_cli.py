@@ -2695,7 +2695,7 @@ def test_the_samples_help_is_plain_text():
 
 @pytest.mark.parametrize("argv, shown", [
     (["Hardtanh", "--dtype", "int64", "--scalar", "-1_000", "1_000"], "min_val=-1000, max_val=1000"),
-    (["Hardtanh", "--scalar", "-1_000.5", "2_0e1_0"], "min_val=-1000.5, max_val=200000000000.0"),
+    (["Hardtanh", "--scalar", "-1_000.5", "2_0e1_0"], "min_val=-1000.5, max_val=2e+11"),
     (["LeakyRelu", "--scalar", "-1_0e-1"], "negative_slope=-1.0"),
 ])
 def test_a_negative_number_with_underscores_is_a_value(capsys, argv, shown):
@@ -2704,6 +2704,23 @@ def test_a_negative_number_with_underscores_is_a_value(capsys, argv, shown):
     knew no digit separators."""
     code, out = _run(capsys, "run", *argv, "--shape", "2")
     assert code == 0 and shown in out, out[-400:]
+
+
+@pytest.mark.parametrize("value, dtype, text", [
+    (2e11, "FLOAT", "2e+11"), (-123456789.0, "FLOAT", "-1.2345679e+08"), (1e15, "FLOAT", "1e+15"),
+    (65504.0, "FLOAT16", "6.55e+04"), (2049.0, "FLOAT16", "2048.0"), (100.0, "FLOAT", "100.0"),
+    (16777216.0, "FLOAT", "16777216.0"), (0.01, "FLOAT", "0.01"), (1e-30, "FLOAT", "1e-30"), (-0.0, "FLOAT16", "-0.0"),
+    (float("-inf"), "FLOAT", "-inf"), (0.009999999776482582, "DOUBLE", "0.009999999776482582"),
+])
+def test_step_attributes_print_the_shortest_digits_and_no_integer_never_held(value, dtype, text):
+    """An executor step's float32/float16 attribute: NumPy's shortest digits in Python's notation,
+    the same under every NumPy (str() of float32 2e11 was '2e+11' under NumPy 2.4 and
+    '200000000000.0' under 2.0), but in scientific notation where the digits padded with zeros
+    would print an integer the value is not (a regression breaker: -123456789 as float32 printed
+    '-123456790.0', its value being -123456792)."""
+    from opsnn._core import dtypes
+
+    assert dtypes.value_text(value, dtypes.DataType[dtype]) == text
 
 
 def test_tilings_shape_help_says_what_it_reads(capsys):

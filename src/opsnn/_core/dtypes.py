@@ -279,14 +279,20 @@ def nbytes(dtype: DataType, numel: int) -> int:
 def value_text(value, dtype: DataType) -> str:
     """``value`` (exact in ``dtype``) as the shortest decimal that reads back as it in ``dtype``:
     a float32 attr 0.01, not its double 0.009999999776482582; a NaN with its sign (``-nan``,
-    which Python and NumPy both write ``nan``), in Python's notation (``200000000000.0``, ``1e+20``)
-    whatever the NumPy version (str() of a float32 wrote 2e+11 under NumPy 2.4, 200000000000.0
-    under 2.0: the shortest digits are NumPy's, the notation is repr's of those digits, which a
-    double holds exactly). Integers and non-float dtypes as Python writes them."""
+    which Python and NumPy both write ``nan``). In Python's notation whatever the NumPy version
+    (str() of a float32 wrote 2e11 as '2e+11' under NumPy 2.4, '200000000000.0' under 2.0), but
+    where those digits padded with zeros would read as an integer the value is not (float32
+    2e11 is 199999995904, -123456789 is -123456792; float16 65504 has the digits 6.55e4): then in
+    scientific notation, ``2e+11``, so that no printed integer claims a value never held.
+    Integers and non-float dtypes as Python writes them."""
     if isinstance(value, float) and math.isnan(value):
         return "-nan" if math.copysign(1.0, value) < 0 else "nan"
     if isinstance(value, float) and dtype in (D.FLOAT, D.FLOAT16):
-        return repr(float(np.format_float_scientific(to_numpy(dtype).type(value), unique=True)))
+        held = to_numpy(dtype).type(value)
+        text = repr(float(np.format_float_scientific(held, unique=True)))  # (a double holds those digits exactly)
+        if text.endswith(".0") and math.isfinite(held) and float(text) != float(held):
+            return np.format_float_scientific(held, unique=True, trim="-")
+        return text
     return repr(value)
 
 
