@@ -363,3 +363,20 @@ def test_python_benchmarks_bench_help_into_a_closed_pipe_ends_with_141():
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert (proc.wait(timeout=300), err) == (141, "")
+
+
+@pytest.mark.parametrize("option, word, values", [
+    ("--ops", "leaky_relu_backward,hardtanh_backward", "leaky_relu_backward hardtanh_backward"),
+    ("--dtypes", "f32,f16", "f32 f16"), ("--threads", "1,2", "1 2"), ("--layouts", "contiguous,strided,",
+                                                                         "contiguous strided"),
+    ("--methods", "py_out,numpy", "py_out numpy"), ("--dtypes", "f32,", "f32"),
+])
+def test_a_list_option_given_by_commas_is_told_to_give_separate_words(capsys, option, word, values):
+    """(A regression breaker) bench's list options take separate words, where `opsnn run --dtype`
+    reads a comma list: `--dtypes f32,f16` had been told only "a dtype name holds no comma",
+    `--ops a,b` "unknown operator" and `--layouts a,b` "invalid choice". Each says how to write it."""
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--quick", option, word])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.endswith(f"error: argument {option}: {word!r}: this option takes its values as "
+                                            f"separate words, not by commas: write {values}\n")

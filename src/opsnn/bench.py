@@ -64,6 +64,7 @@ from .cli_args import (
     OutputError,
     Parser,
     StdoutError,
+    by_spaces,
     checked_stdout,
     closed_stdout,
     int_at_least,
@@ -940,21 +941,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-dir", default="bench-results",
                         help="where bench.json / bench.md / bench.png go (default ./bench-results; the "
                              "recorded run of BENCHMARKS.md is benchmarks/results)")
-    parser.add_argument("--ops", nargs="+", action=Distinct, type=bench_op, metavar="OP",
+    parser.add_argument("--ops", nargs="+", action=Distinct, type=by_spaces(bench_op), metavar="OP",
                         help=f"operators: {' '.join(available_ops())}, by any name opsnn run takes "
                              "(hardtanh_backward, aclnnHardtanhBackward ...; default: all of them)")
-    parser.add_argument("--dtypes", nargs="+", action=Distinct, type=bench_dtype, metavar="DTYPE",
+    parser.add_argument("--dtypes", nargs="+", action=Distinct, type=by_spaces(bench_dtype), metavar="DTYPE",
                         help="dtypes: f32 f16 bf16 f64, or as `opsnn run --dtype` names them (default: each op's; "
                              f"--quick: {' '.join(QUICK_DTYPES)})")
     parser.add_argument("--sizes", nargs="+", action=Distinct, type=int_at_least(1),
                         help=f"element counts (1e5 or 100000; default {_size_words(FULL_SIZES)}, "
                              f"--quick: {_size_words(QUICK_SIZES)})")
-    parser.add_argument("--threads", nargs="+", action=Distinct, type=int_at_least(1),
+    parser.add_argument("--threads", nargs="+", action=Distinct, type=by_spaces(int_at_least(1)),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
-    parser.add_argument("--layouts", nargs="+", action=Distinct, choices=LAYOUTS,
+    parser.add_argument("--layouts", nargs="+", action=Distinct, type=by_spaces(None), choices=LAYOUTS,
                         help="contiguous; broadcast (grad (N,1) with self (1,M)); strided (self a transposed 2-D "
                              "view); permuted (self a 3-D view, axes reversed) (default: all)")
-    parser.add_argument("--methods", nargs="+", action=Distinct, choices=METHODS,
+    parser.add_argument("--methods", nargs="+", action=Distinct, type=by_spaces(None), choices=METHODS,
                         help="py_out / py_alloc: the Pythonic call with and without out=; acl_fresh / acl_repeat: "
                              "the two-phase API, a fresh executor each call / one repeatable executor; torch_out / "
                              "torch_alloc: torch.ops.aten with and without out=; numpy: a NumPy expression; "

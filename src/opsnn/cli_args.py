@@ -598,6 +598,21 @@ def output_folder_refusal(option: str, text: str) -> str | None:
     return None
 
 
+def by_spaces(read):
+    """``read`` (a list option's reader of one value: ``opsnn bench --ops``, ``--dtypes`` ...),
+    first refusing a word with a comma: such an option takes its values as separate words, where
+    ``opsnn run --dtype`` reads a comma list, so ``--dtypes f32,f16`` had been told only that no
+    dtype name holds a comma (a breaker). ``read`` None: the word as given (an option of choices)."""
+    def reader(word: str):
+        values = [v for v in word.split(",") if v.strip()]
+        if "," in word and values:
+            raise argparse.ArgumentTypeError(f"{word!r}: this option takes its values as separate words, "
+                                             f"not by commas: write {' '.join(values)}")
+        return word if read is None else read(word)
+
+    return reader
+
+
 class Distinct(argparse.Action):
     """A list option (``nargs``) keeping each value once, in the order first given, after its
     ``type`` has read it: ``opsnn bench --ops X X`` (or X by two names, which ``bench_op`` reads
