@@ -2299,7 +2299,10 @@ def test_a_shape_numpy_holds_reaches_phase_1s_rank_check(capsys):
                                   # '>' too where the code is of one byte, which has no byte order to refuse it
                                   # by (>i1 had run int8, >b1 bool; >f4 is refused for its byte order), its
                                   # count written with leading zeros too (>i01 had run int8 where i01 was refused)
-                                  ">i1", ">u1", ">b1", ">B1", ">i01", ">b001", ">u01"])
+                                  ">i1", ">u1", ">b1", ">B1", ">i01", ">b001", ">u01",
+                                  # NumPy reads the count as C's strtol does, after blanks and a '+' (i+8 and
+                                  # 'i 8' had run int64, f+8 float64, >b+1 bool)
+                                  "i+8", "f 8", "c+8", "I+4", "i\t4", "i +01", ">b+1", ">u +1"])
 def test_numpy_byte_codes_are_refused_whatever_their_letter_or_byte_order(word):
     """(a breaker) NumPy's letter-and-byte-count codes are refused, beside opsnn's bit-width short
     names (i8 is int8), but b1 was bool and, with a byte-order mark, <i8 was int64 and =i2 int16:

@@ -179,9 +179,10 @@ SHORT_NAMES = {"f16": "float16", "fp16": "float16", "half": "float16", "bf16": "
 # NumPy's letter-and-byte-count codes, b1 (bool) and a native or unspecified byte order's (<i8 is
 # int64) too: each would read as a bit width beside i8 (a breaker: b1 ran bool, <i8 int64); '>'
 # marks a byte order no aclTensor has, refused as such, but a one-byte code has none to refuse it
-# by (NumPy drops it: >i1 ran int8, >b1 bool), so those are byte codes too, a count NumPy reads
-# with leading zeros included (>i01 ran int8 where i01 was refused)
-_BYTE_CODE = re.compile(r"[<=|]?[biufc]\d+|>[biu]0*1")
+# by (NumPy drops it: >i1 ran int8, >b1 bool), so those are byte codes too; the count as NumPy
+# reads it, with C's strtol: leading zeros (>i01 ran int8 where i01 was refused), and blanks and
+# a '+' before it (i+8 and 'i 8' ran int64)
+_BYTE_CODE = re.compile(r"[<=|]?[biufc]\s*\+?\d+|>[biu]\s*\+?0*1")
 
 
 # what np.dtype raises for a word it reads as no dtype: TypeError, and for one it reads as a
