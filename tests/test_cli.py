@@ -2326,6 +2326,9 @@ def test_numpy_byte_codes_are_refused_whatever_their_letter_or_byte_order(word):
     # (void1024)", a type no user meant, where '0999' was an unknown dtype
     (["run", "LeakyRelu", "--dtype", "32f"], "32f"), (["tiling", "LeakyRelu", "--shape", "2", "--dtype", "1f"], "1f"),
     (["bench", "--dtypes", "2f4"], "2f4"), (["run", "LeakyRelu", "--out-dtype", "DT_16F"], "DT_16F"),
+    # so after a byte-order mark, which NumPy reads before the count ('>2f' had been '|V8' (void64) too)
+    (["run", "LeakyRelu", "--dtype", ">2f"], ">2f"), (["run", "LeakyRelu", "--out-dtype", "=32f"], "=32f"),
+    (["tiling", "LeakyRelu", "--shape", "2", "--dtype", "|2i4"], "|2i4"), (["bench", "--dtypes", "DT_<2f"], "DT_<2f"),
 ])
 def test_a_word_numpy_cannot_parse_as_a_dtype_is_an_unknown_dtype(capsys, argv, word):
     """(found fuzzing the session's dtype words) NumPy reads a word with a comma, a bracket or a
@@ -2339,9 +2342,10 @@ def test_a_word_numpy_cannot_parse_as_a_dtype_is_an_unknown_dtype(capsys, argv, 
     assert exc.value.code == 2
     option = next(a for a in argv if a.startswith("--") and a != "--shape")
     expected = "expected a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name"
+    before = re.match(r"(DT_)?[<>=|]?", word)[0]  # (what the message says the name comes after)
     why = ": a dtype name holds no comma" if "," in word else (
-        f": a dtype name{' after DT_' * word.startswith('DT_')} begins with a letter, not a digit; {expected}"
-        if word.removeprefix("DT_")[0].isdigit() else f"; {expected}")
+        f": a dtype name{f' after {before}' * bool(before)} begins with a letter, not a digit; {expected}"
+        if word[len(before)].isdigit() else f"; {expected}")
     assert capsys.readouterr().err.endswith(f"error: argument {option}: unknown dtype {word!r}{why}\n")
 
 

@@ -216,8 +216,12 @@ def parse_name(text: str) -> DataType:
     if word.upper() in D.__members__ and word.upper() != "DT_UNDEFINED":
         return D[word.upper()]
     expected = "a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name"
-    if word[:1].isdigit():  # NumPy reads a count before a type as an array dtype ('32f': 32 float32 in one, void1024)
-        after = f" after {text.strip()[:len(text.strip()) - len(word)]}" if len(word) < len(text.strip()) else ""
+    # NumPy reads a count before a type as an array dtype ('32f': 32 float32 in one, void1024), after
+    # a byte-order mark too ('>2f')
+    count = re.match(r"[<>=|]?(?=\d)", word)
+    if count:
+        before = text.strip()[:len(text.strip()) - len(word) + count.end()]  # (a prefix and the mark)
+        after = f" after {before}" if before else ""
         raise ValueError(f"unknown dtype {text!r}: a dtype name{after} begins with a letter, not a digit; "
                          f"expected {expected}")
     found = None
