@@ -370,6 +370,8 @@ def test_python_benchmarks_bench_help_into_a_closed_pipe_ends_with_141():
     ("--dtypes", "f32,f16", "f32 f16"), ("--threads", "1,2", "1 2"), ("--layouts", "contiguous,strided,",
                                                                          "contiguous strided"),
     ("--methods", "py_out,numpy", "py_out numpy"), ("--dtypes", "f32,", "f32"),
+    # a blank after the comma (a quoted 'f32, f16') is no part of a value: "write f32  f16" had doubled it
+    ("--dtypes", "f32, f16", "f32 f16"), ("--threads", " 1 ,2", "1 2"),
 ])
 def test_a_list_option_given_by_commas_is_told_to_give_separate_words(capsys, option, word, values):
     """(A regression breaker) bench's list options take separate words, where `opsnn run --dtype`

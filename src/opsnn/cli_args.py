@@ -604,7 +604,7 @@ def by_spaces(read):
     ``opsnn run --dtype`` reads a comma list, so ``--dtypes f32,f16`` had been told only that no
     dtype name holds a comma (a breaker). ``read`` None: the word as given (an option of choices)."""
     def reader(word: str):
-        values = [v for v in word.split(",") if v.strip()]
+        values = [v.strip() for v in word.split(",") if v.strip()]  # ('f32, f16' quoted: no blank is a value's)
         if "," in word and values:
             raise argparse.ArgumentTypeError(f"{word!r}: this option takes its values as separate words, "
                                              f"not by commas: write {' '.join(values)}")
