@@ -2581,6 +2581,20 @@ def test_the_global_soc_is_still_checked_for_a_command_a_soc_concerns(capsys, ar
     (["run", "Hardtanh", "--scalar=-1,", "1"],
      ("opsnn run: error: unrecognized arguments: 1 (--scalar=-1, takes the one word after '=': write --scalar -1, 1 "
       "or --scalar=-1,1)")),
+    # no comma beside an 'x' or inside a bracket, where a shape takes none ('--shape=2,x,3', '[2x,3]', '[,2,3,]'
+    # had been offered: bad shapes)
+    (["run", "LeakyRelu", "--shape=2", "x", "3"],
+     ("opsnn run: error: unrecognized arguments: x 3 (--shape=2 takes the one word after '=': write --shape 2 x 3 or "
+      "--shape=2x3)")),
+    (["run", "LeakyRelu", "--shape=256", "x1024"],
+     ("opsnn run: error: unrecognized arguments: x1024 (--shape=256 takes the one word after '=': write --shape 256 "
+      "x1024 or --shape=256x1024)")),
+    (["run", "LeakyRelu", "--shape=[2x", "3]"],
+     ("opsnn run: error: argument --shape: bad shape '[2x'; write e.g. 1,64,2,64 or [] for 0-d; --shape=[2x takes "
+      "the one word after '=': write --shape [2x 3] or --shape=[2x3]")),
+    (["tiling", "LeakyRelu", "--shape=[", "2", "3", "]"],
+     ("opsnn tiling: error: argument --shape: bad shape '['; write e.g. 1,64,2,64 or [] for 0-d; --shape=[ takes "
+      "the one word after '=': write --shape [ 2 3 ] or --shape=[2,3]")),
 ])
 def test_words_after_an_option_of_several_given_with_equals_are_explained(capsys, argv, says):
     """(found breaking the CLI) `run X --shape=2 3` said "unrecognized arguments: 3" alone: an

@@ -200,8 +200,13 @@ def equals_hint(word: str, option: str, words: list[str], reads_commas: bool) ->
     """What an option given as ``word`` (``--shape=2``, ``option`` its full name) is told where the
     words after it were meant for it too (``words``, its value first): "=" hands it that one word.
     The "=" form is offered only where the option reads a comma list (``reads_commas``: bench's
-    --ops=a,b is one unknown name), the words joined by one comma (``[2,`` ``3]``: ``[2,3]``)."""
-    joined = ",".join(w.strip(",") for w in words if w.strip(","))
+    --ops=a,b is one unknown name), the words joined by one comma (``[2,`` ``3]``: ``[2,3]``), but
+    none beside a shape's ``x`` or inside its bracket (``2x`` ``3``: ``2x3``, ``[`` ``2`` ``]``:
+    ``[2]``), where ``parse_shape`` takes none (a breaker: ``--shape=2,x,3`` had been offered)."""
+    joined = ""
+    for part in filter(None, (w.strip().strip(",") for w in words)):
+        joined += "," if joined and joined[-1] not in "x[(" and part[0] not in "x])" else ""
+        joined += part
     return (f"{word} takes the one word after '=': write {option} {' '.join(words)}"
             f"{f' or {option}={joined}' if reads_commas else ''}")
 
