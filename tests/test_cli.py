@@ -1410,6 +1410,21 @@ def test_tiling_reads_a_kernel_ops_name_in_snake_case_as_the_kernel_op(capsys, k
         f"the aclnn API of its kernel is {api}\n")
 
 
+@pytest.mark.parametrize("name", ["clip_by_value_v2", "aclnn_clip_by_value_v2", "ACLNN_CLIP_BY_VALUE_V2",
+                                  "ClipByValueV2"])
+def test_tiling_of_a_kernel_op_it_does_not_model_says_so_by_any_spelling(capsys, name):
+    """(a regression breaker) Hardtanh's kernel, ClipByValueV2, is ops-math's, whose tiling opsnn
+    does not model: in snake case it was refused as "no op definition for 'clipbyvaluev2'", a
+    word no user typed, and behind an aclnn prefix told to drop the prefix and that its kernel's
+    API is aclnnHardtanh, two names refused in turn for that very reason. Every spelling gets
+    the one reason, naming the kernel."""
+    assert cli.main(["tiling", name, "--shape", "4"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "error: no op definition for 'ClipByValueV2' (ClipByValueV2, the kernel of aclnnHardtanh, aclnnInplaceHardtanh, "
+        "is ops-math's: opsnn runs it but does not model its tiling): opsnn has the tilings of HardtanhBackward, "
+        "HardtanhGrad, InplaceLeakyRelu, LeakyRelu, LeakyReluBackward, LeakyReluGrad\n")
+
+
 def test_an_unknown_option_gets_the_commands_usage_and_its_own_spelling(capsys):
     """(a new user) `run ... --min-val -2` and `tiling ... --scalar 0.1` printed opsnn's top-level
     usage and "unrecognized arguments" alone: the command's usage is shown, and an option another
