@@ -2240,7 +2240,8 @@ def test_tiling_of_an_aclnn_call_that_fails_in_phase_1_on_a_soc_without_the_conf
 @pytest.mark.parametrize("argv, said", [
     (["run", "LeakyRelu", "--soc", "Ascend910", "--soc", "ascend310b"],
      "opsnn run: error: argument --soc: given twice (--soc Ascend910 and --soc ascend310b); give one SoC\n"),
-    (["--soc", "ascend910", "--soc=Ascend950", "list"],
+    # (list's, which no SoC concerns, is refused with its reason: test_a_soc_free_command_refuses_any_soc_...)
+    (["--soc", "ascend910", "--soc=Ascend950", "describe", "LeakyRelu"],
      "opsnn: error: argument --soc: given twice (--soc ascend910 and --soc Ascend950); give one SoC\n"),
     # before the command and after it: the one after had won silently
     (["--soc", "Ascend910", "run", "LeakyRelu", "--soc", "Ascend310B"],
@@ -2531,6 +2532,9 @@ def test_cache_refuses_soc(capsys, argv):
     # a second --soc too: "given twice ...; give one SoC" told the user to give the one refused then
     (["list", "--soc", "Ascend910", "--soc", "Ascend910B"], "list: it names every operator"),
     (["--soc", "Ascend910", "cache", "--soc", "Ascend910"], "cache: the kernel cache is the same on every SoC"),
+    # both before the command (the global option had kept its "give one SoC")
+    (["--soc", "Ascend910", "--soc", "Ascend910B", "list"], "list: it names every operator"),
+    (["--soc=x", "--so", "y", "compare", "dump"], "compare: each case is judged as dumped"),
 ])
 def test_a_soc_free_command_refuses_any_soc_with_its_reason(capsys, argv, why):
     """(found breaking the session's list/cache refusal) `opsnn list --soc bogus` said "invalid

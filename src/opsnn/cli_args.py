@@ -476,15 +476,17 @@ class OutputError(Exception):
 def add_soc_option(parser, checked: bool = True, **overrides) -> None:
     """``--soc``: one of the SoC profiles, named in any case (``soc_name``); help and default as
     ``opsnn --soc`` has them unless ``overrides`` says otherwise. For opsnn, its subcommands and
-    ``python -m opsnn.samples`` alike. ``checked`` False takes any word as given, for the caller to
-    refuse with its own reason (``opsnn --soc X list``), usage and help unchanged."""
+    ``python -m opsnn.samples`` alike. ``checked`` False takes any word as given, a second too, for
+    the caller to refuse with its own reason (``opsnn --soc X list``), usage and help unchanged."""
     from ._core import platform
 
     names = _SocNames(platform.PROFILES)
     options = {"help": f"emulated SoC (default: ${platform.ENV_VAR} or {platform.DEFAULT_SOC})", **overrides}
-    read = {"choices": names, "type": soc_name} if checked else {"metavar": "{" + ",".join(names) + "}"}
-    # Once: given twice, a usage error as every other option (argparse kept the last)
-    parser.add_argument("--soc", action=Once, hint=SOC_ONCE, **read, **options)
+    # Once: given twice, a usage error as every other option (argparse kept the last); unchecked, a
+    # plain store: "give one SoC" would ask for the one refused then (--soc A --soc B list)
+    read = ({"choices": names, "type": soc_name, "action": Once, "hint": SOC_ONCE} if checked
+            else {"metavar": "{" + ",".join(names) + "}"})
+    parser.add_argument("--soc", **read, **options)
 
 
 SOC_ONCE = "give one SoC"  # what --soc given twice is told, wherever a command defines the option
