@@ -2762,6 +2762,14 @@ def test_step_attributes_print_the_shortest_digits_and_no_integer_never_held(val
     assert dtypes.value_text(value, dtypes.DataType[dtype]) == text
 
 
+def test_tiling_prints_a_float_attr_as_its_step_does(capsys):
+    """(A regression breaker) opsnn tiling's op line printed the attr as the double typed,
+    'negative_slope=200000000000.0', two lines above the step's 'negative_slope=2e+11': the attr
+    is a C float (199999995904), printed as value_text prints it, on both lines."""
+    code, out = _run(capsys, "tiling", "aclnnLeakyRelu", "--negative-slope", "2e11", "--shape", "2", "--dtype", "f32")
+    assert code == 0 and "; attrs negative_slope=2e+11; config" in out and "negative_slope=2e+11) -> out" in out, out
+
+
 def test_tilings_shape_help_says_what_it_reads(capsys):
     """(found checking the help texts) tiling's --shape help said to write "--shape=-1,8 when it
     starts with -", but the option reads -1,8, -1 8 and -1x8 as they are (NEGATIVE_NUMBER): the

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from . import opdef, registry, simulate
 from ._core import platform
-from ._core.dtypes import DataType
+from ._core.dtypes import DataType, value_text
 from ._core.dtypes import name as dtype_name
 from ._core.shape import MAX_DIM
 from ._core.status import AclError, AclnnError
@@ -322,7 +322,9 @@ def _soc_entry(profile: platform.SocProfile, note: str | None) -> dict:
 def _text(report: dict) -> str:
     lines = [f"op           {report['op']} ({report['variant']}) - {report['source']}",
              f"             {', '.join(report['inputs'])} -> {', '.join(report['outputs'])}; attrs "
-             + (", ".join(f"{k}={v}" for k, v in report["attrs"].items()) or "none")
+             # a float attr is a C float, printed as its step prints it (2e11: 2e+11, never 200000000000.0)
+             + (", ".join(f"{k}={value_text(float(v), DataType.FLOAT)}" for k, v in report["attrs"].items())
+                or "none")
              + f"; config {report['config']}" + (f" (opFile {report['opFile']})" if report["opFile"] else "")]
     if "aclnn" in report:
         a = report["aclnn"]

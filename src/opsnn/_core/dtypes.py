@@ -293,7 +293,8 @@ def value_text(value, dtype: DataType) -> str:
     if isinstance(value, float) and math.isnan(value):
         return "-nan" if math.copysign(1.0, value) < 0 else "nan"
     if isinstance(value, float) and dtype in (D.FLOAT, D.FLOAT16):
-        held = to_numpy(dtype).type(value)
+        with np.errstate(over="ignore"):  # (a double past the type's range is the inf it holds: tiling's attrs)
+            held = to_numpy(dtype).type(value)
         text = repr(float(np.format_float_scientific(held, unique=True)))  # (a double holds those digits exactly)
         if text.endswith(".0") and math.isfinite(held) and float(text) != float(held):
             return np.format_float_scientific(held, unique=True, trim="-")
