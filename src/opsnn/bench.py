@@ -63,16 +63,13 @@ from .cli_args import (
     Distinct,
     OutputError,
     Parser,
-    StdoutError,
     by_spaces,
-    checked_stdout,
-    closed_stdout,
     int_at_least,
     make_writable_folder,
     numpy_dtype,
     output_folder_refusal,
+    run_writing_stdout,
     strict_json,
-    unwritable_stdout,
 )
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
@@ -1070,16 +1067,8 @@ def main(argv=None) -> int:
     # (every size measured) and dropped a closed pipe's error under --help (exit 0)
     parser = Parser(prog="opsnn bench", description=(__doc__ or "").partition("\n")[0] or None)
     add_arguments(parser)
-    try:
-        with checked_stdout():
-            args = parser.parse_args(argv)
-            code = run(args)
-            sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
-        return code
-    except BrokenPipeError:
-        return closed_stdout()
-    except StdoutError as exc:  # a full disk: one line, 1, as `opsnn bench` says it
-        return unwritable_stdout(parser.prog, exc)
+    try:  # (a closed pipe: 141, a full disk: one line and 1, as `opsnn bench` ends them)
+        return run_writing_stdout(parser.prog, lambda: run(parser.parse_args(argv)))
     except ValueError as exc:  # a selection that measures nothing: a usage error, as in `opsnn bench`
         parser.error(str(exc))
     except OutputError as exc:  # as `opsnn bench` reports it

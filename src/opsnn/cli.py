@@ -37,16 +37,13 @@ from .cli_args import (
     PipeConsole,
     ScalarWords,
     ShapeWords,
-    StdoutError,
     add_soc_option,
-    checked_stdout,
-    closed_stdout,
     dtype_list,
     equals_hint,
     int_at_least,
     numpy_dtype,
     random_input,
-    unwritable_stdout,
+    run_writing_stdout,
 )
 
 # subcommand -> module providing add_arguments(parser) and run(args) -> int
@@ -117,13 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     command = _command_word(argv)
     prog = f"opsnn{' ' + command if command else ''}"
     try:
-        with checked_stdout():
-            return _main(argv)
-    except BrokenPipeError:
-        # stdout's reader went away (| head), in a command's output or in --help / --version
-        return closed_stdout()
-    except StdoutError as exc:  # stdout would not take it (a full disk), output or help alike
-        return unwritable_stdout(prog, exc)
+        # stdout's reader gone (| head) or a full disk, in a command's output or its help alike
+        return run_writing_stdout(prog, lambda: _main(argv))
     except KeyboardInterrupt:  # Ctrl-C, wherever it came (a command's import of numba included)
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
@@ -207,9 +199,7 @@ def _main(argv: list[str]) -> int:
         with contextlib.nullcontext() if soc_free else platform.use_soc(args.soc or platform.current().name):
             if args.command in _KERNEL_COMMANDS:
                 kernels.for_command()
-            code = int(args.handler(args))
-        sys.stdout.flush()  # here, not at exit: a closed pipe is then seen below
-        return code
+            return int(args.handler(args))  # (its output flushed by main's run_writing_stdout)
     except BrokenPipeError:  # (an OSError, but no input file's: main ends it with 141)
         raise
     except (AclnnError, OutputError) as exc:

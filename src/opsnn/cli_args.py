@@ -741,6 +741,23 @@ def unwritable_stdout(prog: str, exc: StdoutError) -> int:
     return 1
 
 
+def run_writing_stdout(prog: str, command) -> int:
+    """``command()``, a command's whole run returning its exit status, under ``checked_stdout``,
+    its output flushed here: a reader of stdout that went away (``| head``) ends it with 141
+    (``closed_stdout``), a stdout that would not take it (a full disk) with 1 and one line naming
+    ``prog`` (``unwritable_stdout``), help and ``--version`` alike. One rule for ``cli.main`` and
+    the script entries (the samples', the training's, ``bench.main``), where each had written it."""
+    try:
+        with checked_stdout():
+            code = command()
+            sys.stdout.flush()  # here: a closed pipe or a full disk is seen below, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return closed_stdout()
+    except StdoutError as exc:
+        return unwritable_stdout(prog, exc)
+
+
 def closed_stdout() -> int:
     """The exit status of a process whose stdout's reader went away (``| head``), raised as
     BrokenPipeError in its output or its help: 141 (128 + SIGPIPE, a shell's status for a

@@ -9,14 +9,7 @@ import numpy as np
 
 import opsnn.acl as acl
 from opsnn._core import platform
-from opsnn.cli_args import (
-    Parser,
-    StdoutError,
-    add_soc_option,
-    checked_stdout,
-    closed_stdout,
-    unwritable_stdout,
-)
+from opsnn.cli_args import Parser, add_soc_option, run_writing_stdout
 
 
 class SampleError(Exception):
@@ -44,21 +37,18 @@ def run_as_script(main, module: str) -> None:
     # (the docstring's first line, its reST ``code`` written as help texts write it, `code`)
     parser = Parser(prog=None if by_path else f"python -m {module}", description=doc.split("\n")[0].replace("``", "`"))
     add_soc_option(parser)
-    try:
-        with checked_stdout():
-            soc = parser.parse_args().soc
-            try:
-                with platform.use_soc(soc or platform.current().name):
-                    code = main()
-            except SampleError as exc:
-                print(exc)
-                code = exc.ret
-            sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
-    except BrokenPipeError:
-        code = closed_stdout()
-    except StdoutError as exc:  # a full disk: one line, 1, as opsnn's commands (it was a traceback)
-        code = unwritable_stdout(parser.prog, exc)
-    sys.exit(code)
+
+    def run() -> int:
+        soc = parser.parse_args().soc
+        try:
+            with platform.use_soc(soc or platform.current().name):
+                return main()
+        except SampleError as exc:
+            print(exc)
+            return exc.ret
+
+    # (a closed pipe: 141, a full disk: one line and 1, as opsnn's commands; it was a traceback)
+    sys.exit(run_writing_stdout(parser.prog, run))
 
 
 def run_sample(main, emit=print) -> int:

@@ -25,21 +25,13 @@ import contextlib
 import copy
 import dataclasses
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..cli_args import (
-    Parser,
-    StdoutError,
-    checked_stdout,
-    closed_stdout,
-    int_at_least,
-    unwritable_stdout,
-)
+from ..cli_args import Parser, int_at_least, run_writing_stdout
 from ..results import cannot_write
 from .nn import swap_activations
 
@@ -256,18 +248,16 @@ def main(argv: list[str] | None = None, prog: str = "train_digits") -> int:
                         help="seed of the train/test split, the initial weights and the batch order (default 0)")
     parser.add_argument("--threads", type=_threads, default=1, help="torch intra-op threads (default 1)")
     parser.add_argument("--plot", type=_plot_path, default="train_digits.png", help="PNG path of the loss curves (default train_digits.png; '' for none)")
-    try:
-        with checked_stdout():
-            args = parser.parse_args(argv)
-            epochs, max_steps = (1, 12) if args.quick else (args.epochs, None)
-            result = run(epochs=epochs, max_steps=max_steps, seed=args.seed, threads=args.threads,
-                         plot_path=args.plot or None)
-            sys.stdout.flush()  # here: a closed pipe is seen below, not at the interpreter's exit
-    except BrokenPipeError:
-        return closed_stdout()
-    except StdoutError as exc:  # a full disk: one line, 1, as every opsnn command
-        return unwritable_stdout(parser.prog, exc)
-    return 0 if result["identical"] else 1
+
+    def train() -> int:
+        args = parser.parse_args(argv)
+        epochs, max_steps = (1, 12) if args.quick else (args.epochs, None)
+        result = run(epochs=epochs, max_steps=max_steps, seed=args.seed, threads=args.threads,
+                     plot_path=args.plot or None)
+        return 0 if result["identical"] else 1
+
+    # (a closed pipe: 141, a full disk: one line and 1, as every opsnn command)
+    return run_writing_stdout(parser.prog, train)
 
 
 if __name__ == "__main__":
