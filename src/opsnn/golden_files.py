@@ -233,7 +233,7 @@ def read_manifest(folder: Path) -> dict:
 
 def is_plain_name(name) -> bool:
     """Whether a case.json ``file`` names a file in the case folder itself: no folder, absolute
-    path or ``..`` (``clear`` removes, and ``read_entry`` reads, only such files)."""
+    path or ``..`` (``read_entry`` reads only such files; ``clear`` empties a case folder whole)."""
     return isinstance(name, str) and name == Path(name).name and name not in ("", ".", "..")
 
 
