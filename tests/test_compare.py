@@ -439,6 +439,52 @@ def test_a_case_folder_that_cannot_be_emptied_fails_its_case_or_the_run(tmp_path
     assert json.loads((dump / "index.json").read_text())["cases"] == [f"{LEAKY}/0000_aclnnLeakyReluBackward_0"]
 
 
+def test_what_a_redump_removed_from_a_board_folder_before_it_stopped_is_said(tmp_path, monkeypatch, capsys):
+    """(A reviewer) a board's folder whose removal stopped part way (shutil.rmtree refused by a
+    file of it after removing others) had its removed files go unsaid: the line named only what
+    went whole. Those it removed are named, a subfolder removed whole as one entry, before the
+    refusal (an earlier index's folder) and after the table (a case's own, its index lost)."""
+    import shutil
+
+    from opsnn import golden_files
+
+    path = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    folder = dump / LEAKY / "0000_aclnnLeakyReluBackward_0"
+    board = folder / "board"
+    rmtree = shutil.rmtree
+
+    def stopped(tree, *args, **kwargs):  # removes a.txt and sub/ whole, then is refused b.txt
+        (Path(tree) / "a.txt").unlink()
+        rmtree(Path(tree) / "sub")
+        raise PermissionError(13, "Permission denied", str(Path(tree) / "b.txt"))
+
+    said = (f"opsnn verify: --dump removed 2 entries no --dump wrote from the earlier run's case folders in "
+            f"{str(dump)!r}, computed from that run's inputs: {LEAKY}/{folder.name}/board/a.txt, "
+            f"{LEAKY}/{folder.name}/board/sub\n")
+    for index in (True, False):  # listed by the earlier index; the index lost
+        rmtree(dump, ignore_errors=True)
+        assert run_verify(path, "--dump", dump) == 0
+        if not index:
+            (dump / "index.json").unlink()
+        for name in ("a.txt", "b.txt", "sub/c.txt"):
+            (board / name).parent.mkdir(parents=True, exist_ok=True)
+            (board / name).write_text("board")
+        capsys.readouterr()
+        with monkeypatch.context() as patch:
+            patch.setattr(golden_files.shutil, "rmtree", stopped)
+            assert cli.main(["verify", str(path), "--dump", str(dump), "--json", str(tmp_path / "r.json")]) == 1
+        err = capsys.readouterr().err
+        if index:
+            assert err == said + (f"opsnn verify: --dump: cannot write into the folder {str(dump)!r}: cannot empty "
+                                  f"the earlier run's case folder {str(folder)!r}: Permission denied\n")
+        else:
+            assert err.endswith(said)
+            assert [c["reason"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]] == [
+                f"--dump: cannot empty the case's folder of an earlier run's files: {board / 'b.txt'}: Permission denied"]
+        assert sorted(p.relative_to(board).as_posix() for p in board.rglob("*")) == ["b.txt"]
+
+
 def _edit(folder: Path, drop: str | None = None, **fields) -> None:
     """case.json with ``fields`` set, and the field ``drop`` removed."""
     path = folder / "case.json"

@@ -133,14 +133,29 @@ def clear(folder: Path, removed: list[Path]) -> bool:
         return False
     named = _named_files(folder)
     for path in sorted(folder.iterdir()):
+        foreign = path != manifest and path.name not in named
         if path.is_dir() and not path.is_symlink():  # (a link goes, never what it points to)
-            shutil.rmtree(path)
+            _remove_tree(path, removed if foreign else [])
         elif path != manifest:
             path.unlink(missing_ok=True)
-        if path != manifest and path.name not in named:
+        if foreign:
             removed.append(path)
     manifest.unlink(missing_ok=True)
     return True
+
+
+def _remove_tree(folder: Path, removed: list[Path]) -> None:
+    """``shutil.rmtree(folder)``; where it stops part way (an OSError: a file the system will not
+    remove), the entries of ``folder`` it had removed are appended to ``removed`` before the
+    error goes on, a subfolder that went whole as one entry, as ``clear`` counts a folder: the
+    board's files it took went unsaid, the line naming only what went whole."""
+    inside = sorted(Path(top, name) for top, folders, files in os.walk(folder) for name in (*folders, *files))
+    try:
+        shutil.rmtree(folder)
+    except OSError:
+        gone = {path for path in inside if not os.path.lexists(path)}
+        removed.extend(path for path in inside if path in gone and path.parent not in gone)
+        raise
 
 
 def _named_files(folder: Path) -> set[str]:
