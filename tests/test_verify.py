@@ -522,6 +522,38 @@ def test_a_case_skipped_on_a_rerun_without_the_index_leaves_no_empty_folder(tmp_
     assert json.loads((dump / "index.json").read_text())["cases"] == []
 
 
+def test_a_rerun_without_the_index_in_a_read_only_case_file_folder_rewrites_its_case_folders(tmp_path, monkeypatch):
+    """(A reviewer) since the leftovers fix, a rerun without the index emptied each case folder,
+    removed it and made it again to write, so a case file's folder that takes no new entry (read
+    only, around case folders that are writable) failed every case there ('cannot empty ...:
+    Permission denied', though emptied). A case that writes its folder again keeps it; one
+    skipped whose emptied folder cannot be removed fails naming it and why it was skipped, the
+    other case's files and the index as they should be."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1),
+                      json_case(1, "fp32", (3,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    first, second = (dump / case.name / f"000{i}_aclnnLeakyReluBackward_{i}" for i in range(2))
+    assert run_verify(case, "--dump", dump) == 0
+    (dump / "index.json").unlink()
+    rmdir, mkdir = Path.rmdir, Path.mkdir
+
+    def read_only(path: Path) -> None:  # (the tests may run as root, whom a chmod does not stop)
+        if path.parent == dump / case.name:
+            raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(Path, "rmdir", lambda path: read_only(path) or rmdir(path))
+    monkeypatch.setattr(Path, "mkdir", lambda path, *a, **k: path.is_dir() or read_only(path) or mkdir(path, *a, **k))
+    results = tmp_path / "r.json"
+    assert run_verify(case, "--dump", dump, "--max-elements", "2", "--json", results) == 1
+    assert [(c["status"], c["reason"]) for c in json.loads(results.read_text())["cases"]] == [
+        ("PASS", ""), ("FAIL", (f"--dump: cannot remove the case's folder, emptied of an earlier run's files: {second}: "
+                                "Permission denied (the case was skipped: 3 elements > --max-elements 2)"))]
+    assert sorted(p.name for p in first.iterdir()) == ["case.json", "golden.bin", "gradOutput.bin", "output.bin",
+                                                        "self.bin"]
+    assert list(second.iterdir()) == []
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/{first.name}"]
+
+
 def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     """(A breaker) a Latin-1 café.json on Linux (os.fsdecode holds its é as a surrogate) failed
     every case with "internal error: UnicodeEncodeError" (the seed hashed the name as UTF-8);

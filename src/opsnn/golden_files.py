@@ -93,8 +93,9 @@ def probe(root: str | Path, removed: list[Path]) -> None:
 def remove_empty(folder: Path, root: Path) -> None:
     """Remove the case folder ``folder`` and then its case file's folder, each where empty, never
     ``root`` (the dump's folder): what a rerun emptied and did not write again goes, whether the
-    earlier run's index listed it (``probe``) or the run emptied it as one of its own cases
-    (``verify_case``: one it then skipped was left behind, empty, a breaker's)."""
+    earlier run's index listed it (``probe``) or the run emptied it as one of its own cases and
+    then wrote nothing there (``verify_case``, after the case: one it skipped was left behind,
+    empty, a breaker's)."""
     for empty in (folder, folder.parent):
         if empty != root and empty.is_dir() and not any(empty.iterdir()):
             empty.rmdir()

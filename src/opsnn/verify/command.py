@@ -124,26 +124,38 @@ def bf16_refusal(case: Case, soc: str) -> str | None:
 
 
 def verify_case(case: Case, settings: Settings, session: Session) -> Result:
-    """Generate, run, compare one case; never raises for a case-level problem."""
+    """Generate, run, compare one case; never raises for a case-level problem. With ``--dump``
+    the case's folder is emptied first and, where the case then writes none (skipped, or failed
+    before its files), removed after (``_remove_emptied``)."""
     result = Result(case.file, case.index, case.name, case.op, case.dtype_label, case.shape_label,
                     case.numel, SKIP)
     other_soc = case.soc_series and settings.soc.lower() not in {s.lower() for s in case.soc_series}
     soc_note = f"soc_series names {', '.join(case.soc_series)}; run on {settings.soc} (--soc picks the SoC)"
     result.note = "; ".join(filter(None, (case.note, soc_note if other_soc else "")))
+    emptied = None
     if settings.dump:  # whatever happens below, nothing an earlier run wrote stays as if current
         try:
             folder = _dump_folder(case, settings, session)
-            if golden_files.clear(folder, session.dump_foreign):  # (written again below, unless skipped)
-                golden_files.remove_empty(folder, Path(settings.dump))
+            emptied = folder if golden_files.clear(folder, session.dump_foreign) else None
         except OSError as exc:  # the case fails, as one whose files cannot be written; the run goes on
             result.status = FAIL
             result.reason = ("--dump: cannot empty the case's folder of an earlier run's files: "
                              f"{f'{exc.filename}: {exc.strerror}' if exc.filename else exc}")
             return result
+    try:
+        _skip_or_run(case, settings, session, result)
+    finally:  # (a Ctrl-C too)
+        if emptied is not None and emptied not in session.dump_written:
+            _remove_emptied(emptied, settings, result)
+    return result
+
+
+def _skip_or_run(case: Case, settings: Settings, session: Session, result: Result) -> None:
+    """The case skipped (``skip_reason``) or run and judged, into ``result``."""
     reason = skip_reason(case, settings, session)
     if reason:
         result.reason = reason
-        return result
+        return
     start = time.perf_counter()
     try:
         _run_and_compare(case, settings, session, result)
@@ -153,7 +165,22 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
         result.status, result.reason = FAIL, f"internal error: {type(exc).__name__}: {exc}"
     result.seconds = time.perf_counter() - start
-    return result
+
+
+def _remove_emptied(folder: Path, settings: Settings, result: Result) -> None:
+    """Remove the case's ``folder``, emptied of an earlier run's files and not written again, and
+    its case file's folder where nothing else is in it (``golden_files.remove_empty``: an empty
+    folder of a skipped case had stayed, the leftovers breaker). Done after the case, never
+    before it: removed and made again to be written, a case folder in a case file's folder that
+    takes no new entry (read-only, its case folders writable) had failed its case. Where the
+    system will not remove it, the case fails naming the folder and what it was."""
+    try:
+        golden_files.remove_empty(folder, Path(settings.dump))
+    except OSError as exc:
+        was = "was skipped" if result.status == SKIP else "failed"
+        result.status = FAIL
+        result.reason = (f"--dump: cannot remove the case's folder, emptied of an earlier run's files: "
+                         f"{exc.filename or folder}: {exc.strerror} (the case {was}: {result.reason})")
 
 
 def _numpy_refusal(case: Case) -> str | None:
