@@ -302,11 +302,12 @@ def test_a_dump_whose_cases_could_not_be_written_says_so(tmp_path, run_compare, 
     assert err.endswith(NOTHING_DUMPED.format(index=dump / "index.json")), err
 
 
-def test_a_dump_of_skipped_cases_is_nothing_compared_as_verify_said(tmp_path, run_compare):
+def test_a_dump_of_skipped_cases_is_nothing_compared_as_verify_said(tmp_path, run_compare, monkeypatch):
     """(A breaker) verify --dump whose every case skipped exits 5 (nothing verified) and writes an
     index of no case; compare of it had been a usage error (2). It is the same verdict, 5, with
-    the summary and --json of no case judged against what the index records; a DIR that is no
-    dump stays a usage error."""
+    the summary and --json of no case judged against what the index records (the index read
+    once: its settings had been read again from the file); a DIR that is no dump stays a usage
+    error."""
     dump = tmp_path / "d"
     path = write_json(tmp_path, json_case(0, "fp32", (2, 3), [-1, 1], [-1, 1], 1))
     assert run_verify(path, "--max-elements", 5, "--seed", 3, "--dump", dump) == 5
@@ -322,8 +323,12 @@ def test_a_dump_of_skipped_cases_is_nothing_compared_as_verify_said(tmp_path, ru
     assert err.endswith(NOTHING_DUMPED.format(index=dump / "index.json")), err
     # an index without the settings verify writes: each "not recorded"
     (dump / "index.json").write_text('{"cases": []}')
+    reads = []
+    read_text = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda path, *a, **k: reads.append(path) or read_text(path, *a, **k))
     code, report, err = run_compare(dump)
     assert code == 5 and "(golden not recorded, SoC not recorded, seed not recorded)" in err
+    assert reads.count(dump / "index.json") == 1
     (dump / "index.json").unlink()
     code, report, err = run_compare(dump)
     assert code == 2 and report is None and f"{dump} holds neither index.json" in err

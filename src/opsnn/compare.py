@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     if not console.is_terminal:
         console.width = max(console.width, report.LOG_WIDTH)
     root = Path(args.dir)
-    folders = case_folders(root)
+    folders, recorded = case_folders(root)
     # every case folder checked before any is judged, as verify reads every case file first: a
     # damaged one is a usage error at once, not after the cases before it were compared for nothing
     cases = [read_case(folder) for folder in folders]
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         summary = report.summary(results, elapsed)
         if interrupted:
             summary["not_run"] = len(folders) - len(results)
-        dumped = _dumped([case.manifest for case in cases]) if cases else _index_settings(root)
+        dumped = _dumped([case.manifest for case in cases]) if cases else _index_settings(recorded)
         console.print(report.summary_line(summary, **dumped))
         if args.json_path:
             report.write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
@@ -152,22 +152,23 @@ def run(args: argparse.Namespace) -> int:
     return report.exit_status("compare", summary, nothing)
 
 
-def case_folders(root: Path) -> list[Path]:
+def case_folders(root: Path) -> tuple[list[Path], object]:
     """The case folders of a dump root (its index.json, in order: none where it lists none, a
     dump of a verify run that wrote no case), of one case file's folder in it (its case folders,
     by their index prefix: the index's order), or ``root`` itself, a case folder; ValueError (a
-    usage error) for a root that is none of these."""
+    usage error) for a root that is none of these. With them, the index's ``settings`` as read
+    (None where there is no index): a dump of no case is described by them alone."""
     if not root.is_dir():
         raise ValueError(f"{root}: {'not a folder' if root.exists() else 'no such folder'}; expected a folder "
                          "opsnn verify --dump wrote, one case file's folder in it, or one case folder")
     index = root / golden_files.INDEX
     if not index.exists():
         if (root / "case.json").exists():
-            return [root]
+            return [root], None
         # one case file's folder of a dump (DIR/<file>/): its case folders, in their index order
         cases = sorted((folder for folder in root.iterdir() if (folder / "case.json").is_file()), key=_index_order)
         if cases:
-            return cases
+            return cases, None
         raise ValueError(f"{root} holds neither {golden_files.INDEX} (a folder opsnn verify --dump DIR wrote), "
                          "case.json (one of its case folders) nor case folders (one case file's folder)")
     try:
@@ -183,7 +184,7 @@ def case_folders(root: Path) -> list[Path]:
     if outside:  # (as golden_files.probe, which reads only folders below the root)
         raise ValueError(f"{index} lists case folders outside {root}: {', '.join(outside)}; a dump's index lists "
                          "its own (opsnn verify --dump writes them below DIR)")
-    return folders
+    return folders, document.get("settings")
 
 
 def _index_order(folder: Path) -> tuple:
@@ -335,10 +336,9 @@ def _explain(case: DumpedCase, board: np.ndarray, golden: np.ndarray, differs: n
     return binding.explain(inputs, case.scalars, board, golden, differs)
 
 
-def _index_settings(root: Path) -> dict:
+def _index_settings(settings) -> dict:
     """What a dump of no case was made with, for the summary line and ``--json``: as its index's
-    settings record them (each "not recorded" where they do not)."""
-    settings = read_json((root / golden_files.INDEX).read_text()).get("settings")  # (case_folders read it)
+    ``settings`` record them (each "not recorded" where they do not)."""
     values = [settings.get(key) if isinstance(settings, dict) else None for key in ("golden", "soc", "seed")]
     return {key: value if isinstance(value, (str, int)) else "not recorded"
             for key, value in zip(("golden", "soc", "seed"), values)}
