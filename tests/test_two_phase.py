@@ -836,8 +836,15 @@ def test_tensors_made_without_memory_get_it_from_set_tensor_addr(acl_env):
 
 def test_in_place_launch_refusals_name_self_ref(acl_env):
     """An in-place operator's caller passed selfRef: the launch's refusals of its tensor (no
-    memory yet, destroyed after phase 1) name selfRef, as its phase-1 refusals do (they had
-    said "self", the out-of-place operator's name)."""
+    memory yet: InplaceLeakyRelu; destroyed after phase 1: InplaceHardtanh) name selfRef (they
+    had said "self"). Phase 1's refusals of it name self, the name CANN's logs give it: its
+    in-place entry points call the out-of-place body with out = selfRef, whose checks name their
+    own argument (spec sections 5 and 6); asserted here for a null selfRef of both."""
+    for phase1, scalars in ((aclnn.aclnnInplaceLeakyReluGetWorkspaceSize, [0.5]),
+                            (aclnn.aclnnInplaceHardtanhGetWorkspaceSize, [-1.0, 1.0])):
+        op = phase1.__name__.removeprefix("aclnn").removesuffix("GetWorkspaceSize")
+        ret = phase1(None, *(acl_env.scalar(v, "FLOAT") for v in scalars))[2]
+        assert expect_acl_failure(ret, 161001) == f"{op}: self must be an aclTensor, got a null pointer (None)"
     unbacked = acl.create_tensor([4], acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, [4], None)
     acl_env._tensors.append(unbacked)
     ws, ex, ret = aclnn.aclnnInplaceLeakyReluGetWorkspaceSize(unbacked, acl_env.scalar(0.5, "FLOAT"))
