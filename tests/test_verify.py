@@ -554,6 +554,32 @@ def test_a_rerun_without_the_index_in_a_read_only_case_file_folder_rewrites_its_
     assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/{first.name}"]
 
 
+def test_a_rerun_refused_an_earlier_case_folders_removal_names_it(tmp_path, monkeypatch, capsys):
+    """(A reviewer) a case folder the earlier index lists, emptied, that the system will not
+    remove (its case file's folder read-only) refused the run naming DIR alone ('cannot write
+    into the folder DIR: Permission denied'); the refusal names the folder, as one it cannot
+    empty is named, and the run still writes nothing."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    folder = dump / case.name / "0000_aclnnLeakyReluBackward_0"
+    assert run_verify(case, "--dump", dump) == 0
+    rmdir = Path.rmdir
+
+    def read_only(path: Path) -> None:  # (the tests may run as root, whom a chmod does not stop)
+        if path.parent == (dump / case.name).resolve():
+            raise PermissionError(13, "Permission denied", str(path))
+        rmdir(path)
+
+    monkeypatch.setattr(Path, "rmdir", read_only)
+    monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
+    capsys.readouterr()
+    assert cli.main(["verify", str(case), "--dump", str(dump)]) == 1
+    assert capsys.readouterr().err == (f"opsnn verify: --dump: cannot write into the folder {str(dump)!r}: cannot "
+                                       f"remove the earlier run's case folder {str(folder)!r}, emptied: "
+                                       "Permission denied\n")
+    assert list(folder.iterdir()) == [] and (dump / "index.json").is_file()
+
+
 def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     """(A breaker) a Latin-1 café.json on Linux (os.fsdecode holds its é as a surrogate) failed
     every case with "internal error: UnicodeEncodeError" (the seed hashed the name as UTF-8);

@@ -65,8 +65,8 @@ def probe(root: str | Path, removed: list[Path]) -> None:
     """Make ``root`` and check a file can be written there (OSError if not), before a run; the
     case folders an earlier run's index lists are emptied (``clear``; what no dump wrote there is
     appended to ``removed`` as it goes, so an OSError midway leaves it saying what went) and
-    removed, with their
-    case file's folder where nothing else is in it, then the index itself (an interrupted run must not
+    removed, with their case file's folder where nothing else is in it (an OSError naming the
+    folder where the system refuses either), then the index itself (an interrupted run must not
     leave it describing new files; a new user's: a second run of fewer cases left the first
     run's other folders beside its own). Only folders below ``root`` are touched. An
     ``index.json`` there that is not of opsnn's shape (another program's, a folder) is a
@@ -86,7 +86,14 @@ def probe(root: str | Path, removed: list[Path]) -> None:
             except OSError as exc:  # (a board's files the system will not remove) named, not just DIR
                 raise OSError(exc.errno, f"cannot empty the earlier run's case folder {str(folder / str(case))!r}: "
                                          f"{exc.strerror}") from exc
-            remove_empty(stale, inside)
+            try:
+                remove_empty(stale, inside)
+            except OSError as exc:  # (its case file's folder read-only) named as well, not just DIR
+                own = exc.filename in (None, str(stale))
+                what, shown = ("case folder", folder / str(case)) if own else \
+                    ("case file's folder", (folder / str(case)).parent)
+                raise OSError(exc.errno, f"cannot remove the earlier run's {what} {str(shown)!r}, emptied: "
+                                         f"{exc.strerror}") from exc
     index.unlink(missing_ok=True)
 
 
