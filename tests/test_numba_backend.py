@@ -838,6 +838,27 @@ def test_eight_dims_strided(backend):
     both(backend, opsnn.hardtanh_backward, g, np.ascontiguousarray(x), -0.5, 0.5)
 
 
+def test_size_one_dims_stride_of_no_whole_element_runs_compiled(backend, monkeypatch, caplog):
+    """A size-1 dim is never stepped along, so its byte stride does not matter. A packed record
+    array's row (``recs[1:2]["m"]``: float32 strides (121, 20, 4)) has one of no whole element,
+    and sent every operator to the NumPy backend with a warning (a breaker); it runs compiled
+    now, nothing logged, with the NumPy backend's bits (the plan cache's hit too)."""
+    monkeypatch.setattr(numba_backend, "_WARNED", set())  # a fallback is logged once a process
+    for dt in (F32, F16):
+        recs = np.zeros(3, dtype=[("tag", "u1"), ("m", dt, (6, 5)), ("h", dt, (6, 5))])
+        recs["m"] = cases.filled((3, 6, 5), dt, 13, cases.grad_specials(dt))
+        recs["h"] = cases.filled((3, 6, 5), dt, 14, cases.self_specials(dt))
+        g, x = recs[1:2]["m"], recs[1:2]["h"]
+        assert g.strides == (1 + 60 * dt.itemsize, 5 * dt.itemsize, dt.itemsize)
+        with caplog.at_level(logging.WARNING, logger="opsnn"):
+            for _ in range(2):  # the full path, then a plan-cache hit
+                both(backend, opsnn.leaky_relu_backward, g, x, 0.2)
+                both(backend, opsnn.hardtanh_backward, g, x, -0.5, 0.5)
+                both(backend, opsnn.leaky_relu, x.transpose(0, 2, 1), 0.2)
+                both(backend, opsnn.hardtanh, x[:, ::-2], -0.5, 0.5)
+        assert [r.message for r in caplog.records] == []
+
+
 def test_in_place_out_is_grad(backend):
     for dt in (F32, F16, BF16):
         g0 = cases.filled((4, 6), dt, 11, cases.grad_specials(dt))

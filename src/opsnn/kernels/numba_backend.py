@@ -530,14 +530,17 @@ def launch_arrays(launch: HostLaunch) -> np.ndarray | None:
 
 
 def _aligned_strides(a: np.ndarray, shape) -> tuple:
-    """``a``'s element strides over the broadcast ``shape`` (0 on broadcast dims)."""
+    """``a``'s element strides over the broadcast ``shape`` (0 on its size-1 dims)."""
     item = a.itemsize
     pad = len(shape) - a.ndim
     out = [0] * pad
-    for d, s, full in zip(a.shape, a.strides, shape[pad:]):
+    for d, s in zip(a.shape, a.strides):
+        if d == 1:  # never stepped along: broadcast (0) or a dim the launch drops, whatever its
+            out.append(0)  # stride (a packed record row's: recs[2:3]["v"], strides (65, 4))
+            continue
         if s % item:
             raise Fallback("a byte stride that is not a whole number of elements")
-        out.append(0 if d == 1 and full != 1 else s // item)
+        out.append(s // item)
     return tuple(out)
 
 
