@@ -173,6 +173,28 @@ def test_a_dtype_without_acl_data_type_fails_in_the_dtype_checks():
     expect_py_failure(opsnn.leaky_relu_backward, g, g, np.void(b"ab"), False, status=INVALID, names=["negativeSlope"])
 
 
+def test_an_ml_dtypes_type_is_named_as_such_not_as_a_record():
+    """An ml_dtypes array of a type opsnn has no aclDataType for (NumPy kind "V", as a record's)
+    was "a NumPy structured or raw (void) dtype"; its int4 and float4_e2m1fn so too, as if
+    ACL_INT4 and ACL_FLOAT4_E2M1 did not exist (a breaker; torch's int4 was worded already).
+    Now the ml_dtypes type, and for those two that it stores one element a byte where the
+    aclDataType packs two; records and raw bytes are still named as NumPy's."""
+    import ml_dtypes
+
+    for name, said in (("int4", "int4 (ml_dtypes' int4: one element a byte, where ACL_INT4 packs 2 a byte)"),
+                       ("float4_e2m1fn", ("float4_e2m1fn (ml_dtypes' float4_e2m1fn: one element a byte, where "
+                                          "ACL_FLOAT4_E2M1 packs 2 a byte)")),
+                       ("float8_e4m3fnuz", "float8_e4m3fnuz (an ml_dtypes type)")):
+        x = np.zeros(3, getattr(ml_dtypes, name))
+        err = expect_py_failure(opsnn.leaky_relu, x, status=INVALID, untouched=[x])
+        assert err.message.startswith(f"LeakyRelu: self has dtype {said}, which no aclDataType describes; "
+                                      "it must be one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16]"), err.message
+    for array, said in ((np.zeros(2, [("a", "<f4")]), "void32 ([('a', '<f4')], a NumPy structured or raw (void) dtype)"),
+                        (np.zeros(2, "V4"), "void32 (|V4, a NumPy structured or raw (void) dtype)")):
+        err = expect_py_failure(opsnn.leaky_relu, array, status=INVALID, untouched=[array])
+        assert err.message.startswith(f"LeakyRelu: self has dtype {said}, which no aclDataType"), err.message
+
+
 def test_an_out_without_acl_data_type_is_told_the_dtype_it_needs():
     """An out whose dtype no aclDataType describes, for an operator whose out has no dtype list
     of its own, is told what its later checks ask: self's dtype (Hardtanh), or a floating or

@@ -405,10 +405,19 @@ _NUMPY_KINDS = {"U": "string", "S": "bytes", "V": "structured or raw (void)"}
 def _shown_dtype(given) -> str:
     """A dtype no aclDataType describes, as a refusal names it: NumPy's name, and for a string,
     bytes or structured dtype its layout too (a breaker: "str64", "void32" and "record32" hid
-    that the array held text or records); for torch's int4 and uint1, why ACL_INT4 / ACL_UINT1
-    do not describe them (a breaker: the refusal read as if no such aclDataType existed)."""
+    that the array held text or records); for torch's int4 and uint1 and ml_dtypes' int4 and
+    float4_e2m1fn, why ACL_INT4 / ACL_UINT1 / ACL_FLOAT4_E2M1 do not describe them (a breaker:
+    the refusal read as if no such aclDataType existed); another ml_dtypes type as ml_dtypes'."""
     name = getattr(given, "name", given)
     kind = _NUMPY_KINDS.get(given.kind) if isinstance(given, np.dtype) else None
+    if kind and given.fields is None and given.type.__module__.partition(".")[0] == "ml_dtypes":
+        # kind "V" as a record's, but ml_dtypes' (a breaker: its int4 was worded as a record's, as
+        # if ACL_INT4 did not exist)
+        packed = dtypes.ML_UNPACKED.get(name)
+        if packed is None:
+            return f"{name} (an ml_dtypes type)"
+        return (f"{name} (ml_dtypes' {name}: one element a byte, where {packed.acl_name} packs "
+                f"{8 // dtypes.BITS[packed]} a byte)")
     if kind:
         return f"{name} ({given}, a NumPy {kind} dtype)"
     packed = dtypes.TORCH_UNPACKED.get(str(name).removeprefix("torch."))
