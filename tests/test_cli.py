@@ -1411,16 +1411,17 @@ def test_tiling_reads_a_kernel_ops_name_in_snake_case_as_the_kernel_op(capsys, k
 
 
 @pytest.mark.parametrize("name", ["clip_by_value_v2", "aclnn_clip_by_value_v2", "ACLNN_CLIP_BY_VALUE_V2",
-                                  "ClipByValueV2"])
+                                  "ClipByValueV2", "aclnn_hardtanh", "hardtanh_", "Inplace_Hardtanh", "hardtanh"])
 def test_tiling_of_a_kernel_op_it_does_not_model_says_so_by_any_spelling(capsys, name):
     """(a regression breaker) Hardtanh's kernel, ClipByValueV2, is ops-math's, whose tiling opsnn
     does not model: in snake case it was refused as "no op definition for 'clipbyvaluev2'", a
     word no user typed, and behind an aclnn prefix told to drop the prefix and that its kernel's
     API is aclnnHardtanh, two names refused in turn for that very reason. Every spelling gets
-    the one reason, naming the kernel."""
+    the one reason, naming the kernel, and the words typed, as every other tiling refusal does
+    (aclnn_hardtanh and hardtanh_ had been refused as 'aclnnHardtanh' and 'aclnnInplaceHardtanh')."""
     assert cli.main(["tiling", name, "--shape", "4"]) == 2
     assert capsys.readouterr().err.endswith(
-        "error: no op definition for 'ClipByValueV2' (ClipByValueV2, the kernel of aclnnHardtanh, aclnnInplaceHardtanh, "
+        f"error: no op definition for {name!r} (ClipByValueV2, the kernel of aclnnHardtanh, aclnnInplaceHardtanh, "
         "is ops-math's: opsnn runs it but does not model its tiling): opsnn has the tilings of HardtanhBackward, "
         "HardtanhGrad, InplaceLeakyRelu, LeakyRelu, LeakyReluBackward, LeakyReluGrad\n")
 

@@ -437,15 +437,17 @@ def _run_tiling(args) -> int:
         typed = args.op.strip().lower()
         word = typed.replace("_", "")
         kernel = typed != spec.python_name and word.removeprefix("aclnn") == spec.kernel_name.lower() != spec.name.lower()
-        # a kernel whose tiling opsnn does not model (ops-math's clip_by_value_v2) is refused for that
-        # by opdef.find, under its name, whatever the prefix: dropping it, or naming its API, fails alike
-        modelled = any(d.name == spec.kernel_name for d in opdef.OPDEFS)
-        if kernel and modelled and word.startswith("aclnn"):  # no such API, as aclnnHardtanhGrad, said in the words typed
+        # a kernel whose tiling opsnn does not model (ops-math's clip_by_value_v2) is refused for that,
+        # whatever the prefix (dropping it, or naming its API, fails alike), in the words typed, as
+        # opdef.find says a name it reads itself (aclnn_hardtanh had been refused as 'aclnnHardtanh')
+        if not any(d.name == spec.kernel_name for d in opdef.OPDEFS):
+            raise opdef.not_modelled(args.op, spec)
+        if kernel and word.startswith("aclnn"):  # no such API, as aclnnHardtanhGrad, said in the words typed
             name = args.op.strip()
             bare = name[6:] if typed.startswith("aclnn_") else name[5:]
             raise ValueError(f"no aclnn API named {name!r}: {bare} is a kernel op (name it without "
                              f"{name[:len(name) - len(bare)]!r}); the aclnn API of its kernel is {spec.api_name}")
-        args.op = spec.kernel_name if kernel else spec.api_name  # (clipbyvaluev2 named no word typed)
+        args.op = spec.kernel_name if kernel else spec.api_name
     return tiling_cli.run(args, aclnn_details=_aclnn_details)
 
 

@@ -22,7 +22,7 @@ from .base import (AclnnAlias, AttrDef, InferShapeError, OpDef, Shape, TensorDes
                    infer_elewise)
 
 __all__ = ["ALIASES", "OPDEFS", "AclnnAlias", "AttrDef", "InferShapeError", "OpDef", "Shape", "TensorDesc",
-           "TilingResult", "find", "infer_broadcast", "infer_elewise", "tile"]
+           "TilingResult", "find", "infer_broadcast", "infer_elewise", "not_modelled", "tile"]
 
 OPDEFS: tuple[OpDef, ...] = (leaky_relu_grad.OPDEF, hardtanh_grad.OPDEF, hardtanh_grad.OPDEF_EXPERIMENTAL,
                              leaky_relu.OPDEF)
@@ -68,14 +68,12 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
     if not defs:
         from .. import registry  # a known operator whose kernel's tiling is not modelled says so
 
-        known = sorted({d.name for d in OPDEFS} | {a.api for a in ALIASES})
-        specs = registry.all_specs()
-        spec = next((s for s in specs if key in (s.name.lower(), s.kernel_name.lower())), None)
-        apis = ", ".join(s.api_name for s in specs if spec and s.kernel_name == spec.kernel_name)
-        suggestion = None if spec else registry.closest(name)
-        why = (f" ({spec.kernel_name}, the kernel of {apis}, is ops-math's: opsnn runs it but does not model "
-               "its tiling)") if spec else f" (did you mean {suggestion}?)" if suggestion else ""
-        raise ValueError(f"no op definition for {name!r}{why}: opsnn has the tilings of {', '.join(known)}")
+        spec = next((s for s in registry.all_specs() if key in (s.name.lower(), s.kernel_name.lower())), None)
+        if spec:
+            raise not_modelled(name, spec)
+        suggestion = registry.closest(name)
+        why = f" (did you mean {suggestion}?)" if suggestion else ""
+        raise ValueError(f"no op definition for {name!r}{why}: {_tilings_held()}")
     if profile is None:
         return defs[0], alias
     for opdef in defs:
@@ -85,6 +83,23 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
     raise AclnnError(Status.ERR_INNER_FIND_KERNEL_ERROR,
                      f"{defs[0].name} has no op_host config for {profile.name} (configs: {configs}); on other "
                      "SoCs CANN runs a built-in kernel that ops-nn does not hold (spec §13)")
+
+
+def not_modelled(name: str, spec) -> ValueError:
+    """``find``'s refusal of ``name``, a user's word for ``spec`` (a ``registry.OpSpec``), an
+    operator opsnn runs whose kernel's tiling it does not model (ops-math's ClipByValueV2): for
+    ``opsnn tiling``, which reads a Pythonic or snake_case name itself (``aclnn_hardtanh``), to
+    say it in the words typed, as ``find`` says the names it reads."""
+    from .. import registry
+
+    apis = ", ".join(s.api_name for s in registry.all_specs() if s.kernel_name == spec.kernel_name)
+    return ValueError(f"no op definition for {name!r} ({spec.kernel_name}, the kernel of {apis}, is ops-math's: "
+                      f"opsnn runs it but does not model its tiling): {_tilings_held()}")
+
+
+def _tilings_held() -> str:
+    """What a refusal of an op name lists: the names ``find`` takes."""
+    return f"opsnn has the tilings of {', '.join(sorted({d.name for d in OPDEFS} | {a.api for a in ALIASES}))}"
 
 
 def tile(opdef: OpDef, profile: SocProfile, inputs: Sequence[TensorDesc], outputs: Sequence[TensorDesc],
