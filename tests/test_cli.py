@@ -2712,6 +2712,23 @@ def test_leading_zeros_past_ints_limit_are_still_the_number(capsys):
      ("opsnn tiling: error: argument --negative-slope: invalid float value '\u2013NaN': '\u2013' (U+2013) is not "
       "ASCII, in which numbers are read ('\u2013NaN' begins with '\u2013' (U+2013), not '-': an editor or a web page "
       "changed the dashes; write -NaN)")),
+    # a number's digits after the dash, and a value after '=' (the option's own word begins with '-')
+    (["run", "Hardtanh", "--scalar", "\u22121", "1"],
+     ("opsnn run: error: argument --scalar '\u22121 1': bad scalar '\u22121': '\u2212' (U+2212) is not ASCII, in which "
+      "numbers are read ('\u22121' begins with '\u2212' (U+2212), not '-': an editor or a web page changed the dashes; "
+      "write -1)")),
+    (["run", "Hardtanh", "--scalar=\u2212inf", "1"],
+     ("opsnn run: error: argument --scalar '\u2212inf': bad scalar '\u2212inf': '\u2212' (U+2212) is not ASCII, in "
+      "which numbers are read ('\u2212inf' begins with '\u2212' (U+2212), not '-': an editor or a web page changed "
+      "the dashes; write -inf)")),
+    (["tiling", "LeakyRelu", "--shape", "2", "--negative-slope=\u2013.5"],
+     ("opsnn tiling: error: argument --negative-slope: invalid float value '\u2013.5': '\u2013' (U+2013) is not "
+      "ASCII, in which numbers are read ('\u2013.5' begins with '\u2013' (U+2013), not '-': an editor or a web page "
+      "changed the dashes; write -.5)")),
+    (["tiling", "LeakyReluGrad", "--shape", "\u20141,3"],  # (GE's dynamic dim)
+     ("opsnn tiling: error: argument --shape: bad shape '\u20141,3'; '\u2014' (U+2014) is not ASCII, in which numbers are "
+      "read; write e.g. 1,64,2,64 or [] for 0-d ('\u20141,3' begins with '\u2014' (U+2014), not '-': an editor or a "
+      "web page changed the dashes; write -1,3)")),
 ])
 def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     """(found breaking the CLI) an option pasted from a page or a document whose dashes became

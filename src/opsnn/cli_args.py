@@ -81,9 +81,17 @@ NEGATIVE_NUMBER = re.compile(rf"^-(?:{_FLOAT}(?:,-?{_FLOAT})*,?|\d+(?:[,x]-?\d+)
 
 
 # the dashes that look like '-' (hyphen to horizontal bar, the minus sign, small and full-width
-# hyphen-minus), and a word they begin as an option begins
+# hyphen-minus), and a word they begin as an option or a negative number begins (-inf, -1, -.5)
 _TYPOGRAPHIC_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
-_TYPOGRAPHIC_DASHED = re.compile(f"[{_TYPOGRAPHIC_DASHES}]{{1,2}}[A-Za-z]")
+_TYPOGRAPHIC_DASHED = re.compile(f"[{_TYPOGRAPHIC_DASHES}]{{1,2}}[A-Za-z0-9.]")
+
+
+def _dashed(word: str) -> str | None:
+    """The part of a command-line word that begins with a typographic dash: the word, or the value
+    an option is given after '=' (``--scalar=\u2212inf``: a breaker's, said nothing of the dash)."""
+    option, equals, value = word.partition("=")
+    return next((part for part in (word, value if equals and option.startswith("-") else "")
+                 if _TYPOGRAPHIC_DASHED.match(part)), None)
 
 
 class Parser(argparse.ArgumentParser):
@@ -101,11 +109,12 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message):
-        """argparse's, but where a word of this parse begins with a typographic dash (an option
-        pasted from a page or a document that changed ``--shape`` into ``–shape``), the message
-        says so: the dash looks like '-', and argparse read the word as a value or an unknown
-        argument (a breaker); it says what to write, ``-inf`` for a number's minus sign."""
-        dashed = next((word for word in getattr(self, "_words", ()) if _TYPOGRAPHIC_DASHED.match(word)), None)
+        """argparse's, but where a word of this parse, or an option's value after '=', begins
+        with a typographic dash (an option pasted from a page or a document that changed
+        ``--shape`` into ``–shape``, a number's minus sign into U+2212), the message says so: the
+        dash looks like '-', and argparse read the word as a value or an unknown argument (a
+        breaker); it says what to write, ``-inf`` or ``-1`` for a number's minus sign."""
+        dashed = next(filter(None, map(_dashed, getattr(self, "_words", ()))), None)
         if dashed:
             name = dashed.lstrip(_TYPOGRAPHIC_DASHES)
             # a negative number's minus sign (--scalar -inf written with U+2212) is one '-', an option's
