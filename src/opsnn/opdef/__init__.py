@@ -53,7 +53,7 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
     """
     why = non_ascii(name)
     if why:  # lower() reads some letters past ASCII as ASCII ones (the Kelvin sign as k), as registry.resolve says
-        raise ValueError(f"no op named {name!r}: {why}, as no op name is")
+        raise ValueError(f"no op definition for {name!r} ({why}, as no op name is): {_tilings_held()}")
     typed = name.strip().lower()  # surrounding whitespace (a quoting slip), as run, describe and --soc read it
     key = typed.removeprefix("aclnn")
     is_kernel = key == typed and any(d.name.lower() == key for d in OPDEFS)
