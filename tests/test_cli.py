@@ -2366,6 +2366,26 @@ def test_a_word_numpy_cannot_parse_as_a_dtype_is_an_unknown_dtype(capsys, argv, 
     assert capsys.readouterr().err.endswith(f"error: argument {option}: unknown dtype {word!r}{why}\n")
 
 
+@pytest.mark.parametrize("argv, word", [
+    (["run", "LeakyRelu", "--dtype", "()f4"], "()f4"), (["run", "LeakyRelu", "--out-dtype", "()float"], "()float"),
+    (["tiling", "LeakyRelu", "--shape", "2", "--dtype", "DT_() f16"], "DT_() f16"),
+    (["run", "LeakyRelu", "--dtype", "<()f4"], "<()f4"),
+])
+def test_a_dtype_after_numpys_empty_shape_is_an_unknown_dtype(capsys, argv, word):
+    """(found checking NumPy's spellings) NumPy reads '()' before a type as the shape of a
+    subarray dtype, none: `--dtype '()f4'` ran float32, though f4 alone is refused (a count of
+    bytes), and '()float' float64 where opsnn's float is float32. Such a word is an unknown dtype,
+    saying why, as one beginning with a digit is."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    option = next(a for a in argv if a.startswith("--") and a != "--shape")
+    before = re.match(r"(DT_)?[<>=|]?", word)[0]
+    assert exc.value.code == 2 and capsys.readouterr().err.endswith(
+        f"error: argument {option}: unknown dtype {word!r}: a dtype name{f' after {before}' * bool(before)} begins "
+        "with a letter, not '(' (NumPy reads a subarray's shape there); expected a CANN name (FLOAT, FLOAT16, BF16, "
+        "DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name\n")
+
+
 @pytest.mark.parametrize("argv, said", [
     (["run", "LeakyRelu", "--scalar", "1e-400"],
      ("opsnn run: error: argument --scalar '1e-400': scalar '1e-400' rounds to 0 in float64 (its smallest nonzero is "

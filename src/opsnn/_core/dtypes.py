@@ -202,7 +202,8 @@ def parse_name(text: str) -> DataType:
     its one-letter codes in their own case: B is uint8, b int8), in any case where NumPy has none.
     Another letter-and-number code NumPy reads (f8, i4, u1, c8, b1, <i8) is its count of bytes
     and is refused: beside i8 meaning int8 it would read as a bit width (a breaker: f8 ran
-    float64, i4 int32, <i8 int64); bool is ``bool`` or ``?``. A name is ASCII: a character past
+    float64, i4 int32, <i8 int64), as is a word NumPy reads after a shape (``()f4``); bool is
+    ``bool`` or ``?``. A name is ASCII: a character past
     it is refused (``words.non_ascii``), as upper() reads some as ASCII letters. ValueError,
     saying why, for anything else."""
     why = non_ascii(text)
@@ -218,13 +219,15 @@ def parse_name(text: str) -> DataType:
     if word.upper() in D.__members__ and word.upper() != "DT_UNDEFINED":
         return D[word.upper()]
     expected = "a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name"
-    # NumPy reads a count before a type as an array dtype ('32f': 32 float32 in one, void1024), after
+    # NumPy reads a count before a type as an array dtype ('32f': 32 float32 in one, void1024), and a
+    # '()' as the shape of one, none ('()f4' float32, where f4 is refused below; '()float' float64), after
     # a byte-order mark too ('>2f')
-    count = re.match(r"[<>=|]?(?=\d)", word)
+    count = re.match(r"[<>=|]?(?=[\d(])", word)
     if count:
         before = text.strip()[:len(text.strip()) - len(word) + count.end()]  # (a prefix and the mark)
         after = f" after {before}" if before else ""
-        raise ValueError(f"unknown dtype {text!r}: a dtype name{after} begins with a letter, not a digit; "
+        what = "a digit" if word[count.end()].isdigit() else "'(' (NumPy reads a subarray's shape there)"
+        raise ValueError(f"unknown dtype {text!r}: a dtype name{after} begins with a letter, not {what}; "
                          f"expected {expected}")
     found = None
     for candidate in dict.fromkeys((word, word.lower())):  # NumPy's own case first: its codes differ by case
