@@ -559,10 +559,25 @@ def test_tiling_of_an_aclnn_call_that_launches_nothing_needs_no_op_host_config(c
 
 
 def test_tiling_of_an_aclnn_call_that_launches_a_kernel_needs_the_op_host_config(capsys):
-    code, out = _run(capsys, "tiling", "aclnnLeakyReluBackward", "--shape", "3", "--soc", "Ascend910", "--json")
-    assert code == 1 and json.loads(out)["failures"] == [(
-        "LeakyReluGrad has no op_host config for Ascend910 (configs: ascend950); on other SoCs CANN runs a built-in "
-        "kernel that ops-nn does not hold (spec §13)")]
+    """(A CANN developer) on a SoC without the op's op_host config the command printed its failure
+    alone, though phase 1 runs there as on any SoC (CANN launches its built-in kernel): the
+    report gives the executor steps and the host plan, as for a call that fails in phase 1 or
+    launches nothing there, then the failure (exit 1, no tiling: no def is built there)."""
+    failure = ("LeakyReluGrad has no op_host config for Ascend910 (configs: ascend950); on other SoCs CANN runs a "
+               "built-in kernel that ops-nn does not hold (spec §13)")
+    note = ("LeakyReluGrad has no op_host config for it; this call passes phase 1 and launches CANN's built-in kernel, "
+            "which has no tiling here")
+    argv = ("tiling", "aclnnLeakyReluBackward", "--shape", "3", "--soc", "Ascend910")
+    code, out = _run(capsys, *argv, "--json")
+    report = json.loads(out)
+    assert code == 1 and report["failures"] == [failure] and "tilingData" not in report
+    assert report["executorSteps"][:2] == ["workspace 0 B", ("LeakyReluGrad(gradOutput, self; negative_slope=0.0) -> "
+                                                             "out [DT_FLOAT16, computed in DT_FLOAT]")]
+    assert report["hostPlan"] and report["inferredShape"] == [3] and report["soc"]["note"] == note
+    code, out = _run(capsys, *argv)
+    lines = out.splitlines()
+    assert code == 1 and f"  step       {report['executorSteps'][1]}" in lines and lines[-1] == f"FAILED       {failure}"
+    assert f"soc          Ascend910: 32 vector cores, UB 262144 B; {note}" in lines and "tiling key" not in out
 
 
 def test_tiling_json_is_strict_with_nan_and_inf_attrs(capsys):

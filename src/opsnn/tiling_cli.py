@@ -189,7 +189,7 @@ def build_report(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | Non
     report, code = _tile_and_check(args, aclnn_details)
     # The tiling is still shown for these two (it says what op_host would compute), but no kernel
     # would ever run it, so they fail the command like a failed check does.
-    failures = []
+    failures = report.get("failures", [])  # (_tile_and_check's: no def built for the SoC)
     if "phase1Status" in report:
         failures.append(f"aclnn{report['aclnn']['api']} fails in phase 1 with {report['phase1Status']} "
                         "(its executor step says why): no kernel is launched")
@@ -264,11 +264,18 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     if not_built is not None:
         # (breakers: an empty call on Ascend910 exited 1 saying a built-in kernel runs; a call
         # phase 1 refuses said only that, as if it ran there)
-        if not nothing_launched and not phase1_fails:
+        launches = not nothing_launched and not phase1_fails
+        if launches and "executorSteps" not in report:  # (no aclnn steps to show: the failure alone)
             raise not_built
+        # a call that launches a kernel is reported through phase 1 too, which runs on this SoC as on
+        # any (a CANN developer's: only the failure was printed), the failure last (build_report)
         report["soc"]["note"] = (f"{op.name} has no op_host config for it; "
-                                 + ("this call fails in phase 1, before any kernel is looked for" if phase1_fails
+                                 + ("this call passes phase 1 and launches CANN's built-in kernel, which has no "
+                                    "tiling here" if launches
+                                    else "this call fails in phase 1, before any kernel is looked for" if phase1_fails
                                     else "this call launches no kernel, so needs none"))
+        if launches:
+            report["failures"] = [not_built.message]
     try:
         out_shape = op.infer_shape(shapes)
     except opdef.InferShapeError as exc:
@@ -283,7 +290,7 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     if nothing_launched:
         report.update(nothing_launched)
         return report, 0
-    if not_built is not None:  # phase 1 fails (build_report says so): no def here, so no tiling to show
+    if not_built is not None:  # no def here, so no tiling to show (build_report says why)
         return report, 1
     inputs = [TensorDesc(s, d) for s, d in zip(shapes, dtypes)]
     outputs = [TensorDesc(out_shape, d) for d in dtypes[len(inputs):]]
