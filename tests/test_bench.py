@@ -382,3 +382,17 @@ def test_a_list_option_given_by_commas_is_told_to_give_separate_words(capsys, op
     assert exited.value.code == 2
     assert capsys.readouterr().err.endswith(f"error: argument {option}: {word!r}: this option takes its values as "
                                             f"separate words, not by commas: write {values}\n")
+
+
+@pytest.mark.parametrize("word", ["1e19", "1e99999999999999999999"])
+def test_a_thread_count_past_1e18_is_not_told_to_write_its_digits(capsys, word):
+    """(A breaker) `bench --threads 1e19` was told "at most 1e18: write the digits for more", the
+    digits then refused past numba's pool: the hint names the bound a thread count has."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="opsnn bench")
+    bench.add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--threads", word])
+    assert capsys.readouterr().err.endswith(f"error: argument --threads: expected an integer >= 1, got {word!r} (a "
+                                            "thread count: at most numba's pool's, NUMBA_NUM_THREADS)\n")

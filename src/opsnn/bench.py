@@ -947,7 +947,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", nargs="+", action=Distinct, type=int_at_least(1),
                         help=f"element counts (1e5 or 100000; default {_size_words(FULL_SIZES)}, "
                              f"--quick: {_size_words(QUICK_SIZES)})")
-    parser.add_argument("--threads", nargs="+", action=Distinct, type=by_spaces(int_at_least(1)),
+    parser.add_argument("--threads", nargs="+", action=Distinct,
+                        type=by_spaces(int_at_least(1, bound="a thread count: at most numba's pool's, NUMBA_NUM_THREADS")),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
     parser.add_argument("--layouts", nargs="+", action=Distinct, type=by_spaces(None), choices=LAYOUTS,
                         help="contiguous; broadcast (grad (N,1) with self (1,M)); strided (self a transposed 2-D "

@@ -430,12 +430,15 @@ def float_argument(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
 
 
-def int_at_least(low: int, high: int | None = None):
+def int_at_least(low: int, high: int | None = None, bound: str | None = None):
     """The type of an integer option that must be >= ``low`` (a seed, a repeat count, an element
     count), and <= ``high`` where given: ``100000``, ``100_000`` or, for counts written as the
     benchmarks write them, ``1e5`` (a whole number in exponent notation, read exactly, up to 1e18:
     a larger exponent would build as many digits; the digits themselves are read whatever their
-    count). A usage error (argparse.ArgumentTypeError) names the range expected and the word."""
+    count). A usage error (argparse.ArgumentTypeError) names the range expected and the word.
+    ``bound``: what caps the value where ``high`` is not known when it is read (a thread count,
+    checked against the CPUs or numba's pool later), said of a number past 1e18 in place of the
+    hint to write its digits, which would be refused too (a breaker's ``--threads 1e19``)."""
     expected = f"expected an integer >= {low}" if high is None else f"expected an integer from {low} to {high}"
 
     def parse(text: str) -> int:
@@ -462,8 +465,9 @@ def int_at_least(low: int, high: int | None = None):
                 value = 0 if zero else None
         beyond = high is not None and (huge or (value is not None and value > high))
         if value is None or value < low or beyond:
-            # (the 1e18 hint only where digits would be taken: past a range's top, nothing is)
-            limit = " (written with an exponent, at most 1e18: write the digits for more)" if huge and not beyond else ""
+            # (the 1e18 hint only where digits would be taken: past a range's top, or a bound's, nothing is)
+            digits = f" ({bound})" if bound else " (written with an exponent, at most 1e18: write the digits for more)"
+            limit = digits if huge and not beyond else ""
             raise argparse.ArgumentTypeError(f"{expected}, got {text!r}{limit}")
         return value
 

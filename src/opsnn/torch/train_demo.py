@@ -208,8 +208,8 @@ def run(*, epochs: int = 30, max_steps: int | None = None, seed: int = 0, thread
 
 def _threads(text: str) -> int:
     """1 to this machine's CPUs: torch.set_num_threads far beyond them failed to map a library."""
-    count = int_at_least(1)(text)
     cpus = os.cpu_count() or 1
+    count = int_at_least(1, bound=f"a thread count: at most this machine's {cpus} CPUs")(text)
     if count > cpus:
         raise argparse.ArgumentTypeError(f"{count} threads on a machine with {cpus} CPUs; give 1 to {cpus}")
     return count
