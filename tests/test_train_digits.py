@@ -115,3 +115,17 @@ def test_help_and_output_into_a_closed_pipe_end_with_141(argv):
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert (proc.wait(timeout=300), err) == (141, "")
+
+
+def test_epochs_have_a_top(monkeypatch, capsys):
+    """(A breaker) --epochs had no top, where --repeat has one: `--epochs 1e18` trained for ever
+    (an epoch takes ~0.1 s). At most MAX_EPOCHS (1000, a few minutes), said as other ranges are."""
+    ran = []
+    monkeypatch.setattr(train_demo, "run", lambda **kw: ran.append(kw["epochs"]) or {"identical": True})
+    assert train_demo.MAX_EPOCHS == 1000 and train_demo.main(["--epochs", "1e3", "--plot", ""]) == 0 and ran == [1000]
+    for word in ("1001", "1e18", "1e19"):
+        with pytest.raises(SystemExit) as exc:
+            train_demo.main(["--epochs", word], prog="opsnn demo --train")
+        assert exc.value.code == 2 and capsys.readouterr().err.endswith(
+            f"opsnn demo --train: error: argument --epochs: expected an integer from 1 to 1000, got {word!r}\n")
+    assert ran == [1000]

@@ -206,6 +206,11 @@ def run(*, epochs: int = 30, max_steps: int | None = None, seed: int = 0, thread
             "plot": written}
 
 
+# epochs of the full run, at most: an epoch takes ~0.1 s on the 2-core machine (docs/torch.md), so
+# this is a few minutes, where a count with no top trained for ever (--epochs 1e18), as demo's --repeat had
+MAX_EPOCHS = 1000
+
+
 def _threads(text: str) -> int:
     """1 to this machine's CPUs: torch.set_num_threads far beyond them failed to map a library."""
     cpus = os.cpu_count() or 1
@@ -243,7 +248,8 @@ def main(argv: list[str] | None = None, prog: str = "train_digits") -> int:
         prog=prog, description="Train an MLP on scikit-learn digits with torch's and with "
                                          "opsnn's activations and compare the runs bit for bit.")
     parser.add_argument("--quick", action="store_true", help="12 steps of one epoch only (CI)")
-    parser.add_argument("--epochs", type=int_at_least(1), default=30, help="epochs for the full run (default 30)")
+    parser.add_argument("--epochs", type=int_at_least(1, MAX_EPOCHS), default=30,
+                        help=f"epochs for the full run (default 30, at most {MAX_EPOCHS})")
     parser.add_argument("--seed", type=int_at_least(0), default=0,
                         help="seed of the train/test split, the initial weights and the batch order (default 0)")
     parser.add_argument("--threads", type=_threads, default=1, help="torch intra-op threads (default 1)")
