@@ -396,3 +396,22 @@ def test_a_thread_count_past_1e18_is_not_told_to_write_its_digits(capsys, word):
         parser.parse_args(["--threads", word])
     assert capsys.readouterr().err.endswith(f"error: argument --threads: expected an integer >= 1, got {word!r} (a "
                                             "thread count: at most numba's pool's, NUMBA_NUM_THREADS)\n")
+
+
+@pytest.mark.parametrize("option, word, said", [
+    ("--layouts", "contiguous,bogus", "'bogus' is no value of it (choose from contiguous, broadcast, strided, permuted)"),
+    ("--methods", "bogus,numpy", ("'bogus' is no value of it (choose from py_out, py_alloc, acl_fresh, acl_repeat, "
+                                  "torch_out, torch_alloc, numpy, bandwidth)")),
+    ("--threads", "1,x", "'x' is no value of it: expected an integer >= 1, got 'x'"),
+    ("--dtypes", "f32,f99", ("'f99' is no value of it: unknown dtype 'f99'; expected a CANN name (FLOAT, FLOAT16, "
+                             "BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name")),
+])
+def test_a_list_by_commas_with_a_bad_value_names_it(capsys, option, word, said):
+    """(A breaker) `bench --layouts contiguous,bogus` was told "write contiguous bogus", a line
+    then refused as an invalid choice: the words suggested are all taken, else the bad one is
+    named with why."""
+    with pytest.raises(SystemExit) as exited:
+        bench.main(["--quick", option, word])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.endswith(f"error: argument {option}: {word!r}: this option takes its values as "
+                                            f"separate words, not by commas, and {said}\n")

@@ -950,10 +950,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", nargs="+", action=Distinct,
                         type=by_spaces(int_at_least(1, bound="a thread count: at most numba's pool's, NUMBA_NUM_THREADS")),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
-    parser.add_argument("--layouts", nargs="+", action=Distinct, type=by_spaces(None), choices=LAYOUTS,
+    parser.add_argument("--layouts", nargs="+", action=Distinct, type=by_spaces(None, LAYOUTS), choices=LAYOUTS,
                         help="contiguous; broadcast (grad (N,1) with self (1,M)); strided (self a transposed 2-D "
                              "view); permuted (self a 3-D view, axes reversed) (default: all)")
-    parser.add_argument("--methods", nargs="+", action=Distinct, type=by_spaces(None), choices=METHODS,
+    parser.add_argument("--methods", nargs="+", action=Distinct, type=by_spaces(None, METHODS), choices=METHODS,
                         help="py_out / py_alloc: the Pythonic call with and without out=; acl_fresh / acl_repeat: "
                              "the two-phase API, a fresh executor each call / one repeatable executor; torch_out / "
                              "torch_alloc: torch.ops.aten with and without out=; numpy: a NumPy expression; "

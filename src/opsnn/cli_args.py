@@ -618,16 +618,31 @@ def output_folder_refusal(option: str, text: str) -> str | None:
     return None
 
 
-def by_spaces(read):
+def by_spaces(read, choices=None):
     """``read`` (a list option's reader of one value: ``opsnn bench --ops``, ``--dtypes`` ...),
     first refusing a word with a comma: such an option takes its values as separate words, where
     ``opsnn run --dtype`` reads a comma list, so ``--dtypes f32,f16`` had been told only that no
-    dtype name holds a comma (a breaker). ``read`` None: the word as given (an option of choices)."""
+    dtype name holds a comma (a breaker). The refusal says to write the values by spaces where
+    each is taken, else names the first that is not, with why (a breaker: ``--layouts
+    contiguous,bogus`` was told to write ``contiguous bogus``, an invalid choice). ``read`` None:
+    the word as given (an option of ``choices``)."""
+    def refusal(value: str) -> str | None:
+        if read is None:
+            return None if choices is None or value in choices else f" (choose from {', '.join(choices)})"
+        try:
+            read(value)
+        except (argparse.ArgumentTypeError, ValueError) as exc:
+            return f": {exc}"
+        return None
+
     def reader(word: str):
         values = [v.strip() for v in word.split(",") if v.strip()]  # ('f32, f16' quoted: no blank is a value's)
         if "," in word and values:
-            raise argparse.ArgumentTypeError(f"{word!r}: this option takes its values as separate words, "
-                                             f"not by commas: write {' '.join(values)}")
+            said = f"{word!r}: this option takes its values as separate words, not by commas"
+            bad = next(((value, why) for value in values if (why := refusal(value))), None)
+            if bad:
+                raise argparse.ArgumentTypeError(f"{said}, and {bad[0]!r} is no value of it{bad[1]}")
+            raise argparse.ArgumentTypeError(f"{said}: write {' '.join(values)}")
         return word if read is None else read(word)
 
     return reader
