@@ -59,18 +59,15 @@ import numpy as np
 
 from ._core import memory
 from ._core.extras import install_hint
-from .cli_args import (
-    Distinct,
+from .cli_args import Distinct, Parser
+from .cli_files import (
     OutputError,
-    Parser,
-    by_spaces,
-    int_at_least,
     make_writable_folder,
-    numpy_dtype,
     output_folder_refusal,
-    run_writing_stdout,
     strict_json,
 )
+from .cli_stdout import run_writing_stdout
+from .cli_words import by_spaces, int_at_least, numpy_dtype
 
 F32, F16, F64 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -897,7 +894,7 @@ def summarize(data: dict) -> str:
 
 def bench_dtype(text: str) -> str:
     """A ``--dtypes`` word as the short name bench prints (f32, f16, bf16, f64): that name, or
-    any name ``opsnn run --dtype`` reads (``cli_args.data_type``: FLOAT, ACL_FLOAT16, bfloat16,
+    any name ``opsnn run --dtype`` reads (``cli_words.data_type``: FLOAT, ACL_FLOAT16, bfloat16,
     double ...). Usage error (argparse.ArgumentTypeError) for a dtype bench does not measure."""
     if text in DTYPES:
         return text

@@ -1,8 +1,8 @@
 """The ``opsnn`` command: ``demo | run | verify | compare | tiling | bench | describe | list | cache``.
 
 Exit status: 0 on success, 1 when an operator call or a verified or compared case fails (or host memory
-runs out, or an output cannot be written: a file, ``cli_args.OutputError``, or stdout, a full disk,
-``cli_args.StdoutError``; or ``cache`` could not remove a cache), 2 for usage errors (argparse, an unknown
+runs out, or an output cannot be written: a file, ``cli_files.OutputError``, or stdout, a full disk,
+``cli_stdout.StdoutError``; or ``cache`` could not remove a cache), 2 for usage errors (argparse, an unknown
 operator name) and unreadable or malformed input files, 141 (128 + SIGPIPE, as for other command-line tools) when
 the reader of stdout went away before the output ended (``opsnn ... | head``), 5 when ``verify`` or ``compare``
 checked no case, each skipped or, for ``compare``, a dump that lists none (``results.exit_status``: pytest's status
@@ -32,19 +32,16 @@ from ._core.shape import MAX_DIM, broadcast_shape
 from ._core.status import AclnnError
 from .cli_args import (
     Once,
-    OutputError,
     Parser,
-    PipeConsole,
     ScalarWords,
     ShapeWords,
     add_soc_option,
-    dtype_list,
     equals_hint,
-    int_at_least,
-    numpy_dtype,
     random_input,
-    run_writing_stdout,
 )
+from .cli_files import OutputError
+from .cli_stdout import PipeConsole, run_writing_stdout
+from .cli_words import dtype_list, int_at_least, numpy_dtype
 
 # subcommand -> module providing add_arguments(parser) and run(args) -> int
 _COMMANDS = {

@@ -1,5 +1,7 @@
-"""Pieces the ``opsnn`` subcommands share: the argparse parser, one shape grammar, counts with a
-floor, the dtype words (``dtypes.parse_name`` as a usage error), and the rich console they print with.
+"""The parser the ``opsnn`` subcommands share, and its actions: one shape grammar for the shape
+options, scalars, options refused when given twice, ``--soc``, list options and the random inputs
+of ``run`` and ``demo``. The words they read are ``cli_words``'; the files and stdout they write,
+``cli_files``' and ``cli_stdout``'s (their names still importable from here).
 
 Each bad value is a usage error (exit 2) naming the option, with what was expected and what was
 given: the types raise ``argparse.ArgumentTypeError``, the ``--shape`` action (which reads all its
@@ -9,75 +11,57 @@ words together) calls ``parser.error``.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import errno
-import io
 import itertools
-import json
 import math
-import os
 import re
-import shutil
 import sys
-import unicodedata
-from decimal import Decimal, InvalidOperation
-from pathlib import Path
 
 import numpy as np
-from rich.console import Console
 
-from ._core import words
 from ._core.shape import MAX_DIM
 
+# the words, files and stdout handling this module held: importable from here as before
+from .cli_files import (
+    JSON_MAX_DEPTH,
+    OutputError,
+    make_writable_folder,
+    output_folder_refusal,
+    read_json,
+    strict_json,
+)
+from .cli_stdout import (
+    PipeConsole,
+    StdoutError,
+    checked_stdout,
+    closed_stdout,
+    run_writing_stdout,
+    stdout_or_devnull,
+    unwritable_stdout,
+)
+from .cli_words import (
+    NEGATIVE_NUMBER,
+    BeyondFloat64,
+    by_spaces,
+    data_type,
+    dtype_list,
+    float_argument,
+    float_word,
+    int_at_least,
+    non_ascii,
+    numpy_dtype,
+    parse_shape,
+    scalar_word,
+    soc_name,
+)
 
-def data_type(text: str):
-    """The aclDataType a ``--dtype`` word of ``opsnn run`` / ``opsnn tiling`` / ``opsnn bench``
-    names (``dtypes.parse_name``'s grammar: CANN's names in any case, opsnn's short names,
-    NumPy's). Usage error (argparse.ArgumentTypeError) for anything else."""
-    from ._core.dtypes import parse_name
-
-    try:
-        return parse_name(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def numpy_dtype(text: str):
-    """The NumPy dtype of the aclDataType a ``--dtype`` word names (``data_type``'s grammar).
-    Usage error (argparse.ArgumentTypeError) for a word that names none, or a type that holds no
-    data here (STRING, HIFLOAT8 ...)."""
-    from ._core import dtypes
-
-    acl = data_type(text)
-    if not dtypes.holds_data(acl):
-        raise argparse.ArgumentTypeError(f"dtype {text!r} ({acl.acl_name}) holds no data here (no NumPy dtype)")
-    return dtypes.to_numpy(acl)
-
-
-def dtype_list(read):
-    """The type of a ``--dtype`` option taking one dtype or several in one word by commas
-    (``f16,f32``), each read by ``read`` (``data_type``, ``numpy_dtype``): a tuple of them. An
-    empty item is a usage error saying how to write the list: the shell splits ``--dtype f16,
-    f32`` in two words, and the refusal had been "unknown dtype ''", naming no item."""
-
-    def parse(text: str) -> tuple:
-        parts = text.split(",")
-        if len(parts) > 1 and not all(part.strip() for part in parts):
-            raise argparse.ArgumentTypeError(f"{text!r} has an empty item; give the dtypes in one word, by commas "
-                                             "without spaces: --dtype f16,f32")
-        return tuple(read(part) for part in parts)
-
-    return parse
-
-
-# A word starting with "-" is an option to argparse unless its negative-number pattern matches,
-# and that pattern only knows -5, -.5 and -2.5 (Python 3.11): -1e3, -5., -inf and -nan, scalars
-# CANN's own test cases use, were read as unknown options ("unrecognized arguments: -inf"), and
-# so were a shape with a negative first dim (-1,3 or -1x3), whose own check names it, and
-# scalars written with commas (--scalar -1,1 or -1, 1), or with digit separators (-1_000).
-_DIGITS = r"\d(?:_?\d)*"  # with Python's digit separators (-1_000), as int() and float() read them
-_FLOAT = rf"(?:(?:{_DIGITS}\.?(?:{_DIGITS})?|\.{_DIGITS})(?:[eE][-+]?{_DIGITS})?|inf|infinity|nan)"
-NEGATIVE_NUMBER = re.compile(rf"^-(?:{_FLOAT}(?:,-?{_FLOAT})*,?|\d+(?:[,x]-?\d+)+)$", re.IGNORECASE)
+__all__ = [
+    "JSON_MAX_DEPTH", "NEGATIVE_NUMBER", "NUMPY_MAX_DIMS", "SOC_ONCE", "BeyondFloat64", "Distinct", "Once",
+    "OutputError", "Parser", "PipeConsole", "ScalarWords", "ShapeList", "ShapeWords", "StdoutError", "add_soc_option",
+    "by_spaces", "checked_stdout", "closed_stdout", "data_type", "dtype_list", "equals_hint", "float_argument",
+    "float_word", "given_as", "int_at_least", "make_writable_folder", "non_ascii", "numpy_dtype",
+    "output_folder_refusal", "parse_shape", "random_input", "read_json", "refuse_twice", "run_writing_stdout",
+    "scalar_word", "soc_name", "stdout_or_devnull", "strict_json", "unwritable_stdout",
+]
 
 
 # the dashes that look like '-' (hyphen to horizontal bar, the minus sign, small and full-width
@@ -148,31 +132,6 @@ class Parser(argparse.ArgumentParser):
             file.flush()  # (the error is the write's, not the interpreter's flush at exit)
             return
         super()._print_message(message, file)
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    """``1,64,2,64``, ``[1, 64]``, ``(1, 64)``, ``1x64``, ``1 64`` (a trailing comma too, as in
-    Python's ``(2,)``) or ``[]``/empty for a 0-d shape
-    (negative dims pass: ``opsnn tiling`` takes GE's dynamic dims, -1 and [-2], and refuses the
-    others itself; dims beyond int64 do not).
-    Anything else, a stray separator or bracket included, is a usage error."""
-    body = text.strip()
-    if body[:1] + body[-1:] in ("[]", "()"):  # one matching pair at most: "[[2,3))" is a typo
-        body = body[1:-1].strip()
-    # ASCII digits only: \d and int() read other scripts' digits too ("\u0663,\uff12" was [3, 2]);
-    # one trailing comma, as Python writes a 1-d shape, (2,)
-    if body and not re.fullmatch(r"-?[0-9]+(?:(?:\s*[,x]\s*|\s+)-?[0-9]+)*(?:\s*,)?", body):
-        why = non_ascii(body)
-        raise argparse.ArgumentTypeError(f"bad shape {text!r}; {why + '; ' if why else ''}write e.g. 1,64,2,64 "
-                                         "or [] for 0-d")
-    dims = []
-    for sign, digits in re.findall(r"(-?)0*([0-9]+)", body):
-        # (int() refuses more than 4300 digits, leading zeros counted, with a ValueError of its own:
-        # a traceback; more than 19 are beyond int64 whatever they are)
-        if len(digits) > 19 or not -2**63 <= int(sign + digits) < 2**63:  # (aclTensor's dims are int64_t)
-            raise argparse.ArgumentTypeError(f"bad shape {text!r}; dims are int64 (< 2**63)")
-        dims.append(int(sign + digits))
-    return tuple(dims)
 
 
 def _shape_error(parser, option: str, words: list, exc: argparse.ArgumentTypeError) -> str:
@@ -355,135 +314,10 @@ class ScalarWords(argparse.Action):
         scalars = []
         for word in re.split(r"\s*,\s*|\s+", body):
             try:
-                scalars.append(_scalar(word))
+                scalars.append(scalar_word(word))
             except ValueError as exc:
                 parser.error(f"argument {option_string} {text!r}: {exc}")
         setattr(namespace, self.dest, scalars)
-
-
-def non_ascii(text: str) -> str | None:
-    """Why ``text``, a number as the command line reads it (a dim, a scalar, a count, a float
-    option), is refused, or None: a character past ASCII (``words.non_ascii``), which the shape
-    grammar refuses: one rule for every number (a breaker: ``--scalar \u0663`` ran a slope of 3,
-    ``--seed \u0663`` seed 3). Surrounding whitespace is the caller's to drop."""
-    why = words.non_ascii(text)
-    return None if why is None else f"{why}, in which numbers are read"
-
-
-def _scalar(word: str) -> bool | int | float:
-    why = non_ascii(word)
-    if why:
-        raise ValueError(f"bad scalar {word!r}: {why}")
-    if word.lower() in ("true", "false"):
-        return word.lower() == "true"
-    literal = re.fullmatch(r"\s*([-+]?)([0-9](?:_?[0-9])*)\s*", word)  # an int literal, as int() reads one
-    if literal:
-        digits = literal[2].replace("_", "").lstrip("0") or "0"
-        # (more than 20 digits are beyond uint64 whatever they are, and int() refuses more than 4300,
-        # leading zeros counted: such an int had gone on to be "beyond float64")
-        value = int(literal[1] + digits) if len(digits) <= 20 else None
-        if value == 0 and literal[1] == "-":
-            return -0.0  # an int has no -0: the sign of zero is kept as a double's
-        if value is None or not -2**63 <= value < 2**64:
-            raise ValueError(f"scalar {word!r} is an int beyond int64 and uint64 (what an aclScalar holds)")
-        return value
-    try:
-        return float_word(word)
-    except BeyondFloat64 as exc:
-        raise ValueError(f"scalar {exc} (a float travels as ACL_DOUBLE)") from None
-    except ValueError:
-        raise ValueError(f"bad scalar {word!r}; write e.g. -1 1 or -1,1 (ints, floats, true, false)") from None
-
-
-class BeyondFloat64(ArithmeticError):
-    """A finite float literal float64 cannot hold (``float_word``); its message names the word."""
-
-
-def float_word(word: str) -> float:
-    """``float(word)``, but a finite literal float64 cannot hold is a BeyondFloat64 saying so:
-    one beyond its range (``1e400``: strtod's ERANGE, not a value), which ``float`` makes an
-    infinity, and a nonzero one that rounds to 0 (``1e-400``), which ``float`` makes zero without
-    a word. One rule for ``opsnn run --scalar`` and ``opsnn tiling``'s attrs (breakers: tiling
-    took 1e400 as inf, run 1e-400 as a slope of 0). ``inf``, ``-inf`` and ``nan`` are values."""
-    value = float(word)
-    if math.isinf(value) and "inf" not in word.lower():
-        raise BeyondFloat64(f"{word!r} is beyond float64's range; write inf or -inf for an infinity")
-    # a literal float read as 0 is zero exactly where its digits before the exponent are all 0
-    # (not Decimal(word) != 0: Decimal refuses an exponent past its own range, 1e-99999999999999999999),
-    # a digit of any script float() reads ('\u0661' is 1) counted by its value, not as ASCII 1-9
-    if value == 0 and any(unicodedata.decimal(ch, 0) for ch in re.split("[eE]", word)[0]):
-        raise BeyondFloat64(f"{word!r} rounds to 0 in float64 (its smallest nonzero is 5e-324); write 0 for zero")
-    return value
-
-
-def float_argument(text: str) -> float:
-    """The argparse type of a float option (``float_word``'s rule): a usage error naming the
-    option for a word that is no float (``non_ascii``'s too) or one float64 cannot hold."""
-    why = non_ascii(text.strip())
-    if why:
-        raise argparse.ArgumentTypeError(f"invalid float value {text!r}: {why}")
-    try:
-        return float_word(text)
-    except BeyondFloat64 as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
-
-
-def int_at_least(low: int, high: int | None = None, bound: str | None = None):
-    """The type of an integer option that must be >= ``low`` (a seed, a repeat count, an element
-    count), and <= ``high`` where given: ``100000``, ``100_000`` or, for counts written as the
-    benchmarks write them, ``1e5`` (a whole number in exponent notation, read exactly, up to 1e18:
-    a larger exponent would build as many digits; the digits themselves are read whatever their
-    count). A usage error (argparse.ArgumentTypeError) names the range expected and the word.
-    ``bound``: what caps the value where ``high`` is not known when it is read (a thread count,
-    checked against the CPUs or numba's pool later), said of a number past 1e18 in place of the
-    hint to write its digits, which would be refused too (a breaker's ``--threads 1e19``)."""
-    expected = f"expected an integer >= {low}" if high is None else f"expected an integer from {low} to {high}"
-
-    def parse(text: str) -> int:
-        why = non_ascii(text.strip())
-        if why:
-            raise argparse.ArgumentTypeError(f"{expected}, got {text!r}: {why}")
-        huge = False
-        try:
-            value = int(text)
-        except ValueError:
-            try:
-                # (also digits past int()'s 4300: Decimal reads them, int() takes them from it)
-                exact = Decimal(text.strip())
-                whole = exact.is_finite() and exact == exact.to_integral_value()
-                huge = whole and exact.adjusted() > 18 and exact > 0 and "e" in text.lower()
-                value = int(exact) if whole and not huge else None  # 1e999999999 would build a billion digits
-            except InvalidOperation:  # not a number, or an exponent Decimal cannot hold (past 10**18)
-                # such a literal is 0 (of any sign) or a whole number past 1e18, as 1e19 is, for
-                # a mantissa not 0 and an exponent not negative (else a fraction: no integer)
-                literal = re.fullmatch(rf"\s*([-+]?)((?:{_DIGITS})?\.?(?:{_DIGITS})?)[eE]([-+]?){_DIGITS}\s*", text)
-                digits = literal[2] if literal and re.search("[0-9]", literal[2]) else None
-                zero = digits is not None and not re.search("[1-9]", digits)
-                huge = digits is not None and not zero and literal[1] != "-" and literal[3] != "-"
-                value = 0 if zero else None
-        beyond = high is not None and (huge or (value is not None and value > high))
-        if value is None or value < low or beyond:
-            # (the 1e18 hint only where digits would be taken: past a range's top, or a bound's, nothing is)
-            digits = f" ({bound})" if bound else " (written with an exponent, at most 1e18: write the digits for more)"
-            limit = digits if huge and not beyond else ""
-            raise argparse.ArgumentTypeError(f"{expected}, got {text!r}{limit}")
-        return value
-
-    return parse
-
-
-class OutputError(Exception):
-    """An output a command was asked to write (``--json PATH``, ``--dump DIR``'s index) that the
-    system would not take: a missing folder, a refused or full disk. An I/O failure, exit 1 in
-    ``cli.main``, where a usage error is 2; the message names the option, the path and the
-    system's reason (``strerror``: "No space left on device"), on one line."""
-
-    def __init__(self, option: str, path, reason: OSError | str, what: str = ""):
-        if isinstance(reason, OSError):
-            reason = reason.strerror or str(reason)
-        super().__init__(f"{option}: cannot write {what + ' ' if what else ''}{str(path)!r}: {reason}")
 
 
 def add_soc_option(parser, checked: bool = True, **overrides) -> None:
@@ -520,134 +354,6 @@ class _SocNames(tuple):
         return True
 
 
-def soc_name(text: str) -> str:
-    """A ``--soc`` word (one of ``_SocNames``) as its profile's name (tiling and verify look
-    names up so too)."""
-    from ._core import platform
-
-    return platform.get_profile(text).name
-
-
-def strict_json(document, indent: int | None) -> str:
-    """``document`` as strict JSON, which has no NaN or Infinity (strict readers, ``jq`` among them,
-    refuse or rewrite them): a non-finite float, at any depth, is written as the string "nan",
-    "inf" or "-inf", which ``float()`` reads back. One place for the results file (verify,
-    compare), the --dump files, ``opsnn tiling --json`` and bench.json."""
-    return json.dumps(_finite(document), indent=indent, allow_nan=False)
-
-
-# How deep the JSON opsnn reads may nest: its own files nest a few levels, and Python's reader
-# recurses per level, failing near the interpreter's recursion limit (~1000), while a document
-# that loads just short of it left too little stack for the next step (a message quoting it)
-JSON_MAX_DEPTH = 100
-
-
-def read_json(text: str):
-    """``json.loads(text)``, where a document nested more than ``JSON_MAX_DEPTH`` levels deep is
-    a ValueError saying so, as any other malformed JSON is (``[[[...]]]`` 100 000 deep was a
-    RecursionError, a traceback of verify, compare and ``golden_files.load``). One reader for
-    every JSON file opsnn reads: case files, case.json, the dump's index, an earlier --json
-    results file. An object naming a key twice is a ValueError too: the reader would keep the
-    last silently (a case's aclnn_name written twice ran the second operator)."""
-    deep = ValueError(f"its arrays and objects nest more than {JSON_MAX_DEPTH} levels deep (opsnn's JSON files "
-                      "nest a few; Python's JSON reader gives up near 1000)")
-    try:
-        document = json.loads(text, object_pairs_hook=_unique_keys)
-    except RecursionError:
-        raise deep from None
-    # (iterative: a walk by recursion would meet the limit the reader met); only arrays and
-    # objects are pushed: a regression breaker's million-number array had pushed each number
-    stack = [(document, 1)] if isinstance(document, (list, dict)) else []
-    while stack:
-        value, depth = stack.pop()
-        if depth > JSON_MAX_DEPTH:
-            raise deep
-        stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value)
-                     if isinstance(item, (list, dict)))
-    return document
-
-
-def _unique_keys(pairs: list) -> dict:
-    """``read_json``'s objects: a dict of ``pairs``, refused where a key comes twice."""
-    document = dict(pairs)
-    if len(document) < len(pairs):
-        seen = set()
-        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise ValueError(f"an object names the key {twice!r} twice; a JSON reader would keep one of them silently")
-    return document
-
-
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def make_writable_folder(folder: Path) -> None:
-    """Make ``folder`` (with its parents) and check a file can be written there, before a run
-    writes into it (OSError, the system's reason, if not). For bench's --out-dir and verify's
-    --dump alike."""
-    folder.mkdir(parents=True, exist_ok=True)
-    test = folder / ".opsnn-write-test"
-    test.write_bytes(b"")
-    test.unlink()
-
-
-def output_folder_refusal(option: str, text: str) -> str | None:
-    """Why ``text`` cannot be the folder ``option`` writes into, seen before the system is asked
-    to make it: a file of that name, or a symbolic link to nothing (a breaker: "cannot write
-    into the folder 'dl': File exists", where nothing was); usage errors (exit 2). None where
-    the system's answer decides (``OutputError``, exit 1, where it will not make it)."""
-    if not text:  # (a breaker: Path("") is the current folder, written into without a word)
-        return f"{option} is an empty path; name a folder ('.' for the current one)"
-    path = Path(text)
-    if path.is_symlink() and not path.exists():
-        try:
-            path.stat()
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:  # (a breaker: it named the next link as missing)
-                return f"{option} {text!r} is a symbolic link in a loop of links; name a folder"
-        return (f"{option} {text!r} is a symbolic link to {os.path.realpath(path)!r}, which does not exist; make "
-                "that folder or name another")
-    if path.exists() and not path.is_dir():
-        return f"{option} {text!r} is a file, not a folder"
-    return None
-
-
-def by_spaces(read, choices=None):
-    """``read`` (a list option's reader of one value: ``opsnn bench --ops``, ``--dtypes`` ...),
-    first refusing a word with a comma: such an option takes its values as separate words, where
-    ``opsnn run --dtype`` reads a comma list, so ``--dtypes f32,f16`` had been told only that no
-    dtype name holds a comma (a breaker). The refusal says to write the values by spaces where
-    each is taken, else names the first that is not, with why (a breaker: ``--layouts
-    contiguous,bogus`` was told to write ``contiguous bogus``, an invalid choice). ``read`` None:
-    the word as given (an option of ``choices``)."""
-    def refusal(value: str) -> str | None:
-        if read is None:
-            return None if choices is None or value in choices else f" (choose from {', '.join(choices)})"
-        try:
-            read(value)
-        except (argparse.ArgumentTypeError, ValueError) as exc:
-            return f": {exc}"
-        return None
-
-    def reader(word: str):
-        values = [v.strip() for v in word.split(",") if v.strip()]  # ('f32, f16' quoted: no blank is a value's)
-        if "," in word and values:
-            said = f"{word!r}: this option takes its values as separate words, not by commas"
-            bad = next(((value, why) for value in values if (why := refusal(value))), None)
-            if bad:
-                raise argparse.ArgumentTypeError(f"{said}, and {bad[0]!r} is no value of it{bad[1]}")
-            raise argparse.ArgumentTypeError(f"{said}: write {' '.join(values)}")
-        return word if read is None else read(word)
-
-    return reader
-
-
 class Distinct(argparse.Action):
     """A list option (``nargs``) keeping each value once, in the order first given, after its
     ``type`` has read it: ``opsnn bench --ops X X`` (or X by two names, which ``bench_op`` reads
@@ -678,144 +384,3 @@ def random_input(rng, shape: tuple[int, ...], dtype, spread: float = 2.0):
         return rng.uniform(-spread, spread, shape).astype(dtype)
     values = (0, 1) if dtype.kind == "b" else _UNSIGNED_VALUES if dtype.kind == "u" else _SIGNED_VALUES
     return rng.permutation(np.resize(np.array(values), math.prod(shape))).reshape(shape).astype(dtype)
-
-
-def stdout_or_devnull() -> None:
-    """Make ``sys.stdout`` /dev/null where the process started without one (descriptor 1 closed:
-    ``opsnn list >&-``, a service's shut stdout; Python then sets it to None). print() writes
-    nothing there, but the flush after a command raised AttributeError, a traceback and exit 1
-    though the command had run (a breaker's); /dev/null takes descriptor 1, so the command runs
-    as if its output were discarded. (The lowest free descriptor is 0 where stdin is closed too:
-    /dev/null is moved onto 1, or the next file opened would become the process's stdout.)"""
-    if sys.stdout is None:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        if fd != 1 and not _is_open(1):  # (one a library opened since start is left alone)
-            os.dup2(fd, 1)
-            os.close(fd)
-            fd = 1
-        sys.stdout = open(fd, "w")  # noqa: SIM115 - the process's stdout, open to its end
-
-
-class StdoutError(Exception):
-    """stdout would not take a command's output: a full disk (``opsnn list > /dev/full``), an I/O
-    error. Not an OSError, so no handler of input files' errors (a usage error, exit 2) takes it;
-    ``unwritable_stdout`` ends the command. A closed pipe is not one (BrokenPipeError, 141)."""
-
-    def __init__(self, reason: OSError, stream):
-        target = _target_of(stream)
-        super().__init__(f"cannot write the output to stdout{f' ({target})' if target else ''}: "
-                         f"{reason.strerror or reason}")
-
-
-def _target_of(stream) -> str | None:
-    """What ``stream``'s descriptor leads to (a file's path, /dev/full, pipe:[...]), where Linux's
-    /proc says; None elsewhere, or for a stream with no descriptor (a test's capture)."""
-    try:
-        return os.readlink(f"/proc/self/fd/{stream.fileno()}")
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        return None
-
-
-class _CheckedStdout:
-    """``sys.stdout`` while ``checked_stdout`` holds: the stream itself, but a write or flush that
-    fails for another reason than a closed pipe raises StdoutError, as every print of every
-    command reaches it here."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def _checked(self, method: str, *args):
-        try:
-            return getattr(self._stream, method)(*args)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise StdoutError(exc, self._stream) from None
-
-    def write(self, text: str) -> int:
-        return self._checked("write", text)
-
-    def flush(self) -> None:
-        self._checked("flush")
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-
-@contextlib.contextmanager
-def checked_stdout():
-    """Run a command (``cli.main``, the script entries) with its output's write errors said as
-    StdoutError (``unwritable_stdout``): an OSError from a print was taken for an unreadable
-    input file, a usage error (exit 2), or escaped as a traceback (a breaker's). A process
-    started without a stdout gets /dev/null first (``stdout_or_devnull``)."""
-    stdout_or_devnull()
-    stream = sys.stdout
-    checked = sys.stdout = _CheckedStdout(stream)
-    try:
-        yield
-    finally:
-        if sys.stdout is checked:  # (unless the command set its own)
-            sys.stdout = stream
-
-
-def unwritable_stdout(prog: str, exc: StdoutError) -> int:
-    """The exit status of a command whose output stdout would not take (``StdoutError``): 1, an
-    output that could not be written, as an output file's (``OutputError``), where 2 is a usage
-    error's; one line on stderr naming stdout, where it leads and why. stdout becomes /dev/null,
-    as in ``closed_stdout``: the interpreter's own flush at exit would fail again."""
-    print(f"{prog}: {exc}", file=sys.stderr)
-    with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 1
-
-
-def run_writing_stdout(prog: str, command) -> int:
-    """``command()``, a command's whole run returning its exit status, under ``checked_stdout``,
-    its output flushed here: a reader of stdout that went away (``| head``) ends it with 141
-    (``closed_stdout``), a stdout that would not take it (a full disk) with 1 and one line naming
-    ``prog`` (``unwritable_stdout``), help and ``--version`` alike. One rule for ``cli.main`` and
-    the script entries (the samples', the training's, ``bench.main``), where each had written it."""
-    try:
-        with checked_stdout():
-            code = command()
-            sys.stdout.flush()  # here: a closed pipe or a full disk is seen below, not at the interpreter's exit
-        return code
-    except BrokenPipeError:
-        return closed_stdout()
-    except StdoutError as exc:
-        return unwritable_stdout(prog, exc)
-
-
-def closed_stdout() -> int:
-    """The exit status of a process whose stdout's reader went away (``| head``), raised as
-    BrokenPipeError in its output or its help: 141 (128 + SIGPIPE, a shell's status for a
-    command that pipe ended), nothing on stderr. stdout becomes /dev/null first: the
-    interpreter's own flush at exit would fail again, a traceback. Used by ``cli.main`` and the
-    script entries (the samples', the training's, ``bench.main``), one rule for all."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 141
-
-
-def _is_open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError:
-        return False
-    return True
-
-
-class PipeConsole(Console):
-    """rich's console, but a closed stdout (``opsnn ... | head``) raises BrokenPipeError for
-    ``cli.main`` to end the command with status 141, where rich's own handling exits with 1,
-    the status of a failed operator call."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        if self.width < 1:
-            # COLUMNS=0 (a script's `tput cols` of no terminal) made it 0 wide: `opsnn run` and
-            # `opsnn demo` printed nothing at all; read as unset, as shutil reads it (the
-            # terminal's width, else 80)
-            self.width = shutil.get_terminal_size().columns
-
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError

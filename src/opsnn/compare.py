@@ -46,7 +46,9 @@ from opsnn import golden_files
 from opsnn import results as report
 from opsnn._core import interrupts
 from opsnn._core.dtypes import parse_name, to_numpy
-from opsnn.cli_args import Once, PipeConsole, read_json
+from opsnn.cli_args import Once
+from opsnn.cli_files import read_json
+from opsnn.cli_stdout import PipeConsole
 from opsnn.golden_files import GoldenFileError
 from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.bindings import OPS

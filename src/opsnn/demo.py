@@ -23,14 +23,9 @@ from . import kernels, reference, registry
 from ._core import dtypes, memory, platform
 from ._core.extras import install_hint
 from ._core.shape import MAX_DIM
-from .cli_args import (
-    Once,
-    PipeConsole,
-    ShapeWords,
-    given_as,
-    int_at_least,
-    random_input,
-)
+from .cli_args import Once, ShapeWords, given_as, random_input
+from .cli_stdout import PipeConsole
+from .cli_words import int_at_least
 from .functional import hardtanh, hardtanh_backward, leaky_relu, leaky_relu_backward
 from .samples import hardtanh_backward as hardtanh_sample
 from .samples import leaky_relu_backward as leaky_sample

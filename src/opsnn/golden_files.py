@@ -30,7 +30,7 @@ import numpy as np
 
 from ._core.dtypes import from_numpy, holds_data, parse_name, to_numpy
 from ._core.shape import INT64_MAX
-from .cli_args import make_writable_folder, read_json, strict_json
+from .cli_files import make_writable_folder, read_json, strict_json
 
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
 PARTIAL_INDEX = ".index.json.partial"  # the index while it is written (nor this one)

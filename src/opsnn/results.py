@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .cli_args import OutputError, read_json, strict_json
+from .cli_files import OutputError, read_json, strict_json
 
 PASS, FAIL, SKIP, DOC = "PASS", "FAIL", "SKIP", "DOC"
 

@@ -23,16 +23,9 @@ from ._core.dtypes import name as dtype_name
 from ._core.shape import MAX_DIM
 from ._core.status import AclError, AclnnError
 from ._core.tiling import flatten
-from .cli_args import (
-    SOC_ONCE,
-    Once,
-    ShapeList,
-    data_type,
-    dtype_list,
-    float_argument,
-    int_at_least,
-    strict_json,
-)
+from .cli_args import SOC_ONCE, Once, ShapeList
+from .cli_files import strict_json
+from .cli_words import data_type, dtype_list, float_argument, int_at_least
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace, str], dict]

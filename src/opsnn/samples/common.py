@@ -9,7 +9,8 @@ import numpy as np
 
 import opsnn.acl as acl
 from opsnn._core import platform
-from opsnn.cli_args import Parser, add_soc_option, run_writing_stdout
+from opsnn.cli_args import Parser, add_soc_option
+from opsnn.cli_stdout import run_writing_stdout
 
 
 class SampleError(Exception):

@@ -31,7 +31,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..cli_args import Parser, int_at_least, run_writing_stdout
+from ..cli_args import Parser
+from ..cli_stdout import run_writing_stdout
+from ..cli_words import int_at_least
 from ..results import cannot_write
 from .nn import swap_activations
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from opsnn import opdef
 from opsnn._core.dtypes import Format, from_numpy, promote_type, to_numpy
-from opsnn.cli_args import read_json
+from opsnn.cli_files import read_json
 from opsnn.verify.bindings import OPS
 from opsnn.verify.cases import (
     Case,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from opsnn.cli_args import non_ascii
+from opsnn.cli_words import non_ascii
 
 # ---- case model ---------------------------------------------------------------------------------
 
@@ -186,7 +186,7 @@ def case_filter(spec: str) -> CaseSelection:
     for item in (part.strip() for part in spec.split(",") if part.strip()):
         if re.fullmatch(r"[\d\s-]+", item):  # numeric: an index or a range, nothing looser
             why = non_ascii("".join(item.split()))  # (its spaces, any, are the grammar's)
-            if why:  # (\d and int() read other scripts' digits: one rule for every number, cli_args')
+            if why:  # (\d and int() read other scripts' digits: one rule for every number, cli_words')
                 raise argparse.ArgumentTypeError(f"bad item {item!r} in {spec!r}: {why}")
             match = re.fullmatch(r"(\d+)\s*(?:-\s*(\d+))?", item)
             if not match:

@@ -38,15 +38,10 @@ from opsnn._core import interrupts, memory, platform
 from opsnn._core.dtypes import DataType, from_numpy
 from opsnn._core.extras import install_hint
 from opsnn._core.status import Status
-from opsnn.cli_args import (
-    SOC_ONCE,
-    Once,
-    OutputError,
-    PipeConsole,
-    int_at_least,
-    non_ascii,
-    output_folder_refusal,
-)
+from opsnn.cli_args import SOC_ONCE, Once
+from opsnn.cli_files import OutputError, output_folder_refusal
+from opsnn.cli_stdout import PipeConsole
+from opsnn.cli_words import int_at_least, non_ascii
 from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.bindings import OPS, Arrays, OpBinding, Scalars
 from opsnn.verify.casefiles import load_cases
