@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from conftest import run_python, sigint_default
 
-from opsnn import cli, cli_args, kernels
+from opsnn import cli, cli_args, cli_words, kernels
 from opsnn._core import settings
 from opsnn._core.extras import install_hint
 
@@ -74,7 +74,7 @@ def test_dev_null_takes_descriptor_1_with_stdin_closed_too():
     0, the lowest free one, and 1 stayed free: the next file opsnn opened became descriptor 1,
     where anything writing to the process's stdout at the C level would land in it. /dev/null
     is descriptor 1 now, whichever one the open got."""
-    code = ("import os, sys; from opsnn.cli_args import stdout_or_devnull; stdout_or_devnull(); "
+    code = ("import os, sys; from opsnn.cli_stdout import stdout_or_devnull; stdout_or_devnull(); "
             "f = open(os.devnull); os.write(2, f'{sys.stdout.fileno()} {f.fileno() != 1} "
             "{os.path.samestat(os.fstat(1), os.stat(os.devnull))}'.encode())")
     done = subprocess.run(["sh", "-c", 'exec "$@" <&- >&-', "sh", sys.executable, "-c", code],
@@ -624,7 +624,7 @@ def test_tiling_simulate_where_no_kernel_runs(capsys, op, dtypes):
     alike (a new user's finding: the simulator raised TypeError on mixed dtypes)."""
     argv = ("--soc", "Ascend910B", "tiling", op, "--shape", "5", "--dtype", dtypes, "--simulate")
     code, out = _run(capsys, *argv)
-    kernel = ", ".join(cli_args.data_type(d).name for d in dtypes.split(","))
+    kernel = ", ".join(cli_words.data_type(d).name for d in dtypes.split(","))
     reason = "phase 1 fails, so no kernel is launched" if op == "HardtanhBackward" else (
         f"HardtanhGrad: no binary row of the def matches {kernel}: ops-nn builds no kernel for these dtypes, so "
         "there is no launch to simulate")  # (simulate.check_op's refusal)
@@ -1018,7 +1018,7 @@ def test_run_transpose_keeps_a_0d_or_1d_self(capsys):
 @pytest.mark.parametrize("text, dims", [("2", (2,)), ("[2, 3]", (2, 3)), ("(2,3)", (2, 3)), ("2x3", (2, 3)),
                                         ("[]", ()), ("()", ()), ("", ()), (" [ 4 ] ", (4,))])
 def test_parse_shape_takes_one_bracket_pair(text, dims):
-    from opsnn.cli_args import parse_shape
+    from opsnn.cli_words import parse_shape
 
     assert parse_shape(text) == dims
 
@@ -1027,7 +1027,7 @@ def test_parse_shape_takes_one_bracket_pair(text, dims):
 def test_parse_shape_refuses_stray_brackets(text):
     import argparse
 
-    from opsnn.cli_args import parse_shape
+    from opsnn.cli_words import parse_shape
 
     with pytest.raises(argparse.ArgumentTypeError, match="bad shape"):
         parse_shape(text)
@@ -1039,7 +1039,7 @@ def test_parse_shape_takes_ascii_digits_only(text):
     made "\u0663,\uff12" the shape [3, 2]: a dim is written in ASCII digits, as CANN writes it."""
     import argparse
 
-    from opsnn.cli_args import parse_shape
+    from opsnn.cli_words import parse_shape
 
     with pytest.raises(argparse.ArgumentTypeError, match="bad shape"):
         parse_shape(text)
@@ -1621,7 +1621,7 @@ def test_short_dtype_names_read_alike_in_every_subcommand(capsys, short, numpy_n
     case) mean one dtype to ``run`` and ``tiling``; the tiling command had refused f16 as an
     unknown dtype, and (a breaker) ``run`` refused ACL_FLOAT16 and read "float" as NumPy's
     float64 where ``tiling`` read CANN's float32."""
-    assert cli_args.numpy_dtype(short) == cli_args.numpy_dtype(numpy_name) != np.dtype(np.float128)
+    assert cli_words.numpy_dtype(short) == cli_words.numpy_dtype(numpy_name) != np.dtype(np.float128)
     code, out = _run(capsys, "--soc", "Ascend950", "tiling", "HardtanhGrad", "--shape", "4", "--dtype", short,
                      "--json")
     report = json.loads(out)
@@ -1634,7 +1634,7 @@ def test_dtype_words_keep_their_prefix_forms_and_numpy_codes():
     """(A reviewer) the shared grammar had dropped ACL_ / DT_ before a NumPy or short name
     (acl_float32, dt_f16, ACL_BFLOAT16: tiling had taken them) and lower-cased NumPy's one-letter
     codes (B, uint8, read as b, int8)."""
-    from opsnn.cli_args import data_type
+    from opsnn.cli_words import data_type
 
     for word, name in (("acl_float32", "FLOAT"), ("dt_f16", "FLOAT16"), ("ACL_BFLOAT16", "BF16"), ("B", "UINT8"),
                        ("b", "INT8"), ("H", "UINT16"), ("F", "COMPLEX64"), ("Float32", "FLOAT"), ("ACL_FLOAT", "FLOAT"),
@@ -1642,7 +1642,7 @@ def test_dtype_words_keep_their_prefix_forms_and_numpy_codes():
                        # complex widths in bits (c64 was said to be NumPy's code in bytes, which it is not)
                        ("int", "INT32"), ("uint", "UINT32"), ("long", "INT64"), ("c64", "COMPLEX64"), ("c128", "COMPLEX128")):
         assert data_type(word).name == name, word
-    assert cli_args.numpy_dtype("B") == np.dtype(np.uint8) and cli_args.numpy_dtype("acl_float32") == np.dtype(np.float32)
+    assert cli_words.numpy_dtype("B") == np.dtype(np.uint8) and cli_words.numpy_dtype("acl_float32") == np.dtype(np.float32)
     for word, numpy_form in (("U8", "'<U8' (str256)"), (">f4", "'>f4' (float32)")):  # (a breaker: what NumPy made of it)
         with pytest.raises(argparse.ArgumentTypeError, match=re.escape(f"is NumPy's {numpy_form}, which no aclDataType")):
             data_type(word)
@@ -2339,7 +2339,7 @@ def test_numpy_byte_codes_are_refused_whatever_their_letter_or_byte_order(word):
     """(a breaker) NumPy's letter-and-byte-count codes are refused, beside opsnn's bit-width short
     names (i8 is int8), but b1 was bool and, with a byte-order mark, <i8 was int64 and =i2 int16:
     one set of short names, in bits, whatever the letter; bool is bool or ?."""
-    from opsnn.cli_args import data_type
+    from opsnn.cli_words import data_type
 
     with pytest.raises(argparse.ArgumentTypeError) as exc:
         data_type(word)
@@ -2433,7 +2433,7 @@ def test_a_scalar_float64_cannot_hold_is_a_usage_error(capsys, argv, said):
 
 
 def test_zero_infinities_nan_and_the_smallest_subnormal_are_scalars():
-    from opsnn.cli_args import float_word
+    from opsnn.cli_words import float_word
 
     for word, value in (("0e-400", 0.0), ("-0.0e-999", -0.0), ("5e-324", 5e-324), ("2.5e-324", 5e-324), ("inf", math.inf),
                         ("-Infinity", -math.inf), ("1_0e-1", 1.0),
@@ -2448,7 +2448,7 @@ def test_float_word_reads_every_digit_float_reads():
     test of a nonzero literal asked for an ASCII 1-9, so float_word('\u0661e-400') was 0.0 without a
     word (Decimal, before it, read those digits). The CLI refuses such words before (non_ascii); the
     function keeps its rule on its own: a nonzero digit in any script, a zero in any script is 0."""
-    from opsnn.cli_args import BeyondFloat64, float_word
+    from opsnn.cli_words import BeyondFloat64, float_word
 
     for word in ("\u0661e-400", "\uff11e-400", "0.\u0967e-99999999999999999999"):
         with pytest.raises(BeyondFloat64) as exc:
@@ -2496,7 +2496,7 @@ def test_look_alike_letters_name_no_dtype_or_operator(capsys, argv, said):
     """(a breaker) dtype and operator names are compared in another case, and Unicode maps some
     non-ASCII letters onto ASCII ones there (ﬂ -> FL, ı -> I, the Kelvin sign -> k): a look-alike
     ran a dtype or operator never typed. A name with a character past ASCII is refused, naming
-    it, as a number's is (cli_args.non_ascii)."""
+    it, as a number's is (cli_words.non_ascii)."""
     try:
         code = cli.main(argv)
     except SystemExit as exc:
@@ -2512,14 +2512,14 @@ def test_parse_shape_takes_pythons_trailing_comma(text, dims):
     """(found breaking the CLI) `--shape "(2,)"`, Python's own spelling of a 1-d shape (a tuple's
     repr, x.shape printed), was a bad shape: one trailing comma after a dim is taken, as
     --scalar takes one."""
-    from opsnn.cli_args import parse_shape
+    from opsnn.cli_words import parse_shape
 
     assert parse_shape(text) == dims
 
 
 @pytest.mark.parametrize("text", ["(,)", ",", "2,,", "[2,,]", "2x", "2 ,,"])
 def test_parse_shape_refuses_a_comma_without_a_dim_before_it(text):
-    from opsnn.cli_args import parse_shape
+    from opsnn.cli_words import parse_shape
 
     with pytest.raises(argparse.ArgumentTypeError, match="bad shape"):
         parse_shape(text)
@@ -2695,9 +2695,9 @@ def test_a_seed_of_thousands_of_digits_is_read_whole():
     """(found breaking the CLI) --seed of 5000 digits was refused as "written with an exponent, at
     most 1e18": digits are read whatever their count (the seed generator takes any int); the
     1e18 limit is for an exponent, which would build as many digits."""
-    assert cli_args.int_at_least(0)(_DIGITS) == int("9" * 4000) * 10**1000 + int("9" * 1000)
+    assert cli_words.int_at_least(0)(_DIGITS) == int("9" * 4000) * 10**1000 + int("9" * 1000)
     with pytest.raises(argparse.ArgumentTypeError, match=re.escape("'1e19' (written with an exponent, at most 1e18")):
-        cli_args.int_at_least(0)("1e19")
+        cli_words.int_at_least(0)("1e19")
 
 
 def test_an_exponent_past_what_decimal_holds_gets_the_1e18_hint():
@@ -2707,14 +2707,14 @@ def test_an_exponent_past_what_decimal_holds_gets_the_1e18_hint():
     hint = "(written with an exponent, at most 1e18: write the digits for more)"
     for text in ("1e99999999999999999999", "2.5E+99999999999999999999", "1_0e1_0000000000000000000"):
         with pytest.raises(argparse.ArgumentTypeError) as exc:
-            cli_args.int_at_least(0)(text)
+            cli_words.int_at_least(0)(text)
         assert str(exc.value) == f"expected an integer >= 0, got {text!r} {hint}"
     for text in ("0e99999999999999999999", "-0.0e-1_0000000000000000000"):
-        assert cli_args.int_at_least(0)(text) == 0
+        assert cli_words.int_at_least(0)(text) == 0
     for text in ("1e-99999999999999999999", "-1e99999999999999999999", "1e99999999999999999999x",
                  ".e99999999999999999999"):
         with pytest.raises(argparse.ArgumentTypeError) as exc:
-            cli_args.int_at_least(0)(text)
+            cli_words.int_at_least(0)(text)
         assert str(exc.value) == f"expected an integer >= 0, got {text!r}"
 
 
@@ -2722,7 +2722,7 @@ def test_leading_zeros_past_ints_limit_are_still_the_number(capsys):
     """int() counts leading zeros in its 4300-digit limit: a dim or an int scalar written with
     thousands of them is still its number (an int scalar still an int)."""
     zeros = "0" * 5000
-    assert cli_args.parse_shape(f"{zeros}2,-{zeros}3") == (2, -3)
+    assert cli_words.parse_shape(f"{zeros}2,-{zeros}3") == (2, -3)
     code, out = _run(capsys, "run", "Hardtanh", "--dtype", "int64", "--shape", "3", "--scalar", f"-{zeros}2", f"{zeros}2")
     assert code == 0 and "min_val=-2, max_val=2" in out, out[-300:]
 

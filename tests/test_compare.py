@@ -379,7 +379,7 @@ def test_what_a_redump_removed_is_said_when_its_report_cannot_be_written(tmp_pat
     after a report that ended. It is said whatever ends the report, before that line, as a
     refused probe's is."""
     from opsnn import results
-    from opsnn.cli_args import OutputError
+    from opsnn.cli_files import OutputError
 
     path = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
     dump = tmp_path / "d"

@@ -1350,7 +1350,7 @@ def test_an_empty_json_object_holds_no_case(tmp_path, capsys):
 def test_a_json_key_given_twice_in_one_object_is_a_usage_error(tmp_path, capsys):
     """(A breaker) Python's JSON reader keeps the last of two equal keys: a case whose aclnn_name
     was written twice ran the second operator, exit 0, and a hand-edited case.json read its last
-    entry alike. Every JSON file opsnn reads (cli_args.read_json) refuses it, naming the key."""
+    entry alike. Every JSON file opsnn reads (cli_files.read_json) refuses it, naming the key."""
     case = json.dumps(json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 0.5))
     path = tmp_path / "atk_twice.json"
     path.write_text("[" + case.replace("{", '{"aclnn_name": "aclnnLeakyRelu", ', 1) + "]")

@@ -1,7 +1,7 @@
 """The parser the ``opsnn`` subcommands share, and its actions: one shape grammar for the shape
 options, scalars, options refused when given twice, ``--soc``, list options and the random inputs
 of ``run`` and ``demo``. The words they read are ``cli_words``'; the files and stdout they write,
-``cli_files``' and ``cli_stdout``'s (their names still importable from here).
+``cli_files``' and ``cli_stdout``'s.
 
 Each bad value is a usage error (exit 2) naming the option, with what was expected and what was
 given: the types raise ``argparse.ArgumentTypeError``, the ``--shape`` action (which reads all its
@@ -19,48 +19,11 @@ import sys
 import numpy as np
 
 from ._core.shape import MAX_DIM
-
-# the words, files and stdout handling this module held: importable from here as before
-from .cli_files import (
-    JSON_MAX_DEPTH,
-    OutputError,
-    make_writable_folder,
-    output_folder_refusal,
-    read_json,
-    strict_json,
-)
-from .cli_stdout import (
-    PipeConsole,
-    StdoutError,
-    checked_stdout,
-    closed_stdout,
-    run_writing_stdout,
-    stdout_or_devnull,
-    unwritable_stdout,
-)
-from .cli_words import (
-    NEGATIVE_NUMBER,
-    BeyondFloat64,
-    by_spaces,
-    data_type,
-    dtype_list,
-    float_argument,
-    float_word,
-    int_at_least,
-    non_ascii,
-    numpy_dtype,
-    parse_shape,
-    scalar_word,
-    soc_name,
-)
+from .cli_words import NEGATIVE_NUMBER, parse_shape, scalar_word, soc_name
 
 __all__ = [
-    "JSON_MAX_DEPTH", "NEGATIVE_NUMBER", "NUMPY_MAX_DIMS", "SOC_ONCE", "BeyondFloat64", "Distinct", "Once",
-    "OutputError", "Parser", "PipeConsole", "ScalarWords", "ShapeList", "ShapeWords", "StdoutError", "add_soc_option",
-    "by_spaces", "checked_stdout", "closed_stdout", "data_type", "dtype_list", "equals_hint", "float_argument",
-    "float_word", "given_as", "int_at_least", "make_writable_folder", "non_ascii", "numpy_dtype",
-    "output_folder_refusal", "parse_shape", "random_input", "read_json", "refuse_twice", "run_writing_stdout",
-    "scalar_word", "soc_name", "stdout_or_devnull", "strict_json", "unwritable_stdout",
+    "NUMPY_MAX_DIMS", "SOC_ONCE", "Distinct", "Once", "Parser", "ScalarWords", "ShapeList", "ShapeWords",
+    "add_soc_option", "equals_hint", "given_as", "random_input", "refuse_twice",
 ]
 
 
