@@ -580,6 +580,21 @@ def test_tiling_of_an_aclnn_call_that_launches_a_kernel_needs_the_op_host_config
     assert f"soc          Ascend910: 32 vector cores, UB 262144 B; {note}" in lines and "tiling key" not in out
 
 
+def test_tiling_on_a_soc_without_the_config_where_phase_1_is_not_run_does_not_say_it_passes(capsys):
+    """(A regression breaker) a dynamic shape, or tensors past this host's address space, are
+    not run through phase 1 (its step says so), yet the soc note of a SoC without the op's
+    op_host config said 'this call passes phase 1 and launches CANN's built-in kernel'."""
+    note = ("LeakyReluGrad has no op_host config for it; this call's phase 1 is not run here (its executor step "
+            "says why); where it passes, CANN launches its built-in kernel, which has no tiling here")
+    for shape, step in (("-1", "phase 1 not run: aclnn tensors have static shapes"),
+                        ("100000000000000000", "phase 1 not run here: its tensors cannot be described")):
+        code, out = _run(capsys, "tiling", "LeakyReluBackward", "--shape", shape, "--shape", "4", "--dtype", "f32",
+                         "--soc", "Ascend910", "--json")
+        report = json.loads(out)
+        assert code == 1 and report["executorSteps"][0].startswith(step) and report["soc"]["note"] == note
+        assert report["failures"][-1].startswith("LeakyReluGrad has no op_host config for Ascend910")
+
+
 def test_tiling_json_is_strict_with_nan_and_inf_attrs(capsys):
     """(A breaker) json.dumps wrote NaN and Infinity, which strict readers refuse (jq turned them
     into null and 1.797e308): they are the strings the results file and --dump write."""

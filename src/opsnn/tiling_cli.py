@@ -262,8 +262,13 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
             raise not_built
         # a call that launches a kernel is reported through phase 1 too, which runs on this SoC as on
         # any (a CANN developer's: only the failure was printed), the failure last (build_report)
+        # (a dynamic shape, or tensors past this host's address space: phase 1 is not run, its step
+        # says so, and the note had said the call passes it)
+        not_run = launches and report["executorSteps"][0].startswith("phase 1 not run")
         report["soc"]["note"] = (f"{op.name} has no op_host config for it; "
-                                 + ("this call passes phase 1 and launches CANN's built-in kernel, which has no "
+                                 + ("this call's phase 1 is not run here (its executor step says why); where it "
+                                    "passes, CANN launches its built-in kernel, which has no tiling here" if not_run
+                                    else "this call passes phase 1 and launches CANN's built-in kernel, which has no "
                                     "tiling here" if launches
                                     else "this call fails in phase 1, before any kernel is looked for" if phase1_fails
                                     else "this call launches no kernel, so needs none"))
