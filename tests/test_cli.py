@@ -2779,6 +2779,15 @@ def test_leading_zeros_past_ints_limit_are_still_the_number(capsys):
      ("opsnn tiling: error: argument --shape: bad shape '\u20141,3'; '\u2014' (U+2014) is not ASCII, in which numbers are "
       "read; write e.g. 1,64,2,64 or [] for 0-d ('\u20141,3' begins with '\u2014' (U+2014), not '-': an editor or a "
       "web page changed the dashes; write -1,3)")),
+    # every dash of the word is written as '-', a later item's too (a regression breaker: '--1,\u22122')
+    (["run", "Hardtanh", "--scalar", "\u22121,\u22122"],
+     ("opsnn run: error: argument --scalar '\u22121,\u22122': bad scalar '\u22121': '\u2212' (U+2212) is not ASCII, in "
+      "which numbers are read ('\u22121,\u22122' begins with '\u2212' (U+2212), not '-': an editor or a web page "
+      "changed the dashes; write -1,-2)")),
+    (["tiling", "LeakyRelu", "--shape", "2", "--negative-slope=\u22121e\u22123"],
+     ("opsnn tiling: error: argument --negative-slope: invalid float value '\u22121e\u22123': '\u2212' (U+2212) is "
+      "not ASCII, in which numbers are read ('\u22121e\u22123' begins with '\u2212' (U+2212), not '-': an editor or "
+      "a web page changed the dashes; write -1e-3)")),
 ])
 def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     """(found breaking the CLI) an option pasted from a page or a document whose dashes became

@@ -30,6 +30,7 @@ __all__ = [
 # the dashes that look like '-' (hyphen to horizontal bar, the minus sign, small and full-width
 # hyphen-minus), and a word they begin as an option or a negative number begins (-inf, -1, -.5)
 _TYPOGRAPHIC_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+_AS_HYPHEN = str.maketrans(dict.fromkeys(_TYPOGRAPHIC_DASHES, "-"))
 _TYPOGRAPHIC_DASHED = re.compile(f"[{_TYPOGRAPHIC_DASHES}]{{1,2}}[A-Za-z0-9.]")
 
 
@@ -63,7 +64,9 @@ class Parser(argparse.ArgumentParser):
         breaker); it says what to write, ``-inf`` or ``-1`` for a number's minus sign."""
         dashed = next(filter(None, map(_dashed, getattr(self, "_words", ()))), None)
         if dashed:
-            name = dashed.lstrip(_TYPOGRAPHIC_DASHES)
+            # every dash of the rest written as '-' too, a later item's or an exponent's (a regression
+            # breaker: --scalar \u22121,\u22122 was told to write --1,\u22122, an option, its second dash kept)
+            name = dashed.lstrip(_TYPOGRAPHIC_DASHES).translate(_AS_HYPHEN)
             # a negative number's minus sign (--scalar -inf written with U+2212) is one '-', an option's
             # dashes two but for a one-letter option's (-h): '--inf' had been suggested
             dashes = "-" if NEGATIVE_NUMBER.match("-" + name) or len(name) == 1 else "--"
