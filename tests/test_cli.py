@@ -595,6 +595,24 @@ def test_tiling_on_a_soc_without_the_config_where_phase_1_is_not_run_does_not_sa
         assert report["failures"][-1].startswith("LeakyReluGrad has no op_host config for Ascend910")
 
 
+@pytest.mark.parametrize("name, hint", [
+    ("hardtanhh", ""),  # (was: did you mean Hardtanh?, whose tiling is refused)
+    ("hardtanh__", ""),  # (was: unknown operator ... (did you mean hardtanh_?); known: ... Hardtanh (hardtanh) ...)
+    ("leaky_relu_grad_", " (did you mean LeakyReluGrad?)"),
+    ("leaky_relu_backwrd", " (did you mean leaky_relu_backward?)"),
+])
+def test_tiling_of_an_unknown_name_suggests_and_lists_only_tilings_it_has(capsys, name, hint):
+    """(A regression breaker) a misspelt name was told 'did you mean Hardtanh?' or, with an
+    underscore, registry's refusal naming every operator ('known: ... Hardtanh (hardtanh),
+    InplaceHardtanh (hardtanh_)'), names `opsnn tiling` then refuses (ClipByValueV2's tiling is
+    not modelled): every unknown name is refused as opdef.find refuses one, suggesting a name only
+    where its tiling is held."""
+    assert cli.main(["tiling", name, "--shape", "2"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"opsnn tiling: error: no op definition for {name!r}{hint}: opsnn has the tilings of HardtanhBackward, "
+        "HardtanhGrad, InplaceLeakyRelu, LeakyRelu, LeakyReluBackward, LeakyReluGrad")
+
+
 def test_tiling_json_is_strict_with_nan_and_inf_attrs(capsys):
     """(A breaker) json.dumps wrote NaN and Infinity, which strict readers refuse (jq turned them
     into null and 1.797e308): they are the strings the results file and --dump write."""
@@ -1410,7 +1428,7 @@ def test_tiling_reads_an_aclnn_name_in_any_case(capsys):
     code, out = _run(capsys, "tiling", "leaky_relu_", "--shape", "4", "--json")
     assert code == 0 and json.loads(out)["aclnn"]["api"] == "InplaceLeakyRelu", out
     assert cli.main(["tiling", "leaky_relu_grad_", "--shape", "4"]) == 2
-    assert "unknown operator 'leaky_relu_grad_'" in capsys.readouterr().err
+    assert "no op definition for 'leaky_relu_grad_'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("kernel", ["HardtanhGrad", "LeakyReluGrad"])

@@ -428,7 +428,12 @@ def _run_tiling(args) -> int:
     # a Pythonic name (hardtanh_backward, leaky_relu_): its aclnn API's tiling; a word past ASCII is
     # refused as every command's OP is, in registry.resolve's words (opdef.find refuses it too)
     if "_" in args.op or not args.op.isascii():
-        spec = _spec_or_usage_error(args.op)
+        try:
+            spec = registry.resolve(args.op)
+        except KeyError as exc:
+            if args.op.isascii():  # refused as any name opdef.find reads (hardtanh__ had been told registry's
+                opdef.find(args.op)  # 'did you mean hardtanh_?' and every operator, tilings it refuses too)
+            raise ValueError(exc.args[0]) from None
         # a kernel op's name in snake case (hardtanh_grad) is the kernel op, as HardtanhGrad is: it
         # was its aclnn API's, which takes its tensors in another order (gradOutput, self) and runs phase 1
         typed = args.op.strip().lower()

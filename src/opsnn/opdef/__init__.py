@@ -72,6 +72,9 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
         if spec:
             raise not_modelled(name, spec)
         suggestion = registry.closest(name)
+        # only a name whose tiling it holds: 'hardtanhh' had been asked 'did you mean Hardtanh?', then refused
+        if suggestion and not any(d.name == registry.resolve(suggestion).kernel_name for d in OPDEFS):
+            suggestion = None
         why = f" (did you mean {suggestion}?)" if suggestion else ""
         raise ValueError(f"no op definition for {name!r}{why}: {_tilings_held()}")
     if profile is None:
