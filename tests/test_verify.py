@@ -1562,6 +1562,20 @@ def test_a_max_elements_past_its_range_says_the_range(text):
     assert command._positive_count("9" * 309) == 10**309 - 1
 
 
+@pytest.mark.parametrize("text, said", [
+    ("-1e309", "must be at least 1"), ("0e309", "must be at least 1"), ("-1e99999999999999999999", "must be at least 1"),
+    ("0.0e99999999999999999999", "must be at least 1"),
+    ("1e-99999999999999999999", "expected a whole number of elements"),
+])
+def test_a_max_elements_past_the_range_that_is_not_positive_or_whole_is_told_so(text, said):
+    """(A regression breaker) past 1e308, or past what Decimal reads, a number not positive or not
+    whole was "expected a number of elements", as if none, where -1e308, 0 and 0.5 are told what
+    they are: the range is checked after the sign and the fraction, the same refusal at any size."""
+    with pytest.raises(argparse.ArgumentTypeError) as err:
+        command._positive_count(text)
+    assert str(err.value) == f"{said}, got {text!r}"
+
+
 def test_max_elements_is_read_exactly_not_through_a_float():
     """(A breaker) --max-elements was read through float(): 100.0000000000000001, no whole number,
     rounded to 100.0 and ran as 100, and 9007199254740993 ran as 9007199254740992 (float64 has

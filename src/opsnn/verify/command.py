@@ -265,44 +265,47 @@ def _dump_folder(case: Case, settings: Settings, session: Session) -> Path:
 # ---- CLI ----------------------------------------------------------------------------------------
 
 _FLOAT64_MAX_EXPONENT = 308  # 1.8e308: the largest float64
-# a positive literal with a positive exponent, read where Decimal cannot (its exponent past 10**18)
-_HUGE_LITERAL = re.compile(r"\s*\+?([0-9_]*\.?[0-9_]*)[eE]\+?[0-9_]+\s*")
+# a literal whose exponent Decimal cannot hold (past 10**18 either way): its sign, mantissa and exponent's sign
+_HUGE_LITERAL = re.compile(r"\s*([-+]?)([0-9_]*\.?[0-9_]*)[eE]([-+]?)[0-9_]+\s*")
 
 
-def _past_range(text: str, number: decimal.Decimal | None) -> bool:
-    """Whether ``text``, read as ``number`` (None where Decimal reads no number), is a positive
-    number past ``_positive_count``'s range: a number 1e309 or more, or a literal whose exponent
-    Decimal cannot hold (1e99999999999999999999), its mantissa not 0."""
-    if number is not None:
-        return number.is_finite() and number > 0 and number.adjusted() > _FLOAT64_MAX_EXPONENT
-    literal = _HUGE_LITERAL.fullmatch(text)
-    return bool(literal and re.search("[1-9]", literal[1]))
+def _exact(text: str) -> decimal.Decimal | None:
+    """``text`` as a Decimal, or None where it is no number. A literal whose exponent Decimal
+    cannot hold (1e99999999999999999999) is read as a number of its kind: 0 for a mantissa of
+    zeros, a fraction for a negative exponent, else one past float64's range of its sign."""
+    try:
+        return decimal.Decimal(text.strip())
+    except decimal.InvalidOperation:
+        literal = _HUGE_LITERAL.fullmatch(text)
+        if not literal or not re.search("[0-9]", literal[2]):
+            return None
+        if not re.search("[1-9]", literal[2]):
+            return decimal.Decimal(0)
+        return decimal.Decimal(f"{literal[1]}0.5" if literal[3] == "-" else f"{literal[1]}1e{_FLOAT64_MAX_EXPONENT + 1}")
 
 
 def _positive_count(text: str) -> int:
     """``--max-elements``: a whole number, written as an integer or as 1.2e8 (a fraction was cut
     off unsaid: 1.9 ran as 1). Read exactly, as a Decimal: through a float, 100.0000000000000001
     was whole and 2**53 + 1 was 2**53. No number beyond float64's range (1e400), as before (its
-    int would have as many digits as its exponent says), a positive one told that range. ASCII only (``non_ascii``: Decimal reads
-    other scripts' digits, U+0661 U+0660 U+0660 as 100)."""
+    int would have as many digits as its exponent says), told that range; one not positive or not
+    whole is told so at any size (-1e309, 0e309 and 1e-99999999999999999999 had been "expected a
+    number", as if none). ASCII only (``non_ascii``: Decimal reads other scripts' digits, U+0661
+    U+0660 U+0660 as 100)."""
     why = non_ascii(text.strip())
     if why:
         raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}: {why}")
-    try:
-        number = decimal.Decimal(text.strip())
-    except decimal.InvalidOperation:  # no number, or an exponent past Decimal's own (1e99999999999999999999)
-        number = None
-    if number is None or not number.is_finite() or number.adjusted() > _FLOAT64_MAX_EXPONENT:
-        # a positive number past the range is told the range, as int_at_least's counts are told theirs
-        past = (f" (below 1e{_FLOAT64_MAX_EXPONENT + 1}: float64's range, far past any case's size)"
-                if _past_range(text, number) else "")
-        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}{past}")
+    number = _exact(text)
+    if number is None or not number.is_finite():
+        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}")
     if number != number.to_integral_value():
         raise argparse.ArgumentTypeError(f"expected a whole number of elements, got {text!r}")
-    value = int(number)
-    if value < 1:
+    if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
+    if number.adjusted() > _FLOAT64_MAX_EXPONENT:  # (checked before int(), which builds every digit)
+        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r} (below "
+                                         f"1e{_FLOAT64_MAX_EXPONENT + 1}: float64's range, far past any case's size)")
+    return int(number)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
