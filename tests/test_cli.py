@@ -2434,6 +2434,21 @@ def test_a_dtype_after_numpys_empty_shape_is_an_unknown_dtype(capsys, argv, word
         "DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name\n")
 
 
+@pytest.mark.parametrize("word", ["(f4)", "(float)", "(", "( )f4", "(2)f4", "ACL_(FLOAT)"])
+def test_a_dtype_in_brackets_is_not_said_to_be_read_as_a_shape(word):
+    """(A regression breaker) every dtype word beginning with '(' was told "NumPy reads a
+    subarray's shape there", though NumPy reads none in '(f4)', '(float)' or '(2)f4' (it refuses
+    them): that is said only of the '()' NumPy reads as one."""
+    from opsnn._core.dtypes import parse_name
+
+    before = word[:4] if word.startswith("ACL_") else ""
+    with pytest.raises(ValueError) as exc:
+        parse_name(word)
+    assert str(exc.value) == (f"unknown dtype {word!r}: a dtype name{f' after {before}' * bool(before)} begins with a "
+                              "letter, not '('; expected a CANN name (FLOAT, FLOAT16, BF16, DOUBLE, INT32 ...), f16 / "
+                              "bf16 / f32 or a NumPy name")
+
+
 @pytest.mark.parametrize("argv, said", [
     (["run", "LeakyRelu", "--scalar", "1e-400"],
      ("opsnn run: error: argument --scalar '1e-400': scalar '1e-400' rounds to 0 in float64 (its smallest nonzero is "

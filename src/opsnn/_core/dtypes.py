@@ -226,7 +226,9 @@ def parse_name(text: str) -> DataType:
     if count:
         before = text.strip()[:len(text.strip()) - len(word) + count.end()]  # (a prefix and the mark)
         after = f" after {before}" if before else ""
-        what = "a digit" if word[count.end()].isdigit() else "'(' (NumPy reads a subarray's shape there)"
+        # (NumPy reads a shape only in '()' here, one with a comma refused above: '(f4)' and '(2)f4' are none)
+        what = ("a digit" if word[count.end()].isdigit() else "'(' (NumPy reads a subarray's shape there)"
+                if word[count.end():].startswith("()") else "'('")
         raise ValueError(f"unknown dtype {text!r}: a dtype name{after} begins with a letter, not {what}; "
                          f"expected {expected}")
     found = None
