@@ -195,6 +195,19 @@ def test_an_ml_dtypes_type_is_named_as_such_not_as_a_record():
         assert err.message.startswith(f"LeakyRelu: self has dtype {said}, which no aclDataType"), err.message
 
 
+def test_ml_dtypes_uint1_is_told_apart_from_acl_uint1():
+    """ml_dtypes' uint1 was refused as "uint1 (an ml_dtypes type)", as if ACL_UINT1 did not
+    exist (torch's uint1 was told apart): ml_dtypes stores one element a byte, where ACL_UINT1
+    packs 8, as the refusal now says."""
+    import ml_dtypes
+
+    x = np.zeros(3, ml_dtypes.uint1)
+    err = expect_py_failure(opsnn.leaky_relu, x, status=INVALID, untouched=[x])
+    assert err.message.startswith("LeakyRelu: self has dtype uint1 (ml_dtypes' uint1: one element a byte, "
+                                  "where ACL_UINT1 packs 8 a byte), which no aclDataType describes; "
+                                  "it must be one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16]"), err.message
+
+
 def test_an_out_without_acl_data_type_is_told_the_dtype_it_needs():
     """An out whose dtype no aclDataType describes, for an operator whose out has no dtype list
     of its own, is told what its later checks ask: self's dtype (Hardtanh), or a floating or

@@ -405,8 +405,8 @@ _NUMPY_KINDS = {"U": "string", "S": "bytes", "V": "structured or raw (void)"}
 def _shown_dtype(given) -> str:
     """A dtype no aclDataType describes, as a refusal names it: NumPy's name, and for a string,
     bytes or structured dtype its layout too (a breaker: "str64", "void32" and "record32" hid
-    that the array held text or records); for torch's int4 and uint1 and ml_dtypes' int4 and
-    float4_e2m1fn, why ACL_INT4 / ACL_UINT1 / ACL_FLOAT4_E2M1 do not describe them (a breaker:
+    that the array held text or records); for torch's int4 and uint1 and ml_dtypes' int4, uint1
+    and float4_e2m1fn, why ACL_INT4 / ACL_UINT1 / ACL_FLOAT4_E2M1 do not describe them (a breaker:
     the refusal read as if no such aclDataType existed); another ml_dtypes type as ml_dtypes'."""
     name = getattr(given, "name", given)
     kind = _NUMPY_KINDS.get(given.kind) if isinstance(given, np.dtype) else None

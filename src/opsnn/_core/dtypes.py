@@ -125,7 +125,7 @@ TORCH_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 # (element_size 1), where the aclDataType packs 8 // BITS of them, so none describes their memory.
 TORCH_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1}
 # the same for ml_dtypes' sub-byte types (one element a byte too), by ml_dtypes' name
-ML_UNPACKED = {"int4": D.INT4, "float4_e2m1fn": D.FLOAT4_E2M1}
+ML_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1, "float4_e2m1fn": D.FLOAT4_E2M1}
 # torch dtypes that cross as the NumPy dtype of their name, by that name: their aclDataType. A
 # torch dtype in no table here (int1..int7, uint1..uint7, float8_e4m3fnuz, float4_e2m1fn_x2,
 # bits16 ...) has no aclDataType: torch's DLPack export labels the sub-byte integers as 8-bit
