@@ -451,6 +451,31 @@ def test_a_ctrl_c_as_a_case_is_dumped_leaves_no_part_of_its_folder(tmp_path, mon
     assert sorted(p.name for p in second.parent.iterdir()) == ["0000_aclnnLeakyReluBackward_0", second.name]
 
 
+def test_a_case_file_given_twice_interrupted_in_its_second_run_lists_no_emptied_folder(tmp_path, monkeypatch, capsys):
+    """(A regression breaker) a case file given twice writes each case folder in its first run;
+    the second run empties it again before the case. A Ctrl-C there (or a case failing before
+    its files) left the folder emptied, yet the index listed it, as the first run had written
+    it: opsnn compare then refused the dump (exit 2, no case.json). A folder a case empties is
+    the run's no longer unless written again: it goes, and the index does not list it."""
+    case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(2)))
+    dump = tmp_path / "d"
+    first, second = (f"{case.name}/000{i}_aclnnLeakyReluBackward_{i}" for i in range(2))
+    calls, run_case = [], command._skip_or_run
+
+    def interrupted_second_time(case_, *args):
+        calls.append(case_.index)
+        if calls.count(1) == 2:
+            raise KeyboardInterrupt
+        return run_case(case_, *args)
+
+    monkeypatch.setattr(command, "_skip_or_run", interrupted_second_time)
+    assert cli.main(["verify", str(case), str(case), "--dump", str(dump)]) == 130
+    assert json.loads((dump / "index.json").read_text())["cases"] == [first]
+    assert not (dump / second).exists()
+    capsys.readouterr()
+    assert cli.main(["compare", str(dump)]) == 0, capsys.readouterr().err
+
+
 def test_dump_into_the_folder_holding_a_case_file_is_a_usage_error(tmp_path, capsys):
     """(A breaker) `--dump d` for d/atk_x.json: the case file's dump folder, d/atk_x.json, is the
     case file, and every passing case was reported FAIL ("Not a directory"). Refused before

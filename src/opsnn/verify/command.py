@@ -130,20 +130,31 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     result.note = "; ".join(filter(None, (case.note, soc_note if other_soc else "")))
     emptied = None
     if settings.dump:  # whatever happens below, nothing an earlier run wrote stays as if current
+        folder = _dump_folder(case, settings, session)
         try:
-            folder = _dump_folder(case, settings, session)
             emptied = folder if golden_files.clear(folder, session.dump_foreign) else None
         except OSError as exc:  # the case fails, as one whose files cannot be written; the run goes on
+            _forget_written(folder, session)  # (emptied in part)
             result.status = FAIL
             result.reason = ("--dump: cannot empty the case's folder of an earlier run's files: "
                              f"{f'{exc.filename}: {exc.strerror}' if exc.filename else exc}")
             return result
+    written = len(session.dump_written)
     try:
         _skip_or_run(case, settings, session, result)
     finally:  # (a Ctrl-C too)
-        if emptied is not None and emptied not in session.dump_written:
+        if emptied is not None and emptied not in session.dump_written[written:]:
+            _forget_written(emptied, session)
             _remove_emptied(emptied, settings, result)
     return result
+
+
+def _forget_written(folder: Path, session: Session) -> None:
+    """Drop ``folder`` from the folders the index lists, emptied by its case and not written
+    again: this run had written it before (a case file given twice), and a Ctrl-C or a failure
+    before the files in its second run left it emptied yet listed (a regression breaker: opsnn
+    compare then refused the dump)."""
+    session.dump_written[:] = [done for done in session.dump_written if done != folder]
 
 
 def _skip_or_run(case: Case, settings: Settings, session: Session, result: Result) -> None:
