@@ -605,6 +605,29 @@ def test_a_rerun_refused_an_earlier_case_folders_removal_names_it(tmp_path, monk
     assert list(folder.iterdir()) == [] and (dump / "index.json").is_file()
 
 
+def test_a_ctrl_c_as_the_rerun_empties_the_earlier_folders_says_what_it_removed(tmp_path, monkeypatch, capsys):
+    """(A regression breaker) a Ctrl-C while the probe emptied the folders of the earlier run's
+    index, after it had removed a board's file from one, printed 'interrupted' alone: the
+    board's file went unsaid, where a refusal there (an OSError) and a whole run say it."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    folder = dump / case.name / "0000_aclnnLeakyReluBackward_0"
+    assert run_verify(case, "--dump", dump) == 0
+    (folder / "board.bin").write_bytes(b"\0")
+
+    def pressed(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(golden_files, "remove_empty", pressed)
+    monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
+    capsys.readouterr()
+    assert cli.main(["verify", str(case), "--dump", str(dump)]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith(f"opsnn verify: --dump removed 1 entry no --dump wrote from the earlier run's case folders "
+                          f"in {str(dump)!r}, computed from that run's inputs: {case.name}/{folder.name}/board.bin\n"), err
+    assert list(folder.iterdir()) == []
+
+
 def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     """(A breaker) a Latin-1 café.json on Linux (os.fsdecode holds its é as a surrogate) failed
     every case with "internal error: UnicodeEncodeError" (the seed hashed the name as UTF-8);

@@ -394,6 +394,10 @@ def run(args: argparse.Namespace) -> int:
             if foreign:  # what went before the refusal, said as a run's (the refusal's line follows)
                 print(f"opsnn verify: {_foreign_line(args.dump, foreign)}", file=sys.stderr)
             raise OutputError("--dump", args.dump, exc, "into the folder") from None
+        except BaseException:  # a Ctrl-C midway: what went is said all the same (it went unsaid)
+            if foreign:
+                print(f"opsnn verify: {_foreign_line(args.dump, foreign)}", file=sys.stderr)
+            raise
         if in_new_dump:
             try:
                 report.check_writable(args.json_path, args.files)
