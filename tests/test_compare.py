@@ -490,6 +490,35 @@ def test_what_a_redump_removed_from_a_board_folder_before_it_stopped_is_said(tmp
         assert sorted(p.relative_to(board).as_posix() for p in board.rglob("*")) == ["b.txt"]
 
 
+def test_a_board_file_rmtree_refuses_is_named_by_its_path(tmp_path, monkeypatch):
+    """(A regression breaker) shutil.rmtree removes a folder's files by the folder's descriptor,
+    so the OSError of one it is refused names the file alone ('b.txt'): a re-dumped case's FAIL
+    said 'cannot empty the case's folder of an earlier run's files: b.txt: Permission denied',
+    not where b.txt is (the tests above refuse through a stand-in rmtree, with the whole path).
+    The refusal names the file's path below the board's folder, whichever file is refused."""
+    import os
+
+    path = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    board = dump / LEAKY / "0000_aclnnLeakyReluBackward_0" / "board"
+    assert run_verify(path, "--dump", dump) == 0
+    (dump / "index.json").unlink()
+    (board / "sub").mkdir(parents=True)
+    (board / "sub" / "b.txt").write_text("board")
+    unlink = os.unlink
+
+    def refused(name, *args, **kwargs):  # (the tests may run as root, whom a chmod does not stop)
+        if os.fspath(name).endswith("b.txt"):
+            raise PermissionError(13, "Permission denied", name)
+        return unlink(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", refused)
+    results = tmp_path / "r.json"
+    assert cli.main(["verify", str(path), "--dump", str(dump), "--json", str(results)]) == 1
+    assert [c["reason"] for c in json.loads(results.read_text())["cases"]] == [
+        f"--dump: cannot empty the case's folder of an earlier run's files: {board / 'sub' / 'b.txt'}: Permission denied"]
+
+
 def _edit(folder: Path, drop: str | None = None, **fields) -> None:
     """case.json with ``fields`` set, and the field ``drop`` removed."""
     path = folder / "case.json"
