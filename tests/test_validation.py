@@ -208,6 +208,34 @@ def test_ml_dtypes_uint1_is_told_apart_from_acl_uint1():
                                   "it must be one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16]"), err.message
 
 
+def test_an_ml_dtypes_complex32_array_is_acl_complex32():
+    """(A regression breaker) ml_dtypes' complex32 (two float16: ACL_COMPLEX32's memory) was
+    refused as 'complex32, which no aclDataType describes', where torch.complex32 is
+    ACL_COMPLEX32: the array gets torch's answers now, an out 561103 (no Cast kernel) or
+    Hardtanh's dtype rule, an input its dtype list, the overlap check its memory; nothing
+    written, an empty out a success."""
+    import ml_dtypes
+
+    x = np.array([-1.0, 0.5, 2.0, -3.0], np.float32)
+    out = np.arange(1, 17, dtype=np.uint8).view(ml_dtypes.complex32)
+    for fn, args, status, text in (
+            (opsnn.leaky_relu, (x,), 561103, "LeakyRelu: no Cast kernel from DT_FLOAT to DT_COMPLEX32"),
+            (opsnn.leaky_relu_backward, (x, x), 561103, "LeakyReluBackward: no Cast kernel from DT_FLOAT to DT_COMPLEX32"),
+            (opsnn.hardtanh, (x,), INVALID, "Hardtanh: out must have the dtype of self (DT_FLOAT), got DT_COMPLEX32")):
+        err = expect_py_failure(fn, *args, out=out, status=status, untouched=[out, x])
+        assert err.message == text
+    empty = np.zeros((0, 3), ml_dtypes.complex32)
+    assert opsnn.leaky_relu(np.zeros((0, 3), np.float32), out=empty) is empty
+    buf = np.zeros(8, np.float32)
+    err = expect_py_failure(opsnn.leaky_relu, buf[:4], out=buf[2:6].view(ml_dtypes.complex32), status=INVALID)
+    assert err.message.startswith("LeakyRelu: out and self overlap in memory without being the same view (out "
+                                  "DT_COMPLEX32 [4] strides [1] ND, self DT_FLOAT [4] strides [1] ND"), err.message
+    c = np.zeros(4, ml_dtypes.complex32)
+    for call in (lambda: opsnn.leaky_relu(c), lambda: opsnn.hardtanh_(c)):
+        err = expect_py_failure(call, status=INVALID, untouched=[c])
+        assert "self has dtype DT_COMPLEX32, which Ascend910B does not support" in err.message, err.message
+
+
 def test_an_out_without_acl_data_type_is_told_the_dtype_it_needs():
     """An out whose dtype no aclDataType describes, for an operator whose out has no dtype list
     of its own, is told what its later checks ask: self's dtype (Hardtanh), or a floating or

@@ -621,7 +621,7 @@ def _as_array(value, api_name: str, written: bool = False) -> np.ndarray | DataL
         if value.flags.num & _WARN_ON_WRITE:  # a view whose flag is set is quiet (it stays writeable,
             value = value.view()              # as the warning's own advice says)
             value.flags.writeable = True
-        return value
+        return _data_less(value)
     if value is None or type(value) is DataLessTensor:
         return value
     if isinstance(value, np.ndarray):  # a subclass (np.matrix, a masked array): its data as a plain
@@ -652,12 +652,22 @@ def _as_array(value, api_name: str, written: bool = False) -> np.ndarray | DataL
                                                    "which no aclDataType holds")
     if isinstance(value, (bool, int, float, complex, np.generic, list, tuple)):
         try:
-            return np.asarray(value)
+            return _data_less(np.asarray(value))
         except (TypeError, ValueError, OverflowError, MemoryError) as exc:  # e.g. a ragged list
             raise AclnnError(Status.ERR_PARAM_INVALID,
                              f"{api_name} cannot be made an array: {exc}") from None
     raise AclnnError(Status.ERR_PARAM_INVALID,
                      f"{api_name} must be an array (NumPy, DLPack) or a number, got {type(value).__name__}")
+
+
+def _data_less(arr: np.ndarray) -> np.ndarray | DataLessTensor:
+    """``arr``, or where it is of an ml_dtypes type with an aclDataType NumPy holds no data of
+    (complex32: ``dtypes.ML_BYTES``), a DataLessTensor over its memory, as torch.complex32's."""
+    found = dtypes.ml_bytes(arr.dtype)
+    if found is None:
+        return arr
+    crossing, acl = found
+    return DataLessTensor(tuple(arr.shape), acl, arr.dtype, arr.view(crossing))
 
 
 def _from_dlpack(value) -> np.ndarray | DataLessTensor:

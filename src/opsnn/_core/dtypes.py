@@ -124,6 +124,10 @@ TORCH_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 # torch's sub-byte shell dtypes whose name is an aclDataType's: torch stores one element a byte
 # (element_size 1), where the aclDataType packs 8 // BITS of them, so none describes their memory.
 TORCH_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1}
+# ml_dtypes types with an aclDataType but no data here, by ml_dtypes' name, as TORCH_BYTES: its
+# complex32 is two float16, ACL_COMPLEX32's memory (a breaker: refused as no aclDataType's, where
+# torch.complex32 is ACL_COMPLEX32)
+ML_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 # the same for ml_dtypes' sub-byte types (one element a byte too), by ml_dtypes' name
 ML_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1, "float4_e2m1fn": D.FLOAT4_E2M1}
 # torch dtypes that cross as the NumPy dtype of their name, by that name: their aclDataType. A
@@ -133,6 +137,14 @@ ML_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1, "float4_e2m1fn": D.FLOAT4_E2M1}
 TORCH_NAMES = {"float16": D.FLOAT16, "float32": D.FLOAT, "float64": D.DOUBLE, "int8": D.INT8, "int16": D.INT16,
                "int32": D.INT32, "int64": D.INT64, "uint8": D.UINT8, "uint16": D.UINT16, "uint32": D.UINT32,
                "uint64": D.UINT64, "bool": D.BOOL, "complex64": D.COMPLEX64, "complex128": D.COMPLEX128}
+
+
+def ml_bytes(dtype: np.dtype) -> tuple | None:
+    """(the integer dtype it crosses as, its aclDataType) for a native-order ml_dtypes type in
+    ML_BYTES, else None."""
+    if dtype.isnative and dtype.fields is None and dtype.type.__module__.partition(".")[0] == "ml_dtypes":
+        return ML_BYTES.get(dtype.name)
+    return None
 
 
 def _ml_dtypes() -> None:
