@@ -579,6 +579,31 @@ def test_a_rerun_without_the_index_in_a_read_only_case_file_folder_rewrites_its_
     assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/{first.name}"]
 
 
+def test_a_skipped_case_whose_case_file_folder_cannot_be_removed_names_that_folder(tmp_path, monkeypatch):
+    """(A regression breaker) a rerun without the index whose skipped case's emptied folder went,
+    but whose case file's folder, then empty, the system would not remove, failed the case as
+    'cannot remove the case's folder, emptied of an earlier run's files: DIR/<file>', naming the
+    case file's folder as the case's. It is named as what it is, as the probe names it."""
+    case = write_json(tmp_path, json_case(0, "fp32", (3,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    assert run_verify(case, "--dump", dump) == 0
+    (dump / "index.json").unlink()
+    rmdir = Path.rmdir
+
+    def read_only(path: Path) -> None:  # (the tests may run as root, whom a chmod does not stop)
+        if path == dump / case.name:
+            raise PermissionError(13, "Permission denied", str(path))
+        rmdir(path)
+
+    monkeypatch.setattr(Path, "rmdir", read_only)
+    results = tmp_path / "r.json"
+    assert run_verify(case, "--dump", dump, "--max-elements", "2", "--json", results) == 1
+    assert [(c["status"], c["reason"]) for c in json.loads(results.read_text())["cases"]] == [
+        ("FAIL", (f"--dump: cannot remove the case file's folder, left empty once the case's emptied folder went: "
+                  f"{dump / case.name}: Permission denied (the case was skipped: 3 elements > --max-elements 2)"))]
+    assert list((dump / case.name).iterdir()) == []
+
+
 def test_a_rerun_refused_an_earlier_case_folders_removal_names_it(tmp_path, monkeypatch, capsys):
     """(A reviewer) a case folder the earlier index lists, emptied, that the system will not
     remove (its case file's folder read-only) refused the run naming DIR alone ('cannot write

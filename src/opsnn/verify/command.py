@@ -185,9 +185,12 @@ def _remove_emptied(folder: Path, settings: Settings, result: Result) -> None:
         golden_files.remove_empty(folder, Path(settings.dump))
     except OSError as exc:
         was = "was skipped" if result.status == SKIP else "failed"
+        # the case file's folder, left empty, named as such (it had been called the case's folder)
+        what = ("the case's folder, emptied of an earlier run's files" if exc.filename in (None, str(folder)) else
+                "the case file's folder, left empty once the case's emptied folder went")
         result.status = FAIL
-        result.reason = (f"--dump: cannot remove the case's folder, emptied of an earlier run's files: "
-                         f"{exc.filename or folder}: {exc.strerror} (the case {was}: {result.reason})")
+        result.reason = (f"--dump: cannot remove {what}: {exc.filename or folder}: {exc.strerror} "
+                         f"(the case {was}: {result.reason})")
 
 
 def _numpy_refusal(case: Case) -> str | None:
