@@ -476,6 +476,25 @@ def test_a_case_file_given_twice_interrupted_in_its_second_run_lists_no_emptied_
     assert cli.main(["compare", str(dump)]) == 0, capsys.readouterr().err
 
 
+def test_a_case_file_given_twice_interrupted_as_its_second_run_empties_a_folder_lists_it_not(tmp_path, monkeypatch):
+    """(A regression breaker) as above, the Ctrl-C coming while the second run of a case empties
+    the folder its first run wrote: the index listed the folder, its case.json left (it goes
+    last) and a file gone, and opsnn compare refused the dump. It is not listed."""
+    case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(2)))
+    dump = tmp_path / "d"
+    first, second = (f"{case.name}/000{i}_aclnnLeakyReluBackward_{i}" for i in range(2))
+    unlink = Path.unlink
+
+    def interrupted(path: Path, *args, **kwargs):  # (the first run's write unlinks nothing)
+        unlink(path, *args, **kwargs)
+        if path == dump / second / "golden.bin":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "unlink", interrupted)
+    assert cli.main(["verify", str(case), str(case), "--dump", str(dump)]) == 130
+    assert json.loads((dump / "index.json").read_text())["cases"] == [first]
+
+
 def test_dump_into_the_folder_holding_a_case_file_is_a_usage_error(tmp_path, capsys):
     """(A breaker) `--dump d` for d/atk_x.json: the case file's dump folder, d/atk_x.json, is the
     case file, and every passing case was reported FAIL ("Not a directory"). Refused before

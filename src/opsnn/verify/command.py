@@ -139,6 +139,9 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
             result.reason = ("--dump: cannot empty the case's folder of an earlier run's files: "
                              f"{f'{exc.filename}: {exc.strerror}' if exc.filename else exc}")
             return result
+        except BaseException:  # a Ctrl-C midway: emptied in part, so no longer the run's either
+            _forget_written(folder, session)
+            raise
     written = len(session.dump_written)
     try:
         _skip_or_run(case, settings, session, result)
