@@ -236,6 +236,28 @@ def test_an_ml_dtypes_complex32_array_is_acl_complex32():
         assert "self has dtype DT_COMPLEX32, which Ascend910B does not support" in err.message, err.message
 
 
+def test_an_ml_dtypes_scalar_is_named_as_such_not_as_numpys():
+    """(A regression breaker) the scalar twin of the ml_dtypes tensor refusals: an ml_dtypes int4
+    scalar as negativeSlope was 'a NumPy int4 scalar, a dtype no aclDataType describes', as if
+    ACL_INT4 did not exist, and a complex32 one so too, where ACL_COMPLEX32 is its dtype and
+    aclCreateScalar refuses it (as a float8 scalar's). Each is worded as the tensor refusal
+    words its dtype, a complex32 scalar as the aclDataType that holds no aclScalar; NumPy's
+    own (np.longdouble) as before."""
+    import ml_dtypes
+
+    x = np.ones(2, np.float32)
+    for value, said in (
+            (ml_dtypes.int4(1), ("negativeSlope 1 is a scalar of int4 (ml_dtypes' int4: one element a byte, where "
+                                 "ACL_INT4 packs 2 a byte), a dtype no aclDataType describes; pass a Python number")),
+            (ml_dtypes.float8_e4m3fnuz(1), ("negativeSlope 1 is a scalar of float8_e4m3fnuz (an ml_dtypes type), a "
+                                            "dtype no aclDataType describes; pass a Python number")),
+            (ml_dtypes.complex32(1), ("negativeSlope (1+0j) cannot be made an aclScalar: dataType ACL_COMPLEX32 "
+                                      "cannot hold an aclScalar")),
+            (np.longdouble(0.5), "negativeSlope np.longdouble('0.5') is a NumPy float128 scalar, a dtype no aclDataType describes")):
+        err = expect_py_failure(opsnn.leaky_relu, x, value, status=INVALID, untouched=[x])
+        assert err.message.startswith(f"LeakyRelu: {said}"), err.message
+
+
 def test_an_out_without_acl_data_type_is_told_the_dtype_it_needs():
     """An out whose dtype no aclDataType describes, for an operator whose out has no dtype list
     of its own, is told what its later checks ask: self's dtype (Hardtanh), or a floating or

@@ -402,7 +402,7 @@ def infer_output(spec: OpSpec, args: dict) -> tuple[tuple[int, ...], DataType]:
 _NUMPY_KINDS = {"U": "string", "S": "bytes", "V": "structured or raw (void)"}
 
 
-def _shown_dtype(given) -> str:
+def shown_dtype(given) -> str:
     """A dtype no aclDataType describes, as a refusal names it: NumPy's name, and for a string,
     bytes or structured dtype its layout too (a breaker: "str64", "void32" and "record32" hid
     that the array held text or records); for torch's int4 and uint1 and ml_dtypes' int4, uint1
@@ -437,7 +437,7 @@ def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile, expecte
     given = tensor.given_dtype
     allowed = param.dtypes.for_profile(profile) if param.dtypes is not None else ()
     swapped = isinstance(given, np.dtype) and given.byteorder not in "=|"
-    text = (f"{param.api_name} has dtype {_shown_dtype(given)}"
+    text = (f"{param.api_name} has dtype {shown_dtype(given)}"
             f"{' in non-native byte order' if swapped else ''}, which no aclDataType describes")
     if allowed:
         text += f"; it must be one of [{', '.join(dtypes.name(d) for d in allowed)}] on {profile.name}"

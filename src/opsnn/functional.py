@@ -743,6 +743,15 @@ _SCALAR_TYPES = ((bool, DataType.BOOL), (int, DataType.INT64), (float, DataType.
                  (complex, DataType.COMPLEX128))
 
 
+def _scalar_of(dtype: np.dtype) -> str:
+    """A scalar's dtype no aclDataType describes, in words: NumPy's, or an ml_dtypes type as the
+    tensor refusal words it (a regression breaker: 'a NumPy int4 scalar', as if ACL_INT4 did not
+    exist and the type were NumPy's)."""
+    if dtype.type.__module__.partition(".")[0] == "ml_dtypes":
+        return f"a scalar of {engine.shown_dtype(dtype)}"
+    return f"a NumPy {dtype} scalar"
+
+
 def _as_scalar(value, api_name: str) -> aclScalar | None:
     if value is None or isinstance(value, aclScalar):
         return value
@@ -753,9 +762,11 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
     try:
         if isinstance(value, np.generic):
             acl_dtype = dtypes.from_numpy(value.dtype)
+            if acl_dtype == DataType.DT_UNDEFINED and dtypes.ml_bytes(value.dtype):  # (refused below)
+                acl_dtype = dtypes.ml_bytes(value.dtype)[1]
             if acl_dtype == DataType.DT_UNDEFINED:  # np.longdouble, np.str_, datetime64 ...
                 raise AclnnError(Status.ERR_PARAM_INVALID,
-                                 f"{api_name} {checks.brief(value)} is a NumPy {value.dtype} scalar, a dtype no "
+                                 f"{api_name} {checks.brief(value)} is {_scalar_of(value.dtype)}, a dtype no "
                                  "aclDataType describes; pass a Python number or a NumPy scalar of an "
                                  "aclDataType (np.float64, np.float32, ...)")
             kind = value.dtype.kind
