@@ -258,6 +258,25 @@ def test_an_ml_dtypes_scalar_is_named_as_such_not_as_numpys():
         assert err.message.startswith(f"LeakyRelu: {said}"), err.message
 
 
+def test_an_ml_dtypes_bcomplex32_scalar_is_refused_without_a_complex_warning():
+    """(A regression breaker) ml_dtypes' bcomplex32 (NumPy kind V, as bfloat16's) reached the
+    plan cache's key, whose float() warned 'Casting complex values to real discards the imaginary
+    part' (a ComplexWarning; under a warnings filter that makes it an error, the refusal was
+    that warning's): the argument's own refusal comes alone now, cold and warm."""
+    import warnings
+
+    import ml_dtypes
+
+    x = np.ones(2, np.float32)
+    for _ in range(3):  # (warm: the plan cache's key reads the scalars)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            err = expect_py_failure(opsnn.leaky_relu, x, ml_dtypes.bcomplex32(1), status=INVALID, untouched=[x])
+        assert err.message.startswith("LeakyRelu: negativeSlope (1+0j) is a scalar of bcomplex32 (an ml_dtypes "
+                                      "type), a dtype no aclDataType describes"), err.message
+        opsnn.leaky_relu(x, 0.5)
+
+
 def test_an_out_without_acl_data_type_is_told_the_dtype_it_needs():
     """An out whose dtype no aclDataType describes, for an operator whose out has no dtype list
     of its own, is told what its later checks ask: self's dtype (Hardtanh), or a floating or

@@ -91,9 +91,11 @@ def _key_funcs(spec):
 def _number_key(value):
     """Key part of a NumPy scalar (type, value and the sign of zero), or _NO (not cached)."""
     # kind V: ml_dtypes' bfloat16 (and float8s), not a structured or raw void, which float()
-    # refuses (the full path names it: 161002)
-    if (isinstance(value, np.generic) and value.dtype.kind in "fiubV" and value.dtype.itemsize <= 8
-            and not isinstance(value, np.void)):
+    # refuses (the full path names it: 161002), nor its 4-byte bcomplex32, whose float() warns
+    # that it drops the imaginary part (a regression breaker: a ComplexWarning before the refusal)
+    if isinstance(value, np.generic) and not isinstance(value, np.void) and (
+            value.dtype.kind in "fiub" and value.dtype.itemsize <= 8
+            or value.dtype.kind == "V" and value.dtype.itemsize <= 2):
         as_float = float(value)
         if as_float == as_float:
             return math.copysign(1.0, as_float)
