@@ -859,6 +859,23 @@ def test_size_one_dims_stride_of_no_whole_element_runs_compiled(backend, monkeyp
         assert [r.message for r in caplog.records] == []
 
 
+def test_a_layout_fallback_is_logged_once_per_operator_and_reason(monkeypatch, caplog):
+    """``_fell_back`` logs each operator that goes to the NumPy backend, once per reason: it had
+    been keyed by the reason alone, so only the first operator was named (ClipByValueV2) and
+    LeakyReluGrad, falling back for the same reason, went unsaid (a breaker's)."""
+    monkeypatch.setattr(numba_backend, "_WARNED", set())
+    odd, other = "a byte stride that is not a whole number of elements", "another layout"
+    with caplog.at_level(logging.WARNING, logger="opsnn"):
+        for where, reason in [("ClipByValueV2", odd), ("LeakyReluGrad", odd), ("ClipByValueV2", odd),
+                              ("LeakyReluGrad", other), ("LeakyReluGrad", odd)]:
+            numba_backend._fell_back(where, numba_backend.Fallback(reason))
+        numba_backend._fell_back("Relu", numba_backend.CompileFailure("logged when it failed"))
+    suffix = "; running it on the NumPy backend"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"numba backend: ClipByValueV2: {odd}{suffix}", f"numba backend: LeakyReluGrad: {odd}{suffix}",
+        f"numba backend: LeakyReluGrad: {other}{suffix}"]
+
+
 def test_in_place_out_is_grad(backend):
     for dt in (F32, F16, BF16):
         g0 = cases.filled((4, 6), dt, 11, cases.grad_specials(dt))

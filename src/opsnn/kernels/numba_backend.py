@@ -140,10 +140,12 @@ def _warn_once(key, message: str) -> None:
 
 
 def _fell_back(where: str, exc: Fallback) -> None:
-    """Log once that ``where`` runs on the NumPy backend for a layout the walkers cannot address
-    (a walker that did not compile was logged when it failed)."""
+    """Log that ``where`` (an operator's step, or ``copy``) runs on the NumPy backend for a layout
+    the walkers cannot address, once per operator and reason (a walker that did not compile was
+    logged when it failed). Keyed by the reason alone, it named only the first operator to fall
+    back for it, the others falling back silently (a breaker's)."""
     if not isinstance(exc, CompileFailure):
-        _warn_once(("layout", str(exc)), f"{where}: {exc}")
+        _warn_once(("layout", where, str(exc)), f"{where}: {exc}")
 
 
 # Walkers that failed to generate, import or compile in this process, one line each. Such a
