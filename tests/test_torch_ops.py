@@ -1247,6 +1247,23 @@ def test_to_numpy_is_a_view(dtype):
     assert back.dtype == dtype and back.data_ptr() == view.data_ptr()
 
 
+def test_to_numpy_reads_a_tensor_that_requires_grad_detached_and_says_so():
+    """Where ``Tensor.numpy()`` refuses a tensor that requires grad, ``to_numpy`` views it as
+    ``t.detach().numpy()`` (what the ops read with; the bridge's documented crossing), outside
+    autograd: a write through the view bumps no version counter, so autograd cannot see it. That
+    had been silent (a breaker's): the docstring says it now."""
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        x.numpy()
+    arr = ot.to_numpy(x)
+    arr[0] = 5.0
+    assert x.tolist() == [5.0, 2.0] and x.requires_grad and x._version == 0
+    doc = " ".join(ot.to_numpy.__doc__.split())
+    assert ("A tensor that requires grad is read detached, as ``t.detach().numpy()`` (where "
+            "``Tensor.numpy()`` refuses it)") in doc
+    assert "a write through the view is not recorded by autograd" in doc
+
+
 def test_bridge_refuses_other_types_as_torch_does():
     """from_numpy / to_numpy are public: a wrong type is a TypeError naming the argument, the
     type expected and the one given (a breaker: AttributeError from inside), as torch.from_numpy's."""

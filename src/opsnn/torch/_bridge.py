@@ -74,6 +74,12 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
     nonzero dims times the itemsize must stay below 2**63 bytes, even when a dim is 0:
     ``torch.empty(2**62, 0)`` has no NumPy view). TypeError for ``t`` that is no torch.Tensor,
     as ``torch.from_numpy`` refuses what is no ndarray.
+
+    A tensor that requires grad is read detached, as ``t.detach().numpy()`` (where
+    ``Tensor.numpy()`` refuses it): the ops read their inputs so, their autograd Functions
+    recording the call; the view is outside autograd, so a write through the view is not recorded
+    by autograd (no version bump): a tensor saved for backward and changed so gives a wrong
+    gradient, silently.
     """
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"to_numpy: {name} must be a torch.Tensor, got {type(t).__name__}")
