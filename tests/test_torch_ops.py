@@ -784,6 +784,25 @@ def test_torch_dtypes_without_acl_data_type_are_refused_not_read_as_bytes(dtype)
     assert info.value.status == 161001 and "gradOutput" in info.value.message
 
 
+@pytest.mark.parametrize("dtype, shown", [
+    (torch.float8_e4m3fnuz, "torch.float8_e4m3fnuz"), (torch.int2, "torch.int2"),
+    (torch.int4, "torch.int4 (one element a byte, where ACL_INT4 packs 2 a byte)")], ids=str)
+def test_to_numpy_refuses_a_dtype_without_acl_data_type_for_that_reason(dtype, shown):
+    """``to_numpy`` of a dtype no aclDataType describes said it "has no NumPy view" (torch's
+    "Got unsupported ScalarType" after it), untrue for float8_e4m3fnuz, int2 and int4, which
+    ml_dtypes has (a breaker's): it says the reason opsnn refuses them, as the dtype checks do,
+    and the dtypes it views."""
+    x = torch.zeros(3, dtype=torch.uint8).view(dtype)
+    with pytest.raises(AclnnRuntimeError) as info:
+        ot.to_numpy(x, "self")
+    assert info.value.status == 161002
+    assert info.value.message == (
+        f"opsnn.torch: self has dtype {shown}, which no aclDataType describes; it must be one of "
+        "torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32, torch.int64, "
+        "torch.uint8, torch.uint16, torch.uint32, torch.uint64, torch.bool, torch.complex64, "
+        "torch.complex128, torch.bfloat16, torch.float8_e5m2, torch.float8_e4m3fn, torch.float8_e8m0fnu")
+
+
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
 def test_torch_complex32_is_acl_complex32():
     """torch.complex32 is ACL_COMPLEX32 (a breaker: it was refused as a dtype "no aclDataType

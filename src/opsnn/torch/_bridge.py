@@ -69,8 +69,10 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
     """A NumPy view of ``t``'s memory (no copy): same shape, strides and storage offset.
 
     Raises AclnnRuntimeError (161002) for tensors opsnn cannot read in place: not on the CPU
-    (opsnn computes on the host), sparse, a lazy conjugate/negative view, of a dtype
-    NumPy/ml_dtypes cannot represent, or of a shape NumPy cannot hold (the product of its
+    (opsnn computes on the host), sparse, a lazy conjugate/negative view, of a dtype no
+    aclDataType describes (int1-int7, uint1-uint7, float8_e4m3fnuz ...; torch's int4 and uint1,
+    one element a byte where ACL_INT4 and ACL_UINT1 pack them) or that ``Tensor.numpy()`` gives
+    no NumPy type (complex32), or of a shape NumPy cannot hold (the product of its
     nonzero dims times the itemsize must stay below 2**63 bytes, even when a dim is 0:
     ``torch.empty(2**62, 0)`` has no NumPy view). TypeError for ``t`` that is no torch.Tensor,
     as ``torch.from_numpy`` refuses what is no ndarray.
@@ -99,7 +101,18 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
             return t.view(crossing[0]).numpy().view(crossing[1])
         return t.numpy()
     except (TypeError, RuntimeError, ValueError) as exc:  # ValueError: NumPy's size limit (below)
+        if t.dtype not in _TORCH_TO_ACL:
+            raise _no_acl_data_type(t.dtype, name) from None
         raise refuse(f"{name} of dtype {t.dtype} and shape {tuple(t.shape)} has no NumPy view: {exc}") from None
+
+
+def _no_acl_data_type(dtype: torch.dtype, name: str) -> AclnnRuntimeError:
+    """``to_numpy``'s refusal of a dtype no aclDataType describes, in the dtype checks' words: the
+    reason is not NumPy (ml_dtypes has float8_e4m3fnuz, int2, int4 ...; "has no NumPy view" had
+    been said, a breaker's) but that opsnn, as CANN, has no such type."""
+    viewed = ", ".join(str(d) for d in _TORCH_TO_ACL if d not in _BYTES)
+    return refuse(f"{name} has dtype {engine._shown_dtype(dtype)}, which no aclDataType describes; "
+                  f"it must be one of {viewed}")
 
 
 def operand(t: torch.Tensor, name: str) -> np.ndarray | DataLessTensor:
