@@ -246,6 +246,25 @@ def test_hardtanh_integer_bounds_truncate(bounds, expected):
     assert R.hardtanh(np.array(2, np.int64), 4, 3).tolist() == 3
 
 
+def test_hardtanh_integer_bound_past_int64_wraps_as_a_c_conversion():
+    """A bound an integer self cannot hold has a value here as the module docstring promises: its
+    integer value (a float's truncated) wrapped modulo 2**64, then to self's dtype, as C converts
+    a uint64 (2**63 is -2**63 in int64). An int in [2**63, 2**64) had raised OverflowError
+    (a breaker's; torch and opsnn refuse the call: 161002). An infinite or NaN bound has no
+    integer value: a ValueError naming it."""
+    x = np.array([1, -5, 7], np.int64)
+    assert R.hardtanh(x, 0, 2**63).tolist() == [-2**63] * 3
+    assert R.hardtanh(x, 2.0**63, 3).tolist() == [1, -5, 3]
+    assert R.hardtanh(x.astype(np.int8), 0, 2**64 - 1).tolist() == [-1] * 3
+    assert R.hardtanh(np.array([1, 5, 200], np.uint8), 0, 2**63 + 300).tolist() == [1, 5, 44]
+    assert R.hardtanh(x, np.uint64(2**64 - 1), 9).tolist() == [1, -1, 7]
+    for bound, shown in ((INF, "inf"), (NAN, "nan")):
+        with pytest.raises(ValueError) as info:
+            R.hardtanh(x, -1, bound)
+        assert str(info.value) == (f"hardtanh: max_val must be finite for an integer self (dtype int64), "
+                                   f"got {shown}: no integer has its value")
+
+
 def test_hardtanh_bounds_round_to_self_dtype():
     assert R.hardtanh(np.array([-1, 1], F16), -0.1, 0.1).tolist() == [-0.0999755859375, 0.0999755859375]
     assert R.hardtanh(np.array([-1, 1], BF16), -0.7, 0.7).astype(F32).tolist() == [-0.69921875, 0.69921875]

@@ -8,7 +8,8 @@ data transcribed once from opbase.
 
 The goldens model values, not the operators' argument checks: a call the operator refuses
 (Hardtanh with min > max or a bound an integer self cannot hold, a float64 HardtanhBackward:
-161002) still has a value here, the formula's (torch's where it has one).
+161002) still has a value here, the formula's (torch's where it has one), but for an infinite or
+NaN bound of an integer self, which no integer has (ValueError).
 
 Arrays may have any shape and strides; bf16 is ``ml_dtypes.bfloat16``. Scalars may be Python
 numbers or NumPy scalars (bf16 included); they are converted like CANN's ``aclScalar::ToFloat`` /
@@ -247,8 +248,13 @@ def hardtanh(self: np.ndarray, min_val=-1.0, max_val=1.0) -> np.ndarray:
         self: input, floating or integer dtype (spec §6.1 list).
         min_val, max_val: numbers or NumPy scalars, converted to self's dtype first (spec §2.8
             ``ConvertToTensor``): floats round to nearest (bf16 through float32, like a C++
-            ``bfloat16(float(x))``), integers truncate toward zero and wrap like a C conversion;
-            two integers become float16 as opbase's fp16_t makes them (``fp16_t_exception``).
+            ``bfloat16(float(x))``), integers truncate toward zero and wrap like a C conversion
+            (modulo 2**64 first, as a uint64 converts: 2**63 is -2**63 for int64, a bound torch
+            and opsnn refuse); two integers become float16 as opbase's fp16_t makes them
+            (``fp16_t_exception``).
+
+    Raises:
+        ValueError: an infinite or NaN bound of an integer self (no integer has its value).
 
     Returns:
         Array of self's shape and dtype. NaN in x or in a bound propagates (spec §6.2 AICPU
@@ -258,7 +264,7 @@ def hardtanh(self: np.ndarray, min_val=-1.0, max_val=1.0) -> np.ndarray:
         lo > hi every element equals hi (max is applied first).
     """
     self = np.asarray(self)
-    lo, hi = _bound(min_val, self.dtype), _bound(max_val, self.dtype)
+    lo, hi = _bound(min_val, self.dtype, "min_val"), _bound(max_val, self.dtype, "max_val")
     if self.dtype.kind not in "iu" and (np.isnan(np.float64(lo)) or np.isnan(np.float64(hi))):
         # min(max(x, lo), hi) with NaN-propagating max and min: a NaN max, else the NaN min, as
         # the kernels return it (its sign and payload as converted to self's dtype; float16 is
@@ -276,20 +282,34 @@ def _clamp(x: np.ndarray, lo, hi) -> np.ndarray:
     return np.where(hi < raised, hi, raised)
 
 
-def _bound(value, dtype: np.dtype):
+def _bound(value, dtype: np.dtype, name: str):
     """A clamp bound converted to the tensor dtype (aclScalar -> tensor of self's dtype)."""
     exception = fp16_t_exception(value) if dtype == np.float16 else None
     if exception is not None:
         return exception
     if dtype.kind in "iu":
-        number = value if isinstance(value, (numbers.Integral, np.integer)) else math.trunc(to_double(value))
-        return np.array(int(number), dtype=np.int64).astype(dtype)
+        return _integer_bound(value, dtype, name)
     if dtype.kind == "b" or dtype.kind == "c":
         raise TypeError(f"hardtanh: dtype {dtype} is not supported")
     if dtype == _FLOAT32 or _is_ml_float(dtype):  # bf16 through float32, as bfloat16(float(x))
         return to_float32(value).astype(dtype)
     with np.errstate(over="ignore", invalid="ignore"):  # invalid: a signalling NaN's cast
         return np.float64(to_double(value)).astype(dtype)
+
+
+def _integer_bound(value, dtype: np.dtype, name: str):
+    """A bound of an integer self: its integer value (a float's truncated toward zero) modulo
+    2**64, then in self's dtype, as C converts a uint64 (or an int64, the same bits): past int64
+    (2**63 is -2**63) it had raised OverflowError, though refused calls get a value here."""
+    if isinstance(value, (numbers.Integral, np.integer)):
+        number = int(value)
+    else:
+        double = to_double(value)
+        if not math.isfinite(double):
+            raise ValueError(f"hardtanh: {name} must be finite for an integer self (dtype {dtype}), "
+                             f"got {double}: no integer has its value")
+        number = math.trunc(double)
+    return np.array(number % 2**64, dtype=np.uint64).astype(dtype)
 
 
 def fp16_t_exception(value) -> np.float16 | None:
