@@ -794,6 +794,27 @@ def test_pythonic_refusal_naming_a_python_number_says_whose_dtype_it_took():
     assert "Python number" not in exc.message
 
 
+def test_python_complex_given_as_a_tensor_beside_a_real_one_is_refused_in_opsnns_words():
+    """A Python complex given as a tensor beside a real array (it takes that array's dtype) was
+    refused with Python's own float() text ("float() argument must be a string or a real number,
+    not 'complex'"; ml_dtypes' "expected number, got complex" for bfloat16), a breaker's: the
+    refusal names the argument, the dtype it was to take, what it must be and what it is."""
+    for dt, shown in ((F32, "float32"), (F16, "float16"), (BF16, "bfloat16")):
+        x = np.ones(4, dt)
+        for function, args, name, value in (
+                (opsnn.leaky_relu_backward, (1 + 2j, x, 0.1), "LeakyReluBackward: gradOutput", "(1+2j)"),
+                (opsnn.hardtanh_backward, (x, 1j, -1.0, 1.0), "HardtanhBackward: self", "1j")):
+            with pytest.raises(opsnn.AclnnError) as info:
+                function(*args)
+            assert info.value.status == 161002
+            assert info.value.message == (f"{name} {value} cannot be made a {shown} tensor (the other input's "
+                                          "dtype): it must be a real number (bool, int or float), got complex")
+    c64 = np.ones(2, np.complex64)  # beside a complex array it is one: the dtype check refuses that
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.leaky_relu_backward(1j, c64, 0.1)
+    assert "DT_COMPLEX64, which Ascend910B does not support" in info.value.message
+
+
 def test_pythonic_refusals_name_the_python_keyword_of_a_cann_argument():
     """A refusal naming a CANN argument that does not read as its Python keyword (Hardtanh's
     clipValueMin, HardtanhBackward's min) says which keyword it is and the value the call used

@@ -601,6 +601,10 @@ def _host_empty(shape: tuple[int, ...], dtype: np.dtype, what: str, pooled: bool
 
 def _weak_scalar(value, dtype: np.dtype, api_name: str) -> np.ndarray:
     """A Python number passed as a tensor, in its partner's dtype (161002 if it has no value there)."""
+    if isinstance(value, complex) and dtype.kind != "c":  # (else Python's float() text, ml_dtypes' ...)
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {checks.brief(value)} cannot be made a {dtype} "
+                                                   "tensor (the other input's dtype): it must be a real number "
+                                                   "(bool, int or float), got complex")
     try:
         with np.errstate(all="ignore"):  # overflow gives +-inf, as before (C conversion)
             return np.asarray(value, dtype=dtype)
