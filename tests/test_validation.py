@@ -815,6 +815,21 @@ def test_python_complex_given_as_a_tensor_beside_a_real_one_is_refused_in_opsnns
     assert "DT_COMPLEX64, which Ascend910B does not support" in info.value.message
 
 
+def test_python_int_beyond_uint64_given_as_a_tensor_is_shown_briefly():
+    """An int beyond int64 and uint64 given as a tensor is refused (161002) showing its value as
+    other refusals do (``checks.brief``): it was printed in full, and one of more than 4300 digits,
+    which Python will not print in decimal, became an internal error (561000, "Exceeds the limit
+    (4300 digits)"), a breaker's."""
+    x = np.ones(4, F32)
+    for value, shown in ((10**50, "100000000000...000000 (51 characters)"), (10**5000, "<an int of 16610 bits>"),
+                         (-2**63 - 1, "-9223372036854775809")):
+        with pytest.raises(opsnn.AclnnError) as info:
+            opsnn.leaky_relu_backward(value, x, 0.1)
+        assert info.value.status == 161002
+        assert info.value.message == (f"LeakyReluBackward: gradOutput {shown} is an int beyond int64 and uint64, "
+                                      "which no aclDataType holds")
+
+
 def test_pythonic_refusals_name_the_python_keyword_of_a_cann_argument():
     """A refusal naming a CANN argument that does not read as its Python keyword (Hardtanh's
     clipValueMin, HardtanhBackward's min) says which keyword it is and the value the call used

@@ -652,8 +652,8 @@ def _as_array(value, api_name: str, written: bool = False) -> np.ndarray | DataL
             raise AclnnError(Status.ERR_PARAM_INVALID,
                              f"{api_name} cannot be read through DLPack: {exc}") from None
     if type(value) is int and not -2**63 <= value < 2**64:  # NumPy would make it an object array
-        raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {value} is an int beyond int64 and uint64, "
-                                                   "which no aclDataType holds")
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {checks.brief(value)} is an int beyond int64 and "
+                                                   "uint64, which no aclDataType holds")
     if isinstance(value, (bool, int, float, complex, np.generic, list, tuple)):
         try:
             return _data_less(np.asarray(value))
