@@ -265,6 +265,18 @@ def test_hardtanh_integer_bound_past_int64_wraps_as_a_c_conversion():
                                    f"got {shown}: no integer has its value")
 
 
+def test_hardtanh_of_an_empty_integer_self_takes_any_bound():
+    """opsnn accepts an empty self whatever its bounds (the empty fast path comes before their
+    conversion), so its golden must have a value: an infinite or NaN bound of an empty integer
+    self had raised (math.trunc), where the result has no element to clamp."""
+    for dt in (np.int8, np.uint8, np.int64):
+        for bound in (NAN, INF, -INF):
+            got = R.hardtanh(np.zeros((0, 3), dt), bound, 1.0)
+            assert got.dtype == dt and got.shape == (0, 3)
+    with pytest.raises(ValueError, match="min_val must be finite"):
+        R.hardtanh(np.zeros(1, np.int8), NAN, 1.0)
+
+
 def test_hardtanh_bounds_round_to_self_dtype():
     assert R.hardtanh(np.array([-1, 1], F16), -0.1, 0.1).tolist() == [-0.0999755859375, 0.0999755859375]
     assert R.hardtanh(np.array([-1, 1], BF16), -0.7, 0.7).astype(F32).tolist() == [-0.69921875, 0.69921875]

@@ -9,7 +9,7 @@ data transcribed once from opbase.
 The goldens model values, not the operators' argument checks: a call the operator refuses
 (Hardtanh with min > max or a bound an integer self cannot hold, a float64 HardtanhBackward:
 161002) still has a value here, the formula's (torch's where it has one), but for an infinite or
-NaN bound of an integer self, which no integer has (ValueError).
+NaN bound of a non-empty integer self, which no integer has (ValueError).
 
 Arrays may have any shape and strides; bf16 is ``ml_dtypes.bfloat16``. Scalars may be Python
 numbers or NumPy scalars (bf16 included); they are converted like CANN's ``aclScalar::ToFloat`` /
@@ -254,7 +254,8 @@ def hardtanh(self: np.ndarray, min_val=-1.0, max_val=1.0) -> np.ndarray:
             (``fp16_t_exception``).
 
     Raises:
-        ValueError: an infinite or NaN bound of an integer self (no integer has its value).
+        ValueError: an infinite or NaN bound of a non-empty integer self (no integer has its
+            value; an empty one takes any bound, as opsnn's empty fast path does).
 
     Returns:
         Array of self's shape and dtype. NaN in x or in a bound propagates (spec §6.2 AICPU
@@ -264,6 +265,8 @@ def hardtanh(self: np.ndarray, min_val=-1.0, max_val=1.0) -> np.ndarray:
         lo > hi every element equals hi (max is applied first).
     """
     self = np.asarray(self)
+    if self.size == 0 and self.dtype.kind in "iu":  # no element to clamp: any bound (opsnn's empty
+        return np.empty(self.shape, self.dtype)      # fast path accepts even a NaN one)
     lo, hi = _bound(min_val, self.dtype, "min_val"), _bound(max_val, self.dtype, "max_val")
     if self.dtype.kind not in "iu" and (np.isnan(np.float64(lo)) or np.isnan(np.float64(hi))):
         # min(max(x, lo), hi) with NaN-propagating max and min: a NaN max, else the NaN min, as
