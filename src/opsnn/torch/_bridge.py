@@ -111,7 +111,7 @@ def _no_acl_data_type(dtype: torch.dtype, name: str) -> AclnnRuntimeError:
     reason is not NumPy (ml_dtypes has float8_e4m3fnuz, int2, int4 ...; "has no NumPy view" had
     been said, a breaker's) but that opsnn, as CANN, has no such type."""
     viewed = ", ".join(str(d) for d in _TORCH_TO_ACL if d not in _BYTES)
-    return refuse(f"{name} has dtype {engine._shown_dtype(dtype)}, which no aclDataType describes; "
+    return refuse(f"{name} has dtype {engine.shown_dtype(dtype)}, which no aclDataType describes; "
                   f"it must be one of {viewed}")
 
 
