@@ -171,14 +171,27 @@ def _remove_tree(folder: Path, removed: list[Path]) -> None:
 _RMTREE_ERROR = "onexc" if sys.version_info >= (3, 12) else "onerror"
 
 
+class _RefusedEntry(OSError):
+    """An rmtree refusal raised again by ``_refused_at_its_path``, holding the entry's whole path
+    (``entry``): Python 3.13's rmtree hands an exception its hook raised while it scanned a folder
+    back to the hook as the scan's own, its filename set to the folder."""
+
+    entry = ""
+
+
 def _refused_at_its_path(func, path, error) -> None:
     """rmtree's refusal raised again naming the entry's whole path: rmtree removes a folder's
     entries by the folder's descriptor, so its OSError names the entry alone ('b.txt', a
     regression breaker: the case's FAIL did not say where the file is)."""
     exc = error if isinstance(error, BaseException) else error[1]  # (onerror's: sys.exc_info())
+    if isinstance(exc, _RefusedEntry):  # (3.13: ours again, renamed to the folder)
+        exc.filename = exc.entry
+        raise exc
     if not isinstance(exc, OSError):
         raise exc
-    raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+    refused = _RefusedEntry(exc.errno, exc.strerror, os.fspath(path))
+    refused.entry = os.fspath(path)
+    raise refused from exc
 
 
 def _named_files(folder: Path) -> set[str]:
