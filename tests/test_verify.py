@@ -672,6 +672,52 @@ def test_a_ctrl_c_as_the_rerun_empties_the_earlier_folders_says_what_it_removed(
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.parametrize("refused", ["empty", "remove"])
+def test_a_rerun_refused_midway_leaves_an_index_of_the_folders_not_yet_removed(tmp_path, monkeypatch, capsys,
+                                                                             refused):
+    """(A breaker) a re-dump whose probe was refused part way (a file of an earlier case folder
+    it cannot remove, or the emptied folder itself) left the earlier index whole, listing the
+    folders it had already removed: opsnn compare then refused the dump naming the first of
+    those (its case.json missing), not the folder refused. The index now lists the folders not
+    yet removed, the refused one first, so compare names that one and a later run cleans it."""
+    case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
+    dump = tmp_path / "d"
+    first, second, third = (dump / case.name / f"000{i}_aclnnLeakyReluBackward_{i}" for i in range(3))
+    assert run_verify(case, "--dump", dump) == 0
+    method, target = ("unlink", second / "output.bin") if refused == "empty" else ("rmdir", second)
+    original = getattr(Path, method)
+
+    def refuse(path: Path, *args, **kwargs):  # (the tests may run as root, whom a chmod does not stop)
+        if path == target.resolve():
+            raise PermissionError(13, "Permission denied", str(path))
+        return original(path, *args, **kwargs)
+
+    capsys.readouterr()
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, method, refuse)
+        assert cli.main(["verify", str(case), "--cases", "2", "--dump", str(dump)]) == 1
+    what = ("cannot empty the earlier run's case folder" if refused == "empty" else
+            "cannot remove the earlier run's case folder")
+    assert capsys.readouterr().err.startswith(f"opsnn verify: --dump: cannot write into the folder {str(dump)!r}: "
+                                              f"{what} {str(second)!r}")
+    assert not first.exists()
+    assert json.loads((dump / "index.json").read_text()) == {
+        "settings": {"golden": "reference", "seed": 0, "max_elements": command.DEFAULT_MAX_ELEMENTS,
+                     "soc": "Ascend910B", "dump": str(dump)},
+        "cases": [f"{case.name}/{second.name}", f"{case.name}/{third.name}"]}
+    assert cli.main(["compare", str(dump)]) == 2
+    assert capsys.readouterr().err == (
+        f"opsnn compare: error: {second / 'gradOutput.bin'}: No such file or directory ({second / 'case.json'}: "
+        "inputs.gradOutput.file names it)\n" if refused == "empty" else
+        f"opsnn compare: error: {second / 'case.json'}: cannot read it as a case's manifest ([Errno 2] No such file or "
+        f"directory: {str(second / 'case.json')!r})\n")
+    # the refusal gone, the next run cleans the folders the index still lists
+    assert cli.main(["verify", str(case), "--cases", "2", "--dump", str(dump)]) == 0
+    assert not second.exists() and sorted(p.name for p in (dump / case.name).iterdir()) == [third.name]
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/{third.name}"]
+    assert cli.main(["compare", str(dump)]) == 0
+
+
 def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     """(A breaker) a Latin-1 café.json on Linux (os.fsdecode holds its é as a surrogate) failed
     every case with "internal error: UnicodeEncodeError" (the seed hashed the name as UTF-8);

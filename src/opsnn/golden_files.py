@@ -69,33 +69,52 @@ def probe(root: str | Path, removed: list[Path]) -> None:
     removed, with their case file's folder where nothing else is in it (an OSError naming the
     folder where the system refuses either), then the index itself (an interrupted run must not
     leave it describing new files; a new user's: a second run of fewer cases left the first
-    run's other folders beside its own). Only folders below ``root`` are touched. An
+    run's other folders beside its own). Refused (or stopped by a Ctrl-C) part way, it leaves
+    the index listing the folder refused and those after it, not those already gone, so that a
+    later run cleans them and ``opsnn compare`` names that folder. Only folders below ``root``
+    are touched. An
     ``index.json`` there that is not of opsnn's shape (another program's, a folder) is a
     ValueError, before anything is made or written: the run would replace it (a breaker), and
     --dump replaces only its own, as --json replaces only a results file; an empty one is
     replaced (as --json replaces an empty file)."""
     folder = Path(root)
     index = folder / INDEX
-    listed = earlier_cases(index)
+    earlier = earlier_index(index)
     make_writable_folder(folder)
-    inside = folder.resolve()
-    for case in listed:
-        stale = (folder / str(case)).resolve()
-        if stale != inside and stale.is_relative_to(inside):
-            try:
-                clear(stale, removed)
-            except OSError as exc:  # (a board's files the system will not remove) named, not just DIR
-                raise OSError(exc.errno, f"cannot empty the earlier run's case folder {str(folder / str(case))!r}: "
-                                         f"{exc.strerror}") from exc
-            try:
-                remove_empty(stale, inside)
-            except OSError as exc:  # (its case file's folder read-only) named as well, not just DIR
-                own = exc.filename in (None, str(stale))
-                what, shown = ("case folder", folder / str(case)) if own else \
-                    ("case file's folder", (folder / str(case)).parent)
-                raise OSError(exc.errno, f"cannot remove the earlier run's {what} {str(shown)!r}, emptied: "
-                                         f"{exc.strerror}") from exc
+    done = 0  # the entries before it are gone (or were never a dump's folder below DIR)
+    try:
+        for done, case in enumerate(earlier["cases"]):  # (done: read where it stops)
+            _remove_earlier(folder, case, removed)
+    except BaseException:
+        # refused part way (or a Ctrl-C): the index is kept, so that a later run cleans what is left,
+        # but lists only that, the refused folder first; listing the folders gone too, it had opsnn
+        # compare refuse the dump naming the first of those, not the one refused (a breaker)
+        if done:
+            with contextlib.suppress(OSError):  # (the refusal is the error to report)
+                _replace_index(folder, {**earlier, "cases": earlier["cases"][done:]})
+        raise
     index.unlink(missing_ok=True)
+
+
+def _remove_earlier(root: Path, case, removed: list[Path]) -> None:
+    """Empty and remove the case folder ``case`` an earlier index lists (``probe``), where it
+    lies below ``root``; an OSError naming it (or its case file's folder) where refused."""
+    inside, shown = root.resolve(), root / str(case)
+    stale = shown.resolve()
+    if stale == inside or not stale.is_relative_to(inside):
+        return
+    try:
+        clear(stale, removed)
+    except OSError as exc:  # (a board's files the system will not remove) named, not just DIR
+        raise OSError(exc.errno, f"cannot empty the earlier run's case folder {str(shown)!r}: "
+                                 f"{exc.strerror}") from exc
+    try:
+        remove_empty(stale, inside)
+    except OSError as exc:  # (its case file's folder read-only) named as well, not just DIR
+        own = exc.filename in (None, str(stale))
+        what, named = ("case folder", shown) if own else ("case file's folder", shown.parent)
+        raise OSError(exc.errno, f"cannot remove the earlier run's {what} {str(named)!r}, emptied: "
+                                 f"{exc.strerror}") from exc
 
 
 def remove_empty(folder: Path, root: Path) -> None:
@@ -110,14 +129,20 @@ def remove_empty(folder: Path, root: Path) -> None:
 
 
 def earlier_cases(index: Path) -> list:
-    """The case folders an earlier run's ``index`` lists (none where there is no index, or an
-    empty file); ValueError where ``index`` is not of the shape ``write_index`` writes. Another
-    OSError than its absence (a folder that cannot be read) is raised: the run cannot write."""
+    """The case folders an earlier run's ``index`` lists (``earlier_index``'s ``cases``)."""
+    return earlier_index(index)["cases"]
+
+
+def earlier_index(index: Path) -> dict:
+    """An earlier run's ``index`` as read: its ``settings`` and the ``cases`` it lists (none
+    where there is no index, or an empty file); ValueError where ``index`` is not of the shape
+    ``write_index`` writes. Another OSError than its absence (a folder that cannot be read) is
+    raised: the run cannot write."""
     try:
         text = index.read_text()
         document = read_json(text) if text else {"settings": {}, "cases": []}
     except (FileNotFoundError, NotADirectoryError):
-        return []
+        return {"settings": {}, "cases": []}
     except (IsADirectoryError, ValueError):  # a folder; no UTF-8, or no JSON
         document = None
     if not (isinstance(document, dict) and isinstance(document.get("settings"), dict)
@@ -125,7 +150,7 @@ def earlier_cases(index: Path) -> list:
         raise ValueError(  # noqa: TRY004 - a file not opsnn's, as one that is no JSON
             f"--dump: {str(index)!r} exists and is not the index of an opsnn verify --dump, the only {INDEX} "
             "--dump replaces; remove it or name another DIR")
-    return document["cases"]
+    return document
 
 
 def clear(folder: Path, removed: list[Path]) -> bool:
@@ -237,7 +262,11 @@ def write_index(root: str | Path, settings: dict, folders: list[Path]) -> None:
     an earlier run left beside them are not this run's). OSError where it cannot be written,
     leaving no index (nor a part of one) behind."""
     cases = list(dict.fromkeys(Path(f).relative_to(root).as_posix() for f in folders))  # a file given twice: once
-    document = {"settings": settings, "cases": cases}
+    _replace_index(root, {"settings": settings, "cases": cases})
+
+
+def _replace_index(root: str | Path, document: dict) -> None:
+    """``root/index.json`` replaced by ``document`` whole, or left as it was (OSError)."""
     # written under a temporary name, then renamed: a full disk (ENOSPC) or a refused write leaves
     # no truncated index that opsnn compare would read as damaged (a breaker: a 0-byte index.json)
     partial = Path(root) / PARTIAL_INDEX
