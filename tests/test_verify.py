@@ -623,12 +623,67 @@ def test_a_skipped_case_whose_case_file_folder_cannot_be_removed_names_that_fold
     assert list((dump / case.name).iterdir()) == []
 
 
+def test_a_rerun_with_the_index_in_a_read_only_case_file_folder_rewrites_its_case_folders(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """(A breaker) with the earlier index there, a case file's folder that takes no new entry
+    (read only, around case folders that are writable) stopped the whole rerun before any case
+    ran ('cannot remove the earlier run's case folder ..., emptied: Permission denied'): the
+    probe removed every folder the index listed, those the run writes again too. Those are now
+    emptied in place and written again, as without the index; a skipped case's emptied folder
+    that cannot be removed fails that case, naming it; the index lists what was written."""
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1),
+                      json_case(1, "fp32", (3,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    first, second = (dump / case.name / f"000{i}_aclnnLeakyReluBackward_{i}" for i in range(2))
+    assert run_verify(case, "--dump", dump) == 0
+    rmdir, mkdir = Path.rmdir, Path.mkdir
+
+    def read_only(path: Path) -> None:  # (the tests may run as root, whom a chmod does not stop)
+        if path.parent.resolve() == (dump / case.name).resolve():
+            raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(Path, "rmdir", lambda path: read_only(path) or rmdir(path))
+    monkeypatch.setattr(Path, "mkdir", lambda path, *a, **k: path.is_dir() or read_only(path) or mkdir(path, *a, **k))
+    results = tmp_path / "r.json"
+    capsys.readouterr()
+    assert run_verify(case, "--dump", dump, "--max-elements", "2", "--json", results) == 1, capsys.readouterr().err
+    assert [(c["status"], c["reason"]) for c in json.loads(results.read_text())["cases"]] == [
+        ("PASS", ""), ("FAIL", (f"--dump: cannot remove the case's folder, emptied of an earlier run's files: {second}: "
+                                "Permission denied (the case was skipped: 3 elements > --max-elements 2)"))]
+    assert sorted(p.name for p in first.iterdir()) == ["case.json", "golden.bin", "gradOutput.bin", "output.bin",
+                                                        "self.bin"]
+    assert list(second.iterdir()) == []
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/{first.name}"]
+
+
+def test_a_rerun_interrupted_leaves_no_case_folder_the_probe_emptied_for_it(tmp_path, monkeypatch, capsys):
+    """The probe empties the earlier index's folders that the run writes again, and keeps them
+    to be written in place: a Ctrl-C before their cases ran leaves none of them behind, empty,
+    as the probe removing them had left none; the index lists what was written."""
+    case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
+    dump = tmp_path / "d"
+    assert run_verify(case, "--dump", dump) == 0
+    run_case = command._skip_or_run
+
+    def pressed_at_the_second(case_, *args):
+        if case_.index == 1:
+            raise KeyboardInterrupt
+        return run_case(case_, *args)
+
+    monkeypatch.setattr(command, "_skip_or_run", pressed_at_the_second)
+    assert cli.main(["verify", str(case), "--dump", str(dump)]) == 130
+    assert "interrupted after 1 of 3 cases" in capsys.readouterr().err
+    assert sorted(p.name for p in (dump / case.name).iterdir()) == ["0000_aclnnLeakyReluBackward_0"]
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/0000_aclnnLeakyReluBackward_0"]
+
+
 def test_a_rerun_refused_an_earlier_case_folders_removal_names_it(tmp_path, monkeypatch, capsys):
     """(A reviewer) a case folder the earlier index lists, emptied, that the system will not
     remove (its case file's folder read-only) refused the run naming DIR alone ('cannot write
     into the folder DIR: Permission denied'); the refusal names the folder, as one it cannot
-    empty is named, and the run still writes nothing."""
-    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    empty is named, and the run still writes nothing. (A folder the run writes again is not
+    removed: --cases 1 leaves case 0's to remove.)"""
+    case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(2)))
     dump = tmp_path / "d"
     folder = dump / case.name / "0000_aclnnLeakyReluBackward_0"
     assert run_verify(case, "--dump", dump) == 0
@@ -642,7 +697,7 @@ def test_a_rerun_refused_an_earlier_case_folders_removal_names_it(tmp_path, monk
     monkeypatch.setattr(Path, "rmdir", read_only)
     monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
     capsys.readouterr()
-    assert cli.main(["verify", str(case), "--dump", str(dump)]) == 1
+    assert cli.main(["verify", str(case), "--cases", "1", "--dump", str(dump)]) == 1
     assert capsys.readouterr().err == (f"opsnn verify: --dump: cannot write into the folder {str(dump)!r}: cannot "
                                        f"remove the earlier run's case folder {str(folder)!r}, emptied: "
                                        "Permission denied\n")
@@ -652,8 +707,9 @@ def test_a_rerun_refused_an_earlier_case_folders_removal_names_it(tmp_path, monk
 def test_a_ctrl_c_as_the_rerun_empties_the_earlier_folders_says_what_it_removed(tmp_path, monkeypatch, capsys):
     """(A regression breaker) a Ctrl-C while the probe emptied the folders of the earlier run's
     index, after it had removed a board's file from one, printed 'interrupted' alone: the
-    board's file went unsaid, where a refusal there (an OSError) and a whole run say it."""
-    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    board's file went unsaid, where a refusal there (an OSError) and a whole run say it. (The
+    folder of a case the run does not write: --cases 1; its own are emptied, not removed.)"""
+    case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(2)))
     dump = tmp_path / "d"
     folder = dump / case.name / "0000_aclnnLeakyReluBackward_0"
     assert run_verify(case, "--dump", dump) == 0
@@ -665,7 +721,7 @@ def test_a_ctrl_c_as_the_rerun_empties_the_earlier_folders_says_what_it_removed(
     monkeypatch.setattr(golden_files, "remove_empty", pressed)
     monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
     capsys.readouterr()
-    assert cli.main(["verify", str(case), "--dump", str(dump)]) == 130
+    assert cli.main(["verify", str(case), "--cases", "1", "--dump", str(dump)]) == 130
     err = capsys.readouterr().err
     assert err.startswith(f"opsnn verify: --dump removed 1 entry no --dump wrote from the earlier run's case folders "
                           f"in {str(dump)!r}, computed from that run's inputs: {case.name}/{folder.name}/board.bin\n"), err
@@ -679,7 +735,8 @@ def test_a_rerun_refused_midway_leaves_an_index_of_the_folders_not_yet_removed(t
     it cannot remove, or the emptied folder itself) left the earlier index whole, listing the
     folders it had already removed: opsnn compare then refused the dump naming the first of
     those (its case.json missing), not the folder refused. The index now lists the folders not
-    yet removed, the refused one first, so compare names that one and a later run cleans it."""
+    yet removed, the refused one first, so compare names that one and a later run cleans it;
+    the run's own folder, emptied to be written in place, goes too (no case will write it)."""
     case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
     dump = tmp_path / "d"
     first, second, third = (dump / case.name / f"000{i}_aclnnLeakyReluBackward_{i}" for i in range(3))
@@ -695,12 +752,12 @@ def test_a_rerun_refused_midway_leaves_an_index_of_the_folders_not_yet_removed(t
     capsys.readouterr()
     with monkeypatch.context() as patch:
         patch.setattr(Path, method, refuse)
-        assert cli.main(["verify", str(case), "--cases", "2", "--dump", str(dump)]) == 1
+        assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump)]) == 1
     what = ("cannot empty the earlier run's case folder" if refused == "empty" else
             "cannot remove the earlier run's case folder")
     assert capsys.readouterr().err.startswith(f"opsnn verify: --dump: cannot write into the folder {str(dump)!r}: "
                                               f"{what} {str(second)!r}")
-    assert not first.exists()
+    assert sorted(p.name for p in (dump / case.name).iterdir()) == [second.name, third.name]  # (0000 emptied: gone)
     assert json.loads((dump / "index.json").read_text()) == {
         "settings": {"golden": "reference", "seed": 0, "max_elements": command.DEFAULT_MAX_ELEMENTS,
                      "soc": "Ascend910B", "dump": str(dump)},
@@ -712,9 +769,9 @@ def test_a_rerun_refused_midway_leaves_an_index_of_the_folders_not_yet_removed(t
         f"opsnn compare: error: {second / 'case.json'}: cannot read it as a case's manifest ([Errno 2] No such file or "
         f"directory: {str(second / 'case.json')!r})\n")
     # the refusal gone, the next run cleans the folders the index still lists
-    assert cli.main(["verify", str(case), "--cases", "2", "--dump", str(dump)]) == 0
-    assert not second.exists() and sorted(p.name for p in (dump / case.name).iterdir()) == [third.name]
-    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/{third.name}"]
+    assert cli.main(["verify", str(case), "--cases", "0", "--dump", str(dump)]) == 0
+    assert sorted(p.name for p in (dump / case.name).iterdir()) == [first.name]
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/{first.name}"]
     assert cli.main(["compare", str(dump)]) == 0
 
 

@@ -62,17 +62,20 @@ def case_folder(root: str | Path, label: str, index: int, case_name: str) -> Pat
     return Path(root) / label / f"{index:04d}_{safe[:80]}"
 
 
-def probe(root: str | Path, removed: list[Path]) -> None:
+def probe(root: str | Path, removed: list[Path], own: list[Path] = ()) -> list[Path]:
     """Make ``root`` and check a file can be written there (OSError if not), before a run; the
     case folders an earlier run's index lists are emptied (``clear``; what no dump wrote there is
     appended to ``removed`` as it goes, so an OSError midway leaves it saying what went) and
     removed, with their case file's folder where nothing else is in it (an OSError naming the
     folder where the system refuses either), then the index itself (an interrupted run must not
     leave it describing new files; a new user's: a second run of fewer cases left the first
-    run's other folders beside its own). Refused (or stopped by a Ctrl-C) part way, it leaves
-    the index listing the folder refused and those after it, not those already gone, so that a
-    later run cleans them and ``opsnn compare`` names that folder. Only folders below ``root``
-    are touched. An
+    run's other folders beside its own). Those among ``own``, the case folders the run writes,
+    are emptied and kept, to be written in place (removed and made again, a case file's folder
+    that takes no new entry had refused the run: a breaker); returned, so that the run removes
+    those it then writes nothing in (``remove_empty``). Refused (or stopped by a Ctrl-C) part
+    way, it removes those kept (where the system lets it) and leaves the index listing the
+    folder refused and those after it, not those already gone, so that a later run cleans them
+    and ``opsnn compare`` names that folder. Only folders below ``root`` are touched. An
     ``index.json`` there that is not of opsnn's shape (another program's, a folder) is a
     ValueError, before anything is made or written: the run would replace it (a breaker), and
     --dump replaces only its own, as --json replaces only a results file; an empty one is
@@ -81,11 +84,22 @@ def probe(root: str | Path, removed: list[Path]) -> None:
     index = folder / INDEX
     earlier = earlier_index(index)
     make_writable_folder(folder)
-    done = 0  # the entries before it are gone (or were never a dump's folder below DIR)
+    inside, keep = folder.resolve(), {Path(f).resolve(): Path(f) for f in own}
+    kept: list[Path] = []
+    done = 0  # the entries before it are gone, kept, or were never a dump's folder below DIR
     try:
         for done, case in enumerate(earlier["cases"]):  # (done: read where it stops)
-            _remove_earlier(folder, case, removed)
+            stale = (folder / str(case)).resolve()
+            if stale != inside and stale.is_relative_to(inside):
+                _empty_earlier(folder / str(case), stale, removed)
+                if stale in keep:
+                    kept.append(keep[stale])
+                else:
+                    _remove_earlier(folder / str(case), stale, inside)
     except BaseException:
+        for emptied in kept:  # (no case will write them now)
+            with contextlib.suppress(OSError):
+                remove_empty(emptied.resolve(), inside)
         # refused part way (or a Ctrl-C): the index is kept, so that a later run cleans what is left,
         # but lists only that, the refused folder first; listing the folders gone too, it had opsnn
         # compare refuse the dump naming the first of those, not the one refused (a breaker)
@@ -94,23 +108,25 @@ def probe(root: str | Path, removed: list[Path]) -> None:
                 _replace_index(folder, {**earlier, "cases": earlier["cases"][done:]})
         raise
     index.unlink(missing_ok=True)
+    return kept
 
 
-def _remove_earlier(root: Path, case, removed: list[Path]) -> None:
-    """Empty and remove the case folder ``case`` an earlier index lists (``probe``), where it
-    lies below ``root``; an OSError naming it (or its case file's folder) where refused."""
-    inside, shown = root.resolve(), root / str(case)
-    stale = shown.resolve()
-    if stale == inside or not stale.is_relative_to(inside):
-        return
+def _empty_earlier(shown: Path, stale: Path, removed: list[Path]) -> None:
+    """``clear`` the earlier index's case folder ``stale`` (``shown`` as the index names it),
+    an OSError naming it where refused (a board's files the system will not remove), not just DIR."""
     try:
         clear(stale, removed)
-    except OSError as exc:  # (a board's files the system will not remove) named, not just DIR
+    except OSError as exc:
         raise OSError(exc.errno, f"cannot empty the earlier run's case folder {str(shown)!r}: "
                                  f"{exc.strerror}") from exc
+
+
+def _remove_earlier(shown: Path, stale: Path, inside: Path) -> None:
+    """``remove_empty`` the earlier index's case folder ``stale``, emptied, an OSError naming it
+    (or its case file's folder, read-only) where refused, not just DIR."""
     try:
         remove_empty(stale, inside)
-    except OSError as exc:  # (its case file's folder read-only) named as well, not just DIR
+    except OSError as exc:
         own = exc.filename in (None, str(stale))
         what, named = ("case folder", shown) if own else ("case file's folder", shown.parent)
         raise OSError(exc.errno, f"cannot remove the earlier run's {what} {str(named)!r}, emptied: "
@@ -120,9 +136,9 @@ def _remove_earlier(root: Path, case, removed: list[Path]) -> None:
 def remove_empty(folder: Path, root: Path) -> None:
     """Remove the case folder ``folder`` and then its case file's folder, each where empty, never
     ``root`` (the dump's folder): what a rerun emptied and did not write again goes, whether the
-    earlier run's index listed it (``probe``) or the run emptied it as one of its own cases and
-    then wrote nothing there (``verify_case``, after the case: one it skipped was left behind,
-    empty, a breaker's)."""
+    earlier run's index listed it and no case of the run writes it (``probe``) or it is one of
+    the run's own, emptied (by its case or the probe), where the case then wrote nothing
+    (``verify_case``, after the case: one it skipped was left behind, empty, a breaker's)."""
     for empty in (folder, folder.parent):
         if empty != root and empty.is_dir() and not any(empty.iterdir()):
             empty.rmdir()

@@ -121,8 +121,9 @@ def bf16_refusal(case: Case, soc: str) -> str | None:
 
 def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     """Generate, run, compare one case; never raises for a case-level problem. With ``--dump``
-    the case's folder is emptied first and, where the case then writes none (skipped, or failed
-    before its files), removed after (``_remove_emptied``)."""
+    the case's folder is emptied first (here, or by the probe where the earlier index lists it)
+    and, where the case then writes none (skipped, or failed before its files), removed after
+    (``_remove_emptied``)."""
     result = Result(case.file, case.index, case.name, case.op, case.dtype_label, case.shape_label,
                     case.numel, SKIP)
     other_soc = case.soc_series and settings.soc.lower() not in {s.lower() for s in case.soc_series}
@@ -131,8 +132,11 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
     emptied = None
     if settings.dump:  # whatever happens below, nothing an earlier run wrote stays as if current
         folder = _dump_folder(case, settings, session)
+        # (one the probe emptied has no case.json left for clear to go by: it is the run's to remove too)
+        probed = folder in session.dump_emptied
+        session.dump_emptied.discard(folder)
         try:
-            emptied = folder if golden_files.clear(folder, session.dump_foreign) else None
+            emptied = folder if golden_files.clear(folder, session.dump_foreign) or probed else None
         except OSError as exc:  # the case fails, as one whose files cannot be written; the run goes on
             _forget_written(folder, session)  # (emptied in part)
             result.status = FAIL
@@ -388,6 +392,7 @@ def run(args: argparse.Namespace) -> int:
         if not in_new_dump:
             report.check_writable(args.json_path, args.files)
     foreign: list[Path] = []  # what the dump's probe removed that no dump wrote (a board's files)
+    emptied: list[Path] = []  # the run's case folders the probe emptied, to be written in place
     if args.dump:
         _check_dump_folders(args.dump, files, labels)
         refusal = output_folder_refusal("--dump", args.dump)
@@ -395,7 +400,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(refusal)
         made = _missing_folders(args.dump)
         try:
-            golden_files.probe(args.dump, foreign)
+            emptied = golden_files.probe(args.dump, foreign, _run_folders(args.dump, files, labels))
         except OSError as exc:
             if foreign:  # what went before the refusal, said as a run's (the refusal's line follows)
                 print(f"opsnn verify: {_foreign_line(args.dump, foreign)}", file=sys.stderr)
@@ -418,10 +423,12 @@ def run(args: argparse.Namespace) -> int:
             with platform.use_soc(settings.soc), Session() as session:
                 session.dump_labels = labels
                 session.dump_foreign = foreign  # (the same list: each case's clear appends to it)
+                session.dump_emptied = set(emptied)
                 per_file, interrupted = _run_all(files, settings, session, console)
                 # held while the report is written (a breaker: a press as the index was written or
                 # the tables printed lost the whole report, and the index); the run then ends with 130
                 pressed = reporting.enter_context(interrupts.held(reraise=False))
+                _remove_unreached(settings, session)
                 index_error = _write_index(settings, session) if settings.dump else None
             results, total, summary = _report(args, console, settings, files, per_file, interrupted, index_error,
                                               time.perf_counter() - start)
@@ -454,6 +461,21 @@ def _report(args: argparse.Namespace, console: Console, settings: Settings, file
     if index_error:  # after the results: a full disk at the end must not lose the run's table and --json
         print(f"opsnn verify: {index_error}", file=sys.stderr)
     return results, total, summary
+
+
+def _run_folders(dump: str, files, labels: dict[str, str]) -> list[Path]:
+    """The case folders the run's cases write (``_dump_folder``'s), to be emptied in place."""
+    return [golden_files.case_folder(dump, labels[str(Path(path).resolve())], case.index, case.name)
+            for path, cases in files for case in cases]
+
+
+def _remove_unreached(settings: Settings, session: Session) -> None:
+    """Remove the case folders the probe emptied whose case never ran (a Ctrl-C came first), as
+    the probe would have removed them: no empty folder of the run is left behind. One the system
+    will not remove stays, empty, which no index lists and compare does not read."""
+    for folder in session.dump_emptied:
+        with contextlib.suppress(OSError):
+            golden_files.remove_empty(folder, Path(settings.dump))
 
 
 def _foreign_line(dump: str, removed: list[Path]) -> str:

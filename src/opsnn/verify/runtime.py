@@ -42,6 +42,7 @@ class Session:
         self.dump_labels: dict[str, str] = {}  # case file (resolved) -> its --dump folder name
         self.dump_written: list[Path] = []     # the case folders this run wrote, in order
         self.dump_foreign: list[Path] = []     # what it removed from them that no dump wrote
+        self.dump_emptied: set[Path] = set()   # its case folders the probe emptied, no case run there yet
 
     def __enter__(self) -> Session:
         ret = self.acl.init()
