@@ -166,6 +166,7 @@ def test_a_case_files_folder_is_compared_in_index_order_past_9999(tmp_path, run_
     index order only while the 4-digit prefix holds: case 10000's folder, 10000_x, sorted before
     9999_x. The folders are taken by their index prefix, as numbers."""
     dump = dump_json_case(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(3)))
+    (dump / "index.json").unlink()  # (the folders are renamed below: the index would not list them)
     _, second, third = sorted((dump / LEAKY).iterdir())
     second.rename(second.with_name("9999_" + second.name.split("_", 1)[1]))
     third.rename(third.with_name("10000_" + third.name.split("_", 1)[1]))
@@ -783,3 +784,34 @@ def test_output_naming_the_golden_or_an_input_file_is_a_usage_error(tmp_path, ru
         assert (code, report) == (2, None), err
         assert err == (f"opsnn compare: error: --output {name} names {what} in {folder}, not a board's result: write "
                        "the board's result to a file of its own (such as npu_output.bin) and name it\n"), err
+
+
+def test_a_case_files_folder_compares_what_the_dumps_index_lists_and_names_the_others(tmp_path, run_compare):
+    """(A breaker) compare DIR/<file> compared every folder there holding a case.json, those an
+    earlier run left too (its index lost, a rerun of fewer cases removes none it does not know
+    of): stale goldens were judged as the dump's. Where DIR/index.json is there, the folders it
+    lists are compared and the others skipped, one stderr line naming them (a case folder it
+    does not list alike: nothing compared, exit 5); without it, every case folder there is."""
+    path = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(4)))
+    dump = tmp_path / "d"
+    assert run_verify(path, "--dump", dump) == 0
+    (dump / "index.json").unlink()  # (as a full disk leaves it)
+    assert run_verify(path, "--cases", 0, "--dump", dump) == 0
+    folders = sorted((dump / LEAKY).iterdir())
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{LEAKY}/{folders[0].name}"]
+    code, report, err = run_compare(dump / LEAKY)
+    assert code == 0 and [c["folder"] for c in report["cases"]] == [str(folders[0])]
+    assert err.splitlines()[0] == (
+        f"opsnn compare: skipped 3 case folders in {str(dump / LEAKY)!r} that {str(dump / 'index.json')!r} does not "
+        f"list (not written by the run that wrote it): {', '.join(f.name for f in folders[1:])}")
+    code, report, err = run_compare(folders[2])
+    assert code == 5 and report["cases"] == []
+    assert err.splitlines()[0] == (
+        f"opsnn compare: skipped 1 case folder in {str(dump / LEAKY)!r} that {str(dump / 'index.json')!r} does not "
+        f"list (not written by the run that wrote it): {folders[2].name}")
+    assert err.endswith(f"opsnn compare: no case compared: {dump / 'index.json'} lists none of the case folders "
+                        f"given ({folders[2]}); exit status 5, not 0: a run that checked nothing is no pass\n"), err
+    (dump / "index.json").unlink()
+    code, report, err = run_compare(dump / LEAKY)
+    assert code == 0 and [c["folder"] for c in report["cases"]] == list(map(str, folders))
+    assert "opsnn compare: skipped" not in err

@@ -14,9 +14,13 @@ no golden beside another verdict (a PASS, DOC, a FAIL that compared a result, no
 is damaged.
 
 DIR is a dump root (its ``index.json`` lists the case folders), one case file's folder in it,
-or one case folder. The exit status is 1 if any case fails, 5 if every case is a SKIP or the
-index lists none (nothing compared: ``results.exit_status``; verify exited 5 too where it
-skipped each case), else 0; a DIR that is none of
+or one case folder. For the last two the dump's ``index.json`` beside the case file's folder,
+where there is one, says which folders are the dump's: one it does not list (an earlier run's,
+left there where that run's index was lost) is skipped, a stderr line naming it; without that
+index, every folder there holding a case.json is compared, whichever run wrote it. The exit
+status is 1 if any case fails, 5 if every case is a SKIP or the index lists none (of those
+given: nothing compared, ``results.exit_status``; verify exited 5 too where it skipped each
+case), else 0; a DIR that is none of
 these, an index that lists folders outside DIR, and a case.json or golden file
 that cannot be read as written, lacks a golden its verdict needs, or gives a complex golden
 (verify dumps real results only, and ``compare`` judges those), or damaged scalars where the
@@ -39,6 +43,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -81,11 +86,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "others skipped; 1 a case failed, or --json could not be written; 2 usage error: DIR no "
                      "dump, or a damaged case.json, golden or input file; "
                      f"{report.NOTHING_CHECKED} nothing compared: every case skipped (dumped without a golden), or "
-                     "the dump lists no case (its verify run dumped none); "
+                     "the dump lists no case (its verify run dumped none) or none of the case folders DIR holds; "
                      "130 interrupted (Ctrl-C: the cases compared are reported)")
     parser.add_argument("dir", metavar="DIR", type=report.path_argument,
                         help="a folder opsnn verify --dump wrote (its index.json lists the cases), one case file's "
-                             "folder in it, or one case folder")
+                             "folder in it, or one case folder (those two: the case folders the dump's index.json "
+                             "lists, others skipped and named; without that index, every one holding a case.json)")
     # given twice, these are refused (Once), as verify's: argparse kept the last silently
     parser.add_argument("--output", default="output.bin", type=_file_name, metavar="NAME", action=Once,
                         help="the file in each case folder holding the result to check, laid out as output.bin "
@@ -110,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     if not console.is_terminal:
         console.width = max(console.width, report.LOG_WIDTH)
     root = Path(args.dir)
-    folders, recorded = case_folders(root)
+    listing = case_folders(root)
+    folders = listing.folders
     # every case folder checked before any is judged, as verify reads every case file first: a
     # damaged one is a usage error at once, not after the cases before it were compared for nothing
     cases = [read_case(folder) for folder in folders]
@@ -119,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json_path:  # never one of the dump's own files (a breaker: an empty golden.bin took the results)
         report.check_writable(args.json_path, [str(root / golden_files.INDEX),
                                                *(str(file) for f in folders if f.is_dir() for file in f.iterdir())])
+    if listing.skipped:  # (once the dump is checked: a usage error prints nothing else)
+        print(f"opsnn compare: {_skipped_line(root, listing)}", file=sys.stderr)
     start = time.perf_counter()
     results: list[Checked] = []
     try:  # Ctrl-C: the cases compared are reported, as verify reports its cases done
@@ -140,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         summary = report.summary(results, elapsed)
         if interrupted:
             summary["not_run"] = len(folders) - len(results)
-        dumped = _dumped([case.manifest for case in cases]) if cases else _index_settings(recorded)
+        dumped = _dumped([case.manifest for case in cases]) if cases else _index_settings(listing.settings)
         console.print(report.summary_line(summary, **dumped))
         if args.json_path:
             report.write_json(args.json_path, {"dir": str(root), "output": args.output, **dumped}, summary, results)
@@ -149,30 +158,58 @@ def run(args: argparse.Namespace) -> int:
         return 130
     # a dump of no case (its verify run skipped each, or wrote none): nothing compared, the 5 that
     # verify exited with, not a usage error (a breaker: a script of verify, board, compare got 5, then 2)
-    nothing = (f"{root / golden_files.INDEX} lists no case folder: the verify run that wrote it dumped none (each "
-               "case was skipped, or failed before its files were written: verify's table gave each reason)")
+    nothing = (f"{listing.index} lists none of the case folders given ({root})" if listing.skipped else
+               f"{listing.index} lists no case folder: the verify run that wrote it dumped none (each case was "
+               "skipped, or failed before its files were written: verify's table gave each reason)")
     return report.exit_status("compare", summary, nothing)
 
 
-def case_folders(root: Path) -> tuple[list[Path], object]:
+class Listing(NamedTuple):
+    """The case folders ``opsnn compare DIR`` judges (``case_folders``)."""
+
+    folders: list[Path]
+    settings: object  # the index's settings as read (None where no index is read)
+    index: Path | None  # the dump's index read, DIR's or the one beside a case file's folder
+    skipped: list[Path]  # case folders under DIR that index does not list
+
+
+def case_folders(root: Path) -> Listing:
     """The case folders of a dump root (its index.json, in order: none where it lists none, a
     dump of a verify run that wrote no case), of one case file's folder in it (its case folders,
     by their index prefix: the index's order), or ``root`` itself, a case folder; ValueError (a
     usage error) for a root that is none of these. With them, the index's ``settings`` as read
-    (None where there is no index): a dump of no case is described by them alone."""
+    (None where there is no index): a dump of no case is described by them alone. For a case
+    file's folder or a case folder, the dump's index beside it (``DIR/index.json``), where there
+    is one, says which are the dump's: those it does not list (an earlier run's, left there
+    where that run's index was lost) are skipped; without it, every case folder there is read."""
     if not root.is_dir():
         raise ValueError(f"{root}: {'not a folder' if root.exists() else 'no such folder'}; expected a folder "
                          "opsnn verify --dump wrote, one case file's folder in it, or one case folder")
     index = root / golden_files.INDEX
-    if not index.exists():
-        if (root / "case.json").exists():
-            return [root], None
-        # one case file's folder of a dump (DIR/<file>/): its case folders, in their index order
-        cases = sorted((folder for folder in root.iterdir() if (folder / "case.json").is_file()), key=_index_order)
-        if cases:
-            return cases, None
+    if index.exists():
+        return Listing(*_listed(index, root), index, [])
+    # one case folder, or one case file's folder of a dump (DIR/<file>/): its case folders, in their index order
+    own = (root / "case.json").exists()
+    found = [root] if own else sorted((f for f in root.iterdir() if (f / "case.json").is_file()), key=_index_order)
+    if not found:
         raise ValueError(f"{root} holds neither {golden_files.INDEX} (a folder opsnn verify --dump DIR wrote), "
                          "case.json (one of its case folders) nor case folders (one case file's folder)")
+    dump = root.resolve().parent.parent if own else root.resolve().parent
+    if not (dump / golden_files.INDEX).exists():
+        return Listing(found, None, None, [])
+    listed, settings = _listed(dump / golden_files.INDEX, dump)
+    parent = (root.parent if own else root).resolve()
+    dumped = {f.resolve() for f in listed if f.resolve().parent == parent}
+    if own:
+        folders = [root] if root.resolve() in dumped else []
+    else:  # (in the index's order; a listed folder without its case.json is the dump's, damaged: read_case says so)
+        folders = [root / f.name for f in listed if f.resolve() in dumped]
+    return Listing(folders, settings, dump / golden_files.INDEX, [f for f in found if f.resolve() not in dumped])
+
+
+def _listed(index: Path, root: Path) -> tuple[list[Path], object]:
+    """The case folders the dump's ``index`` (in ``root``) lists, in order, and its settings;
+    ValueError where it cannot be read as one, or lists a folder outside ``root``."""
     try:
         document = read_json(index.read_text())
     except (OSError, ValueError) as exc:
@@ -187,6 +224,15 @@ def case_folders(root: Path) -> tuple[list[Path], object]:
         raise ValueError(f"{index} lists case folders outside {root}: {', '.join(outside)}; a dump's index lists "
                          "its own (opsnn verify --dump writes them below DIR)")
     return folders, document.get("settings")
+
+
+def _skipped_line(root: Path, listing: Listing) -> str:
+    """The line naming the case folders under ``root`` that the dump's index does not list."""
+    count = len(listing.skipped)
+    names = ", ".join(f.name for f in listing.skipped[:3]) + (f" and {count - 3} more" if count > 3 else "")
+    where = root if listing.skipped != [root] else root.parent
+    return (f"skipped {count} case folder{'s' if count > 1 else ''} in {str(where)!r} that {str(listing.index)!r} "
+            f"does not list (not written by the run that wrote it): {names}")
 
 
 def _index_order(folder: Path) -> tuple:
