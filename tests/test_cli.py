@@ -1102,6 +1102,25 @@ def test_every_number_the_command_line_reads_is_ascii(capsys, argv, option, word
     assert f"{word} is not ASCII, in which numbers are read" in err, err
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["run", "leaky_relu", "--seed", "_5"], "argument --seed: expected an integer >= 0, got '_5'"),
+    (["run", "leaky_relu", "--seed", "5_"], "argument --seed: expected an integer >= 0, got '5_'"),
+    (["demo", "--repeat", "1__0"], "argument --repeat: expected an integer from 1 to 10000, got '1__0'"),
+    # (--ops bogus: a line refused whatever --sizes takes, so that no bench runs)
+    (["bench", "--sizes", "1e_3", "--ops", "bogus"], "argument --sizes: expected an integer >= 1, got '1e_3'"),
+    (["verify", "x.csv", "--max-elements", "_5"], "argument --max-elements: expected a number of elements, got '_5'"),
+])
+def test_an_underscore_not_between_two_digits_is_refused(capsys, argv, said):
+    """(A breaker) `--seed _5` ran seed 5: a whole number int() refuses was read by Decimal, which
+    takes an underscore anywhere (leading, trailing, doubled, beside an exponent's e). Python's
+    separator between two digits is still read (1_000, 1_0e3)."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.endswith(f"error: {said}: an underscore goes only between two digits (1_000)\n")
+    assert [cli_words.int_at_least(0)(text) for text in ("1_000", "1_0e3", "1e1_0")] == [1000, 10000, 10**10]
+
+
 @pytest.mark.parametrize("argv, shape", [([], (256, 1024)), (["--shape", "2x3"], (2, 3)),
                                          (["--shape", "2,3", "4"], (2, 3, 4)), (["--shape", "[]"], ()),
                                          (["--shape"], ()), (["--shape", "[2,", "3]"], (2, 3))])

@@ -100,6 +100,17 @@ def non_ascii(text: str) -> str | None:
     return None if why is None else f"{why}, in which numbers are read"
 
 
+def misplaced_underscore(text: str) -> str | None:
+    """Why ``text``, a whole number as the command line reads it (a count, a seed), is refused for
+    an underscore, or None: Python's digit separator goes between two digits only (``1_000``,
+    ``1_0e1_0``), as int() and float() read it. Decimal, which reads what they do not (an
+    exponent, thousands of digits), takes one anywhere: ``--seed _5`` had run seed 5, and ``5_``,
+    ``1__0`` and ``1e_3`` had been numbers too (a breaker)."""
+    if re.search(r"(?<![0-9])_|_(?![0-9])", text.strip()):
+        return "an underscore goes only between two digits (1_000)"
+    return None
+
+
 def scalar_word(word: str) -> bool | int | float:
     """A ``--scalar`` value (``ScalarWords``' grammar), or a ValueError saying why it is none."""
     why = non_ascii(word)
@@ -166,14 +177,15 @@ def int_at_least(low: int, high: int | None = None, bound: str | None = None):
     count), and <= ``high`` where given: ``100000``, ``100_000`` or, for counts written as the
     benchmarks write them, ``1e5`` (a whole number in exponent notation, read exactly, up to 1e18:
     a larger exponent would build as many digits; the digits themselves are read whatever their
-    count). A usage error (argparse.ArgumentTypeError) names the range expected and the word.
+    count), a digit separator only between two digits (``misplaced_underscore``). A usage error
+    (argparse.ArgumentTypeError) names the range expected and the word.
     ``bound``: what caps the value where ``high`` is not known when it is read (a thread count,
     checked against the CPUs or numba's pool later), said of a number past 1e18 in place of the
     hint to write its digits, which would be refused too (a breaker's ``--threads 1e19``)."""
     expected = f"expected an integer >= {low}" if high is None else f"expected an integer from {low} to {high}"
 
     def parse(text: str) -> int:
-        why = non_ascii(text.strip())
+        why = non_ascii(text.strip()) or misplaced_underscore(text)
         if why:
             raise argparse.ArgumentTypeError(f"{expected}, got {text!r}: {why}")
         huge = False

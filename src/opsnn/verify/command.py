@@ -41,7 +41,7 @@ from opsnn._core.status import Status
 from opsnn.cli_args import SOC_ONCE, Once
 from opsnn.cli_files import OutputError, output_folder_refusal
 from opsnn.cli_stdout import PipeConsole
-from opsnn.cli_words import int_at_least, non_ascii
+from opsnn.cli_words import int_at_least, misplaced_underscore, non_ascii
 from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.bindings import OPS, Arrays, OpBinding, Scalars
 from opsnn.verify.casefiles import load_cases
@@ -312,8 +312,9 @@ def _positive_count(text: str) -> int:
     int would have as many digits as its exponent says), told that range; one not positive or not
     whole is told so at any size (-1e309, 0e309 and 1e-99999999999999999999 had been "expected a
     number", as if none). ASCII only (``non_ascii``: Decimal reads other scripts' digits, U+0661
-    U+0660 U+0660 as 100)."""
-    why = non_ascii(text.strip())
+    U+0660 U+0660 as 100), an underscore only between two digits (``misplaced_underscore``:
+    Decimal reads _5 as 5)."""
+    why = non_ascii(text.strip()) or misplaced_underscore(text)
     if why:
         raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}: {why}")
     number = _exact(text)
