@@ -78,10 +78,12 @@ def test_bad_plot_paths_and_thread_counts_are_usage_errors_before_training(tmp_p
                         (["--plot", str(tmp_path / "x.txt")], "is not a .png file name"),
                         (["--plot", f"{tmp_path}/"], "is a folder; name a .png file in it"),
                         (["--plot", str(tmp_path)], "is a folder"),
-                        (["--threads", str(cpus + 1)], f"{cpus + 1} threads on a machine with {cpus} CPUs"),
-                        # (a breaker) not "at most 1e18: write the digits for more", digits refused too
-                        (["--threads", "1e19"], ("argument --threads: expected an integer >= 1, got '1e19' (a thread "
-                                                 f"count: at most this machine's {cpus} CPUs)\n")),
+                        # (a breaker) 0, 3 on 2 CPUs and 1e19 are told one range: 0 had been "an integer
+                        # >= 1", 1e19 "at most 1e18: write the digits for more", digits refused too
+                        *((["--threads", word], f"argument --threads: expected an integer from 1 to {cpus}, got {word!r}")
+                          for word in ("0", str(cpus + 1), "1e19")),
+                        *((["--threads", word], f"{word!r} (a thread count: at most this machine's {cpus} CPUs)\n")
+                          for word in (str(cpus + 1), "1e19")),
                         # (a breaker) root passes os.access for /proc, where no file can be made:
                         # the folder is tried, not judged by its permission bits
                         *([(["--plot", "/proc/nope.png"], "cannot write '/proc/nope.png': '/proc' is no "

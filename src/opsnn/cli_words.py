@@ -179,8 +179,8 @@ def int_at_least(low: int, high: int | None = None, bound: str | None = None):
     a larger exponent would build as many digits; the digits themselves are read whatever their
     count), a digit separator only between two digits (``misplaced_underscore``). A usage error
     (argparse.ArgumentTypeError) names the range expected and the word.
-    ``bound``: what caps the value where ``high`` is not known when it is read (a thread count,
-    checked against the CPUs or numba's pool later), said of a number past 1e18 in place of the
+    ``bound``: what caps the value (a thread count: the CPUs, numba's pool), said of a number past
+    ``high``, and where ``high`` is not known when it is read, of one past 1e18 in place of the
     hint to write its digits, which would be refused too (a breaker's ``--threads 1e19``)."""
     expected = f"expected an integer >= {low}" if high is None else f"expected an integer from {low} to {high}"
 
@@ -208,9 +208,10 @@ def int_at_least(low: int, high: int | None = None, bound: str | None = None):
                 value = 0 if zero else None
         beyond = high is not None and (huge or (value is not None and value > high))
         if value is None or value < low or beyond:
-            # (the 1e18 hint only where digits would be taken: past a range's top, or a bound's, nothing is)
-            digits = f" ({bound})" if bound else " (written with an exponent, at most 1e18: write the digits for more)"
-            limit = digits if huge and not beyond else ""
+            # what caps it, said of a number past the top (a bound's, or a range's that has one), the
+            # same for 3 and for 1e19; the 1e18 hint only where the digits would be taken
+            digits = " (written with an exponent, at most 1e18: write the digits for more)"
+            limit = f" ({bound})" if bound and (huge or beyond) else digits if huge and not beyond else ""
             raise argparse.ArgumentTypeError(f"{expected}, got {text!r}{limit}")
         return value
 
