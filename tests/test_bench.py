@@ -385,31 +385,71 @@ def test_a_list_option_given_by_commas_is_told_to_give_separate_words(capsys, op
 
 
 @pytest.mark.parametrize("word", ["1e19", "1e99999999999999999999"])
-def test_a_thread_count_past_1e18_is_not_told_to_write_its_digits(capsys, word):
+@pytest.mark.parametrize("pool, expected", [
+    (None, "expected an integer >= 1, got {word!r} (a thread count: at most numba's pool's, NUMBA_NUM_THREADS)"),
+    (2, "expected an integer from 1 to 2, got {word!r} (numba's pool has 2 threads here, NUMBA_NUM_THREADS)")])
+def test_a_thread_count_past_1e18_is_not_told_to_write_its_digits(capsys, monkeypatch, word, pool, expected):
     """(A breaker) `bench --threads 1e19` was told "at most 1e18: write the digits for more", the
     digits then refused past numba's pool: the hint names the bound a thread count has."""
     import argparse
 
+    monkeypatch.setattr(bench, "pool_threads", lambda: pool)
     parser = argparse.ArgumentParser(prog="opsnn bench")
     bench.add_arguments(parser)
     with pytest.raises(SystemExit):
         parser.parse_args(["--threads", word])
-    assert capsys.readouterr().err.endswith(f"error: argument --threads: expected an integer >= 1, got {word!r} (a "
-                                            "thread count: at most numba's pool's, NUMBA_NUM_THREADS)\n")
+    assert capsys.readouterr().err.endswith(f"error: argument --threads: {expected.format(word=word)}\n")
+
+
+@pytest.mark.parametrize("word, said", [
+    ("3", "expected an integer from 1 to 2, got '3'"),
+    ("1,3", ("'1,3': this option takes its values as separate words, not by commas, and '3' is no value of it: "
+             "expected an integer from 1 to 2, got '3'"))])
+def test_a_thread_count_past_the_pool_is_refused_as_it_is_read(capsys, monkeypatch, word, said):
+    """(A breaker) `bench --threads 1,3` was told "write 1 3", then `--threads 3` refused after the
+    line was read, numba's pool having 2 threads: the pool's count caps each word as it is read."""
+    import argparse
+
+    monkeypatch.setattr(bench, "pool_threads", lambda: 2)
+    parser = argparse.ArgumentParser(prog="opsnn bench")
+    bench.add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--threads", word])
+    assert capsys.readouterr().err.endswith(f"error: argument --threads: {said} (numba's pool has 2 threads here, "
+                                            "NUMBA_NUM_THREADS)\n")
+
+
+def test_pool_threads_reads_numbas_setting_without_numba(monkeypatch, tmp_path):
+    """The pool's count as numba.config reads it (NUMBA_NUM_THREADS, else the CPUs this process
+    may run on), without importing numba; None where numba's own reading decides."""
+    import os
+    import sys
+
+    monkeypatch.delitem(sys.modules, "numba", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    assert bench.pool_threads() == len(os.sched_getaffinity(0))
+    for text, count in (("3", 3), (" 4 ", 4), ("x", None), ("0", None)):
+        monkeypatch.setenv("NUMBA_NUM_THREADS", text)
+        assert bench.pool_threads() == count, text
+    (tmp_path / ".numba_config.yaml").write_text("NUM_THREADS: 1\n")
+    assert bench.pool_threads() is None
+    assert "numba" not in sys.modules
 
 
 @pytest.mark.parametrize("option, word, said", [
     ("--layouts", "contiguous,bogus", "'bogus' is no value of it (choose from contiguous, broadcast, strided, permuted)"),
     ("--methods", "bogus,numpy", ("'bogus' is no value of it (choose from py_out, py_alloc, acl_fresh, acl_repeat, "
                                   "torch_out, torch_alloc, numpy, bandwidth)")),
-    ("--threads", "1,x", "'x' is no value of it: expected an integer >= 1, got 'x'"),
+    ("--threads", "1,x", "'x' is no value of it: expected an integer from 1 to 2, got 'x'"),
     ("--dtypes", "f32,f99", ("'f99' is no value of it: unknown dtype 'f99'; expected a CANN name (FLOAT, FLOAT16, "
                              "BF16, DOUBLE, INT32 ...), f16 / bf16 / f32 or a NumPy name")),
 ])
-def test_a_list_by_commas_with_a_bad_value_names_it(capsys, option, word, said):
+def test_a_list_by_commas_with_a_bad_value_names_it(capsys, monkeypatch, option, word, said):
     """(A breaker) `bench --layouts contiguous,bogus` was told "write contiguous bogus", a line
     then refused as an invalid choice: the words suggested are all taken, else the bad one is
     named with why."""
+    monkeypatch.setattr(bench, "pool_threads", lambda: 2)
     with pytest.raises(SystemExit) as exited:
         bench.main(["--quick", option, word])
     assert exited.value.code == 2

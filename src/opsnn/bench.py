@@ -537,7 +537,8 @@ def check_selection(args) -> None:
     named in ``--ops`` (or for every operator, when none is named), for a largest cell this
     host's available memory cannot hold (Linux overcommits: the out-of-memory killer ended a
     run of ``--sizes 3000000000`` as its arrays filled, exit 137, nothing said), or for more
-    threads than numba's pool has (torch would take them, opsnn could not)."""
+    threads than numba's pool has (torch would take them, opsnn could not; ``thread_count`` refuses
+    them as it reads them, where ``pool_threads`` knows the pool)."""
     import numba
 
     ops = available_ops()
@@ -923,6 +924,37 @@ def bench_op(text: str) -> str:
     return name
 
 
+def pool_threads() -> int | None:
+    """The threads of numba's pool as ``numba.config`` reads them (NUMBA_NUM_THREADS, else the CPUs
+    this process may run on), known without importing numba where it is not yet (seconds, for a
+    usage error); None where numba's own reading decides (a variable that is no count, which it
+    warns of; a ``.numba_config.yaml`` here, which may set it): ``check_selection`` checks then."""
+    numba = sys.modules.get("numba")
+    if numba is not None and hasattr(numba, "config"):
+        return numba.config.NUMBA_NUM_THREADS
+    if Path(".numba_config.yaml").exists():
+        return None
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    if text is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        return max(1, cpus or 1)
+    try:
+        count = int(text)
+    except ValueError:
+        return None
+    return count if count >= 1 else None
+
+
+def thread_count(text: str) -> int:
+    """A ``--threads`` word: 1 to numba's pool's threads (``pool_threads``), read as it is given, so
+    that the hint for ``--threads 1,3`` (write 1 3) names only counts taken: 3 on a pool of 2 had
+    been refused only after it (a breaker). Past an unknown pool, ``check_selection`` refuses."""
+    most = pool_threads()
+    bound = (f"numba's pool has {most} threads here, NUMBA_NUM_THREADS" if most
+             else "a thread count: at most numba's pool's, NUMBA_NUM_THREADS")
+    return int_at_least(1, most, bound=bound)(text)
+
+
 def _size_words(sizes) -> str:
     """Sizes as the help writes them (``4 1e4 1e5``): the grids' sizes are powers of ten from 1e4."""
     return " ".join(str(n) if n < 10**4 else f"1e{round(math.log10(n))}" for n in sizes)
@@ -945,7 +977,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"element counts (1e5 or 100000; default {_size_words(FULL_SIZES)}, "
                              f"--quick: {_size_words(QUICK_SIZES)})")
     parser.add_argument("--threads", nargs="+", action=Distinct,
-                        type=by_spaces(int_at_least(1, bound="a thread count: at most numba's pool's, NUMBA_NUM_THREADS")),
+                        type=by_spaces(thread_count),
                         help="thread counts (default 1 2; at most numba's NUMBA_NUM_THREADS)")
     parser.add_argument("--layouts", nargs="+", action=Distinct, type=by_spaces(None, LAYOUTS), choices=LAYOUTS,
                         help="contiguous; broadcast (grad (N,1) with self (1,M)); strided (self a transposed 2-D "
