@@ -911,11 +911,12 @@ def bench_op(text: str) -> str:
     """An ``--ops`` word as the operator's name (LeakyReluBackward): any name ``opsnn run``,
     ``describe`` and ``tiling`` take (``registry.resolve``: aclnn or kernel names in any case,
     Pythonic names). Usage error (argparse.ArgumentTypeError) for an unknown name, and for an
-    operator bench does not measure (the in-place ones)."""
+    operator bench does not measure (the in-place ones); an unknown name is told of these four
+    only (the closest of their names, and the list)."""
     from . import registry
 
     try:
-        name = registry.resolve(text).name
+        name = registry.resolve(text, among=available_ops()).name
     except KeyError as exc:
         raise argparse.ArgumentTypeError(exc.args[0]) from None
     if name not in available_ops():

@@ -217,21 +217,26 @@ def snake_case(name: str) -> str:
     return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
-def _unknown(name: str, why: str = "") -> str:
+def _unknown(name: str, why: str = "", among=None) -> str:
     """An unknown operator name's message: why, where said, the closest name (``closest``), and
-    every operator by its aclnn and its Pythonic name."""
-    suggestion = closest(name)
+    every operator by its aclnn and its Pythonic name; with ``among`` (the spec names a caller
+    takes), only those, as what is expected."""
+    suggestion = closest(name, among)
     hint = f" (did you mean {suggestion}?)" if suggestion else ""
-    known = ", ".join(f"{spec.name} ({spec.python_name})" for spec in _REGISTRY.values())
-    return f"unknown operator {name!r}{': ' + why if why else ''}{hint}; known: {known}"
+    known = ", ".join(f"{spec.name} ({spec.python_name})" for spec in _REGISTRY.values()
+                      if among is None or spec.name in among)
+    return f"unknown operator {name!r}{': ' + why if why else ''}{hint}; {'known' if among is None else 'expected one of'}: {known}"
 
 
-def closest(name: str) -> str | None:
+def closest(name: str, among=None) -> str | None:
     """The operator name closest to a misspelt ``name`` (difflib's, at its default cutoff), of
     the names ``resolve`` takes (aclnn, kernel or Pythonic), compared in lower case as
-    ``resolve`` reads them, then without ``name``'s underscores; None where none is close."""
+    ``resolve`` reads them, then without ``name``'s underscores; None where none is close.
+    ``among``: the spec names to suggest from (all where None)."""
     spellings = {}  # lower case -> the spelling suggested
     for spec in all_specs():
+        if among is not None and spec.name not in among:
+            continue
         for word in (spec.name, spec.python_name, spec.kernel_name):
             spellings.setdefault(word.lower(), word)
     key = name.strip().lower().removeprefix("aclnn")
@@ -242,7 +247,7 @@ def closest(name: str) -> str | None:
     return spellings[close[0]] if close else None
 
 
-def resolve(name: str) -> OpSpec:
+def resolve(name: str, among=None) -> OpSpec:
     """The spec a user's name for an operator gives (the command line's OP, ``opsnn bench
     --ops``), in any case and with surrounding whitespace: a name ``get`` takes (its aclnn name,
     ``aclnn`` prefix optional, or kernel op name), resolved as ``get`` resolves its exact spelling
@@ -252,14 +257,16 @@ def resolve(name: str) -> OpSpec:
     spellings: an underscore elsewhere is no name (``h_a_r_d_t_a_n_h`` had been Hardtanh, every
     underscore dropped), nor is a word with a character past ASCII (``words.non_ascii``).
     KeyError for an unknown name (with ``closest``'s hint), and for one whose spellings in other
-    cases name different operators (saying "ambiguous" and naming them)."""
+    cases name different operators (saying "ambiguous" and naming them). ``among``: the spec
+    names the caller takes (``opsnn bench --ops``' four), which alone an unknown name's message
+    suggests and lists (a breaker: bench suggested hardtanh_, which it then refused)."""
     try:
         return get(name)
     except KeyError as exc:
-        unknown = exc
+        unknown = exc if among is None else KeyError(_unknown(name, among=among))
     why = non_ascii(name)
     if why:  # (a breaker: lower() made the Kelvin sign k, so LeaKyRelu with it ran aclnnLeakyRelu)
-        raise KeyError(_unknown(name, f"{why}, as no operator name is"))
+        raise KeyError(_unknown(name, f"{why}, as no operator name is", among))
     typed = name.strip().lower()
     found: dict[str, list[str]] = {}  # spec name -> the exact spellings that name it
     for spec in all_specs():
