@@ -2856,6 +2856,27 @@ def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     assert capsys.readouterr().err.rstrip().endswith(said)
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["run", "LeakyRelu", "--seed=\u22121"], "-1 is refused too: expected an integer >= 0, got '-1')"),
+    (["run", "LeakyRelu", "--seed", "\u22121"], "-1 is refused too: expected an integer >= 0, got '-1')"),
+    (["demo", "--train", "--epochs=\u22125"], "-5 is refused too: expected an integer from 1 to 1000, got '-5')"),
+    (["run", "LeakyRelu", "--shape", "\u22121"], "-1 is refused too: dims must be >= 0 and < 2**63, got '-1')"),
+    (["run", "LeakyRelu", "--shape", "2", "\u22121"], "-1 is refused too: dims must be >= 0 and < 2**63, got '2 -1')"),
+    # where '-' is taken, it is still what to write (tiling takes GE's dynamic dims, -1)
+    (["tiling", "LeakyRelu", "--shape", "\u22121"], "write -1)"),
+])
+def test_a_typographic_minus_is_not_told_to_write_a_value_its_option_refuses(capsys, argv, said):
+    """(A breaker) `run --seed=\u22121`, `demo --train --epochs=\u22125` and `run --shape \u22121` were
+    told to write -1 / -5, then refused as negative: the option's own reader says why instead."""
+    if argv[0] == "demo":
+        pytest.importorskip("torch")
+        pytest.importorskip("sklearn")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.endswith(f" not '-': an editor or a web page changed the dashes; {said}\n")
+
+
 def test_the_samples_help_is_plain_text():
     """(found checking the help texts) `python -m opsnn.samples -h` showed its docstring's reST
     markup (``opsnn demo``): help texts write a command in single backquotes, as opsnn's do."""

@@ -61,8 +61,10 @@ class Parser(argparse.ArgumentParser):
         with a typographic dash (an option pasted from a page or a document that changed
         ``--shape`` into ``–shape``, a number's minus sign into U+2212), the message says so: the
         dash looks like '-', and argparse read the word as a value or an unknown argument (a
-        breaker); it says what to write, ``-inf`` or ``-1`` for a number's minus sign."""
-        dashed = next(filter(None, map(_dashed, getattr(self, "_words", ()))), None)
+        breaker); it says what to write, ``-inf`` or ``-1`` for a number's minus sign, or, where
+        the option refuses that number too (``--seed -1``), why (``_refusal_with_hyphen``)."""
+        words = getattr(self, "_words", [])
+        at, dashed = next(((i, part) for i, part in enumerate(map(_dashed, words)) if part), (None, None))
         if dashed:
             # every dash of the rest written as '-' too, a later item's or an exponent's (a regression
             # breaker: --scalar \u22121,\u22122 was told to write --1,\u22122, an option, its second dash kept)
@@ -70,9 +72,48 @@ class Parser(argparse.ArgumentParser):
             # a negative number's minus sign (--scalar -inf written with U+2212) is one '-', an option's
             # dashes two but for a one-letter option's (-h): '--inf' had been suggested
             dashes = "-" if NEGATIVE_NUMBER.match("-" + name) or len(name) == 1 else "--"
+            # a number its option refuses with '-' too is not suggested (a breaker: --seed=\u22121 was told
+            # to write -1, an integer >= 0): the option's own reader says why
+            refusal = self._refusal_with_hyphen(words, at, dashed, dashes + name) if dashes == "-" else None
+            advice = f"write {dashes}{name}" if refusal is None else f"{dashes}{name} is refused too: {refusal}"
             message += (f" ({dashed!r} begins with {dashed[0]!r} (U+{ord(dashed[0]):04X}), not '-': an editor or a web "
-                        f"page changed the dashes; write {dashes}{name})")
+                        f"page changed the dashes; {advice})")
         super().error(message)
+
+    def _refusal_with_hyphen(self, words: list[str], at: int, dashed: str, fixed: str) -> str | None:
+        """Why the option given ``words[at]``, whose ``dashed`` part (its value after '=', or the
+        word) is ``fixed`` written with '-', refuses it so, by the option's own reader (its
+        ``type``, or an action's ``read``: ``Once``, ``ShapeWords``); None where it takes it, or
+        where no option is known to take the word (a positional, an option of no reader)."""
+        option, equals, _ = words[at].partition("=")
+        if equals and dashed != words[at]:
+            action, values = self._action_of(option), [fixed]
+        else:  # the value words after an option (a negative number is one), up to this one
+            start = at
+            while start > 0 and not (words[start - 1].startswith("-") and not NEGATIVE_NUMBER.match(words[start - 1])):
+                start -= 1
+            action = self._action_of(words[start - 1]) if start else None
+            values = [*words[start:at], fixed]
+            if action is not None and len(values) > 1 and action.nargs not in ("*", "+"):
+                action = None  # (a word after the option's one value: a positional)
+        read = getattr(action, "read", None)
+        try:  # (a reader of all the option's words, as given, or argparse's type of each)
+            if read is not None:
+                read(" ".join(values))
+            elif action is not None and callable(action.type):
+                action.type(fixed)
+        except (argparse.ArgumentTypeError, ValueError) as exc:
+            return str(exc)
+        return None
+
+    def _action_of(self, option: str):
+        """The option action ``option`` names as typed (argparse takes a unique prefix of a long
+        option's name), or None."""
+        actions = self._option_string_actions
+        if option in actions:
+            return actions[option]
+        named = {actions[known] for known in actions if option.startswith("--") and known.startswith(option)}
+        return named.pop() if len(named) == 1 else None
 
     def _get_values(self, action, arg_strings):
         """argparse's, but ``--option=--`` is a usage error: argparse drops the ``--`` as its
@@ -162,15 +203,26 @@ class ShapeWords(argparse.Action):
         other = "; gradOutput's is --grad-shape" if "--grad-shape" in parser._option_string_actions else ""
         refuse_twice(parser, namespace, self.dest, option_string, text, f"give one shape{other}")
         try:
-            dims = parse_shape(text)
-        except argparse.ArgumentTypeError as exc:
+            parse_shape(text)
+        except argparse.ArgumentTypeError as exc:  # (with its hints: where OP goes, what "=" took)
             parser.error(_shape_error(parser, option_string, values, exc))
-        if any(d < 0 for d in dims):  # the commands that use it allocate arrays of the shape
-            parser.error(f"argument {option_string}: dims must be >= 0 and < 2**63, got {text!r}")
+        try:
+            setattr(namespace, self.dest, self.read(text))
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"argument {option_string}: {exc}")
+
+    @staticmethod
+    def read(text: str) -> tuple[int, ...]:
+        """The shape the option's words (``text``, joined by spaces) give, or ArgumentTypeError:
+        ``parse_shape``'s, no dim negative (the commands that use it allocate arrays of the
+        shape), at most ``NUMPY_MAX_DIMS`` dims. (``Parser.error`` reads a number with it too.)"""
+        dims = parse_shape(text)
+        if any(d < 0 for d in dims):
+            raise argparse.ArgumentTypeError(f"dims must be >= 0 and < 2**63, got {text!r}")
         if len(dims) > NUMPY_MAX_DIMS:  # (NumPy's own refusal, at the allocation, named no option)
-            parser.error(f"argument {option_string}: {len(dims)} dims, more than the {NUMPY_MAX_DIMS} a NumPy array "
-                         f"holds (the inputs are allocated); an aclnn tensor takes at most {MAX_DIM}")
-        setattr(namespace, self.dest, dims)
+            raise argparse.ArgumentTypeError(f"{len(dims)} dims, more than the {NUMPY_MAX_DIMS} a NumPy array holds "
+                                             f"(the inputs are allocated); an aclnn tensor takes at most {MAX_DIM}")
+        return dims
 
 
 NUMPY_MAX_DIMS = 64  # NPY_MAXDIMS, the most dims a NumPy array has, since NumPy 2.0 (opsnn needs >= 2.0)
