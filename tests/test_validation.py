@@ -236,6 +236,27 @@ def test_an_ml_dtypes_complex32_array_is_acl_complex32():
         assert "self has dtype DT_COMPLEX32, which Ascend910B does not support" in err.message, err.message
 
 
+def test_ml_dtypes_float6_arrays_are_acl_float6():
+    """(A breaker) ml_dtypes' float6_e2m3fn and float6_e3m2fn were refused as dtypes 'no
+    aclDataType describes', where ACL_FLOAT6_E2M3 / ACL_FLOAT6_E3M2 store one element a byte,
+    their memory: they are those aclDataTypes now, as its float8 types are ACL_FLOAT8_*, so an
+    input fails its dtype list and an out Cast (561103), nothing written."""
+    import ml_dtypes
+
+    from opsnn._core import dtypes
+
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    for name, acl_name in (("float6_e2m3fn", "FLOAT6_E2M3"), ("float6_e3m2fn", "FLOAT6_E3M2")):
+        kind = np.dtype(getattr(ml_dtypes, name))
+        assert (dtypes.from_numpy(kind), dtypes.to_numpy(dtypes.DataType[acl_name])) == (dtypes.DataType[acl_name], kind)
+        six = np.zeros(3, kind)
+        err = expect_py_failure(opsnn.leaky_relu, six, status=INVALID, untouched=[six])
+        assert err.message.startswith(f"LeakyRelu: tensor self has dtype DT_{acl_name}, which Ascend910B does not "
+                                      "support; it must be one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16]"), err.message
+        err = expect_py_failure(opsnn.leaky_relu, x, out=six, status=561103, untouched=[x, six])
+        assert err.message == f"LeakyRelu: no Cast kernel from DT_FLOAT to DT_{acl_name}"
+
+
 def test_an_ml_dtypes_scalar_is_named_as_such_not_as_numpys():
     """(A regression breaker) the scalar twin of the ml_dtypes tensor refusals: an ml_dtypes int4
     scalar as negativeSlope was 'a NumPy int4 scalar, a dtype no aclDataType describes', as if

@@ -93,8 +93,8 @@ BITS: dict[DataType, int] = {
     D.FLOAT6_E2M3: 8, D.FLOAT4_E2M1: 4, D.FLOAT4_E1M2: 4,
 }
 
-# NumPy representation. Types without an entry (STRING, INT4, UINT1, COMPLEX32, HIFLOAT8, fp6/fp4)
-# can describe tensors but hold no data here.
+# NumPy representation. Types without an entry (STRING, INT4, UINT1, COMPLEX32, HIFLOAT8, fp4) can
+# describe tensors but hold no data here; bf16, fp8 and fp6 join from ml_dtypes (``_ML_DTYPES``).
 NUMPY: dict[DataType, np.dtype] = {
     D.FLOAT: np.dtype(np.float32), D.FLOAT16: np.dtype(np.float16), D.DOUBLE: np.dtype(np.float64),
     D.INT8: np.dtype(np.int8), D.INT16: np.dtype(np.int16), D.INT32: np.dtype(np.int32),
@@ -103,12 +103,15 @@ NUMPY: dict[DataType, np.dtype] = {
     D.COMPLEX64: np.dtype(np.complex64), D.COMPLEX128: np.dtype(np.complex128),
 }
 _FROM_NUMPY = {v: k for k, v in NUMPY.items()}
-# bf16 and the fp8 family are ml_dtypes types, which join NUMPY on first need (``_ml_dtypes``)
+# bf16, the fp8 family and fp6 are ml_dtypes types, which join NUMPY on first need (``_ml_dtypes``)
 # rather than with ``import opsnn``: importing ml_dtypes 0.7.0 takes ~0.7 s (0.6.0: ~0.1 s; Zen 3
 # VM, numpy 2.3 and 2.4), most of a process's start for one that never meets these types. No
-# array, scalar or NumPy dtype of them can exist before ml_dtypes is imported.
+# array, scalar or NumPy dtype of them can exist before ml_dtypes is imported. Every one is in
+# ml_dtypes 0.5, the oldest the project takes. Its fp6 types store one element a byte, as
+# ACL_FLOAT6_* do (BITS 8; a breaker: they had been refused as no aclDataType's), where its fp4
+# does not pack as ACL_FLOAT4_E2M1 (``ML_UNPACKED``).
 _ML_DTYPES = {D.BF16: "bfloat16", D.FLOAT8_E5M2: "float8_e5m2", D.FLOAT8_E4M3FN: "float8_e4m3fn",
-              D.FLOAT8_E8M0: "float8_e8m0fnu"}
+              D.FLOAT8_E8M0: "float8_e8m0fnu", D.FLOAT6_E3M2: "float6_e3m2fn", D.FLOAT6_E2M3: "float6_e2m3fn"}
 
 # torch dtypes that NumPy has no code for (neither its DLPack import nor ``Tensor.numpy`` takes
 # them), by torch's name: the same-size integer dtype they cross as, reinterpreted then as the

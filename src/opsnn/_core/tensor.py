@@ -208,7 +208,7 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         """The live view of the bytes this (non-empty) view's elements occupy, as NumPy void items
         of one element's width (one byte for a sub-byte dtype), and whether it holds those bytes
         alone: what the out-overlap check compares for a dtype NumPy cannot hold (HIFLOAT8,
-        COMPLEX32, fp6, INT4 ...; ``array`` raises KeyError for them), reading no element. A sub-byte
+        COMPLEX32, INT4 ...; ``array`` raises KeyError for them), reading no element. A sub-byte
         dtype (INT4, UINT1, fp4) packs elements into bytes (the ``storage_nbytes`` rule); an
         element never straddles two, but packed ones lie at bit strides no NumPy view takes, so
         where a stride is no whole number of bytes the view is the run of bytes from the first
