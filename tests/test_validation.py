@@ -257,6 +257,33 @@ def test_ml_dtypes_float6_arrays_are_acl_float6():
         assert err.message == f"LeakyRelu: no Cast kernel from DT_FLOAT to DT_{acl_name}"
 
 
+def test_a_one_byte_ml_dtypes_type_marked_big_endian_is_taken_as_native():
+    """(A breaker) a one-byte ml_dtypes type marked '>' (np.dtype(float8_e5m2).newbyteorder('>'))
+    was refused 'in non-native byte order', which means nothing for one byte: NumPy drops the
+    mark from its own one-byte types, so an int8 array marked so ran. It is its aclDataType now,
+    answered as the native array is, and one with none (int4) is refused without the mark."""
+    import ml_dtypes
+
+    from opsnn._core import dtypes
+
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    for name in ("float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu", "float6_e2m3fn"):
+        marked = np.dtype(getattr(ml_dtypes, name)).newbyteorder(">")
+        acl = dtypes.from_numpy(getattr(ml_dtypes, name))
+        assert (marked.byteorder, dtypes.from_numpy(marked)) == (">", acl)
+        arr = np.zeros(3, marked)
+        err = expect_py_failure(opsnn.leaky_relu, arr, status=INVALID, untouched=[arr])
+        assert err.message.startswith(f"LeakyRelu: tensor self has dtype {dtypes.name(acl)}, which Ascend910B does "
+                                      "not support"), err.message
+        err = expect_py_failure(opsnn.leaky_relu, x, out=arr, status=561103, untouched=[x, arr])
+        assert err.message == f"LeakyRelu: no Cast kernel from DT_FLOAT to {dtypes.name(acl)}"
+    four = np.zeros(3, np.dtype(ml_dtypes.int4).newbyteorder(">"))
+    err = expect_py_failure(opsnn.leaky_relu, four, status=INVALID, untouched=[four])
+    assert err.message.startswith("LeakyRelu: self has dtype int4 (ml_dtypes' int4: one element a byte, where ACL_INT4 "
+                                  "packs 2 a byte), which no aclDataType describes; it must be one of [DT_FLOAT, "
+                                  "DT_FLOAT16, DT_DOUBLE, DT_BF16] on Ascend910B"), err.message
+
+
 def test_an_ml_dtypes_scalar_is_named_as_such_not_as_numpys():
     """(A regression breaker) the scalar twin of the ml_dtypes tensor refusals: an ml_dtypes int4
     scalar as negativeSlope was 'a NumPy int4 scalar, a dtype no aclDataType describes', as if

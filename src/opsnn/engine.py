@@ -436,7 +436,7 @@ def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile, expecte
         return
     given = tensor.given_dtype
     allowed = param.dtypes.for_profile(profile) if param.dtypes is not None else ()
-    swapped = isinstance(given, np.dtype) and given.byteorder not in "=|"
+    swapped = isinstance(given, np.dtype) and given.byteorder not in "=|" and given.itemsize > 1  # (one byte: none)
     text = (f"{param.api_name} has dtype {shown_dtype(given)}"
             f"{' in non-native byte order' if swapped else ''}, which no aclDataType describes")
     if allowed:

@@ -177,6 +177,11 @@ def from_numpy(dtype) -> DataType:
     """aclDataType of a NumPy dtype (bf16 = ``ml_dtypes.bfloat16``); DT_UNDEFINED if none."""
     dtype = np.dtype(dtype)
     found = _FROM_NUMPY.get(dtype)
+    if found is None and dtype.itemsize == 1 and not dtype.isnative:
+        # a byte order means nothing for one byte: NumPy drops '>' from its own (>i1 is int8), not
+        # from ml_dtypes' (a breaker: a '>' float8_e5m2 array was refused as byte-swapped)
+        dtype = dtype.newbyteorder("=")
+        found = _FROM_NUMPY.get(dtype)
     if found is None and "ml_dtypes" in sys.modules and D.BF16 not in NUMPY:
         _ml_dtypes()  # the caller's dtype may be one of its types
         found = _FROM_NUMPY.get(dtype)
