@@ -784,6 +784,25 @@ def test_torch_dtypes_without_acl_data_type_are_refused_not_read_as_bytes(dtype)
     assert info.value.status == 161001 and "gradOutput" in info.value.message
 
 
+def test_torch_float4_e2m1fn_x2_is_told_apart_from_acl_float4_e2m1():
+    """(A breaker) torch.float4_e2m1fn_x2 was refused as a dtype 'no aclDataType describes' with
+    no word of ACL_FLOAT4_E2M1, which packs its values the same, two a byte, as if that type
+    did not exist: the refusals say why it does not describe them (torch's element is the byte
+    of two values, ACL_FLOAT4_E2M1's each value), as they do for torch's int4 and uint1."""
+    x = torch.zeros(3, dtype=torch.uint8).view(torch.float4_e2m1fn_x2)
+    shown = ("torch.float4_e2m1fn_x2 (an element a byte of 2 float4 values, where ACL_FLOAT4_E2M1 packs 2 a byte, "
+             "each an element)")
+    with pytest.raises(AclnnRuntimeError) as info:
+        ot.to_numpy(x, "self")
+    assert (info.value.status, info.value.message.partition("; ")[0]) == (
+        161002, f"opsnn.torch: self has dtype {shown}, which no aclDataType describes")
+    for call in (lambda: opsnn.leaky_relu(x), lambda: ot.leaky_relu(x)):
+        with pytest.raises(opsnn.AclnnError) as info:
+            call()
+        assert info.value.message == (f"LeakyRelu: self has dtype {shown}, which no aclDataType describes; it must be "
+                                      "one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16] on Ascend910B")
+
+
 @pytest.mark.parametrize("dtype, shown", [
     (torch.float8_e4m3fnuz, "torch.float8_e4m3fnuz"), (torch.int2, "torch.int2"),
     (torch.int4, "torch.int4 (one element a byte, where ACL_INT4 packs 2 a byte)")], ids=str)

@@ -405,9 +405,10 @@ _NUMPY_KINDS = {"U": "string", "S": "bytes", "V": "structured or raw (void)"}
 def shown_dtype(given) -> str:
     """A dtype no aclDataType describes, as a refusal names it: NumPy's name, and for a string,
     bytes or structured dtype its layout too (a breaker: "str64", "void32" and "record32" hid
-    that the array held text or records); for torch's int4 and uint1 and ml_dtypes' int4, uint1
-    and float4_e2m1fn, why ACL_INT4 / ACL_UINT1 / ACL_FLOAT4_E2M1 do not describe them (a breaker:
-    the refusal read as if no such aclDataType existed); another ml_dtypes type as ml_dtypes'."""
+    that the array held text or records); for torch's int4, uint1 and float4_e2m1fn_x2 and
+    ml_dtypes' int4, uint1 and float4_e2m1fn, why ACL_INT4 / ACL_UINT1 / ACL_FLOAT4_E2M1 do not
+    describe them (a breaker: the refusal read as if no such aclDataType existed); another
+    ml_dtypes type as ml_dtypes'."""
     name = getattr(given, "name", given)
     kind = _NUMPY_KINDS.get(given.kind) if isinstance(given, np.dtype) else None
     if kind and given.fields is None and given.type.__module__.partition(".")[0] == "ml_dtypes":
@@ -424,6 +425,10 @@ def shown_dtype(given) -> str:
     if packed is not None:
         return (f"{name} (one element a byte, where {packed.acl_name} packs "
                 f"{8 // dtypes.BITS[packed]} a byte)")
+    paired = dtypes.TORCH_PAIRED.get(str(name).removeprefix("torch."))
+    if paired is not None:
+        return (f"{name} (an element a byte of {8 // dtypes.BITS[paired]} float4 values, where "
+                f"{paired.acl_name} packs {8 // dtypes.BITS[paired]} a byte, each an element)")
     return str(name)
 
 

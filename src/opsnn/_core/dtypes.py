@@ -127,6 +127,11 @@ TORCH_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 # torch's sub-byte shell dtypes whose name is an aclDataType's: torch stores one element a byte
 # (element_size 1), where the aclDataType packs 8 // BITS of them, so none describes their memory.
 TORCH_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1}
+# torch's packed shell dtypes, by torch's name: the aclDataType that packs the same values as
+# tightly, yet counts each value an element, where torch's element is the byte that holds
+# 8 // BITS of them, so a shape describes other memory (a breaker: float4_e2m1fn_x2 was refused
+# with no word of ACL_FLOAT4_E2M1)
+TORCH_PAIRED = {"float4_e2m1fn_x2": D.FLOAT4_E2M1}
 # ml_dtypes types with an aclDataType but no data here, by ml_dtypes' name, as TORCH_BYTES: its
 # complex32 is two float16, ACL_COMPLEX32's memory (a breaker: refused as no aclDataType's, where
 # torch.complex32 is ACL_COMPLEX32)
@@ -134,8 +139,8 @@ ML_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 # the same for ml_dtypes' sub-byte types (one element a byte too), by ml_dtypes' name
 ML_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1, "float4_e2m1fn": D.FLOAT4_E2M1}
 # torch dtypes that cross as the NumPy dtype of their name, by that name: their aclDataType. A
-# torch dtype in no table here (int1..int7, uint1..uint7, float8_e4m3fnuz, float4_e2m1fn_x2,
-# bits16 ...) has no aclDataType: torch's DLPack export labels the sub-byte integers as 8-bit
+# torch dtype in no table here but TORCH_UNPACKED / TORCH_PAIRED (int1..int7, uint1..uint7,
+# float8_e4m3fnuz, float4_e2m1fn_x2, bits16 ...) has no aclDataType: torch's DLPack export labels the sub-byte integers as 8-bit
 # ones, which NumPy would take at their word.
 TORCH_NAMES = {"float16": D.FLOAT16, "float32": D.FLOAT, "float64": D.DOUBLE, "int8": D.INT8, "int16": D.INT16,
                "int32": D.INT32, "int64": D.INT64, "uint8": D.UINT8, "uint16": D.UINT16, "uint32": D.UINT32,
