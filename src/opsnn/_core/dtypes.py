@@ -119,10 +119,11 @@ _ML_DTYPES = {D.BF16: "bfloat16", D.FLOAT8_E5M2: "float8_e5m2", D.FLOAT8_E4M3FN:
 # dtype checks, whose refusal names it and the dtypes expected.
 TORCH_VIEWS = {"bfloat16": ("int16", D.BF16), "float8_e5m2": ("uint8", D.FLOAT8_E5M2),
                "float8_e4m3fn": ("uint8", D.FLOAT8_E4M3FN), "float8_e8m0fnu": ("uint8", D.FLOAT8_E8M0)}
-# torch dtypes with an aclDataType but no NumPy or ml_dtypes type, by torch's name: the same-size
-# integer dtype they cross as, a DataLessTensor's memory (what the out-overlap check compares);
-# no element is read: an input of them fails its dtype list, an out the Cast kernel (561103), as
-# an ACL_COMPLEX32 tensor does through the aclnn API.
+# torch dtypes with an aclDataType but no NumPy type, nor an ml_dtypes one in every version taken
+# (complex32 is in ml_dtypes from 0.6, not 0.5: no data of it is held here, ``ML_BYTES``), by
+# torch's name: the same-size integer dtype they cross as, a DataLessTensor's memory (what the
+# out-overlap check compares); no element is read: an input of them fails its dtype list, an
+# out the Cast kernel (561103), as an ACL_COMPLEX32 tensor does through the aclnn API.
 TORCH_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 # torch's sub-byte shell dtypes whose name is an aclDataType's: torch stores one element a byte
 # (element_size 1), where the aclDataType packs 8 // BITS of them, so none describes their memory.
@@ -133,7 +134,7 @@ TORCH_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1}
 # with no word of ACL_FLOAT4_E2M1)
 TORCH_PAIRED = {"float4_e2m1fn_x2": D.FLOAT4_E2M1}
 # ml_dtypes types with an aclDataType but no data here, by ml_dtypes' name, as TORCH_BYTES: its
-# complex32 is two float16, ACL_COMPLEX32's memory (a breaker: refused as no aclDataType's, where
+# complex32 (0.6 on) is two float16, ACL_COMPLEX32's memory (a breaker: refused as no aclDataType's, where
 # torch.complex32 is ACL_COMPLEX32)
 ML_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 # the same for ml_dtypes' sub-byte types (one element a byte too), by ml_dtypes' name

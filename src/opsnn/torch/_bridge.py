@@ -71,11 +71,11 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
     Raises AclnnRuntimeError (161002) for tensors opsnn cannot read in place: not on the CPU
     (opsnn computes on the host), sparse, a lazy conjugate/negative view, of a dtype no
     aclDataType describes (int1-int7, uint1-uint7, float8_e4m3fnuz ...; torch's int4 and uint1,
-    one element a byte where ACL_INT4 and ACL_UINT1 pack them) or that ``Tensor.numpy()`` gives
-    no NumPy type (complex32), or of a shape NumPy cannot hold (the product of its
-    nonzero dims times the itemsize must stay below 2**63 bytes, even when a dim is 0:
-    ``torch.empty(2**62, 0)`` has no NumPy view). TypeError for ``t`` that is no torch.Tensor,
-    as ``torch.from_numpy`` refuses what is no ndarray.
+    one element a byte where ACL_INT4 and ACL_UINT1 pack them) or one of ACL_COMPLEX32
+    (complex32), whose data opsnn holds under no ml_dtypes it takes (0.5 has no complex32), or
+    of a shape NumPy cannot hold (the product of its nonzero dims times the itemsize must stay
+    below 2**63 bytes, even when a dim is 0: ``torch.empty(2**62, 0)`` has no NumPy view).
+    TypeError for ``t`` that is no torch.Tensor, as ``torch.from_numpy`` refuses what is no ndarray.
 
     A tensor that requires grad is read detached, as ``t.detach().numpy()`` (where
     ``Tensor.numpy()`` refuses it): the ops read their inputs so, their autograd Functions
@@ -103,6 +103,8 @@ def to_numpy(t: torch.Tensor, name: str = "tensor") -> np.ndarray:
     except (TypeError, RuntimeError, ValueError) as exc:  # ValueError: NumPy's size limit (below)
         if t.dtype not in _TORCH_TO_ACL:
             raise _no_acl_data_type(t.dtype, name) from None
+        if t.dtype in _BYTES:
+            raise _no_data(t.dtype, name) from None
         raise refuse(f"{name} of dtype {t.dtype} and shape {tuple(t.shape)} has no NumPy view: {exc}") from None
 
 
@@ -115,12 +117,22 @@ def _no_acl_data_type(dtype: torch.dtype, name: str) -> AclnnRuntimeError:
                   f"it must be one of {viewed}")
 
 
+def _no_data(dtype: torch.dtype, name: str) -> AclnnRuntimeError:
+    """``to_numpy``'s refusal of complex32 (``_BYTES``): opsnn's reason, true under every ml_dtypes
+    it takes ("has no NumPy view" had been said, untrue beside ml_dtypes 0.6 on, whose complex32
+    holds that memory: a breaker's)."""
+    acl = _BYTES[dtype][1]
+    return refuse(f"{name} has dtype {dtype} ({acl.acl_name}), which opsnn holds no data of under any ml_dtypes "
+                  f"it takes (0.5 has no complex32), so to_numpy gives no view of it; {name}.to(torch.complex64) "
+                  "has its values")
+
+
 def operand(t: torch.Tensor, name: str) -> np.ndarray | DataLessTensor:
     """What the binding hands the opsnn functions for ``t``: ``to_numpy(t)``, or a DataLessTensor
     that the dtype checks refuse in CANN's order, naming it and the dtypes expected (nothing is
     read or written): for a dtype with no aclDataType (int2, uint3, float8_e4m3fnuz ...; torch's
     int4 and uint1 too, one element a byte where ACL_INT4 and ACL_UINT1 pack them), or for
-    complex32, ACL_COMPLEX32, which NumPy cannot hold (its memory kept as int32).
+    complex32, ACL_COMPLEX32, which opsnn holds no data of (its memory kept as int32).
 
     First, for the dtypes ``to_numpy`` views (``_CROSSING``), its view made at once: where
     ``Tensor.numpy()`` gives one, ``to_numpy``'s checks pass (``numpy()`` refuses what they refuse:
