@@ -97,3 +97,25 @@ def test_no_file_needs_a_newer_python_than_requires_python():
                            "--violations", f"-t={minimum}-", *folders],
                           capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stdout + done.stderr) == (0, ""), done.stdout + done.stderr
+
+
+def test_readme_says_what_python_numbers_and_fallbacks_do():
+    """(A breaker) the README's Python numbers passed as tensors left out that a complex beside a
+    real array is refused (161002), and its NumPy fallback note said "logged once" where a
+    layout's fallback is logged once per operator and reason (numba_backend._fell_back): the
+    README quotes the refusal as opsnn words it, and says when a fallback is logged."""
+    import numpy as np
+
+    import opsnn
+    from opsnn.kernels import numba_backend
+
+    text = " ".join(README.read_text().split())
+    quoted = "it must be a real number (bool, int or float), got complex"
+    assert f"a complex beside a real array is refused, 161002 (\"{quoted}\")" in text
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.leaky_relu_backward(1j, np.ones(2, np.float32), 0.1)
+    assert (info.value.status, info.value.message.endswith(quoted)) == (161002, True), info.value.message
+    assert ("for what the numba backend cannot lower, logged once per operator and reason, and for a generated "
+            "kernel that fails to compile, logged once per kernel: same bits") in text
+    assert "once per operator and reason" in numba_backend._fell_back.__doc__
+    assert "logged the first time only" in numba_backend._compile_failure.__doc__
