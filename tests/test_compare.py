@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 from pathlib import Path
 
 import ml_dtypes
@@ -410,7 +411,6 @@ def test_a_case_folder_that_cannot_be_emptied_fails_its_case_or_the_run(tmp_path
     error, exit 2, with no table). (A reviewer) what the re-dump had removed before the refusal
     (a board's file in another case folder) had gone unsaid, where every other re-dump names
     what it removed: the line is printed before the run's refusal and after the table."""
-    from opsnn import golden_files
 
     path = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(2)))
     dump = tmp_path / "d"
@@ -422,7 +422,7 @@ def test_a_case_folder_that_cannot_be_emptied_fails_its_case_or_the_run(tmp_path
     def refused(folder, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(folder / "x.bin"))
 
-    monkeypatch.setattr(golden_files.shutil, "rmtree", refused)
+    monkeypatch.setattr(shutil, "rmtree", refused)
     capsys.readouterr()
     assert cli.main(["verify", str(path), "--dump", str(dump)]) == 1
     assert capsys.readouterr().err == (
@@ -450,9 +450,6 @@ def test_what_a_redump_removed_from_a_board_folder_before_it_stopped_is_said(tmp
     file of it after removing others) had its removed files go unsaid: the line named only what
     went whole. Those it removed are named, a subfolder removed whole as one entry, before the
     refusal (an earlier index's folder) and after the table (a case's own, its index lost)."""
-    import shutil
-
-    from opsnn import golden_files
 
     path = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
     dump = tmp_path / "d"
@@ -478,7 +475,7 @@ def test_what_a_redump_removed_from_a_board_folder_before_it_stopped_is_said(tmp
             (board / name).write_text("board")
         capsys.readouterr()
         with monkeypatch.context() as patch:
-            patch.setattr(golden_files.shutil, "rmtree", stopped)
+            patch.setattr(shutil, "rmtree", stopped)
             assert cli.main(["verify", str(path), "--dump", str(dump), "--json", str(tmp_path / "r.json")]) == 1
         err = capsys.readouterr().err
         if index:

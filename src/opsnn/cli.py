@@ -39,7 +39,7 @@ from .cli_args import (
     equals_hint,
     random_input,
 )
-from .cli_files import OutputError
+from .cli_files import OutputError, remove_tree
 from .cli_stdout import PipeConsole, run_writing_stdout
 from .cli_words import dtype_list, int_at_least, numpy_dtype
 
@@ -286,7 +286,7 @@ def _run_cache(args) -> int:
         for path in doomed:
             size = _tree_bytes(path)
             try:
-                _remove_tree(path)
+                remove_tree(path, vanished_ok=True)  # (a concurrent --clear: removed, as asked)
                 freed[path] = size
             except OSError as exc:
                 failed.append(f"opsnn cache: could not remove {path}: {exc}")
@@ -331,24 +331,6 @@ def _tree_bytes(path) -> int:
         with contextlib.suppress(OSError):
             total += f.stat().st_size if f.is_file() else 0
     return total
-
-
-def _remove_tree(path) -> None:
-    """``shutil.rmtree``, where a file or folder another process removes meanwhile (its own
-    `opsnn cache --clear`) counts as removed: that is what was asked (a breaker: exit 2)."""
-    import shutil
-
-    def unless_gone(function, name, exc):  # onexc (3.12) passes the exception, onerror exc_info
-        exc = exc[1] if isinstance(exc, tuple) else exc
-        if not isinstance(exc, FileNotFoundError):
-            # named by its whole path: rmtree's own error names a file inside by its name alone
-            # ("could not remove .../numba-kernels-x: ... Operation not permitted: 'a'", a breaker)
-            raise OSError(exc.errno, exc.strerror, name) from exc
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=unless_gone)  # novermin: this branch runs on 3.12+ only
-    else:
-        shutil.rmtree(path, onerror=unless_gone)
 
 
 def _mib(nbytes: int) -> str:

@@ -1,6 +1,7 @@
 """The files the ``opsnn`` commands read and write beside their arguments: JSON read with a
 depth limit and unique keys (``read_json``) and written strictly (``strict_json``), the folders
-an output goes into, and ``OutputError``, an output the system would not take (exit 1).
+an output goes into and ``remove_tree`` for the folders a command removes (a dump's case folders,
+the kernel cache's), and ``OutputError``, an output the system would not take (exit 1).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import errno
 import json
 import math
 import os
+import shutil
+import sys
 from pathlib import Path
 
 
@@ -112,3 +115,36 @@ def output_folder_refusal(option: str, text: str) -> str | None:
     if path.exists() and not path.is_dir():
         return f"{option} {text!r} is a file, not a folder"
     return None
+
+
+class _RefusedEntry(OSError):
+    """A refusal ``remove_tree``'s hook raised, holding the entry's whole path (``entry``): Python
+    3.13's rmtree hands an exception its hook raised while it scanned a folder back to the hook as
+    the scan's own, its filename set to the folder (a board's file was named by its folder)."""
+
+    entry = ""
+
+
+def remove_tree(path, vanished_ok: bool = False) -> None:
+    """``shutil.rmtree(path)``, its OSError naming the entry refused by its whole path: rmtree
+    removes a folder's entries through the folder's descriptor, so its own error names a file
+    inside by its name alone ("Operation not permitted: 'a'", breakers of ``cache --clear`` and
+    ``verify --dump``). ``vanished_ok``: an entry another process removed meanwhile counts as
+    removed (a concurrent ``opsnn cache --clear``: what was asked)."""
+    def refused(function, name, error):  # onexc (3.12+) passes the exception, onerror exc_info
+        exc = error[1] if isinstance(error, tuple) else error
+        if isinstance(exc, _RefusedEntry):  # (3.13: ours again, renamed to the folder)
+            exc.filename = exc.entry
+            raise exc
+        if vanished_ok and isinstance(exc, FileNotFoundError):
+            return
+        if not isinstance(exc, OSError):
+            raise exc
+        again = _RefusedEntry(exc.errno, exc.strerror, os.fspath(name))
+        again.entry = os.fspath(name)
+        raise again from exc
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=refused)  # novermin: this branch runs on 3.12+ only
+    else:
+        shutil.rmtree(path, onerror=refused)

@@ -23,15 +23,13 @@ import contextlib
 import math
 import os
 import re
-import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from ._core.dtypes import from_numpy, holds_data, parse_name, to_numpy
 from ._core.shape import INT64_MAX
-from .cli_files import make_writable_folder, read_json, strict_json
+from .cli_files import make_writable_folder, read_json, remove_tree, strict_json
 
 INDEX = "index.json"  # the run's list of case folders, beside them (no file label takes the name)
 PARTIAL_INDEX = ".index.json.partial"  # the index while it is written (nor this one)
@@ -195,44 +193,17 @@ def clear(folder: Path, removed: list[Path]) -> bool:
 
 
 def _remove_tree(folder: Path, removed: list[Path]) -> None:
-    """``shutil.rmtree(folder)``; where it stops part way (an OSError: a file the system will not
+    """``cli_files.remove_tree(folder)``; where it stops part way (an OSError: a file the system will not
     remove), the entries of ``folder`` it had removed are appended to ``removed`` before the
     error goes on, a subfolder that went whole as one entry, as ``clear`` counts a folder: the
     board's files it took went unsaid, the line naming only what went whole."""
     inside = sorted(Path(top, name) for top, folders, files in os.walk(folder) for name in (*folders, *files))
     try:
-        shutil.rmtree(folder, **{_RMTREE_ERROR: _refused_at_its_path})
+        remove_tree(folder)
     except OSError:
         gone = {path for path in inside if not os.path.lexists(path)}
         removed.extend(path for path in inside if path in gone and path.parent not in gone)
         raise
-
-
-# rmtree's hook for a refusal: onexc (Python 3.12+, which deprecates onerror) or onerror
-_RMTREE_ERROR = "onexc" if sys.version_info >= (3, 12) else "onerror"
-
-
-class _RefusedEntry(OSError):
-    """An rmtree refusal raised again by ``_refused_at_its_path``, holding the entry's whole path
-    (``entry``): Python 3.13's rmtree hands an exception its hook raised while it scanned a folder
-    back to the hook as the scan's own, its filename set to the folder."""
-
-    entry = ""
-
-
-def _refused_at_its_path(func, path, error) -> None:
-    """rmtree's refusal raised again naming the entry's whole path: rmtree removes a folder's
-    entries by the folder's descriptor, so its OSError names the entry alone ('b.txt', a
-    regression breaker: the case's FAIL did not say where the file is)."""
-    exc = error if isinstance(error, BaseException) else error[1]  # (onerror's: sys.exc_info())
-    if isinstance(exc, _RefusedEntry):  # (3.13: ours again, renamed to the folder)
-        exc.filename = exc.entry
-        raise exc
-    if not isinstance(exc, OSError):
-        raise exc
-    refused = _RefusedEntry(exc.errno, exc.strerror, os.fspath(path))
-    refused.entry = os.fspath(path)
-    raise refused from exc
 
 
 def _named_files(folder: Path) -> set[str]:
