@@ -4268,3 +4268,26 @@ def test_bound_pool_launch_replanned_onto_a_walker_that_does_not_compile(broken_
         assert acl.rt.synchronize_stream(acl_env.stream) == 0, acl.get_recent_err_msg()
         cases.assert_bits_equal(ot.view(), want)
     assert failures and len(failures) == len(set(failures))
+
+
+def test_fp6_packs_four_elements_in_three_bytes(dev):
+    """ACL_FLOAT6_E3M2 / E2M3 take 6 bits an element (metadef's GetSizeByDataType,
+    kDataTypeSizeBitOffset + 6), not a byte: 100 of them need 75 bytes, and an out whose element
+    crosses a byte's end into self's bytes overlaps self, where its first byte alone does not
+    (bits 30-35: bytes 3 and 4; self's float16 elements at bytes 0-1, 4-5, 8-9, 12-13; out's
+    elements 96 bits, 12 bytes, apart)."""
+    addr = dev.upload(np.zeros(16, F32))
+    fits = acl.create_tensor([80], acl.ACL_FLOAT6_E2M3, [1], 0, acl.ACL_FORMAT_ND, [80], addr + 4)  # 60 bytes
+    assert fits is not None
+    dev.tensors.append(fits)
+    assert acl.create_tensor([100], acl.ACL_FLOAT6_E3M2, [1], 0, acl.ACL_FORMAT_ND, [100], addr) is None
+    assert acl.get_recent_err_msg() == (
+        f"create_tensor: storageDims [100] of ACL_FLOAT6_E3M2 (6 bits each) need 75 bytes at tensorData {hex(addr)}; "
+        f"they reach 11 bytes past the end of the 64-byte allocation at {hex(addr)}")
+    x = acl.create_tensor([4], acl.ACL_FLOAT16, [2], 0, acl.ACL_FORMAT_ND, [8], addr)  # bytes 0-1, 4-5 ...
+    apart = acl.create_tensor([4], acl.ACL_FLOAT6_E3M2, [16], 3, acl.ACL_FORMAT_ND, [64], addr)  # bytes 2, 14, 26, 38
+    across = acl.create_tensor([4], acl.ACL_FLOAT6_E3M2, [16], 5, acl.ACL_FORMAT_ND, [64], addr)  # bytes 3-4, 15-16 ...
+    dev.tensors += [x, apart, across]
+    s = dev.scalar(0.5, acl.ACL_FLOAT)
+    fail_msg(aclnn.aclnnLeakyReluGetWorkspaceSize(x, s, apart)[2], 561103, "no Cast kernel from DT_FLOAT16 to DT_FLOAT6_E3M2")
+    fail_msg(aclnn.aclnnLeakyReluGetWorkspaceSize(x, s, across)[2], 161002, "out and self")

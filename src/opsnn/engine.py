@@ -417,18 +417,16 @@ def shown_dtype(given) -> str:
         packed = dtypes.ML_UNPACKED.get(name)
         if packed is None:
             return f"{name} (an ml_dtypes type)"
-        return (f"{name} (ml_dtypes' {name}: one element a byte, where {packed.acl_name} packs "
-                f"{8 // dtypes.BITS[packed]} a byte)")
+        return f"{name} (ml_dtypes' {name}: one element a byte, where {packed.acl_name} packs {dtypes.packing(packed)})"
     if kind:
         return f"{name} ({given}, a NumPy {kind} dtype)"
     packed = dtypes.TORCH_UNPACKED.get(str(name).removeprefix("torch."))
     if packed is not None:
-        return (f"{name} (one element a byte, where {packed.acl_name} packs "
-                f"{8 // dtypes.BITS[packed]} a byte)")
+        return f"{name} (one element a byte, where {packed.acl_name} packs {dtypes.packing(packed)})"
     paired = dtypes.TORCH_PAIRED.get(str(name).removeprefix("torch."))
     if paired is not None:
         return (f"{name} (an element a byte of {8 // dtypes.BITS[paired]} float4 values, where "
-                f"{paired.acl_name} packs {8 // dtypes.BITS[paired]} a byte, each an element)")
+                f"{paired.acl_name} packs {dtypes.packing(paired)}, each an element)")
     return str(name)
 
 

@@ -84,17 +84,18 @@ class Format(enum.IntEnum):
 
 D = DataType
 
-# Storage width in bits of every aclDataType (sub-byte types pack).
+# Storage width in bits of every aclDataType (sub-byte types pack: fp6 four elements in three bytes,
+# as metadef's GetSizeByDataType has it, kDataTypeSizeBitOffset + 6, graph/types.h).
 BITS: dict[DataType, int] = {
     D.FLOAT: 32, D.FLOAT16: 16, D.INT8: 8, D.INT32: 32, D.UINT8: 8, D.INT16: 16, D.UINT16: 16,
     D.UINT32: 32, D.INT64: 64, D.UINT64: 64, D.DOUBLE: 64, D.BOOL: 8, D.STRING: 8,
     D.COMPLEX64: 64, D.COMPLEX128: 128, D.BF16: 16, D.INT4: 4, D.UINT1: 1, D.COMPLEX32: 32,
-    D.HIFLOAT8: 8, D.FLOAT8_E5M2: 8, D.FLOAT8_E4M3FN: 8, D.FLOAT8_E8M0: 8, D.FLOAT6_E3M2: 8,
-    D.FLOAT6_E2M3: 8, D.FLOAT4_E2M1: 4, D.FLOAT4_E1M2: 4,
+    D.HIFLOAT8: 8, D.FLOAT8_E5M2: 8, D.FLOAT8_E4M3FN: 8, D.FLOAT8_E8M0: 8, D.FLOAT6_E3M2: 6,
+    D.FLOAT6_E2M3: 6, D.FLOAT4_E2M1: 4, D.FLOAT4_E1M2: 4,
 }
 
-# NumPy representation. Types without an entry (STRING, INT4, UINT1, COMPLEX32, HIFLOAT8, fp4) can
-# describe tensors but hold no data here; bf16, fp8 and fp6 join from ml_dtypes (``_ML_DTYPES``).
+# NumPy representation. Types without an entry (STRING, INT4, UINT1, COMPLEX32, HIFLOAT8, fp6/fp4)
+# can describe tensors but hold no data here.
 NUMPY: dict[DataType, np.dtype] = {
     D.FLOAT: np.dtype(np.float32), D.FLOAT16: np.dtype(np.float16), D.DOUBLE: np.dtype(np.float64),
     D.INT8: np.dtype(np.int8), D.INT16: np.dtype(np.int16), D.INT32: np.dtype(np.int32),
@@ -103,15 +104,12 @@ NUMPY: dict[DataType, np.dtype] = {
     D.COMPLEX64: np.dtype(np.complex64), D.COMPLEX128: np.dtype(np.complex128),
 }
 _FROM_NUMPY = {v: k for k, v in NUMPY.items()}
-# bf16, the fp8 family and fp6 are ml_dtypes types, which join NUMPY on first need (``_ml_dtypes``)
+# bf16 and the fp8 family are ml_dtypes types, which join NUMPY on first need (``_ml_dtypes``)
 # rather than with ``import opsnn``: importing ml_dtypes 0.7.0 takes ~0.7 s (0.6.0: ~0.1 s; Zen 3
 # VM, numpy 2.3 and 2.4), most of a process's start for one that never meets these types. No
-# array, scalar or NumPy dtype of them can exist before ml_dtypes is imported. Every one is in
-# ml_dtypes 0.5, the oldest the project takes. Its fp6 types store one element a byte, as
-# ACL_FLOAT6_* do (BITS 8; a breaker: they had been refused as no aclDataType's), where its fp4
-# does not pack as ACL_FLOAT4_E2M1 (``ML_UNPACKED``).
+# array, scalar or NumPy dtype of them can exist before ml_dtypes is imported.
 _ML_DTYPES = {D.BF16: "bfloat16", D.FLOAT8_E5M2: "float8_e5m2", D.FLOAT8_E4M3FN: "float8_e4m3fn",
-              D.FLOAT8_E8M0: "float8_e8m0fnu", D.FLOAT6_E3M2: "float6_e3m2fn", D.FLOAT6_E2M3: "float6_e2m3fn"}
+              D.FLOAT8_E8M0: "float8_e8m0fnu"}
 
 # torch dtypes that NumPy has no code for (neither its DLPack import nor ``Tensor.numpy`` takes
 # them), by torch's name: the same-size integer dtype they cross as, reinterpreted then as the
@@ -126,7 +124,7 @@ TORCH_VIEWS = {"bfloat16": ("int16", D.BF16), "float8_e5m2": ("uint8", D.FLOAT8_
 # out the Cast kernel (561103), as an ACL_COMPLEX32 tensor does through the aclnn API.
 TORCH_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 # torch's sub-byte shell dtypes whose name is an aclDataType's: torch stores one element a byte
-# (element_size 1), where the aclDataType packs 8 // BITS of them, so none describes their memory.
+# (element_size 1), where the aclDataType packs them (``packing``), so none describes their memory.
 TORCH_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1}
 # torch's packed shell dtypes, by torch's name: the aclDataType that packs the same values as
 # tightly, yet counts each value an element, where torch's element is the byte that holds
@@ -137,8 +135,10 @@ TORCH_PAIRED = {"float4_e2m1fn_x2": D.FLOAT4_E2M1}
 # complex32 (0.6 on) is two float16, ACL_COMPLEX32's memory (a breaker: refused as no aclDataType's, where
 # torch.complex32 is ACL_COMPLEX32)
 ML_BYTES = {"complex32": ("int32", D.COMPLEX32)}
-# the same for ml_dtypes' sub-byte types (one element a byte too), by ml_dtypes' name
-ML_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1, "float4_e2m1fn": D.FLOAT4_E2M1}
+# the same for ml_dtypes' sub-byte types (one element a byte too), by ml_dtypes' name: its fp6 types
+# are not ACL_FLOAT6_*, which pack 4 elements in 3 bytes (a breaker had mapped them as the same memory)
+ML_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1, "float4_e2m1fn": D.FLOAT4_E2M1,
+               "float6_e3m2fn": D.FLOAT6_E3M2, "float6_e2m3fn": D.FLOAT6_E2M3}
 # torch dtypes that cross as the NumPy dtype of their name, by that name: their aclDataType. A
 # torch dtype in no table here but TORCH_UNPACKED / TORCH_PAIRED (int1..int7, uint1..uint7,
 # float8_e4m3fnuz, float4_e2m1fn_x2, bits16 ...) has no aclDataType: torch's DLPack export labels the sub-byte integers as 8-bit
@@ -307,6 +307,15 @@ def float_scalar_types() -> tuple:
     if "ml_dtypes" in sys.modules:
         return (float, np.floating, to_numpy(D.BF16).type)
     return (float, np.floating)
+
+
+def packing(dtype: DataType) -> str:
+    """How a sub-byte aclDataType packs its elements, as a message says it: the fewest whole
+    elements that fill whole bytes ("2 a byte" for INT4 and fp4, "8 a byte" for UINT1, "4 in 3
+    bytes" for fp6)."""
+    bits = BITS[DataType(dtype)]
+    run = math.lcm(bits, 8)
+    return f"{run // bits} a byte" if run == 8 else f"{run // bits} in {run // 8} bytes"
 
 
 def nbytes(dtype: DataType, numel: int) -> int:

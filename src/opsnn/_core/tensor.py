@@ -208,11 +208,11 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         """The live view of the bytes this (non-empty) view's elements occupy, as NumPy void items
         of one element's width (one byte for a sub-byte dtype), and whether it holds those bytes
         alone: what the out-overlap check compares for a dtype NumPy cannot hold (HIFLOAT8,
-        COMPLEX32, INT4 ...; ``array`` raises KeyError for them), reading no element. A sub-byte
-        dtype (INT4, UINT1, fp4) packs elements into bytes (the ``storage_nbytes`` rule); an
-        element never straddles two, but packed ones lie at bit strides no NumPy view takes, so
-        where a stride is no whole number of bytes the view is the run of bytes from the first
-        element's to the last's: exactly theirs (True) when the view is contiguous, else theirs
+        COMPLEX32, fp6, INT4 ...; ``array`` raises KeyError for them), reading no element. A sub-byte
+        dtype (INT4, UINT1, fp4, fp6) packs elements into bytes (the ``storage_nbytes`` rule), an fp6
+        one across two at times; packed ones lie at bit strides no NumPy view takes, so
+        where a stride is no whole number of bytes, or an element crosses a byte's end, the view is
+        the run of bytes from the first element's to the last's: exactly theirs (True) when the view is contiguous, else theirs
         and more (False). Raises AclnnError (161002) for a destroyed tensor, and the runtime's
         100000 for memory that is gone, as ``array`` does."""
         if self.destroyed:
@@ -221,11 +221,13 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         bits = dtypes.BITS[self.dtype]
         first = self.offset * bits  # in bits from the storage's start
         strides = tuple(0 if d == 1 else s * bits for d, s in zip(self.shape, self.strides))
-        if all(s % 8 == 0 for s in strides):
+        # every element in one byte of its own (or whole bytes): an fp6 one at bit 6 is in two
+        if all(s % 8 == 0 for s in strides) and (bits % 8 == 0 or first % 8 + bits <= 8):
             return np.ndarray(self.shape, f"V{max(bits // 8, 1)}", alloc.buffer, start + first // 8,
                               tuple(s // 8 for s in strides)), True
         last = first + sum((d - 1) * s for d, s in zip(self.shape, strides))  # strides are >= 0
-        return np.ndarray((last // 8 - first // 8 + 1,), "V1", alloc.buffer, start + first // 8), self.is_contiguous
+        end = (last + bits - 1) // 8  # the byte holding the last element's last bit
+        return np.ndarray((end - first // 8 + 1,), "V1", alloc.buffer, start + first // 8), self.is_contiguous
 
     @property
     def unbacked(self) -> bool:
