@@ -775,6 +775,38 @@ def test_a_rerun_refused_midway_leaves_an_index_of_the_folders_not_yet_removed(t
     assert cli.main(["compare", str(dump)]) == 0
 
 
+def test_a_rerun_refused_its_case_file_folder_lists_no_case_folder_it_removed(tmp_path, monkeypatch, capsys):
+    """(A regression breaker) a re-dump whose probe removed an earlier case folder, emptied, and
+    was then refused its case file's folder, left empty (as a folder of another user's in a
+    sticky DIR is), rewrote the index to list that removed folder first (or kept the earlier
+    index whole where it was the first listed): opsnn compare then refused the dump naming the
+    missing folder's case.json. The index lists only the folders still there, so compare
+    judges those; the refused case file's folder, empty, is left, as the refusal named it."""
+    first_file = tmp_path / "a" / "atk_first.json"
+    first_file.parent.mkdir()
+    first_file.write_text(json.dumps([json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(2)]))
+    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    dump = tmp_path / "d"
+    assert run_verify(first_file, case, "--dump", dump) == 0
+    rmdir = Path.rmdir
+
+    def sticky(path: Path) -> None:  # (the tests may run as root, whom a chmod does not stop)
+        if path == (dump / first_file.name).resolve():
+            raise PermissionError(1, "Operation not permitted", str(path))
+        rmdir(path)
+
+    capsys.readouterr()
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "rmdir", sticky)
+        assert cli.main(["verify", str(case), "--dump", str(dump)]) == 1
+    assert capsys.readouterr().err == (
+        f"opsnn verify: --dump: cannot write into the folder {str(dump)!r}: cannot remove the earlier run's case "
+        f"file's folder {str(dump / first_file.name)!r}, emptied: Operation not permitted\n")
+    assert list((dump / first_file.name).iterdir()) == []
+    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/0000_aclnnLeakyReluBackward_0"]
+    assert cli.main(["compare", str(dump)]) == 0
+
+
 def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     """(A breaker) a Latin-1 café.json on Linux (os.fsdecode holds its é as a surrogate) failed
     every case with "internal error: UnicodeEncodeError" (the seed hashed the name as UTF-8);

@@ -72,8 +72,9 @@ def probe(root: str | Path, removed: list[Path], own: list[Path] = ()) -> list[P
     that takes no new entry had refused the run: a breaker); returned, so that the run removes
     those it then writes nothing in (``remove_empty``). Refused (or stopped by a Ctrl-C) part
     way, it removes those kept (where the system lets it) and leaves the index listing the
-    folder refused and those after it, not those already gone, so that a later run cleans them
-    and ``opsnn compare`` names that folder. Only folders below ``root`` are touched. An
+    folder refused and those after it, not those already gone (one removed before its case
+    file's folder was refused among them), so that a later run cleans them and ``opsnn
+    compare`` names that folder. Only folders below ``root`` are touched. An
     ``index.json`` there that is not of opsnn's shape (another program's, a folder) is a
     ValueError, before anything is made or written: the run would replace it (a breaker), and
     --dump replaces only its own, as --json replaces only a results file; an empty one is
@@ -101,12 +102,20 @@ def probe(root: str | Path, removed: list[Path], own: list[Path] = ()) -> list[P
         # refused part way (or a Ctrl-C): the index is kept, so that a later run cleans what is left,
         # but lists only that, the refused folder first; listing the folders gone too, it had opsnn
         # compare refuse the dump naming the first of those, not the one refused (a breaker)
-        if done:
+        left = _left(folder, earlier["cases"][done:])
+        if len(left) < len(earlier["cases"]):
             with contextlib.suppress(OSError):  # (the refusal is the error to report)
-                _replace_index(folder, {**earlier, "cases": earlier["cases"][done:]})
+                _replace_index(folder, {**earlier, "cases": left})
         raise
     index.unlink(missing_ok=True)
     return kept
+
+
+def _left(root: Path, cases: list) -> list:
+    """``cases``, the earlier index's entries from the one a refused probe stopped at, without that
+    one where its folder is gone: removed, and its case file's folder then refused (a breaker: the
+    index listed the missing folder, and compare refused the dump naming its case.json)."""
+    return cases[1:] if cases and not os.path.lexists(root / str(cases[0])) else cases
 
 
 def _empty_earlier(shown: Path, stale: Path, removed: list[Path]) -> None:
