@@ -807,6 +807,32 @@ def test_a_rerun_refused_its_case_file_folder_lists_no_case_folder_it_removed(tm
     assert cli.main(["compare", str(dump)]) == 0
 
 
+def test_a_ctrl_c_as_the_probe_removes_the_earlier_index_leaves_none_listing_removed_folders(tmp_path, monkeypatch,
+                                                                                            capsys):
+    """(A regression breaker) a Ctrl-C as the rerun's probe removed the earlier index, every folder
+    it lists done with (removed, or emptied to be written again), left that index whole: it listed
+    folders gone and folders emptied, and opsnn compare refused the dump naming the first one's
+    case.json. The probe, stopped there, removes the index as it would have and the folders it
+    kept for the run, as for a Ctrl-C before: no index is left listing what is not there."""
+    case = write_json(tmp_path, *(json_case(i, "fp32", (2,), [-1, 1], [-1, 1], 1) for i in range(2)))
+    dump = tmp_path / "d"
+    assert run_verify(case, "--dump", dump) == 0
+    unlink, presses = Path.unlink, [KeyboardInterrupt]
+
+    def pressed(path: Path, *args, **kwargs) -> None:  # (once: a second press would stop the cleanup too)
+        if path == dump / "index.json" and presses:
+            raise presses.pop()
+        unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(command, "verify_case", lambda *a: pytest.fail("a case ran"))
+    capsys.readouterr()
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "unlink", pressed)
+        assert cli.main(["verify", str(case), "--cases", "1", "--dump", str(dump)]) == 130
+    assert capsys.readouterr().err == "opsnn verify: interrupted\n"
+    assert sorted(p.name for p in dump.iterdir()) == []
+
+
 def test_a_case_file_whose_name_is_not_utf8_runs_prints_and_dumps(tmp_path):
     """(A breaker) a Latin-1 café.json on Linux (os.fsdecode holds its é as a surrogate) failed
     every case with "internal error: UnicodeEncodeError" (the seed hashed the name as UTF-8);

@@ -74,7 +74,7 @@ def probe(root: str | Path, removed: list[Path], own: list[Path] = ()) -> list[P
     way, it removes those kept (where the system lets it) and leaves the index listing the
     folder refused and those after it, not those already gone (one removed before its case
     file's folder was refused among them), so that a later run cleans them and ``opsnn
-    compare`` names that folder. Only folders below ``root`` are touched. An
+    compare`` names that folder; stopped as the index itself goes, it removes the index. Only folders below ``root`` are touched. An
     ``index.json`` there that is not of opsnn's shape (another program's, a folder) is a
     ValueError, before anything is made or written: the run would replace it (a breaker), and
     --dump replaces only its own, as --json replaces only a results file; an empty one is
@@ -95,10 +95,16 @@ def probe(root: str | Path, removed: list[Path], own: list[Path] = ()) -> list[P
                     kept.append(keep[stale])
                 else:
                     _remove_earlier(folder / str(case), stale, inside)
+        done = len(earlier["cases"])  # every folder done with: what is left to go is the index
+        index.unlink(missing_ok=True)
     except BaseException:
         for emptied in kept:  # (no case will write them now)
             with contextlib.suppress(OSError):
                 remove_empty(emptied.resolve(), inside)
+        if done == len(earlier["cases"]):  # stopped as the index went (a Ctrl-C): it goes, as it would
+            with contextlib.suppress(OSError):  # have (a breaker: it stayed, listing every folder gone)
+                index.unlink(missing_ok=True)
+            raise
         # refused part way (or a Ctrl-C): the index is kept, so that a later run cleans what is left,
         # but lists only that, the refused folder first; listing the folders gone too, it had opsnn
         # compare refuse the dump naming the first of those, not the one refused (a breaker)
@@ -107,7 +113,6 @@ def probe(root: str | Path, removed: list[Path], own: list[Path] = ()) -> list[P
             with contextlib.suppress(OSError):  # (the refusal is the error to report)
                 _replace_index(folder, {**earlier, "cases": left})
         raise
-    index.unlink(missing_ok=True)
     return kept
 
 
