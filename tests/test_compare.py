@@ -812,3 +812,26 @@ def test_a_case_files_folder_compares_what_the_dumps_index_lists_and_names_the_o
     code, report, err = run_compare(dump / LEAKY)
     assert code == 0 and [c["folder"] for c in report["cases"]] == list(map(str, folders))
     assert "opsnn compare: skipped" not in err
+
+
+def test_a_case_files_folder_whose_listed_case_folders_lost_their_case_json_names_the_first(tmp_path, run_compare):
+    """(A regression breaker) compare DIR/<file> where every case folder the dump's index lists
+    there has lost its case.json (a rerun's probe stopped after emptying it: the index lists it
+    so that compare names it) said DIR/<file> 'holds neither index.json, case.json nor case
+    folders', where compare DIR named the folder's missing case.json: the same damaged dump told
+    two ways. Both now name the case.json (exit 2); a folder of no dump beside an index that
+    no dump wrote is still told what it holds."""
+    dump = dump_json_case(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1))
+    folder = dump / LEAKY / "0000_aclnnLeakyReluBackward_0"
+    for path in folder.iterdir():
+        path.unlink()
+    damaged = (f"opsnn compare: error: {folder / 'case.json'}: cannot read it as a case's manifest ([Errno 2] No such "
+               f"file or directory: {str(folder / 'case.json')!r})\n")
+    assert run_compare(dump) == (2, None, damaged)
+    assert run_compare(dump / LEAKY) == (2, None, damaged)
+    folder.rmdir()  # (gone whole, still listed)
+    assert run_compare(dump / LEAKY) == (2, None, damaged)
+    (dump / "index.json").write_text("not an index")
+    assert run_compare(dump / LEAKY) == (2, None, (
+        f"opsnn compare: error: {dump / LEAKY} holds neither index.json (a folder opsnn verify --dump DIR wrote), "
+        "case.json (one of its case folders) nor case folders (one case file's folder)\n"))

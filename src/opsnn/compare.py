@@ -191,19 +191,28 @@ def case_folders(root: Path) -> Listing:
     # one case folder, or one case file's folder of a dump (DIR/<file>/): its case folders, in their index order
     own = (root / "case.json").exists()
     found = [root] if own else sorted((f for f in root.iterdir() if (f / "case.json").is_file()), key=_index_order)
-    if not found:
-        raise ValueError(f"{root} holds neither {golden_files.INDEX} (a folder opsnn verify --dump DIR wrote), "
+    nothing = ValueError(f"{root} holds neither {golden_files.INDEX} (a folder opsnn verify --dump DIR wrote), "
                          "case.json (one of its case folders) nor case folders (one case file's folder)")
     dump = root.resolve().parent.parent if own else root.resolve().parent
     if not (dump / golden_files.INDEX).exists():
+        if not found:
+            raise nothing
         return Listing(found, None, None, [])
-    listed, settings = _listed(dump / golden_files.INDEX, dump)
+    try:
+        listed, settings = _listed(dump / golden_files.INDEX, dump)
+    except ValueError:
+        if not found:  # (a folder of no dump, beside an index.json of another program's)
+            raise nothing from None
+        raise
     parent = (root.parent if own else root).resolve()
     dumped = {f.resolve() for f in listed if f.resolve().parent == parent}
     if own:
         folders = [root] if root.resolve() in dumped else []
-    else:  # (in the index's order; a listed folder without its case.json is the dump's, damaged: read_case says so)
+    else:  # (in the index's order; a listed folder without its case.json is the dump's, damaged: read_case says so,
+        # as for compare DIR, where every folder listed here has lost it too: a breaker's was 'holds neither')
         folders = [root / f.name for f in listed if f.resolve() in dumped]
+    if not found and not folders:
+        raise nothing
     return Listing(folders, settings, dump / golden_files.INDEX, [f for f in found if f.resolve() not in dumped])
 
 
