@@ -1799,6 +1799,25 @@ def test_cache_removal_failure_names_the_file_by_its_whole_path(capsys, monkeypa
     assert (stuck / "a").exists() and not other.exists()
 
 
+def test_a_cache_folder_swapped_for_a_link_is_refused_in_words(capsys, monkeypatch, tmp_path):
+    """(A regression breaker) a stale cache folder replaced by a symbolic link after --prune listed
+    it (another process) was refused by rmtree in its own words, which carry no errno, and
+    remove_tree's hook made them '[Errno None] None: PATH'. The refusal is said as rmtree says
+    it, naming the path; the link's target is left."""
+    from opsnn.kernels import kernel_cache as kc
+
+    monkeypatch.setenv("OPSNN_CACHE_DIR", str(tmp_path))
+    target, link = tmp_path / "elsewhere", tmp_path / (kc.CACHE_PREFIX + "44444444")
+    target.mkdir()
+    (target / "a").write_bytes(b"x")
+    link.symlink_to(target)
+    monkeypatch.setattr(kc, "stale_cache_dirs", lambda: [link])  # (listed as a folder, then swapped)
+    assert cli.main(["cache", "--prune"]) == 1
+    assert capsys.readouterr().err == (f"opsnn cache: could not remove {link}: Cannot call rmtree on a symbolic link: "
+                                       f"'{link}'\n")
+    assert (target / "a").exists()
+
+
 def test_the_help_names_every_exit_status_a_command_gives(capsys):
     """(found checking the session's exit statuses) `opsnn -h` gave 1 for an output that could not
     be written and 5 for a run whose every case skipped, but cache's removal the system refused

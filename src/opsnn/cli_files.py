@@ -124,13 +124,17 @@ class _RefusedEntry(OSError):
 
     entry = ""
 
+    def __str__(self) -> str:  # rmtree's own refusal (a link where a folder was) has no errno: "[Errno None] None"
+        return super().__str__() if self.errno is not None else f"{self.strerror}: {self.filename!r}"
+
 
 def remove_tree(path, vanished_ok: bool = False) -> None:
     """``shutil.rmtree(path)``, its OSError naming the entry refused by its whole path: rmtree
     removes a folder's entries through the folder's descriptor, so its own error names a file
     inside by its name alone ("Operation not permitted: 'a'", breakers of ``cache --clear`` and
-    ``verify --dump``). ``vanished_ok``: an entry another process removed meanwhile counts as
-    removed (a concurrent ``opsnn cache --clear``: what was asked)."""
+    ``verify --dump``); rmtree's own refusal, which has no errno (a folder swapped for a link
+    meanwhile), in its words. ``vanished_ok``: an entry another process removed meanwhile counts
+    as removed (a concurrent ``opsnn cache --clear``: what was asked)."""
     def refused(function, name, error):  # onexc (3.12+) passes the exception, onerror exc_info
         exc = error[1] if isinstance(error, tuple) else error
         if isinstance(exc, _RefusedEntry):  # (3.13: ours again, renamed to the folder)
@@ -140,7 +144,9 @@ def remove_tree(path, vanished_ok: bool = False) -> None:
             return
         if not isinstance(exc, OSError):
             raise exc
-        again = _RefusedEntry(exc.errno, exc.strerror, os.fspath(name))
+        # (rmtree's own refusal of a link has no strerror, only its words: 3.13 sets a filename on it too)
+        reason = exc.strerror or (str(exc.args[0]) if exc.args else type(exc).__name__)
+        again = _RefusedEntry(exc.errno, reason, os.fspath(name))
         again.entry = os.fspath(name)
         raise again from exc
 
