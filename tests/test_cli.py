@@ -2883,6 +2883,11 @@ def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     (["run", "LeakyRelu", "--shape", "2", "\u22121"], "-1 is refused too: dims must be >= 0 and < 2**63, got '2 -1')"),
     # where '-' is taken, it is still what to write (tiling takes GE's dynamic dims, -1)
     (["tiling", "LeakyRelu", "--shape", "\u22121"], "write -1)"),
+    # an unquoted [2, \u22121] is split into '[2,' and '\u22121]': the bracket is the shape's, not
+    # an option's name (a regression breaker: both were told to write --1])
+    (["run", "LeakyRelu", "--shape", "[2,", "\u22121]"],
+     "-1] is refused too: dims must be >= 0 and < 2**63, got '[2, -1]')"),
+    (["tiling", "LeakyRelu", "--shape", "(2,", "\u22121)"], "write -1))"),
 ])
 def test_a_typographic_minus_is_not_told_to_write_a_value_its_option_refuses(capsys, argv, said):
     """(A breaker) `run --seed=\u22121`, `demo --train --epochs=\u22125` and `run --shape \u22121` were

@@ -70,8 +70,11 @@ class Parser(argparse.ArgumentParser):
             # breaker: --scalar \u22121,\u22122 was told to write --1,\u22122, an option, its second dash kept)
             name = dashed.lstrip(_TYPOGRAPHIC_DASHES).translate(_AS_HYPHEN)
             # a negative number's minus sign (--scalar -inf written with U+2212) is one '-', an option's
-            # dashes two but for a one-letter option's (-h): '--inf' had been suggested
-            dashes = "-" if NEGATIVE_NUMBER.match("-" + name) or len(name) == 1 else "--"
+            # dashes two but for a one-letter option's (-h): '--inf' had been suggested; a shape's
+            # closing bracket after it is the shape's (an unquoted [2, \u22121] is '[2,' '\u22121]': a
+            # regression breaker's, told to write --1])
+            number = NEGATIVE_NUMBER.match("-" + name.rstrip(")]"))
+            dashes = "-" if number or len(name) == 1 else "--"
             # a number its option refuses with '-' too is not suggested (a breaker: --seed=\u22121 was told
             # to write -1, an integer >= 0): the option's own reader says why
             refusal = self._refusal_with_hyphen(words, at, dashed, dashes + name) if dashes == "-" else None
