@@ -2888,6 +2888,10 @@ def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     (["run", "LeakyRelu", "--shape", "[2,", "\u22121]"],
      "-1] is refused too: dims must be >= 0 and < 2**63, got '[2, -1]')"),
     (["tiling", "LeakyRelu", "--shape", "(2,", "\u22121)"], "write -1))"),
+    # tiling takes -1 and a whole [-2], no other negative dim (a regression breaker: told to write -3)
+    (["tiling", "LeakyRelu", "--shape", "2", "\u22123"], "-3 is refused too: shape [2, -3]: a dim is >= 0 or -1 "
+                                                          "(unknown), or the whole shape is [-2] (unknown rank))"),
+    (["tiling", "LeakyRelu", "--shape2", "\u22122"], "write -2)"),
 ])
 def test_a_typographic_minus_is_not_told_to_write_a_value_its_option_refuses(capsys, argv, said):
     """(A breaker) `run --seed=\u22121`, `demo --train --epochs=\u22125` and `run --shape \u22121` were

@@ -19,7 +19,13 @@ import sys
 import numpy as np
 
 from ._core.shape import MAX_DIM
-from .cli_words import NEGATIVE_NUMBER, parse_shape, scalar_word, soc_name
+from .cli_words import (
+    NEGATIVE_NUMBER,
+    dynamic_shape_refusal,
+    parse_shape,
+    scalar_word,
+    soc_name,
+)
 
 __all__ = [
     "NUMPY_MAX_DIMS", "SOC_ONCE", "Distinct", "Once", "Parser", "ScalarWords", "ShapeList", "ShapeWords",
@@ -86,7 +92,7 @@ class Parser(argparse.ArgumentParser):
     def _refusal_with_hyphen(self, words: list[str], at: int, dashed: str, fixed: str) -> str | None:
         """Why the option given ``words[at]``, whose ``dashed`` part (its value after '=', or the
         word) is ``fixed`` written with '-', refuses it so, by the option's own reader (its
-        ``type``, or an action's ``read``: ``Once``, ``ShapeWords``); None where it takes it, or
+        ``type``, or an action's ``read``: ``ShapeWords``, ``ShapeList``); None where it takes it, or
         where no option is known to take the word (a positional, an option of no reader)."""
         option, equals, _ = words[at].partition("=")
         if equals and dashed != words[at]:
@@ -313,6 +319,18 @@ class ShapeList(argparse.Action):
         if isinstance(self.default, list):
             dims = [*(getattr(namespace, self.dest, None) or []), dims]
         setattr(namespace, self.dest, dims)
+
+    @staticmethod
+    def read(text: str) -> tuple[int, ...]:
+        """The shape the option's words (``text``) give, or ArgumentTypeError where the tiling then
+        refuses it (``dynamic_shape_refusal``): what ``Parser.error`` reads a typographic-dash dim
+        with (a breaker: ``--shape 2 \u22123`` was told to write -3, which the tiling refuses). The
+        tiling says so itself after the parse, beside its other checks of the shapes given."""
+        dims = parse_shape(text)
+        why = dynamic_shape_refusal(dims)
+        if why:
+            raise argparse.ArgumentTypeError(why)
+        return dims
 
 
 class ScalarWords(argparse.Action):

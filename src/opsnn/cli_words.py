@@ -91,6 +91,15 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return tuple(dims)
 
 
+def dynamic_shape_refusal(shape: tuple[int, ...]) -> str | None:
+    """Why ``shape``, an ``opsnn tiling`` input's, is refused for a negative dim, or None: GE's
+    dynamic shapes take -1 for an unknown dim and the whole shape [-2] for an unknown rank, no
+    other negative dim."""
+    if any(d < -1 for d in shape) and tuple(shape) != (-2,):
+        return f"shape {list(shape)}: a dim is >= 0 or -1 (unknown), or the whole shape is [-2] (unknown rank)"
+    return None
+
+
 def non_ascii(text: str) -> str | None:
     """Why ``text``, a number as the command line reads it (a dim, a scalar, a count, a float
     option), is refused, or None: a character past ASCII (``words.non_ascii``), which the shape

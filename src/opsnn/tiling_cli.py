@@ -25,7 +25,13 @@ from ._core.status import AclError, AclnnError
 from ._core.tiling import flatten
 from .cli_args import SOC_ONCE, Once, ShapeList
 from .cli_files import strict_json
-from .cli_words import data_type, dtype_list, float_argument, int_at_least
+from .cli_words import (
+    data_type,
+    dtype_list,
+    dynamic_shape_refusal,
+    float_argument,
+    int_at_least,
+)
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
 AclnnDetailsHook = Callable[[argparse.Namespace, str], dict]
@@ -147,9 +153,9 @@ def _tensors(args: argparse.Namespace, op: OpDef, alias: AclnnAlias | None) -> t
     if len(shapes) != n_in:
         raise _UsageError(f"{args.op} takes {n_in} input shape(s), got {len(shapes)}")
     for shape in shapes:  # GE's dynamic shapes: -1 an unknown dim, [-2] an unknown rank
-        if any(d < -1 for d in shape) and shape != (-2,):
-            raise _UsageError(f"shape {list(shape)}: a dim is >= 0 or -1 (unknown), or the whole shape "
-                              "is [-2] (unknown rank)")
+        why = dynamic_shape_refusal(shape)
+        if why:
+            raise _UsageError(why)
         if len(shape) > MAX_DIM and alias is None:  # (an aclnn name's phase 1 refuses it: 161002)
             raise _UsageError(f"shape {list(shape)} has {len(shape)} dims; a kernel's shapes (GE's gert::Shape) "
                               f"hold at most {MAX_DIM}")
