@@ -2892,6 +2892,13 @@ def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     (["tiling", "LeakyRelu", "--shape", "2", "\u22123"], "-3 is refused too: shape [2, -3]: a dim is >= 0 or -1 "
                                                           "(unknown), or the whole shape is [-2] (unknown rank))"),
     (["tiling", "LeakyRelu", "--shape2", "\u22122"], "write -2)"),
+    # the option's words after the dashed one are its shape too (a regression breaker: -2 and -0
+    # were read alone, and told to write them)
+    (["tiling", "LeakyRelu", "--shape", "\u22122", "3", "--dtype", "float16"],
+     "-2 is refused too: shape [-2, 3]: a dim is >= 0 or -1 (unknown), or the whole shape is [-2] (unknown rank))"),
+    (["run", "LeakyRelu", "--shape", "\u22120", *["1"] * 64, "--seed", "1"],
+     "-0 is refused too: 65 dims, more than the 64 a NumPy array holds (the inputs are allocated); an aclnn tensor "
+     "takes at most 8)"),
 ])
 def test_a_typographic_minus_is_not_told_to_write_a_value_its_option_refuses(capsys, argv, said):
     """(A breaker) `run --seed=\u22121`, `demo --train --epochs=\u22125` and `run --shape \u22121` were

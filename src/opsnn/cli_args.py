@@ -105,6 +105,11 @@ class Parser(argparse.ArgumentParser):
             values = [*words[start:at], fixed]
             if action is not None and len(values) > 1 and action.nargs not in ("*", "+"):
                 action = None  # (a word after the option's one value: a positional)
+            if action is not None and action.nargs in ("*", "+"):
+                # and its words after this one, as the option reads them (a regression breaker:
+                # tiling --shape \u22122 3 was told to write -2, read alone; [-2, 3] is refused)
+                values += itertools.takewhile(lambda word: not _dashed(word) and not (
+                    word.startswith("-") and not NEGATIVE_NUMBER.match(word)), words[at + 1:])
         read = getattr(action, "read", None)
         try:  # (a reader of all the option's words, as given, or argparse's type of each)
             if read is not None:
