@@ -265,6 +265,24 @@ def test_an_ml_dtypes_complex32_array_is_acl_complex32():
         assert "self has dtype DT_COMPLEX32, which Ascend910B does not support" in err.message, err.message
 
 
+def test_a_byte_swapped_ml_dtypes_complex32_array_is_named_as_ml_dtypes_and_told_how_to_make_it_native():
+    """(A regression breaker) ml_dtypes' complex32 marked '>' was refused as 'complex32 in
+    non-native byte order', as if NumPy had a complex32 (NumPy kind 'c', where its other types
+    are kind 'V'), and without the astype hint a byte-swapped bfloat16 gets, though the native
+    array is ACL_COMPLEX32 (``dtypes.ML_BYTES``)."""
+    swapped = np.zeros(2, np.dtype(ml_dtype("complex32")).newbyteorder(">"))
+    x = np.ones(2, np.float32)
+    for call, said in (
+            (lambda: opsnn.leaky_relu(x, out=swapped), "out has dtype complex32 (an ml_dtypes type) in non-native "
+             "byte order, which no aclDataType describes; it must be a floating or complex dtype the result "
+             "(DT_FLOAT) can be cast to"),
+            (lambda: opsnn.leaky_relu(swapped), "self has dtype complex32 (an ml_dtypes type) in non-native byte "
+             "order, which no aclDataType describes; it must be one of [DT_FLOAT, DT_FLOAT16, DT_DOUBLE, DT_BF16] "
+             "on Ascend910B")):
+        err = expect_py_failure(call, status=INVALID, untouched=[swapped, x])
+        assert err.message == f"LeakyRelu: {said}; a.astype(a.dtype.newbyteorder('=')) makes it native"
+
+
 def test_a_one_byte_ml_dtypes_type_marked_big_endian_is_taken_as_native():
     """(A breaker) a one-byte ml_dtypes type marked '>' (np.dtype(float8_e5m2).newbyteorder('>'))
     was refused 'in non-native byte order', which means nothing for one byte: NumPy drops the

@@ -411,9 +411,9 @@ def shown_dtype(given) -> str:
     ml_dtypes type as ml_dtypes'."""
     name = getattr(given, "name", given)
     kind = _NUMPY_KINDS.get(given.kind) if isinstance(given, np.dtype) else None
-    if kind and given.fields is None and given.type.__module__.partition(".")[0] == "ml_dtypes":
+    if isinstance(given, np.dtype) and given.fields is None and given.type.__module__.partition(".")[0] == "ml_dtypes":
         # kind "V" as a record's, but ml_dtypes' (a breaker: its int4 was worded as a record's, as
-        # if ACL_INT4 did not exist)
+        # if ACL_INT4 did not exist); its complex32 is kind "c", named as NumPy's own had been
         packed = dtypes.ML_UNPACKED.get(name)
         if packed is None:
             return f"{name} (an ml_dtypes type)"
@@ -446,7 +446,8 @@ def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile, expecte
         text += f"; it must be one of [{', '.join(dtypes.name(d) for d in allowed)}] on {profile.name}"
     elif expected:
         text += f"; it must be {expected}"
-    if swapped and dtypes.from_numpy(given.newbyteorder("=")) != DataType.DT_UNDEFINED:
+    native = given.newbyteorder("=") if swapped else None  # (complex32's is ACL_COMPLEX32: ML_BYTES)
+    if swapped and (dtypes.from_numpy(native) != DataType.DT_UNDEFINED or dtypes.ml_bytes(native)):
         text += "; a.astype(a.dtype.newbyteorder('=')) makes it native"
     raise checks.fail(op, text)
 
