@@ -419,6 +419,28 @@ def test_a_thread_count_past_the_pool_is_refused_as_it_is_read(capsys, monkeypat
                                             "NUMBA_NUM_THREADS)\n")
 
 
+def test_a_pool_of_one_thread_is_counted_as_one(capsys, monkeypatch):
+    """(A regression breaker) on one CPU (taskset -c 0, a one-CPU container) numba's pool "has 1
+    threads here", as read and as check_selection refuses it: one thread is said as one."""
+    import argparse
+
+    import numba
+
+    monkeypatch.setattr(bench, "pool_threads", lambda: 1)
+    parser = argparse.ArgumentParser(prog="opsnn bench")
+    bench.add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--threads", "2"])
+    assert capsys.readouterr().err.endswith("error: argument --threads: expected an integer from 1 to 1, got '2' "
+                                            "(numba's pool has 1 thread here, NUMBA_NUM_THREADS)\n")
+    monkeypatch.setattr(bench, "pool_threads", lambda: None)  # (not known as it is read)
+    args = parser.parse_args(["--threads", "2", "--ops", "LeakyRelu", "--sizes", "4"])
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 1)
+    with pytest.raises(ValueError) as refused:
+        bench.check_selection(args)
+    assert str(refused.value) == "--threads 2: numba's pool has 1 thread here (NUMBA_NUM_THREADS); ask for 1 to 1"
+
+
 def test_pool_threads_reads_numbas_setting_without_numba(monkeypatch, tmp_path):
     """The pool's count as numba.config reads it (NUMBA_NUM_THREADS, else the CPUs this process
     may run on), without importing numba; None where numba's own reading decides."""

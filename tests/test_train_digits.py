@@ -82,7 +82,8 @@ def test_bad_plot_paths_and_thread_counts_are_usage_errors_before_training(tmp_p
                         # >= 1", 1e19 "at most 1e18: write the digits for more", digits refused too
                         *((["--threads", word], f"argument --threads: expected an integer from 1 to {cpus}, got {word!r}")
                           for word in ("0", str(cpus + 1), "1e19")),
-                        *((["--threads", word], f"{word!r} (a thread count: at most this machine's {cpus} CPUs)\n")
+                        *((["--threads", word], (f"{word!r} (a thread count: at most this machine's "
+                                                 f"{cpus} CPU{'s' if cpus > 1 else ''})\n"))
                           for word in (str(cpus + 1), "1e19")),
                         # (a breaker) root passes os.access for /proc, where no file can be made:
                         # the folder is tried, not judged by its permission bits
@@ -91,6 +92,20 @@ def test_bad_plot_paths_and_thread_counts_are_usage_errors_before_training(tmp_p
         with pytest.raises(SystemExit) as exc:
             train_demo.main(["--quick", *argv])
         assert exc.value.code == 2 and words in capsys.readouterr().err, argv
+
+
+def test_one_cpu_is_counted_as_one(monkeypatch, capsys):
+    """(A regression breaker) on a one-CPU machine --threads 2 was told "at most this machine's 1
+    CPUs": one CPU is said as one."""
+    import os
+
+    monkeypatch.setattr(train_demo, "run", lambda **kw: pytest.fail("trained before refusing the arguments"))
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    with pytest.raises(SystemExit) as exc:
+        train_demo.main(["--quick", "--threads", "2"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.endswith("argument --threads: expected an integer from 1 to 1, got '2' (a thread "
+                                            "count: at most this machine's 1 CPU)\n")
 
 
 @pytest.mark.parametrize("option", ["--epochs", "--seed", "--threads", "--plot"])

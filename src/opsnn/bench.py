@@ -58,6 +58,7 @@ import ml_dtypes
 import numpy as np
 
 from ._core import memory
+from ._core.checks import counted
 from ._core.extras import install_hint
 from .cli_args import Distinct, Parser
 from .cli_files import (
@@ -573,7 +574,7 @@ def check_selection(args) -> None:
         raise ValueError(refusal)
     most = numba.config.NUMBA_NUM_THREADS
     if args.threads and max(args.threads) > most:
-        raise ValueError(f"--threads {max(args.threads)}: numba's pool has {most} threads here "
+        raise ValueError(f"--threads {max(args.threads)}: numba's pool has {counted(most, 'thread')} here "
                          f"(NUMBA_NUM_THREADS); ask for 1 to {most}")
 
 
@@ -951,7 +952,7 @@ def thread_count(text: str) -> int:
     that the hint for ``--threads 1,3`` (write 1 3) names only counts taken: 3 on a pool of 2 had
     been refused only after it (a breaker). Past an unknown pool, ``check_selection`` refuses."""
     most = pool_threads()
-    bound = (f"numba's pool has {most} threads here, NUMBA_NUM_THREADS" if most
+    bound = (f"numba's pool has {counted(most, 'thread')} here, NUMBA_NUM_THREADS" if most
              else "a thread count: at most numba's pool's, NUMBA_NUM_THREADS")
     return int_at_least(1, most, bound=bound)(text)
 

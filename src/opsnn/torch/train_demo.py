@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .._core.checks import counted
 from ..cli_args import Parser
 from ..cli_stdout import run_writing_stdout
 from ..cli_words import int_at_least
@@ -217,7 +218,7 @@ def _threads(text: str) -> int:
     """1 to this machine's CPUs: torch.set_num_threads far beyond them failed to map a library.
     One range for every refusal (0 had been "an integer >= 1", 3 on 2 CPUs "give 1 to 2")."""
     cpus = os.cpu_count() or 1
-    return int_at_least(1, cpus, bound=f"a thread count: at most this machine's {cpus} CPUs")(text)
+    return int_at_least(1, cpus, bound=f"a thread count: at most this machine's {counted(cpus, 'CPU')}")(text)
 
 
 def _plot_path(text: str) -> str:
