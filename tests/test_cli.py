@@ -2912,6 +2912,17 @@ def test_a_typographic_minus_is_not_told_to_write_a_value_its_option_refuses(cap
     assert capsys.readouterr().err.endswith(f" not '-': an editor or a web page changed the dashes; {said}\n")
 
 
+@pytest.mark.parametrize("option", ["--layouts", "--methods"])
+def test_a_typographic_minus_is_not_told_to_write_a_value_outside_the_options_choices(capsys, option):
+    """(A regression breaker) `bench --layouts \u22121` was told to write -1, then refused as no
+    layout: argparse checks an option's choices apart from its type, which alone had been read."""
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", option, "\u22121", "--ops", "bogus"])
+    assert exc.value.code == 2
+    hint = capsys.readouterr().err.partition("an editor or a web page changed the dashes; ")[2]
+    assert hint.startswith("-1 is refused too: invalid choice: '-1' (choose from "), hint
+
+
 def test_the_samples_help_is_plain_text():
     """(found checking the help texts) `python -m opsnn.samples -h` showed its docstring's reST
     markup (``opsnn demo``): help texts write a command in single backquotes, as opsnn's do."""

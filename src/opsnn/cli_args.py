@@ -92,8 +92,9 @@ class Parser(argparse.ArgumentParser):
     def _refusal_with_hyphen(self, words: list[str], at: int, dashed: str, fixed: str) -> str | None:
         """Why the option given ``words[at]``, whose ``dashed`` part (its value after '=', or the
         word) is ``fixed`` written with '-', refuses it so, by the option's own reader (its
-        ``type``, or an action's ``read``: ``ShapeWords``, ``ShapeList``); None where it takes it, or
-        where no option is known to take the word (a positional, an option of no reader)."""
+        ``type`` and ``choices``, or an action's ``read``: ``ShapeWords``, ``ShapeList``); None
+        where it takes it, or where no option is known to take the word (a positional, an
+        option of no reader)."""
         option, equals, _ = words[at].partition("=")
         if equals and dashed != words[at]:
             action, values = self._action_of(option), [fixed]
@@ -114,8 +115,12 @@ class Parser(argparse.ArgumentParser):
         try:  # (a reader of all the option's words, as given, or argparse's type of each)
             if read is not None:
                 read(" ".join(values))
-            elif action is not None and callable(action.type):
-                action.type(fixed)
+            elif action is not None:
+                # and its choices, which argparse checks apart from the type (a regression breaker:
+                # bench --layouts \u22121 was told to write -1, no layout)
+                self._check_value(action, action.type(fixed) if callable(action.type) else fixed)
+        except argparse.ArgumentError as exc:
+            return exc.message
         except (argparse.ArgumentTypeError, ValueError) as exc:
             return str(exc)
         return None
