@@ -566,38 +566,6 @@ def test_a_case_skipped_on_a_rerun_without_the_index_leaves_no_empty_folder(tmp_
     assert json.loads((dump / "index.json").read_text())["cases"] == []
 
 
-def test_a_rerun_without_the_index_in_a_read_only_case_file_folder_rewrites_its_case_folders(tmp_path, monkeypatch):
-    """(A reviewer) since the leftovers fix, a rerun without the index emptied each case folder,
-    removed it and made it again to write, so a case file's folder that takes no new entry (read
-    only, around case folders that are writable) failed every case there ('cannot empty ...:
-    Permission denied', though emptied). A case that writes its folder again keeps it; one
-    skipped whose emptied folder cannot be removed fails naming it and why it was skipped, the
-    other case's files and the index as they should be."""
-    case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1),
-                      json_case(1, "fp32", (3,), [-1, 1], [-1, 1], 1))
-    dump = tmp_path / "d"
-    first, second = (dump / case.name / f"000{i}_aclnnLeakyReluBackward_{i}" for i in range(2))
-    assert run_verify(case, "--dump", dump) == 0
-    (dump / "index.json").unlink()
-    rmdir, mkdir = Path.rmdir, Path.mkdir
-
-    def read_only(path: Path) -> None:  # (the tests may run as root, whom a chmod does not stop)
-        if path.parent == dump / case.name:
-            raise PermissionError(13, "Permission denied", str(path))
-
-    monkeypatch.setattr(Path, "rmdir", lambda path: read_only(path) or rmdir(path))
-    monkeypatch.setattr(Path, "mkdir", lambda path, *a, **k: path.is_dir() or read_only(path) or mkdir(path, *a, **k))
-    results = tmp_path / "r.json"
-    assert run_verify(case, "--dump", dump, "--max-elements", "2", "--json", results) == 1
-    assert [(c["status"], c["reason"]) for c in json.loads(results.read_text())["cases"]] == [
-        ("PASS", ""), ("FAIL", (f"--dump: cannot remove the case's folder, emptied of an earlier run's files: {second}: "
-                                "Permission denied (the case was skipped: 3 elements > --max-elements 2)"))]
-    assert sorted(p.name for p in first.iterdir()) == ["case.json", "golden.bin", "gradOutput.bin", "output.bin",
-                                                        "self.bin"]
-    assert list(second.iterdir()) == []
-    assert json.loads((dump / "index.json").read_text())["cases"] == [f"{case.name}/{first.name}"]
-
-
 def test_a_skipped_case_whose_case_file_folder_cannot_be_removed_names_that_folder(tmp_path, monkeypatch):
     """(A regression breaker) a rerun without the index whose skipped case's emptied folder went,
     but whose case file's folder, then empty, the system would not remove, failed the case as
@@ -623,19 +591,24 @@ def test_a_skipped_case_whose_case_file_folder_cannot_be_removed_names_that_fold
     assert list((dump / case.name).iterdir()) == []
 
 
-def test_a_rerun_with_the_index_in_a_read_only_case_file_folder_rewrites_its_case_folders(tmp_path, monkeypatch,
-                                                                                          capsys):
-    """(A breaker) with the earlier index there, a case file's folder that takes no new entry
-    (read only, around case folders that are writable) stopped the whole rerun before any case
-    ran ('cannot remove the earlier run's case folder ..., emptied: Permission denied'): the
-    probe removed every folder the index listed, those the run writes again too. Those are now
-    emptied in place and written again, as without the index; a skipped case's emptied folder
-    that cannot be removed fails that case, naming it; the index lists what was written."""
+@pytest.mark.parametrize("index", [False, True], ids=["without the index", "with the index"])
+def test_a_rerun_in_a_read_only_case_file_folder_rewrites_its_case_folders(tmp_path, monkeypatch, capsys, index):
+    """(A reviewer) since the leftovers fix, a rerun without the index emptied each case folder,
+    removed it and made it again to write, so a case file's folder that takes no new entry (read
+    only, around case folders that are writable) failed every case there ('cannot empty ...:
+    Permission denied', though emptied). (A breaker) with the earlier index there, the same
+    stopped the whole rerun before any case ran ('cannot remove the earlier run's case folder
+    ..., emptied: Permission denied'): the probe removed every folder the index listed, those
+    the run writes again too. Either way a case that writes its folder again now keeps it,
+    emptied in place; one skipped whose emptied folder cannot be removed fails naming it and
+    why it was skipped; the other case's files and the index are as they should be."""
     case = write_json(tmp_path, json_case(0, "fp32", (2,), [-1, 1], [-1, 1], 1),
                       json_case(1, "fp32", (3,), [-1, 1], [-1, 1], 1))
     dump = tmp_path / "d"
     first, second = (dump / case.name / f"000{i}_aclnnLeakyReluBackward_{i}" for i in range(2))
     assert run_verify(case, "--dump", dump) == 0
+    if not index:
+        (dump / "index.json").unlink()
     rmdir, mkdir = Path.rmdir, Path.mkdir
 
     def read_only(path: Path) -> None:  # (the tests may run as root, whom a chmod does not stop)
