@@ -411,7 +411,7 @@ def shown_dtype(given) -> str:
     ml_dtypes type as ml_dtypes'."""
     name = getattr(given, "name", given)
     kind = _NUMPY_KINDS.get(given.kind) if isinstance(given, np.dtype) else None
-    if isinstance(given, np.dtype) and given.fields is None and given.type.__module__.partition(".")[0] == "ml_dtypes":
+    if isinstance(given, np.dtype) and dtypes.is_ml_dtypes(given):
         # kind "V" as a record's, but ml_dtypes' (a breaker: its int4 was worded as a record's, as
         # if ACL_INT4 did not exist); its complex32 is kind "c", named as NumPy's own had been
         packed = dtypes.ML_UNPACKED.get(name)

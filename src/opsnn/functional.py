@@ -751,7 +751,7 @@ def _scalar_of(dtype: np.dtype) -> str:
     """A scalar's dtype no aclDataType describes, in words: NumPy's, or an ml_dtypes type as the
     tensor refusal words it (a regression breaker: 'a NumPy int4 scalar', as if ACL_INT4 did not
     exist and the type were NumPy's)."""
-    if dtype.type.__module__.partition(".")[0] == "ml_dtypes":
+    if dtypes.is_ml_dtypes(dtype):
         return f"a scalar of {engine.shown_dtype(dtype)}"
     return f"a NumPy {dtype} scalar"
 

@@ -148,12 +148,16 @@ TORCH_NAMES = {"float16": D.FLOAT16, "float32": D.FLOAT, "float64": D.DOUBLE, "i
                "uint64": D.UINT64, "bool": D.BOOL, "complex64": D.COMPLEX64, "complex128": D.COMPLEX128}
 
 
+def is_ml_dtypes(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is one of ml_dtypes' own types (NumPy gives them the kind V of records,
+    or c: complex32), not a record holding them."""
+    return dtype.fields is None and dtype.type.__module__.partition(".")[0] == "ml_dtypes"
+
+
 def ml_bytes(dtype: np.dtype) -> tuple | None:
     """(the integer dtype it crosses as, its aclDataType) for a native-order ml_dtypes type in
     ML_BYTES, else None."""
-    if dtype.isnative and dtype.fields is None and dtype.type.__module__.partition(".")[0] == "ml_dtypes":
-        return ML_BYTES.get(dtype.name)
-    return None
+    return ML_BYTES.get(dtype.name) if dtype.isnative and is_ml_dtypes(dtype) else None
 
 
 def _ml_dtypes() -> None:
