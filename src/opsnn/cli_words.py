@@ -181,6 +181,28 @@ def float_argument(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
 
 
+# a literal whose exponent Decimal cannot hold (past 10**18 either way): its sign, mantissa and exponent's sign
+_HUGE_LITERAL = re.compile(rf"\s*([-+]?)((?:{_DIGITS})?\.?(?:{_DIGITS})?)[eE]([-+]?){_DIGITS}\s*")
+
+
+def decimal_word(text: str) -> Decimal | None:
+    """``text``, a number as the command line reads it, as a Decimal (exactly: through a float,
+    2**53 + 1 was 2**53), or None where it is no number. A literal whose exponent Decimal cannot
+    hold (1e99999999999999999999) is read as a number of its kind: 0 for a mantissa of zeros, a
+    fraction (0.5) for a negative exponent, else one of its sign past float64's range and 1e18
+    (1e309), so that each count option refuses it as it refuses a smaller one of that kind. One
+    rule for ``int_at_least`` and verify's ``--max-elements``."""
+    try:
+        return Decimal(text.strip())
+    except InvalidOperation:
+        literal = _HUGE_LITERAL.fullmatch(text)
+        if not literal or not re.search("[0-9]", literal[2]):
+            return None
+        if not re.search("[1-9]", literal[2]):
+            return Decimal(0)
+        return Decimal(f"{literal[1]}0.5" if literal[3] == "-" else f"{literal[1]}1e309")
+
+
 def int_at_least(low: int, high: int | None = None, bound: str | None = None):
     """The type of an integer option that must be >= ``low`` (a seed, a repeat count, an element
     count), and <= ``high`` where given: ``100000``, ``100_000`` or, for counts written as the
@@ -201,20 +223,11 @@ def int_at_least(low: int, high: int | None = None, bound: str | None = None):
         try:
             value = int(text)
         except ValueError:
-            try:
-                # (also digits past int()'s 4300: Decimal reads them, int() takes them from it)
-                exact = Decimal(text.strip())
-                whole = exact.is_finite() and exact == exact.to_integral_value()
-                huge = whole and exact.adjusted() > 18 and exact > 0 and "e" in text.lower()
-                value = int(exact) if whole and not huge else None  # 1e999999999 would build a billion digits
-            except InvalidOperation:  # not a number, or an exponent Decimal cannot hold (past 10**18)
-                # such a literal is 0 (of any sign) or a whole number past 1e18, as 1e19 is, for
-                # a mantissa not 0 and an exponent not negative (else a fraction: no integer)
-                literal = re.fullmatch(rf"\s*([-+]?)((?:{_DIGITS})?\.?(?:{_DIGITS})?)[eE]([-+]?){_DIGITS}\s*", text)
-                digits = literal[2] if literal and re.search("[0-9]", literal[2]) else None
-                zero = digits is not None and not re.search("[1-9]", digits)
-                huge = digits is not None and not zero and literal[1] != "-" and literal[3] != "-"
-                value = 0 if zero else None
+            # (also digits past int()'s 4300: Decimal reads them, int() takes them from it)
+            exact = decimal_word(text)
+            whole = exact is not None and exact.is_finite() and exact == exact.to_integral_value()
+            huge = whole and exact.adjusted() > 18 and exact > 0 and "e" in text.lower()
+            value = int(exact) if whole and not huge else None  # 1e999999999 would build a billion digits
         beyond = high is not None and (huge or (value is not None and value > high))
         if value is None or value < low or beyond:
             # what caps it, said of a number past the top (a bound's, or a range's that has one), the

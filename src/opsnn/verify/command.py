@@ -13,10 +13,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import decimal
 import importlib.util
 import math
-import re
 import sys
 import time
 from pathlib import Path
@@ -41,7 +39,7 @@ from opsnn._core.status import Status
 from opsnn.cli_args import SOC_ONCE, Once
 from opsnn.cli_files import OutputError, output_folder_refusal
 from opsnn.cli_stdout import PipeConsole
-from opsnn.cli_words import int_at_least, misplaced_underscore, non_ascii
+from opsnn.cli_words import decimal_word, int_at_least, misplaced_underscore, non_ascii
 from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.bindings import OPS, Arrays, OpBinding, Scalars
 from opsnn.verify.casefiles import load_cases
@@ -286,29 +284,12 @@ def _dump_folder(case: Case, settings: Settings, session: Session) -> Path:
 # ---- CLI ----------------------------------------------------------------------------------------
 
 _FLOAT64_MAX_EXPONENT = 308  # 1.8e308: the largest float64
-# a literal whose exponent Decimal cannot hold (past 10**18 either way): its sign, mantissa and exponent's sign
-_HUGE_LITERAL = re.compile(r"\s*([-+]?)([0-9_]*\.?[0-9_]*)[eE]([-+]?)[0-9_]+\s*")
-
-
-def _exact(text: str) -> decimal.Decimal | None:
-    """``text`` as a Decimal, or None where it is no number. A literal whose exponent Decimal
-    cannot hold (1e99999999999999999999) is read as a number of its kind: 0 for a mantissa of
-    zeros, a fraction for a negative exponent, else one past float64's range of its sign."""
-    try:
-        return decimal.Decimal(text.strip())
-    except decimal.InvalidOperation:
-        literal = _HUGE_LITERAL.fullmatch(text)
-        if not literal or not re.search("[0-9]", literal[2]):
-            return None
-        if not re.search("[1-9]", literal[2]):
-            return decimal.Decimal(0)
-        return decimal.Decimal(f"{literal[1]}0.5" if literal[3] == "-" else f"{literal[1]}1e{_FLOAT64_MAX_EXPONENT + 1}")
 
 
 def _positive_count(text: str) -> int:
     """``--max-elements``: a whole number, written as an integer or as 1.2e8 (a fraction was cut
-    off unsaid: 1.9 ran as 1). Read exactly, as a Decimal: through a float, 100.0000000000000001
-    was whole and 2**53 + 1 was 2**53. No number beyond float64's range (1e400), as before (its
+    off unsaid: 1.9 ran as 1). Read exactly, as a Decimal (``decimal_word``): through a float,
+    100.0000000000000001 was whole and 2**53 + 1 was 2**53. No number beyond float64's range (1e400), as before (its
     int would have as many digits as its exponent says), told that range; one not positive or not
     whole is told so at any size (-1e309, 0e309 and 1e-99999999999999999999 had been "expected a
     number", as if none). ASCII only (``non_ascii``: Decimal reads other scripts' digits, U+0661
@@ -317,7 +298,7 @@ def _positive_count(text: str) -> int:
     why = non_ascii(text.strip()) or misplaced_underscore(text)
     if why:
         raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}: {why}")
-    number = _exact(text)
+    number = decimal_word(text)
     if number is None or not number.is_finite():
         raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}")
     if number != number.to_integral_value():
