@@ -48,6 +48,12 @@ def _dashed(word: str) -> str | None:
                  if _TYPOGRAPHIC_DASHED.match(part)), None)
 
 
+def _is_option(word: str) -> bool:
+    """Whether ``word`` is an option's name to ``Parser``, not a value: it begins with '-' and is
+    no negative number (``NEGATIVE_NUMBER``)."""
+    return word.startswith("-") and not NEGATIVE_NUMBER.match(word)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser, reading any negative float literal as a value (``NEGATIVE_NUMBER``);
     its subcommand parsers are of this class too (``add_subparsers`` makes them so)."""
@@ -100,7 +106,7 @@ class Parser(argparse.ArgumentParser):
             action, values = self._action_of(option), [fixed]
         else:  # the value words after an option (a negative number is one), up to this one
             start = at
-            while start > 0 and not (words[start - 1].startswith("-") and not NEGATIVE_NUMBER.match(words[start - 1])):
+            while start > 0 and not _is_option(words[start - 1]):
                 start -= 1
             action = self._action_of(words[start - 1]) if start else None
             values = [*words[start:at], fixed]
@@ -109,8 +115,7 @@ class Parser(argparse.ArgumentParser):
             if action is not None and action.nargs in ("*", "+"):
                 # and its words after this one, as the option reads them (a regression breaker:
                 # tiling --shape \u22122 3 was told to write -2, read alone; [-2, 3] is refused)
-                values += itertools.takewhile(lambda word: not _dashed(word) and not (
-                    word.startswith("-") and not NEGATIVE_NUMBER.match(word)), words[at + 1:])
+                values += itertools.takewhile(lambda word: not _dashed(word) and not _is_option(word), words[at + 1:])
         read = getattr(action, "read", None)
         try:  # (a reader of all the option's words, as given, or argparse's type of each)
             if read is not None:
