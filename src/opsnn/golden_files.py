@@ -197,7 +197,7 @@ def clear(folder: Path, removed: list[Path]) -> bool:
     for path in sorted(folder.iterdir()):
         foreign = path != manifest and path.name not in named
         if path.is_dir() and not path.is_symlink():  # (a link goes, never what it points to)
-            _remove_tree(path, removed if foreign else [])
+            _remove_tree_noting(path, removed if foreign else [])
         elif path != manifest:
             path.unlink(missing_ok=True)
         if foreign:
@@ -206,11 +206,12 @@ def clear(folder: Path, removed: list[Path]) -> bool:
     return True
 
 
-def _remove_tree(folder: Path, removed: list[Path]) -> None:
-    """``cli_files.remove_tree(folder)``; where it stops part way (an OSError: a file the system will not
-    remove), the entries of ``folder`` it had removed are appended to ``removed`` before the
-    error goes on, a subfolder that went whole as one entry, as ``clear`` counts a folder: the
-    board's files it took went unsaid, the line naming only what went whole."""
+def _remove_tree_noting(folder: Path, removed: list[Path]) -> None:
+    """``cli_files.remove_tree(folder)``, noting what went: where it stops part way (an OSError: a
+    file the system will not remove), the entries of ``folder`` it had removed are appended to
+    ``removed`` before the error goes on, a subfolder that went whole as one entry, as ``clear``
+    counts a folder (a breaker: the board's files it took had gone unsaid, the line naming only
+    what went whole)."""
     inside = sorted(Path(top, name) for top, folders, files in os.walk(folder) for name in (*folders, *files))
     try:
         remove_tree(folder)
