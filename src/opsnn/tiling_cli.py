@@ -227,6 +227,35 @@ def _launches_nothing(op: OpDef, alias: AclnnAlias | None, report: dict, shapes:
     return {}
 
 
+def _note_not_built(report: dict, op: OpDef, not_built: AclnnError, launches_nothing: bool) -> None:
+    """The soc note of a call on a SoC ``op`` has no op_host config for (``not_built``, that
+    refusal), saying what the call does there; one that launches a kernel gets the refusal as
+    its failure too (shown last, ``build_report``), or, with no aclnn steps to show (a kernel
+    op's name), raises it alone."""
+    # (breakers: an empty call on Ascend910 exited 1 saying a built-in kernel runs; a call
+    # phase 1 refuses said only that, as if it ran there)
+    phase1_fails = "phase1Status" in report
+    launches = not launches_nothing and not phase1_fails
+    if launches and "executorSteps" not in report:  # (no aclnn steps to show: the failure alone)
+        raise not_built
+    # a call that launches a kernel is reported through phase 1 too, which runs on this SoC as on
+    # any (a CANN developer's: only the failure was printed), the failure last (build_report)
+    if launches and report["executorSteps"][0].startswith("phase 1 not run"):
+        # (a dynamic shape, or tensors past this host's address space: its step says why, and the
+        # note had said the call passes phase 1)
+        does = ("this call's phase 1 is not run here (its executor step says why); where it passes, CANN "
+                "launches its built-in kernel, which has no tiling here")
+    elif launches:
+        does = "this call passes phase 1 and launches CANN's built-in kernel, which has no tiling here"
+    elif phase1_fails:
+        does = "this call fails in phase 1, before any kernel is looked for"
+    else:
+        does = "this call launches no kernel, so needs none"
+    report["soc"]["note"] = f"{op.name} has no op_host config for it; {does}"
+    if launches:
+        report["failures"] = [not_built.message]
+
+
 def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | None) -> tuple[dict, int]:
     op, alias, profile, soc_note, not_built = _resolve(args)
     if getattr(args, "transpose", False) and not alias:
@@ -259,27 +288,8 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     if dtypes != typed:
         report["defMatch"]["typed"] = [d.name for d in typed]
     nothing_launched = _launches_nothing(op, alias, report, shapes, dtypes, row)
-    phase1_fails = "phase1Status" in report
     if not_built is not None:
-        # (breakers: an empty call on Ascend910 exited 1 saying a built-in kernel runs; a call
-        # phase 1 refuses said only that, as if it ran there)
-        launches = not nothing_launched and not phase1_fails
-        if launches and "executorSteps" not in report:  # (no aclnn steps to show: the failure alone)
-            raise not_built
-        # a call that launches a kernel is reported through phase 1 too, which runs on this SoC as on
-        # any (a CANN developer's: only the failure was printed), the failure last (build_report)
-        # (a dynamic shape, or tensors past this host's address space: phase 1 is not run, its step
-        # says so, and the note had said the call passes it)
-        not_run = launches and report["executorSteps"][0].startswith("phase 1 not run")
-        report["soc"]["note"] = (f"{op.name} has no op_host config for it; "
-                                 + ("this call's phase 1 is not run here (its executor step says why); where it "
-                                    "passes, CANN launches its built-in kernel, which has no tiling here" if not_run
-                                    else "this call passes phase 1 and launches CANN's built-in kernel, which has no "
-                                    "tiling here" if launches
-                                    else "this call fails in phase 1, before any kernel is looked for" if phase1_fails
-                                    else "this call launches no kernel, so needs none"))
-        if launches:
-            report["failures"] = [not_built.message]
+        _note_not_built(report, op, not_built, launches_nothing=bool(nothing_launched))
     try:
         out_shape = op.infer_shape(shapes)
     except opdef.InferShapeError as exc:
