@@ -74,11 +74,11 @@ def probe(root: str | Path, removed: list[Path], own: list[Path] = ()) -> list[P
     way, it removes those kept (where the system lets it) and leaves the index listing the
     folder refused and those after it, not those already gone (one removed before its case
     file's folder was refused among them), so that a later run cleans them and ``opsnn
-    compare`` names that folder; stopped as the index itself goes, it removes the index. Only folders below ``root`` are touched. An
-    ``index.json`` there that is not of opsnn's shape (another program's, a folder) is a
-    ValueError, before anything is made or written: the run would replace it (a breaker), and
-    --dump replaces only its own, as --json replaces only a results file; an empty one is
-    replaced (as --json replaces an empty file)."""
+    compare`` names that folder; stopped as the index itself goes, it removes the index. Only
+    folders below ``root`` are touched. An ``index.json`` there that is not of opsnn's shape
+    (another program's, a folder) is a ValueError, before anything is made or written: the run
+    would replace it (a breaker), and --dump replaces only its own, as --json replaces only a
+    results file; an empty one is replaced (as --json replaces an empty file)."""
     folder = Path(root)
     index = folder / INDEX
     earlier = earlier_index(index)

@@ -225,7 +225,8 @@ def _unknown(name: str, why: str = "", among=None) -> str:
     hint = f" (did you mean {suggestion}?)" if suggestion else ""
     known = ", ".join(f"{spec.name} ({spec.python_name})" for spec in _REGISTRY.values()
                       if among is None or spec.name in among)
-    return f"unknown operator {name!r}{': ' + why if why else ''}{hint}; {'known' if among is None else 'expected one of'}: {known}"
+    listed = "known" if among is None else "expected one of"
+    return f"unknown operator {name!r}{': ' + why if why else ''}{hint}; {listed}: {known}"
 
 
 def closest(name: str, among=None) -> str | None:

@@ -140,9 +140,9 @@ ML_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 ML_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1, "float4_e2m1fn": D.FLOAT4_E2M1,
                "float6_e3m2fn": D.FLOAT6_E3M2, "float6_e2m3fn": D.FLOAT6_E2M3}
 # torch dtypes that cross as the NumPy dtype of their name, by that name: their aclDataType. A
-# torch dtype in no table here but TORCH_UNPACKED / TORCH_PAIRED (int1..int7, uint1..uint7,
-# float8_e4m3fnuz, float4_e2m1fn_x2, bits16 ...) has no aclDataType: torch's DLPack export labels the sub-byte integers as 8-bit
-# ones, which NumPy would take at their word.
+# torch dtype in no table here, or only in TORCH_UNPACKED / TORCH_PAIRED (int1..int7, uint1..uint7,
+# float8_e4m3fnuz, float4_e2m1fn_x2, bits16 ...), has no aclDataType: torch's DLPack export labels
+# the sub-byte integers as 8-bit ones, which NumPy would take at their word.
 TORCH_NAMES = {"float16": D.FLOAT16, "float32": D.FLOAT, "float64": D.DOUBLE, "int8": D.INT8, "int16": D.INT16,
                "int32": D.INT32, "int64": D.INT64, "uint8": D.UINT8, "uint16": D.UINT16, "uint32": D.UINT32,
                "uint64": D.UINT64, "bool": D.BOOL, "complex64": D.COMPLEX64, "complex128": D.COMPLEX128}

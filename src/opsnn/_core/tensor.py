@@ -208,13 +208,13 @@ class aclTensor(_Fixed, TensorBase):  # noqa: N801 - the CANN type name
         """The live view of the bytes this (non-empty) view's elements occupy, as NumPy void items
         of one element's width (one byte for a sub-byte dtype), and whether it holds those bytes
         alone: what the out-overlap check compares for a dtype NumPy cannot hold (HIFLOAT8,
-        COMPLEX32, fp6, INT4 ...; ``array`` raises KeyError for them), reading no element. A sub-byte
-        dtype (INT4, UINT1, fp4, fp6) packs elements into bytes (the ``storage_nbytes`` rule), an fp6
-        one across two at times; packed ones lie at bit strides no NumPy view takes, so
-        where a stride is no whole number of bytes, or an element crosses a byte's end, the view is
-        the run of bytes from the first element's to the last's: exactly theirs (True) when the view is contiguous, else theirs
-        and more (False). Raises AclnnError (161002) for a destroyed tensor, and the runtime's
-        100000 for memory that is gone, as ``array`` does."""
+        COMPLEX32, fp6, INT4 ...; ``array`` raises KeyError for them), reading no element. A
+        sub-byte dtype (INT4, UINT1, fp4, fp6) packs elements into bytes (the ``storage_nbytes``
+        rule), an fp6 one across two at times; packed ones lie at bit strides no NumPy view takes,
+        so where a stride is no whole number of bytes, or an element crosses a byte's end, the
+        view is the run of bytes from the first element's to the last's: exactly theirs (True)
+        when the view is contiguous, else theirs and more (False). Raises AclnnError (161002) for
+        a destroyed tensor, and the runtime's 100000 for memory that is gone, as ``array`` does."""
         if self.destroyed:
             raise _destroyed()
         alloc, start = memory.DEVICE.locate(self.addr, self.storage_nbytes, "tensor data")
