@@ -241,10 +241,8 @@ def _spelling(command: str, extra: list[str], args, argv: list[str], parser) -> 
         rest = list(itertools.takewhile(lambda w: w in extra and not w.startswith("-"), argv[i + 1:]))
         if not (option.startswith("--") and equals and rest):
             continue
-        named = {a for s, a in parser._option_string_actions.items() if s == option} or \
-            {a for s, a in parser._option_string_actions.items() if s.startswith(option)}  # (as argparse shortens)
-        if len(named) == 1 and next(iter(named)).nargs in ("*", "+"):
-            action = next(iter(named))
+        action = parser._action_of(option)  # (as argparse reads a unique prefix of its name too)
+        if action is not None and action.nargs in ("*", "+"):
             words = [value, *rest] if value else rest  # ("--shape= 3": 3 is the value, and ",3" no shape)
             said.setdefault(word, equals_hint(word, action.option_strings[0], words,
                                               getattr(action, "reads_commas", False)))
