@@ -101,21 +101,7 @@ class Parser(argparse.ArgumentParser):
         ``type`` and ``choices``, or an action's ``read``: ``ShapeWords``, ``ShapeList``); None
         where it takes it, or where no option is known to take the word (a positional, an
         option of no reader)."""
-        option, equals, _ = words[at].partition("=")
-        if equals and dashed != words[at]:
-            action, values = self._action_of(option), [fixed]
-        else:  # the value words after an option (a negative number is one), up to this one
-            start = at
-            while start > 0 and not _is_option(words[start - 1]):
-                start -= 1
-            action = self._action_of(words[start - 1]) if start else None
-            values = [*words[start:at], fixed]
-            if action is not None and len(values) > 1 and action.nargs not in ("*", "+"):
-                action = None  # (a word after the option's one value: a positional)
-            if action is not None and action.nargs in ("*", "+"):
-                # and its words after this one, as the option reads them (a regression breaker:
-                # tiling --shape \u22122 3 was told to write -2, read alone; [-2, 3] is refused)
-                values += itertools.takewhile(lambda word: not _dashed(word) and not _is_option(word), words[at + 1:])
+        action, values = self._given_with(words, at, dashed, fixed)
         read = getattr(action, "read", None)
         try:  # (a reader of all the option's words, as given, or argparse's type of each)
             if read is not None:
@@ -129,6 +115,27 @@ class Parser(argparse.ArgumentParser):
         except (argparse.ArgumentTypeError, ValueError) as exc:
             return str(exc)
         return None
+
+    def _given_with(self, words: list[str], at: int, dashed: str, fixed: str) -> tuple:
+        """The option action given ``words[at]`` (None where none is known: a positional) and the
+        words it reads with it, ``fixed`` in place of the ``dashed`` part: the value after '='
+        alone, or its value words up to this one and, for an option of several words (nargs * or
+        +), those after it up to the next option or dashed word."""
+        option, equals, _ = words[at].partition("=")
+        if equals and dashed != words[at]:
+            return self._action_of(option), [fixed]
+        start = at  # the value words after an option (a negative number is one), up to this one
+        while start > 0 and not _is_option(words[start - 1]):
+            start -= 1
+        action = self._action_of(words[start - 1]) if start else None
+        values = [*words[start:at], fixed]
+        if action is None or action.nargs not in ("*", "+"):
+            # (an option of one value: a word after that value is a positional's)
+            return (action if len(values) == 1 else None), values
+        # and its words after this one, as the option reads them (a regression breaker: tiling
+        # --shape \u22122 3 was told to write -2, read alone; [-2, 3] is refused)
+        return action, values + list(itertools.takewhile(lambda word: not _dashed(word) and not _is_option(word),
+                                                         words[at + 1:]))
 
     def _action_of(self, option: str):
         """The option action ``option`` names as typed (argparse takes a unique prefix of a long
