@@ -2809,6 +2809,17 @@ def test_an_exponent_past_what_decimal_holds_gets_the_1e18_hint():
         assert str(exc.value) == f"expected an integer >= 0, got {text!r}"
 
 
+def test_a_negative_number_past_1e18_by_its_exponent_is_refused_without_its_digits():
+    """(A reviewer) --seed -1e999999999 built a billion-digit int before refusing it as below 0
+    (the run hung): only a positive number past 1e18 by its exponent skipped int(). One of
+    either sign is now refused as it is read, a negative one as below the range (every low is
+    0 or more), without the hint to write its digits."""
+    for text in ("-1e999999999", "-2.5E+999999999", "-1e19"):
+        with pytest.raises(argparse.ArgumentTypeError) as exc:
+            cli_words.int_at_least(0)(text)
+        assert str(exc.value) == f"expected an integer >= 0, got {text!r}"
+
+
 def test_leading_zeros_past_ints_limit_are_still_the_number(capsys):
     """int() counts leading zeros in its 4300-digit limit: a dim or an int scalar written with
     thousands of them is still its number (an int scalar still an int)."""

@@ -210,7 +210,8 @@ def int_at_least(low: int, high: int | None = None, bound: str | None = None):
     a larger exponent would build as many digits; the digits themselves are read whatever their
     count), a digit separator only between two digits (``misplaced_underscore``). A usage error
     (argparse.ArgumentTypeError) names the range expected and the word.
-    ``bound``: what caps the value (a thread count: the CPUs, numba's pool), said of a number past
+    ``low`` is 0 or more (every option's), so a negative number is refused before its digits are
+    built. ``bound``: what caps the value (a thread count: the CPUs, numba's pool), said of a number past
     ``high``, and where ``high`` is not known when it is read, of one past 1e18 in place of the
     hint to write its digits, which would be refused too (a breaker's ``--threads 1e19``)."""
     expected = f"expected an integer >= {low}" if high is None else f"expected an integer from {low} to {high}"
@@ -226,8 +227,11 @@ def int_at_least(low: int, high: int | None = None, bound: str | None = None):
             # (also digits past int()'s 4300: Decimal reads them, int() takes them from it)
             exact = decimal_word(text)
             whole = exact is not None and exact.is_finite() and exact == exact.to_integral_value()
-            huge = whole and exact.adjusted() > 18 and exact > 0 and "e" in text.lower()
-            value = int(exact) if whole and not huge else None  # 1e999999999 would build a billion digits
+            # past 1e18 by its exponent, of either sign: int() would build a billion digits of
+            # 1e999999999 (or -1e999999999, below any low: a reviewer's, it hung)
+            far = whole and exact.adjusted() > 18 and "e" in text.lower()
+            huge = far and exact > 0
+            value = int(exact) if whole and not far else None
         beyond = high is not None and (huge or (value is not None and value > high))
         if value is None or value < low or beyond:
             # what caps it, said of a number past the top (a bound's, or a range's that has one), the
