@@ -269,7 +269,7 @@ def test_a_byte_swapped_ml_dtypes_complex32_array_is_named_as_ml_dtypes_and_told
     """(A regression breaker) ml_dtypes' complex32 marked '>' was refused as 'complex32 in
     non-native byte order', as if NumPy had a complex32 (NumPy kind 'c', where its other types
     are kind 'V'), and without the astype hint a byte-swapped bfloat16 gets, though the native
-    array is ACL_COMPLEX32 (``dtypes.ML_BYTES``)."""
+    array is ACL_COMPLEX32 (``dtypes.BYTES_ONLY``)."""
     swapped = np.zeros(2, np.dtype(ml_dtype("complex32")).newbyteorder(">"))
     x = np.ones(2, np.float32)
     for call, said in (

@@ -446,7 +446,7 @@ def _defined_dtype(op: str, param, tensor, profile: platform.SocProfile, expecte
         text += f"; it must be one of [{', '.join(dtypes.name(d) for d in allowed)}] on {profile.name}"
     elif expected:
         text += f"; it must be {expected}"
-    native = given.newbyteorder("=") if swapped else None  # (complex32's is ACL_COMPLEX32: ML_BYTES)
+    native = given.newbyteorder("=") if swapped else None  # (complex32's is ACL_COMPLEX32: BYTES_ONLY)
     if swapped and (dtypes.from_numpy(native) != DataType.DT_UNDEFINED or dtypes.ml_bytes(native)):
         text += "; a.astype(a.dtype.newbyteorder('=')) makes it native"
     raise checks.fail(op, text)

@@ -666,7 +666,7 @@ def _as_array(value, api_name: str, written: bool = False) -> np.ndarray | DataL
 
 def _data_less(arr: np.ndarray) -> np.ndarray | DataLessTensor:
     """``arr``, or where it is of an ml_dtypes type with an aclDataType NumPy holds no data of
-    (complex32: ``dtypes.ML_BYTES``), a DataLessTensor over its memory, as torch.complex32's."""
+    (complex32: ``dtypes.BYTES_ONLY``), a DataLessTensor over its memory, as torch.complex32's."""
     found = dtypes.ml_bytes(arr.dtype)
     if found is None:
         return arr
@@ -680,15 +680,15 @@ def _from_dlpack(value) -> np.ndarray | DataLessTensor:
     (``dtypes.TORCH_VIEWS``; same memory and strides, so in-place updates reach it). A torch
     dtype with no aclDataType (int1..int7, uint1..uint7: torch's export labels them as 8-bit
     integers, which NumPy would take at their word) becomes a DataLessTensor, and so does
-    complex32 (ACL_COMPLEX32, no NumPy type), its memory kept (``dtypes.TORCH_BYTES``)."""
+    complex32 (ACL_COMPLEX32, no NumPy type), its memory kept (``dtypes.BYTES_ONLY``)."""
     torch = _torch_of(value)
     if torch is None:
         return np.from_dlpack(value)
     name = str(value.dtype).removeprefix("torch.")
     if value.is_conj():  # DLPack's own refusal, as for complex64 (a complex32 view's was torch's internals)
         return np.from_dlpack(value)
-    if name in dtypes.TORCH_BYTES:
-        crossing, acl = dtypes.TORCH_BYTES[name]
+    if name in dtypes.BYTES_ONLY:
+        crossing, acl = dtypes.BYTES_ONLY[name]
         memory = np.from_dlpack(value.detach().view(getattr(torch, crossing)))
         return DataLessTensor(tuple(value.shape), acl, value.dtype, memory)
     view = dtypes.TORCH_VIEWS.get(name)
@@ -766,8 +766,8 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
     try:
         if isinstance(value, np.generic):
             acl_dtype = dtypes.from_numpy(value.dtype)
-            if acl_dtype == DataType.DT_UNDEFINED and dtypes.ml_bytes(value.dtype):  # (refused below)
-                acl_dtype = dtypes.ml_bytes(value.dtype)[1]
+            if acl_dtype == DataType.DT_UNDEFINED and (found := dtypes.ml_bytes(value.dtype)):  # (refused below)
+                acl_dtype = found[1]
             if acl_dtype == DataType.DT_UNDEFINED:  # np.longdouble, np.str_, datetime64 ...
                 raise AclnnError(Status.ERR_PARAM_INVALID,
                                  f"{api_name} {checks.brief(value)} is {_scalar_of(value.dtype)}, a dtype no "

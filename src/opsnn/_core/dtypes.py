@@ -117,12 +117,14 @@ _ML_DTYPES = {D.BF16: "bfloat16", D.FLOAT8_E5M2: "float8_e5m2", D.FLOAT8_E4M3FN:
 # dtype checks, whose refusal names it and the dtypes expected.
 TORCH_VIEWS = {"bfloat16": ("int16", D.BF16), "float8_e5m2": ("uint8", D.FLOAT8_E5M2),
                "float8_e4m3fn": ("uint8", D.FLOAT8_E4M3FN), "float8_e8m0fnu": ("uint8", D.FLOAT8_E8M0)}
-# torch dtypes with an aclDataType but no NumPy type, nor an ml_dtypes one in every version taken
-# (complex32 is in ml_dtypes from 0.6, not 0.5: no data of it is held here, ``ML_BYTES``), by
-# torch's name: the same-size integer dtype they cross as, a DataLessTensor's memory (what the
-# out-overlap check compares); no element is read: an input of them fails its dtype list, an
-# out the Cast kernel (561103), as an ACL_COMPLEX32 tensor does through the aclnn API.
-TORCH_BYTES = {"complex32": ("int32", D.COMPLEX32)}
+# dtypes with an aclDataType but no NumPy type, nor an ml_dtypes one in every version taken
+# (complex32 is in ml_dtypes from 0.6, not 0.5), so no data of them is held here, by the name
+# torch and ml_dtypes both give them: the same-size integer dtype they cross as, a
+# DataLessTensor's memory (what the out-overlap check compares); no element is read: an input of
+# them fails its dtype list, an out the Cast kernel (561103), as an ACL_COMPLEX32 tensor does
+# through the aclnn API (a breaker: ml_dtypes' complex32 was refused as no aclDataType's, where
+# torch.complex32 is ACL_COMPLEX32).
+BYTES_ONLY = {"complex32": ("int32", D.COMPLEX32)}
 # torch's sub-byte shell dtypes whose name is an aclDataType's: torch stores one element a byte
 # (element_size 1), where the aclDataType packs them (``packing``), so none describes their memory.
 TORCH_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1}
@@ -131,10 +133,6 @@ TORCH_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1}
 # 8 // BITS of them, so a shape describes other memory (a breaker: float4_e2m1fn_x2 was refused
 # with no word of ACL_FLOAT4_E2M1)
 TORCH_PAIRED = {"float4_e2m1fn_x2": D.FLOAT4_E2M1}
-# ml_dtypes types with an aclDataType but no data here, by ml_dtypes' name, as TORCH_BYTES: its
-# complex32 (0.6 on) is two float16, ACL_COMPLEX32's memory (a breaker: refused as no aclDataType's, where
-# torch.complex32 is ACL_COMPLEX32)
-ML_BYTES = {"complex32": ("int32", D.COMPLEX32)}
 # the same for ml_dtypes' sub-byte types (one element a byte too), by ml_dtypes' name: its fp6 types
 # are not ACL_FLOAT6_*, which pack 4 elements in 3 bytes (a breaker had mapped them as the same memory)
 ML_UNPACKED = {"int4": D.INT4, "uint1": D.UINT1, "float4_e2m1fn": D.FLOAT4_E2M1,
@@ -156,8 +154,8 @@ def is_ml_dtypes(dtype: np.dtype) -> bool:
 
 def ml_bytes(dtype: np.dtype) -> tuple | None:
     """(the integer dtype it crosses as, its aclDataType) for a native-order ml_dtypes type in
-    ML_BYTES, else None."""
-    return ML_BYTES.get(dtype.name) if dtype.isnative and is_ml_dtypes(dtype) else None
+    BYTES_ONLY, else None."""
+    return BYTES_ONLY.get(dtype.name) if dtype.isnative and is_ml_dtypes(dtype) else None
 
 
 def _ml_dtypes() -> None:

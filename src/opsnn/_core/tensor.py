@@ -270,7 +270,7 @@ class DataLessTensor(TensorBase):
     fake/meta tensor (its shape and dtype give the output's), a tensor whose dtype no
     aclDataType describes (``dtype`` DT_UNDEFINED, refused by the dtype checks, in CANN's order
     and naming ``given_dtype``, before anything would read it), or one of an aclDataType NumPy
-    cannot hold (torch.complex32: ``dtypes.TORCH_BYTES``), whose ``memory`` (a NumPy view of its
+    cannot hold (torch.complex32: ``dtypes.BYTES_ONLY``), whose ``memory`` (a NumPy view of its
     bytes as same-size integers, its shape and strides) only the out-overlap check reads: such
     dtypes are refused before any element would be."""
 

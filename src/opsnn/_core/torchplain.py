@@ -28,7 +28,7 @@ NORMAL_KEYS: frozenset = frozenset()
 INFERENCE_KEYS: frozenset = frozenset()
 # the torch dtypes that cross to NumPy as ``Tensor.numpy()`` itself, the NumPy dtype of their name
 # (``dtypes.TORCH_NAMES``); bfloat16 and the float8 types cross as integer views, complex32 and
-# the dtypes with no aclDataType as data-less handles (``dtypes.TORCH_VIEWS`` / ``TORCH_BYTES``)
+# the dtypes with no aclDataType as data-less handles (``dtypes.TORCH_VIEWS`` / ``BYTES_ONLY``)
 NUMPY_DTYPES: frozenset = frozenset()
 # torch.Tensor and torch._C._dispatch_keys, once bound
 TENSOR = None

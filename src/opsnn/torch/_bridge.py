@@ -37,7 +37,7 @@ _VIEWS = {getattr(torch, name): (getattr(torch, view), acl) for name, (view, acl
 _VIEWS_OF_ACL = {acl: (getattr(torch, name), np.dtype(view)) for name, (view, acl) in dtypes.TORCH_VIEWS.items()
                  if hasattr(torch, name)}
 # complex32: torch dtype -> (the torch integer dtype its memory crosses as, its aclDataType)
-_BYTES = {getattr(torch, name): (getattr(torch, crossing), acl) for name, (crossing, acl) in dtypes.TORCH_BYTES.items()}
+_BYTES = {getattr(torch, name): (getattr(torch, crossing), acl) for name, (crossing, acl) in dtypes.BYTES_ONLY.items()}
 _TORCH_TO_ACL = {getattr(torch, name): acl for name, acl in dtypes.TORCH_NAMES.items()}
 _TORCH_TO_ACL.update({t: acl for t, (_, acl) in (*_VIEWS.items(), *_BYTES.items())})
 _ACL_TO_TORCH = {acl: t for t, acl in _TORCH_TO_ACL.items()}
