@@ -156,11 +156,6 @@ def remove_empty(folder: Path, root: Path) -> None:
             empty.rmdir()
 
 
-def earlier_cases(index: Path) -> list:
-    """The case folders an earlier run's ``index`` lists (``earlier_index``'s ``cases``)."""
-    return earlier_index(index)["cases"]
-
-
 def earlier_index(index: Path) -> dict:
     """An earlier run's ``index`` as read: its ``settings`` and the ``cases`` it lists (none
     where there is no index, or an empty file); ValueError where ``index`` is not of the shape

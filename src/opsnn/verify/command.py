@@ -373,34 +373,10 @@ def run(args: argparse.Namespace) -> int:
                                 {labels[str(Path(path).resolve())] for path, cases in files if cases})
         if not in_new_dump:
             report.check_writable(args.json_path, args.files)
-    foreign: list[Path] = []  # what the dump's probe removed that no dump wrote (a board's files)
-    emptied: list[Path] = []  # the run's case folders the probe emptied, to be written in place
-    if args.dump:
-        _check_dump_folders(args.dump, files, labels)
-        refusal = output_folder_refusal("--dump", args.dump)
-        if refusal:  # a misread option (usage); a folder the system will not make is an I/O failure
-            raise ValueError(refusal)
-        made = _missing_folders(args.dump)
-        try:
-            emptied = golden_files.probe(args.dump, foreign, _run_folders(args.dump, files, labels))
-        except OSError as exc:
-            if foreign:  # what went before the refusal, said as a run's (the refusal's line follows)
-                print(f"opsnn verify: {_foreign_line(args.dump, foreign)}", file=sys.stderr)
-            raise OutputError("--dump", args.dump, exc, "into the folder") from None
-        except BaseException:  # a Ctrl-C midway: what went is said all the same (it went unsaid)
-            if foreign:
-                print(f"opsnn verify: {_foreign_line(args.dump, foreign)}", file=sys.stderr)
-            raise
-        if in_new_dump:
-            try:
-                report.check_writable(args.json_path, args.files)
-            except BaseException:  # refused: the folders made for the run go (none is left behind)
-                for folder in made:
-                    with contextlib.suppress(OSError):
-                        folder.rmdir()
-                raise
-    start = time.perf_counter()
+    foreign: list[Path] = []  # what the dump's probe and cases removed that no dump wrote (a board's files)
     try:
+        emptied = _probe(args, files, labels, foreign, in_new_dump) if args.dump else []
+        start = time.perf_counter()
         with contextlib.ExitStack() as reporting:
             with platform.use_soc(settings.soc), Session() as session:
                 session.dump_labels = labels
@@ -414,13 +390,40 @@ def run(args: argparse.Namespace) -> int:
                 index_error = _write_index(settings, session) if settings.dump else None
             results, total, summary = _report(args, console, settings, files, per_file, interrupted, index_error,
                                               time.perf_counter() - start)
-    finally:  # after the table, or before the line of what ended the report (a full disk, a closed stdout)
+    finally:  # after the table, or before the line of what ended the run (the probe's refusal, a
+        # Ctrl-C, a full disk, a closed stdout): what went is said whatever happens (it went unsaid)
         if foreign:
             print(f"opsnn verify: {_foreign_line(args.dump, foreign)}", file=sys.stderr)
     if interrupted or pressed:
         print(report.interrupted_line("verify", len(results), total, args.json_path), file=sys.stderr)
         return 130
     return 1 if index_error else report.exit_status("verify", summary)
+
+
+def _probe(args: argparse.Namespace, files, labels: dict[str, str], foreign: list[Path],
+           in_new_dump: bool) -> list[Path]:
+    """Check and make ``--dump DIR`` and empty the earlier run's case folders there
+    (``golden_files.probe``, appending to ``foreign`` what no dump wrote); the run's own case
+    folders it emptied, to be written in place. A folder the system will not make or write is
+    an OutputError (exit 1); a --json PATH in a DIR made here is checked once DIR exists."""
+    _check_dump_folders(args.dump, files, labels)
+    refusal = output_folder_refusal("--dump", args.dump)
+    if refusal:  # a misread option (usage); a folder the system will not make is an I/O failure
+        raise ValueError(refusal)
+    made = _missing_folders(args.dump)
+    try:
+        emptied = golden_files.probe(args.dump, foreign, _run_folders(args.dump, files, labels))
+    except OSError as exc:
+        raise OutputError("--dump", args.dump, exc, "into the folder") from None
+    if in_new_dump:
+        try:
+            report.check_writable(args.json_path, args.files)
+        except BaseException:  # refused: the folders made for the run go (none is left behind)
+            for folder in made:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+            raise
+    return emptied
 
 
 def _report(args: argparse.Namespace, console: Console, settings: Settings, files, per_file: list[list[Result]],
@@ -511,7 +514,7 @@ def _check_json_beside_dump(json_path: str, dump: str | None, folders: set[str])
         return
     earlier = []
     with contextlib.suppress(OSError, ValueError):  # (an index that cannot be read is the probe's to refuse)
-        earlier = golden_files.earlier_cases(Path(dump) / golden_files.INDEX)
+        earlier = golden_files.earlier_index(Path(dump) / golden_files.INDEX)["cases"]
     listed = [(root / str(case)).resolve() for case in earlier]  # (as the probe finds them)
     dumped = {golden_files.INDEX, golden_files.PARTIAL_INDEX, *folders,
               *(path.relative_to(root).parts[0] for path in listed if path != root and path.is_relative_to(root))}
