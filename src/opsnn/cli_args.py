@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from ._core.shape import MAX_DIM
+from ._core.words import named
 from .cli_words import (
     NEGATIVE_NUMBER,
     dynamic_shape_refusal,
@@ -91,7 +92,7 @@ class Parser(argparse.ArgumentParser):
             # to write -1, an integer >= 0): the option's own reader says why
             refusal = self._refusal_with_hyphen(words, at, dashed, dashes + name) if dashes == "-" else None
             advice = f"write {dashes}{name}" if refusal is None else f"{dashes}{name} is refused too: {refusal}"
-            message += (f" ({dashed!r} begins with {dashed[0]!r} (U+{ord(dashed[0]):04X}), not '-': an editor or a web "
+            message += (f" ({dashed!r} begins with {named(dashed[0])}, not '-': an editor or a web "
                         f"page changed the dashes; {advice})")
         super().error(message)
 
@@ -143,8 +144,8 @@ class Parser(argparse.ArgumentParser):
         actions = self._option_string_actions
         if option in actions:
             return actions[option]
-        named = {actions[known] for known in actions if option.startswith("--") and known.startswith(option)}
-        return named.pop() if len(named) == 1 else None
+        matches = {actions[known] for known in actions if option.startswith("--") and known.startswith(option)}
+        return matches.pop() if len(matches) == 1 else None
 
     def _get_values(self, action, arg_strings):
         """argparse's, but ``--option=--`` is a usage error: argparse drops the ``--`` as its

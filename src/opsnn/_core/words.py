@@ -11,4 +11,10 @@ def non_ascii(text: str) -> str | None:
     lower() some letters ("\ufb02" as "FL", the Kelvin sign as "k"), so a look-alike would be read
     as a word never typed."""
     bad = next((c for c in text if not c.isascii()), None)
-    return None if bad is None else f"{bad!r} (U+{ord(bad):04X}) is not ASCII"
+    return None if bad is None else f"{named(bad)} is not ASCII"
+
+
+def named(char: str) -> str:
+    """A character as a message names it: itself and its code point, "'\u2212' (U+2212)", as a
+    look-alike (a minus sign for '-') cannot be told apart by eye."""
+    return f"{char!r} (U+{ord(char):04X})"
