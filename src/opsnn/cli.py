@@ -425,10 +425,7 @@ def _run_tiling(args) -> int:
         if not any(d.name == spec.kernel_name for d in opdef.OPDEFS):
             raise opdef.not_modelled(args.op, spec)
         if kernel and word.startswith("aclnn"):  # no such API, as aclnnHardtanhGrad, said in the words typed
-            name = args.op.strip()
-            bare = name[6:] if typed.startswith("aclnn_") else name[5:]
-            raise ValueError(f"no aclnn API named {name!r}: {bare} is a kernel op (name it without "
-                             f"{name[:len(name) - len(bare)]!r}); the aclnn API of its kernel is {spec.api_name}")
+            raise opdef.no_such_api(args.op.strip(), 6 if typed.startswith("aclnn_") else 5, spec.api_name)
         args.op = spec.kernel_name if kernel else spec.api_name
     return tiling_cli.run(args, aclnn_details=_aclnn_details)
 

@@ -22,7 +22,7 @@ from .base import (AclnnAlias, AttrDef, InferShapeError, OpDef, Shape, TensorDes
                    infer_elewise)
 
 __all__ = ["ALIASES", "OPDEFS", "AclnnAlias", "AttrDef", "InferShapeError", "OpDef", "Shape", "TensorDesc",
-           "TilingResult", "find", "infer_broadcast", "infer_elewise", "not_modelled", "tile"]
+           "TilingResult", "find", "infer_broadcast", "infer_elewise", "no_such_api", "not_modelled", "tile"]
 
 OPDEFS: tuple[OpDef, ...] = (leaky_relu_grad.OPDEF, hardtanh_grad.OPDEF, hardtanh_grad.OPDEF_EXPERIMENTAL,
                              leaky_relu.OPDEF)
@@ -61,8 +61,7 @@ def find(name: str, profile: SocProfile | None = None) -> tuple[OpDef, AclnnAlia
     if alias is None and key != typed and any(d.name.lower() == key for d in OPDEFS):
         # the API the user likely meant, that of this kernel, as the CLI tells aclnn_hardtanh_grad
         api = next(a.api for a in ALIASES if a.kernel.lower() == key)
-        raise ValueError(f"no aclnn API named {name!r}: {name.strip()[5:]} is a kernel op (name it without "
-                         f"{name.strip()[:5]!r}); the aclnn API of its kernel is aclnn{api}")
+        raise no_such_api(name, len("aclnn"), f"aclnn{api}")
     kernel = alias.kernel.lower() if alias else key
     defs = [d for d in OPDEFS if d.name.lower() == kernel]
     if not defs:
@@ -98,6 +97,15 @@ def not_modelled(name: str, spec) -> ValueError:
     apis = ", ".join(s.api_name for s in registry.all_specs() if s.kernel_name == spec.kernel_name)
     return ValueError(f"no op definition for {name!r} ({spec.kernel_name}, the kernel of {apis}, is ops-math's: "
                       f"opsnn runs it but does not model its tiling): {_tilings_held()}")
+
+
+def no_such_api(name: str, prefix: int, api: str) -> ValueError:
+    """The refusal of ``name``, a kernel op's name after an aclnn prefix of ``prefix`` characters
+    (``aclnnLeakyReluGrad``; ``aclnn_hardtanh_grad`` as ``opsnn tiling`` reads snake_case): no aclnn
+    API has it; ``api``, the aclnn API of that kernel, is likely what was meant."""
+    word = name.strip()
+    return ValueError(f"no aclnn API named {name!r}: {word[prefix:]} is a kernel op (name it without "
+                      f"{word[:prefix]!r}); the aclnn API of its kernel is {api}")
 
 
 def _tilings_held() -> str:
