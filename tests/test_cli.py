@@ -868,9 +868,10 @@ def test_run_releases_everything_it_allocated(capsys):
     *((["tiling", "aclnnLeakyReluBackward", "--shape", "3,5", "--dtype", name], 1,
        [(f"phase 1 fails: 161002 LeakyReluBackward: tensor gradOutput has dtype DT_{name.upper()}, which Ascend950 "
          "does not support"), "FAILED       aclnnLeakyReluBackward fails in phase 1 with 161002"])
-      for name in ("hifloat8", "int4", "complex32", "float4_e2m1")),
-    (["tiling", "aclnnLeakyReluBackward", "--shape", "3,5", "--dtype", "f32,f32,hifloat8"], 1,
-     ["phase 1 fails: 561103 LeakyReluBackward: no Cast kernel from DT_FLOAT to DT_HIFLOAT8"]),
+      for name in ("hifloat8", "int4", "complex32", "float4_e2m1", "hifloat4")),
+    *((["tiling", "aclnnLeakyReluBackward", "--shape", "3,5", "--dtype", f"f32,f32,{name}"], 1,
+       [f"phase 1 fails: 561103 LeakyReluBackward: no Cast kernel from DT_FLOAT to DT_{name.upper()}"])
+      for name in ("hifloat8", "hifloat4")),
     (["--soc", "Ascend950", "tiling", "HardtanhBackward", "--shape", "2,3", "--dtype", "float64"], 1,
      ["FAILED       no binary row of the HardtanhGrad def matches DOUBLE", "result dtype DT_DOUBLE is not supported"]),
     # a dynamic shape: infershape, then FAILED (docs/tiling.md), even for an aclnn name

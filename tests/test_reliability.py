@@ -1728,7 +1728,7 @@ def test_create_scalar_unknown_data_type_lists_what_a_scalar_takes(acl_runtime):
     finally:
         acl.rt.free(addr)
     assert msg.startswith(f"create_tensor: dataType 999 is not a DataType value; it must be one of {scalar_types[:40]}")
-    assert "ACL_STRING 13" in msg and msg.endswith("ACL_FLOAT4_E1M2 41")
+    assert "ACL_STRING 13" in msg and msg.endswith("ACL_FLOAT4_E1M2 41, ACL_HIFLOAT4 42")
 
 
 def test_meta_arrays_beyond_host_memory(acl_runtime, monkeypatch):
@@ -2031,7 +2031,7 @@ def test_create_scalar_takes_opbase_scalar_dtypes_only():
         scalar = acl.create_scalar(1, dtype)
         assert scalar is not None and scalar.dtype == dtype and acl.destroy_scalar(scalar) == 0
     for name in ("FLOAT8_E5M2", "FLOAT8_E4M3FN", "FLOAT8_E8M0", "HIFLOAT8", "COMPLEX32", "STRING",
-                 "FLOAT4_E2M1", "INT4", "DT_UNDEFINED"):
+                 "FLOAT4_E2M1", "INT4", "HIFLOAT4", "DT_UNDEFINED"):
         assert acl.create_scalar(0.5, getattr(acl, f"ACL_{name}")) is None, name
         msg = acl.get_recent_err_msg()
         assert msg.startswith(f"create_scalar: dataType ACL_{name} cannot hold an aclScalar (aclCreateScalar "

@@ -47,6 +47,7 @@ class DataType(enum.IntEnum):
     FLOAT6_E2M3 = 39
     FLOAT4_E2M1 = 40
     FLOAT4_E1M2 = 41
+    HIFLOAT4 = 42  # newer headers (metadef graph/types.h DT_HIFLOAT4, opbase since its hifloat4 support)
 
     @property
     def acl_name(self) -> str:
@@ -91,11 +92,11 @@ BITS: dict[DataType, int] = {
     D.UINT32: 32, D.INT64: 64, D.UINT64: 64, D.DOUBLE: 64, D.BOOL: 8, D.STRING: 8,
     D.COMPLEX64: 64, D.COMPLEX128: 128, D.BF16: 16, D.INT4: 4, D.UINT1: 1, D.COMPLEX32: 32,
     D.HIFLOAT8: 8, D.FLOAT8_E5M2: 8, D.FLOAT8_E4M3FN: 8, D.FLOAT8_E8M0: 8, D.FLOAT6_E3M2: 6,
-    D.FLOAT6_E2M3: 6, D.FLOAT4_E2M1: 4, D.FLOAT4_E1M2: 4,
+    D.FLOAT6_E2M3: 6, D.FLOAT4_E2M1: 4, D.FLOAT4_E1M2: 4, D.HIFLOAT4: 4,
 }
 
-# NumPy representation. Types without an entry (STRING, INT4, UINT1, COMPLEX32, HIFLOAT8, fp6/fp4)
-# can describe tensors but hold no data here.
+# NumPy representation. Types without an entry (STRING, INT4, UINT1, COMPLEX32, HIFLOAT8, fp6/fp4,
+# HIFLOAT4) can describe tensors but hold no data here.
 NUMPY: dict[DataType, np.dtype] = {
     D.FLOAT: np.dtype(np.float32), D.FLOAT16: np.dtype(np.float16), D.DOUBLE: np.dtype(np.float64),
     D.INT8: np.dtype(np.int8), D.INT16: np.dtype(np.int16), D.INT32: np.dtype(np.int32),
@@ -173,7 +174,7 @@ def _ml_dtypes() -> None:
 
 FLOATING = frozenset({D.FLOAT, D.FLOAT16, D.DOUBLE, D.BF16, D.HIFLOAT8, D.FLOAT8_E5M2,
                       D.FLOAT8_E4M3FN, D.FLOAT8_E8M0, D.FLOAT6_E3M2, D.FLOAT6_E2M3,
-                      D.FLOAT4_E2M1, D.FLOAT4_E1M2})
+                      D.FLOAT4_E2M1, D.FLOAT4_E1M2, D.HIFLOAT4})
 COMPLEX = frozenset({D.COMPLEX32, D.COMPLEX64, D.COMPLEX128})
 INTEGRAL = frozenset({D.INT8, D.INT16, D.INT32, D.INT64, D.UINT8, D.UINT16, D.UINT32, D.UINT64})
 # what aclCreateScalar can hold: the cases of opbase's aclScalar(const void*, DataType); any other
