@@ -2876,6 +2876,13 @@ def test_leading_zeros_past_ints_limit_are_still_the_number(capsys):
      ("opsnn tiling: error: argument --negative-slope: invalid float value '\u22121e\u22123': '\u2212' (U+2212) is "
       "not ASCII, in which numbers are read ('\u22121e\u22123' begins with '\u2212' (U+2212), not '-': an editor or "
       "a web page changed the dashes; write -1e-3)")),
+    # dashes of both kinds in one word, in either order (a reviewer's: '\u2212-shape' was told nothing)
+    (["run", "LeakyRelu", "\u2212-shape", "2"],
+     ("opsnn run: error: unrecognized arguments: \u2212-shape 2 ('\u2212-shape' begins with '\u2212' (U+2212), not "
+      "'-': an editor or a web page changed the dashes; write --shape)")),
+    (["run", "LeakyRelu", "-\u2013shape", "2"],
+     ("opsnn run: error: unrecognized arguments: -\u2013shape 2 ('-\u2013shape' has '\u2013' (U+2013) for its second "
+      "dash, not '-': an editor or a web page changed the dashes; write --shape)")),
 ])
 def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     """(found breaking the CLI) an option pasted from a page or a document whose dashes became
@@ -2911,6 +2918,16 @@ def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     (["run", "LeakyRelu", "--shape", "\u22120", *["1"] * 64, "--seed", "1"],
      "-0 is refused too: 65 dims, more than the 64 a NumPy array holds (the inputs are allocated); an aclnn tensor "
      "takes at most 8)"),
+    # a --soc that the command looks up as it runs (verify's, tiling's, one before a command of no
+    # SoC): -1 is no SoC either (a reviewer's: each was told to write -1)
+    *(([*before, "--soc", "\u22121", *after], ("-1 is refused too: unknown SoC '-1'; known: Ascend910, Ascend910B, "
+                                            "Ascend910_93, Ascend950, Ascend310P, Ascend310B)"))
+      for before, after in ((["verify"], []), (["tiling", "LeakyRelu"], ["--bogus"]), ([], ["list"]))),
+    # a word past the values of the option before it: no value of that option (a reviewer's: told to write -1)
+    (["bench", "--quick", "\u22121"], "-1 is refused too: --quick takes no value)"),
+    (["run", "LeakyRelu", "--transpose", "\u22121"], "-1 is refused too: --transpose takes no value)"),
+    (["run", "LeakyRelu", "--seed", "3", "\u22121"], "-1 is refused too: --seed takes one value, given 3)"),
+    (["run", "LeakyRelu", "--seed=3", "\u22121"], "-1 is refused too: --seed takes one value, given in '--seed=3')"),
 ])
 def test_a_typographic_minus_is_not_told_to_write_a_value_its_option_refuses(capsys, argv, said):
     """(A breaker) `run --seed=\u22121`, `demo --train --epochs=\u22125` and `run --shape \u22121` were

@@ -35,10 +35,11 @@ __all__ = [
 
 
 # the dashes that look like '-' (hyphen to horizontal bar, the minus sign, small and full-width
-# hyphen-minus), and a word they begin as an option or a negative number begins (-inf, -1, -.5)
+# hyphen-minus), and a word they begin as an option or a negative number begins (-inf, -1, -.5),
+# one of them beside a '-' too (a reviewer's: '\u2212-shape' had been told nothing)
 _TYPOGRAPHIC_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 _AS_HYPHEN = str.maketrans(dict.fromkeys(_TYPOGRAPHIC_DASHES, "-"))
-_TYPOGRAPHIC_DASHED = re.compile(f"[{_TYPOGRAPHIC_DASHES}]{{1,2}}[A-Za-z0-9.]")
+_TYPOGRAPHIC_DASHED = re.compile(f"(?=-?[{_TYPOGRAPHIC_DASHES}])[-{_TYPOGRAPHIC_DASHES}]{{1,2}}[A-Za-z0-9.]")
 
 
 def _dashed(word: str) -> str | None:
@@ -53,6 +54,23 @@ def _is_option(word: str) -> bool:
     """Whether ``word`` is an option's name to ``Parser``, not a value: it begins with '-' and is
     no negative number (``NEGATIVE_NUMBER``)."""
     return word.startswith("-") and not NEGATIVE_NUMBER.match(word)
+
+
+def _past_values(action, option: str, given: str | None, between: list[str]) -> str | None:
+    """Why a word after ``option`` (its ``action``, None where unknown; ``given`` the word
+    ``--seed=3`` where its value came after '=') and the words ``between`` them is none of its
+    values, or None where it may be: a flag takes none, an option of one value its first word
+    (a reviewer's: `bench --quick \u22121` and `run --seed 3 \u22121` were told to write -1, which
+    neither takes)."""
+    if action is None or action.nargs in ("*", "+", argparse.REMAINDER, argparse.PARSER):
+        return None
+    count = 1 if action.nargs in (None, argparse.OPTIONAL) else action.nargs
+    if given is None and len(between) < count:
+        return None
+    if count == 0:
+        return f"{option} takes no value"
+    takes = f"{option} takes {'one value' if count == 1 else f'{count} values'}"
+    return f"{takes}, given in {given!r}" if given else f"{takes}, given {' '.join(between[:count])}"
 
 
 class Parser(argparse.ArgumentParser):
@@ -75,13 +93,14 @@ class Parser(argparse.ArgumentParser):
         ``--shape`` into ``–shape``, a number's minus sign into U+2212), the message says so: the
         dash looks like '-', and argparse read the word as a value or an unknown argument (a
         breaker); it says what to write, ``-inf`` or ``-1`` for a number's minus sign, or, where
-        the option refuses that number too (``--seed -1``), why (``_refusal_with_hyphen``)."""
+        the option refuses that number too (``--seed -1``), or it is no value of the option before
+        it (``--transpose -1``, ``--seed 3 -1``), why (``_refusal_with_hyphen``)."""
         words = getattr(self, "_words", [])
         at, dashed = next(((i, part) for i, part in enumerate(map(_dashed, words)) if part), (None, None))
         if dashed:
             # every dash of the rest written as '-' too, a later item's or an exponent's (a regression
             # breaker: --scalar \u22121,\u22122 was told to write --1,\u22122, an option, its second dash kept)
-            name = dashed.lstrip(_TYPOGRAPHIC_DASHES).translate(_AS_HYPHEN)
+            name = dashed.lstrip(_TYPOGRAPHIC_DASHES + "-").translate(_AS_HYPHEN)
             # a negative number's minus sign (--scalar -inf written with U+2212) is one '-', an option's
             # dashes two but for a one-letter option's (-h): '--inf' had been suggested; a shape's
             # closing bracket after it is the shape's (an unquoted [2, \u22121] is '[2,' '\u22121]': a
@@ -92,8 +111,9 @@ class Parser(argparse.ArgumentParser):
             # to write -1, an integer >= 0): the option's own reader says why
             refusal = self._refusal_with_hyphen(words, at, dashed, dashes + name) if dashes == "-" else None
             advice = f"write {dashes}{name}" if refusal is None else f"{dashes}{name} is refused too: {refusal}"
-            message += (f" ({dashed!r} begins with {named(dashed[0])}, not '-': an editor or a web "
-                        f"page changed the dashes; {advice})")
+            where = (f"begins with {named(dashed[0])}" if dashed[0] != "-"
+                     else f"has {named(dashed[1])} for its second dash")
+            message += f" ({dashed!r} {where}, not '-': an editor or a web page changed the dashes; {advice})"
         super().error(message)
 
     def _refusal_with_hyphen(self, words: list[str], at: int, dashed: str, fixed: str) -> str | None:
@@ -103,7 +123,10 @@ class Parser(argparse.ArgumentParser):
         where it takes it, or where no option is known to take the word (a positional, an
         option of no reader)."""
         action, values = self._given_with(words, at, dashed, fixed)
-        read = getattr(action, "read", None)
+        if isinstance(action, str):  # (no option's value where it stands)
+            return action
+        # (an option the command looks up once parsed has its check apart: verify's --soc)
+        read = getattr(action, "read", None) or getattr(action, "check", None)
         try:  # (a reader of all the option's words, as given, or argparse's type of each)
             if read is not None:
                 read(" ".join(values))
@@ -121,18 +144,22 @@ class Parser(argparse.ArgumentParser):
         """The option action given ``words[at]`` (None where none is known: a positional) and the
         words it reads with it, ``fixed`` in place of the ``dashed`` part: the value after '='
         alone, or its value words up to this one and, for an option of several words (nargs * or
-        +), those after it up to the next option or dashed word."""
+        +), those after it up to the next option or dashed word. Where the word lies past the
+        values of the option before it, the action is why it is none of them (``_past_values``)."""
         option, equals, _ = words[at].partition("=")
         if equals and dashed != words[at]:
             return self._action_of(option), [fixed]
         start = at  # the value words after an option (a negative number is one), up to this one
         while start > 0 and not _is_option(words[start - 1]):
             start -= 1
-        action = self._action_of(words[start - 1]) if start else None
+        before, equals, _ = words[start - 1].partition("=") if start else ("", "", "")
+        action = self._action_of(before) if start else None
         values = [*words[start:at], fixed]
+        past = _past_values(action, before, words[start - 1] if equals else None, words[start:at])
+        if past:
+            return past, values
         if action is None or action.nargs not in ("*", "+"):
-            # (an option of one value: a word after that value is a positional's)
-            return (action if len(values) == 1 else None), values
+            return action, values
         # and its words after this one, as the option reads them (a regression breaker: tiling
         # --shape \u22122 3 was told to write -2, read alone; [-2, 3] is refused)
         return action, values + list(itertools.takewhile(lambda word: not _dashed(word) and not _is_option(word),
@@ -313,9 +340,12 @@ class Once(argparse.Action):
     words as given are named, read by ``type`` here (its refusal the usage error argparse makes of
     it). ``hint``: what to write instead."""
 
-    def __init__(self, *args, hint: str = "give it once", type=None, **kwargs):
+    def __init__(self, *args, hint: str = "give it once", type=None, check=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.hint, self.read = hint, type
+        # what the command reads the value with once parsed (verify's and tiling's --soc, looked up
+        # as they run): Parser.error's dash hint asks it whether '-' would be taken
+        self.check = check
 
     def __call__(self, parser, namespace, values, option_string=None):
         refuse_twice(parser, namespace, self.dest, option_string, values, self.hint)
@@ -395,7 +425,8 @@ def add_soc_option(parser, checked: bool = True, **overrides) -> None:
     # plain store: "give one SoC" would ask for the one refused then (--soc A --soc B list)
     read = ({"choices": names, "type": soc_name, "action": Once, "hint": SOC_ONCE} if checked
             else {"metavar": "{" + ",".join(names) + "}"})
-    parser.add_argument("--soc", **read, **options)
+    action = parser.add_argument("--soc", **read, **options)
+    action.check = soc_name  # (unchecked, it is still looked up or refused: Once.check)
 
 
 SOC_ONCE = "give one SoC"  # what --soc given twice is told, wherever a command defines the option

@@ -31,6 +31,7 @@ from .cli_words import (
     dynamic_shape_refusal,
     float_argument,
     int_at_least,
+    soc_name,
 )
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
@@ -66,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "inputs then output (default float16, the dtype of the ops' own tiling tests; "
                              "`opsnn run` defaults to float32)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X tiling ...`` is not overwritten
-    parser.add_argument("--soc", default=argparse.SUPPRESS, action=Once, hint=SOC_ONCE,
+    parser.add_argument("--soc", default=argparse.SUPPRESS, action=Once, hint=SOC_ONCE, check=soc_name,
                         help="SoC profile (default: the current one if the op is built for it, "
                              "else the SoC the op is built for)")
     parser.add_argument("--negative-slope", type=float_argument, action=Once,

@@ -39,7 +39,13 @@ from opsnn._core.status import Status
 from opsnn.cli_args import SOC_ONCE, Once
 from opsnn.cli_files import OutputError, output_folder_refusal
 from opsnn.cli_stdout import PipeConsole
-from opsnn.cli_words import decimal_word, int_at_least, misplaced_underscore, non_ascii
+from opsnn.cli_words import (
+    decimal_word,
+    int_at_least,
+    misplaced_underscore,
+    non_ascii,
+    soc_name,
+)
 from opsnn.results import FAIL, SKIP, Result
 from opsnn.verify.bindings import OPS, Arrays, OpBinding, Scalars
 from opsnn.verify.casefiles import load_cases
@@ -327,7 +333,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"skip cases whose largest tensor has more elements (default {DEFAULT_MAX_ELEMENTS}, "
                              "sized for a 24 GiB / 2-core machine)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X verify ...`` is not overwritten
-    parser.add_argument("--soc", default=argparse.SUPPRESS, action=Once, hint=SOC_ONCE,
+    parser.add_argument("--soc", default=argparse.SUPPRESS, action=Once, hint=SOC_ONCE, check=soc_name,
                         help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
     parser.add_argument("--seed", type=int_at_least(0), default=0, action=Once,
                         help="seed of the input data (default 0)")
