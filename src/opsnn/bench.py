@@ -539,7 +539,7 @@ def check_selection(args) -> None:
     host's available memory cannot hold (Linux overcommits: the out-of-memory killer ended a
     run of ``--sizes 3000000000`` as its arrays filled, exit 137, nothing said), or for more
     threads than numba's pool has (torch would take them, opsnn could not; ``thread_count`` refuses
-    them as it reads them, where ``pool_threads`` knows the pool)."""
+    them as it reads them, where ``pool_threads`` knows the pool; both by ``thread_reader``)."""
     import numba
 
     ops = available_ops()
@@ -572,10 +572,12 @@ def check_selection(args) -> None:
     refusal = memory.beyond_available(need, f"the largest cell ({cell} elements)")
     if refusal:
         raise ValueError(refusal)
-    most = numba.config.NUMBA_NUM_THREADS
-    if args.threads and max(args.threads) > most:
-        raise ValueError(f"--threads {max(args.threads)}: numba's pool has {counted(most, 'thread')} here "
-                         f"(NUMBA_NUM_THREADS); ask for 1 to {most}")
+    read = thread_reader(numba.config.NUMBA_NUM_THREADS)
+    try:
+        for count in args.threads or ():
+            read(str(count))
+    except argparse.ArgumentTypeError as exc:  # (as argparse words a refusal of the word as read)
+        raise ValueError(f"argument --threads: {exc}") from None
 
 
 def run_grid(args) -> dict:
@@ -951,10 +953,16 @@ def thread_count(text: str) -> int:
     """A ``--threads`` word: 1 to numba's pool's threads (``pool_threads``), read as it is given, so
     that the hint for ``--threads 1,3`` (write 1 3) names only counts taken: 3 on a pool of 2 had
     been refused only after it (a breaker). Past an unknown pool, ``check_selection`` refuses."""
-    most = pool_threads()
+    return thread_reader(pool_threads())(text)
+
+
+def thread_reader(most: int | None):
+    """The reader of a thread count on numba's pool of ``most`` threads (None: not known yet): 1 to
+    ``most``, a refusal naming the pool. The one policy, and wording, of ``--threads``, as its words
+    are read and once numba has read its pool (``check_selection``): they had been worded apart."""
     bound = (f"numba's pool has {counted(most, 'thread')} here, NUMBA_NUM_THREADS" if most
              else "a thread count: at most numba's pool's, NUMBA_NUM_THREADS")
-    return int_at_least(1, most, bound=bound)(text)
+    return int_at_least(1, most, bound=bound)
 
 
 def _size_words(sizes) -> str:
