@@ -164,6 +164,25 @@ def test_without_the_compiled_backend_a_clear_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_numba_pool_of_no_thread_names_numba_num_threads(tmp_path):
+    """(A reviewer's) ``NUMBA_NUM_THREADS=0 opsnn bench`` said only numba's own words ("ValueError:
+    Number of threads specified must be > 0."), naming no variable: the refusal names it, its
+    value and what it takes; exit 2, nothing written."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_NUM_THREADS=" 0")
+    done = subprocess.run([sys.executable, "-m", "opsnn", "bench", "--quick", "--out-dir", str(tmp_path / "out")],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stderr
+    cpus = len(os.sched_getaffinity(0))
+    assert done.stderr == ("opsnn bench: needs the numba backend, whose kernels it times (kernel backend 'numba' "
+                           "cannot be loaded: $NUMBA_NUM_THREADS=' 0' leaves numba's thread pool no thread: expected "
+                           f"a whole number >= 1, or unset for numba's default, one a CPU ({cpus} here))\n")
+    assert not (tmp_path / "out").exists()
+
+
 def test_help_under_python_oo():
     """``python -OO benchmarks/bench.py --help`` (or PYTHONOPTIMIZE=2, which some images set) strips
     docstrings, and the parser's description, the module docstring's first line, was
