@@ -788,10 +788,12 @@ def test_torch_float4_e2m1fn_x2_is_told_apart_from_acl_float4_e2m1():
     """(A breaker) torch.float4_e2m1fn_x2 was refused as a dtype 'no aclDataType describes' with
     no word of ACL_FLOAT4_E2M1, which packs its values the same, two a byte, as if that type
     did not exist: the refusals say why it does not describe them (torch's element is the byte
-    of two values, ACL_FLOAT4_E2M1's each value), as they do for torch's int4 and uint1."""
+    of two values, ACL_FLOAT4_E2M1's each value), as they do for torch's int4 and uint1. The values
+    are named by their aclDataType's name (float4_e2m1), not a word written for this one entry
+    ("float4 values") of a table meant for more."""
     x = torch.zeros(3, dtype=torch.uint8).view(torch.float4_e2m1fn_x2)
-    shown = ("torch.float4_e2m1fn_x2 (an element a byte of 2 float4 values, where ACL_FLOAT4_E2M1 packs 2 a byte, "
-             "each an element)")
+    shown = ("torch.float4_e2m1fn_x2 (an element a byte holding 2 float4_e2m1 values, where ACL_FLOAT4_E2M1 packs "
+             "2 a byte, each an element)")
     with pytest.raises(AclnnRuntimeError) as info:
         ot.to_numpy(x, "self")
     assert (info.value.status, info.value.message.partition("; ")[0]) == (

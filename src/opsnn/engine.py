@@ -425,8 +425,9 @@ def shown_dtype(given) -> str:
         return f"{name} (one element a byte, where {packed.acl_name} packs {dtypes.packing(packed)})"
     paired = dtypes.TORCH_PAIRED.get(str(name).removeprefix("torch."))
     if paired is not None:
-        return (f"{name} (an element a byte of {8 // dtypes.BITS[paired]} float4 values, where "
-                f"{paired.acl_name} packs {dtypes.packing(paired)}, each an element)")
+        # (its values by their aclDataType's name: the table is for any such packed dtype, not fp4's alone)
+        return (f"{name} (an element a byte holding {8 // dtypes.BITS[paired]} {paired.name.lower()} values, "
+                f"where {paired.acl_name} packs {dtypes.packing(paired)}, each an element)")
     return str(name)
 
 
