@@ -782,7 +782,7 @@ def test_run_releases_everything_it_allocated(capsys):
     (["tiling", "LeakyRelu", "--shape", "4,-9223372036854775809"], 2, ["argument --shape", "int64"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),
-    (["verify", "/nonexistent/cases.csv"], 2, ["No such file"]),
+    (["verify", "/nonexistent/cases.csv"], 2, ["/nonexistent/cases.csv: no such file; expected a ttk kernel ST csv"]),
     (["verify", "--max-elements", "-1", "x.csv"], 2, ["at least 1"]),
     # arguments that do not fit the op are usage errors before "no config for this SoC" (exit 1)
     (["tiling", "HardtanhGrad", "--soc", "Ascend910", "--shape", "4", "--dtype", "f16,f16"], 2,

@@ -1573,6 +1573,21 @@ def test_an_empty_json_object_holds_no_case(tmp_path, capsys):
     assert "holds no case" in capsys.readouterr().err
 
 
+def test_a_case_file_that_cannot_be_opened_is_named_with_what_was_expected(tmp_path, capsys):
+    """(A new user's) `opsnn verify nonexist.csv` said Python's "[Errno 2] No such file or
+    directory: 'nonexist.csv'", and a folder named like a case file "[Errno 21] Is a directory":
+    the message names the file, what is there and what was expected, as compare's for its DIR."""
+    missing = tmp_path / "ttk_kernel_x_st.csv"
+    folder = tmp_path / "atk_aclnnX.json"
+    folder.mkdir()
+    assert cli.main(["verify", str(missing)]) == 2
+    assert capsys.readouterr().err == (f"opsnn verify: error: {missing}: no such file; expected a ttk kernel ST "
+                                       "csv case file\n")
+    assert cli.main(["verify", str(folder)]) == 2
+    assert capsys.readouterr().err == (f"opsnn verify: error: {folder}: a folder, not a file; expected an atk "
+                                       "aclnn ST json case file\n")
+
+
 def test_a_json_key_given_twice_in_one_object_is_a_usage_error(tmp_path, capsys):
     """(A breaker) Python's JSON reader keeps the last of two equal keys: a case whose aclnn_name
     was written twice ran the second operator, exit 0, and a hand-edited case.json read its last

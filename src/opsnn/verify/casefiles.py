@@ -525,10 +525,22 @@ def load_cases(path: str | Path) -> list[Case]:
     kind = "ttk kernel ST csv" if suffix == ".csv" else "atk aclnn ST json"
     try:
         cases = parse(path)
+    except OSError as exc:  # Python's own words ("[Errno 2] ...: 'x.csv'") said nothing of what was expected
+        raise ValueError(f"{path}: {_unopened(exc)}; expected {'an' if kind[0] == 'a' else 'a'} {kind} "
+                         "case file") from exc
     except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # JSONDecodeError too
         why = str(exc) if type(exc) is ValueError else f"{type(exc).__name__}: {exc}"
         raise ValueError(f"{path}: not a readable {kind} case file ({why})") from exc
     if not cases:  # an empty file, a header alone, '{}': a green run of nothing would hide it
         raise ValueError(f"{path}: holds no case; expected a case file ({kind}) with at least one")
     return cases
+
+
+def _unopened(exc: OSError) -> str:
+    """What is at a case file's path that could not be read: none, a folder, or the system's reason."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, IsADirectoryError):
+        return "a folder, not a file"
+    return f"cannot be read ({exc.strerror or exc})"
 
