@@ -170,6 +170,26 @@ def test_demo_exits_1_where_a_row_is_not_bit_exact(capsys, monkeypatch):
     assert _run(capsys, "demo", "--shape", "4", "--repeat", "1")[0] == 0
 
 
+def test_demo_blames_a_slow_row_on_a_second_thread_only_where_its_launch_could_use_one(monkeypatch):
+    """(A new user's) `opsnn demo --shape 4 --repeat 1` starred a row timed at 37 us among ~7 us
+    ones and said "another process kept a core busy and a two-thread launch waited for its
+    second thread", where a launch of a few bytes runs on the calling thread alone. A slow row is
+    starred where its launch could go to the thread pool: the numba backend, a pool of two
+    threads or more, and enough bytes moved (its ``threads_for``)."""
+    from opsnn import demo
+    from opsnn.kernels import parallelism
+
+    monkeypatch.setattr(parallelism, "threads_for", lambda work: 2 if work >= 1 << 20 else 1)
+    monkeypatch.setattr(demo.kernels, "default_name", lambda: "numba")
+    # rows: (operator, dtype, bit-exact, median time, throughput, bytes moved)
+    tiny = [("LeakyRelu", "DT_FLOAT", True, 2e-6, 0.01, 16)] * 4 + [("LeakyRelu", "DT_BF16", True, 4e-5, 0.0002, 8)]
+    assert demo._slow_rows(tiny) == set()
+    large = [("LeakyRelu", "DT_FLOAT", True, 1e-4, 20.0, 2 << 20)] * 4 + [("LeakyRelu", "DT_BF16", True, 8e-3, 0.13, 1 << 20)]
+    assert demo._slow_rows(large) == {4}
+    monkeypatch.setattr(demo.kernels, "default_name", lambda: "numpy")  # one thread, whatever the size
+    assert demo._slow_rows(large) == set()
+
+
 @pytest.mark.parametrize("argv, given", [(["--seed", "3", "--train", "--quick"], "--seed 3: an option"),
                                          (["--shape", "4", "--repeat=2", "--train"], "--shape 4, --repeat 2: options"),
                                          (["--seed", "1", "--shape", "4", "--repeat", "3", "--train"],

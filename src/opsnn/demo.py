@@ -142,6 +142,20 @@ _CALLS = {
 _SLOW = 5
 
 
+def _slow_rows(rows: list[tuple]) -> set[int]:
+    """The rows of ``(operator, dtype, exact, median, throughput, bytes moved)`` to star: under
+    1/_SLOW of the median throughput where the launch could go to the thread pool, and so wait
+    for its second thread, the cause the table's note gives. A launch on the calling thread alone
+    (a few bytes, the NumPy backend) never waits so: a new user's ``--shape 4 --repeat 1`` had
+    a 37 us row starred and blamed on a two-thread launch."""
+    if not rows or kernels.default_name() != "numba":
+        return set()
+    from .kernels import parallelism  # (numba's: the numba backend is the one in use)
+
+    typical = statistics.median(row[4] for row in rows)
+    return {i for i, row in enumerate(rows) if row[4] * _SLOW < typical and parallelism.threads_for(row[5]) > 1}
+
+
 def _dtype_table(profile, shape, repeat: int, rng) -> tuple[Table, bool]:
     """The table of every out-of-place operator and dtype the emulated SoC has, and whether every
     row is bit-exact."""
@@ -170,9 +184,8 @@ def _dtype_table(profile, shape, repeat: int, rng) -> tuple[Table, bool]:
                 times.append(time.perf_counter() - start)
             median = statistics.median(times)
             moved = (n_inputs + 1) * got.nbytes  # the inputs read, the output written
-            rows.append((name, dtypes.name(dtype), exact, median, moved / median / 1e9))
-    typical = statistics.median(row[4] for row in rows) if rows else 0.0
-    slow = {i for i, row in enumerate(rows) if row[4] * _SLOW < typical}
+            rows.append((name, dtypes.name(dtype), exact, median, moved / median / 1e9, moved))
+    slow = _slow_rows(rows)
     notes = []
     if slow:
         notes.append(f"* under 1/{_SLOW} of the median throughput: another process kept a core busy and a "
@@ -184,7 +197,7 @@ def _dtype_table(profile, shape, repeat: int, rng) -> tuple[Table, bool]:
                   caption="\n".join(notes) or None)
     for column in ("operator", "dtype", "bit-exact", "median time", "throughput"):
         table.add_column(column, justify="right" if column in ("median time", "throughput") else "left")
-    for i, (name, dtype_name, exact, median, throughput) in enumerate(rows):
+    for i, (name, dtype_name, exact, median, throughput, _) in enumerate(rows):
         table.add_row(name, dtype_name, "yes" if exact else "[red]NO[/red]",
                       f"{median * 1e6:,.0f} µs", f"{throughput:.2f} GB/s" + (" *" if i in slow else ""))
     return table, all(row[2] for row in rows)
