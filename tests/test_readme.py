@@ -119,3 +119,23 @@ def test_readme_says_what_python_numbers_and_fallbacks_do():
             "kernel that fails to compile, logged once per kernel: same bits") in text
     assert "once per operator and reason" in numba_backend._fell_back.__doc__
     assert "logged the first time only" in numba_backend._compile_failure.__doc__
+
+
+@pytest.mark.parametrize("command", ["run", "tiling"])
+def test_the_command_table_names_every_option_of_run_and_tiling(command):
+    """(A new user's) the command table's `opsnn run` row named no `--self-is-result`, the one way
+    to call LeakyReluBackward with selfIsResult from the command line, nor `--seed`; `opsnn
+    tiling`'s none of `--negative-slope`, `--min-val`, `--max-val` (which the tiling example
+    below it uses) or `--seed`. Each option of the command's parser is in its row's synopsis, but
+    `--soc`, which has a row of its own."""
+    import argparse
+
+    from opsnn import cli
+
+    parser = argparse.ArgumentParser()
+    getattr(cli, f"_add_{command}_arguments")(parser)
+    options = [action.option_strings[-1] for action in parser._actions
+               if action.option_strings and action.option_strings[-1] not in ("--help", "--soc")]
+    row = next(line for line in README.read_text().splitlines() if line.startswith(f"| `opsnn {command} OP"))
+    synopsis = row.split("`")[1]
+    assert [option for option in options if f"[{option}" not in synopsis and f" {option} " not in synopsis] == []
