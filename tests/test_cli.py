@@ -2228,6 +2228,7 @@ def test_the_train_example_names_the_install_that_fits(monkeypatch, tmp_path):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("torch", "sklearn")
                         else real(name, *a))
     monkeypatch.setattr(extras, "_PACKAGE", tmp_path / "lib" / "site-packages" / "opsnn")
+    monkeypatch.setattr(extras, "_pypi_torch_is_cuda", lambda: False)  # (Linux's CPU index: its own test)
     with pytest.raises(SystemExit) as exc:
         runpy.run_path(str(Path(cli.__file__).resolve().parents[2] / "examples" / "train_digits.py"))
     assert exc.value.code == ("this example needs the train extra (missing torch, sklearn): "
@@ -2293,10 +2294,25 @@ def test_install_hints_fit_a_clone_and_an_installed_copy(tmp_path, monkeypatch):
     (clone / "pyproject.toml").write_text("")
     assert extras.source_tree(installed) is None
     assert extras.source_tree(clone / "src" / "opsnn") == clone
+    monkeypatch.setattr(extras, "_pypi_torch_is_cuda", lambda: False)  # (the CPU index: the test below)
     monkeypatch.setattr(extras, "_PACKAGE", installed)
     assert extras.install_hint("torch") == "pip install 'opsnn[torch]'"
     monkeypatch.setattr(extras, "_PACKAGE", clone / "src" / "opsnn")
     assert extras.install_hint("bench") == f"pip install -e '{clone}[bench]'"
+
+
+def test_install_hints_on_linux_name_pytorchs_cpu_index(monkeypatch):
+    """(A new user's) without torch, `opsnn demo --train`, `opsnn bench`, `verify --golden torch`
+    and `import opsnn.torch` said to run `pip install -e '<clone>[torch]'` ("torch==2.13.0 CPU",
+    some added), which on Linux installs PyPI's CUDA build, several GB of CUDA libraries, as the
+    README's Quick start warns: there the hint names PyTorch's CPU index too, as the README does."""
+    from opsnn._core import extras
+
+    monkeypatch.setattr(extras, "_PACKAGE", Path("/site-packages/opsnn"))
+    assert extras._pypi_torch_is_cuda() == sys.platform.startswith("linux")
+    monkeypatch.setattr(extras, "_pypi_torch_is_cuda", lambda: True)
+    assert extras.install_hint("train") == ("pip install 'opsnn[train]' --extra-index-url "
+                                            "https://download.pytorch.org/whl/cpu")
 
 
 def test_opsnn_torch_without_torch_says_what_to_install():
