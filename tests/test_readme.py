@@ -139,3 +139,18 @@ def test_the_command_table_names_every_option_of_run_and_tiling(command):
     row = next(line for line in README.read_text().splitlines() if line.startswith(f"| `opsnn {command} OP"))
     synopsis = row.split("`")[1]
     assert [option for option in options if f"[{option}" not in synopsis and f" {option} " not in synopsis] == []
+
+
+def test_the_status_table_says_which_561000_is_no_bug():
+    """(A new user's) the status table called every 561000 "an internal opsnn error (a bug: please
+    report it ...)", where the Pythonic API called inside torch.compile answers 561000 by design
+    (docs/torch.md), its message saying what to call instead: the row says so, and that message
+    is the one the code gives an exception of torch's frame compiler."""
+    from opsnn import functional, registry
+
+    row = next(line for line in README.read_text().splitlines() if line.startswith("| ACLNN_ERR_INNER | 561000 |"))
+    assert "but a Pythonic function called inside `torch.compile`, whose message says to call `opsnn.torch`'s" in row
+    dynamo_error = type("InternalTorchDynamoError", (RuntimeError,), {"__module__": "torch._dynamo.exc"})
+    said = functional._internal_error(registry.get("LeakyRelu"), dynamo_error("frame"))
+    assert said.startswith("LeakyRelu: torch.compile cannot compile opsnn's NumPy-style functions; inside a compiled "
+                           "function call opsnn.torch's (torch.ops.opsnn.*, which it compiles)"), said
