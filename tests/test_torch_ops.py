@@ -1040,6 +1040,25 @@ def test_a_float64_slope_that_rounds_to_float32s_max_runs():
             ops.leaky_relu(x, slope)
 
 
+def test_a_0d_tensor_as_a_pythonic_scalar_is_told_to_pass_its_number():
+    """(A new user's) `opsnn.leaky_relu(t, torch.tensor(0.1))`, which `opsnn.torch.leaky_relu` and
+    torch take, was refused "must be a number (a Python or NumPy scalar, or a 0-d array), got
+    Tensor", naming neither its shape nor what to pass: the refusal (161002, as before) gives
+    the shape and, for a 0-d tensor, the way to pass its number."""
+    x = torch.tensor([-2.0, 3.0])
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.leaky_relu(x, torch.tensor(0.5))
+    assert (info.value.status, info.value.message) == (161002, (
+        "LeakyRelu: negativeSlope must be a number (a Python or NumPy scalar, or a 0-d array), got Tensor of "
+        "shape [] (a tensor: pass its number, t.item(), or call opsnn.torch's function, which takes a 0-d tensor)"))
+    bound = torch.tensor([-1.0, 0.0])
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.hardtanh(x, bound)
+    assert info.value.message == ("Hardtanh: clipValueMin must be a number (a Python or NumPy scalar, or a 0-d "
+                                  f"array), got Tensor of shape [2] (Python arguments: clipValueMin is min_val = {bound!r})")
+    assert ot.leaky_relu(x, torch.tensor(0.5)).tolist() == opsnn.leaky_relu(x, 0.5).tolist() == [-1.0, 3.0]
+
+
 def test_a_float64_hardtanh_backward_is_refused_for_its_dtype_whatever_its_bounds():
     """hardtanh_backward takes no float32 attr: a float64 call is refused for its dtype (DECISION
     11), with bounds beyond float32's range too, not for a slope it does not have."""

@@ -788,6 +788,22 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
     except (OverflowError, TypeError, ValueError) as exc:
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{api_name} {checks.brief(value)} cannot be made an aclScalar: {exc}") from None
-    shape = f" of shape {value.shape}" if isinstance(value, np.ndarray) else ""
     raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be a number (a Python or NumPy scalar, or a "
-                                               f"0-d array), got {type(value).__name__}{shape}")
+                                               f"0-d array), got {type(value).__name__}{_shape_of(value)}")
+
+
+def _shape_of(value) -> str:
+    """A refused scalar's shape, where it has one, and for a 0-d DLPack tensor (a torch scalar
+    tensor, which opsnn.torch and torch take) the way to pass its number: the refusal had said
+    "got Tensor" alone."""
+    if isinstance(value, np.ndarray):
+        return f" of shape {value.shape}"
+    if not hasattr(type(value), "__dlpack__"):
+        return ""
+    try:
+        shape = [int(d) for d in value.shape]
+    except Exception:  # noqa: BLE001 - a tensor whose shape cannot be read: named by its type alone
+        return ""
+    hint = (" (a tensor: pass its number, t.item(), or call opsnn.torch's function, which takes a 0-d tensor)"
+            if not shape else "")
+    return f" of shape {shape}{hint}"
