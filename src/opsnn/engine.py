@@ -251,7 +251,7 @@ def _plan_uncached(spec: OpSpec, args: dict, selection: str, allocate=None) -> a
     if out.dtype != promoted and out.dtype not in _CAST_TARGETS:
         raise checks.fail(op, f"no Cast kernel from {dtypes.name(promoted)} to "
                               f"{dtypes.name(out.dtype)}", Status.ERR_INNER_NULLPTR)
-    return aclOpExecutor(_build_steps(spec, args, tensors, out_shape, promoted), tensors)
+    return aclOpExecutor(_build_steps(spec, args, out_shape, promoted), tensors)
 
 
 def run(executor: aclOpExecutor, workspace, backend: str | None = None, fused: bool = False) -> None:
@@ -557,7 +557,7 @@ def _wrap_allocated(arr: np.ndarray) -> TensorBase:
     return ArrayTensor(arr)
 
 
-def _build_steps(spec: OpSpec, args: dict, tensors: dict, out_shape, promoted: DataType) -> Plan:
+def _build_steps(spec: OpSpec, args: dict, out_shape, promoted: DataType) -> Plan:
     """The l2 chain: Contiguous/Cast per input, the kernel, Cast to out, ViewCopy into out."""
     alloc = SlotAllocator()
     steps: list[Step] = []
