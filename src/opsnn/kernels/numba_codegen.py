@@ -302,7 +302,7 @@ _ARITH = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_div
 _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 
 
-def _ufunc_source(name: str, args: list[str], loop: tuple, out: np.dtype) -> str:
+def _ufunc_source(name: str, args: list[str], loop: tuple) -> str:
     dt = loop[0]
     if name in _COMPARE:
         a, b = (fval(x, d) for x, d in zip(args, loop))
@@ -491,7 +491,7 @@ def element_source(dag: Node, store_chain: tuple, raw: dict | None = None) -> El
             return literal(node.attr, node.dtype)
         if node.op == "ufunc":
             args = [emit(a) for a in node.args]
-            expr = _ufunc_source(node.attr, args, node.loop, node.dtype)
+            expr = _ufunc_source(node.attr, args, node.loop)
         elif node.op == "where":
             cond = condition(node.args[0])
             a, b = emit(node.args[1]), emit(node.args[2])
