@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from opsnn import opdef, tiling_cli
 from opsnn._core import tiling as t
+from opsnn._core.dtypes import DataType
 from opsnn._core.dtypes import DataType as D
 from opsnn._core.platform import get_profile
 from opsnn._core.status import Status
@@ -375,6 +376,20 @@ def test_elementwise_tiling_invariants(dim0, cores, ub, dag):
     assert (d.ub_loop_of_tail_block - 1) * d.ub_former + d.ub_tail_of_tail_block == tail
     assert (d.ub_loop_of_former_block - 1) * d.ub_former + d.ub_tail_of_former_block == d.block_former
     assert 0 < d.ub_tail_of_tail_block <= d.ub_former and 0 < d.ub_tail_of_former_block <= d.ub_former
+
+
+def test_a_ub_too_small_for_one_repeat_is_refused_in_the_same_words_by_both_templates():
+    """The elementwise and broadcast tilings refuse a UB that holds no repeat for their buffers
+    with one message (``base.ub_elements``): 1 KiB for 10 buffers of float32 is 25 float32, below
+    a repeat, 256 elements of the 8-bit smallest dtype."""
+    with pytest.raises(t.TilingError) as ele:
+        t.elementwise_tiling("op", (2,), [], 8, 1024, DAG)
+    collapsed = t.collapse_dims("op", [(4, 5, 6), (1, 1, 6)], (4, 5, 6))
+    with pytest.raises(t.TilingError) as brc:
+        t.broadcast_tiling("op", collapsed, [DataType.FLOAT, DataType.FLOAT], 8, 1024,
+                           t.BroadcastDagParams(8, 32, 10, 10, "test"))
+    said = "[561103 ACLNN_ERR_INNER_NULLPTR] op tiling failed: UB of 1024 B cannot hold one repeat for 10 buffers"
+    assert str(ele.value) == str(brc.value) == said
 
 
 def test_elementwise_tiling_failures():

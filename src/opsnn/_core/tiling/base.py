@@ -221,6 +221,16 @@ def max_elem_num(ub_size: int, buffer_num: int, max_dtype_bits: int, min_dtype_b
     return elems // align * align
 
 
+def ub_elements(op: str, ub_size: int, buffer_num: int, dag) -> int:
+    """``max_elem_num`` for ``dag``'s dtype widths (a DagParams or BroadcastDagParams), or a
+    TilingError where the UB cannot hold one repeat for ``buffer_num`` buffers: the one refusal
+    of the elementwise and broadcast tilings, whose tiles would hold no element."""
+    elems = max_elem_num(ub_size, buffer_num, dag.max_dtype_bits, dag.min_dtype_bits)
+    if elems == 0:
+        raise TilingError(op, f"UB of {ub_size} B cannot hold one repeat for {buffer_num} buffers")
+    return elems
+
+
 # ---- DAG numbers and the device walk ---------------------------------------------------------
 
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from ..dtypes import BITS, DataType
 from ..shape import contiguous_strides, is_contiguous, numel
-from .base import (Launch, Printable, TilingError, ceil_div, max_elem_num, pack_scalars, require_int64, round_up,
-                   tile_runs, tpl_uint)
+from .base import (Launch, Printable, TilingError, ceil_div, pack_scalars, require_int64, round_up, tile_runs,
+                   tpl_uint, ub_elements)
 
 SCH_MODE_NDDMA = 1                 # NDDMA without loop cache
 SCH_MODE_NDDMA_LOOP_CACHE = 2      # NDDMA with loop cache (more than 5 dims under the UB split)
@@ -387,9 +387,7 @@ def broadcast_tiling(op: str, collapsed: Collapsed, in_dtypes: Sequence[DataType
     """
     ub_brc = is_ub_broadcast(collapsed, in_dtypes)
     buffers = dag.buffer_num_ub_brc if ub_brc else dag.buffer_num_nddma
-    max_elem = max_elem_num(ub_size, buffers, dag.max_dtype_bits, dag.min_dtype_bits)
-    if max_elem == 0:
-        raise TilingError(op, f"UB of {ub_size} B cannot hold one repeat for {buffers} buffers")
+    max_elem = ub_elements(op, ub_size, buffers, dag)
     axis, ub_former, ub_outer, ub_tail, fused = ub_split(collapsed.out_dims, max_elem)
     block_former = ceil_div(fused, core_num)
     block_num = ceil_div(fused, block_former)

@@ -11,8 +11,8 @@ import dataclasses
 from collections.abc import Sequence
 
 from ..shape import numel
-from .base import (DagParams, Launch, Printable, TilingError, ceil_div, max_elem_num, pack_scalars,
-                   require_int64, round_up, tile_runs)
+from .base import (DagParams, Launch, Printable, TilingError, ceil_div, pack_scalars, require_int64, round_up,
+                   tile_runs, ub_elements)
 
 MIN_TILING_BITS_PER_CORE = 32768  # 4 KiB of the smallest dtype per core (elewise_tiling.cpp)
 BLOCK_ALIGN = 512                  # blockFormer granularity, elements (CACHE_LINE_BYTE_LENGTH)
@@ -114,9 +114,7 @@ def elementwise_tiling(op: str, shape: Sequence[int], in_shapes: Sequence[Sequen
                   f"{dim0} elements of {dag.min_dtype_bits} bits",
                   f"the bit count (dim0 * minDtypeBits + {MIN_TILING_BITS_PER_CORE - 1})", "ElewiseTiling")
     cores = min(core_num, ceil_div(dim0 * dag.min_dtype_bits, MIN_TILING_BITS_PER_CORE))
-    ub_former = max_elem_num(ub_size, dag.buffer_num, dag.max_dtype_bits, dag.min_dtype_bits)
-    if ub_former == 0:
-        raise TilingError(op, f"UB of {ub_size} B cannot hold one repeat for {dag.buffer_num} buffers")
+    ub_former = ub_elements(op, ub_size, dag.buffer_num, dag)
     s = elewise_split(dim0, cores, ub_former)
     return EleBaseTilingData(dim0, cores, ub_former, s.block_former, s.block_num, s.ub_loop_of_former_block,
                              s.ub_loop_of_tail_block, s.ub_tail_of_former_block, s.ub_tail_of_tail_block,
