@@ -62,6 +62,21 @@ def test_targets_table_counts_what_the_data_says():
     assert "bandwidth" not in table  # no rows measured for the large-size targets
 
 
+def test_the_memory_row_checks_the_limit_it_names():
+    """The targets table's peak-memory row: 64 MiB above inputs and output is within the limit it
+    names (``bench.MEMORY_LIMIT_EXTRA_BYTES``), one byte more is not; the worst layout counts."""
+    def row(worst: int) -> str:
+        memory = {"elements": 10**8, "contiguous": {"tracemalloc_peak_bytes": 1, "rss_peak_extra_bytes": None},
+                  "strided": {"tracemalloc_peak_bytes": 2, "rss_peak_extra_bytes": worst}}
+        one = {"op": "LeakyReluBackward", "dtype": "f32", "size": 4, "layout": "contiguous", "threads": 1,
+               "method": "py_alloc", "median": 1e-6}
+        return bench.targets({"results": [one], "memory": memory}).splitlines()[-1]
+
+    assert row(64 << 20) == ("| peak memory of a 1e+08-element f32 out= call <= inputs + output + 64 MiB | yes | "
+                             "64.00 MiB above inputs + output (tracemalloc / RSS high-water, worst layout) | - |")
+    assert "+ 64 MiB | no | 64.00 MiB above" in row((64 << 20) + 1)
+
+
 def test_cli_hook_arguments():
     import argparse
 
