@@ -89,8 +89,8 @@ def _checked_launch(op: str, workspace, workspace_size, executor, stream) -> tup
     present = workspace is not None and not (address and workspace == 0)
     engine.check_launch(executor, workspace_size, present, spec)
     if present and not address:
-        raise AclnnError(161002, f"{op}: workspace must be a device address (int from acl.rt.malloc), "
-                                 f"got {type(workspace).__name__}")
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{op}: workspace must be a device address (int from "
+                                                   f"acl.rt.malloc), got {type(workspace).__name__}")
     # the runtime before the tensors: CANN's launch reads no tensor and fails at its first runtime
     # call (361001), so a launch with no runtime says that first, whatever its tensors are
     target = _launch_stream(op, stream)
@@ -141,10 +141,11 @@ class _Launch:
             self.run = engine.bind(spec, executor, buffer, repeated=executor.repeatable)
             if tuple(t.moved for t in self.handles) == self.moves:
                 return  # (a move after this is seen by intact(): the next launch checks again)
-        raise AclnnError(161002, f"{spec.name}: the tensors' addresses changed during each of {_BIND_TRIES} "
-                                 "tries to check and bind them (moved on another thread by "
-                                 "acl.set_raw_tensor_addr / aclSetInputTensorAddr as the launch ran); "
-                                 "move a tensor before or after a launch, not during it")
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{spec.name}: the tensors' addresses changed during each of "
+                                                   f"{_BIND_TRIES} tries to check and bind them (moved on another "
+                                                   "thread by acl.set_raw_tensor_addr / aclSetInputTensorAddr as "
+                                                   "the launch ran); move a tensor before or after a launch, not "
+                                                   "during it")
 
     @classmethod
     def of(cls, spec, executor: aclOpExecutor, workspace: int | None, size: int) -> "_Launch":
@@ -215,8 +216,8 @@ class _Launch:
         if self.verified != memory.RELEASE_COUNT:
             for what, alloc in self.memory:
                 if not alloc.live:
-                    raise AclnnError(161002, f"{what}: the device memory at {alloc.addr:#x} was "
-                                             "already freed when the task ran")
+                    raise AclnnError(Status.ERR_PARAM_INVALID, f"{what}: the device memory at {alloc.addr:#x} was "
+                                                               "already freed when the task ran")
         self.run()
 
 
@@ -242,13 +243,14 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
             advice = ("a repeatable executor's tensors live until its last launch is done; destroy them "
                       "after aclDestroyAclOpExecutor" if executor.repeatable else
                       "destroy tensors only after the launch")
-            raise AclnnError(161002, f"{op}: {name} was destroyed (aclDestroyTensor or aclDestroyTensorList) "
-                                     f"after GetWorkspaceSize; {advice}")
+            raise AclnnError(Status.ERR_PARAM_INVALID, f"{op}: {name} was destroyed (aclDestroyTensor or "
+                                                       f"aclDestroyTensorList) after GetWorkspaceSize; {advice}")
         if isinstance(tensor, aclTensor) and tensor.unbacked:
             setter = "aclSetOutputTensorAddr" if key == spec.output.name else "aclSetInputTensorAddr"
-            raise AclnnError(161002, f"{op}: {name} has no device memory: its tensorData is a null pointer; "
-                                     f"give it its storage's address with {setter} (a repeatable executor) "
-                                     "or acl.set_raw_tensor_addr before the launch")
+            raise AclnnError(Status.ERR_PARAM_INVALID, f"{op}: {name} has no device memory: its tensorData is a "
+                                                       f"null pointer; give it its storage's address with {setter} "
+                                                       "(a repeatable executor) or acl.set_raw_tensor_addr before "
+                                                       "the launch")
         # at the null address now, only a view of no elements is left (create_tensor takes it, as C
         # callers pass nullptr there): nothing to bind, its storage never read, no memory looked up
         if isinstance(tensor, aclTensor) and tensor.storage_nbytes and tensor.addr:
@@ -259,7 +261,7 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
                 what = (f"{name}'s address, given by aclSetInputTensorAddr / aclSetOutputTensorAddr / "
                         "aclSetRawTensorAddr, is not live device memory holding its storage" if tensor.moved else
                         f"{name}'s device memory is gone")
-                raise AclnnError(161002, f"{op}: {what}: {exc.message}") from None
+                raise AclnnError(Status.ERR_PARAM_INVALID, f"{op}: {what}: {exc.message}") from None
             found.append((name, alloc, tensor))
     if any(tensor.moved for _, _, tensor in found):
         engine.check_out_overlap(spec, executor.tensors)
@@ -269,17 +271,17 @@ def _check_bound_tensors(spec, executor: aclOpExecutor, workspace: int | None, s
     try:
         ws_alloc, _ = memory.DEVICE.locate(workspace, size, "workspace")
     except AclnnError as exc:
-        raise AclnnError(161002, f"{op}: workspace must be {size} bytes of live device memory "
-                                 f"(from acl.rt.malloc): {exc.message}") from None
+        raise AclnnError(Status.ERR_PARAM_INVALID, f"{op}: workspace must be {size} bytes of live device memory "
+                                                   f"(from acl.rt.malloc): {exc.message}") from None
     lo, hi = workspace * 8, (workspace + size) * 8
     for name, alloc, tensor in found:
         if alloc is not ws_alloc or tensor.is_empty:
             continue  # another allocation: no overlap possible
         lay = overlap.layout(tensor)
         if lay.lo < hi and lo < lay.hi:
-            raise AclnnError(161002, f"{op}: the workspace [{workspace:#x}, {workspace + size:#x}) "
-                                     f"overlaps {name}'s data; the temporaries would overwrite it. "
-                                     "Allocate the workspace separately")
+            raise AclnnError(Status.ERR_PARAM_INVALID, f"{op}: the workspace [{workspace:#x}, {workspace + size:#x}) "
+                                                       f"overlaps {name}'s data; the temporaries would overwrite it. "
+                                                       "Allocate the workspace separately")
     return allocations + [("the workspace", ws_alloc)]
 
 
