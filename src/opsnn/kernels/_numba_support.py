@@ -7,8 +7,9 @@ reproduce NumPy / ml_dtypes bit for bit (checked exhaustively by tests/test_numb
   ``npy_halfbits_to_floatbits``). Branch-free, so loops vectorize.
 * ``h2f_hw`` / ``f2h_hw``: the F16C instructions (vcvtph2ps / vcvtps2ph), several times faster and
   equal to ``h2f`` / ``f2h`` for every input except a signalling NaN, which they quiet. A kernel
-  tile runs with them and is recomputed with the exact formulas when any of its inputs is a NaN
-  (arithmetic never makes a signalling NaN, so only a loaded value can be one).
+  tile runs with them and is recomputed with the exact formulas when an input a NaN could pass
+  to the result from holds one (arithmetic never makes a signalling NaN, so only a loaded value
+  can be one).
 * ``f2h``  float32 -> float16: round to nearest even; overflow to +-inf; subnormals exact; a NaN
   keeps the top 10 payload bits and stays a NaN (``npy_floatbits_to_halfbits``).
 * ``f2d``  float32 -> float64: exact; a NaN gets its quiet bit, as NumPy's (hardware) cast does.
@@ -790,8 +791,10 @@ def span_view(a):
     return np.lib.stride_tricks.as_strided(a, (extent // a.itemsize,), (a.itemsize,))
 
 
-# F16C (vcvtph2ps / vcvtps2ph) converts exactly like NumPy except that it quiets signalling NaNs;
-# h2f/f2h use it and take NaN lanes from the bit formulas, so the result is still NumPy's.
+# F16C (vcvtph2ps / vcvtps2ph) converts exactly like NumPy except that it quiets signalling NaNs:
+# h2f_hw / f2h_hw use it, h2f / f2h are the bit formulas, and a walker that runs a tile with the
+# former recomputes it with the latter where an input a NaN could pass from holds one
+# (walker_source._loop), so the result is still NumPy's.
 HAS_F16C = "+f16c" in _TARGET_FEATURES and (not _target_overridden() or _target_converts_half(_FEATURE_STRING))
 
 
