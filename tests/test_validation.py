@@ -904,6 +904,30 @@ def test_python_int_beyond_uint64_given_as_a_tensor_is_shown_briefly():
                                       "which no aclDataType holds")
 
 
+def test_an_int_is_held_from_int64s_low_to_uint64s_high_as_a_tensor_a_scalar_and_a_cli_scalar():
+    """One limit (``checks.int_held``) for an int given as a tensor, as a scalar attribute and as
+    ``opsnn run --scalar``: -2**63 and 2**64 - 1 are taken, one step beyond either is refused."""
+    from opsnn import cli_words
+
+    x = np.ones(2, F32)
+    for value in (-2**63, 2**64 - 1):
+        assert opsnn.leaky_relu_backward(value, x, 0.1).dtype == F32
+        assert opsnn.leaky_relu(x, value).dtype == F32
+        assert cli_words.scalar_word(str(value)) == value
+    for value in (-2**63 - 1, 2**64):
+        with pytest.raises(opsnn.AclnnError) as tensor:
+            opsnn.leaky_relu_backward(value, x, 0.1)
+        assert tensor.value.message == (f"LeakyReluBackward: gradOutput {value} is an int beyond int64 and uint64, "
+                                        "which no aclDataType holds")
+        with pytest.raises(opsnn.AclnnError) as scalar:
+            opsnn.leaky_relu(x, value)
+        assert scalar.value.message.startswith(f"LeakyRelu: negativeSlope must be an int in [-2**63, 2**64) "
+                                               f"(int64 or uint64, as torch takes), got {value}")
+        with pytest.raises(ValueError) as word:
+            cli_words.scalar_word(str(value))
+        assert str(word.value) == f"scalar '{value}' is an int beyond int64 and uint64 (what an aclScalar holds)"
+
+
 def test_pythonic_refusals_name_the_python_keyword_of_a_cann_argument():
     """A refusal naming a CANN argument that does not read as its Python keyword (Hardtanh's
     clipValueMin, HardtanhBackward's min) says which keyword it is and the value the call used

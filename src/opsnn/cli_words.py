@@ -13,7 +13,7 @@ import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
 
-from ._core import words
+from ._core import checks, words
 
 
 def data_type(text: str):
@@ -135,7 +135,7 @@ def scalar_word(word: str) -> bool | int | float:
         value = int(literal[1] + digits) if len(digits) <= 20 else None
         if value == 0 and literal[1] == "-":
             return -0.0  # an int has no -0: the sign of zero is kept as a double's
-        if value is None or not -2**63 <= value < 2**64:
+        if value is None or not checks.int_held(value):
             raise ValueError(f"scalar {word!r} is an int beyond int64 and uint64 (what an aclScalar holds)")
         return value
     try:

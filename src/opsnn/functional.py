@@ -651,7 +651,7 @@ def _as_array(value, api_name: str, written: bool = False) -> np.ndarray | DataL
         except Exception as exc:  # noqa: BLE001 - BufferError, TypeError, RuntimeError, ...
             raise AclnnError(Status.ERR_PARAM_INVALID,
                              f"{api_name} cannot be read through DLPack: {exc}") from None
-    if type(value) is int and not -2**63 <= value < 2**64:  # NumPy would make it an object array
+    if type(value) is int and not checks.int_held(value):  # NumPy would make it an object array
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} {checks.brief(value)} is an int beyond int64 and "
                                                    "uint64, which no aclDataType holds")
     if isinstance(value, (bool, int, float, complex, np.generic, list, tuple)):
@@ -760,7 +760,7 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
     if value is None or isinstance(value, aclScalar):
         return value
     value = checks.held(value)
-    if isinstance(value, int) and not -2**63 <= value < 2**64:  # torch.Scalar: int64 or uint64
+    if isinstance(value, int) and not checks.int_held(value):  # torch.Scalar: int64 or uint64
         raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be an int in [-2**63, 2**64) "
                                                    f"(int64 or uint64, as torch takes), got {checks.brief(value)}")
     try:

@@ -21,6 +21,13 @@ def is_c_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.timedelta64))
 
 
+def int_held(value: int) -> bool:
+    """Whether the Python int ``value`` is one an aclDataType holds: in int64's or uint64's range,
+    [-2**63, 2**64), as torch.Scalar takes it. The one limit for an int given as a scalar (the
+    Pythonic API's, ``opsnn run --scalar``) or as a tensor (the Pythonic API's)."""
+    return -2**63 <= value < 2**64
+
+
 def held(value):
     """A 0-d array's NumPy scalar (a scalar, flag or attr given as one, as np.float32(x) or
     np.True_ would be); anything else as it is."""
