@@ -14,7 +14,7 @@ pytest.importorskip("numba")
 pytest.importorskip("torch")
 pytest.importorskip("matplotlib")
 
-from opsnn import bench  # noqa: E402
+from opsnn import bench, registry  # noqa: E402
 from opsnn._core.extras import install_hint
 
 
@@ -60,6 +60,13 @@ def test_targets_table_counts_what_the_data_says():
     line = next(ln for ln in table.splitlines() if "(allocating)" in ln)
     assert "| 2/2 | 2.00 - 2.00 | - |" in line, line
     assert "bandwidth" not in table  # no rows measured for the large-size targets
+
+
+def test_bench_measures_the_backward_and_the_forward_pair():
+    """Every operator bench measures, by its registry name, the backward pair first: the forward
+    pair is always registered, so none is left out (a guard for an unregistered one had remained)."""
+    assert list(bench.available_ops()) == ["LeakyReluBackward", "HardtanhBackward", "LeakyRelu", "Hardtanh"]
+    assert {registry.get(name).name for name in bench.available_ops()} == set(bench.available_ops())
 
 
 def test_the_memory_row_checks_the_limit_it_names():
