@@ -37,7 +37,8 @@ INTS = {np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, n
                               np.uint64)}
 # bfloat16 is named here by its aclDataType, never by its NumPy dtype, which would import
 # ml_dtypes with the first kernel of any dtype (dtypes._ML_DTYPES says why it waits)
-_HALVES = {DataType.FLOAT16: ("h2f", "f2h", 0x7C00), DataType.BF16: ("bf2f", "f2bf", 0x7F80)}
+# (widening helper, narrowing helper, exponent mask: a NaN's magnitude bits are above it)
+HALVES = {DataType.FLOAT16: ("h2f", "f2h", 0x7C00), DataType.BF16: ("bf2f", "f2bf", 0x7F80)}
 _VALUE_DTYPES = {F16, F32, F64, BOOL} | INTS  # dtypes a DAG node may have, with bfloat16
 _STORE_DTYPES = _VALUE_DTYPES | {C64, C128}   # dtypes a tensor may be stored in, with bfloat16
 
@@ -49,7 +50,7 @@ def is_bf16(dt) -> bool:
 
 def half(dt) -> tuple | None:
     """(widening helper, narrowing helper, exponent mask) of float16 / bfloat16 ``dt``, else None."""
-    return None if dt is None else _HALVES.get(dtypes.from_numpy(dt))
+    return None if dt is None else HALVES.get(dtypes.from_numpy(dt))
 
 
 def is_value_dtype(dt) -> bool:

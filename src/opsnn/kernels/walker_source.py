@@ -97,9 +97,10 @@ def _indent(lines, depth: int) -> list[str]:
 
 
 _HW_NAMES = re.compile(r"\b(h2f|f2h)\(")
-# NaN screen per stored dtype: (type of the running max, magnitude bits of a raw value, NaN above)
-_NAN_SCREEN = {DataType.FLOAT16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.uint16(0x7C00)"),
-               DataType.BF16: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", "np.uint16(0x7F80)"),
+# NaN screen per stored dtype: (type of the running max, magnitude bits of a raw value, NaN above),
+# the 16-bit types' bound their exponent mask (numba_codegen.HALVES)
+_NAN_SCREEN = {**{dt: ("np.uint16", "np.uint16({r} & np.uint16(0x7FFF))", f"np.uint16(0x{mask:04X})")
+                  for dt, (_, _, mask) in cg.HALVES.items()},
                DataType.FLOAT: ("np.uint32", "(f32_bits({r}) & np.uint32(0x7FFFFFFF))", "np.uint32(0x7F800000)")}
 
 
