@@ -156,7 +156,13 @@ def _cache_unwritable(error: OSError, where) -> None:
 def _warn_once(key, message: str) -> None:
     if key not in _WARNED:
         _WARNED.add(key)
-        log.warning("numba backend: %s; running it on the NumPy backend", message)
+        _log_fallback(message)
+
+
+def _log_fallback(message: str) -> None:
+    """The log line of a launch sent to the NumPy backend, in one wording for both that say it:
+    ``_warn_once`` (once per key) and ``_compile_failure`` (once per walker variant)."""
+    log.warning("numba backend: %s; running it on the NumPy backend", message)
 
 
 def _fell_back(where: str, exc: Fallback) -> None:
@@ -191,7 +197,7 @@ def _compile_failure(variant: tuple, what: str, exc: Exception) -> CompileFailur
         elif message is None:
             message = _FAILED[variant] = f"{what} did not compile ({type(exc).__name__}: {str(exc).strip()[:500]})"
             COMPILE_FAILURES.append(message)
-            log.warning("numba backend: %s; running it on the NumPy backend", message)
+            _log_fallback(message)
     return CompileFailure(message)
 
 
