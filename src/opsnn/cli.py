@@ -290,7 +290,7 @@ def _run_cache(args) -> int:
                 failed.append(f"opsnn cache: could not remove {path}: {exc}")
         # the temporary directory is told apart (a breaker: it was counted "under" a root that was a file)
         elsewhere = freed.pop(current, None) if where else None
-        print(f"removed {len(freed)} kernel cache director{'y' if len(freed) == 1 else 'ies'} "
+        print(f"removed {counted(len(freed), 'kernel cache directory', 'kernel cache directories')} "
               f"({_mib(sum(freed.values()))}) under {root}"
               + (f"; and this version's {current} ({_mib(elsewhere)})" if elsewhere is not None else ""))
         if args.clear and current and current.is_symlink():
@@ -315,7 +315,7 @@ def _run_cache(args) -> int:
         print(f"kernel cache  {current}{where}: {counted(modules, 'kernel module')}, "
               f"{_mib(_tree_bytes(current))} {versions}")
     if stale:
-        print(f"other versions  {len(stale)} director{'y' if len(stale) == 1 else 'ies'}, "
+        print(f"other versions  {counted(len(stale), 'directory', 'directories')}, "
               f"{_mib(sum(_tree_bytes(p) for p in stale))} under {root} "
               f"(`opsnn cache --prune` removes {'it' if len(stale) == 1 else 'them'})")
     return 0

@@ -52,9 +52,10 @@ def shown(handle) -> str:
     return f"{int(handle):#x}" if is_c_int(handle) else repr(handle)
 
 
-def counted(amount: int, unit: str) -> str:
-    """``amount`` of ``unit`` as a message writes it: "1 byte", "4 bytes"."""
-    return f"{amount} {unit}{'' if amount == 1 else 's'}"
+def counted(amount: int, unit: str, plural: str | None = None) -> str:
+    """``amount`` of ``unit`` as a message writes it: "1 byte", "4 bytes"; ``plural`` where it is
+    not ``unit`` + "s" ("1 entry", "2 entries")."""
+    return f"{amount} {unit if amount == 1 else plural or unit + 's'}"
 
 
 def bit_size(bits: int) -> str:

@@ -33,6 +33,7 @@ from rich.progress import (
 from opsnn import golden_files, registry
 from opsnn import results as report
 from opsnn._core import interrupts, memory, platform
+from opsnn._core.checks import counted
 from opsnn._core.dtypes import DataType, from_numpy
 from opsnn._core.extras import install_hint
 from opsnn._core.status import Status
@@ -476,7 +477,7 @@ def _foreign_line(dump: str, removed: list[Path]) -> str:
     shown = ", ".join(str(p.relative_to(root) if p.is_relative_to(root) else p)
                       for p in (path.resolve() for path in removed[:3]))
     more = f" and {len(removed) - 3} more" if len(removed) > 3 else ""
-    return (f"--dump removed {len(removed)} {'entry' if len(removed) == 1 else 'entries'} no --dump wrote from "
+    return (f"--dump removed {counted(len(removed), 'entry', 'entries')} no --dump wrote from "
             f"the earlier run's case folders in {str(dump)!r}, computed from that run's inputs: "
             f"{shown}{more}")
 
