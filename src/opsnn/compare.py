@@ -50,6 +50,7 @@ import numpy as np
 from opsnn import golden_files
 from opsnn import results as report
 from opsnn._core import interrupts
+from opsnn._core.checks import counted
 from opsnn._core.dtypes import parse_name, to_numpy
 from opsnn.cli_args import Once
 from opsnn.cli_files import read_json
@@ -240,7 +241,7 @@ def _skipped_line(root: Path, listing: Listing) -> str:
     count = len(listing.skipped)
     names = ", ".join(f.name for f in listing.skipped[:3]) + (f" and {count - 3} more" if count > 3 else "")
     where = root if listing.skipped != [root] else root.parent
-    return (f"skipped {count} case folder{'s' if count > 1 else ''} in {str(where)!r} that {str(listing.index)!r} "
+    return (f"skipped {counted(count, 'case folder')} in {str(where)!r} that {str(listing.index)!r} "
             f"does not list (not written by the run that wrote it): {names}")
 
 
