@@ -41,6 +41,8 @@ SUPPORT_VERSION = cg.digest((_HERE / "_numba_support.py").read_text(), Path(cg._
                             numba_version(), np.__version__)
 
 CACHE_PREFIX = "numba-kernels-"  # + the first 8 hex digits of SUPPORT_VERSION
+# in the temporary directory (no usable cache root): + the user's id, "-", those 8 digits
+TEMPORARY_PREFIX = "opsnn-numba-kernels-"
 
 
 def cache_root() -> Path:
@@ -157,7 +159,7 @@ def _versioned(parent: Path, temporary: bool = False) -> Path:
     """This version's cache directory under ``parent`` (in the temporary directory also named
     for the user, whom a shared /tmp does not tell apart)."""
     if temporary:
-        return parent / f"opsnn-numba-kernels-{os.getuid()}-{SUPPORT_VERSION[:8]}"
+        return parent / f"{TEMPORARY_PREFIX}{os.getuid()}-{SUPPORT_VERSION[:8]}"
     return parent / f"{CACHE_PREFIX}{SUPPORT_VERSION[:8]}"
 
 
@@ -262,7 +264,7 @@ def claim_package_sources() -> None:
 
         @staticmethod
         def answers(folder):
-            return folder.name.startswith((CACHE_PREFIX, "opsnn-numba-kernels-")) and folder == cache_dir().resolve()
+            return folder.name.startswith((CACHE_PREFIX, TEMPORARY_PREFIX)) and folder == cache_dir().resolve()
 
         def place(self, py_file):
             return Path(py_file).parent / "__pycache__"
