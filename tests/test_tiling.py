@@ -561,8 +561,33 @@ def test_cli_json_for_an_aclnn_name_maps_onto_the_kernel_op(capsys):
     assert code == 0 and "verdict    OK (the accesses past the tensors are the source kernel's own" in out
 
 
+@pytest.mark.parametrize("argv, scalars", [
+    (["HardtanhBackward", "--soc", "Ascend910B"], {"min_val": -1.0, "max_val": 1.0}),  # the op definition's defaults
+    (["LeakyReluBackward", "--soc", "Ascend950"], {"negative_slope": 0.0}),
+    (["HardtanhBackward", "--soc", "Ascend910B", "--min-val", "-0.5", "--max-val", "2"],
+     {"min_val": -0.5, "max_val": 2.0}),
+])
+def test_the_aclnn_call_beside_a_tiling_takes_the_tilings_attrs_as_its_scalars(monkeypatch, capsys, argv, scalars):
+    """``opsnn tiling`` of an aclnn API plans the call with the attrs the kernel is tiled with,
+    the report's ``attrs``: one source for both (the CLI had its own table of the defaults)."""
+    from opsnn import cli as opsnn_cli
+    from opsnn import engine
+
+    planned = {}
+    real_plan = engine.plan
+
+    def plan(spec, args, *rest, **kw):
+        planned.update({name: args[name].value for name in scalars})
+        return real_plan(spec, args, *rest, **kw)
+
+    monkeypatch.setattr(engine, "plan", plan)
+    code = opsnn_cli.main(["tiling", *argv, "--shape", "4", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and planned == report["attrs"] == scalars
+
+
 def test_cli_aclnn_order_and_second_shape(capsys):
-    details = lambda args, api: {"executorSteps": ["Contiguous(self)", "HardtanhGrad"]}  # noqa: E731
+    details = lambda args, api, attrs: {"executorSteps": ["Contiguous(self)", "HardtanhGrad"]}  # noqa: E731
     parser = argparse.ArgumentParser()
     tiling_cli.add_arguments(parser)
     args = parser.parse_args(["HardtanhBackward", "--shape", "4,1", "--shape2", "4", "--soc", "Ascend950"])

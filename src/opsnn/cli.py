@@ -393,9 +393,6 @@ def _run_describe(args) -> int:
 
 # ---- tiling (opsnn.tiling_cli), with the aclnn executor steps from the engine --------------
 
-_ATTR_DEFAULTS = {"negative_slope": 0.0, "min_val": -1.0, "max_val": 1.0}
-
-
 def _add_tiling_arguments(parser) -> None:
     from . import tiling_cli
 
@@ -430,9 +427,10 @@ def _run_tiling(args) -> int:
     return tiling_cli.run(args, aclnn_details=_aclnn_details)
 
 
-def _aclnn_details(args, api: str) -> dict:
+def _aclnn_details(args, api: str, attrs: dict) -> dict:
     """The steps phase 1 of the aclnn call records for these shapes and dtypes (or its error),
-    and the host plan opsnn's kernel walks for it here."""
+    its scalars the tiled kernel's ``attrs`` (given, else the op definition's defaults), and the
+    host plan opsnn's kernel walks for it here."""
     from . import engine, tiling_cli
     from ._core import reserved
     from ._core.status import AclnnError
@@ -476,8 +474,7 @@ def _aclnn_details(args, api: str) -> dict:
                                    f"address space ({exc})")]}
     for p in spec.params:
         if p.kind == "scalar":
-            value = getattr(args, p.name, None)
-            call[p.name] = aclScalar(_ATTR_DEFAULTS[p.name] if value is None else value, dtypes.DataType.FLOAT)
+            call[p.name] = aclScalar(attrs[p.name], dtypes.DataType.FLOAT)
         elif p.kind == "flag":
             call[p.name] = False
     try:

@@ -35,7 +35,7 @@ from .cli_words import (
 )
 from .opdef import AclnnAlias, OpDef, TensorDesc
 
-AclnnDetailsHook = Callable[[argparse.Namespace, str], dict]
+AclnnDetailsHook = Callable[[argparse.Namespace, str, dict], dict]
 
 # the attrs' options, for messages that tell which to give
 _ATTR_OPTIONS = {"negative_slope": "--negative-slope", "min_val": "--min-val", "max_val": "--max-val"}
@@ -278,7 +278,7 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
             # phase 1 for the SoC tiled, which is not the current one where the op is not built for it
             # (a breaker's: its steps named the current SoC's dtype list, or failed there, beside another's tiling)
             with platform.use_soc(profile.name):
-                report.update(aclnn_details(args, alias.api))  # (the API's own name: OP is read in any case)
+                report.update(aclnn_details(args, alias.api, attrs))  # (the API's own name: OP is read in any case)
         if "kernelDtypes" in report:  # phase 1 succeeded: the kernel gets what the executor hands
             # it (inputs cast to the promoted dtype, the result cast to out's after it:
             # DECISIONS 3), not the dtypes typed
@@ -414,10 +414,10 @@ def _simulation_text(sim: dict) -> list[str]:
 def run(args: argparse.Namespace, *, aclnn_details: AclnnDetailsHook | None = None) -> int:
     """Run ``opsnn tiling``; returns the exit code (0 ok, 1 tiling/check failed, 2 bad arguments).
 
-    ``aclnn_details(args, api)``, when given, returns report entries for aclnn API ``api``: the executor
-    steps the aclnn call would record (``executorSteps``), how opsnn's compiled kernel walks
-    it on this machine (``hostPlan``) and a note on the options (``aclnnNote``); ``opsnn.cli``
-    wires the engine in here.
+    ``aclnn_details(args, api, attrs)``, when given, returns report entries for aclnn API ``api``
+    called with the tiled kernel's ``attrs`` as its scalars: the executor steps the aclnn call would
+    record (``executorSteps``), how opsnn's compiled kernel walks it on this machine (``hostPlan``)
+    and a note on the options (``aclnnNote``); ``opsnn.cli`` wires the engine in here.
     """
     try:
         report, code = build_report(args, aclnn_details)
