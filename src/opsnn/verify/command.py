@@ -302,19 +302,20 @@ def _positive_count(text: str) -> int:
     number", as if none). ASCII only (``non_ascii``: Decimal reads other scripts' digits, U+0661
     U+0660 U+0660 as 100), an underscore only between two digits (``misplaced_underscore``:
     Decimal reads _5 as 5)."""
+    refused = f"expected a number of elements, got {text!r}"
     why = non_ascii(text.strip()) or misplaced_underscore(text)
     if why:
-        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}: {why}")
+        raise argparse.ArgumentTypeError(f"{refused}: {why}")
     number = decimal_word(text)
     if number is None or not number.is_finite():
-        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r}")
+        raise argparse.ArgumentTypeError(refused)
     if number != number.to_integral_value():
         raise argparse.ArgumentTypeError(f"expected a whole number of elements, got {text!r}")
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     if number.adjusted() > _FLOAT64_MAX_EXPONENT:  # (checked before int(), which builds every digit)
-        raise argparse.ArgumentTypeError(f"expected a number of elements, got {text!r} (below "
-                                         f"1e{_FLOAT64_MAX_EXPONENT + 1}: float64's range, far past any case's size)")
+        raise argparse.ArgumentTypeError(f"{refused} (below 1e{_FLOAT64_MAX_EXPONENT + 1}: float64's range, far "
+                                         "past any case's size)")
     return int(number)
 
 
