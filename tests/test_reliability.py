@@ -871,9 +871,9 @@ def test_free_misuse(dev):
 
 
 def test_memcpy_misuse(dev):
-    """memcpy out of bounds, to freed memory (a count of 0 too), count > destMax, bad kind,
-    impossible direction, into a read-only or non-contiguous host array, junk types -> 100000;
-    nothing is written."""
+    """memcpy out of bounds, to freed memory, bad kind, impossible direction, into a read-only or
+    non-contiguous host array, junk types -> 100000; nothing is written (the sizes rtMemcpy
+    refuses, 107000: test_memcpy_sizes_are_refused_as_canns_runtime_refuses_them)."""
     d = dev.upload(np.arange(4, dtype=F32))
     freed, _ = acl.rt.malloc(64, 0)
     acl.rt.free(freed)
@@ -884,7 +884,6 @@ def test_memcpy_misuse(dev):
     cases_ = [(d, 32, np.zeros(8, F32), 32, H2D),          # past the 16-byte allocation
               (d + 8, 16, np.zeros(4, F32), 16, H2D),      # interior start, runs past the end
               (freed, 16, np.zeros(4, F32), 16, H2D),
-              (d, 8, np.zeros(4, F32), 16, H2D),           # count > destMax
               (d, 2**70, np.zeros(4, F32), 16, H2D),       # a destMax no size_t holds (memset's maxCount too)
               (d, 16, np.zeros(4, F32), 16, 9), (d, 16, np.zeros(4, F32), 16, None),
               (d, 16, np.zeros(4, F32), 16, D2H),          # host array as a device source
@@ -893,7 +892,6 @@ def test_memcpy_misuse(dev):
               (d, 16, [1.0, 2.0], 16, H2D), (d, 16, "abcd" * 4, 16, H2D), (d, 16, None, 16, H2D),
               (d, -1, np.zeros(4, F32), -1, H2D), (d, 16, np.zeros(4, F32), 16.0, H2D),
               (d, 16, np.zeros(2, F32), 16, H2D),          # host source smaller than count
-              (freed, 0, np.zeros(1, F32), 0, H2D), (12345, 0, 999, 0, H2D),  # count 0 checks addresses too
               (d, 16, memoryview(np.ones(8, F32))[::2], 16, H2D),  # buffers with no flat bytes
               (memoryview(strided), 16, d, 16, D2H), (d, 16, np.array([object()] * 16), 16, H2D)]
     for args in cases_:
@@ -923,6 +921,39 @@ def test_memcpy_misuse(dev):
              "memcpy_async destination", f"not C-contiguous (shape (4,), strides (8,) in bytes): {copy_in} it")):
         assert fail_msg(call(target), 100000) == f"{where}: {must} {why}"
     assert not ro.any() and not strided.any() and not fortran.any()
+
+
+def test_memcpy_sizes_are_refused_as_canns_runtime_refuses_them(dev):
+    """aclrtMemcpy checks dst and src for NULL and its kind (ACL_ERROR_INVALID_PARAM 100000),
+    then hands the sizes to rtMemcpy, which refuses a destMax of 0, a count of 0 and a count past
+    destMax with ACL_ERROR_RT_PARAM_INVALID (107000) before it looks at an address
+    (hicann/runtime: aclrtMemcpyImpl, ApiErrorDecorator::MemCopySync; aclrtMemcpyAsync the same
+    less the destMax check). opsnn had answered 100000, and a copy of 0 bytes succeeded: a port
+    that copies an empty tensor passed here and failed on a device."""
+    d = dev.upload(np.arange(4, dtype=F32))
+    host = np.zeros(4, F32)
+    H2D, D2H = acl.ACL_MEMCPY_HOST_TO_DEVICE, acl.ACL_MEMCPY_DEVICE_TO_HOST
+    for args, status, message in (
+            ((d, 8, host, 16, H2D), 107000, "memcpy: count 16 exceeds destMax 8"),
+            ((d, 16, host, 0, H2D), 107000, "memcpy: count must be greater than 0 (bytes), got 0"),
+            ((d, 0, host, 0, H2D), 107000, "memcpy: destMax must be greater than 0 (bytes), got 0"),
+            ((12345, 0, 999, 0, H2D), 107000, "memcpy: destMax must be greater than 0 (bytes), got 0"),
+            ((d, 8, host, 16, 9), 100000, ("memcpy: kind 9 is not an aclrtMemcpyKind (ACL_MEMCPY_HOST_TO_HOST 0, "
+                                           "ACL_MEMCPY_HOST_TO_DEVICE 1, ACL_MEMCPY_DEVICE_TO_HOST 2, "
+                                           "ACL_MEMCPY_DEVICE_TO_DEVICE 3, ACL_MEMCPY_DEFAULT 4)")),
+            ((0, 0, host, 0, H2D), 100000, "memcpy: dst is a null pointer (0)"),
+            ((d, 16, None, 0, H2D), 100000, "memcpy: src is a null pointer (None)")):
+        assert acl.rt.memcpy(*args) == status
+        assert acl.get_recent_err_msg() == message
+    for args, status, message in (
+            ((host, 8, d, 16, D2H, dev.stream), 107000, "memcpy_async: count 16 exceeds destMax 8"),
+            ((host, 16, d, 0, D2H, dev.stream), 107000, "memcpy_async: count must be greater than 0 (bytes), got 0"),
+            ((host, 0, d, 0, D2H, dev.stream), 107000, "memcpy_async: count must be greater than 0 (bytes), got 0")):
+        assert acl.rt.memcpy_async(*args) == status
+        assert acl.get_recent_err_msg() == message
+    assert acl.rt.synchronize_stream(dev.stream) == 0
+    assert not host.any()
+    np.testing.assert_array_equal(dev.read(d, (4,), F32), np.arange(4, dtype=F32))
 
 
 def test_refusals_say_which_memory_and_which_call(dev):
@@ -974,8 +1005,8 @@ def test_refusals_say_which_memory_and_which_call(dev):
 
 
 def test_memcpy_async_misuse(dev, monkeypatch):
-    """memcpy_async checks its arguments when called, as memcpy (100000: count > destMax, a wrong
-    kind, a freed or unknown address; 200005 a dead stream; nothing queued); memory freed after
+    """memcpy_async checks its arguments when called, as memcpy (107000: count > destMax; 100000: a
+    wrong kind, a freed or unknown address; 200005 a dead stream; nothing queued); memory freed after
     it was queued fails the copy at synchronize (500003 naming memcpy_async), and the work
     queued after it is dropped, as after any failed task."""
     d = dev.upload(np.arange(4, dtype=F32))
@@ -985,7 +1016,7 @@ def test_memcpy_async_misuse(dev, monkeypatch):
     stream, _ = acl.rt.create_stream()
     assert acl.rt.destroy_stream(stream) == 0
     for args, status, words in (
-            ((host, 8, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream), 100000, "memcpy_async: count 16 exceeds destMax 8"),
+            ((host, 8, d, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream), 107000, "memcpy_async: count 16 exceeds destMax 8"),
             ((host, 16, d, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE, dev.stream), 100000,
              f"memcpy_async source: {d:#x} is device memory, but ACL_MEMCPY_HOST_TO_DEVICE takes host"),
             ((host, 16, freed, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST, dev.stream), 100000,

@@ -309,7 +309,8 @@ class AclCase:
         nbytes = max(base.nbytes, 1)
         addr, _ = acl.rt.malloc(nbytes, acl.ACL_MEM_MALLOC_HUGE_FIRST)
         self.allocs.append(addr)
-        acl.rt.memcpy(addr, nbytes, base, base.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+        if base.nbytes:  # (aclrtMemcpy refuses a count of 0)
+            acl.rt.memcpy(addr, nbytes, base, base.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE)
         from ._core import dtypes as dt
 
         strides = [s // view.itemsize for s in view.strides]

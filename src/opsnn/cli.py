@@ -694,7 +694,8 @@ def _read_back(acl, addr: int, tensor, host: np.ndarray) -> np.ndarray:
     """Copy a tensor made by ``_device_tensor`` back, in ``host``'s layout."""
     base = host if host.flags.c_contiguous else host.T
     storage = np.empty(base.shape, dtype=host.dtype)
-    acl.rt.memcpy(storage, storage.nbytes, addr, storage.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    if storage.nbytes:  # (aclrtMemcpy refuses a count of 0)
+        acl.rt.memcpy(storage, storage.nbytes, addr, storage.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
     return storage if host.flags.c_contiguous else storage.T
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._core import memory
-from .._core.checks import is_c_int
+from .._core.checks import is_c_int, is_null
 from .._core.status import AclError, AclnnError
 from . import _host
 from ._rt_state import STATE
@@ -170,9 +170,12 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
     ``kind``: ACL_MEMCPY_HOST_TO_HOST/HOST_TO_DEVICE/DEVICE_TO_HOST/DEVICE_TO_DEVICE or
     ACL_MEMCPY_DEFAULT (direction inferred from the addresses). Host memory is a pointer from
     ``malloc_host`` or ``acl.util``, or a NumPy array / bytes object itself (a destination array
-    C-contiguous and writable). Returns ret: 0; 100001 before ``init``; 107002 for a copy that
-    touches device memory with no device set (a host-to-host one needs none); 100000 for a range
-    outside an allocation or freed, a kind its addresses contradict, count > dest_max.
+    C-contiguous and writable). Returns ret: 0; 100001 before ``init``; 100000 for a NULL
+    ``dst`` or ``src`` (None, 0) or a kind that is no aclrtMemcpyKind, then 107000
+    (ACL_ERROR_RT_PARAM_INVALID, CANN's runtime answer) for a ``dest_max`` or ``count`` of 0 or
+    count > dest_max; 107002 for a copy that touches device memory with no device set (a
+    host-to-host one needs none); 100000 for a range outside an allocation or freed, a kind its
+    addresses contradict.
     """
     target, source, _ = _copy_regions("memcpy", dst, dest_max, src, count, kind)
     target[:] = source
@@ -182,8 +185,9 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
 @_ret
 def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
     """aclrtMemcpyAsync: queue the copy ``memcpy`` would make on ``stream`` (None or 0: the
-    default stream). Its arguments are checked now, as memcpy's (100000; 107002 without a device;
-    200005 for a stream that is not live); the bytes move when the stream runs, in order with the operators queued
+    default stream). Its arguments are checked now, as memcpy's (100000; 107000, but for a
+    ``dest_max`` of 0 alone, which aclrtMemcpyAsync leaves to count > dest_max; 107002 without a
+    device; 200005 for a stream that is not live); the bytes move when the stream runs, in order with the operators queued
     before and after it (so a copy back queued after a launch reads its result). Memory freed
     before then fails the copy at the stream's synchronize (500003, naming it), where a device
     would fault. A non-contiguous NumPy array given as the source is read at the call (into a
@@ -237,8 +241,9 @@ def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
     count = _int(count, "count", call)
     dest_max = c_size_t(dest_max, "destMax", call)
     kind = _int(kind, "kind", call)
-    if count > dest_max:
-        raise AclnnError(AclError.INVALID_PARAM, f"{call}: count {count} exceeds destMax {dest_max}")
+    for name, ptr in (("dst", dst), ("src", src)):  # aclrtMemcpy's own checks: NULL, then the kind
+        if is_null(ptr):
+            raise AclnnError(AclError.INVALID_PARAM, f"{call}: {name} is a null pointer ({ptr!r})")
     if kind == ACL_MEMCPY_DEFAULT:
         sides = (_side_of(src), _side_of(dst))
     elif kind in _MEMCPY_SIDES:
@@ -246,17 +251,29 @@ def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
     else:
         raise AclnnError(AclError.INVALID_PARAM, f"{call}: kind {kind} is not an aclrtMemcpyKind "
                                                  f"({_MEMCPY_KINDS})")
+    _check_copy_sizes(call, dest_max, count)
     if "device" in sides:
         STATE.require_device(call)
     allocations = _allocations(dst, src)  # (before the checks: see _allocations)
-    # count 0 copies nothing, but both addresses are still checked: a freed or unknown one is
-    # refused as for any count (README: "a freed address is refused by ... memcpy")
     try:
         source = _region(src, count, sides[0], f"{call} source", writable=False)
         target = _region(dst, count, sides[1], f"{call} destination", writable=True)
     except AclnnError as exc:
         raise _wrong_kind(exc, call, src, dst, sides, kind) from None
     return target, source, allocations
+
+
+def _check_copy_sizes(call: str, dest_max: int, count: int) -> None:
+    """The sizes rtMemcpy / rtMemcpyAsync refuse before touching an address (hicann/runtime
+    ApiErrorDecorator::MemCopySync, MemcpyAsync): a destMax of 0 (the synchronous copy only),
+    a count of 0, a count past destMax; ACL_ERROR_RT_PARAM_INVALID (107000), as aclrtMemcpy
+    passes the runtime's status on. So a copy of 0 bytes fails here as on a device."""
+    if dest_max == 0 and call == "memcpy":
+        raise AclnnError(AclError.RT_PARAM_INVALID, f"{call}: destMax must be greater than 0 (bytes), got 0")
+    if count == 0:
+        raise AclnnError(AclError.RT_PARAM_INVALID, f"{call}: count must be greater than 0 (bytes), got 0")
+    if count > dest_max:
+        raise AclnnError(AclError.RT_PARAM_INVALID, f"{call}: count {count} exceeds destMax {dest_max}")
 
 
 _KIND_NAMES = {ACL_MEMCPY_HOST_TO_HOST: "ACL_MEMCPY_HOST_TO_HOST", ACL_MEMCPY_HOST_TO_DEVICE: "ACL_MEMCPY_HOST_TO_DEVICE",

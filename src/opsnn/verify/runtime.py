@@ -85,8 +85,9 @@ def run_aclnn(session: Session, binding: OpBinding, case: Case, inputs: Arrays, 
         workspace = _malloc(stack, acl, size) if size > 0 else None
         _check(getattr(session.aclnn, binding.aclnn)(workspace, size, executor, session.stream), binding.aclnn, acl)
         _check(acl.rt.synchronize_stream(session.stream), "acl.rt.synchronize_stream", acl)
-        _check(acl.rt.memcpy(out, out.nbytes, out_addr, out.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST),
-               "acl.rt.memcpy (device to host)", acl)
+        if out.nbytes:  # (aclrtMemcpy refuses a count of 0, as the upload's guard knows)
+            _check(acl.rt.memcpy(out, out.nbytes, out_addr, out.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST),
+                   "acl.rt.memcpy (device to host)", acl)
     return out
 
 
