@@ -229,6 +229,19 @@ def test_broken_launches_are_reported():
     assert not report.within_ub and not report.covered_once
 
 
+def test_a_tile_writing_one_element_twice_is_a_double_write():
+    """A box whose inner range runs past its dim wraps into the next row of the flat output: box
+    [0, 2) x [0, 4) over out_dims (2, 3) writes offsets 0 1 2 3 | 3 4 5 6, element 3 twice within
+    the one tile. The write counts were taken with ``writes[idx] += 1``, which counts a repeated
+    index once, so the tile's second write went unreported and the launch passed covered_once."""
+    x = np.arange(6, dtype=np.float32)
+    launch = t.Launch((2, 3), ((3, 1),), (6,), 6, (((((0, 2), (0, 4)),),)), 8, 1, 64, 64)
+    report = simulate.simulate(launch, [x], copy_tile, np.float32)
+    assert {f.kind: (f.elements, f.bytes) for f in report.findings} == {
+        "over-read": (1, 4), "over-write": (1, 4), "double-write": (1, 4)}
+    assert not report.covered_once
+
+
 def test_single_and_double_buffering_give_the_same_result():
     x = np.arange(10, dtype=np.float32)
     blocks = ((((0, 3),), ((3, 6),), ((6, 9),), ((9, 10),)),)

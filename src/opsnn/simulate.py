@@ -124,6 +124,12 @@ def _box_index(box: Box, strides: Sequence[int]) -> np.ndarray:
     return idx.reshape(-1)
 
 
+def _wraps(box: Box, dims: Sequence[int]) -> bool:
+    """Whether ``box`` may name one output offset twice: a range past its dim, other than the
+    outermost one, runs into the next row of the flat output (over ``dims``, C order)."""
+    return len(box) > 1 and any(stop > dim for (_, stop), dim in zip(box[1:], dims[1:]))
+
+
 class _Core:
     """One simulated vector core's view of global memory and its UB buffer slots."""
 
@@ -133,7 +139,8 @@ class _Core:
         # per pipeline stage: one buffer per input and one for the output
         self.slots = [([np.empty(launch.buffer_elems, dtype=f.dtype) for f in flat],
                        np.empty(launch.buffer_elems, dtype=out.dtype)) for _ in range(launch.buffer_num)]
-        self.loaded: dict[int, tuple[int, np.ndarray]] = {}  # tile -> (element count, output offsets)
+        # tile -> (element count, output offsets, whether an offset may repeat: _wraps)
+        self.loaded: dict[int, tuple[int, np.ndarray, bool]] = {}
 
     def copy_in(self, where: str, i: int, box: Box) -> None:
         """GM -> UB slot ``i % buffer_num``; reads past a tensor's end are tallied (stand-in value 0)."""
@@ -149,13 +156,13 @@ class _Core:
                 past = int(outside.sum())
                 self.tally.add("over-read", past, past * src.itemsize, f"{where}, input {k}")
             ins[k][:count] = src[np.where(outside, 0, idx)]
-        self.loaded[i] = (count, _box_index(box, self.out_strides))
+        self.loaded[i] = (count, _box_index(box, self.out_strides), _wraps(box, self.launch.out_dims))
 
     def compute_and_copy_out(self, where: str, i: int, tile_fn: TileFn) -> None:
         """Run ``tile_fn`` on slot ``i % buffer_num``, then UB -> GM; writes past the end are tallied."""
         if i not in self.loaded:
             return
-        count, idx = self.loaded.pop(i)
+        count, idx, wraps = self.loaded.pop(i)
         ins, res = self.slots[i % self.launch.buffer_num]
         value = tile_fn(*(buf[:count] for buf in ins))
         if not isinstance(value, np.ndarray) or value.dtype != self.out.dtype or value.shape != (count,):
@@ -167,7 +174,10 @@ class _Core:
             past = int(outside.sum())
             self.tally.add("over-write", past, past * self.out.itemsize, where)
         self.out[idx[~outside]] = res[:count][~outside]
-        self.writes[idx[~outside]] += 1
+        if wraps:  # ``writes[idx] += 1`` counts an offset the box repeats once, hiding the tile's
+            np.add.at(self.writes, idx[~outside], 1)  # own double write: add.at counts each
+        else:
+            self.writes[idx[~outside]] += 1
 
     def run(self, b: int, tiles: Sequence[Box], tile_fn: TileFn) -> None:
         """The block's tiles in order; with n slots the next n-1 tiles are loaded ahead."""
