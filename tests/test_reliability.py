@@ -956,6 +956,36 @@ def test_memcpy_sizes_are_refused_as_canns_runtime_refuses_them(dev):
     np.testing.assert_array_equal(dev.read(d, (4,), F32), np.arange(4, dtype=F32))
 
 
+def test_memcpy_async_refuses_a_host_to_host_copy(dev):
+    """aclrtMemcpyAsync's documentation: in the EP form (a card beside the host: run mode
+    ACL_HOST, what acl.rt.get_run_mode() reports here) it does not copy host memory to host
+    memory, and a kind of ACL_MEMCPY_HOST_TO_HOST returns ACL_ERROR_RT_FEATURE_NOT_SUPPORT
+    (207000); its runtime refuses the copy kind after resolving ACL_MEMCPY_DEFAULT from the
+    addresses (hicann/runtime ApiErrorDecorator::MemcpyAsync: "Not support h2h"). opsnn queued it
+    (0) and wrote the bytes at the synchronize. Nothing is queued; a device copy still is."""
+    assert acl.rt.get_run_mode() == (acl.ACL_HOST, 0)
+    pinned, ret = acl.rt.malloc_host(16)
+    assert ret == 0
+    try:
+        host = np.zeros(4, F32)
+        source = np.arange(4, dtype=F32)
+        for dst, src, kind, name in ((host, source, acl.ACL_MEMCPY_HOST_TO_HOST, "ACL_MEMCPY_HOST_TO_HOST"),
+                                     (pinned, source, acl.ACL_MEMCPY_HOST_TO_HOST, "ACL_MEMCPY_HOST_TO_HOST"),
+                                     (host, pinned, acl.ACL_MEMCPY_DEFAULT, "ACL_MEMCPY_DEFAULT")):
+            assert acl.rt.memcpy_async(dst, 16, src, 16, kind, dev.stream) == 207000
+            assert acl.get_recent_err_msg() == (
+                f"memcpy_async: {name} copies host memory to host memory, which CANN's runtime does not "
+                "queue where the device is a card beside the host (run mode ACL_HOST): use acl.rt.memcpy")
+        assert acl.rt.synchronize_stream(dev.stream) == 0
+        assert not host.any() and acl.util.ptr_to_bytes(pinned, 16) == bytes(16)
+        d = dev.upload(np.zeros(4, F32))
+        assert acl.rt.memcpy_async(d, 16, source, 16, acl.ACL_MEMCPY_DEFAULT, dev.stream) == 0
+        assert acl.rt.synchronize_stream(dev.stream) == 0
+        np.testing.assert_array_equal(dev.read(d, (4,), F32), source)
+    finally:
+        assert acl.rt.free_host(pinned) == 0
+
+
 def test_refusals_say_which_memory_and_which_call(dev):
     """Found by a breaker: a memcpy whose kind disagrees with an address's memory said the device
     address "is not host memory opsnn knows" (or a live pinned address "is not inside a live

@@ -177,7 +177,7 @@ def memcpy(dst, dest_max, src, count, kind) -> int:
     host-to-host one needs none); 100000 for a range outside an allocation or freed, a kind its
     addresses contradict.
     """
-    target, source, _ = _copy_regions("memcpy", dst, dest_max, src, count, kind)
+    target, source, _, _ = _copy_regions("memcpy", dst, dest_max, src, count, kind)
     target[:] = source
     return 0
 
@@ -187,18 +187,34 @@ def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
     """aclrtMemcpyAsync: queue the copy ``memcpy`` would make on ``stream`` (None or 0: the
     default stream). Its arguments are checked now, as memcpy's (100000; 107000, but for a
     ``dest_max`` of 0 alone, which aclrtMemcpyAsync leaves to count > dest_max; 107002 without a
-    device; 200005 for a stream that is not live); the bytes move when the stream runs, in order with the operators queued
+    device; 200005 for a stream that is not live; 207000, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, for a
+    host-to-host copy, by its kind or by DEFAULT between host addresses, which CANN documents it
+    does not queue in the EP form opsnn's run mode ACL_HOST stands for); the bytes move when the stream runs, in order with the operators queued
     before and after it (so a copy back queued after a launch reads its result). Memory freed
     before then fails the copy at the stream's synchronize (500003, naming it), where a device
     would fault. A non-contiguous NumPy array given as the source is read at the call (into a
     private contiguous copy, as numpy_to_ptr makes of one); the bytes of a pointer or of a
     contiguous array, when the stream runs. Returns ret."""
-    target, source, allocations = _copy_regions("memcpy_async", dst, dest_max, src, count, kind)
+    target, source, allocations, sides = _copy_regions("memcpy_async", dst, dest_max, src, count, kind)
+    if sides == ("host", "host"):
+        _refuse_host_to_host("memcpy_async", kind, stream)
 
     def copy() -> None:
         target[:] = source
     _enqueue_write(stream, "memcpy_async", "copy", allocations, copy)
     return 0
+
+
+def _refuse_host_to_host(call: str, kind: int, stream) -> None:
+    """ACL_ERROR_RT_FEATURE_NOT_SUPPORT (207000) for a queued copy from host memory to host
+    memory (``kind`` HOST_TO_HOST, or DEFAULT resolved so): aclrtMemcpyAsync's documentation
+    refuses it in the EP form, a card beside the host, which opsnn's run mode (ACL_HOST) is; its
+    runtime checks the device and the stream first (107002, 200005 here)."""
+    STATE.require_device(call)
+    _stream(stream, call)
+    raise AclnnError(AclError.RT_FEATURE_NOT_SUPPORT,
+                     f"{call}: {_KIND_NAMES[kind]} copies host memory to host memory, which CANN's runtime does not "
+                     "queue where the device is a card beside the host (run mode ACL_HOST): use acl.rt.memcpy")
 
 
 def _enqueue_write(stream, call: str, what: str, allocations: list, write) -> None:
@@ -235,8 +251,9 @@ _MEMCPY_KINDS = ("ACL_MEMCPY_HOST_TO_HOST 0, ACL_MEMCPY_HOST_TO_DEVICE 1, ACL_ME
 
 
 def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
-    """memcpy's checks: the destination's and the source's bytes (views), and the allocations
-    they lie in (device, malloc_host), for a queued copy to check again when it runs."""
+    """memcpy's checks: the destination's and the source's bytes (views), the allocations they
+    lie in (device, malloc_host), for a queued copy to check again when it runs, and the copy's
+    (source, destination) sides, "host" or "device", the kind's or, for DEFAULT, the addresses'."""
     STATE.require_init(call)
     count = _int(count, "count", call)
     dest_max = c_size_t(dest_max, "destMax", call)
@@ -260,7 +277,7 @@ def _copy_regions(call: str, dst, dest_max, src, count, kind) -> tuple:
         target = _region(dst, count, sides[1], f"{call} destination", writable=True)
     except AclnnError as exc:
         raise _wrong_kind(exc, call, src, dst, sides, kind) from None
-    return target, source, allocations
+    return target, source, allocations, sides
 
 
 def _check_copy_sizes(call: str, dest_max: int, count: int) -> None:
