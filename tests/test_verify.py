@@ -226,6 +226,29 @@ def test_case_filter():
     assert keep(case(99, "leaky_relu_grad_fuzz_44")) and not keep(case(99, "other"))
 
 
+def test_a_case_name_given_whole_selects_that_case_alone():
+    """--cases LeakyRelu_1 ran 111 cases (_1, _10-_19, _100-_199): a word that is a case's whole
+    name (any case) selects that case; a word that is no case's name still matches as a substring."""
+    case = lambda i, name: Case("f", i, name, "LeakyRelu", (), (), (), np.dtype("f4"), (1,), "ND",
+                                  Tolerance(0, 0, "exact"))
+    cases = [case(i, f"LeakyRelu_{i}") for i in range(120)]
+    keep = case_filter("leakyrelu_1,relu_11").against(cases)
+    assert [c.index for c in cases if keep(c)] == [1, 11, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119]
+    keep = case_filter("LeakyRelu_1").against(cases)
+    assert [c.index for c in cases if keep(c)] == [1]
+
+
+def test_verify_runs_the_case_named_whole_alone(tmp_path):
+    """(a new user) verify FILE --cases NAME ran every case whose name holds NAME."""
+    row = lambda name: csv_row(name, "hardtanh_grad", "float32", (4,), "{'min_val': -0.5, 'max_val': 0.8}",
+                               "((-1, 1),)")
+    path, out = write_csv(tmp_path, row("ht_1"), row("ht_10"), row("ht_11")), tmp_path / "r.json"
+    assert run_verify(path, "--cases", "ht_1", "--json", out) == 0
+    assert [case["name"] for case in json.loads(out.read_text())["cases"]] == ["ht_1"]
+    assert run_verify(path, "--cases", "ht_1,t_11", "--json", out) == 0
+    assert [case["name"] for case in json.loads(out.read_text())["cases"]] == ["ht_1", "ht_11"]
+
+
 @pytest.mark.parametrize("spec, words", [
     ("3-1", ["reversed range '3-1'", "1-3"]),
     ("3-", ["bad item '3-'"]),

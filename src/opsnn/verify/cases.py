@@ -154,18 +154,27 @@ def is_tolerance(value) -> bool:
 
 # ---- case selection -----------------------------------------------------------------------------
 
-_CASES_EXPECTED = "indexes '7', ranges '0-9' or name substrings 'fuzz_4', comma-separated"
+_CASES_EXPECTED = ("indexes '7', ranges '0-9', case names 'LeakyRelu_1' (that case alone) or name substrings "
+                   "'fuzz_4' (a word that is no case's name), comma-separated")
 
 
 class CaseSelection:
-    """``--cases``: which cases run. Each item is an index, an inclusive range or a name substring
-    (case-insensitive); a case runs when any item matches it."""
+    """``--cases``: which cases run. Each item is an index, an inclusive range or a word, any case:
+    a case's whole name selects that case alone, another word every name holding it; a case runs
+    when any item matches it."""
 
     def __init__(self, spec: str, items: list[tuple[str, Callable[[Case], bool]]]):
         self.spec, self.items = spec, items
 
     def __call__(self, case: Case) -> bool:
         return any(test(case) for _, test in self.items)
+
+    def against(self, cases: list[Case]) -> CaseSelection:
+        """This selection over ``cases``: a word that is the whole name of one of them matches that
+        name only (LeakyRelu_1 had run _10-_19 and _100-_199 too, with no way to say the one)."""
+        names = {case.name.lower() for case in cases}
+        items = [(text, _named(text.lower()) if text.lower() in names else test) for text, test in self.items]
+        return CaseSelection(self.spec, items)
 
     def check_matches(self, cases: list[Case]) -> None:
         """Raise ValueError naming the items that match none of ``cases``: a typo must not turn
@@ -177,6 +186,10 @@ class CaseSelection:
                 f"{cases[0].name!r}" if cases else "no case at all: the files hold none")
         raise ValueError(f"--cases {self.spec!r}: {', '.join(map(repr, missing))} "
                          f"{'matches' if len(missing) == 1 else 'match'} no case; expected {have}")
+
+
+def _named(word: str) -> Callable[[Case], bool]:
+    return lambda case: case.name.lower() == word
 
 
 def case_filter(spec: str) -> CaseSelection:

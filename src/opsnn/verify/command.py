@@ -368,7 +368,9 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings(args.golden, args.seed, args.max_elements, profile.name, args.dump)
     files = [(path, load_cases(path)) for path in args.files]
     if args.cases:
-        args.cases.check_matches([c for _, cases in files for c in cases])
+        every = [c for _, cases in files for c in cases]
+        args.cases = args.cases.against(every)
+        args.cases.check_matches(every)
         files = [(path, [c for c in cases if args.cases(c)]) for path, cases in files]
     # the outputs are probed once the inputs have been read: a refused run leaves no folder behind
     labels = golden_files.file_labels([path for path, _ in files])
