@@ -492,6 +492,9 @@ def test_a_case_file_given_twice_interrupted_in_its_second_run_lists_no_emptied_
         return run_case(case_, *args)
 
     monkeypatch.setattr(command, "_skip_or_run", interrupted_second_time)
+    # (verify now runs a file given twice once: the dump's guard, kept for a folder a run empties
+    # again, is reached here by letting the file run twice)
+    monkeypatch.setattr(command, "_once", list)
     assert cli.main(["verify", str(case), str(case), "--dump", str(dump)]) == 130
     assert json.loads((dump / "index.json").read_text())["cases"] == [first]
     assert not (dump / second).exists()
@@ -514,6 +517,7 @@ def test_a_case_file_given_twice_interrupted_as_its_second_run_empties_a_folder_
             raise KeyboardInterrupt
 
     monkeypatch.setattr(Path, "unlink", interrupted)
+    monkeypatch.setattr(command, "_once", list)  # (the file runs twice: see above)
     assert cli.main(["verify", str(case), str(case), "--dump", str(dump)]) == 130
     assert json.loads((dump / "index.json").read_text())["cases"] == [first]
 
@@ -1711,14 +1715,20 @@ def test_integer_scalar_constant_that_is_no_integer_is_a_usage_error(tmp_path, c
             in capsys.readouterr().err)
 
 
-def test_a_file_given_twice_gets_a_table_per_run(tmp_path, capsys):
-    """A new user's finding: ``verify F F`` printed two tables of both runs' rows each."""
+def test_a_file_given_twice_runs_once_with_a_note(tmp_path, monkeypatch, capsys):
+    """(A new user) ``verify F F`` ran F's cases twice, counted twice in the summary and the JSON
+    (a glob and a name, ``cases/*.csv cases/x.csv``, give a file twice unseen): it runs once, and
+    a stderr line says so, naming the path given again; ``./F`` is F too."""
     csv_path = small_files(tmp_path)[0]
     out = tmp_path / "results.json"
-    assert run_verify(csv_path, csv_path, "--json", out) == 0
-    text = capsys.readouterr().out
-    assert text.count("(3 cases)") == 2 and text.count("hardtanh_f32_swapped") == 2, text
-    assert "6 cases:" in text and len(json.loads(out.read_text())["cases"]) == 6
+    monkeypatch.chdir(tmp_path)
+    assert run_verify(csv_path, csv_path, f"./{csv_path.name}", "--json", out) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("(3 cases)") == 1 and captured.out.count("hardtanh_f32_swapped") == 1, captured.out
+    assert "3 cases:" in captured.out and len(json.loads(out.read_text())["cases"]) == 3
+    assert captured.err == (f"opsnn verify: note: {str(csv_path)!r} is given twice; its cases run once\n"
+                            f"opsnn verify: note: './{csv_path.name}' is the file {str(csv_path)!r} again; "
+                            "its cases run once\n")
 
 
 def test_kernel_rows_the_kernel_or_soc_would_not_take_run_with_a_note(tmp_path, capsys):

@@ -163,7 +163,8 @@ def verify_case(case: Case, settings: Settings, session: Session) -> Result:
 
 def _forget_written(folder: Path, session: Session) -> None:
     """Drop ``folder`` from the folders the index lists, emptied by its case and not written
-    again: this run had written it before (a case file given twice), and a Ctrl-C or a failure
+    again: this run had written it before (a case file given twice, which ``_once`` now runs once;
+    kept for any folder a run empties again), and a Ctrl-C or a failure
     before the files in its second run left it emptied yet listed (a regression breaker: opsnn
     compare then refused the dump)."""
     session.dump_written[:] = [done for done in session.dump_written if done != folder]
@@ -366,7 +367,7 @@ def run(args: argparse.Namespace) -> int:
     soc = getattr(args, "soc", None)
     profile = platform.current() if soc is None else platform.get_profile(soc)
     settings = Settings(args.golden, args.seed, args.max_elements, profile.name, args.dump)
-    files = [(path, load_cases(path)) for path in args.files]
+    files = [(path, load_cases(path)) for path in _once(args.files)]
     if args.cases:
         every = [c for _, cases in files for c in cases]
         args.cases = args.cases.against(every)
@@ -410,6 +411,20 @@ def run(args: argparse.Namespace) -> int:
     return 1 if index_error else report.exit_status("verify", summary)
 
 
+def _once(paths: list[str]) -> list[str]:
+    """``paths``, each file once, with a stderr note per path that names one again: ``verify F F``
+    (a glob and a name, ``cases/*.csv cases/x.csv``) ran F's cases twice, counted twice."""
+    first: dict[str, str] = {}
+    for path in paths:
+        key = str(Path(path).resolve())  # (./F and a link to F are F: file_labels' key)
+        if key in first:
+            again = "given twice" if path == first[key] else f"the file {first[key]!r} again"
+            print(f"opsnn verify: note: {path!r} is {again}; its cases run once", file=sys.stderr)
+        else:
+            first[key] = path
+    return list(first.values())
+
+
 def _probe(args: argparse.Namespace, files, labels: dict[str, str], foreign: list[Path],
            in_new_dump: bool) -> list[Path]:
     """Check and make ``--dump DIR`` and empty the earlier run's case folders there
@@ -440,7 +455,7 @@ def _report(args: argparse.Namespace, console: Console, settings: Settings, file
             interrupted: bool, index_error: str | None, elapsed: float) -> tuple[list[Result], int, dict]:
     """Print the tables, the failures and the summary line, and write ``--json``; returns the
     results, the count of cases and the summary (``report.summary``)."""
-    for (path, _), file_results in zip(files, per_file):  # (a file given twice: a table per run)
+    for (path, _), file_results in zip(files, per_file):  # (per file: a table of its rows)
         if file_results or not interrupted:
             console.print(report.table(path, file_results))
     results = [r for file_results in per_file for r in file_results]
