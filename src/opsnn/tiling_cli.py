@@ -327,7 +327,8 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
     except AclnnError as exc:
         if exc.status == AclError.BAD_ALLOC:  # (simulate.host_array) a limit of this host, no failed check,
             # as the tiling of tensors phase 1 cannot allocate here (a breaker: exit 1 with no FAILED line)
-            report["simulation"] = {"notRun": exc.message}
+            # (without simulate's own prefix: the line read "simulation not run: simulate: the simulation of")
+            report["simulation"] = {"notRun": exc.message.removeprefix("simulate: ")}
             return report, 0
         report["simulation"] = {"error": exc.message}
         return report, 1
