@@ -803,7 +803,7 @@ def test_run_releases_everything_it_allocated(capsys):
     (["tiling", "LeakyReluBackward", "--shape", "2,x"], 2, ["bad shape '2,x'"]),
     (["tiling", "LeakyReluBackward", "--shape", "2,,3"], 2, ["bad shape"]),
     (["verify", "/nonexistent/cases.csv"], 2, ["/nonexistent/cases.csv: no such file; expected a ttk kernel ST csv"]),
-    (["verify", "--max-elements", "-1", "x.csv"], 2, ["at least 1"]),
+    (["verify", "--max-elements", "-1", "x.csv"], 2, ["argument --max-elements: expected an integer >= 1, got '-1'"]),
     # arguments that do not fit the op are usage errors before "no config for this SoC" (exit 1)
     (["tiling", "HardtanhGrad", "--soc", "Ascend910", "--shape", "4", "--dtype", "f16,f16"], 2,
      ["--dtype takes 1 or 3 dtypes", "got 2"]),

@@ -1816,7 +1816,7 @@ def test_a_run_that_verifies_no_case_exits_5(tmp_path, capsys):
                                          ("2.55e1", "expected a whole number of elements, got '2.55e1'"),
                                          ("0.5", "expected a whole number of elements, got '0.5'")])
 def test_a_fractional_max_elements_is_a_usage_error(capsys, text, words):
-    """(A breaker) --max-elements 1.9 ran as 1 and 0.5 was refused as "must be at least 1", the
+    """(A breaker) --max-elements 1.9 ran as 1 and 0.5 was refused as "expected an integer >= 1", the
     fraction cut off unsaid; 1.2e8 (the default's spelling) is a whole number and stays."""
     with pytest.raises(SystemExit) as exited:
         run_verify("x.json", "--max-elements", text)
@@ -1837,8 +1837,8 @@ def test_a_max_elements_past_its_range_says_the_range(text):
 
 
 @pytest.mark.parametrize("text, said", [
-    ("-1e309", "must be at least 1"), ("0e309", "must be at least 1"), ("-1e99999999999999999999", "must be at least 1"),
-    ("0.0e99999999999999999999", "must be at least 1"),
+    ("-1e309", "expected an integer >= 1"), ("0e309", "expected an integer >= 1"), ("-1e99999999999999999999", "expected an integer >= 1"),
+    ("0.0e99999999999999999999", "expected an integer >= 1"),
     ("1e-99999999999999999999", "expected a whole number of elements"),
 ])
 def test_a_max_elements_past_the_range_that_is_not_positive_or_whole_is_told_so(text, said):
@@ -1869,7 +1869,8 @@ def test_max_elements_is_read_exactly_not_through_a_float():
     for text in ("0", "-1", "-0"):
         with pytest.raises(argparse.ArgumentTypeError) as err:
             command._positive_count(text)
-        assert str(err.value) == f"must be at least 1, got {text!r}"
+        # (a new user) "must be at least 1", where every other count option says this
+        assert str(err.value) == f"expected an integer >= 1, got {text!r}"
 
 
 def test_case_names_holding_markup_run_and_print_as_written(tmp_path):

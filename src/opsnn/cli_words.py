@@ -203,6 +203,11 @@ def decimal_word(text: str) -> Decimal | None:
         return Decimal(f"{literal[1]}0.5" if literal[3] == "-" else f"{literal[1]}1e309")
 
 
+def expected_integer(low: int, high: int | None = None) -> str:
+    """What a whole-number option takes, as its refusals say it (verify's ``--max-elements`` too)."""
+    return f"expected an integer >= {low}" if high is None else f"expected an integer from {low} to {high}"
+
+
 def int_at_least(low: int, high: int | None = None, bound: str | None = None):
     """The type of an integer option that must be >= ``low`` (a seed, a repeat count, an element
     count), and <= ``high`` where given: ``100000``, ``100_000`` or, for counts written as the
@@ -214,7 +219,7 @@ def int_at_least(low: int, high: int | None = None, bound: str | None = None):
     built. ``bound``: what caps the value (a thread count: the CPUs, numba's pool), said of a number past
     ``high``, and where ``high`` is not known when it is read, of one past 1e18 in place of the
     hint to write its digits, which would be refused too (a breaker's ``--threads 1e19``)."""
-    expected = f"expected an integer >= {low}" if high is None else f"expected an integer from {low} to {high}"
+    expected = expected_integer(low, high)
 
     def parse(text: str) -> int:
         why = non_ascii(text.strip()) or misplaced_underscore(text)

@@ -42,6 +42,7 @@ from opsnn.cli_files import OutputError, output_folder_refusal
 from opsnn.cli_stdout import PipeConsole
 from opsnn.cli_words import (
     decimal_word,
+    expected_integer,
     int_at_least,
     misplaced_underscore,
     non_ascii,
@@ -313,7 +314,7 @@ def _positive_count(text: str) -> int:
     if number != number.to_integral_value():
         raise argparse.ArgumentTypeError(f"expected a whole number of elements, got {text!r}")
     if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"{expected_integer(1)}, got {text!r}")
     if number.adjusted() > _FLOAT64_MAX_EXPONENT:  # (checked before int(), which builds every digit)
         raise argparse.ArgumentTypeError(f"{refused} (below 1e{_FLOAT64_MAX_EXPONENT + 1}: float64's range, far "
                                          "past any case's size)")
