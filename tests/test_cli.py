@@ -1623,6 +1623,18 @@ def test_tiling_help_says_a_bare_shape_is_0d(capsys):
     assert code == 0 and "infershape   backprops = []" in out
 
 
+@pytest.mark.parametrize("command", ["run", "verify", "tiling"])
+def test_every_soc_option_names_the_known_socs_in_its_help(capsys, command):
+    """(a new user) verify's and tiling's --soc showed `--soc SOC` in usage and help where the
+    other commands' name the SoCs: each names them, in the usage and beside its help."""
+    with pytest.raises(SystemExit) as exited:
+        cli.main([command, "--help"])
+    out = capsys.readouterr().out
+    socs = "{Ascend910,Ascend910B,Ascend910_93,Ascend950,Ascend310P,Ascend310B}"
+    assert exited.value.code == 0
+    assert f"[--soc {socs}]" in " ".join(out.split()) and f"\n  --soc {socs}\n" in out, out
+
+
 def test_run_and_describe_read_an_operator_in_any_case_or_its_pythonic_name(capsys):
     """(a new user) `opsnn run leakyrelubackward` and `describe leaky_relu_backward` were unknown
     operators where `opsnn tiling` read any case; `hardtanh_` names the in-place variant."""

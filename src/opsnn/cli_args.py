@@ -30,7 +30,7 @@ from .cli_words import (
 
 __all__ = [
     "NUMPY_MAX_DIMS", "SOC_ONCE", "Distinct", "Once", "Parser", "ScalarWords", "ShapeList", "ShapeWords",
-    "add_soc_option", "equals_hint", "given_as", "random_input", "refuse_twice",
+    "add_soc_option", "equals_hint", "given_as", "random_input", "refuse_twice", "soc_metavar",
 ]
 
 
@@ -424,12 +424,20 @@ def add_soc_option(parser, checked: bool = True, **overrides) -> None:
     # Once: given twice, a usage error as every other option (argparse kept the last); unchecked, a
     # plain store: "give one SoC" would ask for the one refused then (--soc A --soc B list)
     read = ({"choices": names, "type": soc_name, "action": Once, "hint": SOC_ONCE} if checked
-            else {"metavar": "{" + ",".join(names) + "}"})
+            else {"metavar": soc_metavar()})
     action = parser.add_argument("--soc", **read, **options)
     action.check = soc_name  # (unchecked, it is still looked up or refused: Once.check)
 
 
 SOC_ONCE = "give one SoC"  # what --soc given twice is told, wherever a command defines the option
+
+
+def soc_metavar() -> str:
+    """``{Ascend910,...}``: the known SoCs as usage and help name ``--soc``'s value, where a command
+    reads the word itself (verify's and tiling's said only SOC: a new user's)."""
+    from ._core import platform
+
+    return "{" + ",".join(platform.PROFILES) + "}"
 
 
 class _SocNames(tuple):

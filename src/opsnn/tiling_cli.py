@@ -23,7 +23,7 @@ from ._core.dtypes import name as dtype_name
 from ._core.shape import MAX_DIM
 from ._core.status import AclError, AclnnError
 from ._core.tiling import flatten
-from .cli_args import SOC_ONCE, Once, ShapeList
+from .cli_args import SOC_ONCE, Once, ShapeList, soc_metavar
 from .cli_files import strict_json
 from .cli_words import (
     data_type,
@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "`opsnn run` defaults to float32)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X tiling ...`` is not overwritten
     parser.add_argument("--soc", default=argparse.SUPPRESS, action=Once, hint=SOC_ONCE, check=soc_name,
-                        help="SoC profile (default: the current one if the op is built for it, "
+                        metavar=soc_metavar(), help="SoC profile (default: the current one if the op is built for it, "
                              "else the SoC the op is built for)")
     parser.add_argument("--negative-slope", type=float_argument, action=Once,
                         help="LeakyRelu/LeakyReluGrad attr (default 0.0, the op definition's; `opsnn run` "

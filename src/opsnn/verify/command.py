@@ -37,7 +37,7 @@ from opsnn._core.checks import counted
 from opsnn._core.dtypes import DataType, from_numpy
 from opsnn._core.extras import install_hint
 from opsnn._core.status import Status
-from opsnn.cli_args import SOC_ONCE, Once
+from opsnn.cli_args import SOC_ONCE, Once, soc_metavar
 from opsnn.cli_files import OutputError, output_folder_refusal
 from opsnn.cli_stdout import PipeConsole
 from opsnn.cli_words import (
@@ -338,7 +338,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "sized for a 24 GiB / 2-core machine)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X verify ...`` is not overwritten
     parser.add_argument("--soc", default=argparse.SUPPRESS, action=Once, hint=SOC_ONCE, check=soc_name,
-                        help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
+                        metavar=soc_metavar(), help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
     parser.add_argument("--seed", type=int_at_least(0), default=0, action=Once,
                         help="seed of the input data (default 0)")
     parser.add_argument("--cases", type=case_filter, default=None, action=Once,
