@@ -486,6 +486,12 @@ def test_tiling_host_plan_of_a_transposed_self(capsys, monkeypatch):
     for command in ("tiling", "run"):
         code, out = _run(capsys, command, "aclnnLeakyReluBackward", "--shape", "5", "--transpose")
         assert code == 0 and "--transpose leaves a 1-d self as it is" in out and "Contiguous" not in out, out
+    # (a new user) so is one of a single dim past 1 (1,4): its axes reversed, its elements keep their order
+    for command in ("tiling", "run"):
+        code, out = _run(capsys, command, "aclnnLeakyReluBackward", "--shape", "1,4", "--transpose")
+        assert code == 0 and "Contiguous" not in out, out
+        assert ("--transpose leaves a self of shape [1, 4] as it is (its transpose holds its elements in the same "
+                "order): give --shape two dims past 1 for a strided self") in " ".join(out.split()), out
 
 
 def test_tiling_of_an_inplace_call_writes_into_selfref(capsys):

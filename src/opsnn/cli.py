@@ -484,8 +484,9 @@ def _aclnn_details(args, api: str, attrs: dict) -> dict:
     plan = executor.plan
     details = {"executorSteps": [f"workspace {plan.workspace_size} B", *plan.describe().splitlines()],
                "hostPlan": _host_launch_lines(executor)}
-    if args.transpose and call["self"].array().ndim < 2:
-        details["aclnnNote"] = _untransposed(call["self"].array().ndim)
+    unchanged = _untransposed(call["self"].array().shape) if args.transpose else None
+    if unchanged:
+        details["aclnnNote"] = unchanged
     kernel = next((step for step in plan.steps if step.kind == "Kernel"), None)
     if kernel is not None:  # what the kernel is handed after the executor's casts, kernel order
         slot_dtype = {slot.index: slot.dtype for slot in plan.slots}
@@ -609,10 +610,11 @@ def _run_run(args) -> int:
         raise ValueError(refusal)
     host = {name: random_input(rng, shape, input_dtypes[name], 2 if name == "self" else 4)
             for name, shape in shapes.items()}
-    if args.transpose and host["self"].ndim >= 2:
-        host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
+    unchanged = _untransposed(host["self"].shape) if args.transpose else None
+    if unchanged:
+        console.print(f"note: {unchanged}")
     elif args.transpose:
-        console.print(f"note: {_untransposed(host['self'].ndim)}")
+        host["self"] = np.ascontiguousarray(host["self"].T).T  # same values, strided layout
     out_shape, out_dtype = _phase1_out(spec, host, scalars, args.self_is_result)
     out_dtype = args.out_dtype or out_dtype
 
@@ -712,10 +714,17 @@ def _options_not_taken(spec: registry.OpSpec, args) -> list[tuple[str, str]]:
     return unused
 
 
-def _untransposed(rank: int) -> str:
-    """Why ``--transpose`` changed nothing (opsnn run and opsnn tiling say it alike)."""
-    return (f"--transpose leaves a {rank}-d self as it is (its transpose is itself): give --shape two dims "
-            "or more for a strided self")
+def _untransposed(shape: tuple[int, ...]) -> str | None:
+    """Why ``--transpose`` changes nothing for a self of ``shape`` (opsnn run and opsnn tiling say
+    it alike), None where it gives a strided self: with one dim past 1 at most (1 x 4), reversing
+    the axes keeps the elements' order in memory, as a 1-d self is its own transpose."""
+    if len(shape) < 2:
+        return (f"--transpose leaves a {len(shape)}-d self as it is (its transpose is itself): give --shape two "
+                "dims or more for a strided self")
+    if sum(dim > 1 for dim in shape) < 2:
+        return (f"--transpose leaves a self of shape {list(shape)} as it is (its transpose holds its elements in "
+                "the same order): give --shape two dims past 1 for a strided self")
+    return None
 
 
 def _run_host_bytes(shapes: dict, input_dtypes: dict, out_dtype) -> int:
