@@ -3696,9 +3696,9 @@ def test_bfloat16_dlpack_tensors():
 def test_malformed_variables_do_not_stop_opsnn():
     """A fresh process with all three variables malformed imports opsnn, runs a call on the
     compiled backend and keeps the defaults; each variable is named in a warning that points at
-    the caller's line that read it (the import of its kernel backend; for the output pool's, the
-    first call whose output the pool could take: read at import, its warning pointed at the
-    console script's launcher under the opsnn command), not at opsnn's."""
+    the caller's line that read it (the import of its kernel backend, the output pool's too: read
+    at import, its warning pointed at the console script's launcher under the opsnn command), not
+    at opsnn's."""
     script = ("import numpy as np, opsnn\n"
               "from opsnn._core import outpool\n"
               "from opsnn.kernels import numba_backend as nb, parallelism as par\n"
@@ -3716,6 +3716,23 @@ def test_malformed_variables_do_not_stop_opsnn():
                        ("OPSNN_STREAM_MIN_BYTES='abc'", 3)):
         assert f"<string>:{line}: RuntimeWarning: opsnn: ignoring {name}" in done.stderr, done.stderr
 
+
+
+def test_a_malformed_pool_size_is_told_at_the_first_call_of_any_size_once():
+    """(a new user) OPSNN_POOL_BYTES=abc was told only once an output of 1 MiB or more was pooled:
+    small calls ran silent. It is read with the kernel backend's variables, at the first call,
+    and told once, at that call's line, whichever the backend."""
+    script = ("import numpy as np, opsnn\n"
+              "x = np.ones(4, np.float32)\n"
+              "opsnn.leaky_relu(x, 0.1)\n"
+              "opsnn.leaky_relu(x, 0.1)\n"
+              "opsnn.leaky_relu(np.ones(1 << 20, np.float32), 0.1)\n")
+    env = dict(os.environ, OPSNN_POOL_BYTES="abc", OPSNN_BACKEND="numpy")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("ignoring OPSNN_POOL_BYTES") == 1, done.stderr
+    assert "<string>:3: RuntimeWarning: opsnn: ignoring OPSNN_POOL_BYTES='abc'" in done.stderr, done.stderr
 
 
 def test_cli_verify_files_without_cases(tmp_path, capsys):

@@ -99,10 +99,11 @@ class OutputPool:
 
     @property
     def max_bytes(self) -> int:
-        """The bytes kept in all. ``OPSNN_POOL_BYTES`` is read by the first call that needs it,
-        not at import: a malformed value's warning then names that call's line, and under the
-        ``opsnn`` command prints as the command's warnings do (at import it pointed at the
-        console script's launcher, before the command took over the warnings' format)."""
+        """The bytes kept in all. ``OPSNN_POOL_BYTES`` is read by the first call, as a kernel
+        backend loads (``kernels._import``) or the pool is first needed, not at import: a malformed
+        value's warning then names that call's line, and under the ``opsnn`` command prints as the
+        command's warnings do (at import it pointed at the console script's launcher, before the
+        command took over the warnings' format)."""
         if self._max_bytes is None:
             self._max_bytes = settings.env_bytes("OPSNN_POOL_BYTES", DEFAULT_MAX_BYTES)
         return self._max_bytes

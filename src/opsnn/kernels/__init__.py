@@ -36,7 +36,7 @@ import importlib
 import sys
 import threading
 
-from .._core import callsite, forksafe, platform
+from .._core import callsite, forksafe, outpool, platform
 from .._core.status import AclnnError, Status
 
 _BACKENDS = {"numpy": "opsnn.kernels.numpy_backend", "numba": "opsnn.kernels.numba_backend"}
@@ -82,6 +82,10 @@ def _import(name: str):
             reason = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
             raise ImportError(f"kernel backend {key!r} cannot be loaded: {reason}") from exc
         _loaded[key] = module
+        # the output pool's OPSNN_POOL_BYTES read with the backend's own variables (its import
+        # reads them): a malformed one is told at the first call, where it was told only once an
+        # output of 1 MiB or more was pooled (a new user's small calls ran silent)
+        outpool.POOL.max_bytes  # noqa: B018
     return module
 
 
