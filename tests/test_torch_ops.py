@@ -1059,6 +1059,30 @@ def test_a_0d_tensor_as_a_pythonic_scalar_is_told_to_pass_its_number():
     assert ot.leaky_relu(x, torch.tensor(0.5)).tolist() == opsnn.leaky_relu(x, 0.5).tolist() == [-1.0, 3.0]
 
 
+
+def test_a_0d_tensor_as_a_backward_scalar_is_not_sent_to_opsnn_torch():
+    """The hint for a 0-d tensor given as a Pythonic scalar named opsnn.torch's function as one
+    that takes it, for every operator; opsnn.torch's leaky_relu_backward and hardtanh_backward
+    take numbers only (docs/torch.md, as torch.ops.aten's), so the hint sent the caller to a
+    second refusal. The backward functions' hint now names t.item() alone; the forward ones',
+    in place too, still name opsnn.torch's function, which reads the tensor."""
+    x = torch.tensor([-2.0, 3.0])
+    for call, prefix in ((lambda: opsnn.leaky_relu_backward(x, x, torch.tensor(0.5)), "LeakyReluBackward: negativeSlope"),
+                         (lambda: opsnn.hardtanh_backward(x, x, torch.tensor(-1.0), 1.0), "HardtanhBackward: min")):
+        with pytest.raises(opsnn.AclnnError) as info:
+            call()
+        assert (info.value.status, info.value.message.split(" (Python arguments")[0]) == (161002, (
+            f"{prefix} must be a number (a Python or NumPy scalar, or a 0-d array), got Tensor of shape [] "
+            "(a tensor: pass its number, t.item())"))
+    with pytest.raises(RuntimeError, match="Expected a value of type 'number' for argument 'negative_slope'"):
+        ot.leaky_relu_backward(x, x, torch.tensor(0.5), False)
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.leaky_relu_(x.numpy(), torch.tensor(0.5))
+    assert info.value.message.endswith(
+        "got Tensor of shape [] (a tensor: pass its number, t.item(), or call opsnn.torch's function, which takes a "
+        "0-d tensor)")
+    assert ot.leaky_relu_(x.clone(), torch.tensor(0.5)).tolist() == [-1.0, 3.0]
+
 def test_a_float64_hardtanh_backward_is_refused_for_its_dtype_whatever_its_bounds():
     """hardtanh_backward takes no float32 attr: a float64 call is refused for its dtype (DECISION
     11), with bounds beyond float32's range too, not for a slope it does not have."""

@@ -558,7 +558,7 @@ def _handles(spec: registry.OpSpec, kwargs: dict) -> tuple[dict, dict[str, str]]
             for name, arr in arrays.items()}
     for p in spec.params:
         if p.kind == "scalar":
-            args[p.name] = _as_scalar(kwargs[p.name], p.api_name)
+            args[p.name] = _as_scalar(kwargs[p.name], p.api_name, spec.name in _TORCH_READS_0D)
         elif p.kind == "flag":
             args[p.name] = checks.held(kwargs[p.name])
     return args, weak
@@ -756,7 +756,12 @@ def _scalar_of(dtype: np.dtype) -> str:
     return f"a NumPy {dtype} scalar"
 
 
-def _as_scalar(value, api_name: str) -> aclScalar | None:
+# the operators whose opsnn.torch function reads a 0-d tensor as its scalar (torch.nn.functional's
+# forward signatures): the backward functions take numbers only, as torch.ops.aten's
+_TORCH_READS_0D = frozenset({"LeakyRelu", "InplaceLeakyRelu", "Hardtanh", "InplaceHardtanh"})
+
+
+def _as_scalar(value, api_name: str, torch_reads_0d: bool = False) -> aclScalar | None:
     if value is None or isinstance(value, aclScalar):
         return value
     value = checks.held(value)
@@ -789,13 +794,14 @@ def _as_scalar(value, api_name: str) -> aclScalar | None:
         raise AclnnError(Status.ERR_PARAM_INVALID,
                          f"{api_name} {checks.brief(value)} cannot be made an aclScalar: {exc}") from None
     raise AclnnError(Status.ERR_PARAM_INVALID, f"{api_name} must be a number (a Python or NumPy scalar, or a "
-                                               f"0-d array), got {type(value).__name__}{_shape_of(value)}")
+                                               f"0-d array), got {type(value).__name__}{_shape_of(value, torch_reads_0d)}")
 
 
-def _shape_of(value) -> str:
+def _shape_of(value, torch_reads_0d: bool) -> str:
     """A refused scalar's shape, where it has one, and for a 0-d DLPack tensor (a torch scalar
-    tensor, which opsnn.torch and torch take) the way to pass its number: the refusal had said
-    "got Tensor" alone."""
+    tensor) the way to pass its number: the refusal had said "got Tensor" alone. opsnn.torch's
+    function is named only where it takes such a tensor (``torch_reads_0d``: the forward
+    operators; its backward functions refuse one, a breaker)."""
     if isinstance(value, np.ndarray):
         return f" of shape {value.shape}"
     if not hasattr(type(value), "__dlpack__"):
@@ -804,6 +810,6 @@ def _shape_of(value) -> str:
         shape = [int(d) for d in value.shape]
     except Exception:  # noqa: BLE001 - a tensor whose shape cannot be read: named by its type alone
         return ""
-    hint = (" (a tensor: pass its number, t.item(), or call opsnn.torch's function, which takes a 0-d tensor)"
-            if not shape else "")
+    other = ", or call opsnn.torch's function, which takes a 0-d tensor" if torch_reads_0d else ""
+    hint = f" (a tensor: pass its number, t.item(){other})" if not shape else ""
     return f" of shape {shape}{hint}"
