@@ -242,6 +242,29 @@ def test_a_tile_writing_one_element_twice_is_a_double_write():
     assert not report.covered_once
 
 
+
+def test_a_tile_starting_before_its_dim_is_out_of_bounds_and_may_write_twice():
+    """A box's negative start named offsets before the tensor, which NumPy's indexing took from
+    its end: box [-2, 4) over 6 elements read and wrote elements 4 and 5 as its first two and
+    reported a double-write there and no bounds finding; box [0, 2) x [-1, 3) over (2, 3) (offsets
+    -1 0 1 2 | 2 3 4 5) wrote element 2 twice and element 5 for offset -1, and reported nothing.
+    An offset below 0 is now outside the tensor (over-read / over-write), and a negative start
+    of an inner range, which runs back into the row before, is counted write by write."""
+    x = np.arange(6, dtype=np.float32)
+    before = t.Launch((6,), ((1,),), (6,), 6, ((((-2, 4),), ((4, 6),)),), 8, 1, 64, 64)
+    report = simulate.simulate(before, [x], copy_tile, np.float32)
+    assert {f.kind: (f.elements, f.bytes) for f in report.findings} == {"over-read": (2, 8), "over-write": (2, 8)}
+    assert report.covered_once and not report.in_bounds and np.array_equal(report.output, x)
+    back = t.Launch((2, 3), ((3, 1),), (6,), 6, (((((0, 2), (-1, 3)),),)), 8, 1, 64, 64)
+    report = simulate.simulate(back, [x], copy_tile, np.float32)
+    assert {f.kind: (f.elements, f.bytes) for f in report.findings} == {
+        "over-read": (1, 4), "over-write": (1, 4), "double-write": (1, 4)}
+    assert [f.detail for f in report.findings] == [
+        ("input elements read outside their tensor (before its start or past its end); first at block 0 tile 0 "
+         "[(0, 2), (-1, 3)], input 0"),
+        "output elements written outside the tensor (before its start or past its end); first at block 0 tile 0",
+        "output elements written more than once; first at element 2"]
+
 def test_single_and_double_buffering_give_the_same_result():
     x = np.arange(10, dtype=np.float32)
     blocks = ((((0, 3),), ((3, 6),), ((6, 9),), ((9, 10),)),)

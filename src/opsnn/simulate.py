@@ -6,7 +6,7 @@ into a UB buffer slot (ping-pong slots when double-buffered: tile i+1 is loaded 
 stored), computed by ``tile_fn`` and copied out. It records, without stopping:
 
 * over-read / over-write: an access past the end of a tensor (the experimental 910B HardtanhGrad
-  kernel processes the length padded to 512 bytes; spec §7.4);
+  kernel processes the length padded to 512 bytes; spec §7.4), or before its start;
 * unwritten / double-write: output elements written zero times or more than once;
 * ub-overflow / tile-too-big: the kernel's UB allocation exceeds the core's UB, or a tile does not
   fit its buffer.
@@ -107,8 +107,8 @@ class _Tally:
 
 
 _DETAILS = {
-    "over-read": "input elements read past the end of their tensor",
-    "over-write": "output elements written past the end of the tensor",
+    "over-read": "input elements read outside their tensor (before its start or past its end)",
+    "over-write": "output elements written outside the tensor (before its start or past its end)",
     "unwritten": "output elements no tile wrote",
     "double-write": "output elements written more than once",
     "ub-overflow": "the kernel allocates more UB than the core has",
@@ -126,8 +126,15 @@ def _box_index(box: Box, strides: Sequence[int]) -> np.ndarray:
 
 def _wraps(box: Box, dims: Sequence[int]) -> bool:
     """Whether ``box`` may name one output offset twice: a range past its dim, other than the
-    outermost one, runs into the next row of the flat output (over ``dims``, C order)."""
-    return len(box) > 1 and any(stop > dim for (_, stop), dim in zip(box[1:], dims[1:]))
+    outermost one, runs into the next row of the flat output (over ``dims``, C order), and one
+    starting below 0 back into the row before."""
+    return len(box) > 1 and any(start < 0 or stop > dim for (start, stop), dim in zip(box[1:], dims[1:]))
+
+
+def _outside(idx: np.ndarray, size: int) -> np.ndarray:
+    """Which offsets lie outside a tensor of ``size`` elements: past its end, or before its start
+    (a negative offset, which NumPy's indexing would take from the end)."""
+    return (idx < 0) | (idx >= size)
 
 
 class _Core:
@@ -143,7 +150,7 @@ class _Core:
         self.loaded: dict[int, tuple[int, np.ndarray, bool]] = {}
 
     def copy_in(self, where: str, i: int, box: Box) -> None:
-        """GM -> UB slot ``i % buffer_num``; reads past a tensor's end are tallied (stand-in value 0)."""
+        """GM -> UB slot ``i % buffer_num``; reads outside a tensor are tallied (stand-in value 0)."""
         count = int(np.prod([stop - start for start, stop in box]))
         if count > self.launch.buffer_elems:
             self.tally.add("tile-too-big", count, 0, where)
@@ -151,7 +158,7 @@ class _Core:
         ins, _ = self.slots[i % self.launch.buffer_num]
         for k, (src, strides) in enumerate(zip(self.flat, self.launch.in_strides)):
             idx = _box_index(box, strides)
-            outside = idx >= src.size
+            outside = _outside(idx, src.size)
             if outside.any():
                 past = int(outside.sum())
                 self.tally.add("over-read", past, past * src.itemsize, f"{where}, input {k}")
@@ -159,7 +166,7 @@ class _Core:
         self.loaded[i] = (count, _box_index(box, self.out_strides), _wraps(box, self.launch.out_dims))
 
     def compute_and_copy_out(self, where: str, i: int, tile_fn: TileFn) -> None:
-        """Run ``tile_fn`` on slot ``i % buffer_num``, then UB -> GM; writes past the end are tallied."""
+        """Run ``tile_fn`` on slot ``i % buffer_num``, then UB -> GM; writes outside the output are tallied."""
         if i not in self.loaded:
             return
         count, idx, wraps = self.loaded.pop(i)
@@ -169,7 +176,7 @@ class _Core:
             raise TypeError(f"tile_fn must return a ({count},) {self.out.dtype} array, got "
                             f"{getattr(value, 'shape', None)} {getattr(value, 'dtype', type(value))}")
         res[:count] = value
-        outside = idx >= self.out.size
+        outside = _outside(idx, self.out.size)
         if outside.any():
             past = int(outside.sum())
             self.tally.add("over-write", past, past * self.out.itemsize, where)
