@@ -969,13 +969,15 @@ def test_memcpy_async_refuses_a_host_to_host_copy(dev):
     try:
         host = np.zeros(4, F32)
         source = np.arange(4, dtype=F32)
-        for dst, src, kind, name in ((host, source, acl.ACL_MEMCPY_HOST_TO_HOST, "ACL_MEMCPY_HOST_TO_HOST"),
-                                     (pinned, source, acl.ACL_MEMCPY_HOST_TO_HOST, "ACL_MEMCPY_HOST_TO_HOST"),
-                                     (host, pinned, acl.ACL_MEMCPY_DEFAULT, "ACL_MEMCPY_DEFAULT")):
+        h2h = "ACL_MEMCPY_HOST_TO_HOST copies host memory to host memory"
+        for dst, src, kind, what in ((host, source, acl.ACL_MEMCPY_HOST_TO_HOST, h2h),
+                                     (pinned, source, acl.ACL_MEMCPY_HOST_TO_HOST, h2h),
+                                     (host, pinned, acl.ACL_MEMCPY_DEFAULT,
+                                      "ACL_MEMCPY_DEFAULT with both addresses in host memory")):
             assert acl.rt.memcpy_async(dst, 16, src, 16, kind, dev.stream) == 207000
             assert acl.get_recent_err_msg() == (
-                f"memcpy_async: {name} copies host memory to host memory, which CANN's runtime does not "
-                "queue where the device is a card beside the host (run mode ACL_HOST): use acl.rt.memcpy")
+                f"memcpy_async: {what}, which CANN's runtime does not queue where the device is a card beside "
+                "the host (run mode ACL_HOST): use acl.rt.memcpy")
         assert acl.rt.synchronize_stream(dev.stream) == 0
         assert not host.any() and acl.util.ptr_to_bytes(pinned, 16) == bytes(16)
         d = dev.upload(np.zeros(4, F32))

@@ -212,9 +212,11 @@ def _refuse_host_to_host(call: str, kind: int, stream) -> None:
     runtime checks the device and the stream first (107002, 200005 here)."""
     STATE.require_device(call)
     _stream(stream, call)
+    # (DEFAULT: the two host addresses, not the kind, make it host to host)
+    how = "with both addresses in host memory" if kind == ACL_MEMCPY_DEFAULT else "copies host memory to host memory"
     raise AclnnError(AclError.RT_FEATURE_NOT_SUPPORT,
-                     f"{call}: {_KIND_NAMES[kind]} copies host memory to host memory, which CANN's runtime does not "
-                     "queue where the device is a card beside the host (run mode ACL_HOST): use acl.rt.memcpy")
+                     f"{call}: {_KIND_NAMES[kind]} {how}, which CANN's runtime does not queue where the device "
+                     "is a card beside the host (run mode ACL_HOST): use acl.rt.memcpy")
 
 
 def _enqueue_write(stream, call: str, what: str, allocations: list, write) -> None:
