@@ -1615,6 +1615,20 @@ def test_a_case_file_that_cannot_be_opened_is_named_with_what_was_expected(tmp_p
                                        "aclnn ST json case file\n")
 
 
+def test_a_case_file_in_a_link_loop_is_named_not_a_traceback(tmp_path, capsys):
+    """(A breaker) a case file that is a link to itself (or a loop of links) was refused by its
+    reader in these words until verify looked for a file given twice, whose Path.resolve raises
+    RuntimeError on a loop (Python 3.10 to 3.12): a traceback, exit 1. It is told as any file
+    that cannot be read, once, given once or twice."""
+    loop = tmp_path / "ttk_kernel_loop_st.csv"
+    loop.symlink_to(loop.name)
+    assert cli.main(["verify", str(loop), str(loop)]) == 2
+    assert capsys.readouterr().err == (
+        f"opsnn verify: note: {str(loop)!r} is given twice; its cases run once\n"
+        f"opsnn verify: error: {loop}: cannot be read (Too many levels of symbolic links); expected a ttk "
+        "kernel ST csv case file\n")
+
+
 def test_a_json_key_given_twice_in_one_object_is_a_usage_error(tmp_path, capsys):
     """(A breaker) Python's JSON reader keeps the last of two equal keys: a case whose aclnn_name
     was written twice ran the second operator, exit 0, and a hand-edited case.json read its last

@@ -417,13 +417,24 @@ def _once(paths: list[str]) -> list[str]:
     (a glob and a name, ``cases/*.csv cases/x.csv``) ran F's cases twice, counted twice."""
     first: dict[str, str] = {}
     for path in paths:
-        key = str(Path(path).resolve())  # (./F and a link to F are F: file_labels' key)
+        key = _file_key(path)
         if key in first:
             again = "given twice" if path == first[key] else f"the file {first[key]!r} again"
             print(f"opsnn verify: note: {path!r} is {again}; its cases run once", file=sys.stderr)
         else:
             first[key] = path
     return list(first.values())
+
+
+def _file_key(path: str) -> str:
+    """The file ``path`` names, as ``_once`` compares them: resolved (./F and a link to F are F:
+    file_labels' key), else, in a loop of links, which Path.resolve refuses with RuntimeError
+    before Python 3.13 (a breaker's traceback), the path made absolute: its reader says why it
+    cannot be read."""
+    try:
+        return str(Path(path).resolve())
+    except RuntimeError:
+        return str(Path(path).absolute())
 
 
 def _probe(args: argparse.Namespace, files, labels: dict[str, str], foreign: list[Path],
