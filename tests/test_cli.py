@@ -2011,6 +2011,25 @@ def test_cache_command_without_numba(tmp_path):
     assert "removed 1 kernel cache directory" in cleared.stdout and not stale.exists()
 
 
+def test_cache_command_under_a_numba_pool_of_no_thread_names_numba_num_threads(tmp_path):
+    """(A breaker) ``NUMBA_NUM_THREADS=0 opsnn cache`` said numba's own words alone ("Number of
+    threads specified must be > 0."), as bench and run had before the numba backend named the
+    variable: the cache's name holds numba's version, which its import refuses to give then. It
+    is refused in the backend's words, exit 2, and --prune removes nothing (with numba's version
+    unknown, this version's cache would look like another version's)."""
+    stale = tmp_path / "numba-kernels-0123abcd"
+    stale.mkdir()
+    env = {**os.environ, "OPSNN_CACHE_DIR": str(tmp_path), "NUMBA_NUM_THREADS": "0"}
+    cpus = len(os.sched_getaffinity(0))
+    for argv in (["cache"], ["cache", "--prune"]):
+        done = subprocess.run([sys.executable, "-m", "opsnn", *argv], capture_output=True, text=True, env=env,
+                              timeout=120, check=False)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert done.stderr == ("opsnn cache: error: $NUMBA_NUM_THREADS='0' leaves numba's thread pool no thread: "
+                               f"expected a whole number >= 1, or unset for numba's default, one a CPU ({cpus} here)\n")
+    assert stale.exists()
+
+
 def test_no_writable_directory_for_the_kernel_cache_is_said_plainly(tmp_path):
     """Where neither the cache root (here a file) nor any temporary directory takes a file (a
     read-only container: HOME, /tmp, /var/tmp and the working directory all read-only), the numba

@@ -33,6 +33,7 @@ unset (``platform.env_value``, the rule of the three OPSNN_* variables that name
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
 
@@ -87,6 +88,24 @@ def _import(name: str):
         # output of 1 MiB or more was pooled (a new user's small calls ran silent)
         outpool.POOL.max_bytes  # noqa: B018
     return module
+
+
+def numba_pool_refusal() -> str | None:
+    """Why ``import numba`` would refuse $NUMBA_NUM_THREADS (0 or fewer: a pool of no thread, which
+    it refuses in its own words alone, "Number of threads specified must be > 0."), naming the
+    variable, its value and what it takes; None where it would not. The numba backend raises it
+    before that import, and ``kernel_cache.numba_version`` (`opsnn cache`) too. A value int()
+    cannot read numba warns of itself and replaces with its default."""
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    try:
+        count = 1 if text is None else int(text)  # (as numba reads it)
+    except ValueError:
+        return None
+    if count >= 1:
+        return None
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (f"$NUMBA_NUM_THREADS={text!r} leaves numba's thread pool no thread: expected a whole number >= 1, "
+            f"or unset for numba's default, one a CPU ({cpus} here)")
 
 
 def _selection() -> str | None:

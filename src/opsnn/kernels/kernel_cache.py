@@ -26,7 +26,15 @@ _HERE = Path(__file__).resolve().parent
 
 
 def numba_version() -> str | None:
-    """numba's version, None where it is not installed."""
+    """numba's version, None where it is not installed. ValueError where $NUMBA_NUM_THREADS
+    leaves its pool no thread, which its import refuses (in its own words alone: the variable
+    named here): no version is known then, and None would take this version's cache for
+    another's, which `opsnn cache --prune` removes."""
+    from . import numba_pool_refusal
+
+    refusal = numba_pool_refusal()
+    if refusal:
+        raise ValueError(refusal)
     try:
         import numba
     except ImportError:  # opsnn cache still lists and removes (no cache is this install's)

@@ -47,25 +47,15 @@ import sys
 import threading
 import weakref
 
+from . import numba_pool_refusal
 
-def _refuse_a_pool_of_no_thread() -> None:
-    """ImportError naming NUMBA_NUM_THREADS where it asks numba's pool for no thread (0 or fewer),
-    before ``import numba``, which refuses it in numba's own words alone ("Number of threads
-    specified must be > 0.", a reviewer's: no variable named): the automatic choice then takes the
-    NumPy backend with its one warning, `opsnn bench` and a $OPSNN_BACKEND naming numba refuse
-    (exit 2). A value int() cannot read numba warns of itself and replaces with its default."""
-    text = os.environ.get("NUMBA_NUM_THREADS")
-    try:
-        count = 1 if text is None else int(text)  # (as numba reads it)
-    except ValueError:
-        return
-    if count < 1:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        raise ImportError(f"$NUMBA_NUM_THREADS={text!r} leaves numba's thread pool no thread: expected a whole "
-                          f"number >= 1, or unset for numba's default, one a CPU ({cpus} here)")
-
-
-_refuse_a_pool_of_no_thread()
+# numba's pool asked for no thread (NUMBA_NUM_THREADS 0 or fewer): refused here, before ``import
+# numba``, which refuses it in numba's own words alone ("Number of threads specified must be > 0.",
+# a reviewer's: no variable named): the automatic choice then takes the NumPy backend with its one
+# warning, `opsnn bench` and a $OPSNN_BACKEND naming numba refuse (exit 2)
+_NO_THREAD = numba_pool_refusal()
+if _NO_THREAD:
+    raise ImportError(_NO_THREAD)
 
 import numba  # (after the check above, which numba's import would preempt)
 import numpy as np
