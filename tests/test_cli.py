@@ -3002,6 +3002,12 @@ def test_an_option_written_with_a_typographic_dash_is_named(capsys, argv, said):
     (["run", "LeakyRelu", "--transpose", "\u22121"], "-1 is refused too: --transpose takes no value)"),
     (["run", "LeakyRelu", "--seed", "3", "\u22121"], "-1 is refused too: --seed takes one value, given 3)"),
     (["run", "LeakyRelu", "--seed=3", "\u22121"], "-1 is refused too: --seed takes one value, given in '--seed=3')"),
+    # an option of several words given one after '=' takes no other (a breaker: --scalar=1 \u22122
+    # was told to write -2, then refused as an unrecognized -2; --shape=2 \u22123 named a shape [-3])
+    (["run", "LeakyRelu", "--scalar=1", "\u22122"],
+     "-2 is refused too: --scalar takes one word after '=', given in '--scalar=1')"),
+    (["tiling", "LeakyRelu", "--shape=2", "4", "\u22123"],
+     "-3 is refused too: --shape takes one word after '=', given in '--shape=2')"),
 ])
 def test_a_typographic_minus_is_not_told_to_write_a_value_its_option_refuses(capsys, argv, said):
     """(A breaker) `run --seed=\u22121`, `demo --train --epochs=\u22125` and `run --shape \u22121` were

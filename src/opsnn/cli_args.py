@@ -61,9 +61,12 @@ def _past_values(action, option: str, given: str | None, between: list[str]) -> 
     ``--seed=3`` where its value came after '=') and the words ``between`` them is none of its
     values, or None where it may be: a flag takes none, an option of one value its first word
     (a reviewer's: `bench --quick \u22121` and `run --seed 3 \u22121` were told to write -1, which
-    neither takes)."""
-    if action is None or action.nargs in ("*", "+", argparse.REMAINDER, argparse.PARSER):
+    neither takes); an option of several words given one after '=' takes no other (``--scalar=1
+    \u22122``: -2 would be an unrecognized argument)."""
+    if action is None or action.nargs in (argparse.REMAINDER, argparse.PARSER):
         return None
+    if action.nargs in ("*", "+"):
+        return f"{option} takes one word after '=', given in {given!r}" if given else None
     count = 1 if action.nargs in (None, argparse.OPTIONAL) else action.nargs
     if given is None and len(between) < count:
         return None
