@@ -274,6 +274,22 @@ def test_case_selection_names_the_items_that_match_nothing():
                               "substring of a case name such as 'fuzz_0'")
 
 
+def test_a_range_written_with_a_typographic_dash_is_told_so():
+    """(A breaker) --cases 0\u20132, a range pasted from a page that set its dash as an en dash, is
+    read as a name substring and matched no case, the refusal's "expected indexes 0-4" looking
+    the same by eye: it names the dash and the range to write, as the other options' dash hints do."""
+    case = lambda i, name: Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",
+                                  Tolerance(0, 0, "exact"))
+    cases = [case(i, f"fuzz_{i}") for i in range(5)]
+    with pytest.raises(ValueError) as exc:
+        case_filter("1,0\u20132, 3 \u2212 4").check_matches(cases)
+    assert str(exc.value) == ("--cases '1,0\u20132, 3 \u2212 4': '0\u20132', '3 \u2212 4' match no case; expected "
+                              "indexes 0-4 or a substring of a case name such as 'fuzz_0' ('0\u20132' has '\u2013' "
+                              "(U+2013) for its dash, not '-': write 0-2 for the range)")
+    named = [case(0, "fuzz_0\u20132")]  # a word that is in a name still selects it
+    case_filter("0\u20132").check_matches(named)
+
+
 def test_compare_nan_signed_zero_and_tolerance():
     golden = np.array([np.nan, 0.0, 1.0, np.inf], np.float32)
     exact = compare(golden.copy(), golden, Tolerance(0, 0, "exact"))

@@ -16,6 +16,11 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from opsnn._core.words import named
+from opsnn.cli_args import (  # (the dash hints' look-alikes of '-')
+    _AS_HYPHEN,
+    _TYPOGRAPHIC_DASHES,
+)
 from opsnn.cli_words import non_ascii
 
 # ---- case model ---------------------------------------------------------------------------------
@@ -185,7 +190,19 @@ class CaseSelection:
         have = (f"indexes 0-{max(c.index for c in cases)} or a substring of a case name such as "
                 f"{cases[0].name!r}" if cases else "no case at all: the files hold none")
         raise ValueError(f"--cases {self.spec!r}: {', '.join(map(repr, missing))} "
-                         f"{'matches' if len(missing) == 1 else 'match'} no case; expected {have}")
+                         f"{'matches' if len(missing) == 1 else 'match'} no case; expected {have}{_dash_note(missing)}")
+
+
+def _dash_note(missing: list[str]) -> str:
+    """The first of the ``missing`` items that is a range written with a typographic dash (0\u20132,
+    pasted from a page), named with the range to write: read as a name substring, it matched
+    nothing, and the refusal's "expected indexes 0-4" looks the same by eye (a breaker's)."""
+    for text in missing:
+        fixed = text.translate(_AS_HYPHEN)
+        if fixed != text and re.fullmatch(r"\d+\s*-\s*\d+", fixed):
+            dash = next(char for char in text if char in _TYPOGRAPHIC_DASHES)
+            return f" ({text!r} has {named(dash)} for its dash, not '-': write {''.join(fixed.split())} for the range)"
+    return ""
 
 
 def _named(word: str) -> Callable[[Case], bool]:
