@@ -29,17 +29,18 @@ from .cli_words import (
 )
 
 __all__ = [
-    "NUMPY_MAX_DIMS", "SOC_ONCE", "Distinct", "Once", "Parser", "ScalarWords", "ShapeList", "ShapeWords",
-    "add_soc_option", "equals_hint", "given_as", "random_input", "refuse_twice", "soc_metavar",
+    "AS_HYPHEN", "NUMPY_MAX_DIMS", "SOC_ONCE", "TYPOGRAPHIC_DASHES", "Distinct", "Once", "Parser", "ScalarWords",
+    "ShapeList", "ShapeWords", "add_soc_option", "equals_hint", "given_as", "random_input", "refuse_twice", "soc_metavar",
 ]
 
 
 # the dashes that look like '-' (hyphen to horizontal bar, the minus sign, small and full-width
-# hyphen-minus), and a word they begin as an option or a negative number begins (-inf, -1, -.5),
-# one of them beside a '-' too (a reviewer's: '\u2212-shape' had been told nothing)
-_TYPOGRAPHIC_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
-_AS_HYPHEN = str.maketrans(dict.fromkeys(_TYPOGRAPHIC_DASHES, "-"))
-_TYPOGRAPHIC_DASHED = re.compile(f"(?=-?[{_TYPOGRAPHIC_DASHES}])[-{_TYPOGRAPHIC_DASHES}]{{1,2}}[A-Za-z0-9.]")
+# hyphen-minus; verify's --cases names them in a range too), and a word they begin as an option
+# or a negative number begins (-inf, -1, -.5), one of them beside a '-' too (a reviewer's:
+# '\u2212-shape' had been told nothing)
+TYPOGRAPHIC_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
+AS_HYPHEN = str.maketrans(dict.fromkeys(TYPOGRAPHIC_DASHES, "-"))
+_TYPOGRAPHIC_DASHED = re.compile(f"(?=-?[{TYPOGRAPHIC_DASHES}])[-{TYPOGRAPHIC_DASHES}]{{1,2}}[A-Za-z0-9.]")
 
 
 def _dashed(word: str) -> str | None:
@@ -103,7 +104,7 @@ class Parser(argparse.ArgumentParser):
         if dashed:
             # every dash of the rest written as '-' too, a later item's or an exponent's (a regression
             # breaker: --scalar \u22121,\u22122 was told to write --1,\u22122, an option, its second dash kept)
-            name = dashed.lstrip(_TYPOGRAPHIC_DASHES + "-").translate(_AS_HYPHEN)
+            name = dashed.lstrip(TYPOGRAPHIC_DASHES + "-").translate(AS_HYPHEN)
             # a negative number's minus sign (--scalar -inf written with U+2212) is one '-', an option's
             # dashes two but for a one-letter option's (-h): '--inf' had been suggested; a shape's
             # closing bracket after it is the shape's (an unquoted [2, \u22121] is '[2,' '\u22121]': a

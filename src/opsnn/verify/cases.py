@@ -18,8 +18,8 @@ import numpy as np
 
 from opsnn._core.words import named
 from opsnn.cli_args import (  # (the dash hints' look-alikes of '-')
-    _AS_HYPHEN,
-    _TYPOGRAPHIC_DASHES,
+    AS_HYPHEN,
+    TYPOGRAPHIC_DASHES,
 )
 from opsnn.cli_words import non_ascii
 
@@ -198,9 +198,9 @@ def _dash_note(missing: list[str]) -> str:
     pasted from a page), named with the range to write: read as a name substring, it matched
     nothing, and the refusal's "expected indexes 0-4" looks the same by eye (a breaker's)."""
     for text in missing:
-        fixed = text.translate(_AS_HYPHEN)
+        fixed = text.translate(AS_HYPHEN)
         if fixed != text and re.fullmatch(r"\d+\s*-\s*\d+", fixed):
-            dash = next(char for char in text if char in _TYPOGRAPHIC_DASHES)
+            dash = next(char for char in text if char in TYPOGRAPHIC_DASHES)
             return f" ({text!r} has {named(dash)} for its dash, not '-': write {''.join(fixed.split())} for the range)"
     return ""
 
