@@ -242,7 +242,6 @@ def test_a_tile_writing_one_element_twice_is_a_double_write():
     assert not report.covered_once
 
 
-
 def test_a_tile_starting_before_its_dim_is_out_of_bounds_and_may_write_twice():
     """A box's negative start named offsets before the tensor, which NumPy's indexing took from
     its end: box [-2, 4) over 6 elements read and wrote elements 4 and 5 as its first two and
@@ -264,6 +263,7 @@ def test_a_tile_starting_before_its_dim_is_out_of_bounds_and_may_write_twice():
          "[(0, 2), (-1, 3)], input 0"),
         "output elements written outside the tensor (before its start or past its end); first at block 0 tile 0",
         "output elements written more than once; first at element 2"]
+
 
 def test_single_and_double_buffering_give_the_same_result():
     x = np.arange(10, dtype=np.float32)

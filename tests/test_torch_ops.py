@@ -1059,7 +1059,6 @@ def test_a_0d_tensor_as_a_pythonic_scalar_is_told_to_pass_its_number():
     assert ot.leaky_relu(x, torch.tensor(0.5)).tolist() == opsnn.leaky_relu(x, 0.5).tolist() == [-1.0, 3.0]
 
 
-
 def test_a_0d_tensor_as_a_backward_scalar_is_not_sent_to_opsnn_torch():
     """The hint for a 0-d tensor given as a Pythonic scalar named opsnn.torch's function as one
     that takes it, for every operator; opsnn.torch's leaky_relu_backward and hardtanh_backward
@@ -1082,6 +1081,7 @@ def test_a_0d_tensor_as_a_backward_scalar_is_not_sent_to_opsnn_torch():
         "got Tensor of shape [] (a tensor: pass its number, t.item(), or call opsnn.torch's function, which takes a "
         "0-d tensor)")
     assert ot.leaky_relu_(x.clone(), torch.tensor(0.5)).tolist() == [-1.0, 3.0]
+
 
 def test_a_float64_hardtanh_backward_is_refused_for_its_dtype_whatever_its_bounds():
     """hardtanh_backward takes no float32 attr: a float64 call is refused for its dtype (DECISION
