@@ -189,12 +189,12 @@ def memcpy_async(dst, dest_max, src, count, kind, stream) -> int:
     ``dest_max`` of 0 alone, which aclrtMemcpyAsync leaves to count > dest_max; 107002 without a
     device; 200005 for a stream that is not live; 207000, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, for a
     host-to-host copy, by its kind or by DEFAULT between host addresses, which CANN documents it
-    does not queue in the EP form opsnn's run mode ACL_HOST stands for); the bytes move when the stream runs, in order with the operators queued
-    before and after it (so a copy back queued after a launch reads its result). Memory freed
-    before then fails the copy at the stream's synchronize (500003, naming it), where a device
-    would fault. A non-contiguous NumPy array given as the source is read at the call (into a
-    private contiguous copy, as numpy_to_ptr makes of one); the bytes of a pointer or of a
-    contiguous array, when the stream runs. Returns ret."""
+    does not queue in the EP form opsnn's run mode ACL_HOST stands for); the bytes move when the
+    stream runs, in order with the operators queued before and after it (so a copy back queued
+    after a launch reads its result). Memory freed before then fails the copy at the stream's
+    synchronize (500003, naming it), where a device would fault. A non-contiguous NumPy array
+    given as the source is read at the call (into a private contiguous copy, as numpy_to_ptr makes
+    of one); the bytes of a pointer or of a contiguous array, when the stream runs. Returns ret."""
     target, source, allocations, sides = _copy_regions("memcpy_async", dst, dest_max, src, count, kind)
     if sides == ("host", "host"):
         _refuse_host_to_host("memcpy_async", kind, stream)

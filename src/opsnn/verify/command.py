@@ -338,7 +338,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "sized for a 24 GiB / 2-core machine)")
     # SUPPRESS: no default of its own, so a top-level ``opsnn --soc X verify ...`` is not overwritten
     parser.add_argument("--soc", default=argparse.SUPPRESS, action=Once, hint=SOC_ONCE, check=soc_name,
-                        metavar=soc_metavar(), help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
+                        metavar=soc_metavar(),
+                        help=f"emulated SoC for phase 1 (default: the current one, {platform.DEFAULT_SOC} unless set)")
     parser.add_argument("--seed", type=int_at_least(0), default=0, action=Once,
                         help="seed of the input data (default 0)")
     parser.add_argument("--cases", type=case_filter, default=None, action=Once,
