@@ -38,6 +38,9 @@ TileFn = Callable[..., np.ndarray]
 COVERAGE_KINDS = ("unwritten", "double-write")
 UB_KINDS = ("ub-overflow", "tile-too-big")
 BOUNDS_KINDS = ("over-read", "over-write")
+# what the refusal of a simulation this host cannot hold begins with (200000: ``host_array``,
+# ``_fits_the_host``); opsnn tiling, whose line already names the simulation, drops it
+REFUSAL_PREFIX = "simulate: "
 
 
 @dataclasses.dataclass(frozen=True)
@@ -374,8 +377,8 @@ def _fits_the_host(inputs: Sequence[TensorDesc], output: TensorDesc) -> None:
     out_numel = numel(output.shape)
     need = (sum(numel(d.shape) * dtypes.to_numpy(d.dtype).itemsize for d in inputs)
             + out_numel * (dtypes.to_numpy(output.dtype).itemsize + _SIMULATION_BYTES_PER_ELEMENT))
-    refusal = memory.beyond_available(need, f"simulate: the simulation of {out_numel} output elements (inputs, "
-                                            "output, write counts, a float64 reference)")
+    refusal = memory.beyond_available(need, f"{REFUSAL_PREFIX}the simulation of {out_numel} output elements "
+                                            "(inputs, output, write counts, a float64 reference)")
     if refusal:
         raise AclnnError(AclError.BAD_ALLOC, refusal)
 
@@ -388,7 +391,7 @@ def host_array(make: Callable[[], np.ndarray], what: str) -> np.ndarray:
     try:
         return make()
     except (MemoryError, ValueError) as exc:
-        raise AclnnError(AclError.BAD_ALLOC, f"simulate: cannot hold {what} on this host ({exc})") from None
+        raise AclnnError(AclError.BAD_ALLOC, f"{REFUSAL_PREFIX}cannot hold {what} on this host ({exc})") from None
 
 
 def sample_inputs(opdef: OpDef, inputs: Sequence[TensorDesc], attrs: Mapping[str, float],

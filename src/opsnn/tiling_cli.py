@@ -328,7 +328,7 @@ def _tile_and_check(args: argparse.Namespace, aclnn_details: AclnnDetailsHook | 
         if exc.status == AclError.BAD_ALLOC:  # (simulate.host_array) a limit of this host, no failed check,
             # as the tiling of tensors phase 1 cannot allocate here (a breaker: exit 1 with no FAILED line)
             # (without simulate's own prefix: the line read "simulation not run: simulate: the simulation of")
-            report["simulation"] = {"notRun": exc.message.removeprefix("simulate: ")}
+            report["simulation"] = {"notRun": exc.message.removeprefix(simulate.REFUSAL_PREFIX)}
             return report, 0
         report["simulation"] = {"error": exc.message}
         return report, 1
