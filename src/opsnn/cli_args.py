@@ -430,7 +430,8 @@ def add_soc_option(parser, checked: bool = True, **overrides) -> None:
     read = ({"choices": names, "type": soc_name, "action": Once, "hint": SOC_ONCE} if checked
             else {"metavar": soc_metavar()})
     action = parser.add_argument("--soc", **read, **options)
-    action.check = soc_name  # (unchecked, it is still looked up or refused: Once.check)
+    if not checked:  # (still looked up or refused as the command runs: the dash hint asks it, Once.check)
+        action.check = soc_name
 
 
 SOC_ONCE = "give one SoC"  # what --soc given twice is told, wherever a command defines the option
