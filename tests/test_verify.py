@@ -238,6 +238,19 @@ def test_a_case_name_given_whole_selects_that_case_alone():
     assert [c.index for c in cases if keep(c)] == [1]
 
 
+def test_an_index_or_range_selects_by_index_where_a_case_is_named_as_the_number():
+    """(A reviewer's) a file numbering its cases from 1 in their names ("1" to "5", indexes 0 to
+    4): --cases 1 ran the case named "1", index 0, as the whole-name rule took every item for a
+    name; an index and a range select by index, as --help says, the whole-name rule being for
+    words alone."""
+    case = lambda i, name: Case("f", i, name, "LeakyRelu", (), (), (), np.dtype("f4"), (1,), "ND",
+                                  Tolerance(0, 0, "exact"))
+    cases = [case(i, str(i + 1)) for i in range(5)]
+    for spec, indexes in (("1", [1]), ("3-4", [3, 4]), ("0, 2", [0, 2])):
+        keep = case_filter(spec).against(cases)
+        assert [c.index for c in cases if keep(c)] == indexes, spec
+
+
 def test_verify_runs_the_case_named_whole_alone(tmp_path):
     """(a new user) verify FILE --cases NAME ran every case whose name holds NAME."""
     row = lambda name: csv_row(name, "hardtanh_grad", "float32", (4,), "{'min_val': -0.5, 'max_val': 0.8}",

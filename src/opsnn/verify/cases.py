@@ -176,9 +176,11 @@ class CaseSelection:
 
     def against(self, cases: list[Case]) -> CaseSelection:
         """This selection over ``cases``: a word that is the whole name of one of them matches that
-        name only (LeakyRelu_1 had run _10-_19 and _100-_199 too, with no way to say the one)."""
+        name only (LeakyRelu_1 had run _10-_19 and _100-_199 too, with no way to say the one); an
+        index or a range still selects by index, where a case is named as the number too."""
         names = {case.name.lower() for case in cases}
-        items = [(text, _named(text.lower()) if text.lower() in names else test) for text, test in self.items]
+        items = [(text, _named(text.lower()) if not _numeric(text) and text.lower() in names else test)
+                 for text, test in self.items]
         return CaseSelection(self.spec, items)
 
     def check_matches(self, cases: list[Case]) -> None:
@@ -209,12 +211,18 @@ def _named(word: str) -> Callable[[Case], bool]:
     return lambda case: case.name.lower() == word
 
 
+def _numeric(item: str) -> bool:
+    """Whether a ``--cases`` item is read as an index or a range (digits, '-' and spaces alone),
+    not as a word of a case's name."""
+    return re.fullmatch(r"[\d\s-]+", item) is not None
+
+
 def case_filter(spec: str) -> CaseSelection:
     """The argparse type of ``--cases``: a malformed item (``3-``, ``-1``) or a reversed range
     (``3-1``) is a usage error."""
     items = []
     for item in (part.strip() for part in spec.split(",") if part.strip()):
-        if re.fullmatch(r"[\d\s-]+", item):  # numeric: an index or a range, nothing looser
+        if _numeric(item):  # an index or a range, nothing looser
             why = non_ascii("".join(item.split()))  # (its spaces, any, are the grammar's)
             if why:  # (\d and int() read other scripts' digits: one rule for every number, cli_words')
                 raise argparse.ArgumentTypeError(f"bad item {item!r} in {spec!r}: {why}")
