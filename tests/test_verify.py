@@ -218,20 +218,21 @@ def test_case_data_depend_on_seed_and_case_only(tmp_path):
     assert not np.array_equal(draw(a, 0), draw(b, 0)) and not np.array_equal(draw(a, 0), draw(a, 1))
 
 
+def _named_case(index: int, name: str) -> Case:
+    """A case of that index and name, for --cases' selection, which reads nothing else."""
+    return Case("f", index, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND", Tolerance(0, 0, "exact"))
+
+
 def test_case_filter():
-    case = lambda i, name: Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",  # noqa: E731
-                                  Tolerance(0, 0, "exact"))
     keep = case_filter("0-2,7,fuzz_4")
-    assert [keep(case(i, "x")) for i in (0, 2, 3, 7)] == [True, True, False, True]
-    assert keep(case(99, "leaky_relu_grad_fuzz_44")) and not keep(case(99, "other"))
+    assert [keep(_named_case(i, "x")) for i in (0, 2, 3, 7)] == [True, True, False, True]
+    assert keep(_named_case(99, "leaky_relu_grad_fuzz_44")) and not keep(_named_case(99, "other"))
 
 
 def test_a_case_name_given_whole_selects_that_case_alone():
     """--cases LeakyRelu_1 ran 111 cases (_1, _10-_19, _100-_199): a word that is a case's whole
     name (any case) selects that case; a word that is no case's name still matches as a substring."""
-    case = lambda i, name: Case("f", i, name, "LeakyRelu", (), (), (), np.dtype("f4"), (1,), "ND",
-                                  Tolerance(0, 0, "exact"))
-    cases = [case(i, f"LeakyRelu_{i}") for i in range(120)]
+    cases = [_named_case(i, f"LeakyRelu_{i}") for i in range(120)]
     keep = case_filter("leakyrelu_1,relu_11").against(cases)
     assert [c.index for c in cases if keep(c)] == [1, 11, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119]
     keep = case_filter("LeakyRelu_1").against(cases)
@@ -243,9 +244,7 @@ def test_an_index_or_range_selects_by_index_where_a_case_is_named_as_the_number(
     4): --cases 1 ran the case named "1", index 0, as the whole-name rule took every item for a
     name; an index and a range select by index, as --help says, the whole-name rule being for
     words alone."""
-    case = lambda i, name: Case("f", i, name, "LeakyRelu", (), (), (), np.dtype("f4"), (1,), "ND",
-                                  Tolerance(0, 0, "exact"))
-    cases = [case(i, str(i + 1)) for i in range(5)]
+    cases = [_named_case(i, str(i + 1)) for i in range(5)]
     for spec, indexes in (("1", [1]), ("3-4", [3, 4]), ("0, 2", [0, 2])):
         keep = case_filter(spec).against(cases)
         assert [c.index for c in cases if keep(c)] == indexes, spec
@@ -277,9 +276,7 @@ def test_case_filter_refuses_malformed_selections(spec, words):
 
 
 def test_case_selection_names_the_items_that_match_nothing():
-    case = lambda i, name: Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",  # noqa: E731
-                                  Tolerance(0, 0, "exact"))
-    cases = [case(i, f"fuzz_{i}") for i in range(5)]
+    cases = [_named_case(i, f"fuzz_{i}") for i in range(5)]
     case_filter("0-4,FUZZ_3").check_matches(cases)  # every item matches: no error
     with pytest.raises(ValueError) as exc:
         case_filter("1,99,nope").check_matches(cases)
@@ -291,15 +288,13 @@ def test_a_range_written_with_a_typographic_dash_is_told_so():
     """(A breaker) --cases 0\u20132, a range pasted from a page that set its dash as an en dash, is
     read as a name substring and matched no case, the refusal's "expected indexes 0-4" looking
     the same by eye: it names the dash and the range to write, as the other options' dash hints do."""
-    case = lambda i, name: Case("f", i, name, "LeakyReluBackward", (), (), (), np.dtype("f4"), (1,), "ND",
-                                  Tolerance(0, 0, "exact"))
-    cases = [case(i, f"fuzz_{i}") for i in range(5)]
+    cases = [_named_case(i, f"fuzz_{i}") for i in range(5)]
     with pytest.raises(ValueError) as exc:
         case_filter("1,0\u20132, 3 \u2212 4").check_matches(cases)
     assert str(exc.value) == ("--cases '1,0\u20132, 3 \u2212 4': '0\u20132', '3 \u2212 4' match no case; expected "
                               "indexes 0-4 or a substring of a case name such as 'fuzz_0' ('0\u20132' has '\u2013' "
                               "(U+2013) for its dash, not '-': write 0-2 for the range)")
-    named = [case(0, "fuzz_0\u20132")]  # a word that is in a name still selects it
+    named = [_named_case(0, "fuzz_0\u20132")]  # a word that is in a name still selects it
     case_filter("0\u20132").check_matches(named)
 
 
