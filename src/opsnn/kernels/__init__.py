@@ -77,9 +77,11 @@ def _import(name: str):
             with _IMPORTING:
                 module = importlib.import_module(_BACKENDS[key])
         except Exception as exc:  # noqa: BLE001 - numba may import and still fail to load (below)
-            # numba imports but the backend fails otherwise: numba refuses ``cache=True`` where no
-            # directory takes its cache, opsnn's own included (RuntimeError), or cannot start the
-            # threading layer NUMBA_THREADING_LAYER names (ValueError); every call then failed
+            # numba is installed but the backend fails otherwise: numba refuses ``cache=True``
+            # where no directory takes its cache, opsnn's own included (RuntimeError), or cannot
+            # start the threading layer NUMBA_THREADING_LAYER names (ValueError), or the backend
+            # refuses a NUMBA_NUM_THREADS of no thread before importing numba (numba_pool_refusal);
+            # every call then failed
             reason = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
             raise ImportError(f"kernel backend {key!r} cannot be loaded: {reason}") from exc
         _loaded[key] = module
