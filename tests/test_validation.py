@@ -928,6 +928,21 @@ def test_an_int_is_held_from_int64s_low_to_uint64s_high_as_a_tensor_a_scalar_and
         assert str(word.value) == f"scalar '{value}' is an int beyond int64 and uint64 (what an aclScalar holds)"
 
 
+def test_a_python_int_past_int64_travels_as_a_double_since_no_scalar_list_takes_uint64():
+    """README: a Python int in [2**63, 2**64) is sent as ACL_DOUBLE (rounded twice for a float32
+    kernel), because the scalar dtype lists take no ACL_UINT64: the same value as a NumPy uint64
+    scalar, which keeps its own dtype, is refused 161002 by the list, while the int runs and gets
+    2**63 (int -> double -> float), where torch's once-rounded 2**63 + 2**40 differs."""
+    value = 2**63 + 2**39 + 1
+    grad, self = np.ones(2, F32), -np.ones(2, F32)
+    np.testing.assert_array_equal(opsnn.leaky_relu_backward(grad, self, value), np.full(2, 2.0**63, F32))
+    with pytest.raises(opsnn.AclnnError) as info:
+        opsnn.leaky_relu_backward(grad, self, np.uint64(value))
+    assert info.value.status == 161002
+    assert info.value.message.startswith("LeakyReluBackward: scalar negativeSlope has dtype DT_UINT64, which "
+                                         "Ascend910B does not support; it must be one of [DT_FLOAT, ")
+
+
 def test_pythonic_refusals_name_the_python_keyword_of_a_cann_argument():
     """A refusal naming a CANN argument that does not read as its Python keyword (Hardtanh's
     clipValueMin, HardtanhBackward's min) says which keyword it is and the value the call used
