@@ -1769,6 +1769,38 @@ def test_a_file_given_twice_runs_once_with_a_note(tmp_path, monkeypatch, capsys)
                             "its cases run once\n")
 
 
+def test_a_hard_link_to_a_file_given_runs_once_with_a_note(tmp_path, capsys):
+    """(A breaker) a case file and a hard link to it resolve to two paths: given both, its cases
+    ran twice, counted twice. The same file (device and inode) runs once, with the note."""
+    csv_path = small_files(tmp_path)[0]
+    link = tmp_path / "linked.csv"
+    os.link(csv_path, link)
+    out = tmp_path / "results.json"
+    assert run_verify(csv_path, link, "--json", out) == 0
+    captured = capsys.readouterr()
+    assert captured.out.count("(3 cases)") == 1 and len(json.loads(out.read_text())["cases"]) == 3
+    assert captured.err == (f"opsnn verify: note: {str(link)!r} is the file {str(csv_path)!r} again; "
+                            "its cases run once\n")
+
+
+def test_two_files_of_inode_zero_both_run(tmp_path, monkeypatch, capsys):
+    """Some filesystems give every file inode 0: two files there are not taken for one."""
+    csv_path = small_files(tmp_path)[0]
+    other = tmp_path / "other.csv"
+    other.write_bytes(csv_path.read_bytes())
+    stat = os.stat
+
+    def inode_zero(path, *args, **kwargs):
+        got = stat(path, *args, **kwargs)
+        return os.stat_result((got.st_mode, 0, 0, *got[3:]))
+
+    monkeypatch.setattr(os, "stat", inode_zero)
+    out = tmp_path / "results.json"
+    assert run_verify(csv_path, other, "--json", out) == 0
+    captured = capsys.readouterr()
+    assert len(json.loads(out.read_text())["cases"]) == 6 and captured.err == ""
+
+
 def test_kernel_rows_the_kernel_or_soc_would_not_take_run_with_a_note(tmp_path, capsys):
     """(A tester) kernel rows run through aclnn's casts, so a leaky_relu_grad row of float16 and
     float32 inputs, or of float32 inputs into a float16 output, passed although ops-nn's

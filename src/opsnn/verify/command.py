@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import importlib.util
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -416,7 +417,7 @@ def run(args: argparse.Namespace) -> int:
 def _once(paths: list[str]) -> list[str]:
     """``paths``, each file once, with a stderr note per path that names one again: ``verify F F``
     (a glob and a name, ``cases/*.csv cases/x.csv``) ran F's cases twice, counted twice."""
-    first: dict[str, str] = {}
+    first: dict[object, str] = {}
     for path in paths:
         key = _file_key(path)
         if key in first:
@@ -427,11 +428,16 @@ def _once(paths: list[str]) -> list[str]:
     return list(first.values())
 
 
-def _file_key(path: str) -> str:
-    """The file ``path`` names, as ``_once`` compares them: resolved (./F and a link to F are F:
-    file_labels' key), else, in a loop of links, which Path.resolve refuses with RuntimeError
-    before Python 3.13 (a breaker's traceback), the path made absolute: its reader says why it
-    cannot be read."""
+def _file_key(path: str) -> object:
+    """The file ``path`` names, as ``_once`` compares them: its device and inode (a hard link to F
+    is F, ./F and a symbolic link to F too), else, where the system gives no inode (0: some
+    filesystems give it every file, which would make them one), resolved (file_labels' key), else,
+    in a loop of links, which Path.resolve refuses with RuntimeError before Python 3.13 (a
+    breaker's traceback), the path made absolute: its reader says why it cannot be read."""
+    with contextlib.suppress(OSError):
+        found = os.stat(path)
+        if found.st_ino:
+            return found.st_dev, found.st_ino
     try:
         return str(Path(path).resolve())
     except RuntimeError:
