@@ -1639,6 +1639,26 @@ def test_a_case_file_that_cannot_be_opened_is_named_with_what_was_expected(tmp_p
                                        "aclnn ST json case file\n")
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this system")
+def test_a_named_pipe_given_as_a_case_file_is_refused_not_waited_on(tmp_path, capsys):
+    """(A breaker) a FIFO named like a case file was opened and read: verify waited for a writer
+    that never came, for ever (run apart, so that the old behaviour fails on the timeout). Anything
+    but a regular file (after links) is refused before it is opened, as a folder is, exit 2; a
+    link to a device too (one to /dev/zero had been read without end)."""
+    fifo = tmp_path / "ttk_kernel_pipe_st.csv"
+    os.mkfifo(fifo)
+    done = subprocess.run([sys.executable, "-m", "opsnn", "verify", str(fifo)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr == (f"opsnn verify: error: {fifo}: a named pipe (FIFO), not a file; expected a ttk kernel "
+                           "ST csv case file\n")
+    device = tmp_path / "atk_aclnnDevice.json"
+    device.symlink_to(os.devnull)
+    assert cli.main(["verify", str(device)]) == 2
+    assert capsys.readouterr().err == (f"opsnn verify: error: {device}: a device, not a file; expected an atk "
+                                       "aclnn ST json case file\n")
+
+
 def test_a_case_file_in_a_link_loop_is_named_not_a_traceback(tmp_path, capsys):
     """(A breaker) a case file that is a link to itself (or a loop of links) was refused by its
     reader in these words until verify looked for a file given twice, whose Path.resolve raises

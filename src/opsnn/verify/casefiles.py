@@ -15,7 +15,9 @@ import dataclasses
 import difflib
 import json
 import math
+import os
 import re
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -523,11 +525,14 @@ def load_cases(path: str | Path) -> list[Case]:
     if parse is None:
         raise ValueError(f"{path}: expected a .csv (kernel ST) or .json (aclnn ST) case file")
     kind = "ttk kernel ST csv" if suffix == ".csv" else "atk aclnn ST json"
+    expected = f"expected {'an' if kind[0] == 'a' else 'a'} {kind} case file"
+    refusal = _not_a_file(path)
+    if refusal:
+        raise ValueError(f"{path}: {refusal}; {expected}")
     try:
         cases = parse(path)
     except OSError as exc:  # Python's own words ("[Errno 2] ...: 'x.csv'") said nothing of what was expected
-        raise ValueError(f"{path}: {_unopened(exc)}; expected {'an' if kind[0] == 'a' else 'a'} {kind} "
-                         "case file") from exc
+        raise ValueError(f"{path}: {_unopened(exc)}; {expected}") from exc
     except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:  # JSONDecodeError too
         why = str(exc) if type(exc) is ValueError else f"{type(exc).__name__}: {exc}"
         raise ValueError(f"{path}: not a readable {kind} case file ({why})") from exc
@@ -536,11 +541,31 @@ def load_cases(path: str | Path) -> list[Case]:
     return cases
 
 
+def _not_a_file(path: str | Path) -> str | None:
+    """What is at a case file's path, after links, where it is no regular file (None where it
+    is one, or where the system will not say: opening it tells why): checked before opening it,
+    as a named pipe's open waits for a writer (a breaker's verify hung for ever) and a device
+    such as /dev/zero reads without end."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO), not a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device, not a file"
+    return "a socket, not a file" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
 def _unopened(exc: OSError) -> str:
-    """What is at a case file's path that could not be read: none, a folder, or the system's reason."""
+    """What is at a case file's path that could not be read: none, or the system's reason (a
+    folder is told before the open, by _not_a_file)."""
     if isinstance(exc, FileNotFoundError):
         return "no such file"
     if isinstance(exc, IsADirectoryError):
         return "a folder, not a file"
     return f"cannot be read ({exc.strerror or exc})"
-
