@@ -1663,12 +1663,12 @@ def test_a_case_file_in_a_link_loop_is_named_not_a_traceback(tmp_path, capsys):
     """(A breaker) a case file that is a link to itself (or a loop of links) was refused by its
     reader in these words until verify looked for a file given twice, whose Path.resolve raises
     RuntimeError on a loop (Python 3.10 to 3.12): a traceback, exit 1. It is told as any file
-    that cannot be read, once, given once or twice."""
+    that cannot be read, once, given once or twice (with no note about its cases running once:
+    it names no file)."""
     loop = tmp_path / "ttk_kernel_loop_st.csv"
     loop.symlink_to(loop.name)
     assert cli.main(["verify", str(loop), str(loop)]) == 2
     assert capsys.readouterr().err == (
-        f"opsnn verify: note: {str(loop)!r} is given twice; its cases run once\n"
         f"opsnn verify: error: {loop}: cannot be read (Too many levels of symbolic links); expected a ttk "
         "kernel ST csv case file\n")
 
@@ -1819,6 +1819,15 @@ def test_two_files_of_inode_zero_both_run(tmp_path, monkeypatch, capsys):
     assert run_verify(csv_path, other, "--json", out) == 0
     captured = capsys.readouterr()
     assert len(json.loads(out.read_text())["cases"]) == 6 and captured.err == ""
+
+def test_a_missing_file_given_twice_is_told_missing_alone(tmp_path, monkeypatch, capsys):
+    """(A breaker) ``verify F ./F`` with no F said first that './F' is the file 'F' again, its
+    cases run once, then that F is missing: a note about cases of a file that is not there. A
+    path that names no regular file gets no note; its reader says what is there."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["verify", "ttk_kernel_gone_st.csv", "./ttk_kernel_gone_st.csv"]) == 2
+    assert capsys.readouterr().err == ("opsnn verify: error: ttk_kernel_gone_st.csv: no such file; expected a ttk "
+                                       "kernel ST csv case file\n")
 
 
 def test_kernel_rows_the_kernel_or_soc_would_not_take_run_with_a_note(tmp_path, capsys):

@@ -16,6 +16,7 @@ import dataclasses
 import importlib.util
 import math
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -416,32 +417,37 @@ def run(args: argparse.Namespace) -> int:
 
 def _once(paths: list[str]) -> list[str]:
     """``paths``, each file once, with a stderr note per path that names one again: ``verify F F``
-    (a glob and a name, ``cases/*.csv cases/x.csv``) ran F's cases twice, counted twice."""
+    (a glob and a name, ``cases/*.csv cases/x.csv``) ran F's cases twice, counted twice. A path
+    that names no regular file is kept as given, with no note (``verify F ./F`` with no F had
+    said F's cases run once before saying F is missing): its reader refuses it, saying why."""
+    kept: list[str] = []
     first: dict[object, str] = {}
     for path in paths:
         key = _file_key(path)
-        if key in first:
+        if key is None:
+            kept.append(path)
+        elif key in first:
             again = "given twice" if path == first[key] else f"the file {first[key]!r} again"
             print(f"opsnn verify: note: {path!r} is {again}; its cases run once", file=sys.stderr)
         else:
             first[key] = path
-    return list(first.values())
+            kept.append(path)
+    return kept
 
 
 def _file_key(path: str) -> object:
     """The file ``path`` names, as ``_once`` compares them: its device and inode (a hard link to F
     is F, ./F and a symbolic link to F too), else, where the system gives no inode (0: some
-    filesystems give it every file, which would make them one), resolved (file_labels' key), else,
-    in a loop of links, which Path.resolve refuses with RuntimeError before Python 3.13 (a
-    breaker's traceback), the path made absolute: its reader says why it cannot be read."""
-    with contextlib.suppress(OSError):
-        found = os.stat(path)
-        if found.st_ino:
-            return found.st_dev, found.st_ino
+    filesystems give it every file, which would make them one), resolved (file_labels' key);
+    None where ``path`` names no regular file (none, a folder, a loop of links: the last had
+    been a traceback here, from Path.resolve, before Python 3.13)."""
     try:
-        return str(Path(path).resolve())
-    except RuntimeError:
-        return str(Path(path).absolute())
+        found = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(found.st_mode):
+        return None
+    return (found.st_dev, found.st_ino) if found.st_ino else str(Path(path).resolve())
 
 
 def _probe(args: argparse.Namespace, files, labels: dict[str, str], foreign: list[Path],
