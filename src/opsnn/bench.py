@@ -939,15 +939,10 @@ def pool_threads() -> int | None:
         return numba.config.NUMBA_NUM_THREADS
     if Path(".numba_config.yaml").exists():
         return None
-    text = os.environ.get("NUMBA_NUM_THREADS")
-    if text is None:
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        return max(1, cpus or 1)
-    try:
-        count = int(text)
-    except ValueError:
-        return None
-    return count if count >= 1 else None
+    from .kernels import numba_threads_setting
+
+    count = numba_threads_setting()
+    return count if count is not None and count >= 1 else None
 
 
 def thread_count(text: str) -> int:

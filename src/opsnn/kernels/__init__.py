@@ -92,22 +92,36 @@ def _import(name: str):
     return module
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its CPU affinity, where the system gives one), at least
+    1: the threads of numba's pool where $NUMBA_NUM_THREADS is unset."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, cpus or 1)
+
+
+def numba_threads_setting() -> int | None:
+    """$NUMBA_NUM_THREADS as numba reads it (int()), ``usable_cpus()`` where it is unset; None
+    where int() cannot read it (numba warns of itself and takes its default). The one reading of
+    the variable for ``numba_pool_refusal`` and bench's ``pool_threads``, before numba imports."""
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    if text is None:
+        return usable_cpus()
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
 def numba_pool_refusal() -> str | None:
     """Why ``import numba`` would refuse $NUMBA_NUM_THREADS (0 or fewer: a pool of no thread, which
     it refuses in its own words alone, "Number of threads specified must be > 0."), naming the
     variable, its value and what it takes; None where it would not. The numba backend raises it
-    before that import, and ``kernel_cache.numba_version`` (`opsnn cache`) too. A value int()
-    cannot read numba warns of itself and replaces with its default."""
-    text = os.environ.get("NUMBA_NUM_THREADS")
-    try:
-        count = 1 if text is None else int(text)  # (as numba reads it)
-    except ValueError:
+    before that import, and ``kernel_cache.numba_version`` (`opsnn cache`) too."""
+    count = numba_threads_setting()
+    if count is None or count >= 1:
         return None
-    if count >= 1:
-        return None
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (f"$NUMBA_NUM_THREADS={text!r} leaves numba's thread pool no thread: expected a whole number >= 1, "
-            f"or unset for numba's default, one a CPU ({cpus} here)")
+    return (f"$NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']!r} leaves numba's thread pool no thread: "
+            f"expected a whole number >= 1, or unset for numba's default, one a CPU ({usable_cpus()} here)")
 
 
 def _selection() -> str | None:
